@@ -1,0 +1,155 @@
+package agent
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/tools"
+)
+
+// Status is where a turn is in its life.
+type Status string
+
+// Turn statuses. A turn is running until it completes, fails, is aborted, or suspends for a
+// human; a suspended turn is claimed (resuming) by exactly one confirm request, or expires.
+const (
+	StatusRunning   Status = "running"
+	StatusSuspended Status = "suspended"
+	StatusResuming  Status = "resuming"
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"
+	StatusAborted   Status = "aborted"
+	StatusExpired   Status = "expired"
+)
+
+// Trigger is what started a turn.
+type Trigger string
+
+// Triggers. Turns triggered by outside data (webhooks) never run a write on a standing rule.
+const (
+	TriggerChat     Trigger = "chat"
+	TriggerWebhook  Trigger = "webhook"
+	TriggerSchedule Trigger = "schedule"
+	TriggerCLI      Trigger = "cli"
+)
+
+// StateSchemaVersion is the version of State written by this code.
+const StateSchemaVersion = 1
+
+// Turn is one run of the loop, from an incoming message to an answer.
+type Turn struct {
+	ID             uuid.UUID
+	OwnerID        uuid.UUID
+	ConversationID uuid.UUID
+	Trigger        Trigger
+	Status         Status
+	// Version increases with every status change; saves are guarded by it.
+	Version    int32
+	State      *State // set while suspended or resuming
+	Iterations int
+	Usage      llm.Usage
+	CostMicros int64
+	Model      string
+	Answer     string
+	Error      string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	ExpiresAt  *time.Time
+}
+
+// State is everything a suspended turn needs to continue in another process.
+type State struct {
+	SchemaVersion int `json:"schema_version"`
+	// Messages are the turn's messages so far, exactly as the provider returned them, starting
+	// with the user message that began the turn.
+	Messages []llm.Message `json:"messages"`
+	// Pending are the write calls of the suspended batch, waiting for decisions.
+	Pending []PendingCall `json:"pending"`
+	// Calls is the whole suspended batch in the model's call order.
+	Calls []llm.ToolCall `json:"calls"`
+	// Results already produced for calls of the batch (reads, and writes decided by a rule).
+	Results    []llm.ToolResult `json:"results"`
+	Usage      llm.Usage        `json:"usage"`
+	CostMicros int64            `json:"cost_micros"`
+	Iterations int              `json:"iterations"`
+	TraceSeq   int              `json:"trace_seq"`
+}
+
+// PendingCall is a write call waiting for the owner's decision.
+type PendingCall struct {
+	CallID   string          `json:"call_id"`
+	Tool     string          `json:"tool"`
+	Args     json.RawMessage `json:"args"`
+	ArgsHash string          `json:"args_hash"`
+}
+
+// CallStatus is the journal status of one tool call.
+type CallStatus string
+
+// Journal statuses: pending → approved|denied; approved → executing → succeeded|failed; an
+// executing call found after a crash becomes unknown and is never re-run.
+const (
+	CallPending   CallStatus = "pending"
+	CallApproved  CallStatus = "approved"
+	CallDenied    CallStatus = "denied"
+	CallExecuting CallStatus = "executing"
+	CallSucceeded CallStatus = "succeeded"
+	CallFailed    CallStatus = "failed"
+	CallUnknown   CallStatus = "unknown"
+)
+
+// CallRecord is one entry of the tool-call journal.
+type CallRecord struct {
+	TurnID    uuid.UUID
+	CallID    string
+	Tool      string
+	Kind      tools.Kind
+	Args      json.RawMessage
+	ArgsHash  string
+	Status    CallStatus
+	DecidedBy string
+	Message   string
+	Result    json.RawMessage
+	CreatedAt time.Time
+}
+
+// Rule is a standing decision for a write tool: allow or deny, when the call's arguments
+// contain every key/value of Predicate.
+type Rule struct {
+	ID        uuid.UUID       `json:"id"`
+	Tool      string          `json:"tool"` // a tool name or "*"
+	Predicate json.RawMessage `json:"predicate"`
+	Effect    string          `json:"effect"` // allow | deny
+	Source    string          `json:"source"` // approval | api | setup
+	Note      string          `json:"note,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+// Event is one immutable row of the audit log.
+type Event struct {
+	ID        int64           `json:"id"`
+	TurnID    *uuid.UUID      `json:"turn_id,omitempty"`
+	Seq       int             `json:"seq"`
+	Kind      string          `json:"kind"`
+	Data      json.RawMessage `json:"data"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+// Conversation is a thread of turns.
+type Conversation struct {
+	ID        uuid.UUID `json:"id"`
+	Title     string    `json:"title"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// StoredMessage is one persisted message of a conversation.
+type StoredMessage struct {
+	Seq       int         `json:"seq"`
+	TurnID    uuid.UUID   `json:"turn_id"`
+	Message   llm.Message `json:"message"`
+	CreatedAt time.Time   `json:"created_at"`
+}

@@ -1,0 +1,168 @@
+// Package config reads Steward's one configuration struct from the environment, once, at
+// start, and validates it. Nothing else in Steward reads environment variables.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Config is every setting Steward has. See the README's configuration table.
+type Config struct {
+	// DatabaseURL connects as steward_owner: migrations and the admin CLI (DATABASE_URL).
+	DatabaseURL string
+	// AppDatabaseURL connects as steward_app, under row-level security (APP_DATABASE_URL).
+	AppDatabaseURL string
+	// SuperuserDatabaseURL is used only by `steward migrate bootstrap` and tests.
+	SuperuserDatabaseURL string
+	// DBMaxConns caps the application pool (STEWARD_DB_MAX_CONNS).
+	DBMaxConns int32
+
+	// Addr is where `steward serve` listens (STEWARD_ADDR).
+	Addr string
+	// LogLevel is zerolog's level name (STEWARD_LOG_LEVEL); LogFormat is json or console.
+	LogLevel  string
+	LogFormat string
+
+	// GeminiAPIKey enables Gemini; without it the offline demo model answers.
+	GeminiAPIKey string
+	// GeminiBaseURL overrides the Gemini endpoint (gateways, test fakes).
+	GeminiBaseURL string
+	// Model is the Gemini model name (STEWARD_MODEL).
+	Model string
+
+	// MaxIterations caps model calls per turn before one final tool-free completion.
+	MaxIterations int
+	// SuspendTTL is how long a suspended turn waits for decisions before it expires.
+	SuspendTTL time.Duration
+	// MaxBodyBytes caps request bodies.
+	MaxBodyBytes int64
+}
+
+// DefaultModel is the Gemini model used when STEWARD_MODEL is unset.
+const DefaultModel = "gemini-2.5-flash"
+
+// Load reads the configuration through getenv (os.Getenv in mains, a map in tests). The
+// error names every variable that is malformed.
+func Load(getenv func(string) string) (Config, error) {
+	r := reader{getenv: getenv}
+	c := Config{
+		DatabaseURL:          r.dbURL("DATABASE_URL"),
+		AppDatabaseURL:       r.dbURL("APP_DATABASE_URL"),
+		SuperuserDatabaseURL: r.dbURL("SUPERUSER_DATABASE_URL"),
+		DBMaxConns:           int32(r.intIn("STEWARD_DB_MAX_CONNS", 10, 1, 1000)),
+		Addr:                 r.addr("STEWARD_ADDR", "127.0.0.1:8080"),
+		LogLevel:             r.oneOf("STEWARD_LOG_LEVEL", "info", "trace", "debug", "info", "warn", "error"),
+		LogFormat:            r.oneOf("STEWARD_LOG_FORMAT", "json", "json", "console"),
+		GeminiAPIKey:         r.str("GEMINI_API_KEY", ""),
+		GeminiBaseURL:        r.str("GEMINI_BASE_URL", ""),
+		Model:                r.str("STEWARD_MODEL", DefaultModel),
+		MaxIterations:        r.intIn("STEWARD_MAX_ITERATIONS", 8, 1, 50),
+		SuspendTTL:           r.duration("STEWARD_SUSPEND_TTL", 7*24*time.Hour),
+		MaxBodyBytes:         int64(r.intIn("STEWARD_MAX_BODY_BYTES", 1<<20, 1024, 64<<20)),
+	}
+	if c.GeminiBaseURL != "" && !strings.HasPrefix(c.GeminiBaseURL, "http://") && !strings.HasPrefix(c.GeminiBaseURL, "https://") {
+		r.fail("GEMINI_BASE_URL", c.GeminiBaseURL, "must start with http:// or https://")
+	}
+	return c, errors.Join(r.errs...)
+}
+
+// Require fails, naming the variable and how to set it, when one of the named settings is
+// empty. Commands call it for what they need.
+func (c Config) Require(names ...string) error {
+	values := map[string]string{
+		"DATABASE_URL": c.DatabaseURL, "APP_DATABASE_URL": c.AppDatabaseURL,
+		"SUPERUSER_DATABASE_URL": c.SuperuserDatabaseURL, "GEMINI_API_KEY": c.GeminiAPIKey,
+	}
+	var errs []error
+	for _, n := range names {
+		if values[n] == "" {
+			errs = append(errs, fmt.Errorf("%s is not set (for a local database: eval \"$(scripts/devdb env | sed 's/^/export /')\")", n))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// reader collects every problem instead of stopping at the first.
+type reader struct {
+	getenv func(string) string
+	errs   []error
+}
+
+func (r *reader) fail(name, value, why string) {
+	if len(value) > 40 {
+		value = value[:40] + "…"
+	}
+	r.errs = append(r.errs, fmt.Errorf("%s=%q %s", name, value, why))
+}
+
+func (r *reader) str(name, def string) string {
+	if v := strings.TrimSpace(r.getenv(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+func (r *reader) dbURL(name string) string {
+	v := r.str(name, "")
+	if v == "" {
+		return ""
+	}
+	if _, err := pgx.ParseConfig(v); err != nil {
+		// Never echo a database URL: it may hold a password.
+		r.errs = append(r.errs, fmt.Errorf("%s is malformed: want postgres://user:password@host:port/database", name))
+	}
+	return v
+}
+
+func (r *reader) intIn(name string, def, lo, hi int) int {
+	v := r.str(name, "")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		r.fail(name, v, fmt.Sprintf("must be a whole number from %d to %d", lo, hi))
+		return def
+	}
+	return n
+}
+
+func (r *reader) duration(name string, def time.Duration) time.Duration {
+	v := r.str(name, "")
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		r.fail(name, v, "must be a positive duration such as 168h")
+		return def
+	}
+	return d
+}
+
+func (r *reader) oneOf(name, def string, allowed ...string) string {
+	v := strings.ToLower(r.str(name, def))
+	for _, a := range allowed {
+		if v == a {
+			return v
+		}
+	}
+	r.fail(name, v, "must be one of "+strings.Join(allowed, ", "))
+	return def
+}
+
+func (r *reader) addr(name, def string) string {
+	v := r.str(name, def)
+	if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+		r.fail(name, v, "must be host:port, e.g. 127.0.0.1:8080")
+		return def
+	}
+	return v
+}

@@ -1,0 +1,60 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoadDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:8080" || c.Model != DefaultModel || c.SuspendTTL != 7*24*time.Hour || c.MaxIterations != 8 {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+func TestLoadErrorsNameTheVariable(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		env  map[string]string
+		want string
+	}{
+		"malformed database url": {map[string]string{"DATABASE_URL": "postgres://u:secretpw@host:notaport/db"}, "DATABASE_URL is malformed"},
+		"bad int":                {map[string]string{"STEWARD_DB_MAX_CONNS": "lots"}, "STEWARD_DB_MAX_CONNS"},
+		"int out of range":       {map[string]string{"STEWARD_MAX_ITERATIONS": "0"}, "STEWARD_MAX_ITERATIONS"},
+		"bad duration":           {map[string]string{"STEWARD_SUSPEND_TTL": "7 days"}, "STEWARD_SUSPEND_TTL"},
+		"bad addr":               {map[string]string{"STEWARD_ADDR": "8080"}, "STEWARD_ADDR"},
+		"bad level":              {map[string]string{"STEWARD_LOG_LEVEL": "loud"}, "STEWARD_LOG_LEVEL"},
+		"bad gemini url":         {map[string]string{"GEMINI_BASE_URL": "localhost:9"}, "GEMINI_BASE_URL"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Load(env(tc.env))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "secretpw") {
+				t.Fatalf("error leaks a password: %v", err)
+			}
+		})
+	}
+}
+
+func TestRequire(t *testing.T) {
+	t.Parallel()
+	c, _ := Load(env(map[string]string{"DATABASE_URL": "postgres://a:b@127.0.0.1:5432/x"}))
+	if err := c.Require("DATABASE_URL"); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Require("DATABASE_URL", "APP_DATABASE_URL")
+	if err == nil || !strings.Contains(err.Error(), "APP_DATABASE_URL is not set") {
+		t.Fatalf("err = %v", err)
+	}
+}

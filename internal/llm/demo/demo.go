@@ -1,0 +1,127 @@
+// Package demo is the offline model Steward runs when no GEMINI_API_KEY is set: a
+// deterministic, network-free llm.Model that understands a few fixed phrasings, calls the
+// matching built-in tools, and answers their results in plain text. It lets the whole product
+// (the loop, the write gate, approvals) be tried without a model account.
+package demo
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/stewardhq/steward/internal/llm"
+)
+
+// Name is the name the demo model reports, so that a session says it is not talking to Gemini.
+const Name = "demo (offline, no GEMINI_API_KEY)"
+
+// Model is the offline demo model. The zero value is ready to use; it is stateless and safe
+// for concurrent use.
+type Model struct{}
+
+var _ llm.Model = Model{}
+
+// New returns the demo model.
+func New() Model { return Model{} }
+
+// Name returns Name.
+func (Model) Name() string { return Name }
+
+// Generate answers the last user message of req. Tool results are summarised in text; a
+// recognised request becomes a call to the matching tool when req.Tools declares it; anything
+// else gets a reply listing the phrasings the demo understands. Text is streamed to onDelta
+// word by word when it is non-nil. Usage is always zero.
+func (Model) Generate(ctx context.Context, req llm.Request, onDelta llm.DeltaFunc) (llm.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return llm.Response{}, err
+	}
+	resp := respond(req)
+	resp.Model = Name
+	if onDelta != nil {
+		for _, word := range strings.SplitAfter(resp.Text(), " ") {
+			if word == "" {
+				continue
+			}
+			if err := onDelta(word); err != nil {
+				return llm.Response{}, fmt.Errorf("demo: stream: %w", err)
+			}
+		}
+	}
+	return resp, nil
+}
+
+// respond builds the answer to the last user message.
+func respond(req llm.Request) llm.Response {
+	last, ok := lastUserMessage(req.Messages)
+	if !ok {
+		return text(helpText)
+	}
+	if results := toolResults(last); len(results) > 0 {
+		return text(summarise(results, req.Messages))
+	}
+	in, ok := parse(last.Text())
+	if !ok {
+		return text(helpText)
+	}
+	if !declared(req.Tools, in.tool) {
+		return text(fmt.Sprintf("I would use the %s tool for that, but it is not available right now.", in.tool))
+	}
+	call := llm.ToolCall{
+		ID:   fmt.Sprintf("demo_%d", countCalls(req.Messages)+1),
+		Name: in.tool,
+		Args: in.args,
+	}
+	return llm.Response{
+		Message: llm.Message{Role: llm.RoleModel, Parts: []llm.Part{{ToolCall: &call}}},
+		Finish:  llm.FinishToolCalls,
+	}
+}
+
+func text(s string) llm.Response {
+	return llm.Response{
+		Message: llm.Message{Role: llm.RoleModel, Parts: []llm.Part{{Text: s}}},
+		Finish:  llm.FinishStop,
+	}
+}
+
+func lastUserMessage(msgs []llm.Message) (llm.Message, bool) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.RoleUser {
+			return msgs[i], true
+		}
+	}
+	return llm.Message{}, false
+}
+
+func toolResults(msg llm.Message) []llm.ToolResult {
+	var out []llm.ToolResult
+	for _, p := range msg.Parts {
+		if p.ToolResult != nil {
+			out = append(out, *p.ToolResult)
+		}
+	}
+	return out
+}
+
+func declared(tools []llm.ToolDecl, name string) bool {
+	for _, t := range tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// countCalls counts the tool calls already in the conversation, so call ids are deterministic
+// and do not repeat within it.
+func countCalls(msgs []llm.Message) int {
+	n := 0
+	for _, m := range msgs {
+		for _, p := range m.Parts {
+			if p.ToolCall != nil {
+				n++
+			}
+		}
+	}
+	return n
+}

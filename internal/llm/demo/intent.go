@@ -1,0 +1,85 @@
+package demo
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// helpText is the reply to anything the demo does not understand.
+const helpText = "I am the offline demo model (no GEMINI_API_KEY is set), so I only understand a few phrasings: " +
+	"“remind me to …”, “add a task …”, “remember that …”, “what time is it” and “list my tasks”. " +
+	"Set GEMINI_API_KEY to talk to Gemini."
+
+// intent is a recognised request: the tool to call and its arguments.
+type intent struct {
+	tool string
+	args json.RawMessage
+}
+
+// argPrefixes map a phrase that starts a request to the tool it calls and the argument the
+// rest of the message (after a space or a colon) fills.
+var argPrefixes = []struct {
+	prefix, tool, arg string
+}{
+	{"remind me to", "create_task", "title"},
+	{"add a task", "create_task", "title"},
+	{"add task", "create_task", "title"},
+	{"remember that", "remember", "content"},
+}
+
+// questions map whole messages (lower case, without end punctuation) to argument-free tools.
+var questions = map[string]string{
+	"what time is it":          "get_current_time",
+	"what time is it now":      "get_current_time",
+	"what's the time":          "get_current_time",
+	"whats the time":           "get_current_time",
+	"what is the time":         "get_current_time",
+	"what's the time now":      "get_current_time",
+	"what is the current time": "get_current_time",
+	"what's the current time":  "get_current_time",
+	"current time":             "get_current_time",
+	"tell me the time":         "get_current_time",
+	"time":                     "get_current_time",
+	"list my tasks":            "list_tasks",
+	"list tasks":               "list_tasks",
+	"what are my tasks":        "list_tasks",
+	"show my tasks":            "list_tasks",
+	"show me my tasks":         "list_tasks",
+}
+
+// parse recognises one of the demo's phrasings, case-insensitively.
+func parse(msg string) (intent, bool) {
+	s := strings.TrimSpace(msg)
+	s = strings.TrimRight(s, ".!? ")
+	if p := "please "; hasPrefixFold(s, p) {
+		s = strings.TrimSpace(s[len(p):])
+	}
+	for _, ap := range argPrefixes {
+		if !hasPrefixFold(s, ap.prefix) {
+			continue
+		}
+		rest := s[len(ap.prefix):]
+		if rest != "" && rest[0] != ' ' && rest[0] != ':' {
+			continue
+		}
+		value := strings.Trim(rest, `:"'“”‘’ `)
+		if value == "" {
+			return intent{}, false
+		}
+		args, _ := json.Marshal(map[string]string{ap.arg: value}) // a string map always marshals
+		return intent{tool: ap.tool, args: args}, true
+	}
+	key := strings.ToLower(strings.ReplaceAll(s, "’", "'"))
+	tool, ok := questions[key]
+	if !ok && strings.Contains(key, "what time is it") {
+		tool, ok = "get_current_time", true
+	}
+	if !ok {
+		return intent{}, false
+	}
+	return intent{tool: tool, args: json.RawMessage(`{}`)}, true
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}

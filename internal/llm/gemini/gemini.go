@@ -1,0 +1,90 @@
+// Package gemini is the llm.Model adapter for Google Gemini, built on the
+// google.golang.org/genai SDK with the Gemini API backend.
+//
+// Function calling is manual: tools are declared to the model and its calls come back to the
+// caller, which runs them and sends the results in a later request. The adapter keeps what
+// Gemini needs to continue a conversation across requests, and across a turn suspended to
+// Postgres: a part's thought signature travels in llm.Part.ProviderMeta and is sent back
+// byte-for-byte on the same part; a function call Gemini returned without an id gets a minted
+// id (llm.ToolCall.MintedID) that is never sent back to Gemini.
+package gemini
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"google.golang.org/genai"
+
+	"github.com/stewardhq/steward/internal/llm"
+)
+
+// DefaultModel is the Gemini model used when Config.Model is empty.
+const DefaultModel = "gemini-2.5-flash"
+
+// Config configures a Model.
+type Config struct {
+	// APIKey is the Gemini API key (GEMINI_API_KEY). Required.
+	APIKey string
+	// BaseURL overrides the API endpoint (a gateway, or a fake server in tests). Optional.
+	BaseURL string
+	// Model is the Gemini model name; DefaultModel when empty.
+	Model string
+	// HTTPClient sends the SDK's requests; a plain http.Client when nil.
+	HTTPClient *http.Client
+}
+
+// Model is a Gemini chat model. It is safe for concurrent use.
+type Model struct {
+	client *genai.Client
+	name   string
+}
+
+var _ llm.Model = (*Model)(nil)
+
+// New returns a Model for cfg. It makes no request.
+func New(ctx context.Context, cfg Config) (*Model, error) {
+	if cfg.APIKey == "" {
+		return nil, errors.New("gemini: API key is required")
+	}
+	name := cfg.Model
+	if name == "" {
+		name = DefaultModel
+	}
+	client, err := genai.NewClient(ctx, &genai.ClientConfig{
+		APIKey:      cfg.APIKey,
+		Backend:     genai.BackendGeminiAPI,
+		HTTPClient:  cfg.HTTPClient,
+		HTTPOptions: genai.HTTPOptions{BaseURL: cfg.BaseURL},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gemini: create client: %w", err)
+	}
+	return &Model{client: client, name: name}, nil
+}
+
+// Name returns the configured Gemini model name.
+func (m *Model) Name() string { return m.name }
+
+// Generate runs one generateContent call, or streamGenerateContent when onDelta is non-nil.
+// An API or transport error is returned wrapped; a blocked prompt or answer is not an error but
+// a Response with Finish llm.FinishBlocked.
+func (m *Model) Generate(ctx context.Context, req llm.Request, onDelta llm.DeltaFunc) (llm.Response, error) {
+	contents, err := toContents(req.Messages)
+	if err != nil {
+		return llm.Response{}, fmt.Errorf("gemini: %w", err)
+	}
+	config, err := toConfig(req)
+	if err != nil {
+		return llm.Response{}, fmt.Errorf("gemini: %w", err)
+	}
+	if onDelta != nil {
+		return m.stream(ctx, contents, config, onDelta)
+	}
+	resp, err := m.client.Models.GenerateContent(ctx, m.name, contents, config)
+	if err != nil {
+		return llm.Response{}, fmt.Errorf("gemini: generate content: %w", err)
+	}
+	return m.toResponse(resultOf(resp))
+}

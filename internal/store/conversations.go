@@ -1,0 +1,91 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/db"
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/llm"
+)
+
+// CreateConversation starts a conversation.
+func (t *Tx) CreateConversation(ctx context.Context, title string) (agent.Conversation, error) {
+	r, err := t.q.CreateConversation(ctx, db.CreateConversationParams{OwnerID: t.ownerID, Title: title})
+	if err != nil {
+		return agent.Conversation{}, notFound("create conversation", err)
+	}
+	return toConversation(r), nil
+}
+
+// GetConversation reads one conversation.
+func (t *Tx) GetConversation(ctx context.Context, id uuid.UUID) (agent.Conversation, error) {
+	r, err := t.q.GetConversation(ctx, db.GetConversationParams{OwnerID: t.ownerID, ID: id})
+	if err != nil {
+		return agent.Conversation{}, notFound("conversation "+id.String(), err)
+	}
+	return toConversation(r), nil
+}
+
+// ListConversations lists conversations, most recently active first.
+func (t *Tx) ListConversations(ctx context.Context, limit int) ([]agent.Conversation, error) {
+	rows, err := t.q.ListConversations(ctx, db.ListConversationsParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("list conversations: %w", err)
+	}
+	out := make([]agent.Conversation, len(rows))
+	for i, r := range rows {
+		out[i] = toConversation(r)
+	}
+	return out, nil
+}
+
+// TouchConversation marks a conversation active, giving it a title if it has none.
+func (t *Tx) TouchConversation(ctx context.Context, id uuid.UUID, title string) error {
+	n, err := t.q.TouchConversation(ctx, db.TouchConversationParams{OwnerID: t.ownerID, ID: id, Title: title})
+	return rowsOrNotFound("touch conversation", n, err)
+}
+
+// DeleteConversation deletes a conversation with its turns and messages.
+func (t *Tx) DeleteConversation(ctx context.Context, id uuid.UUID) error {
+	n, err := t.q.DeleteConversation(ctx, db.DeleteConversationParams{OwnerID: t.ownerID, ID: id})
+	return rowsOrNotFound("delete conversation", n, err)
+}
+
+// AppendMessages appends messages of a turn to its conversation, in order.
+func (t *Tx) AppendMessages(ctx context.Context, conversationID, turnID uuid.UUID, msgs ...llm.Message) error {
+	for _, m := range msgs {
+		content, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("encode message: %w", err)
+		}
+		if _, err := t.q.InsertMessage(ctx, db.InsertMessageParams{OwnerID: t.ownerID,
+			ConversationID: conversationID, TurnID: turnID, Role: string(m.Role), Content: content}); err != nil {
+			return notFound("append message", err)
+		}
+	}
+	return nil
+}
+
+// Messages returns a conversation's messages in order.
+func (t *Tx) Messages(ctx context.Context, conversationID uuid.UUID) ([]agent.StoredMessage, error) {
+	rows, err := t.q.ListMessages(ctx, db.ListMessagesParams{OwnerID: t.ownerID, ConversationID: conversationID})
+	if err != nil {
+		return nil, fmt.Errorf("list messages: %w", err)
+	}
+	out := make([]agent.StoredMessage, len(rows))
+	for i, r := range rows {
+		out[i] = agent.StoredMessage{Seq: int(r.Seq), TurnID: r.TurnID, CreatedAt: r.CreatedAt}
+		if err := json.Unmarshal(r.Content, &out[i].Message); err != nil {
+			return nil, fmt.Errorf("decode message %d: %w", r.Seq, err)
+		}
+	}
+	return out, nil
+}
+
+func toConversation(r db.Conversation) agent.Conversation {
+	return agent.Conversation{ID: r.ID, Title: r.Title, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+}

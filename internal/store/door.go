@@ -1,0 +1,190 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stewardhq/steward/db"
+)
+
+// Door is the one door for reads across owners: API-key lookup and owner administration
+// (and, later, the scheduler's due-jobs scan and webhook routing). It connects as
+// steward_owner, which sees across owners only through the reviewed "directory" policies of
+// the schema. Only cmd/steward and internal/app may open it (see door_test.go).
+type Door struct {
+	pool *pgxpool.Pool
+}
+
+// OpenDoor connects to url (DATABASE_URL, the steward_owner role).
+func OpenDoor(ctx context.Context, url string) (*Door, error) {
+	pool, err := newPool(ctx, url, 4)
+	if err != nil {
+		return nil, err
+	}
+	return &Door{pool: pool}, nil
+}
+
+// Close closes the pool.
+func (d *Door) Close() { d.pool.Close() }
+
+// Owner is a person (or team) whose data Steward keeps apart from everyone else's.
+type Owner struct {
+	ID        uuid.UUID `json:"owner_id"`
+	Name      string    `json:"name"`
+	Mode      string    `json:"mode"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// APIKey describes a key; the key itself is shown once at creation and never stored.
+type APIKey struct {
+	ID         uuid.UUID  `json:"id"`
+	OwnerID    uuid.UUID  `json:"owner_id"`
+	Name       string     `json:"name"`
+	Prefix     string     `json:"prefix"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
+}
+
+// Principal is who an API key authenticates.
+type Principal struct {
+	OwnerID   uuid.UUID
+	OwnerName string
+	KeyID     uuid.UUID
+}
+
+// MaxNameLen is the longest owner or key name accepted.
+const MaxNameLen = 100
+
+// ValidateName checks an owner or key name: 1..MaxNameLen characters after trimming.
+func ValidateName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	switch n := utf8.RuneCountInString(name); {
+	case n == 0:
+		return "", fmt.Errorf("name is empty")
+	case n > MaxNameLen:
+		return "", fmt.Errorf("name is %d characters long; the limit is %d", n, MaxNameLen)
+	}
+	return name, nil
+}
+
+// CreateOwner creates an owner and its first API key, returning the key in clear (once).
+func (d *Door) CreateOwner(ctx context.Context, name string) (Owner, string, error) {
+	name, err := ValidateName(name)
+	if err != nil {
+		return Owner{}, "", err
+	}
+	var owner Owner
+	var key string
+	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		row, err := db.New(tx).CreateOwner(ctx, name)
+		if err != nil {
+			return notFound("create owner", err)
+		}
+		owner = toOwner(row)
+		key, _, err = createKey(ctx, tx, owner.ID, "default")
+		return err
+	})
+	return owner, key, err
+}
+
+// ListOwners lists every owner.
+func (d *Door) ListOwners(ctx context.Context) ([]Owner, error) {
+	rows, err := db.New(d.pool).ListOwners(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list owners: %w", err)
+	}
+	owners := make([]Owner, len(rows))
+	for i, r := range rows {
+		owners[i] = toOwner(r)
+	}
+	return owners, nil
+}
+
+// AddKey creates another API key for an owner.
+func (d *Door) AddKey(ctx context.Context, ownerID uuid.UUID, name string) (string, APIKey, error) {
+	name, err := ValidateName(name)
+	if err != nil {
+		return "", APIKey{}, err
+	}
+	var key string
+	var meta APIKey
+	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		if _, err := db.New(tx).GetOwner(ctx, ownerID); err != nil {
+			return notFound("owner "+ownerID.String(), err)
+		}
+		key, meta, err = createKey(ctx, tx, ownerID, name)
+		return err
+	})
+	return key, meta, err
+}
+
+// RevokeKey revokes an owner's key.
+func (d *Door) RevokeKey(ctx context.Context, ownerID, keyID uuid.UUID) error {
+	n, err := db.New(d.pool).RevokeAPIKey(ctx, db.RevokeAPIKeyParams{OwnerID: ownerID, ID: keyID})
+	return rowsOrNotFound("revoke key "+keyID.String(), n, err)
+}
+
+// ListKeys lists an owner's keys (never the keys themselves).
+func (d *Door) ListKeys(ctx context.Context, ownerID uuid.UUID) ([]APIKey, error) {
+	rows, err := db.New(d.pool).ListAPIKeys(ctx, ownerID)
+	if err != nil {
+		return nil, fmt.Errorf("list keys: %w", err)
+	}
+	keys := make([]APIKey, len(rows))
+	for i, r := range rows {
+		keys[i] = APIKey(r)
+	}
+	return keys, nil
+}
+
+// Authenticate finds the owner of an API key; an unknown or revoked key is ErrNotFound.
+func (d *Door) Authenticate(ctx context.Context, key string) (Principal, error) {
+	if !strings.HasPrefix(key, keyPrefix) || len(key) > 200 {
+		return Principal{}, fmt.Errorf("authenticate: %w", ErrNotFound)
+	}
+	row, err := db.New(d.pool).LookupAPIKey(ctx, hashKey(key))
+	if err != nil {
+		return Principal{}, notFound("authenticate", err)
+	}
+	return Principal{OwnerID: row.OwnerID, OwnerName: row.OwnerName, KeyID: row.ID}, nil
+}
+
+// keyPrefix starts every Steward API key, so leaked keys are easy to recognise and redact.
+const keyPrefix = "stw_"
+
+// createKey mints a random key and stores only its SHA-256.
+func createKey(ctx context.Context, tx pgx.Tx, ownerID uuid.UUID, name string) (string, APIKey, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", APIKey{}, fmt.Errorf("random key: %w", err)
+	}
+	key := keyPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	row, err := db.New(tx).CreateAPIKey(ctx, db.CreateAPIKeyParams{
+		OwnerID: ownerID, Name: name, Prefix: key[:len(keyPrefix)+6], Hash: hashKey(key),
+	})
+	if err != nil {
+		return "", APIKey{}, notFound("create key", err)
+	}
+	return key, APIKey(row), nil
+}
+
+// hashKey is the stored form of a key. Keys carry 256 random bits, so a fast hash suffices.
+func hashKey(key string) []byte {
+	h := sha256.Sum256([]byte(key))
+	return h[:]
+}
+
+func toOwner(r db.Owner) Owner {
+	return Owner{ID: r.ID, Name: r.Name, Mode: r.Mode, CreatedAt: r.CreatedAt}
+}

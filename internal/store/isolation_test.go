@@ -1,0 +1,335 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/llm"
+	. "github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/testdb"
+	"github.com/stewardhq/steward/internal/tools"
+)
+
+// ownerTables is every owner-scoped table; TestCatalogLint checks the list is complete.
+var ownerTables = []string{"api_keys", "audit_log", "conversations", "memory_chunks", "memory_facts",
+	"messages", "notifications", "standing_rules", "tasks", "tool_calls", "turns"}
+
+// seeded is what seed creates for one owner.
+type seeded struct {
+	owner  Owner
+	keyID  uuid.UUID
+	conv   uuid.UUID
+	turn   uuid.UUID
+	task   uuid.UUID
+	fact   uuid.UUID
+	chunk  uuid.UUID
+	rule   uuid.UUID
+	vector []float32
+}
+
+// seed gives an owner one row in every owner-scoped table, through the store's own methods.
+func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) seeded {
+	t.Helper()
+	owner, _, err := door.CreateOwner(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd := seeded{owner: owner, vector: unitVector(3)}
+	err = s.WithOwner(ctx, owner.ID, func(tx *Tx) error {
+		keys, err := tx.APIKeys(ctx)
+		if err != nil || len(keys) != 1 {
+			t.Fatalf("keys = %v, %v", keys, err)
+		}
+		sd.keyID = keys[0].ID
+		conv, err := tx.CreateConversation(ctx, "plans")
+		if err != nil {
+			return err
+		}
+		sd.conv = conv.ID
+		turn, err := tx.CreateTurn(ctx, conv.ID, agent.TriggerChat, "scripted")
+		if err != nil {
+			return err
+		}
+		sd.turn = turn.ID
+		if err := tx.AppendMessages(ctx, conv.ID, turn.ID, llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Text: "hello from " + name}}}); err != nil {
+			return err
+		}
+		if err := tx.RecordCall(ctx, agent.CallRecord{TurnID: turn.ID, CallID: "c1", Tool: "create_task", Kind: tools.Write,
+			Args: json.RawMessage(`{"title":"x"}`), ArgsHash: "h", Status: agent.CallPending}); err != nil {
+			return err
+		}
+		exp := time.Now().Add(time.Hour)
+		turn.Status, turn.State, turn.ExpiresAt = agent.StatusSuspended, &agent.State{SchemaVersion: agent.StateSchemaVersion}, &exp
+		if _, err := tx.SaveTurn(ctx, turn); err != nil {
+			return err
+		}
+		rule, err := tx.CreateRule(ctx, agent.Rule{Tool: "notify", Effect: "allow", Source: "api"})
+		if err != nil {
+			return err
+		}
+		sd.rule = rule.ID
+		if _, err := tx.AppendEvent(ctx, &turn.ID, 1, "model_call", []byte(`{}`)); err != nil {
+			return err
+		}
+		task, err := tx.CreateTask(ctx, tools.NewTask{Title: "secret task of " + name})
+		if err != nil {
+			return err
+		}
+		sd.task = task.ID
+		fact, _, err := tx.UpsertFact(ctx, tools.NewFact{Kind: "fact", Content: "shared words", Key: "fact::shared words"})
+		if err != nil {
+			return err
+		}
+		sd.fact = fact.ID
+		if sd.chunk, err = tx.AddChunk(ctx, "conversation", conv.ID.String(), "chunk of "+name, sd.vector); err != nil {
+			return err
+		}
+		_, err = tx.CreateNotification(ctx, "", "note for "+name)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("seed %s: %v", name, err)
+	}
+	return sd
+}
+
+func unitVector(i int) []float32 {
+	v := make([]float32, 768)
+	v[i] = 1
+	return v
+}
+
+// TestIsolation runs the isolation suite twice: as steward_app, where row-level security
+// enforces isolation, and as the superuser, which bypasses RLS, so only each query's own
+// owner_id filter stands between owners. A query that forgets its filter fails pass two.
+func TestIsolation(t *testing.T) {
+	t.Parallel()
+	passes := []struct {
+		name string
+		url  func(testdb.DB) string
+		rls  bool
+	}{
+		{"app role, RLS enforcing", func(d testdb.DB) string { return d.AppURL }, true},
+		{"superuser, RLS bypassed", func(d testdb.DB) string { return d.SuperURL }, false},
+	}
+	for _, pass := range passes {
+		t.Run(pass.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			d := testdb.New(t)
+			door, err := OpenDoor(ctx, d.OwnerURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer door.Close()
+			s, err := Open(ctx, pass.url(d), 1) // one connection: every transaction reuses it
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			a := seed(t, ctx, s, door, "alice")
+			b := seed(t, ctx, s, door, "bob")
+			t.Run("store queries", func(t *testing.T) { probeStore(t, ctx, s, a, b) })
+			if pass.rls {
+				t.Run("row-level security", func(t *testing.T) { probeRLS(t, ctx, s, a, b) })
+			}
+		})
+	}
+}
+
+// probeStore: through every store method, bob sees, changes and deletes none of alice's rows.
+func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
+	none := func(what string, n int, err error) {
+		t.Helper()
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+		} else if n != 1 {
+			t.Errorf("%s: bob sees %d rows, want only his own 1", what, n)
+		}
+	}
+	zero := func(what string, n int, err error) {
+		t.Helper()
+		if err != nil || n != 0 {
+			t.Errorf("%s: bob sees %d of alice's rows (err %v), want 0", what, n, err)
+		}
+	}
+	refused := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) && !errors.Is(err, tools.ErrNotFound) {
+			t.Errorf("%s on alice's row: err = %v, want not found or conflict", what, err)
+		}
+	}
+	err := s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
+		keys, err := tx.APIKeys(ctx)
+		none("api_keys list", len(keys), err)
+		refused("api_keys revoke", tx.RevokeAPIKey(ctx, a.keyID))
+
+		convs, err := tx.ListConversations(ctx, 100)
+		none("conversations list", len(convs), err)
+		_, err = tx.GetConversation(ctx, a.conv)
+		refused("conversations get", err)
+		refused("conversations touch", tx.TouchConversation(ctx, a.conv, "x"))
+		refused("conversations delete", tx.DeleteConversation(ctx, a.conv))
+
+		msgs, err := tx.Messages(ctx, a.conv)
+		zero("messages list", len(msgs), err)
+
+		turns, err := tx.ListTurns(ctx, "", 100)
+		none("turns list", len(turns), err)
+		susp, err := tx.ListTurns(ctx, agent.StatusSuspended, 100)
+		none("turns list suspended", len(susp), err)
+		_, err = tx.GetTurn(ctx, a.turn)
+		refused("turns get", err)
+		_, err = tx.ClaimTurn(ctx, a.turn, time.Minute)
+		refused("turns claim", err)
+		_, err = tx.SaveTurn(ctx, agent.Turn{ID: a.turn, Version: 2, Status: agent.StatusCompleted})
+		refused("turns save", err)
+
+		calls, err := tx.Calls(ctx, a.turn)
+		zero("tool_calls list", len(calls), err)
+		pending, err := tx.PendingCalls(ctx)
+		none("tool_calls pending", len(pending), err)
+		refused("tool_calls update", tx.UpdateCall(ctx, CallUpdate{TurnID: a.turn, CallID: "c1", From: agent.CallPending, To: agent.CallApproved}))
+		unknown, err := tx.MarkUnknownCalls(ctx, a.turn)
+		zero("tool_calls mark unknown", len(unknown), err)
+
+		rules, err := tx.Rules(ctx)
+		none("standing_rules list", len(rules), err)
+		rules, err = tx.RulesFor(ctx, "notify")
+		none("standing_rules for tool", len(rules), err)
+		refused("standing_rules delete", tx.DeleteRule(ctx, a.rule))
+
+		events, err := tx.TurnEvents(ctx, a.turn)
+		zero("audit_log turn events", len(events), err)
+		events, err = tx.RecentEvents(ctx, 100)
+		none("audit_log recent", len(events), err)
+
+		tasks, err := tx.ListTasks(ctx, "")
+		none("tasks list", len(tasks), err)
+		_, err = tx.GetTask(ctx, a.task)
+		refused("tasks get", err)
+		_, err = tx.CompleteTask(ctx, a.task)
+		refused("tasks complete", err)
+		refused("tasks delete", tx.DeleteTask(ctx, a.task))
+
+		facts, err := tx.ListFacts(ctx, 100)
+		none("memory_facts list", len(facts), err)
+		facts, err = tx.SearchFacts(ctx, "shared", 100)
+		none("memory_facts search", len(facts), err)
+		_, err = tx.ForgetFact(ctx, a.fact)
+		refused("memory_facts forget", err)
+
+		chunks, err := tx.SearchChunks(ctx, a.vector, 10)
+		none("memory_chunks search", len(chunks), err)
+		if len(chunks) == 1 && chunks[0].ID == a.chunk {
+			t.Errorf("memory_chunks search returned alice's chunk")
+		}
+		refused("memory_chunks supersede", tx.SupersedeChunk(ctx, a.chunk))
+
+		notes, err := tx.ListNotifications(ctx, 100)
+		none("notifications list", len(notes), err)
+
+		owner, err := tx.Owner(ctx)
+		if err != nil || owner.ID != b.owner.ID {
+			t.Errorf("owner = %v, %v", owner, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Alice's rows are all still there and unchanged.
+	err = s.WithOwner(ctx, a.owner.ID, func(tx *Tx) error {
+		task, err := tx.GetTask(ctx, a.task)
+		if err != nil || task.Status != tools.TaskOpen {
+			t.Errorf("alice's task after bob: %+v, %v", task, err)
+		}
+		turn, err := tx.GetTurn(ctx, a.turn)
+		if err != nil || turn.Status != agent.StatusSuspended {
+			t.Errorf("alice's turn after bob: %+v, %v", turn, err)
+		}
+		keys, err := tx.APIKeys(ctx)
+		if err != nil || len(keys) != 1 || keys[0].RevokedAt != nil {
+			t.Errorf("alice's key after bob: %+v, %v", keys, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// probeRLS: with raw SQL and no owner filter, the database itself confines each owner.
+func probeRLS(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
+	for _, table := range append([]string{"owners"}, ownerTables...) {
+		// As bob: a filterless count sees only bob's own rows.
+		err := s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
+			var n int
+			col := "owner_id"
+			if table == "owners" {
+				col = "id"
+			}
+			if err := tx.RawRow(ctx, "SELECT count(*) FROM "+table+" WHERE "+col+" <> $1", b.owner.ID).Scan(&n); err != nil {
+				return err
+			}
+			if n != 0 {
+				t.Errorf("%s: bob's filterless query sees %d rows of others", table, n)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", table, err)
+		}
+		// No owner set, on the pooled connection alice's transactions just used: nothing.
+		var n int
+		if err := s.RawRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+			t.Fatalf("%s without owner: %v", table, err)
+		}
+		if n != 0 {
+			t.Errorf("%s: a connection with no owner set sees %d rows", table, n)
+		}
+		if table == "owners" || table == "audit_log" {
+			continue
+		}
+		// WITH CHECK: bob cannot hand his rows to alice.
+		err = s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
+			return tx.RawExec(ctx, "UPDATE "+table+" SET owner_id = $1", a.owner.ID)
+		})
+		wantRLSViolation(t, table+" update to alice's owner_id", err)
+	}
+	// WITH CHECK on insert: bob cannot write rows carrying alice's owner_id.
+	inserts := map[string]string{
+		"tasks":         "INSERT INTO tasks (owner_id, title) VALUES ($1, 'planted')",
+		"audit_log":     "INSERT INTO audit_log (owner_id, kind) VALUES ($1, 'planted')",
+		"memory_facts":  "INSERT INTO memory_facts (owner_id, content, key) VALUES ($1, 'planted', 'k')",
+		"notifications": "INSERT INTO notifications (owner_id, message) VALUES ($1, 'planted')",
+	}
+	for table, sql := range inserts {
+		err := s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
+			return tx.RawExec(ctx, sql, a.owner.ID)
+		})
+		wantRLSViolation(t, table+" insert with alice's owner_id", err)
+	}
+	var setting *string
+	if err := s.RawRow(ctx, "SELECT current_setting('app.owner_id', true)").Scan(&setting); err != nil {
+		t.Fatal(err)
+	}
+	if setting != nil && *setting != "" {
+		t.Errorf("app.owner_id leaked past its transaction: %q", *setting)
+	}
+}
+
+func wantRLSViolation(t *testing.T, what string, err error) {
+	t.Helper()
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
+		t.Errorf("%s: err = %v, want a row-level security violation (42501)", what, err)
+	}
+}

@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/db"
+	"github.com/stewardhq/steward/internal/agent"
+)
+
+// CreateRule stores a standing rule.
+func (t *Tx) CreateRule(ctx context.Context, r agent.Rule) (agent.Rule, error) {
+	row, err := t.q.CreateRule(ctx, db.CreateRuleParams{OwnerID: t.ownerID, Tool: r.Tool,
+		Predicate: jsonOrEmpty(r.Predicate), Effect: r.Effect, Source: r.Source, Note: r.Note})
+	if err != nil {
+		return agent.Rule{}, notFound("create rule", err)
+	}
+	return toRule(row), nil
+}
+
+// Rules lists the owner's standing rules.
+func (t *Tx) Rules(ctx context.Context) ([]agent.Rule, error) {
+	rows, err := t.q.ListRules(ctx, t.ownerID)
+	if err != nil {
+		return nil, fmt.Errorf("list rules: %w", err)
+	}
+	return toRules(rows), nil
+}
+
+// RulesFor lists the rules that may apply to a tool (its own and "*").
+func (t *Tx) RulesFor(ctx context.Context, tool string) ([]agent.Rule, error) {
+	rows, err := t.q.RulesForTool(ctx, db.RulesForToolParams{OwnerID: t.ownerID, Tool: tool})
+	if err != nil {
+		return nil, fmt.Errorf("rules for %s: %w", tool, err)
+	}
+	return toRules(rows), nil
+}
+
+// DeleteRule removes a standing rule.
+func (t *Tx) DeleteRule(ctx context.Context, id uuid.UUID) error {
+	n, err := t.q.DeleteRule(ctx, db.DeleteRuleParams{OwnerID: t.ownerID, ID: id})
+	return rowsOrNotFound("delete rule", n, err)
+}
+
+func toRules(rows []db.StandingRule) []agent.Rule {
+	out := make([]agent.Rule, len(rows))
+	for i, r := range rows {
+		out[i] = toRule(r)
+	}
+	return out
+}
+
+func toRule(r db.StandingRule) agent.Rule {
+	return agent.Rule{ID: r.ID, Tool: r.Tool, Predicate: r.Predicate, Effect: r.Effect, Source: r.Source,
+		Note: r.Note, CreatedAt: r.CreatedAt}
+}
+
+// AppendEvent appends one row to the audit log.
+func (t *Tx) AppendEvent(ctx context.Context, turnID *uuid.UUID, seq int, kind string, data []byte) (agent.Event, error) {
+	r, err := t.q.AppendAudit(ctx, db.AppendAuditParams{OwnerID: t.ownerID, TurnID: nullUUID(turnID),
+		Seq: int32(seq), Kind: kind, Data: jsonOrEmpty(data)})
+	if err != nil {
+		return agent.Event{}, notFound("append audit", err)
+	}
+	return toEvent(r), nil
+}
+
+// TurnEvents returns one turn's audit trail in order.
+func (t *Tx) TurnEvents(ctx context.Context, turnID uuid.UUID) ([]agent.Event, error) {
+	rows, err := t.q.ListTurnAudit(ctx, db.ListTurnAuditParams{OwnerID: t.ownerID, TurnID: nullUUID(&turnID)})
+	if err != nil {
+		return nil, fmt.Errorf("turn events: %w", err)
+	}
+	return toEvents(rows), nil
+}
+
+// RecentEvents returns the owner's latest audit rows, newest first.
+func (t *Tx) RecentEvents(ctx context.Context, limit int) ([]agent.Event, error) {
+	rows, err := t.q.ListAudit(ctx, db.ListAuditParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("recent events: %w", err)
+	}
+	return toEvents(rows), nil
+}
+
+func toEvents(rows []db.AuditLog) []agent.Event {
+	out := make([]agent.Event, len(rows))
+	for i, r := range rows {
+		out[i] = toEvent(r)
+	}
+	return out
+}
+
+func toEvent(r db.AuditLog) agent.Event {
+	return agent.Event{ID: r.ID, TurnID: ptrUUID(r.TurnID), Seq: int(r.Seq), Kind: r.Kind, Data: r.Data, CreatedAt: r.CreatedAt}
+}

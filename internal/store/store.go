@@ -1,0 +1,165 @@
+// Package store is Steward's PostgreSQL adapter and the only importer of the generated db
+// package. Owner data is reached through WithOwner, which runs a function in a transaction
+// where app.owner_id is set, so row-level security confines it to one owner; every query also
+// filters by owner_id explicitly. Cross-owner reads live in door.go alone.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
+
+	"github.com/stewardhq/steward/db"
+)
+
+// Errors returned by the store, matched with errors.Is.
+var (
+	// ErrNotFound: no such row for this owner (another owner's rows are never found).
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: the row changed under us (a lost race, a duplicate, a stale version).
+	ErrConflict = errors.New("conflict")
+)
+
+// Store is the application's connection pool, as the steward_app role under RLS.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// Open connects to url (APP_DATABASE_URL) and checks the database answers.
+func Open(ctx context.Context, url string, maxConns int32) (*Store, error) {
+	pool, err := newPool(ctx, url, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{pool: pool}, nil
+}
+
+// newPool builds a pgx pool with the pgvector types registered on every connection.
+func newPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		return pgxvec.RegisterTypes(ctx, conn)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to %s:%d as %s: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.User, err)
+	}
+	return pool, nil
+}
+
+// Close closes the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// Ping checks the database is reachable.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+// Tx is one owner's transaction: every method reads and writes that owner's rows only.
+type Tx struct {
+	q       *db.Queries
+	tx      pgx.Tx
+	ownerID uuid.UUID
+	turnID  uuid.NullUUID
+}
+
+// ForTurn returns the same transaction, recording turnID as the source of what it creates.
+func (t *Tx) ForTurn(turnID uuid.UUID) *Tx {
+	c := *t
+	c.turnID = nullUUID(&turnID)
+	return &c
+}
+
+// turnRef is the turn that rows created through this Tx come from, if any.
+func (t *Tx) turnRef() uuid.NullUUID { return t.turnID }
+
+// OwnerID is the owner this transaction is confined to.
+func (t *Tx) OwnerID() uuid.UUID { return t.ownerID }
+
+// WithOwner runs fn in a transaction confined to ownerID: app.owner_id is set
+// transaction-locally (safe under pooling) so row-level security applies, and
+// hnsw.iterative_scan is enabled so filtered vector searches still return k rows.
+// fn's error rolls the transaction back; otherwise it commits.
+func (s *Store) WithOwner(ctx context.Context, ownerID uuid.UUID, fn func(*Tx) error) error {
+	if ownerID == uuid.Nil {
+		return errors.New("with owner: no owner id")
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, setOwnerSQL, ownerID.String()); err != nil {
+			return fmt.Errorf("set owner: %w", err)
+		}
+		return fn(&Tx{q: db.New(tx), tx: tx, ownerID: ownerID})
+	})
+}
+
+const setOwnerSQL = `SELECT set_config('app.owner_id', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`
+
+// notFound maps pgx.ErrNoRows to ErrNotFound and wraps everything else with what failed.
+func notFound(what string, err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return fmt.Errorf("%s: %w", what, ErrConflict)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// rowsOrNotFound turns "0 rows affected" into ErrNotFound.
+func rowsOrNotFound(what string, n int64, err error) error {
+	if err != nil {
+		return notFound(what, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return nil
+}
+
+// nullUUID converts an optional id.
+func nullUUID(id *uuid.UUID) uuid.NullUUID {
+	if id == nil || *id == uuid.Nil {
+		return uuid.NullUUID{}
+	}
+	return uuid.NullUUID{UUID: *id, Valid: true}
+}
+
+// ptrUUID converts back.
+func ptrUUID(n uuid.NullUUID) *uuid.UUID {
+	if !n.Valid {
+		return nil
+	}
+	id := n.UUID
+	return &id
+}
+
+// ptrString returns nil for "".
+func ptrString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// str dereferences an optional string.
+func str(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,197 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/stewardhq/steward/db"
+	"github.com/stewardhq/steward/internal/tools"
+)
+
+// Tx implements the persistence the built-in tools need, inside the caller's transaction.
+var _ tools.Data = (*Tx)(nil)
+
+// toolsNotFound maps the store's ErrNotFound to the tools package's, keeping the detail.
+func toolsNotFound(err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("%w: %w", tools.ErrNotFound, err)
+	}
+	return err
+}
+
+// CreateTask adds an open task.
+func (t *Tx) CreateTask(ctx context.Context, in tools.NewTask) (tools.Task, error) {
+	turn := t.turnRef()
+	row, err := t.q.CreateTask(ctx, db.CreateTaskParams{
+		OwnerID: t.ownerID, Title: in.Title, Notes: in.Notes, Due: in.Due, SourceTurnID: turn,
+	})
+	if err != nil {
+		return tools.Task{}, notFound("create task", err)
+	}
+	return toTask(row), nil
+}
+
+// GetTask reads one task.
+func (t *Tx) GetTask(ctx context.Context, id uuid.UUID) (tools.Task, error) {
+	row, err := t.q.GetTask(ctx, db.GetTaskParams{OwnerID: t.ownerID, ID: id})
+	if err != nil {
+		return tools.Task{}, toolsNotFound(notFound("task "+id.String(), err))
+	}
+	return toTask(row), nil
+}
+
+// CompleteTask marks a task done (idempotently).
+func (t *Tx) CompleteTask(ctx context.Context, id uuid.UUID) (tools.Task, error) {
+	row, err := t.q.CompleteTask(ctx, db.CompleteTaskParams{OwnerID: t.ownerID, ID: id})
+	if err != nil {
+		return tools.Task{}, toolsNotFound(notFound("complete task "+id.String(), err))
+	}
+	return toTask(row), nil
+}
+
+// ListTasks lists tasks by status ("" or "all" = every task).
+func (t *Tx) ListTasks(ctx context.Context, status string) ([]tools.Task, error) {
+	if status == "all" {
+		status = ""
+	}
+	rows, err := t.q.ListTasks(ctx, db.ListTasksParams{OwnerID: t.ownerID, Status: status, MaxRows: 200})
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	out := make([]tools.Task, len(rows))
+	for i, r := range rows {
+		out[i] = toTask(r)
+	}
+	return out, nil
+}
+
+// DeleteTask removes a task.
+func (t *Tx) DeleteTask(ctx context.Context, id uuid.UUID) error {
+	n, err := t.q.DeleteTask(ctx, db.DeleteTaskParams{OwnerID: t.ownerID, ID: id})
+	return rowsOrNotFound("delete task "+id.String(), n, err)
+}
+
+func toTask(r db.Task) tools.Task {
+	return tools.Task{ID: r.ID, Title: r.Title, Notes: r.Notes, Due: r.Due, Status: r.Status,
+		CreatedAt: r.CreatedAt, CompletedAt: r.CompletedAt}
+}
+
+// UpsertFact stores a fact, deduplicated on its normalised key.
+func (t *Tx) UpsertFact(ctx context.Context, f tools.NewFact) (tools.Fact, bool, error) {
+	source := "api"
+	if f.TurnID != nil {
+		source = "turn"
+	}
+	row, err := t.q.UpsertFact(ctx, db.UpsertFactParams{
+		OwnerID: t.ownerID, Kind: f.Kind, Subject: f.Subject, Content: f.Content, Key: f.Key,
+		Source: source, TurnID: nullUUID(f.TurnID),
+	})
+	if err != nil {
+		return tools.Fact{}, false, notFound("remember", err)
+	}
+	return tools.Fact{ID: row.ID, Kind: row.Kind, Subject: row.Subject, Content: row.Content, CreatedAt: row.CreatedAt}, row.Created, nil
+}
+
+// SearchFacts finds current facts containing every word of query.
+func (t *Tx) SearchFacts(ctx context.Context, query string, limit int) ([]tools.Fact, error) {
+	rows, err := t.q.SearchFacts(ctx, db.SearchFactsParams{OwnerID: t.ownerID, Words: strings.Fields(query), MaxRows: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("search facts: %w", err)
+	}
+	return toFacts(rows), nil
+}
+
+// ListFacts lists current facts, newest first.
+func (t *Tx) ListFacts(ctx context.Context, limit int) ([]tools.Fact, error) {
+	rows, err := t.q.ListFacts(ctx, db.ListFactsParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("list facts: %w", err)
+	}
+	return toFacts(rows), nil
+}
+
+// ForgetFact supersedes a fact: it leaves recall but stays for the audit trail.
+func (t *Tx) ForgetFact(ctx context.Context, id uuid.UUID) (tools.Fact, error) {
+	r, err := t.q.ForgetFact(ctx, db.ForgetFactParams{OwnerID: t.ownerID, ID: id})
+	if err != nil {
+		return tools.Fact{}, toolsNotFound(notFound("forget fact "+id.String(), err))
+	}
+	return toFact(r), nil
+}
+
+func toFact(r db.MemoryFact) tools.Fact {
+	return tools.Fact{ID: r.ID, Kind: r.Kind, Subject: r.Subject, Content: r.Content, CreatedAt: r.CreatedAt}
+}
+
+func toFacts(rows []db.MemoryFact) []tools.Fact {
+	out := make([]tools.Fact, len(rows))
+	for i, r := range rows {
+		out[i] = toFact(r)
+	}
+	return out
+}
+
+// Chunk is a piece of text remembered by meaning.
+type Chunk struct {
+	ID         uuid.UUID
+	SourceKind string
+	SourceID   string
+	Text       string
+	Distance   float64 // cosine distance to the query, in searches
+}
+
+// AddChunk stores a text with its embedding.
+func (t *Tx) AddChunk(ctx context.Context, sourceKind, sourceID, text string, embedding []float32) (uuid.UUID, error) {
+	row, err := t.q.InsertChunk(ctx, db.InsertChunkParams{OwnerID: t.ownerID, SourceKind: sourceKind,
+		SourceID: sourceID, Text: text, Embedding: pgvector.NewVector(embedding)})
+	if err != nil {
+		return uuid.Nil, notFound("add chunk", err)
+	}
+	return row.ID, nil
+}
+
+// SearchChunks returns the k current chunks nearest to query by cosine distance.
+func (t *Tx) SearchChunks(ctx context.Context, query []float32, k int) ([]Chunk, error) {
+	rows, err := t.q.SearchChunks(ctx, db.SearchChunksParams{OwnerID: t.ownerID, Query: pgvector.NewVector(query), MaxRows: int32(k)})
+	if err != nil {
+		return nil, fmt.Errorf("search chunks: %w", err)
+	}
+	out := make([]Chunk, len(rows))
+	for i, r := range rows {
+		out[i] = Chunk{ID: r.ID, SourceKind: r.SourceKind, SourceID: r.SourceID, Text: r.Text, Distance: r.Distance}
+	}
+	return out, nil
+}
+
+// SupersedeChunk takes a chunk out of recall.
+func (t *Tx) SupersedeChunk(ctx context.Context, id uuid.UUID) error {
+	n, err := t.q.SupersedeChunk(ctx, db.SupersedeChunkParams{OwnerID: t.ownerID, ID: id})
+	return rowsOrNotFound("supersede chunk", n, err)
+}
+
+// CreateNotification records a notification for the owner.
+func (t *Tx) CreateNotification(ctx context.Context, title, message string) (tools.Notification, error) {
+	r, err := t.q.CreateNotification(ctx, db.CreateNotificationParams{OwnerID: t.ownerID, Title: title, Message: message, TurnID: t.turnRef()})
+	if err != nil {
+		return tools.Notification{}, notFound("notify", err)
+	}
+	return tools.Notification{ID: r.ID, Title: r.Title, Message: r.Message, CreatedAt: r.CreatedAt}, nil
+}
+
+// ListNotifications lists the owner's notifications, newest first.
+func (t *Tx) ListNotifications(ctx context.Context, limit int) ([]tools.Notification, error) {
+	rows, err := t.q.ListNotifications(ctx, db.ListNotificationsParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("list notifications: %w", err)
+	}
+	out := make([]tools.Notification, len(rows))
+	for i, r := range rows {
+		out[i] = tools.Notification{ID: r.ID, Title: r.Title, Message: r.Message, CreatedAt: r.CreatedAt}
+	}
+	return out, nil
+}

@@ -1,0 +1,122 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/db"
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/llm"
+)
+
+// CreateTurn starts a running turn in a conversation.
+func (t *Tx) CreateTurn(ctx context.Context, conversationID uuid.UUID, trigger agent.Trigger, model string) (agent.Turn, error) {
+	r, err := t.q.CreateTurn(ctx, db.CreateTurnParams{OwnerID: t.ownerID, ConversationID: conversationID,
+		Trigger: string(trigger), Model: model})
+	if err != nil {
+		return agent.Turn{}, notFound("create turn", err)
+	}
+	return toTurn(r)
+}
+
+// GetTurn reads one turn.
+func (t *Tx) GetTurn(ctx context.Context, id uuid.UUID) (agent.Turn, error) {
+	r, err := t.q.GetTurn(ctx, db.GetTurnParams{OwnerID: t.ownerID, ID: id})
+	if err != nil {
+		return agent.Turn{}, notFound("turn "+id.String(), err)
+	}
+	return toTurn(r)
+}
+
+// ListTurns lists turns newest first; status "" means any.
+func (t *Tx) ListTurns(ctx context.Context, status agent.Status, limit int) ([]agent.Turn, error) {
+	var rows []db.Turn
+	var err error
+	if status == "" {
+		rows, err = t.q.ListTurns(ctx, db.ListTurnsParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
+	} else {
+		rows, err = t.q.ListTurnsByStatus(ctx, db.ListTurnsByStatusParams{OwnerID: t.ownerID, Status: string(status), MaxRows: int32(limit)})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list turns: %w", err)
+	}
+	out := make([]agent.Turn, 0, len(rows))
+	for _, r := range rows {
+		turn, err := toTurn(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, turn)
+	}
+	return out, nil
+}
+
+// SaveTurn writes a running or resuming turn's new status, state, usage and outcome. It fails
+// with ErrConflict when the turn's version moved on (someone else saved it first).
+func (t *Tx) SaveTurn(ctx context.Context, turn agent.Turn) (agent.Turn, error) {
+	var state []byte
+	if turn.State != nil {
+		var err error
+		if state, err = json.Marshal(turn.State); err != nil {
+			return turn, fmt.Errorf("encode turn state: %w", err)
+		}
+	}
+	n, err := t.q.SaveTurn(ctx, db.SaveTurnParams{
+		OwnerID: t.ownerID, ID: turn.ID, Version: turn.Version, Status: string(turn.Status), State: state,
+		Iterations: int32(turn.Iterations), InputTokens: turn.Usage.InputTokens, OutputTokens: turn.Usage.OutputTokens,
+		CachedTokens: turn.Usage.CachedTokens, CostMicros: turn.CostMicros, Model: turn.Model,
+		Answer: ptrString(turn.Answer), Error: ptrString(turn.Error), ExpiresAt: turn.ExpiresAt,
+	})
+	if err != nil {
+		return turn, notFound("save turn", err)
+	}
+	if n == 0 {
+		return turn, fmt.Errorf("save turn %s: %w", turn.ID, ErrConflict)
+	}
+	turn.Version++
+	return turn, nil
+}
+
+// ClaimTurn moves a suspended turn to resuming in one conditional update and returns it with
+// its state. Exactly one caller wins; the others get ErrConflict (or ErrNotFound).
+func (t *Tx) ClaimTurn(ctx context.Context, id uuid.UUID, lease time.Duration) (agent.Turn, error) {
+	r, err := t.q.ClaimTurn(ctx, db.ClaimTurnParams{OwnerID: t.ownerID, ID: id, LeaseSeconds: lease.Seconds()})
+	if err != nil {
+		err = notFound("claim turn "+id.String(), err)
+		return agent.Turn{}, err
+	}
+	return toTurn(r)
+}
+
+// ExpireTurns moves the owner's suspended turns past their expiry to expired.
+func (t *Tx) ExpireTurns(ctx context.Context) (int64, error) {
+	n, err := t.q.ExpireTurns(ctx, t.ownerID)
+	if err != nil {
+		return 0, fmt.Errorf("expire turns: %w", err)
+	}
+	return n, nil
+}
+
+func toTurn(r db.Turn) (agent.Turn, error) {
+	turn := agent.Turn{
+		ID: r.ID, OwnerID: r.OwnerID, ConversationID: r.ConversationID, Trigger: agent.Trigger(r.Trigger),
+		Status: agent.Status(r.Status), Version: r.Version, Iterations: int(r.Iterations),
+		Usage:      llm.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CachedTokens: r.CachedTokens},
+		CostMicros: r.CostMicros, Model: r.Model, Answer: str(r.Answer), Error: str(r.Error),
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ExpiresAt: r.ExpiresAt,
+	}
+	if len(r.State) > 0 {
+		turn.State = new(agent.State)
+		if err := json.Unmarshal(r.State, turn.State); err != nil {
+			return turn, fmt.Errorf("decode state of turn %s: %w", r.ID, err)
+		}
+		if turn.State.SchemaVersion != agent.StateSchemaVersion {
+			return turn, fmt.Errorf("turn %s: state schema version %d, this build reads %d", r.ID, turn.State.SchemaVersion, agent.StateSchemaVersion)
+		}
+	}
+	return turn, nil
+}

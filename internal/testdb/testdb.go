@@ -1,0 +1,169 @@
+// Package testdb gives each test its own real PostgreSQL database, cloned from a template
+// migrated once per migration set (CREATE DATABASE … TEMPLATE …), so database tests run in
+// parallel against real Postgres. It needs SUPERUSER_DATABASE_URL, DATABASE_URL and
+// APP_DATABASE_URL (scripts/devdb env); without them tests fail with the command to run.
+package testdb
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/migrations"
+)
+
+// DB is one test's database, reachable as each role.
+type DB struct {
+	Name string
+	// OwnerURL connects as steward_owner, AppURL as steward_app, SuperURL as the superuser
+	// (which bypasses row-level security).
+	OwnerURL, AppURL, SuperURL string
+}
+
+var (
+	templateOnce sync.Once
+	templateName string
+	templateErr  error
+)
+
+// New creates a fresh migrated database for t and drops it when t ends.
+func New(t testing.TB) DB {
+	t.Helper()
+	superURL, ownerURL, appURL := os.Getenv("SUPERUSER_DATABASE_URL"), os.Getenv("DATABASE_URL"), os.Getenv("APP_DATABASE_URL")
+	if superURL == "" || ownerURL == "" || appURL == "" {
+		t.Fatal(`database tests need a real PostgreSQL: run "make test", or: scripts/devdb start && eval "$(scripts/devdb env | sed 's/^/export /')"`)
+	}
+	ctx := context.Background()
+	templateOnce.Do(func() { templateName, templateErr = ensureTemplate(ctx, superURL, ownerURL, appURL) })
+	if templateErr != nil {
+		t.Fatalf("test database template: %v", templateErr)
+	}
+	name := "steward_test_" + randomHex(6)
+	if err := superExec(ctx, superURL, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s OWNER %s", name, templateName, store.OwnerRole)); err != nil {
+		t.Fatalf("create test database: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := superExec(context.Background(), superURL, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("drop test database: %v", err)
+		}
+	})
+	return DB{Name: name, OwnerURL: withDatabase(t, ownerURL, name), AppURL: withDatabase(t, appURL, name), SuperURL: withDatabase(t, superURL, name)}
+}
+
+// ensureTemplate creates and migrates the template for the current migrations, once per
+// cluster (guarded by an advisory lock across test binaries running in parallel).
+func ensureTemplate(ctx context.Context, superURL, ownerURL, appURL string) (string, error) {
+	name, err := templateFor()
+	if err != nil {
+		return "", err
+	}
+	conn, err := pgx.Connect(ctx, superURL)
+	if err != nil {
+		return "", fmt.Errorf("connect as superuser: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(727274)`); err != nil {
+		return "", err
+	}
+	defer conn.Exec(ctx, `SELECT pg_advisory_unlock(727274)`) //nolint:errcheck
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return "", err
+	}
+	if exists {
+		return name, nil
+	}
+	if err := store.Bootstrap(ctx, superURL, ownerURL, appURL); err != nil {
+		return "", err
+	}
+	building := name + "_building"
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+building+" WITH (FORCE)"); err != nil {
+		return "", err
+	}
+	if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s OWNER %s", building, store.OwnerRole)); err != nil {
+		return "", err
+	}
+	if err := store.PrepareDatabase(ctx, superURL, building); err != nil {
+		return "", err
+	}
+	cfg, err := pgx.ParseConfig(ownerURL)
+	if err != nil {
+		return "", err
+	}
+	m, err := store.NewMigrator(ctx, replaceDatabase(cfg, building))
+	if err != nil {
+		return "", err
+	}
+	err = m.Up(ctx, io.Discard)
+	m.Close()
+	if err != nil {
+		return "", err
+	}
+	if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER DATABASE %s RENAME TO %s", building, name)); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// templateFor names the template after a hash of the migrations, so a changed migration
+// builds a new template.
+func templateFor() (string, error) {
+	h := sha256.New()
+	err := fs.WalkDir(migrations.FS, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(migrations.FS, path)
+		h.Write([]byte(path))
+		h.Write(b)
+		return err
+	})
+	return "steward_tmpl_" + hex.EncodeToString(h.Sum(nil))[:12], err
+}
+
+func superExec(ctx context.Context, superURL, sql string) error {
+	conn, err := pgx.Connect(ctx, superURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+func withDatabase(t testing.TB, url, database string) string {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatalf("parse database url: %v", err)
+	}
+	return replaceDatabase(cfg, database)
+}
+
+// replaceDatabase rebuilds a URL for another database on the same server and role.
+func replaceDatabase(cfg *pgx.ConnConfig, database string) string {
+	u := url.URL{Scheme: "postgres", User: url.UserPassword(cfg.User, cfg.Password),
+		Host: net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), Path: "/" + database, RawQuery: "sslmode=disable"}
+	if cfg.TLSConfig != nil {
+		u.RawQuery = "sslmode=require"
+	}
+	return u.String()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,37 @@
+package tools
+
+import "context"
+
+// calculateArgs are the arguments of calculate.
+type calculateArgs struct {
+	Expression string `json:"expression" jsonschema:"arithmetic expression, e.g. (2 + 3) * 4 ^ 2 / sqrt(16); operators + - * / % ^, parentheses, functions sqrt abs round floor ceil min max, constants pi e"`
+
+	result float64
+}
+
+// Check evaluates the expression, so that an expression that cannot be computed is reported
+// like any other invalid argument.
+func (a *calculateArgs) Check() error {
+	v, err := evaluate(a.Expression)
+	if err != nil {
+		return &ArgError{Field: "expression", Msg: err.Error(), Err: err}
+	}
+	a.result = v
+	return nil
+}
+
+// calculateOutput is the output of calculate.
+type calculateOutput struct {
+	Expression string  `json:"expression"`
+	Result     float64 `json:"result"`
+}
+
+// calculateTool returns the calculate tool (read): exact arithmetic instead of guessing.
+func calculateTool() Tool {
+	return New("calculate",
+		"Evaluate an arithmetic expression and return the number. Use it for any arithmetic instead of computing in your head.",
+		Read,
+		func(_ context.Context, _ Env, a calculateArgs) (any, error) {
+			return calculateOutput{Expression: a.Expression, Result: a.result}, nil
+		})
+}

@@ -1,0 +1,53 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// completeTaskArgs are the arguments of complete_task.
+type completeTaskArgs struct {
+	TaskID string `json:"task_id" jsonschema:"id (UUID) of the task, as returned by create_task or list_tasks"`
+
+	id uuid.UUID
+}
+
+// Check parses the task id.
+func (a *completeTaskArgs) Check() (err error) {
+	a.id, err = parseID("task_id", a.TaskID)
+	return err
+}
+
+// parseID parses a UUID argument.
+func parseID(field, s string) (uuid.UUID, error) {
+	id, err := uuid.Parse(strings.TrimSpace(s))
+	if err != nil {
+		return uuid.Nil, &ArgError{Field: field, Msg: quote(s) + " is not a valid id (a UUID like 123e4567-e89b-12d3-a456-426614174000)", Err: err}
+	}
+	return id, nil
+}
+
+// completeTaskTool returns the complete_task tool (write).
+func completeTaskTool() Tool {
+	return New("complete_task",
+		"Mark a task as done.",
+		Write,
+		func(ctx context.Context, env Env, a completeTaskArgs) (any, error) {
+			d, err := env.data()
+			if err != nil {
+				return nil, err
+			}
+			t, err := d.CompleteTask(ctx, a.id)
+			if errors.Is(err, ErrNotFound) {
+				return nil, &ArgError{Field: "task_id", Msg: "no task with id " + a.id.String() + "; use list_tasks to find it", Err: err}
+			}
+			if err != nil {
+				return nil, fmt.Errorf("complete task %s: %w", a.id, err)
+			}
+			return map[string]any{"task": t}, nil
+		})
+}

@@ -1,0 +1,86 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits of task fields, in characters.
+const (
+	maxTaskTitle = 200
+	maxTaskNotes = 2000
+)
+
+// createTaskArgs are the arguments of create_task.
+type createTaskArgs struct {
+	Title string `json:"title" jsonschema:"short title of the task, at most 200 characters"`
+	Due   string `json:"due,omitempty" jsonschema:"due date as YYYY-MM-DD or date and time as RFC 3339 (2025-03-01T09:00:00+01:00)"`
+	Notes string `json:"notes,omitempty" jsonschema:"longer details, at most 2000 characters"`
+
+	due *time.Time
+}
+
+// Check trims the text, checks the lengths and parses the due date.
+func (a *createTaskArgs) Check() error {
+	a.Title = strings.TrimSpace(a.Title)
+	a.Notes = strings.TrimSpace(a.Notes)
+	if err := checkLength("title", a.Title, 1, maxTaskTitle); err != nil {
+		return err
+	}
+	if err := checkLength("notes", a.Notes, 0, maxTaskNotes); err != nil {
+		return err
+	}
+	due, err := parseDue(a.Due)
+	a.due = due
+	return err
+}
+
+// parseDue parses a due date: empty, RFC 3339, or YYYY-MM-DD (midnight UTC).
+func parseDue(s string) (*time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return &t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return &t, nil
+	}
+	return nil, argErrorf("due", "%s is not a date; use YYYY-MM-DD or RFC 3339 such as 2025-03-01T09:00:00Z", quote(s))
+}
+
+// checkLength checks that s has between lo and hi characters.
+func checkLength(field, s string, lo, hi int) error {
+	n := utf8.RuneCountInString(s)
+	switch {
+	case n < lo && lo == 1:
+		return argErrorf(field, "must not be empty")
+	case n < lo:
+		return argErrorf(field, "too short (%d characters, at least %d)", n, lo)
+	case n > hi:
+		return argErrorf(field, "too long (%d characters, at most %d)", n, hi)
+	}
+	return nil
+}
+
+// createTaskTool returns the create_task tool (write).
+func createTaskTool() Tool {
+	return New("create_task",
+		"Create a task on the owner's task list, optionally with a due date and notes.",
+		Write,
+		func(ctx context.Context, env Env, a createTaskArgs) (any, error) {
+			d, err := env.data()
+			if err != nil {
+				return nil, err
+			}
+			t, err := d.CreateTask(ctx, NewTask{Title: a.Title, Notes: a.Notes, Due: a.due})
+			if err != nil {
+				return nil, fmt.Errorf("create task: %w", err)
+			}
+			return map[string]any{"task": t}, nil
+		})
+}

@@ -1,0 +1,44 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+)
+
+// listTasksArgs are the arguments of list_tasks.
+type listTasksArgs struct {
+	Status string `json:"status,omitempty" enum:"open,done,all" jsonschema:"which tasks: open (default), done or all"`
+}
+
+// Check fills in the default status.
+func (a *listTasksArgs) Check() error {
+	if a.Status == "" {
+		a.Status = TaskOpen
+	}
+	return nil
+}
+
+// listTasksTool returns the list_tasks tool (read).
+func listTasksTool() Tool {
+	return New("list_tasks",
+		"List the owner's tasks: open ones by default, or done ones, or all.",
+		Read,
+		func(ctx context.Context, env Env, a listTasksArgs) (any, error) {
+			d, err := env.data()
+			if err != nil {
+				return nil, err
+			}
+			status := a.Status
+			if status == "all" {
+				status = ""
+			}
+			tasks, err := d.ListTasks(ctx, status)
+			if err != nil {
+				return nil, fmt.Errorf("list tasks: %w", err)
+			}
+			if tasks == nil {
+				tasks = []Task{}
+			}
+			return map[string]any{"tasks": tasks}, nil
+		})
+}

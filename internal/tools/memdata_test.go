@@ -1,0 +1,127 @@
+package tools
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// memData is an in-memory Data for unit tests; the real one lives in the store and is tested
+// against Postgres.
+type memData struct {
+	mu            sync.Mutex
+	now           time.Time
+	tasks         []Task
+	facts         []Fact
+	keys          map[uuid.UUID]string
+	turns         map[uuid.UUID]*uuid.UUID
+	notifications []Notification
+}
+
+// newMemData returns an empty memData whose clock is fixed.
+func newMemData() *memData {
+	return &memData{
+		now:   time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC),
+		keys:  map[uuid.UUID]string{},
+		turns: map[uuid.UUID]*uuid.UUID{},
+	}
+}
+
+// CreateTask stores an open task.
+func (m *memData) CreateTask(_ context.Context, t NewTask) (Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	task := Task{ID: uuid.New(), Title: t.Title, Notes: t.Notes, Due: t.Due, Status: TaskOpen, CreatedAt: m.now}
+	m.tasks = append(m.tasks, task)
+	return task, nil
+}
+
+// CompleteTask marks a task done.
+func (m *memData) CompleteTask(_ context.Context, id uuid.UUID) (Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, t := range m.tasks {
+		if t.ID == id {
+			if t.Status != TaskDone {
+				now := m.now
+				t.Status, t.CompletedAt = TaskDone, &now
+				m.tasks[i] = t
+			}
+			return t, nil
+		}
+	}
+	return Task{}, ErrNotFound
+}
+
+// ListTasks lists tasks by status.
+func (m *memData) ListTasks(_ context.Context, status string) ([]Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Task
+	for _, t := range m.tasks {
+		if status == "" || t.Status == status {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// UpsertFact stores a fact unless its key exists.
+func (m *memData) UpsertFact(_ context.Context, f NewFact) (Fact, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, old := range m.facts {
+		if m.keys[old.ID] == f.Key {
+			return old, false, nil
+		}
+	}
+	fact := Fact{ID: uuid.New(), Kind: f.Kind, Subject: f.Subject, Content: f.Content, CreatedAt: m.now}
+	m.facts = append(m.facts, fact)
+	m.keys[fact.ID] = f.Key
+	m.turns[fact.ID] = f.TurnID
+	return fact, true, nil
+}
+
+// SearchFacts returns facts containing any word of query.
+func (m *memData) SearchFacts(_ context.Context, query string, limit int) ([]Fact, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Fact
+	for _, f := range m.facts {
+		text := strings.ToLower(f.Subject + " " + f.Content)
+		if slices.ContainsFunc(strings.Fields(strings.ToLower(query)), func(w string) bool { return strings.Contains(text, w) }) {
+			out = append(out, f)
+		}
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// ForgetFact deletes a fact.
+func (m *memData) ForgetFact(_ context.Context, id uuid.UUID) (Fact, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, f := range m.facts {
+		if f.ID == id {
+			m.facts = slices.Delete(m.facts, i, i+1)
+			delete(m.keys, id)
+			return f, nil
+		}
+	}
+	return Fact{}, ErrNotFound
+}
+
+// CreateNotification stores a notification.
+func (m *memData) CreateNotification(_ context.Context, title, message string) (Notification, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := Notification{ID: uuid.New(), Title: title, Message: message, CreatedAt: m.now}
+	m.notifications = append(m.notifications, n)
+	return n, nil
+}

@@ -1,0 +1,47 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Limits of notification fields, in characters.
+const (
+	maxNotifyTitle   = 200
+	maxNotifyMessage = 2000
+)
+
+// notifyArgs are the arguments of notify.
+type notifyArgs struct {
+	Message string `json:"message" jsonschema:"the message for the owner, at most 2000 characters"`
+	Title   string `json:"title,omitempty" jsonschema:"short title, at most 200 characters"`
+}
+
+// Check trims the text and checks the lengths.
+func (a *notifyArgs) Check() error {
+	a.Message = strings.TrimSpace(a.Message)
+	a.Title = strings.TrimSpace(a.Title)
+	if err := checkLength("message", a.Message, 1, maxNotifyMessage); err != nil {
+		return err
+	}
+	return checkLength("title", a.Title, 0, maxNotifyTitle)
+}
+
+// notifyTool returns the notify tool (write): a message for the owner.
+func notifyTool() Tool {
+	return New("notify",
+		"Send the owner a notification, e.g. a reminder or the result of a background run.",
+		Write,
+		func(ctx context.Context, env Env, a notifyArgs) (any, error) {
+			d, err := env.data()
+			if err != nil {
+				return nil, err
+			}
+			n, err := d.CreateNotification(ctx, a.Title, a.Message)
+			if err != nil {
+				return nil, fmt.Errorf("create notification: %w", err)
+			}
+			return map[string]any{"notification": n}, nil
+		})
+}

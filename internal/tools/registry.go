@@ -1,0 +1,112 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/stewardhq/steward/internal/llm"
+)
+
+// ErrUnknownTool is returned (wrapped, with the name) for a call of a tool the registry does
+// not hold. Its message is fit for the model.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// validName is what every model provider accepts as a function name.
+var validName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`)
+
+// Registry is an immutable set of tools, safe for concurrent use.
+type Registry struct {
+	tools map[string]Tool
+	names []string // sorted
+	decls []llm.ToolDecl
+}
+
+// NewRegistry builds a registry of tools. A duplicate or invalid name, an unknown kind, an
+// empty description or a tool that failed to build is an error.
+func NewRegistry(tools ...Tool) (*Registry, error) {
+	r := &Registry{tools: make(map[string]Tool, len(tools))}
+	for _, t := range tools {
+		if t.err != nil {
+			return nil, t.err
+		}
+		if !validName.MatchString(t.Name) {
+			return nil, fmt.Errorf("tool %q: invalid name", t.Name)
+		}
+		if t.Kind != Read && t.Kind != Write {
+			return nil, fmt.Errorf("tool %q: unknown kind %q", t.Name, t.Kind)
+		}
+		if t.Description == "" {
+			return nil, fmt.Errorf("tool %q: empty description", t.Name)
+		}
+		if t.exec == nil {
+			return nil, fmt.Errorf("tool %q was not built with tools.New", t.Name)
+		}
+		if _, dup := r.tools[t.Name]; dup {
+			return nil, fmt.Errorf("duplicate tool %q", t.Name)
+		}
+		r.tools[t.Name] = t
+		r.names = append(r.names, t.Name)
+	}
+	slices.Sort(r.names)
+	for _, n := range r.names {
+		r.decls = append(r.decls, r.tools[n].Decl())
+	}
+	return r, nil
+}
+
+// Get returns the tool called name.
+func (r *Registry) Get(name string) (Tool, bool) {
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// Names returns the tool names, sorted.
+func (r *Registry) Names() []string {
+	return slices.Clone(r.names)
+}
+
+// Declarations returns the declarations of all tools for the model, sorted by name, each
+// schema in canonical JSON, so that the same registry always yields the same bytes.
+func (r *Registry) Declarations() []llm.ToolDecl {
+	out := make([]llm.ToolDecl, len(r.decls))
+	for i, d := range r.decls {
+		d.Parameters = slices.Clone(d.Parameters)
+		out[i] = d
+	}
+	return out
+}
+
+// Validate checks the arguments of a call of name without running it. An unknown tool gives
+// an error wrapping ErrUnknownTool, invalid arguments an *ArgError.
+func (r *Registry) Validate(name string, args json.RawMessage) error {
+	t, err := r.lookup(name)
+	if err != nil {
+		return err
+	}
+	return t.Validate(args)
+}
+
+// Run validates the arguments of a call of name, runs the tool and returns its JSON output.
+// An unknown tool gives an error wrapping ErrUnknownTool, invalid arguments an *ArgError;
+// both are meant to go back to the model as a readable error result.
+func (r *Registry) Run(ctx context.Context, env Env, name string, args json.RawMessage) (json.RawMessage, error) {
+	t, err := r.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return t.Run(ctx, env, args)
+}
+
+// lookup returns the tool called name or an ErrUnknownTool error listing the known ones.
+func (r *Registry) lookup(name string) (Tool, error) {
+	t, ok := r.tools[name]
+	if !ok {
+		return Tool{}, fmt.Errorf("%w %q (available tools: %s)", ErrUnknownTool, truncate(name, 64), strings.Join(r.names, ", "))
+	}
+	return t, nil
+}

@@ -1,0 +1,178 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stewardhq/steward/internal/llm"
+)
+
+func TestDeclarationsAreDeterministic(t *testing.T) {
+	t.Parallel()
+	tools := Builtins()
+	reversed := slices.Clone(tools)
+	slices.Reverse(reversed)
+	a, err := NewRegistry(tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewRegistry(reversed...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ja, _ := json.Marshal(a.Declarations())
+	jb, _ := json.Marshal(b.Declarations())
+	if !bytes.Equal(ja, jb) {
+		t.Fatalf("declarations differ:\n%s\n%s", ja, jb)
+	}
+	decls := a.Declarations()
+	if !slices.IsSortedFunc(decls, func(x, y llm.ToolDecl) int { return strings.Compare(x.Name, y.Name) }) {
+		t.Error("declarations are not sorted by name")
+	}
+	for _, d := range decls {
+		c, err := Canonical(d.Parameters)
+		if err != nil {
+			t.Fatalf("%s: %v", d.Name, err)
+		}
+		if !bytes.Equal(c, d.Parameters) {
+			t.Errorf("%s parameters are not canonical:\n%s", d.Name, d.Parameters)
+		}
+		if d.Description == "" {
+			t.Errorf("%s has no description", d.Name)
+		}
+	}
+	// Mutating a returned declaration does not change the registry.
+	decls[0].Parameters[0] = 'X'
+	if again := a.Declarations(); again[0].Parameters[0] != '{' {
+		t.Error("Declarations shares its bytes with callers")
+	}
+}
+
+func TestBuiltinSchemas(t *testing.T) {
+	t.Parallel()
+	want := map[string]struct {
+		kind     Kind
+		props    []string
+		required []string
+	}{
+		"get_current_time": {Read, []string{"timezone"}, nil},
+		"calculate":        {Read, []string{"expression"}, []string{"expression"}},
+		"create_task":      {Write, []string{"due", "notes", "title"}, []string{"title"}},
+		"complete_task":    {Write, []string{"task_id"}, []string{"task_id"}},
+		"list_tasks":       {Read, []string{"status"}, nil},
+		"remember":         {Write, []string{"content", "kind", "subject"}, []string{"content"}},
+		"search_memory":    {Read, []string{"query"}, []string{"query"}},
+		"forget":           {Write, []string{"fact_id"}, []string{"fact_id"}},
+		"notify":           {Write, []string{"message", "title"}, []string{"message"}},
+	}
+	reg := DefaultRegistry()
+	if got := reg.Names(); len(got) != len(want) {
+		t.Errorf("built-ins = %v, want %d tools", got, len(want))
+	}
+	for name, w := range want {
+		tool, ok := reg.Get(name)
+		if !ok {
+			t.Errorf("no tool %s", name)
+			continue
+		}
+		if tool.Kind != w.kind {
+			t.Errorf("%s kind = %s, want %s", name, tool.Kind, w.kind)
+		}
+		var s struct {
+			Type                 string                     `json:"type"`
+			Properties           map[string]json.RawMessage `json:"properties"`
+			Required             []string                   `json:"required"`
+			AdditionalProperties *bool                      `json:"additionalProperties"`
+		}
+		if err := json.Unmarshal(tool.Parameters(), &s); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		props := slices.Sorted(maps.Keys(s.Properties))
+		if s.Type != "object" || !slices.Equal(props, w.props) || !slices.Equal(s.Required, w.required) {
+			t.Errorf("%s schema: type %q, properties %v, required %v; want object, %v, %v", name, s.Type, props, s.Required, w.props, w.required)
+		}
+		if s.AdditionalProperties == nil || *s.AdditionalProperties {
+			t.Errorf("%s schema allows additional properties", name)
+		}
+	}
+	var s struct {
+		Properties map[string]struct {
+			Enum []string `json:"enum"`
+		} `json:"properties"`
+	}
+	lt, _ := reg.Get("list_tasks")
+	_ = json.Unmarshal(lt.Parameters(), &s)
+	if got := s.Properties["status"].Enum; !slices.Equal(got, []string{"open", "done", "all"}) {
+		t.Errorf("list_tasks status enum = %v", got)
+	}
+}
+
+func TestNewRegistryErrors(t *testing.T) {
+	t.Parallel()
+	type args struct {
+		X string `json:"x"`
+	}
+	ok := func(name string) Tool {
+		return New(name, "d", Read, func(context.Context, Env, args) (any, error) { return nil, nil })
+	}
+	tests := []struct {
+		name  string
+		tools []Tool
+		want  string
+	}{
+		{"duplicate", []Tool{ok("a"), ok("b"), ok("a")}, `duplicate tool "a"`},
+		{"bad name", []Tool{ok("no spaces")}, "invalid name"},
+		{"empty name", []Tool{ok("")}, "invalid name"},
+		{"bad kind", []Tool{New("k", "d", Kind("admin"), func(context.Context, Env, args) (any, error) { return nil, nil })}, "unknown kind"},
+		{"no description", []Tool{New("k", "", Read, func(context.Context, Env, args) (any, error) { return nil, nil })}, "empty description"},
+		{"nil run", []Tool{New[args]("k", "d", Read, nil)}, "nil run"},
+		{"not a struct", []Tool{New("k", "d", Read, func(context.Context, Env, string) (any, error) { return nil, nil })}, "not a struct"},
+		{"unsupported field", []Tool{New("k", "d", Read, func(context.Context, Env, struct{ C chan int }) (any, error) { return nil, nil })}, "derive schema"},
+		{"zero tool", []Tool{{Name: "z", Description: "d", Kind: Read}}, "not built with tools.New"},
+	}
+	for _, tc := range tests {
+		_, err := NewRegistry(tc.tools...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: NewRegistry = %v, want error containing %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := NewRegistry(); err != nil {
+		t.Errorf("empty registry: %v", err)
+	}
+}
+
+func TestRunOutputAndConcurrency(t *testing.T) {
+	t.Parallel()
+	reg := DefaultRegistry()
+	env, data := testEnv()
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if _, err := reg.Run(context.Background(), env, "create_task", json.RawMessage(`{"title":"t"}`)); err != nil {
+				t.Error(err)
+			}
+			if _, err := reg.Run(context.Background(), env, "calculate", json.RawMessage(`{"expression":"2^10"}`)); err != nil {
+				t.Error(err)
+			}
+			_ = reg.Declarations()
+		})
+	}
+	wg.Wait()
+	if len(data.tasks) != 20 {
+		t.Errorf("%d tasks, want 20", len(data.tasks))
+	}
+}
+
+func TestDataToolWithoutData(t *testing.T) {
+	t.Parallel()
+	_, err := DefaultRegistry().Run(context.Background(), Env{}, "list_tasks", nil)
+	if err == nil || !strings.Contains(err.Error(), "data store") {
+		t.Errorf("list_tasks without Data = %v", err)
+	}
+}

@@ -1,0 +1,59 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// Limits of fact fields, in characters.
+const (
+	maxFactContent = 2000
+	maxFactSubject = 200
+)
+
+// rememberArgs are the arguments of remember.
+type rememberArgs struct {
+	Content string `json:"content" jsonschema:"the fact to remember, as one self-contained sentence"`
+	Kind    string `json:"kind,omitempty" enum:"fact,person,project,preference,decision" jsonschema:"what the fact is about; default fact"`
+	Subject string `json:"subject,omitempty" jsonschema:"who or what the fact is about, e.g. a person's or project's name"`
+}
+
+// Check trims the text, checks the lengths and fills in the default kind.
+func (a *rememberArgs) Check() error {
+	a.Content = strings.TrimSpace(a.Content)
+	a.Subject = strings.TrimSpace(a.Subject)
+	if a.Kind == "" {
+		a.Kind = FactKindFact
+	}
+	if err := checkLength("content", a.Content, 1, maxFactContent); err != nil {
+		return err
+	}
+	return checkLength("subject", a.Subject, 0, maxFactSubject)
+}
+
+// rememberTool returns the remember tool (write): stores a fact in structured memory,
+// once per normalised content.
+func rememberTool() Tool {
+	return New("remember",
+		"Remember a durable fact about the owner, a person, a project, a preference or a decision, for future conversations. Remembering the same fact twice keeps one copy.",
+		Write,
+		func(ctx context.Context, env Env, a rememberArgs) (any, error) {
+			d, err := env.data()
+			if err != nil {
+				return nil, err
+			}
+			nf := NewFact{Kind: a.Kind, Subject: a.Subject, Content: a.Content, Key: FactKey(a.Kind, a.Subject, a.Content)}
+			if env.TurnID != uuid.Nil {
+				turn := env.TurnID
+				nf.TurnID = &turn
+			}
+			f, created, err := d.UpsertFact(ctx, nf)
+			if err != nil {
+				return nil, fmt.Errorf("remember fact: %w", err)
+			}
+			return map[string]any{"fact": f, "created": created}, nil
+		})
+}

@@ -1,0 +1,42 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// searchMemoryLimit is how many facts search_memory returns at most.
+const searchMemoryLimit = 10
+
+// searchMemoryArgs are the arguments of search_memory.
+type searchMemoryArgs struct {
+	Query string `json:"query" jsonschema:"keywords to look for in remembered facts"`
+}
+
+// Check trims the query and checks its length.
+func (a *searchMemoryArgs) Check() error {
+	a.Query = strings.TrimSpace(a.Query)
+	return checkLength("query", a.Query, 1, 500)
+}
+
+// searchMemoryTool returns the search_memory tool (read).
+func searchMemoryTool() Tool {
+	return New("search_memory",
+		"Search remembered facts by keywords. Returns at most 10 facts.",
+		Read,
+		func(ctx context.Context, env Env, a searchMemoryArgs) (any, error) {
+			d, err := env.data()
+			if err != nil {
+				return nil, err
+			}
+			facts, err := d.SearchFacts(ctx, a.Query, searchMemoryLimit)
+			if err != nil {
+				return nil, fmt.Errorf("search facts: %w", err)
+			}
+			if facts == nil {
+				facts = []Fact{}
+			}
+			return map[string]any{"facts": facts}, nil
+		})
+}

@@ -1,0 +1,217 @@
+// Package tools defines what the agent can do: the Tool type with its kind (read or write), a
+// JSON Schema of its arguments derived from a Go struct, validation of the arguments a model
+// sends, the Registry the agent looks tools up in, and the built-in tools (time, calculator,
+// tasks, memory, notifications).
+//
+// Read tools run as soon as the model asks; write tools go through the safety gate first and
+// may wait for a human (see the design, section 2). Invalid arguments never crash anything:
+// they come back as an *ArgError whose message the model can read and correct.
+//
+// Tools reach owner data only through the Data interface in Env, which the store implements
+// inside the caller's transaction, so a write tool's effect commits with its journal row.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/llm"
+)
+
+// Kind says whether a tool only reads or changes the world.
+type Kind string
+
+// Tool kinds. Write tools pass the safety gate before they run.
+const (
+	Read  Kind = "read"
+	Write Kind = "write"
+)
+
+// Env is what every tool run receives besides its arguments.
+type Env struct {
+	// OwnerID is the owner the turn runs for.
+	OwnerID uuid.UUID
+	// TurnID is the turn that called the tool.
+	TurnID uuid.UUID
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Data is the owner-scoped persistence of the built-in tools; nil if the caller has none.
+	Data Data
+}
+
+// now returns the current time from the Env's clock.
+func (e Env) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+// errNoData is returned by tools that need Env.Data when the caller gave none.
+var errNoData = errors.New("tool needs a data store, but none is configured")
+
+// data returns the Env's Data or an error when it is missing.
+func (e Env) data() (Data, error) {
+	if e.Data == nil {
+		return nil, errNoData
+	}
+	return e.Data, nil
+}
+
+// Checker is implemented (on the pointer) by argument types that need checks a JSON Schema
+// cannot express, such as a trimmed title's length or a parsable date. Check runs after the
+// arguments were decoded and may normalise them (trim spaces, fill defaults). An error it
+// returns reaches the model as an *ArgError.
+type Checker interface {
+	Check() error
+}
+
+// Tool is something the model can call. Build one with New; the zero value is not usable.
+type Tool struct {
+	// Name is what the model calls the tool by, e.g. "create_task".
+	Name string
+	// Description tells the model what the tool does and when to use it.
+	Description string
+	// Kind is Read or Write.
+	Kind Kind
+
+	params json.RawMessage // canonical JSON Schema of the arguments
+	check  func(args json.RawMessage) error
+	exec   func(ctx context.Context, env Env, args json.RawMessage) (any, error)
+	err    error // a construction error, reported by NewRegistry
+}
+
+// New builds a tool whose arguments are the Go struct type A. The JSON Schema of the
+// arguments is derived from A: property names from `json` tags, descriptions from
+// `jsonschema` tags, allowed values from `enum:"a,b,c"` tags; fields without omitempty are
+// required and unknown properties are rejected. If *A implements Checker, Check runs after
+// decoding.
+//
+// New does not panic: if A cannot be described as a JSON object schema, the error is kept
+// and reported by NewRegistry (and by Run).
+func New[A any](name, description string, kind Kind, run func(ctx context.Context, env Env, args A) (any, error)) Tool {
+	t := Tool{Name: name, Description: description, Kind: kind}
+	if run == nil {
+		t.err = fmt.Errorf("tool %q: nil run function", name)
+		return t
+	}
+	schema, err := schemaFor[A]()
+	if err != nil {
+		t.err = fmt.Errorf("tool %q: %w", name, err)
+		return t
+	}
+	t.params, err = canonicalSchema(schema)
+	if err != nil {
+		t.err = fmt.Errorf("tool %q: %w", name, err)
+		return t
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		t.err = fmt.Errorf("tool %q: resolve schema: %w", name, err)
+		return t
+	}
+	t.check = func(raw json.RawMessage) error {
+		_, err := decodeArgs[A](resolved, raw)
+		return err
+	}
+	t.exec = func(ctx context.Context, env Env, raw json.RawMessage) (any, error) {
+		args, err := decodeArgs[A](resolved, raw)
+		if err != nil {
+			return nil, err
+		}
+		return run(ctx, env, args)
+	}
+	return t
+}
+
+// Parameters returns the tool's argument schema as canonical JSON (sorted keys, no
+// whitespace).
+func (t Tool) Parameters() json.RawMessage {
+	return append(json.RawMessage(nil), t.params...)
+}
+
+// Decl returns the declaration of the tool for the model.
+func (t Tool) Decl() llm.ToolDecl {
+	return llm.ToolDecl{Name: t.Name, Description: t.Description, Parameters: t.Parameters()}
+}
+
+// Validate checks args against the tool's schema and its Checker without running the tool,
+// e.g. before a write call is suspended for approval. Invalid arguments give an *ArgError.
+func (t Tool) Validate(args json.RawMessage) error {
+	if t.err != nil {
+		return t.err
+	}
+	if t.check == nil {
+		return fmt.Errorf("tool %q was not built with tools.New", t.Name)
+	}
+	return t.named(t.check(args))
+}
+
+// Run validates args, runs the tool and returns its output as JSON. Invalid arguments give
+// an *ArgError (also when the tool itself rejects them, e.g. an unknown task id); other
+// errors are failures of the tool.
+func (t Tool) Run(ctx context.Context, env Env, args json.RawMessage) (json.RawMessage, error) {
+	if t.err != nil {
+		return nil, t.err
+	}
+	if t.exec == nil {
+		return nil, fmt.Errorf("tool %q was not built with tools.New", t.Name)
+	}
+	out, err := t.exec(ctx, env, args)
+	if err != nil {
+		return nil, t.named(err)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: encode output: %w", t.Name, err)
+	}
+	return b, nil
+}
+
+// named fills in the tool name of an *ArgError; other errors pass unchanged.
+func (t Tool) named(err error) error {
+	if ae, ok := errors.AsType[*ArgError](err); ok && ae.Tool == "" {
+		ae.Tool = t.Name
+	}
+	return err
+}
+
+// ArgError reports arguments the model must correct: bad JSON, a wrong type, a missing or
+// unknown property, or a value the tool rejects. Its message is written for the model.
+type ArgError struct {
+	// Tool is the tool that rejected the arguments.
+	Tool string
+	// Field is the argument at fault, if one is.
+	Field string
+	// Msg says what is wrong, in words the model can act on.
+	Msg string
+	// Err is the underlying cause, if any.
+	Err error
+}
+
+// Error returns the readable message, e.g. "invalid arguments for create_task: title: must
+// not be empty".
+func (e *ArgError) Error() string {
+	s := "invalid arguments"
+	if e.Tool != "" {
+		s += " for " + e.Tool
+	}
+	s += ": "
+	if e.Field != "" {
+		s += e.Field + ": "
+	}
+	return s + e.Msg
+}
+
+// Unwrap returns the underlying cause.
+func (e *ArgError) Unwrap() error { return e.Err }
+
+// argErrorf returns an *ArgError about field with a formatted message.
+func argErrorf(field, format string, a ...any) *ArgError {
+	return &ArgError{Field: field, Msg: fmt.Sprintf(format, a...)}
+}

@@ -1,0 +1,10 @@
+-- name: AppendAudit :one
+INSERT INTO audit_log (owner_id, turn_id, seq, kind, data)
+VALUES (sqlc.arg(owner_id), sqlc.narg(turn_id), sqlc.arg(seq), sqlc.arg(kind), sqlc.arg(data))
+RETURNING *;
+
+-- name: ListAudit :many
+SELECT * FROM audit_log WHERE owner_id = sqlc.arg(owner_id) ORDER BY id DESC LIMIT sqlc.arg(max_rows);
+
+-- name: ListTurnAudit :many
+SELECT * FROM audit_log WHERE owner_id = sqlc.arg(owner_id) AND turn_id = sqlc.arg(turn_id) ORDER BY seq, id;

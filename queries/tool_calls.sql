@@ -1,0 +1,27 @@
+-- name: InsertToolCall :one
+INSERT INTO tool_calls (owner_id, turn_id, call_id, tool, kind, args, args_hash, status, decided_by, result)
+VALUES (sqlc.arg(owner_id), sqlc.arg(turn_id), sqlc.arg(call_id), sqlc.arg(tool), sqlc.arg(kind),
+    sqlc.arg(args), sqlc.arg(args_hash), sqlc.arg(status), sqlc.narg(decided_by), sqlc.narg(result))
+RETURNING *;
+
+-- name: ListToolCalls :many
+SELECT * FROM tool_calls WHERE owner_id = sqlc.arg(owner_id) AND turn_id = sqlc.arg(turn_id)
+ORDER BY created_at, call_id;
+
+-- name: ListPendingToolCalls :many
+SELECT * FROM tool_calls WHERE owner_id = sqlc.arg(owner_id) AND status = 'pending'
+ORDER BY created_at, call_id;
+
+-- name: UpdateToolCall :execrows
+-- Moves one journal entry from an expected status to the next.
+UPDATE tool_calls SET status = sqlc.arg(status), result = COALESCE(sqlc.narg(result), result),
+    decided_by = COALESCE(sqlc.narg(decided_by), decided_by),
+    decision_message = COALESCE(sqlc.narg(decision_message), decision_message), updated_at = now()
+WHERE owner_id = sqlc.arg(owner_id) AND turn_id = sqlc.arg(turn_id) AND call_id = sqlc.arg(call_id)
+    AND status = sqlc.arg(from_status);
+
+-- name: MarkUnknownToolCalls :many
+-- A call still executing when its turn is loaded again was interrupted: its outcome is unknown.
+UPDATE tool_calls SET status = 'unknown', updated_at = now()
+WHERE owner_id = sqlc.arg(owner_id) AND turn_id = sqlc.arg(turn_id) AND status = 'executing'
+RETURNING *;

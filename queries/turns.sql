@@ -1,0 +1,40 @@
+-- name: CreateTurn :one
+INSERT INTO turns (owner_id, conversation_id, trigger, model)
+VALUES (sqlc.arg(owner_id), sqlc.arg(conversation_id), sqlc.arg(trigger), sqlc.arg(model))
+RETURNING *;
+
+-- name: GetTurn :one
+SELECT * FROM turns WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id);
+
+-- name: ListTurns :many
+SELECT * FROM turns WHERE owner_id = sqlc.arg(owner_id)
+ORDER BY created_at DESC, id LIMIT sqlc.arg(max_rows);
+
+-- name: ListTurnsByStatus :many
+SELECT * FROM turns WHERE owner_id = sqlc.arg(owner_id) AND status = sqlc.arg(status)
+ORDER BY created_at DESC, id LIMIT sqlc.arg(max_rows);
+
+-- name: SaveTurn :execrows
+-- Moves a running or resuming turn to its next status, guarded by version.
+UPDATE turns SET
+    status = sqlc.arg(status), version = version + 1, lease_until = NULL,
+    state = sqlc.arg(state), iterations = sqlc.arg(iterations),
+    input_tokens = sqlc.arg(input_tokens), output_tokens = sqlc.arg(output_tokens),
+    cached_tokens = sqlc.arg(cached_tokens), cost_micros = sqlc.arg(cost_micros),
+    model = sqlc.arg(model), answer = sqlc.narg(answer), error = sqlc.narg(error),
+    expires_at = sqlc.narg(expires_at), updated_at = now(),
+    finished_at = CASE WHEN sqlc.arg(status)::text IN ('completed', 'failed', 'aborted') THEN now() END
+WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND version = sqlc.arg(version)
+    AND status IN ('running', 'resuming');
+
+-- name: ClaimTurn :one
+-- The exactly-once claim of a suspended turn: one conditional update that returns the state.
+UPDATE turns SET status = 'resuming', version = version + 1,
+    lease_until = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8), updated_at = now()
+WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND status = 'suspended'
+    AND (expires_at IS NULL OR expires_at > now())
+RETURNING *;
+
+-- name: ExpireTurns :execrows
+UPDATE turns SET status = 'expired', version = version + 1, updated_at = now(), finished_at = now()
+WHERE owner_id = sqlc.arg(owner_id) AND status = 'suspended' AND expires_at <= now();
