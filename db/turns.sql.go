@@ -15,8 +15,9 @@ import (
 const claimTurn = `-- name: ClaimTurn :one
 UPDATE turns SET status = 'resuming', version = version + 1,
     lease_until = now() + make_interval(secs => $1::float8), updated_at = now()
-WHERE owner_id = $2 AND id = $3 AND status = 'suspended'
-    AND (expires_at IS NULL OR expires_at > now())
+WHERE owner_id = $2 AND id = $3
+    AND ((status = 'suspended' AND (expires_at IS NULL OR expires_at > now()))
+        OR (status = 'resuming' AND lease_until < now()))
 RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at
 `
 
@@ -27,6 +28,7 @@ type ClaimTurnParams struct {
 }
 
 // The exactly-once claim of a suspended turn: one conditional update that returns the state.
+// A resuming turn whose lease lapsed (its process died) can be claimed again to recover it.
 func (q *Queries) ClaimTurn(ctx context.Context, arg ClaimTurnParams) (Turn, error) {
 	row := q.db.QueryRow(ctx, claimTurn, arg.LeaseSeconds, arg.OwnerID, arg.ID)
 	var i Turn

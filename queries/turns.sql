@@ -29,10 +29,12 @@ WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND version = sqlc.arg
 
 -- name: ClaimTurn :one
 -- The exactly-once claim of a suspended turn: one conditional update that returns the state.
+-- A resuming turn whose lease lapsed (its process died) can be claimed again to recover it.
 UPDATE turns SET status = 'resuming', version = version + 1,
     lease_until = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8), updated_at = now()
-WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND status = 'suspended'
-    AND (expires_at IS NULL OR expires_at > now())
+WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id)
+    AND ((status = 'suspended' AND (expires_at IS NULL OR expires_at > now()))
+        OR (status = 'resuming' AND lease_until < now()))
 RETURNING *;
 
 -- name: ExpireTurns :execrows

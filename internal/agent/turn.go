@@ -47,7 +47,9 @@ type Turn struct {
 	Trigger        Trigger
 	Status         Status
 	// Version increases with every status change; saves are guarded by it.
-	Version    int32
+	Version int32
+	// LeaseUntil is when a resuming turn's claim lapses (a crashed resume can be recovered).
+	LeaseUntil *time.Time
 	State      *State // set while suspended or resuming
 	Iterations int
 	Usage      llm.Usage
@@ -76,6 +78,8 @@ type State struct {
 	CostMicros int64            `json:"cost_micros"`
 	Iterations int              `json:"iterations"`
 	TraceSeq   int              `json:"trace_seq"`
+	// HistorySeq is the last conversation message (seq) the turn was given as history.
+	HistorySeq int `json:"history_seq"`
 }
 
 // PendingCall is a write call waiting for the owner's decision.

@@ -39,18 +39,8 @@ func (t *Tx) PendingCalls(ctx context.Context) ([]agent.CallRecord, error) {
 	return toCalls(rows), nil
 }
 
-// CallUpdate moves a journal entry from one status to the next.
-type CallUpdate struct {
-	TurnID    uuid.UUID
-	CallID    string
-	From, To  agent.CallStatus
-	Result    []byte
-	DecidedBy string
-	Message   string
-}
-
 // UpdateCall applies u; ErrConflict when the call is not in u.From.
-func (t *Tx) UpdateCall(ctx context.Context, u CallUpdate) error {
+func (t *Tx) UpdateCall(ctx context.Context, u agent.CallUpdate) error {
 	n, err := t.q.UpdateToolCall(ctx, db.UpdateToolCallParams{
 		OwnerID: t.ownerID, TurnID: u.TurnID, CallID: u.CallID, FromStatus: string(u.From), Status: string(u.To),
 		Result: u.Result, DecidedBy: ptrString(u.DecidedBy), DecisionMessage: ptrString(u.Message),

@@ -196,7 +196,7 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		zero("tool_calls list", len(calls), err)
 		pending, err := tx.PendingCalls(ctx)
 		none("tool_calls pending", len(pending), err)
-		refused("tool_calls update", tx.UpdateCall(ctx, CallUpdate{TurnID: a.turn, CallID: "c1", From: agent.CallPending, To: agent.CallApproved}))
+		refused("tool_calls update", tx.UpdateCall(ctx, agent.CallUpdate{TurnID: a.turn, CallID: "c1", From: agent.CallPending, To: agent.CallApproved}))
 		unknown, err := tx.MarkUnknownCalls(ctx, a.turn)
 		zero("tool_calls mark unknown", len(unknown), err)
 

@@ -18,6 +18,12 @@ func (t *Tx) Owner(ctx context.Context) (Owner, error) {
 	return toOwner(r), nil
 }
 
+// Mode is the owner's gate mode.
+func (t *Tx) Mode(ctx context.Context) (string, error) {
+	o, err := t.Owner(ctx)
+	return o.Mode, err
+}
+
 // SetMode sets the owner's gate mode (ask, deny or auto).
 func (t *Tx) SetMode(ctx context.Context, mode string) error {
 	n, err := t.q.SetOwnerMode(ctx, db.SetOwnerModeParams{ID: t.ownerID, Mode: mode})

@@ -16,14 +16,15 @@ import (
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
 	"github.com/stewardhq/steward/db"
+	"github.com/stewardhq/steward/internal/agent"
 )
 
 // Errors returned by the store, matched with errors.Is.
 var (
 	// ErrNotFound: no such row for this owner (another owner's rows are never found).
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = agent.ErrNotFound
 	// ErrConflict: the row changed under us (a lost race, a duplicate, a stale version).
-	ErrConflict = errors.New("conflict")
+	ErrConflict = agent.ErrConflict
 )
 
 // Store is the application's connection pool, as the steward_app role under RLS.
@@ -74,18 +75,7 @@ type Tx struct {
 	q       *db.Queries
 	tx      pgx.Tx
 	ownerID uuid.UUID
-	turnID  uuid.NullUUID
 }
-
-// ForTurn returns the same transaction, recording turnID as the source of what it creates.
-func (t *Tx) ForTurn(turnID uuid.UUID) *Tx {
-	c := *t
-	c.turnID = nullUUID(&turnID)
-	return &c
-}
-
-// turnRef is the turn that rows created through this Tx come from, if any.
-func (t *Tx) turnRef() uuid.NullUUID { return t.turnID }
 
 // OwnerID is the owner this transaction is confined to.
 func (t *Tx) OwnerID() uuid.UUID { return t.ownerID }
@@ -105,6 +95,16 @@ func (s *Store) WithOwner(ctx context.Context, ownerID uuid.UUID, fn func(*Tx) e
 		return fn(&Tx{q: db.New(tx), tx: tx, ownerID: ownerID})
 	})
 }
+
+// InOwner is WithOwner for the agent: it implements agent.Store.
+func (s *Store) InOwner(ctx context.Context, ownerID uuid.UUID, fn func(agent.Tx) error) error {
+	return s.WithOwner(ctx, ownerID, func(tx *Tx) error { return fn(tx) })
+}
+
+var (
+	_ agent.Store = (*Store)(nil)
+	_ agent.Tx    = (*Tx)(nil)
+)
 
 const setOwnerSQL = `SELECT set_config('app.owner_id', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`
 

@@ -26,9 +26,8 @@ func toolsNotFound(err error) error {
 
 // CreateTask adds an open task.
 func (t *Tx) CreateTask(ctx context.Context, in tools.NewTask) (tools.Task, error) {
-	turn := t.turnRef()
 	row, err := t.q.CreateTask(ctx, db.CreateTaskParams{
-		OwnerID: t.ownerID, Title: in.Title, Notes: in.Notes, Due: in.Due, SourceTurnID: turn,
+		OwnerID: t.ownerID, Title: in.Title, Notes: in.Notes, Due: in.Due,
 	})
 	if err != nil {
 		return tools.Task{}, notFound("create task", err)
@@ -176,7 +175,7 @@ func (t *Tx) SupersedeChunk(ctx context.Context, id uuid.UUID) error {
 
 // CreateNotification records a notification for the owner.
 func (t *Tx) CreateNotification(ctx context.Context, title, message string) (tools.Notification, error) {
-	r, err := t.q.CreateNotification(ctx, db.CreateNotificationParams{OwnerID: t.ownerID, Title: title, Message: message, TurnID: t.turnRef()})
+	r, err := t.q.CreateNotification(ctx, db.CreateNotificationParams{OwnerID: t.ownerID, Title: title, Message: message})
 	if err != nil {
 		return tools.Notification{}, notFound("notify", err)
 	}

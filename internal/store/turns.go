@@ -104,7 +104,7 @@ func (t *Tx) ExpireTurns(ctx context.Context) (int64, error) {
 func toTurn(r db.Turn) (agent.Turn, error) {
 	turn := agent.Turn{
 		ID: r.ID, OwnerID: r.OwnerID, ConversationID: r.ConversationID, Trigger: agent.Trigger(r.Trigger),
-		Status: agent.Status(r.Status), Version: r.Version, Iterations: int(r.Iterations),
+		Status: agent.Status(r.Status), Version: r.Version, LeaseUntil: r.LeaseUntil, Iterations: int(r.Iterations),
 		Usage:      llm.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CachedTokens: r.CachedTokens},
 		CostMicros: r.CostMicros, Model: r.Model, Answer: str(r.Answer), Error: str(r.Error),
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ExpiresAt: r.ExpiresAt,

@@ -79,6 +79,11 @@ type Tool struct {
 	Description string
 	// Kind is Read or Write.
 	Kind Kind
+	// External marks a write whose effect leaves Postgres (mail, outside webhooks). Such a
+	// call is journaled "executing" in a commit of its own before it runs, so a crash
+	// mid-call is detected and never silently re-run. Tools that only touch Postgres run in
+	// the same transaction as their journal row instead.
+	External bool
 
 	params json.RawMessage // canonical JSON Schema of the arguments
 	check  func(args json.RawMessage) error

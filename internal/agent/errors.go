@@ -1,0 +1,58 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code classifies an error for clients; internal/httpapi maps each code to an HTTP status.
+type Code string
+
+// Error codes (DESIGN §5).
+const (
+	CodeInvalid      Code = "invalid"
+	CodeUnauthorized Code = "unauthorized"
+	CodeNotFound     Code = "not_found"
+	CodeConflict     Code = "conflict"
+	CodeTooLarge     Code = "too_large"
+	CodeRateLimited  Code = "rate_limited"
+	CodeOverBudget   Code = "over_budget"
+	CodeKilled       Code = "killed"
+	CodeInternal     Code = "internal"
+)
+
+// Sentinel errors shared with the store, matched with errors.Is.
+var (
+	// ErrNotFound: no such object for this owner; another owner's objects are never found.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: the object is not in a state that allows the change (a lost race, a
+	// resolved turn, a stale version).
+	ErrConflict = errors.New("conflict")
+)
+
+// Error is an error a client may see: a code and a message written for the client.
+type Error struct {
+	Code    Code
+	Message string
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// Errorf builds a client-visible error.
+func Errorf(code Code, format string, a ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, a...)}
+}
+
+// ErrorCode classifies any error: an *Error's own code, the sentinels' codes, else internal.
+func ErrorCode(err error) Code {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return e.Code
+	case errors.Is(err, ErrNotFound):
+		return CodeNotFound
+	case errors.Is(err, ErrConflict):
+		return CodeConflict
+	}
+	return CodeInternal
+}

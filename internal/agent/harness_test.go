@@ -1,0 +1,146 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/safety"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/testdb"
+	"github.com/stewardhq/steward/internal/tools"
+)
+
+// harness is a Runner on a fresh real database with one owner.
+type harness struct {
+	t      testing.TB
+	ctx    context.Context
+	store  *store.Store
+	door   *store.Door
+	owner  uuid.UUID
+	runner *agent.Runner
+	// lookups counts runs of the "lookup" read tool; sends counts runs of "send_mail".
+	lookups, sends atomic.Int32
+}
+
+func newHarness(t testing.TB, model llm.Model) *harness {
+	t.Helper()
+	ctx := context.Background()
+	d := testdb.New(t)
+	door, err := store.OpenDoor(ctx, d.OwnerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(door.Close)
+	s, err := store.Open(ctx, d.AppURL, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	owner, _, err := door.CreateOwner(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, ctx: ctx, store: s, door: door, owner: owner.ID}
+	type lookupArgs struct {
+		Key string `json:"key"`
+	}
+	lookup := tools.New("lookup", "Look a key up.", tools.Read, func(_ context.Context, _ tools.Env, a lookupArgs) (any, error) {
+		h.lookups.Add(1)
+		return map[string]string{"key": a.Key, "value": "v-" + a.Key}, nil
+	})
+	type mailArgs struct {
+		To string `json:"to"`
+	}
+	mail := tools.New("send_mail", "Send a mail.", tools.Write, func(_ context.Context, _ tools.Env, a mailArgs) (any, error) {
+		h.sends.Add(1)
+		return map[string]string{"sent_to": a.To}, nil
+	})
+	mail.External = true
+	reg, err := tools.NewRegistry(append(tools.Builtins(), lookup, mail)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.runner = &agent.Runner{Model: model, Tools: reg, Store: s, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour}
+	return h
+}
+
+func (h *harness) start(msg string) agent.View {
+	h.t.Helper()
+	v, err := h.runner.Start(h.ctx, agent.Input{OwnerID: h.owner, Message: msg}, nil)
+	if err != nil {
+		h.t.Fatalf("start: %v", err)
+	}
+	return v
+}
+
+// approveAll approves every pending call of v as shown.
+func approveAll(v agent.View) []agent.Decision {
+	var ds []agent.Decision
+	for _, p := range v.Pending {
+		ds = append(ds, agent.Decision{CallID: p.CallID, Approve: true, ArgsHash: p.ArgsHash})
+	}
+	return ds
+}
+
+func (h *harness) confirm(v agent.View, ds []agent.Decision) (agent.View, error) {
+	return h.runner.Confirm(h.ctx, h.owner, v.TurnID, ds, nil)
+}
+
+// tasks lists the owner's tasks.
+func (h *harness) tasks() []tools.Task {
+	h.t.Helper()
+	var out []tools.Task
+	err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
+		var err error
+		out, err = tx.ListTasks(h.ctx, "all")
+		return err
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return out
+}
+
+// journal lists a turn's tool-call journal.
+func (h *harness) journal(turnID uuid.UUID) map[string]agent.CallRecord {
+	h.t.Helper()
+	out := map[string]agent.CallRecord{}
+	err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
+		calls, err := tx.Calls(h.ctx, turnID)
+		for _, c := range calls {
+			out[c.CallID] = c
+		}
+		return err
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return out
+}
+
+// resultsOf returns the tool results of the last message of a request, in order.
+func resultsOf(req llm.Request) []llm.ToolResult {
+	var out []llm.ToolResult
+	last := req.Messages[len(req.Messages)-1]
+	for _, p := range last.Parts {
+		if p.ToolResult != nil {
+			out = append(out, *p.ToolResult)
+		}
+	}
+	return out
+}
+
+func outputString(r llm.ToolResult) string {
+	var s string
+	if json.Unmarshal(r.Output, &s) == nil {
+		return s
+	}
+	return string(r.Output)
+}

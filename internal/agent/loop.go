@@ -1,0 +1,501 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
+
+	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/tools"
+)
+
+// run is one turn in flight in this process.
+type run struct {
+	turn    Turn
+	history []llm.Message
+	st      *State
+	emit    Emit
+	events  []event
+}
+
+// event is an audit row waiting for the run's next transaction.
+type event struct {
+	seq  int
+	kind string
+	data any
+}
+
+func (x *run) send(e StreamEvent) {
+	if x.emit != nil {
+		x.emit(e)
+	}
+}
+
+// record queues an audit event; it is written in the run's next transaction.
+func (x *run) record(kind string, data any) {
+	x.st.TraceSeq++
+	x.events = append(x.events, event{seq: x.st.TraceSeq, kind: kind, data: data})
+}
+
+// flush writes the queued audit events in tx.
+func (x *run) flush(ctx context.Context, tx Tx) error {
+	for _, e := range x.events {
+		b, err := json.Marshal(e.data)
+		if err != nil {
+			return fmt.Errorf("encode %s event: %w", e.kind, err)
+		}
+		if _, err := tx.AppendEvent(ctx, &x.turn.ID, e.seq, e.kind, b); err != nil {
+			return err
+		}
+	}
+	x.events = x.events[:0]
+	return nil
+}
+
+// Start runs a new turn for a message, until it completes, fails or suspends.
+func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (View, error) {
+	msg := strings.TrimSpace(in.Message)
+	switch n := utf8.RuneCountInString(msg); {
+	case n == 0:
+		return View{}, Errorf(CodeInvalid, "message is empty")
+	case n > MaxMessageRunes:
+		return View{}, Errorf(CodeInvalid, "message is %d characters long; the limit is %d", n, MaxMessageRunes)
+	case !utf8.ValidString(msg):
+		return View{}, Errorf(CodeInvalid, "message is not valid UTF-8")
+	}
+	if in.Trigger == "" {
+		in.Trigger = TriggerChat
+	}
+	x := &run{emit: emit, st: &State{SchemaVersion: StateSchemaVersion,
+		Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Text: msg}}}}}}
+	err := r.Store.InOwner(ctx, in.OwnerID, func(tx Tx) error {
+		var conv Conversation
+		var err error
+		if in.ConversationID != nil {
+			conv, err = tx.GetConversation(ctx, *in.ConversationID)
+		} else {
+			conv, err = tx.CreateConversation(ctx, title(msg))
+		}
+		if err != nil {
+			return err
+		}
+		stored, err := tx.Messages(ctx, conv.ID)
+		if err != nil {
+			return err
+		}
+		x.history, x.st.HistorySeq = r.fit(stored, -1)
+		x.turn, err = tx.CreateTurn(ctx, conv.ID, in.Trigger, r.Model.Name())
+		if err != nil {
+			return err
+		}
+		x.record("turn_started", map[string]any{"trigger": in.Trigger, "conversation_id": conv.ID, "model": r.Model.Name()})
+		return x.flush(ctx, tx)
+	})
+	if err != nil {
+		if ErrorCode(err) == CodeNotFound {
+			return View{}, Errorf(CodeNotFound, "conversation not found")
+		}
+		return View{}, fmt.Errorf("start turn: %w", err)
+	}
+	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", x.turn.ID) })
+	return r.loop(ctx, x)
+}
+
+// fit turns stored messages into the history sent to the model: at most HistoryMessages,
+// up to seq upTo (-1 = all), starting at a user message that is not a tool result.
+func (r *Runner) fit(stored []StoredMessage, upTo int) ([]llm.Message, int) {
+	last := 0
+	msgs := make([]llm.Message, 0, len(stored))
+	for _, m := range stored {
+		if upTo >= 0 && m.Seq > upTo {
+			break
+		}
+		msgs = append(msgs, m.Message)
+		last = m.Seq
+	}
+	limit := r.HistoryMessages
+	if limit <= 0 {
+		limit = 40
+	}
+	if len(msgs) > limit {
+		msgs = msgs[len(msgs)-limit:]
+	}
+	for len(msgs) > 0 && (msgs[0].Role != llm.RoleUser || hasToolResults(msgs[0])) {
+		msgs = msgs[1:]
+	}
+	return msgs, last
+}
+
+func hasToolResults(m llm.Message) bool {
+	for _, p := range m.Parts {
+		if p.ToolResult != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// title is a new conversation's title: the start of its first message.
+func title(msg string) string {
+	msg = strings.Join(strings.Fields(msg), " ")
+	if utf8.RuneCountInString(msg) <= 60 {
+		return msg
+	}
+	return string([]rune(msg)[:60]) + "…"
+}
+
+// loop calls the model until the turn completes, fails or suspends (DESIGN §2 steps 2–6).
+func (r *Runner) loop(ctx context.Context, x *run) (View, error) {
+	maxIter := r.MaxIterations
+	if maxIter <= 0 {
+		maxIter = 8
+	}
+	for {
+		final := x.st.Iterations >= maxIter
+		resp, err := r.call(ctx, x, !final)
+		if err != nil {
+			zerolog.Ctx(ctx).Error().Err(err).Msg("model call failed")
+			return r.finish(ctx, x, StatusFailed, "", "the model call failed; try again later")
+		}
+		uniqueCallIDs(x.st.Messages, resp.Message)
+		x.st.Messages = append(x.st.Messages, resp.Message)
+		switch resp.Finish {
+		case llm.FinishBlocked:
+			return r.finish(ctx, x, StatusFailed, "", "the model's answer was blocked ("+resp.FinishDetail+")")
+		case llm.FinishMaxTokens:
+			return r.finish(ctx, x, StatusFailed, "", "the answer was cut off at the output token limit")
+		case llm.FinishRefused:
+			return r.finish(ctx, x, StatusFailed, "", "the model declined to answer ("+resp.FinishDetail+")")
+		}
+		calls := resp.ToolCalls()
+		if len(calls) == 0 || final {
+			return r.finish(ctx, x, StatusCompleted, resp.Text(), "")
+		}
+		suspended, err := r.batch(ctx, x, calls)
+		if err != nil {
+			zerolog.Ctx(ctx).Error().Err(err).Msg("tool batch failed")
+			return r.finish(ctx, x, StatusFailed, "", "a tool failed unexpectedly")
+		}
+		if suspended {
+			return r.suspend(ctx, x)
+		}
+	}
+}
+
+// uniqueCallIDs gives every call of msg an id unique within the turn: a call without an id,
+// or reusing one, gets a minted id (never sent back to the provider).
+func uniqueCallIDs(turn []llm.Message, msg llm.Message) {
+	seen := map[string]bool{}
+	for _, m := range turn {
+		for _, p := range m.Parts {
+			if p.ToolCall != nil {
+				seen[p.ToolCall.ID] = true
+			}
+		}
+	}
+	for _, p := range msg.Parts {
+		if c := p.ToolCall; c != nil {
+			if c.ID == "" || seen[c.ID] {
+				c.ID, c.MintedID = "call_"+strings.ReplaceAll(uuid.NewString(), "-", "")[:16], true
+			}
+			seen[c.ID] = true
+		}
+	}
+}
+
+// call makes one model call with the turn so far; withTools=false is the final tool-free
+// completion after the iteration cap.
+func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response, error) {
+	req := llm.Request{System: SystemPrompt, Messages: append(append([]llm.Message(nil), x.history...), x.st.Messages...)}
+	if withTools {
+		req.Tools = r.Tools.Declarations()
+	}
+	var onDelta llm.DeltaFunc
+	if x.emit != nil {
+		onDelta = func(text string) error {
+			x.send(StreamEvent{Type: "text", Text: text})
+			return nil
+		}
+	}
+	start := time.Now()
+	resp, err := r.Model.Generate(ctx, req, onDelta)
+	x.st.Iterations++
+	x.st.Usage = x.st.Usage.Add(resp.Usage)
+	cost := int64(0)
+	if r.Price != nil {
+		cost = r.Price(resp.Model, resp.Usage)
+	}
+	x.st.CostMicros += cost
+	data := map[string]any{"model": r.Model.Name(), "finish": resp.Finish, "finish_detail": resp.FinishDetail,
+		"usage": resp.Usage, "cost_micros": cost, "latency_ms": time.Since(start).Milliseconds(), "tools": withTools}
+	if err != nil {
+		data["error"] = "model call failed"
+	}
+	x.record("model_call", data)
+	return resp, err
+}
+
+// finish ends the turn: saves its outcome and, when completed, appends its messages to the
+// conversation.
+func (r *Runner) finish(ctx context.Context, x *run, status Status, answer, errMsg string) (View, error) {
+	x.turn.Status, x.turn.Answer, x.turn.Error = status, answer, errMsg
+	x.turn.State, x.turn.ExpiresAt = nil, nil
+	r.account(x)
+	x.record("turn_"+string(status), map[string]any{"error": errMsg, "iterations": x.st.Iterations, "usage": x.st.Usage})
+	err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
+		saved, err := tx.SaveTurn(ctx, x.turn)
+		if err != nil {
+			return err
+		}
+		x.turn = saved
+		if status == StatusCompleted {
+			if err := tx.AppendMessages(ctx, x.turn.ConversationID, x.turn.ID, x.st.Messages...); err != nil {
+				return err
+			}
+			if err := tx.TouchConversation(ctx, x.turn.ConversationID, ""); err != nil {
+				return err
+			}
+		}
+		return x.flush(ctx, tx)
+	})
+	if err != nil {
+		return View{}, fmt.Errorf("finish turn %s: %w", x.turn.ID, err)
+	}
+	v := ViewOf(x.turn)
+	typ := "completed"
+	if status != StatusCompleted {
+		typ = "error"
+	}
+	x.send(StreamEvent{Type: typ, Turn: &v, Text: errMsg})
+	return v, nil
+}
+
+// account copies the run's usage onto the turn.
+func (r *Runner) account(x *run) {
+	x.turn.Usage, x.turn.CostMicros, x.turn.Iterations = x.st.Usage, x.st.CostMicros, x.st.Iterations
+}
+
+// suspend writes the turn with its pending writes to Postgres and returns it to the client.
+func (r *Runner) suspend(ctx context.Context, x *run) (View, error) {
+	ttl := r.SuspendTTL
+	if ttl <= 0 {
+		ttl = 7 * 24 * time.Hour
+	}
+	exp := r.now().Add(ttl)
+	x.turn.Status, x.turn.State, x.turn.ExpiresAt = StatusSuspended, x.st, &exp
+	r.account(x)
+	x.record("turn_suspended", map[string]any{"pending": len(x.st.Pending), "expires_at": exp})
+	err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
+		saved, err := tx.SaveTurn(ctx, x.turn)
+		if err != nil {
+			return err
+		}
+		x.turn = saved
+		return x.flush(ctx, tx)
+	})
+	if err != nil {
+		return View{}, fmt.Errorf("suspend turn %s: %w", x.turn.ID, err)
+	}
+	v := ViewOf(x.turn)
+	x.send(StreamEvent{Type: "suspended", Turn: &v})
+	return v, nil
+}
+
+// batch handles one batch of tool calls: unknown tools and invalid arguments become error
+// results, reads run, writes go through the gate. It returns true when writes wait for a
+// human; otherwise the results were appended as one message in call order.
+func (r *Runner) batch(ctx context.Context, x *run, calls []llm.ToolCall) (bool, error) {
+	results := make([]*llm.ToolResult, len(calls))
+	var pending []PendingCall
+	var allowed []int
+	err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
+		for i, c := range calls {
+			x.send(StreamEvent{Type: "tool_call", Call: &calls[i]})
+			tool, ok := r.Tools.Get(c.Name)
+			if !ok {
+				res := errorResult(c, fmt.Sprintf("unknown tool %q; available tools: %s", c.Name, strings.Join(r.Tools.Names(), ", ")))
+				results[i] = &res
+				x.record("tool_rejected", map[string]any{"call_id": c.ID, "tool": c.Name, "reason": "unknown tool"})
+				continue
+			}
+			if err := tool.Validate(c.Args); err != nil {
+				res := errorResult(c, err.Error())
+				results[i] = &res
+				x.record("tool_rejected", map[string]any{"call_id": c.ID, "tool": c.Name, "reason": "invalid arguments"})
+				continue
+			}
+			hash, err := tools.ArgsHash(c.Name, c.Args)
+			if err != nil {
+				return err
+			}
+			rec := CallRecord{TurnID: x.turn.ID, CallID: c.ID, Tool: c.Name, Kind: tool.Kind, Args: c.Args, ArgsHash: hash}
+			x.record("tool_requested", map[string]any{"call_id": c.ID, "tool": c.Name, "kind": tool.Kind, "args_hash": hash})
+			if tool.Kind == tools.Read {
+				res, err := r.runTool(ctx, tx, x, c)
+				if err != nil {
+					return err
+				}
+				results[i] = &res
+				rec.Status, rec.Result = CallSucceeded, res.Output
+				if res.IsError {
+					rec.Status = CallFailed
+				}
+				if err := tx.RecordCall(ctx, rec); err != nil {
+					return err
+				}
+				continue
+			}
+			d, err := r.Gate.Decide(ctx, tx, GateRequest{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Trigger: x.turn.Trigger, Tool: c.Name, Args: c.Args})
+			if err != nil {
+				return fmt.Errorf("gate %s: %w", c.Name, err)
+			}
+			x.record("gate_decision", map[string]any{"call_id": c.ID, "tool": c.Name, "verdict": d.Verdict, "by": d.By})
+			rec.DecidedBy = d.By
+			switch d.Verdict {
+			case Allow:
+				rec.Status = CallApproved
+				allowed = append(allowed, i)
+			case Deny:
+				res := refusal(c, "refused by "+d.By, d.Reason)
+				results[i] = &res
+				rec.Status, rec.Result = CallDenied, res.Output
+			default:
+				rec.Status, rec.DecidedBy = CallPending, ""
+				pending = append(pending, PendingCall{CallID: c.ID, Tool: c.Name, Args: c.Args, ArgsHash: hash})
+			}
+			if err := tx.RecordCall(ctx, rec); err != nil {
+				return err
+			}
+		}
+		return x.flush(ctx, tx)
+	})
+	if err != nil {
+		return false, err
+	}
+	for _, i := range allowed {
+		res, err := r.execute(ctx, x, calls[i])
+		if err != nil {
+			return false, err
+		}
+		results[i] = &res
+	}
+	if len(pending) > 0 {
+		x.st.Calls, x.st.Pending, x.st.Results = calls, pending, nil
+		for _, res := range results {
+			if res != nil {
+				x.st.Results = append(x.st.Results, *res)
+			}
+		}
+		return true, nil
+	}
+	x.st.Messages = append(x.st.Messages, resultsMessage(calls, results))
+	return false, nil
+}
+
+// runTool runs a validated tool inside tx and turns tool errors into results for the model;
+// other errors (the database) are returned.
+func (r *Runner) runTool(ctx context.Context, tx Tx, x *run, c llm.ToolCall) (llm.ToolResult, error) {
+	start := time.Now()
+	env := tools.Env{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Now: r.Now}
+	if tx != nil {
+		env.Data = tx
+	}
+	out, err := r.Tools.Run(ctx, env, c.Name, c.Args)
+	res := llm.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: out}
+	var argErr *tools.ArgError
+	switch {
+	case err == nil:
+	case errors.As(err, &argErr) || errors.Is(err, tools.ErrUnknownTool):
+		res = errorResult(c, err.Error())
+	default:
+		return res, fmt.Errorf("run %s: %w", c.Name, err)
+	}
+	x.record("tool_result", map[string]any{"call_id": c.ID, "tool": c.Name, "ok": !res.IsError,
+		"bytes": len(res.Output), "duration_ms": time.Since(start).Milliseconds()})
+	x.send(StreamEvent{Type: "tool_result", Result: &res})
+	return res, nil
+}
+
+// execute runs an approved write with its journal: executing before, succeeded/failed after.
+// A tool whose effect stays in Postgres runs in the same transaction as its journal rows, so
+// effect and journal commit together. An external tool is journaled executing in its own
+// commit first; a crash before its result leaves it executing, later marked unknown.
+func (r *Runner) execute(ctx context.Context, x *run, c llm.ToolCall) (llm.ToolResult, error) {
+	tool, _ := r.Tools.Get(c.Name)
+	toExecuting := CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: CallApproved, To: CallExecuting}
+	var res llm.ToolResult
+	finish := func(tx Tx) error {
+		to := CallSucceeded
+		if res.IsError {
+			to = CallFailed
+		}
+		if err := tx.UpdateCall(ctx, CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: CallExecuting, To: to, Result: res.Output}); err != nil {
+			return err
+		}
+		return x.flush(ctx, tx)
+	}
+	if !tool.External {
+		err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
+			if err := tx.UpdateCall(ctx, toExecuting); err != nil {
+				return err
+			}
+			var err error
+			if res, err = r.runTool(ctx, tx, x, c); err != nil {
+				return err
+			}
+			return finish(tx)
+		})
+		if err == nil {
+			return res, nil
+		}
+		// The tool's transaction rolled back: nothing happened. Journal the failure.
+		zerolog.Ctx(ctx).Error().Err(err).Str("tool", c.Name).Msg("write tool failed")
+		res = errorResult(c, "the tool failed unexpectedly; nothing was changed")
+		err = r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
+			return tx.UpdateCall(ctx, CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: CallApproved, To: CallFailed, Result: res.Output})
+		})
+		return res, err
+	}
+	if err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error { return tx.UpdateCall(ctx, toExecuting) }); err != nil {
+		return res, err
+	}
+	if r.afterExecuting != nil {
+		if err := r.afterExecuting(c.ID); err != nil {
+			return res, err
+		}
+	}
+	res, err := r.runTool(ctx, nil, x, c)
+	if err != nil {
+		res = errorResult(c, "the tool failed unexpectedly")
+	}
+	return res, r.Store.InOwner(ctx, x.turn.OwnerID, finish)
+}
+
+// resultsMessage is the one message carrying every result of a batch, in call order.
+func resultsMessage(calls []llm.ToolCall, results []*llm.ToolResult) llm.Message {
+	msg := llm.Message{Role: llm.RoleUser, Parts: make([]llm.Part, len(calls))}
+	for i := range calls {
+		msg.Parts[i] = llm.Part{ToolResult: results[i]}
+	}
+	return msg
+}
+
+// errorResult is a tool error the model can read and correct.
+func errorResult(c llm.ToolCall, msg string) llm.ToolResult {
+	b, _ := json.Marshal(msg)
+	return llm.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: b, IsError: true}
+}
+
+// refusal is the result of a write that was not run, with who refused and why.
+func refusal(c llm.ToolCall, by, message string) llm.ToolResult {
+	b, _ := json.Marshal(map[string]string{"status": "not done", "refused_by": by, "message": message})
+	return llm.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: b, IsError: true}
+}
+

@@ -1,0 +1,272 @@
+package agent_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/llm/gemini"
+	"github.com/stewardhq/steward/internal/llm/scripted"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+func suspendOne(t *testing.T, extra ...scripted.Step) (*harness, agent.View) {
+	t.Helper()
+	steps := append([]scripted.Step{scripted.Reply(scripted.Calls(scripted.Call("w1", "create_task", `{"title":"buy milk"}`)))}, extra...)
+	h := newHarness(t, scripted.New(steps...))
+	v := h.start("remind me to buy milk")
+	if v.Status != agent.StatusSuspended || len(v.Pending) != 1 {
+		t.Fatalf("view = %+v, want suspended", v)
+	}
+	return h, v
+}
+
+func TestFiftyConcurrentConfirmsExecuteOnce(t *testing.T) {
+	t.Parallel()
+	h, v := suspendOne(t, scripted.Reply(scripted.Text("done")))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[agent.Code]int{}
+	ok := 0
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := h.confirm(v, approveAll(v))
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil && got.Status == agent.StatusCompleted {
+				ok++
+			} else {
+				codes[agent.ErrorCode(err)]++
+			}
+		}()
+	}
+	wg.Wait()
+	if ok != 1 || codes[agent.CodeConflict] != 49 {
+		t.Fatalf("%d succeeded, errors by code %v: want 1 and 49 conflicts", ok, codes)
+	}
+	if n := len(h.tasks()); n != 1 {
+		t.Fatalf("%d tasks, want exactly 1", n)
+	}
+	if j := h.journal(v.TurnID); j["w1"].Status != agent.CallSucceeded {
+		t.Fatalf("journal = %+v", j)
+	}
+}
+
+func TestConfirmRefusesBadDecisions(t *testing.T) {
+	t.Parallel()
+	h, v := suspendOne(t, scripted.Reply(scripted.Text("done")))
+	p := v.Pending[0]
+	other, _, err := h.door.CreateOwner(h.ctx, "mallory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		ds   []agent.Decision
+		run  func([]agent.Decision) error
+		want agent.Code
+	}{
+		{"stale args_hash", []agent.Decision{{CallID: p.CallID, Approve: true, ArgsHash: strings.Repeat("0", 64)}}, nil, agent.CodeConflict},
+		{"missing decision", nil, nil, agent.CodeInvalid},
+		{"unknown call id", []agent.Decision{{CallID: "nope", Approve: true, ArgsHash: p.ArgsHash}, {CallID: p.CallID, Approve: true, ArgsHash: p.ArgsHash}}, nil, agent.CodeInvalid},
+		{"duplicate decision", []agent.Decision{{CallID: p.CallID, Approve: true, ArgsHash: p.ArgsHash}, {CallID: p.CallID, Approve: false, ArgsHash: p.ArgsHash}}, nil, agent.CodeInvalid},
+		{"another owner's turn", approveAll(v), func(ds []agent.Decision) error {
+			_, err := h.runner.Confirm(h.ctx, other.ID, v.TurnID, ds, nil)
+			return err
+		}, agent.CodeNotFound},
+	}
+	for _, tc := range cases {
+		run := tc.run
+		if run == nil {
+			run = func(ds []agent.Decision) error { _, err := h.confirm(v, ds); return err }
+		}
+		if err := run(tc.ds); agent.ErrorCode(err) != tc.want {
+			t.Errorf("%s: err = %v, want %s", tc.name, err, tc.want)
+		}
+	}
+	if n := len(h.tasks()); n != 0 {
+		t.Fatalf("refused confirms executed %d writes", n)
+	}
+	if got, err := h.runner.Turn(h.ctx, h.owner, v.TurnID); err != nil || got.Status != agent.StatusSuspended {
+		t.Fatalf("turn after refused confirms: %+v, %v (want still suspended)", got, err)
+	}
+	// A correct confirm still works afterwards.
+	if got, err := h.confirm(v, approveAll(v)); err != nil || got.Status != agent.StatusCompleted {
+		t.Fatalf("confirm: %+v, %v", got, err)
+	}
+}
+
+func TestCrashBetweenExecutingAndResultIsUnknown(t *testing.T) {
+	t.Parallel()
+	var told llm.Request
+	m := scripted.New(
+		scripted.Reply(scripted.Calls(scripted.Call("m1", "send_mail", `{"to":"bob@example.com"}`))),
+		func(req llm.Request) (llm.Response, error) { told = req; return scripted.Text("I am not sure it was sent."), nil },
+	)
+	h := newHarness(t, m)
+	h.runner.Lease = 200 * time.Millisecond
+	v := h.start("mail bob")
+	// The process "dies" right after the call was journaled executing.
+	h.runner.SetAfterExecuting(func(string) error { runtime.Goexit(); return nil })
+	done := make(chan struct{})
+	go func() { defer close(done); h.confirm(v, approveAll(v)) }()
+	<-done
+	if j := h.journal(v.TurnID); j["m1"].Status != agent.CallExecuting {
+		t.Fatalf("journal after crash = %+v", j["m1"])
+	}
+	h.runner.SetAfterExecuting(nil)
+	time.Sleep(300 * time.Millisecond) // the dead resume's lease lapses
+	got, err := h.confirm(v, approveAll(v))
+	if err != nil || got.Status != agent.StatusCompleted {
+		t.Fatalf("recovery confirm: %+v, %v", got, err)
+	}
+	if h.sends.Load() != 0 {
+		t.Fatalf("the interrupted call ran %d times on recovery, want 0", h.sends.Load())
+	}
+	if j := h.journal(v.TurnID); j["m1"].Status != agent.CallUnknown {
+		t.Fatalf("journal = %+v, want unknown", j["m1"])
+	}
+	res := resultsOf(told)
+	if len(res) != 1 || !strings.Contains(outputString(res[0]), "outcome unknown") {
+		t.Fatalf("model was told %+v", res)
+	}
+}
+
+func TestAlwaysStoresARuleAndResumedTurnCanSuspendAgain(t *testing.T) {
+	t.Parallel()
+	h, v := suspendOne(t,
+		scripted.Reply(scripted.Calls(scripted.Call("w2", "notify", `{"message":"milk added"}`))),
+		scripted.Reply(scripted.Text("done")),
+		scripted.Reply(scripted.Calls(scripted.Call("w3", "create_task", `{"title":"buy bread"}`))),
+		scripted.Reply(scripted.Text("added bread")),
+	)
+	ds := approveAll(v)
+	ds[0].Always = true
+	v2, err := h.confirm(v, ds)
+	if err != nil || v2.Status != agent.StatusSuspended || v2.TurnID != v.TurnID || v2.Pending[0].Tool != "notify" {
+		t.Fatalf("resumed turn: %+v, %v; want it suspended again on notify", v2, err)
+	}
+	v3, err := h.confirm(v2, approveAll(v2))
+	if err != nil || v3.Status != agent.StatusCompleted {
+		t.Fatalf("second confirm: %+v, %v", v3, err)
+	}
+	// The standing rule from "always" lets the next create_task run without asking.
+	v4 := h.start("and bread")
+	if v4.Status != agent.StatusCompleted || len(h.tasks()) != 2 {
+		t.Fatalf("with an allow rule: %+v, %d tasks", v4, len(h.tasks()))
+	}
+	if j := h.journal(v4.TurnID); !strings.HasPrefix(j["w3"].DecidedBy, "rule:") {
+		t.Fatalf("journal = %+v, want decided by the rule", j["w3"])
+	}
+}
+
+func TestSuspendedTurnExpires(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, scripted.New(scripted.Reply(scripted.Calls(scripted.Call("w1", "create_task", `{"title":"milk"}`)))))
+	h.runner.SuspendTTL = time.Millisecond
+	v := h.start("milk")
+	time.Sleep(20 * time.Millisecond)
+	_, err := h.confirm(v, approveAll(v))
+	if agent.ErrorCode(err) != agent.CodeConflict || !strings.Contains(err.Error(), "expired") {
+		t.Fatalf("err = %v, want conflict: expired", err)
+	}
+	err = h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
+		n, err := tx.ExpireTurns(h.ctx)
+		if n != 1 {
+			t.Errorf("swept %d turns, want 1", n)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := h.runner.Turn(h.ctx, h.owner, v.TurnID); got.Status != agent.StatusExpired || len(h.tasks()) != 0 {
+		t.Fatalf("turn = %+v, tasks %d", got, len(h.tasks()))
+	}
+}
+
+func TestProviderMetadataSurvivesSuspension(t *testing.T) {
+	t.Parallel()
+	sig := []byte{0xff, 0x00, 'x', 0x80, '"', '\\'}
+	call := scripted.Calls(scripted.Call("w1", "create_task", `{"title":"milk"}`))
+	call.Message.Parts[0].ProviderMeta = sig
+	var resumed llm.Request
+	h := newHarness(t, scripted.New(scripted.Reply(call), func(req llm.Request) (llm.Response, error) {
+		resumed = req
+		return scripted.Text("ok"), nil
+	}))
+	v := h.start("milk")
+	if _, err := h.confirm(v, approveAll(v)); err != nil {
+		t.Fatal(err)
+	}
+	got := resumed.Messages[len(resumed.Messages)-2].Parts[0]
+	if got.ToolCall == nil || !bytes.Equal(got.ProviderMeta, sig) {
+		t.Fatalf("part after resume = %+v, want signature %x", got, sig)
+	}
+}
+
+// TestGeminiThoughtSignatureRoundTrip runs the real Gemini adapter against a fake of the REST
+// API: the signature of the function call comes back on the request after suspend → jsonb →
+// resume, and the minted id is never sent.
+func TestGeminiThoughtSignatureRoundTrip(t *testing.T) {
+	t.Parallel()
+	const sig = "c2lnbmF0dXJlLW9wYXF1ZS1ieXRlcw=="
+	var mu sync.Mutex
+	var bodies []map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var body map[string]any
+		json.Unmarshal(b, &body)
+		mu.Lock()
+		bodies = append(bodies, body)
+		n := len(bodies)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if n == 1 {
+			io.WriteString(w, `{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"create_task","args":{"title":"milk"}},"thoughtSignature":"`+sig+`"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":5}}`)
+			return
+		}
+		io.WriteString(w, `{"candidates":[{"content":{"role":"model","parts":[{"text":"Added."}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":20,"candidatesTokenCount":2,"cachedContentTokenCount":8}}`)
+	}))
+	defer srv.Close()
+	model, err := gemini.New(t.Context(), gemini.Config{APIKey: "test-key", BaseURL: srv.URL, Model: "gemini-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, model)
+	v := h.start("add milk")
+	if v.Status != agent.StatusSuspended {
+		t.Fatalf("view = %+v", v)
+	}
+	v, err = h.confirm(v, approveAll(v))
+	if err != nil || v.Status != agent.StatusCompleted || v.Answer != "Added." {
+		t.Fatalf("confirm: %+v, %v", v, err)
+	}
+	if v.Usage.InputTokens != 30 || v.Usage.CachedTokens != 8 {
+		t.Fatalf("usage across suspension = %+v, want summed", v.Usage)
+	}
+	contents := bodies[1]["contents"].([]any)
+	modelTurn := contents[1].(map[string]any)["parts"].([]any)[0].(map[string]any)
+	if modelTurn["thoughtSignature"] != sig {
+		t.Fatalf("signature sent back = %v, want %s", modelTurn["thoughtSignature"], sig)
+	}
+	if _, hasID := modelTurn["functionCall"].(map[string]any)["id"]; hasID {
+		t.Fatalf("a minted call id was sent to Gemini: %v", modelTurn)
+	}
+	resp := contents[2].(map[string]any)["parts"].([]any)[0].(map[string]any)["functionResponse"].(map[string]any)
+	if _, hasID := resp["id"]; hasID || resp["name"] != "create_task" {
+		t.Fatalf("function response = %v", resp)
+	}
+}
+
