@@ -37,6 +37,14 @@ type Config struct {
 	// Model is the Gemini model name (STEWARD_MODEL).
 	Model string
 
+	// SSM parameter names (SecureString) holding secrets, read once at cold start on Lambda
+	// instead of plain environment values: DATABASE_URL_SSM, APP_DATABASE_URL_SSM,
+	// GEMINI_API_KEY_SSM.
+	DatabaseURLParam, AppDatabaseURLParam, GeminiAPIKeyParam string
+
+	// AllowAutoMode lets owners use gate mode "auto" (writes without asking); development only.
+	AllowAutoMode bool
+
 	// MaxIterations caps model calls per turn before one final tool-free completion.
 	MaxIterations int
 	// SuspendTTL is how long a suspended turn waits for decisions before it expires.
@@ -63,6 +71,10 @@ func Load(getenv func(string) string) (Config, error) {
 		GeminiAPIKey:         r.str("GEMINI_API_KEY", ""),
 		GeminiBaseURL:        r.str("GEMINI_BASE_URL", ""),
 		Model:                r.str("STEWARD_MODEL", DefaultModel),
+		DatabaseURLParam:     r.str("DATABASE_URL_SSM", ""),
+		AppDatabaseURLParam:  r.str("APP_DATABASE_URL_SSM", ""),
+		GeminiAPIKeyParam:    r.str("GEMINI_API_KEY_SSM", ""),
+		AllowAutoMode:        r.boolean("STEWARD_ALLOW_AUTO_MODE"),
 		MaxIterations:        r.intIn("STEWARD_MAX_ITERATIONS", 8, 1, 50),
 		SuspendTTL:           r.duration("STEWARD_SUSPEND_TTL", 7*24*time.Hour),
 		MaxBodyBytes:         int64(r.intIn("STEWARD_MAX_BODY_BYTES", 1<<20, 1024, 64<<20)),
@@ -132,6 +144,18 @@ func (r *reader) intIn(name string, def, lo, hi int) int {
 		return def
 	}
 	return n
+}
+
+func (r *reader) boolean(name string) bool {
+	switch v := strings.ToLower(r.str(name, "false")); v {
+	case "1", "true", "yes":
+		return true
+	case "0", "false", "no":
+		return false
+	default:
+		r.fail(name, v, "must be true or false")
+		return false
+	}
 }
 
 func (r *reader) duration(name string, def time.Duration) time.Duration {
