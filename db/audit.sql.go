@@ -46,6 +46,34 @@ func (q *Queries) AppendAudit(ctx context.Context, arg AppendAuditParams) (Audit
 	return i, err
 }
 
+const appendAuditBatch = `-- name: AppendAuditBatch :execrows
+INSERT INTO audit_log (owner_id, turn_id, seq, kind, data)
+SELECT $1, $2,
+    unnest($3::int[]), unnest($4::text[]), unnest($5::jsonb[])
+`
+
+type AppendAuditBatchParams struct {
+	OwnerID uuid.UUID
+	TurnID  uuid.NullUUID
+	Seqs    []int32
+	Kinds   []string
+	Datas   [][]byte
+}
+
+func (q *Queries) AppendAuditBatch(ctx context.Context, arg AppendAuditBatchParams) (int64, error) {
+	result, err := q.db.Exec(ctx, appendAuditBatch,
+		arg.OwnerID,
+		arg.TurnID,
+		arg.Seqs,
+		arg.Kinds,
+		arg.Datas,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const listAudit = `-- name: ListAudit :many
 SELECT id, owner_id, turn_id, seq, kind, data, created_at FROM audit_log WHERE owner_id = $1 ORDER BY id DESC LIMIT $2
 `

@@ -72,42 +72,37 @@ func (q *Queries) GetConversation(ctx context.Context, arg GetConversationParams
 	return i, err
 }
 
-const insertMessage = `-- name: InsertMessage :one
+const insertMessages = `-- name: InsertMessages :execrows
 INSERT INTO messages (owner_id, conversation_id, turn_id, seq, role, content)
-SELECT $1, $2, $3,
-    COALESCE(max(seq), 0) + 1, $4, $5
-FROM messages WHERE owner_id = $1 AND conversation_id = $2
-RETURNING id, owner_id, conversation_id, turn_id, seq, role, content, created_at
+SELECT $1, $2, $3, base.n + i,
+    ($4::text[])[i], ($5::jsonb[])[i]
+FROM (SELECT COALESCE(max(seq), 0) AS n FROM messages
+      WHERE owner_id = $1 AND conversation_id = $2) AS base,
+    generate_subscripts($4::text[], 1) AS i
 `
 
-type InsertMessageParams struct {
+type InsertMessagesParams struct {
 	OwnerID        uuid.UUID
 	ConversationID uuid.UUID
 	TurnID         uuid.UUID
-	Role           string
-	Content        []byte
+	Roles          []string
+	Contents       [][]byte
 }
 
-func (q *Queries) InsertMessage(ctx context.Context, arg InsertMessageParams) (Message, error) {
-	row := q.db.QueryRow(ctx, insertMessage,
+// Appends messages in order after the conversation's last seq. Callers lock the conversation
+// row first (TouchConversation) so concurrent turns cannot take the same seq.
+func (q *Queries) InsertMessages(ctx context.Context, arg InsertMessagesParams) (int64, error) {
+	result, err := q.db.Exec(ctx, insertMessages,
 		arg.OwnerID,
 		arg.ConversationID,
 		arg.TurnID,
-		arg.Role,
-		arg.Content,
+		arg.Roles,
+		arg.Contents,
 	)
-	var i Message
-	err := row.Scan(
-		&i.ID,
-		&i.OwnerID,
-		&i.ConversationID,
-		&i.TurnID,
-		&i.Seq,
-		&i.Role,
-		&i.Content,
-		&i.CreatedAt,
-	)
-	return i, err
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const listConversations = `-- name: ListConversations :many

@@ -1,7 +1,7 @@
--- name: AppendAudit :one
+-- name: AppendAuditBatch :execrows
 INSERT INTO audit_log (owner_id, turn_id, seq, kind, data)
-VALUES (sqlc.arg(owner_id), sqlc.narg(turn_id), sqlc.arg(seq), sqlc.arg(kind), sqlc.arg(data))
-RETURNING *;
+SELECT sqlc.arg(owner_id), sqlc.narg(turn_id),
+    unnest(sqlc.arg(seqs)::int[]), unnest(sqlc.arg(kinds)::text[]), unnest(sqlc.arg(datas)::jsonb[]);
 
 -- name: ListAudit :many
 SELECT * FROM audit_log WHERE owner_id = sqlc.arg(owner_id) ORDER BY id DESC LIMIT sqlc.arg(max_rows);

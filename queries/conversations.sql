@@ -16,12 +16,15 @@ WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id);
 -- name: DeleteConversation :execrows
 DELETE FROM conversations WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id);
 
--- name: InsertMessage :one
+-- name: InsertMessages :execrows
+-- Appends messages in order after the conversation's last seq. Callers lock the conversation
+-- row first (TouchConversation) so concurrent turns cannot take the same seq.
 INSERT INTO messages (owner_id, conversation_id, turn_id, seq, role, content)
-SELECT sqlc.arg(owner_id), sqlc.arg(conversation_id), sqlc.arg(turn_id),
-    COALESCE(max(seq), 0) + 1, sqlc.arg(role), sqlc.arg(content)
-FROM messages WHERE owner_id = sqlc.arg(owner_id) AND conversation_id = sqlc.arg(conversation_id)
-RETURNING *;
+SELECT sqlc.arg(owner_id), sqlc.arg(conversation_id), sqlc.arg(turn_id), base.n + i,
+    (sqlc.arg(roles)::text[])[i], (sqlc.arg(contents)::jsonb[])[i]
+FROM (SELECT COALESCE(max(seq), 0) AS n FROM messages
+      WHERE owner_id = sqlc.arg(owner_id) AND conversation_id = sqlc.arg(conversation_id)) AS base,
+    generate_subscripts(sqlc.arg(roles)::text[], 1) AS i;
 
 -- name: ListMessages :many
 SELECT * FROM messages WHERE owner_id = sqlc.arg(owner_id) AND conversation_id = sqlc.arg(conversation_id)

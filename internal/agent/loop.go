@@ -44,16 +44,21 @@ func (x *run) record(kind string, data any) {
 	x.events = append(x.events, event{seq: x.st.TraceSeq, kind: kind, data: data})
 }
 
-// flush writes the queued audit events in tx.
+// flush writes the queued audit events in tx, in one statement.
 func (x *run) flush(ctx context.Context, tx Tx) error {
-	for _, e := range x.events {
+	if len(x.events) == 0 {
+		return nil
+	}
+	rows := make([]NewEvent, len(x.events))
+	for i, e := range x.events {
 		b, err := json.Marshal(e.data)
 		if err != nil {
 			return fmt.Errorf("encode %s event: %w", e.kind, err)
 		}
-		if _, err := tx.AppendEvent(ctx, &x.turn.ID, e.seq, e.kind, b); err != nil {
-			return err
-		}
+		rows[i] = NewEvent{Seq: e.seq, Kind: e.kind, Data: b}
+	}
+	if err := tx.AppendEvents(ctx, &x.turn.ID, rows); err != nil {
+		return err
 	}
 	x.events = x.events[:0]
 	return nil
@@ -256,10 +261,10 @@ func (r *Runner) finish(ctx context.Context, x *run, status Status, answer, errM
 		}
 		x.turn = saved
 		if status == StatusCompleted {
-			if err := tx.AppendMessages(ctx, x.turn.ConversationID, x.turn.ID, x.st.Messages...); err != nil {
+			if err := tx.TouchConversation(ctx, x.turn.ConversationID, ""); err != nil {
 				return err
 			}
-			if err := tx.TouchConversation(ctx, x.turn.ConversationID, ""); err != nil {
+			if err := tx.AppendMessages(ctx, x.turn.ConversationID, x.turn.ID, x.st.Messages...); err != nil {
 				return err
 			}
 		}

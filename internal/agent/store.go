@@ -43,7 +43,14 @@ type Tx interface {
 	RulesFor(ctx context.Context, tool string) ([]Rule, error)
 	CreateRule(ctx context.Context, r Rule) (Rule, error)
 
-	AppendEvent(ctx context.Context, turnID *uuid.UUID, seq int, kind string, data []byte) (Event, error)
+	AppendEvents(ctx context.Context, turnID *uuid.UUID, events []NewEvent) error
+}
+
+// NewEvent is an audit row to append.
+type NewEvent struct {
+	Seq  int
+	Kind string
+	Data []byte
 }
 
 // CallUpdate moves one journal entry from an expected status to the next.

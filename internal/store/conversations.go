@@ -55,19 +55,21 @@ func (t *Tx) DeleteConversation(ctx context.Context, id uuid.UUID) error {
 	return rowsOrNotFound("delete conversation", n, err)
 }
 
-// AppendMessages appends messages of a turn to its conversation, in order.
+// AppendMessages appends messages of a turn to its conversation, in order, in one
+// statement. Call TouchConversation first in the same transaction: it locks the conversation
+// so concurrent turns cannot take the same seq.
 func (t *Tx) AppendMessages(ctx context.Context, conversationID, turnID uuid.UUID, msgs ...llm.Message) error {
-	for _, m := range msgs {
+	p := db.InsertMessagesParams{OwnerID: t.ownerID, ConversationID: conversationID, TurnID: turnID,
+		Roles: make([]string, len(msgs)), Contents: make([][]byte, len(msgs))}
+	for i, m := range msgs {
 		content, err := json.Marshal(m)
 		if err != nil {
 			return fmt.Errorf("encode message: %w", err)
 		}
-		if _, err := t.q.InsertMessage(ctx, db.InsertMessageParams{OwnerID: t.ownerID,
-			ConversationID: conversationID, TurnID: turnID, Role: string(m.Role), Content: content}); err != nil {
-			return notFound("append message", err)
-		}
+		p.Roles[i], p.Contents[i] = string(m.Role), content
 	}
-	return nil
+	_, err := t.q.InsertMessages(ctx, p)
+	return notFoundOrNil("append messages", err)
 }
 
 // Messages returns a conversation's messages in order.

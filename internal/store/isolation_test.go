@@ -75,7 +75,7 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 			return err
 		}
 		sd.rule = rule.ID
-		if _, err := tx.AppendEvent(ctx, &turn.ID, 1, "model_call", []byte(`{}`)); err != nil {
+		if err := tx.AppendEvents(ctx, &turn.ID, []agent.NewEvent{{Seq: 1, Kind: "model_call", Data: []byte(`{}`)}}); err != nil {
 			return err
 		}
 		task, err := tx.CreateTask(ctx, tools.NewTask{Title: "secret task of " + name})

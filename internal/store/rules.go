@@ -57,14 +57,15 @@ func toRule(r db.StandingRule) agent.Rule {
 		Note: r.Note, CreatedAt: r.CreatedAt}
 }
 
-// AppendEvent appends one row to the audit log.
-func (t *Tx) AppendEvent(ctx context.Context, turnID *uuid.UUID, seq int, kind string, data []byte) (agent.Event, error) {
-	r, err := t.q.AppendAudit(ctx, db.AppendAuditParams{OwnerID: t.ownerID, TurnID: nullUUID(turnID),
-		Seq: int32(seq), Kind: kind, Data: jsonOrEmpty(data)})
-	if err != nil {
-		return agent.Event{}, notFound("append audit", err)
+// AppendEvents appends rows to the audit log in one statement.
+func (t *Tx) AppendEvents(ctx context.Context, turnID *uuid.UUID, events []agent.NewEvent) error {
+	p := db.AppendAuditBatchParams{OwnerID: t.ownerID, TurnID: nullUUID(turnID),
+		Seqs: make([]int32, len(events)), Kinds: make([]string, len(events)), Datas: make([][]byte, len(events))}
+	for i, e := range events {
+		p.Seqs[i], p.Kinds[i], p.Datas[i] = int32(e.Seq), e.Kind, jsonOrEmpty(e.Data)
 	}
-	return toEvent(r), nil
+	_, err := t.q.AppendAuditBatch(ctx, p)
+	return notFoundOrNil("append audit", err)
 }
 
 // TurnEvents returns one turn's audit trail in order.

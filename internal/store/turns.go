@@ -120,3 +120,14 @@ func toTurn(r db.Turn) (agent.Turn, error) {
 	}
 	return turn, nil
 }
+
+// StateSize is the stored size in bytes of a turn's suspended state (for benchmarks and
+// doctor).
+func (t *Tx) StateSize(ctx context.Context, id uuid.UUID) (int, error) {
+	var n *int
+	err := t.tx.QueryRow(ctx, `SELECT pg_column_size(state) FROM turns WHERE owner_id = $1 AND id = $2`, t.ownerID, id).Scan(&n)
+	if err != nil || n == nil {
+		return 0, notFound("state size", err)
+	}
+	return *n, nil
+}
