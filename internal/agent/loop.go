@@ -503,4 +503,3 @@ func refusal(c llm.ToolCall, by, message string) llm.ToolResult {
 	b, _ := json.Marshal(map[string]string{"status": "not done", "refused_by": by, "message": message})
 	return llm.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: b, IsError: true}
 }
-

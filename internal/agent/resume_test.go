@@ -112,7 +112,10 @@ func TestCrashBetweenExecutingAndResultIsUnknown(t *testing.T) {
 	var told llm.Request
 	m := scripted.New(
 		scripted.Reply(scripted.Calls(scripted.Call("m1", "send_mail", `{"to":"bob@example.com"}`))),
-		func(req llm.Request) (llm.Response, error) { told = req; return scripted.Text("I am not sure it was sent."), nil },
+		func(req llm.Request) (llm.Response, error) {
+			told = req
+			return scripted.Text("I am not sure it was sent."), nil
+		},
 	)
 	h := newHarness(t, m)
 	h.runner.Lease = 200 * time.Millisecond
@@ -269,4 +272,3 @@ func TestGeminiThoughtSignatureRoundTrip(t *testing.T) {
 		t.Fatalf("function response = %v", resp)
 	}
 }
-

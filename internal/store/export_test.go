@@ -24,4 +24,3 @@ func (t *Tx) RawRow(ctx context.Context, sql string, args ...any) pgx.Row {
 func (s *Store) RawRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	return s.pool.QueryRow(ctx, sql, args...)
 }
-
