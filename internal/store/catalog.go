@@ -83,7 +83,7 @@ func CatalogChecks(ctx context.Context, conn *pgx.Conn) []Check {
 	problems, err = queryProblems(ctx, conn, `
 		SELECT op FROM (VALUES ('UPDATE', 16), ('DELETE', 8), ('TRUNCATE', 32)) AS v (op, bit)
 		WHERE NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = 'public.audit_log'::regclass
-			AND t.tgenabled <> 'D' AND (t.tgtype & v.bit) <> 0)`,
+			AND NOT t.tgisinternal AND t.tgenabled <> 'D' AND (t.tgtype & v.bit) <> 0)`,
 		func(op string) string { return "audit_log has no trigger refusing " + op })
 	add("audit log", problems, err, "append-only: UPDATE, DELETE and TRUNCATE refused by trigger")
 	return checks
@@ -94,7 +94,7 @@ func rlsProblems(ctx context.Context, conn *pgx.Conn) (int, []string, error) {
 	rows, err := conn.Query(ctx, `
 		SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,
 			coalesce((SELECT array_agg(p.polname || '|' || coalesce(pg_get_expr(p.polqual, p.polrelid), '') || '|' ||
-				coalesce(pg_get_expr(p.polwithcheck, p.polrelid), '') || '|' || p.polcmd || '|' ||
+				coalesce(pg_get_expr(p.polwithcheck, p.polrelid), '') || '|' || p.polcmd::text || '|' ||
 				array_to_string(ARRAY(SELECT CASE WHEN r = 0 THEN 'public' ELSE pg_get_userbyid(r) END FROM unnest(p.polroles) r), ','))
 				FROM pg_policy p WHERE p.polrelid = c.oid), '{}')
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -1,0 +1,174 @@
+package store_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/testdb"
+)
+
+// catalogCheckNames are the checks CatalogChecks must report, so one cannot silently vanish.
+var catalogCheckNames = []string{"pgvector", "row-level security", "roles", "security definer", "views", "audit log"}
+
+// connect opens one connection to url, closed when t ends.
+func connect(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	return conn
+}
+
+// catalog runs CatalogChecks as steward_owner and indexes them by name.
+func catalog(t *testing.T, ownerURL string) map[string]store.Check {
+	t.Helper()
+	checks := map[string]store.Check{}
+	for _, c := range store.CatalogChecks(context.Background(), connect(t, ownerURL)) {
+		checks[c.Name] = c
+	}
+	for _, name := range catalogCheckNames {
+		if _, ok := checks[name]; !ok {
+			t.Fatalf("CatalogChecks has no %q check: %+v", name, checks)
+		}
+	}
+	return checks
+}
+
+func TestCatalogLint(t *testing.T) {
+	t.Parallel()
+	d := testdb.New(t)
+	for name, c := range catalog(t, d.OwnerURL) {
+		if !c.OK {
+			t.Errorf("%s: %s", name, c.Detail)
+		}
+	}
+
+	// The isolation suite covers every table with an owner_id column: a new owner-scoped
+	// table cannot escape it.
+	rows, err := connect(t, d.OwnerURL).Query(context.Background(), `
+		SELECT c.relname FROM pg_attribute a
+		JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE a.attname = 'owner_id' AND NOT a.attisdropped AND c.relkind IN ('r', 'p') AND n.nspname = 'public'
+		ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withOwnerID, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite := slices.Sorted(slices.Values(ownerTables))
+	if !slices.Equal(suite, withOwnerID) {
+		t.Fatalf("isolation_test.go's ownerTables = %v\ntables with owner_id   = %v\nadd the new table to ownerTables and to seed()", suite, withOwnerID)
+	}
+}
+
+// TestCatalogLintCatches breaks one rule per case, in a database of its own, and expects
+// exactly that check to fail with a reason naming the object.
+func TestCatalogLintCatches(t *testing.T) {
+	t.Parallel()
+	const isolated = `owner_id = NULLIF(current_setting('app.owner_id', true), '')::uuid`
+	cases := []struct {
+		name      string
+		superuser bool // run the SQL as the superuser instead of steward_owner
+		sql       []string
+		check     string
+		want      string
+	}{
+		{
+			name: "owner_id table without FORCE",
+			sql: []string{
+				`CREATE TABLE gadgets (id int, owner_id uuid NOT NULL)`,
+				`ALTER TABLE gadgets ENABLE ROW LEVEL SECURITY`,
+				`CREATE POLICY owner_isolation ON gadgets USING (` + isolated + `) WITH CHECK (` + isolated + `)`,
+			},
+			check: "row-level security", want: "gadgets: row-level security is not forced",
+		},
+		{
+			name:  "owner_id table without row-level security",
+			sql:   []string{`CREATE TABLE gadgets (id int, owner_id uuid NOT NULL)`},
+			check: "row-level security", want: "gadgets: row-level security is not enabled",
+		},
+		{
+			name: "policy without WITH CHECK",
+			sql: []string{
+				`CREATE TABLE gadgets (id int, owner_id uuid NOT NULL)`,
+				`ALTER TABLE gadgets ENABLE ROW LEVEL SECURITY`,
+				`ALTER TABLE gadgets FORCE ROW LEVEL SECURITY`,
+				`CREATE POLICY owner_isolation ON gadgets USING (` + isolated + `)`,
+			},
+			check: "row-level security", want: "gadgets: owner_isolation must apply to all commands and roles with USING and WITH CHECK",
+		},
+		{
+			name:  "an extra permissive policy",
+			sql:   []string{`CREATE POLICY open_house ON tasks USING (true) WITH CHECK (true)`},
+			check: "row-level security", want: "tasks: unreviewed policy open_house",
+		},
+		{
+			name:  "SECURITY DEFINER function",
+			sql:   []string{`CREATE FUNCTION count_all_tasks() RETURNS bigint LANGUAGE sql SECURITY DEFINER AS 'SELECT count(*) FROM tasks'`},
+			check: "security definer", want: "SECURITY DEFINER function count_all_tasks is not on the reviewed allowlist",
+		},
+		{
+			name:  "view without security_invoker",
+			sql:   []string{`CREATE VIEW all_tasks AS SELECT * FROM tasks`},
+			check: "views", want: "view all_tasks lacks security_invoker",
+		},
+		{
+			name:  "audit log trigger disabled",
+			sql:   []string{`ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update`},
+			check: "audit log", want: "audit_log has no trigger refusing UPDATE",
+		},
+		{
+			name:      "app role owns a table",
+			superuser: true,
+			sql:       []string{`CREATE TABLE app_owned (id int)`, `ALTER TABLE app_owned OWNER TO steward_app`},
+			check:     "roles", want: "steward_app owns app_owned",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d := testdb.New(t)
+			url := d.OwnerURL
+			if tc.superuser {
+				url = d.SuperURL
+			}
+			conn := connect(t, url)
+			for _, sql := range tc.sql {
+				if _, err := conn.Exec(context.Background(), sql); err != nil {
+					t.Fatalf("%s: %v", sql, err)
+				}
+			}
+			for name, c := range catalog(t, d.OwnerURL) {
+				switch {
+				case name == tc.check && c.OK:
+					t.Errorf("%s: passed, want it to fail with %q", name, tc.want)
+				case name == tc.check && !strings.Contains(c.Detail, tc.want):
+					t.Errorf("%s: reason %q, want it to say %q", name, c.Detail, tc.want)
+				case name != tc.check && !c.OK:
+					t.Errorf("%s: failed too: %s", name, c.Detail)
+				}
+			}
+		})
+	}
+
+	t.Run("a security_invoker view passes", func(t *testing.T) {
+		t.Parallel()
+		d := testdb.New(t)
+		if _, err := connect(t, d.OwnerURL).Exec(context.Background(), `CREATE VIEW my_tasks WITH (security_invoker = true) AS SELECT * FROM tasks`); err != nil {
+			t.Fatal(err)
+		}
+		if c := catalog(t, d.OwnerURL)["views"]; !c.OK {
+			t.Fatalf("views: %s", c.Detail)
+		}
+	})
+}
