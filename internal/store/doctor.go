@@ -1,0 +1,212 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pressly/goose/v3"
+
+	"github.com/stewardhq/steward/migrations"
+)
+
+// ErrNoVector is returned when the server has no pgvector to install.
+var ErrNoVector = errors.New("the vector extension is not available on this server: install pgvector ≥ 0.8")
+
+// MinVector is the oldest pgvector Steward runs on (iterative index scans arrived in 0.8).
+const MinVector = "0.8"
+
+// VectorError explains a failure to create the vector extension in words an operator can act
+// on; any other error is returned unchanged.
+func VectorError(err error) error {
+	if err == nil {
+		return nil
+	}
+	notInstalled := errors.New("the vector extension is not installed in this database and only a superuser can install it: run steward migrate bootstrap")
+	// pgvector-go, registering its types on a new connection to a database without them.
+	if strings.Contains(err.Error(), "vector type not found in the database") {
+		return notInstalled
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || !strings.Contains(pgErr.Message, `extension "vector"`) {
+		return err
+	}
+	switch pgErr.Code {
+	case "0A000", "58P01": // feature_not_supported (PostgreSQL 15+), undefined_file (older)
+		return ErrNoVector
+	case "42501": // insufficient_privilege: pgvector is not a trusted extension
+		return notInstalled
+	}
+	return err
+}
+
+// VectorAvailable connects to url and returns the pgvector version the server offers, or
+// ErrNoVector (also when it offers one older than MinVector, with that version named).
+func VectorAvailable(ctx context.Context, url string) (string, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return "", fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	v, err := availableVector(ctx, conn)
+	if err != nil {
+		return "", err
+	}
+	if v == "" {
+		return "", ErrNoVector
+	}
+	if versionLess(v, MinVector) {
+		return v, fmt.Errorf("pgvector %s is too old: %w", v, ErrNoVector)
+	}
+	return v, nil
+}
+
+func availableVector(ctx context.Context, conn *pgx.Conn) (string, error) {
+	var v *string
+	err := conn.QueryRow(ctx, `SELECT max(default_version) FROM pg_available_extensions WHERE name = 'vector'`).Scan(&v)
+	if err != nil {
+		return "", fmt.Errorf("look up pgvector: %w", err)
+	}
+	return str(v), nil
+}
+
+// LatestMigration is the version of the newest migration embedded in this binary.
+func LatestMigration() (int64, error) {
+	names, err := fs.Glob(migrations.FS, "*.sql")
+	if err != nil {
+		return 0, err
+	}
+	var latest int64
+	for _, n := range names {
+		v, err := goose.NumericComponent(n)
+		if err != nil {
+			return 0, fmt.Errorf("migration %s: %w", n, err)
+		}
+		latest = max(latest, v)
+	}
+	return latest, nil
+}
+
+// Diagnose runs the database checks of `steward doctor`: it connects as steward_owner
+// (ownerURL) and as steward_app (appURL), and checks pgvector, the migration version, the
+// catalog (CatalogChecks) and that the app role sees no owner when no owner is set. It only
+// reads. Checks that need a connection that failed are left out: the failed connection is
+// the reason.
+func Diagnose(ctx context.Context, ownerURL, appURL string) []Check {
+	var checks []Check
+	owner, check := connectAs(ctx, ownerURL, OwnerRole, "DATABASE_URL")
+	checks = append(checks, check)
+	if owner != nil {
+		defer owner.Close(context.WithoutCancel(ctx))
+	}
+	app, check := connectAs(ctx, appURL, AppRole, "APP_DATABASE_URL")
+	checks = append(checks, check)
+	if app != nil {
+		defer app.Close(context.WithoutCancel(ctx))
+	}
+	if owner == nil {
+		return checks
+	}
+	checks = append(checks, vectorCheck(ctx, owner), migrationCheck(ctx, owner))
+	for _, c := range CatalogChecks(ctx, owner) {
+		if c.Name != "pgvector" { // vectorCheck says more
+			checks = append(checks, c)
+		}
+	}
+	if app != nil {
+		checks = append(checks, noOwnerCheck(ctx, owner, app))
+	}
+	return checks
+}
+
+// connectAs connects to url and checks it logs in as role.
+func connectAs(ctx context.Context, url, role, variable string) (*pgx.Conn, Check) {
+	name := "database as " + role
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, Check{name, false, fmt.Sprintf("cannot connect with %s: %v", variable, err)}
+	}
+	var user, database, version string
+	err = conn.QueryRow(ctx, `SELECT current_user, current_database(), current_setting('server_version')`).Scan(&user, &database, &version)
+	switch {
+	case err != nil:
+		conn.Close(ctx)
+		return nil, Check{name, false, err.Error()}
+	case user != role:
+		conn.Close(ctx)
+		return nil, Check{name, false, fmt.Sprintf("%s connects as %s, want %s", variable, user, role)}
+	}
+	cfg := conn.Config()
+	return conn, Check{name, true, fmt.Sprintf("%s@%s:%d/%s, PostgreSQL %s", user, cfg.Host, cfg.Port, database, version)}
+}
+
+// vectorCheck: pgvector is available on the server, installed in the database, recent enough.
+func vectorCheck(ctx context.Context, conn *pgx.Conn) Check {
+	const name = "pgvector"
+	available, err := availableVector(ctx, conn)
+	if err != nil {
+		return Check{name, false, err.Error()}
+	}
+	if available == "" {
+		return Check{name, false, ErrNoVector.Error()}
+	}
+	var installed string
+	err = conn.QueryRow(ctx, `SELECT extversion FROM pg_extension WHERE extname = 'vector'`).Scan(&installed)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return Check{name, false, fmt.Sprintf("pgvector %s is available but not installed in this database (run: steward migrate bootstrap)", available)}
+	case err != nil:
+		return Check{name, false, err.Error()}
+	case versionLess(installed, MinVector):
+		return Check{name, false, fmt.Sprintf("pgvector %s is older than %s (ALTER EXTENSION vector UPDATE, after installing a newer pgvector)", installed, MinVector)}
+	}
+	return Check{name, true, "vector " + installed}
+}
+
+// migrationCheck compares the database's goose version with this binary's newest migration.
+// It reads goose's table directly, so it never creates it.
+func migrationCheck(ctx context.Context, conn *pgx.Conn) Check {
+	const name = "migrations"
+	latest, err := LatestMigration()
+	if err != nil {
+		return Check{name, false, err.Error()}
+	}
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('goose_db_version') IS NOT NULL`).Scan(&exists); err != nil {
+		return Check{name, false, err.Error()}
+	}
+	var current int64
+	if exists {
+		if err := conn.QueryRow(ctx, `SELECT coalesce(max(version_id), 0) FROM goose_db_version`).Scan(&current); err != nil {
+			return Check{name, false, err.Error()}
+		}
+	}
+	switch {
+	case current < latest:
+		return Check{name, false, fmt.Sprintf("database at version %d, latest is %d (run: steward migrate up)", current, latest)}
+	case current > latest:
+		return Check{name, false, fmt.Sprintf("database at version %d is newer than this binary's latest migration %d (upgrade steward)", current, latest)}
+	}
+	return Check{name, true, fmt.Sprintf("at version %d, the latest", latest)}
+}
+
+// noOwnerCheck: with no app.owner_id set, the app role sees none of the owners the owner
+// role sees through its directory policy.
+func noOwnerCheck(ctx context.Context, owner, app *pgx.Conn) Check {
+	const name = "app role without owner"
+	var all, seen int
+	if err := owner.QueryRow(ctx, `SELECT count(*) FROM owners`).Scan(&all); err != nil {
+		return Check{name, false, fmt.Sprintf("count owners as %s: %v", OwnerRole, err)}
+	}
+	if err := app.QueryRow(ctx, `SELECT count(*) FROM owners`).Scan(&seen); err != nil {
+		return Check{name, false, fmt.Sprintf("count owners as %s: %v", AppRole, err)}
+	}
+	if seen != 0 {
+		return Check{name, false, fmt.Sprintf("%s sees %d of %d owners with no owner set: row-level security is not confining it", AppRole, seen, all)}
+	}
+	return Check{name, true, fmt.Sprintf("%s sees 0 of %d owners with no owner set", AppRole, all)}
+}

@@ -1,0 +1,77 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/testdb"
+)
+
+func TestVectorAvailable(t *testing.T) {
+	t.Parallel()
+	d := testdb.New(t)
+	v, err := store.VectorAvailable(context.Background(), d.SuperURL)
+	if err != nil || v == "" {
+		t.Fatalf("VectorAvailable = %q, %v", v, err)
+	}
+}
+
+// TestVectorErrorOnServerWithoutPgvector: the test server has pgvector, so ask it for an
+// extension it lacks to learn the exact error PostgreSQL gives, and check VectorError turns
+// that error, for vector, into the sentence an operator can act on.
+func TestVectorErrorOnServerWithoutPgvector(t *testing.T) {
+	t.Parallel()
+	d := testdb.New(t)
+	_, err := connect(t, d.SuperURL).Exec(context.Background(), `CREATE EXTENSION steward_absent_ext`)
+	var real *pgconn.PgError
+	if !errors.As(err, &real) {
+		t.Fatalf("CREATE EXTENSION of a missing extension: %v", err)
+	}
+	missingVector := *real
+	missingVector.Message = strings.ReplaceAll(real.Message, "steward_absent_ext", "vector")
+	if missingVector.Message == real.Message {
+		t.Fatalf("unexpected message shape %q", real.Message)
+	}
+	got := store.VectorError(fmt.Errorf("prepare database: %w", &missingVector))
+	if !errors.Is(got, store.ErrNoVector) || got.Error() != "the vector extension is not available on this server: install pgvector ≥ 0.8" {
+		t.Fatalf("VectorError(%q) = %v", missingVector.Message, got)
+	}
+	if other := store.VectorError(err); other != err {
+		t.Fatalf("VectorError changed an error about another extension: %v", other)
+	}
+	if store.VectorError(nil) != nil {
+		t.Fatal("VectorError(nil) != nil")
+	}
+}
+
+// TestDiagnoseUnpreparedDatabase: a database the bootstrap and migrations never touched
+// fails the doctor with reasons saying what to run.
+func TestDiagnoseUnpreparedDatabase(t *testing.T) {
+	t.Parallel()
+	d := testdb.New(t)
+	name := emptyDatabase(t, d, false)
+	ownerURL, appURL := onDatabase(t, d.OwnerURL, name), onDatabase(t, d.AppURL, name)
+	checks := map[string]store.Check{}
+	for _, c := range store.Diagnose(context.Background(), ownerURL, appURL) {
+		checks[c.Name] = c
+	}
+	for name, want := range map[string]string{
+		"pgvector":   "not installed in this database (run: steward migrate bootstrap)",
+		"migrations": "database at version 0, latest is",
+	} {
+		if c := checks[name]; c.OK || !strings.Contains(c.Detail, want) {
+			t.Errorf("%s: %+v, want a failure saying %q", name, c, want)
+		}
+	}
+	for _, name := range []string{"database as steward_owner", "database as steward_app"} {
+		if c := checks[name]; !c.OK {
+			t.Errorf("%s: %s", name, c.Detail)
+		}
+	}
+}
