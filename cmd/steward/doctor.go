@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/stewardhq/steward/internal/config"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+const doctorUsage = `Usage: steward doctor [--json]
+
+Checks the installation, one line per check: the database is reachable as steward_owner
+(DATABASE_URL) and as steward_app (APP_DATABASE_URL); pgvector is installed and recent;
+migrations are current; the roles are right; row-level security is enabled and forced with
+USING and WITH CHECK on every owner table; no unreviewed SECURITY DEFINER function; every view
+is security_invoker; the audit log is append-only; the app role sees no owner when none is
+set; and which model answers. Exits 1 if any check failed (a warning is not a failure).
+`
+
+// Doctor check statuses.
+const (
+	statusOK   = "ok"
+	statusWarn = "warn"
+	statusFail = "fail"
+)
+
+// doctorCheck is one line of the doctor's report.
+type doctorCheck struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Detail string `json:"detail"`
+}
+
+func runDoctor(ctx context.Context, e env, cfg config.Config, args []string) error {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print JSON: {\"ok\", \"checks\": [{\"name\", \"status\", \"detail\"}]}")
+	if _, err := parseFlags(fs, args, doctorUsage, 0, 0); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	checks := diagnose(ctx, cfg)
+	failed := 0
+	for _, c := range checks {
+		if c.Status == statusFail {
+			failed++
+		}
+	}
+	if *asJSON {
+		if err := writeJSON(e.stdout, struct {
+			OK     bool          `json:"ok"`
+			Checks []doctorCheck `json:"checks"`
+		}{failed == 0, checks}); err != nil {
+			return err
+		}
+	} else {
+		printChecks(e.stdout, checks)
+	}
+	if failed > 0 {
+		return fmt.Errorf("doctor: %d of %d checks failed", failed, len(checks))
+	}
+	return nil
+}
+
+// diagnose runs every check: configuration, the database's (store.Diagnose), the model's.
+func diagnose(ctx context.Context, cfg config.Config) []doctorCheck {
+	var checks []doctorCheck
+	if err := cfg.Require("DATABASE_URL", "APP_DATABASE_URL"); err != nil {
+		checks = append(checks, doctorCheck{"configuration", statusFail, oneLine(err.Error())})
+	} else {
+		for _, c := range store.Diagnose(ctx, cfg.DatabaseURL, cfg.AppDatabaseURL) {
+			status := statusOK
+			if !c.OK {
+				status = statusFail
+			}
+			checks = append(checks, doctorCheck{c.Name, status, oneLine(c.Detail)})
+		}
+	}
+	return append(checks, modelCheck(cfg))
+}
+
+// modelCheck says which model answers. The offline demo model is a warning, not a failure.
+func modelCheck(cfg config.Config) doctorCheck {
+	if cfg.GeminiAPIKey == "" {
+		return doctorCheck{"model", statusWarn, "demo model (offline), set GEMINI_API_KEY for Gemini"}
+	}
+	detail := "gemini " + cfg.Model
+	if cfg.GeminiBaseURL != "" {
+		detail += " via " + cfg.GeminiBaseURL
+	}
+	return doctorCheck{"model", statusOK, detail}
+}
+
+// printChecks prints one line per check: a green ✔, a yellow ! or a red ✘ (colour only on a
+// terminal), the check's name and the detail or reason.
+func printChecks(w io.Writer, checks []doctorCheck) {
+	color := isTerminal(w)
+	paint := func(code, s string) string {
+		if !color {
+			return s
+		}
+		return "\x1b[" + code + "m" + s + "\x1b[0m"
+	}
+	for _, c := range checks {
+		mark := paint("32", "✔")
+		switch c.Status {
+		case statusWarn:
+			mark = paint("33", "!")
+		case statusFail:
+			mark = paint("31", "✘")
+		}
+		fmt.Fprintf(w, "%s %-26s %s\n", mark, c.Name, c.Detail)
+	}
+}

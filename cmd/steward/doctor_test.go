@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/stewardhq/steward/internal/testdb"
+)
+
+// execAs runs sql on the database at url.
+func execAs(t *testing.T, url, sql string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// doctorLines maps each check's name to its line of `steward doctor` output.
+func doctorLines(t *testing.T, stdout string) map[string]string {
+	t.Helper()
+	lines := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			t.Fatalf("malformed doctor line %q", l)
+		}
+		name := strings.TrimSpace(l[len(f[0]):])
+		for _, n := range []string{"database as steward_owner", "database as steward_app", "pgvector", "migrations", "row-level security",
+			"roles", "security definer", "views", "audit log", "app role without owner", "model", "configuration"} {
+			if strings.HasPrefix(name, n+" ") {
+				lines[n] = l
+			}
+		}
+	}
+	return lines
+}
+
+func TestDoctorGreenOnMigratedDatabase(t *testing.T) {
+	t.Parallel()
+	env := dbEnv(testdb.New(t))
+	wantOK(t, steward(t, env, "owners", "add", "dora")) // so "sees 0 of 1 owners" means something
+	r := steward(t, env, "doctor")
+	wantOK(t, r)
+	lines := doctorLines(t, r.stdout)
+	for _, name := range []string{"database as steward_owner", "database as steward_app", "pgvector", "migrations", "row-level security",
+		"roles", "security definer", "views", "audit log", "app role without owner"} {
+		if !strings.HasPrefix(lines[name], "✔ ") {
+			t.Errorf("%s: want a ✔ line, got %q", name, lines[name])
+		}
+	}
+	if !strings.Contains(lines["app role without owner"], "sees 0 of 1 owners") {
+		t.Errorf("isolation line: %q", lines["app role without owner"])
+	}
+	if got := lines["model"]; !strings.HasPrefix(got, "! ") || !strings.Contains(got, "demo model (offline), set GEMINI_API_KEY for Gemini") {
+		t.Errorf("model without a key: want a warning, got %q", got)
+	}
+
+	env["GEMINI_API_KEY"] = "test-key"
+	r = steward(t, env, "doctor", "--json")
+	wantOK(t, r)
+	var report struct {
+		OK     bool `json:"ok"`
+		Checks []struct{ Name, Status, Detail string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || !report.OK || len(report.Checks) != 11 {
+		t.Fatalf("doctor --json = %s (%v)", r.stdout, err)
+	}
+	if last := report.Checks[len(report.Checks)-1]; last.Name != "model" || last.Status != "ok" || last.Detail != "gemini gemini-2.5-flash" {
+		t.Fatalf("model with a key: %+v", last)
+	}
+	if strings.Contains(r.stdout, "test-key") {
+		t.Fatal("doctor printed the Gemini key")
+	}
+}
+
+func TestDoctorRedWhenRowLevelSecurityBroken(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct{ sql, want string }{
+		"not forced": {"ALTER TABLE tasks NO FORCE ROW LEVEL SECURITY", "tasks: row-level security is not forced"},
+		"disabled":   {"ALTER TABLE tasks DISABLE ROW LEVEL SECURITY", "tasks: row-level security is not enabled"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := testdb.New(t)
+			execAs(t, d.OwnerURL, tc.sql) // the owner role owns the tables: no superuser needed
+			r := steward(t, dbEnv(d), "doctor")
+			wantOneLineError(t, r, "doctor: 1 of 11 checks failed")
+			line := doctorLines(t, r.stdout)["row-level security"]
+			if !strings.HasPrefix(line, "✘ ") || !strings.Contains(line, tc.want) {
+				t.Fatalf("want a ✘ line saying %q, got %q\n%s", tc.want, line, r.stdout)
+			}
+		})
+	}
+}
+
+func TestDoctorRedWhenDatabaseUnreachable(t *testing.T) {
+	t.Parallel()
+	d := testdb.New(t)
+	env := dbEnv(d)
+	env["APP_DATABASE_URL"] = "postgres://steward_app:pw@127.0.0.1:1/steward?sslmode=disable"
+	r := steward(t, env, "doctor")
+	wantOneLineError(t, r, "checks failed")
+	lines := doctorLines(t, r.stdout)
+	if !strings.HasPrefix(lines["database as steward_app"], "✘ ") || !strings.Contains(lines["database as steward_app"], "APP_DATABASE_URL") {
+		t.Fatalf("app role line: %q", lines["database as steward_app"])
+	}
+	if !strings.HasPrefix(lines["pgvector"], "✔ ") || !strings.HasPrefix(lines["migrations"], "✔ ") {
+		t.Fatalf("the owner role's checks should still run: %s", r.stdout)
+	}
+
+	r = steward(t, nil, "doctor")
+	wantOneLineError(t, r, "checks failed")
+	if line := doctorLines(t, r.stdout)["configuration"]; !strings.HasPrefix(line, "✘ ") || !strings.Contains(line, "DATABASE_URL is not set") {
+		t.Fatalf("no configuration: %s", r.stdout)
+	}
+}
