@@ -11,41 +11,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const appendAudit = `-- name: AppendAudit :one
-INSERT INTO audit_log (owner_id, turn_id, seq, kind, data)
-VALUES ($1, $2, $3, $4, $5)
-RETURNING id, owner_id, turn_id, seq, kind, data, created_at
-`
-
-type AppendAuditParams struct {
-	OwnerID uuid.UUID
-	TurnID  uuid.NullUUID
-	Seq     int32
-	Kind    string
-	Data    []byte
-}
-
-func (q *Queries) AppendAudit(ctx context.Context, arg AppendAuditParams) (AuditLog, error) {
-	row := q.db.QueryRow(ctx, appendAudit,
-		arg.OwnerID,
-		arg.TurnID,
-		arg.Seq,
-		arg.Kind,
-		arg.Data,
-	)
-	var i AuditLog
-	err := row.Scan(
-		&i.ID,
-		&i.OwnerID,
-		&i.TurnID,
-		&i.Seq,
-		&i.Kind,
-		&i.Data,
-		&i.CreatedAt,
-	)
-	return i, err
-}
-
 const appendAuditBatch = `-- name: AppendAuditBatch :execrows
 INSERT INTO audit_log (owner_id, turn_id, seq, kind, data)
 SELECT $1, $2,

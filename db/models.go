@@ -32,6 +32,13 @@ type AuditLog struct {
 	CreatedAt time.Time
 }
 
+type Control struct {
+	ID                 bool
+	KilledAt           *time.Time
+	KillReason         string
+	DailyCostCapMicros int64
+}
+
 type Conversation struct {
 	ID        uuid.UUID
 	OwnerID   uuid.UUID
@@ -88,10 +95,35 @@ type Notification struct {
 }
 
 type Owner struct {
-	ID        uuid.UUID
-	Name      string
-	Mode      string
-	CreatedAt time.Time
+	ID              uuid.UUID
+	Name            string
+	Mode            string
+	CreatedAt       time.Time
+	KilledAt        *time.Time
+	KillReason      string
+	DailyMessages   int32
+	DailyCostMicros int64
+}
+
+type SpendLedger struct {
+	ID          int64
+	OwnerID     uuid.UUID
+	TurnID      uuid.NullUUID
+	CallID      string
+	Tool        string
+	AmountMinor int64
+	Currency    string
+	CreatedAt   time.Time
+}
+
+type SpendingCap struct {
+	ID             uuid.UUID
+	OwnerID        uuid.UUID
+	Currency       string
+	PerActionMinor int64
+	WindowMinor    int64
+	WindowSeconds  int32
+	CreatedAt      time.Time
 }
 
 type StandingRule struct {

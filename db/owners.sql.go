@@ -56,7 +56,7 @@ func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (Cre
 }
 
 const createOwner = `-- name: CreateOwner :one
-INSERT INTO owners (name) VALUES ($1) RETURNING id, name, mode, created_at
+INSERT INTO owners (name) VALUES ($1) RETURNING id, name, mode, created_at, killed_at, kill_reason, daily_messages, daily_cost_micros
 `
 
 func (q *Queries) CreateOwner(ctx context.Context, name string) (Owner, error) {
@@ -67,12 +67,16 @@ func (q *Queries) CreateOwner(ctx context.Context, name string) (Owner, error) {
 		&i.Name,
 		&i.Mode,
 		&i.CreatedAt,
+		&i.KilledAt,
+		&i.KillReason,
+		&i.DailyMessages,
+		&i.DailyCostMicros,
 	)
 	return i, err
 }
 
 const getOwner = `-- name: GetOwner :one
-SELECT id, name, mode, created_at FROM owners WHERE id = $1
+SELECT id, name, mode, created_at, killed_at, kill_reason, daily_messages, daily_cost_micros FROM owners WHERE id = $1
 `
 
 func (q *Queries) GetOwner(ctx context.Context, id uuid.UUID) (Owner, error) {
@@ -83,6 +87,10 @@ func (q *Queries) GetOwner(ctx context.Context, id uuid.UUID) (Owner, error) {
 		&i.Name,
 		&i.Mode,
 		&i.CreatedAt,
+		&i.KilledAt,
+		&i.KillReason,
+		&i.DailyMessages,
+		&i.DailyCostMicros,
 	)
 	return i, err
 }
@@ -131,7 +139,7 @@ func (q *Queries) ListAPIKeys(ctx context.Context, ownerID uuid.UUID) ([]ListAPI
 }
 
 const listOwners = `-- name: ListOwners :many
-SELECT id, name, mode, created_at FROM owners ORDER BY created_at, id
+SELECT id, name, mode, created_at, killed_at, kill_reason, daily_messages, daily_cost_micros FROM owners ORDER BY created_at, id
 `
 
 func (q *Queries) ListOwners(ctx context.Context) ([]Owner, error) {
@@ -148,6 +156,10 @@ func (q *Queries) ListOwners(ctx context.Context) ([]Owner, error) {
 			&i.Name,
 			&i.Mode,
 			&i.CreatedAt,
+			&i.KilledAt,
+			&i.KillReason,
+			&i.DailyMessages,
+			&i.DailyCostMicros,
 		); err != nil {
 			return nil, err
 		}

@@ -23,6 +23,8 @@ type Runner struct {
 	Tools *tools.Registry
 	Store Store
 	Gate  Gate
+	// Control admits turns (kill switch, budgets) and stops them mid-way; nil admits all.
+	Control Control
 	// MaxIterations caps model calls with tools per turn; then one tool-free call answers.
 	MaxIterations int
 	// SuspendTTL is how long a suspended turn waits for decisions.

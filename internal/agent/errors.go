@@ -32,7 +32,9 @@ var (
 
 // Error is an error a client may see: a code and a message written for the client.
 type Error struct {
-	Code    Code
+	Code Code
+	// Reason is a machine-readable refusal reason: owner_quota, daily_cap, killed.
+	Reason  string
 	Message string
 }
 
@@ -41,6 +43,18 @@ func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 // Errorf builds a client-visible error.
 func Errorf(code Code, format string, a ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, a...)}
+}
+
+// Refusal reasons carried by budget and kill-switch refusals.
+const (
+	ReasonOwnerQuota = "owner_quota"
+	ReasonDailyCap   = "daily_cap"
+	ReasonKilled     = "killed"
+)
+
+// Refusef builds a refusal with a machine-readable reason.
+func Refusef(code Code, reason, format string, a ...any) *Error {
+	return &Error{Code: code, Reason: reason, Message: fmt.Sprintf(format, a...)}
 }
 
 // ErrorCode classifies any error: an *Error's own code, the sentinels' codes, else internal.

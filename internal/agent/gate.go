@@ -22,8 +22,11 @@ type GateRequest struct {
 	OwnerID uuid.UUID
 	TurnID  uuid.UUID
 	Trigger Trigger
+	CallID  string
 	Tool    string
 	Args    json.RawMessage
+	// Money is the amount the call moves, for tools that declare one.
+	Money *Money
 }
 
 // GateDecision is a verdict with who or what decided it, for the journal and the audit log.
@@ -39,5 +42,10 @@ type GateDecision struct {
 // the gate or a human. internal/safety implements it (kill switch → caps → mode → standing
 // rules → ask).
 type Gate interface {
+	// Decide is asked when the model requests a write.
 	Decide(ctx context.Context, tx Tx, req GateRequest) (GateDecision, error)
+	// Enforce runs in the write's own transaction just before it executes (after a rule or
+	// a human allowed it): the kill switch and hard caps apply again, and money is charged
+	// to the ledger. A Deny here means the call does not run.
+	Enforce(ctx context.Context, tx Tx, req GateRequest) (GateDecision, error)
 }

@@ -96,6 +96,9 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (View, error) {
 			return err
 		}
 		x.history, x.st.HistorySeq = r.fit(stored, -1)
+		if err := r.admit(ctx, tx, Admission{OwnerID: in.OwnerID, Trigger: in.Trigger}); err != nil {
+			return err
+		}
 		x.turn, err = tx.CreateTurn(ctx, conv.ID, in.Trigger, r.Model.Name())
 		if err != nil {
 			return err
@@ -104,7 +107,11 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (View, error) {
 		return x.flush(ctx, tx)
 	})
 	if err != nil {
-		if ErrorCode(err) == CodeNotFound {
+		var e *Error
+		switch {
+		case errors.As(err, &e):
+			return View{}, e
+		case ErrorCode(err) == CodeNotFound:
 			return View{}, Errorf(CodeNotFound, "conversation not found")
 		}
 		return View{}, fmt.Errorf("start turn: %w", err)
@@ -184,6 +191,10 @@ func (r *Runner) loop(ctx context.Context, x *run) (View, error) {
 			return r.finish(ctx, x, StatusCompleted, resp.Text(), "")
 		}
 		suspended, err := r.batch(ctx, x, calls)
+		var e *Error
+		if errors.As(err, &e) && e.Code == CodeKilled {
+			return r.finish(ctx, x, StatusAborted, "", e.Message)
+		}
 		if err != nil {
 			zerolog.Ctx(ctx).Error().Err(err).Msg("tool batch failed")
 			return r.finish(ctx, x, StatusFailed, "", "a tool failed unexpectedly")
@@ -320,7 +331,11 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []llm.ToolCall) (bool,
 	results := make([]*llm.ToolResult, len(calls))
 	var pending []PendingCall
 	var allowed []int
+	var killed error
 	err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
+		if err := r.check(ctx, tx); err != nil {
+			return err // stopped before any tool ran
+		}
 		for i, c := range calls {
 			x.send(StreamEvent{Type: "tool_call", Call: &calls[i]})
 			tool, ok := r.Tools.Get(c.Name)
@@ -357,7 +372,7 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []llm.ToolCall) (bool,
 				}
 				continue
 			}
-			d, err := r.Gate.Decide(ctx, tx, GateRequest{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Trigger: x.turn.Trigger, Tool: c.Name, Args: c.Args})
+			d, err := r.Gate.Decide(ctx, tx, r.gateRequest(x, c))
 			if err != nil {
 				return fmt.Errorf("gate %s: %w", c.Name, err)
 			}
@@ -379,8 +394,13 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []llm.ToolCall) (bool,
 				return err
 			}
 		}
+		// Checked again before the next model call; what ran so far is kept.
+		killed = r.check(ctx, tx)
 		return x.flush(ctx, tx)
 	})
+	if err == nil {
+		err = killed
+	}
 	if err != nil {
 		return false, err
 	}
@@ -446,8 +466,21 @@ func (r *Runner) execute(ctx context.Context, x *run, c llm.ToolCall) (llm.ToolR
 		}
 		return x.flush(ctx, tx)
 	}
+	// enforce applies the kill switch and caps once more; a refusal journals the call denied.
+	enforce := func(tx Tx) (bool, error) {
+		d, err := r.Gate.Enforce(ctx, tx, r.gateRequest(x, c))
+		if err != nil || d.Verdict == Allow {
+			return err == nil, err
+		}
+		res = refusal(c, "refused by "+d.By, d.Reason)
+		x.record("gate_decision", map[string]any{"call_id": c.ID, "tool": c.Name, "verdict": d.Verdict, "by": d.By, "at": "execution"})
+		return false, tx.UpdateCall(ctx, CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: CallApproved, To: CallDenied, Result: res.Output, DecidedBy: d.By})
+	}
 	if !tool.External {
 		err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
+			if ok, err := enforce(tx); !ok {
+				return err
+			}
 			if err := tx.UpdateCall(ctx, toExecuting); err != nil {
 				return err
 			}
@@ -468,7 +501,16 @@ func (r *Runner) execute(ctx context.Context, x *run, c llm.ToolCall) (llm.ToolR
 		})
 		return res, err
 	}
-	if err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error { return tx.UpdateCall(ctx, toExecuting) }); err != nil {
+	allowed := false
+	err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
+		ok, err := enforce(tx)
+		if !ok {
+			return err
+		}
+		allowed = true
+		return tx.UpdateCall(ctx, toExecuting)
+	})
+	if err != nil || !allowed {
 		return res, err
 	}
 	if r.afterExecuting != nil {
@@ -476,18 +518,52 @@ func (r *Runner) execute(ctx context.Context, x *run, c llm.ToolCall) (llm.ToolR
 			return res, err
 		}
 	}
-	res, err := r.runTool(ctx, nil, x, c)
+	res, err = r.runTool(ctx, nil, x, c)
 	if err != nil {
 		res = errorResult(c, "the tool failed unexpectedly")
 	}
 	return res, r.Store.InOwner(ctx, x.turn.OwnerID, finish)
 }
 
-// resultsMessage is the one message carrying every result of a batch, in call order.
+// admit asks the Control to let a turn start or resume.
+func (r *Runner) admit(ctx context.Context, tx Tx, a Admission) error {
+	if r.Control == nil {
+		return nil
+	}
+	return r.Control.Admit(ctx, tx, a)
+}
+
+// check asks the Control whether the turn may go on (the kill switch).
+func (r *Runner) check(ctx context.Context, tx Tx) error {
+	if r.Control == nil {
+		return nil
+	}
+	return r.Control.Check(ctx, tx)
+}
+
+// gateRequest describes a write call to the gate, with the money it moves if its tool
+// declares an amount.
+func (r *Runner) gateRequest(x *run, c llm.ToolCall) GateRequest {
+	req := GateRequest{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Trigger: x.turn.Trigger, CallID: c.ID, Tool: c.Name, Args: c.Args}
+	if tool, ok := r.Tools.Get(c.Name); ok && tool.Money != nil {
+		var args map[string]json.RawMessage
+		var m Money
+		if json.Unmarshal(c.Args, &args) == nil && json.Unmarshal(args[tool.Money.Amount], &m.Minor) == nil &&
+			json.Unmarshal(args[tool.Money.Currency], &m.Currency) == nil {
+			req.Money = &m
+		}
+	}
+	return req
+}
+
+// resultsMessage is the one message carrying every result of a batch, in call order. Each
+// output enters the model's context as untrusted data, inside a data block.
 func resultsMessage(calls []llm.ToolCall, results []*llm.ToolResult) llm.Message {
 	msg := llm.Message{Role: llm.RoleUser, Parts: make([]llm.Part, len(calls))}
 	for i := range calls {
-		msg.Parts[i] = llm.Part{ToolResult: results[i]}
+		res := *results[i]
+		res.Output, _ = json.Marshal(DataBlock("tool:"+res.Name, string(res.Output)))
+		msg.Parts[i] = llm.Part{ToolResult: &res}
 	}
 	return msg
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -40,6 +41,9 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 	x := &run{emit: emit}
 	var journal map[string]CallRecord
 	err = r.Store.InOwner(ctx, ownerID, func(tx Tx) error {
+		if err := r.admit(ctx, tx, Admission{OwnerID: ownerID, Trigger: turn.Trigger, Resume: true}); err != nil {
+			return err
+		}
 		claimed, err := tx.ClaimTurn(ctx, turnID, r.lease())
 		if err != nil {
 			return err
@@ -55,6 +59,10 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 		x.history, _ = r.fit(stored, x.st.HistorySeq)
 		return x.flush(ctx, tx)
 	})
+	var refused *Error
+	if errors.As(err, &refused) {
+		return View{}, refused
+	}
 	if err != nil {
 		if ErrorCode(err) == CodeNotFound || ErrorCode(err) == CodeConflict {
 			return View{}, Errorf(CodeConflict, "turn %s is no longer waiting for decisions (another request resumed or resolved it)", turnID)

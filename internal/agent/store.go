@@ -44,6 +44,13 @@ type Tx interface {
 	CreateRule(ctx context.Context, r Rule) (Rule, error)
 
 	AppendEvents(ctx context.Context, turnID *uuid.UUID, events []NewEvent) error
+
+	Controls(ctx context.Context) (Controls, error)
+	UsageToday(ctx context.Context) (DailyUsage, error)
+	LockOwner(ctx context.Context) error
+	Cap(ctx context.Context, currency string) (Cap, bool, error)
+	SpentInWindow(ctx context.Context, currency string, window time.Duration) (int64, error)
+	RecordSpend(ctx context.Context, turnID uuid.UUID, callID, tool string, m Money) error
 }
 
 // NewEvent is an audit row to append.

@@ -1,7 +1,6 @@
-// Package safety decides every write the model asks for, in code, never in the prompt. The
-// order is fixed (DESIGN §2), first match decides: kill switch → hard caps → mode → standing
-// rules → ask the human. The kill switch and money caps plug in as Guards (they arrive with
-// the safety issue); mode and standing rules are here.
+// Package safety decides every write the model asks for, in code, never in the prompt, and
+// admits or stops turns. The gate's order is fixed (DESIGN §2), first match decides: kill
+// switch → hard money caps → mode → standing rules → ask the human.
 package safety
 
 import (
@@ -13,14 +12,8 @@ import (
 	"github.com/stewardhq/steward/internal/agent"
 )
 
-// Guard is a check that runs before mode and rules and can only refuse (a kill switch, a
-// money cap). It returns ok=false with a decision to refuse.
-type Guard func(ctx context.Context, tx agent.Tx, req agent.GateRequest) (agent.GateDecision, bool, error)
-
 // Gate implements agent.Gate.
 type Gate struct {
-	// Guards run first, in order; the first refusal decides.
-	Guards []Guard
 	// AllowAuto permits owners in mode "auto" to run writes without asking. It is for
 	// development only and off unless configured.
 	AllowAuto bool
@@ -30,14 +23,8 @@ var _ agent.Gate = (*Gate)(nil)
 
 // Decide returns the verdict for one write call.
 func (g *Gate) Decide(ctx context.Context, tx agent.Tx, req agent.GateRequest) (agent.GateDecision, error) {
-	for _, guard := range g.Guards {
-		d, ok, err := guard(ctx, tx, req)
-		if err != nil {
-			return agent.GateDecision{}, err
-		}
-		if !ok {
-			return d, nil
-		}
+	if d, refused, err := guards(ctx, tx, req); err != nil || refused {
+		return d, err
 	}
 	mode, err := tx.Mode(ctx)
 	if err != nil {
@@ -56,6 +43,53 @@ func (g *Gate) Decide(ctx context.Context, tx agent.Tx, req agent.GateRequest) (
 		return agent.GateDecision{}, err
 	}
 	return decideByRules(rules, req), nil
+}
+
+// Enforce re-checks the kill switch and caps right before a write runs and charges the
+// ledger, in the write's own transaction.
+func (g *Gate) Enforce(ctx context.Context, tx agent.Tx, req agent.GateRequest) (agent.GateDecision, error) {
+	if d, refused, err := guards(ctx, tx, req); err != nil || refused {
+		return d, err
+	}
+	if req.Money != nil {
+		if err := tx.RecordSpend(ctx, req.TurnID, req.CallID, req.Tool, *req.Money); err != nil {
+			return agent.GateDecision{}, err
+		}
+	}
+	return agent.GateDecision{Verdict: agent.Allow}, nil
+}
+
+// guards are the checks no rule, mode or human can override: the kill switch and the hard
+// money caps (per action, and over the rolling window of the durable ledger).
+func guards(ctx context.Context, tx agent.Tx, req agent.GateRequest) (agent.GateDecision, bool, error) {
+	c, err := tx.Controls(ctx)
+	if err != nil {
+		return agent.GateDecision{}, false, err
+	}
+	if killed, why := c.Killed(); killed {
+		return agent.GateDecision{Verdict: agent.Deny, By: "kill", Reason: why}, true, nil
+	}
+	if req.Money == nil {
+		return agent.GateDecision{}, false, nil
+	}
+	m := *req.Money
+	limit, ok, err := tx.Cap(ctx, m.Currency)
+	if err != nil || !ok {
+		return agent.GateDecision{}, false, err
+	}
+	if m.Minor > limit.PerActionMinor {
+		return agent.GateDecision{Verdict: agent.Deny, By: "cap:per_action",
+			Reason: fmt.Sprintf("%d %s exceeds the per-action cap of %d", m.Minor, m.Currency, limit.PerActionMinor)}, true, nil
+	}
+	spent, err := tx.SpentInWindow(ctx, m.Currency, limit.Window)
+	if err != nil {
+		return agent.GateDecision{}, false, err
+	}
+	if spent+m.Minor > limit.WindowMinor {
+		return agent.GateDecision{Verdict: agent.Deny, By: "cap:window",
+			Reason: fmt.Sprintf("%d %s more would exceed the cap of %d per %s (%d already spent)", m.Minor, m.Currency, limit.WindowMinor, limit.Window, spent)}, true, nil
+	}
+	return agent.GateDecision{}, false, nil
 }
 
 // decideByRules applies standing rules: any matching deny wins; a matching allow runs the

@@ -19,7 +19,7 @@ import (
 
 // ownerTables is every owner-scoped table; TestCatalogLint checks the list is complete.
 var ownerTables = []string{"api_keys", "audit_log", "conversations", "memory_chunks", "memory_facts",
-	"messages", "notifications", "standing_rules", "tasks", "tool_calls", "turns"}
+	"messages", "notifications", "spend_ledger", "spending_caps", "standing_rules", "tasks", "tool_calls", "turns"}
 
 // seeded is what seed creates for one owner.
 type seeded struct {
@@ -89,6 +89,12 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 		}
 		sd.fact = fact.ID
 		if sd.chunk, err = tx.AddChunk(ctx, "conversation", conv.ID.String(), "chunk of "+name, sd.vector); err != nil {
+			return err
+		}
+		if _, err := tx.SetCap(ctx, agent.Cap{Currency: "EUR", PerActionMinor: 100, WindowMinor: 1000, Window: time.Hour}); err != nil {
+			return err
+		}
+		if err := tx.RecordSpend(ctx, turn.ID, "c1", "pay", agent.Money{Minor: 40, Currency: "EUR"}); err != nil {
 			return err
 		}
 		_, err = tx.CreateNotification(ctx, "", "note for "+name)
@@ -235,6 +241,13 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 
 		notes, err := tx.ListNotifications(ctx, 100)
 		none("notifications list", len(notes), err)
+
+		caps, err := tx.Caps(ctx)
+		none("spending_caps list", len(caps), err)
+		spent, err := tx.SpentInWindow(ctx, "EUR", time.Hour)
+		if err != nil || spent != 40 {
+			t.Errorf("spend_ledger window: bob's sum is %d (err %v), want only his own 40", spent, err)
+		}
 
 		owner, err := tx.Owner(ctx)
 		if err != nil || owner.ID != b.owner.ID {

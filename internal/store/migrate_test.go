@@ -101,7 +101,7 @@ func TestMigrationsRoundTrip(t *testing.T) {
 	if err != nil || latest < 1 {
 		t.Fatalf("latest migration = %d, %v", latest, err)
 	}
-	wantTables := slices.Sorted(slices.Values(append([]string{"owners"}, ownerTables...)))
+	wantTables := slices.Sorted(slices.Values(append([]string{"owners", "controls"}, ownerTables...)))
 
 	for round := 1; round <= 2; round++ {
 		if err := m.Up(ctx, io.Discard); err != nil {

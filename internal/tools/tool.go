@@ -84,11 +84,21 @@ type Tool struct {
 	// mid-call is detected and never silently re-run. Tools that only touch Postgres run in
 	// the same transaction as their journal row instead.
 	External bool
+	// Money names the arguments holding the amount (integer minor units) and currency of
+	// a write that moves money; hard caps apply to it before anyone is asked. Nil for tools
+	// that move no money.
+	Money *MoneyArgs
 
 	params json.RawMessage // canonical JSON Schema of the arguments
 	check  func(args json.RawMessage) error
 	exec   func(ctx context.Context, env Env, args json.RawMessage) (any, error)
 	err    error // a construction error, reported by NewRegistry
+}
+
+// MoneyArgs names a tool's amount and currency arguments.
+type MoneyArgs struct {
+	Amount   string // an integer in minor units, e.g. "amount_minor"
+	Currency string // an ISO 4217 code, e.g. "currency"
 }
 
 // New builds a tool whose arguments are the Go struct type A. The JSON Schema of the

@@ -1,0 +1,64 @@
+package safety
+
+import (
+	"context"
+
+	"github.com/stewardhq/steward/internal/agent"
+)
+
+// Control implements agent.Control: the kill switches and the daily budgets.
+type Control struct {
+	// GlobalCost returns the deployment's estimated cost today and its daily cap (both in
+	// millionths of a dollar). It reads across owners, so it comes from the store's Door.
+	// Nil disables the deployment cap.
+	GlobalCost func(ctx context.Context) (spent, cap int64, err error)
+}
+
+var _ agent.Control = (*Control)(nil)
+
+// Check refuses when a kill switch is engaged.
+func (c *Control) Check(ctx context.Context, tx agent.Tx) error {
+	ctl, err := tx.Controls(ctx)
+	if err != nil {
+		return err
+	}
+	if killed, why := ctl.Killed(); killed {
+		return agent.Refusef(agent.CodeKilled, agent.ReasonKilled, "%s", why)
+	}
+	return nil
+}
+
+// Admit checks the kill switch, then the budgets: the owner's daily messages (not for a
+// resume: the turn was charged when it began), the owner's daily cost, and the deployment's
+// daily cost cap. Checking and charging are one step: the turn row created in the same
+// transaction is the charge, and the owner lock serialises concurrent starts.
+func (c *Control) Admit(ctx context.Context, tx agent.Tx, a agent.Admission) error {
+	if err := c.Check(ctx, tx); err != nil {
+		return err
+	}
+	if !a.Resume {
+		if err := tx.LockOwner(ctx); err != nil {
+			return err
+		}
+	}
+	u, err := tx.UsageToday(ctx)
+	if err != nil {
+		return err
+	}
+	if !a.Resume && u.Messages >= u.MessageLimit {
+		return agent.Refusef(agent.CodeOverBudget, agent.ReasonOwnerQuota, "daily message quota of %d reached; it resets at midnight UTC", u.MessageLimit)
+	}
+	if u.CostMicros >= u.CostLimitMicros {
+		return agent.Refusef(agent.CodeOverBudget, agent.ReasonOwnerQuota, "daily cost budget of $%.2f reached; it resets at midnight UTC", float64(u.CostLimitMicros)/1e6)
+	}
+	if c.GlobalCost != nil {
+		spent, limit, err := c.GlobalCost(ctx)
+		if err != nil {
+			return err
+		}
+		if spent >= limit {
+			return agent.Refusef(agent.CodeOverBudget, agent.ReasonDailyCap, "the deployment's daily cost cap is reached; try again tomorrow")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/db"
+	"github.com/stewardhq/steward/internal/agent"
+)
+
+// Controls reads the kill switches that apply to the owner.
+func (t *Tx) Controls(ctx context.Context) (agent.Controls, error) {
+	r, err := t.q.ControlState(ctx, t.ownerID)
+	if err != nil {
+		return agent.Controls{}, notFound("controls", err)
+	}
+	c := agent.Controls{OwnerKilled: r.OwnerKilledAt != nil, OwnerReason: r.OwnerKillReason,
+		GlobalKilled: r.GlobalKilledAt != nil, GlobalReason: r.GlobalKillReason}
+	if r.OwnerKilledAt != nil {
+		c.Since = r.OwnerKilledAt
+	}
+	if r.GlobalKilledAt != nil {
+		c.Since = r.GlobalKilledAt
+	}
+	return c, nil
+}
+
+// SetKill engages (with a reason) or releases the owner's kill switch.
+func (t *Tx) SetKill(ctx context.Context, engaged bool, reason string) error {
+	var at *time.Time
+	if engaged {
+		now := time.Now()
+		at = &now
+	}
+	n, err := t.q.SetOwnerKill(ctx, db.SetOwnerKillParams{OwnerID: t.ownerID, KilledAt: at, KillReason: reason})
+	return rowsOrNotFound("set kill switch", n, err)
+}
+
+// UsageToday is the owner's budget use since midnight UTC, with their limits.
+func (t *Tx) UsageToday(ctx context.Context) (agent.DailyUsage, error) {
+	r, err := t.q.OwnerUsageToday(ctx, t.ownerID)
+	if err != nil {
+		return agent.DailyUsage{}, notFound("usage today", err)
+	}
+	return agent.DailyUsage{Messages: int(r.Messages), CostMicros: r.CostMicros,
+		MessageLimit: int(r.DailyMessages), CostLimitMicros: r.DailyCostMicros}, nil
+}
+
+// LockOwner serialises the owner's concurrent budget checks until the transaction ends.
+func (t *Tx) LockOwner(ctx context.Context) error {
+	return notFoundOrNil("lock owner", t.q.LockOwner(ctx, t.ownerID.String()))
+}
+
+// Cap returns the owner's money cap for a currency; ok=false when there is none.
+func (t *Tx) Cap(ctx context.Context, currency string) (agent.Cap, bool, error) {
+	r, err := t.q.GetCap(ctx, db.GetCapParams{OwnerID: t.ownerID, Currency: currency})
+	if err != nil {
+		err = notFound("cap", err)
+		if agent.ErrorCode(err) == agent.CodeNotFound {
+			return agent.Cap{}, false, nil
+		}
+		return agent.Cap{}, false, err
+	}
+	return toCap(r), true, nil
+}
+
+// SetCap creates or replaces the owner's cap for a currency.
+func (t *Tx) SetCap(ctx context.Context, c agent.Cap) (agent.Cap, error) {
+	r, err := t.q.UpsertCap(ctx, db.UpsertCapParams{OwnerID: t.ownerID, Currency: c.Currency,
+		PerActionMinor: c.PerActionMinor, WindowMinor: c.WindowMinor, WindowSeconds: int32(c.Window / time.Second)})
+	if err != nil {
+		return agent.Cap{}, notFound("set cap", err)
+	}
+	return toCap(r), nil
+}
+
+// Caps lists the owner's caps.
+func (t *Tx) Caps(ctx context.Context) ([]agent.Cap, error) {
+	rows, err := t.q.ListCaps(ctx, t.ownerID)
+	if err != nil {
+		return nil, fmt.Errorf("list caps: %w", err)
+	}
+	out := make([]agent.Cap, len(rows))
+	for i, r := range rows {
+		out[i] = toCap(r)
+	}
+	return out, nil
+}
+
+func toCap(r db.SpendingCap) agent.Cap {
+	return agent.Cap{Currency: r.Currency, PerActionMinor: r.PerActionMinor, WindowMinor: r.WindowMinor,
+		Window: time.Duration(r.WindowSeconds) * time.Second}
+}
+
+// SpentInWindow sums the ledger for a currency over the last window.
+func (t *Tx) SpentInWindow(ctx context.Context, currency string, window time.Duration) (int64, error) {
+	n, err := t.q.SpentInWindow(ctx, db.SpentInWindowParams{OwnerID: t.ownerID, Currency: currency, WindowSeconds: window.Seconds()})
+	if err != nil {
+		return 0, fmt.Errorf("spent in window: %w", err)
+	}
+	return n, nil
+}
+
+// RecordSpend adds an executed write's amount to the ledger.
+func (t *Tx) RecordSpend(ctx context.Context, turnID uuid.UUID, callID, tool string, m agent.Money) error {
+	return notFoundOrNil("record spend", t.q.RecordSpend(ctx, db.RecordSpendParams{OwnerID: t.ownerID,
+		TurnID: nullUUID(&turnID), CallID: callID, Tool: tool, AmountMinor: m.Minor, Currency: m.Currency}))
+}

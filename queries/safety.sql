@@ -1,0 +1,54 @@
+-- name: ControlState :one
+-- The kill switches that apply to the current owner: their own and the deployment's.
+SELECT o.killed_at AS owner_killed_at, o.kill_reason AS owner_kill_reason,
+    c.killed_at AS global_killed_at, c.kill_reason AS global_kill_reason
+FROM owners o CROSS JOIN controls c WHERE o.id = sqlc.arg(owner_id);
+
+-- name: SetOwnerKill :execrows
+UPDATE owners SET killed_at = sqlc.narg(killed_at), kill_reason = sqlc.arg(kill_reason)
+WHERE id = sqlc.arg(owner_id);
+
+-- name: SetGlobalKill :exec
+UPDATE controls SET killed_at = sqlc.narg(killed_at), kill_reason = sqlc.arg(kill_reason);
+
+-- name: OwnerUsageToday :one
+-- Budget use since midnight UTC, from the turns themselves (no rollup table).
+SELECT count(*) FILTER (WHERE t.trigger IN ('chat', 'cli'))::int AS messages,
+    COALESCE(sum(t.cost_micros), 0)::bigint AS cost_micros,
+    max(o.daily_messages)::int AS daily_messages, max(o.daily_cost_micros)::bigint AS daily_cost_micros
+FROM owners o LEFT JOIN turns t ON t.owner_id = o.id AND t.created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+WHERE o.id = sqlc.arg(owner_id);
+
+-- name: GlobalCostToday :one
+SELECT COALESCE((SELECT sum(cost_micros) FROM turns
+        WHERE created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'), 0)::bigint AS cost_micros,
+    (SELECT daily_cost_cap_micros FROM controls)::bigint AS cap_micros;
+
+-- name: SetGlobalCostCap :exec
+UPDATE controls SET daily_cost_cap_micros = sqlc.arg(cap_micros);
+
+-- name: GetCap :one
+SELECT * FROM spending_caps WHERE owner_id = sqlc.arg(owner_id) AND currency = sqlc.arg(currency);
+
+-- name: UpsertCap :one
+INSERT INTO spending_caps (owner_id, currency, per_action_minor, window_minor, window_seconds)
+VALUES (sqlc.arg(owner_id), sqlc.arg(currency), sqlc.arg(per_action_minor), sqlc.arg(window_minor), sqlc.arg(window_seconds))
+ON CONFLICT (owner_id, currency) DO UPDATE SET per_action_minor = EXCLUDED.per_action_minor,
+    window_minor = EXCLUDED.window_minor, window_seconds = EXCLUDED.window_seconds
+RETURNING *;
+
+-- name: ListCaps :many
+SELECT * FROM spending_caps WHERE owner_id = sqlc.arg(owner_id) ORDER BY currency;
+
+-- name: SpentInWindow :one
+SELECT COALESCE(sum(amount_minor), 0)::bigint FROM spend_ledger
+WHERE owner_id = sqlc.arg(owner_id) AND currency = sqlc.arg(currency)
+    AND created_at > now() - make_interval(secs => sqlc.arg(window_seconds)::float8);
+
+-- name: RecordSpend :exec
+INSERT INTO spend_ledger (owner_id, turn_id, call_id, tool, amount_minor, currency)
+VALUES (sqlc.arg(owner_id), sqlc.narg(turn_id), sqlc.arg(call_id), sqlc.arg(tool), sqlc.arg(amount_minor), sqlc.arg(currency));
+
+-- name: LockOwner :exec
+-- Serialises budget checks of one owner's concurrent turn starts.
+SELECT pg_advisory_xact_lock(hashtextextended(sqlc.arg(owner_id)::text, 7));
