@@ -176,6 +176,25 @@ func (q *Queries) RecordSpend(ctx context.Context, arg RecordSpendParams) error 
 	return err
 }
 
+const setDailyLimits = `-- name: SetDailyLimits :execrows
+UPDATE owners SET daily_messages = $1, daily_cost_micros = $2
+WHERE id = $3
+`
+
+type SetDailyLimitsParams struct {
+	DailyMessages   int32
+	DailyCostMicros int64
+	OwnerID         uuid.UUID
+}
+
+func (q *Queries) SetDailyLimits(ctx context.Context, arg SetDailyLimitsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, setDailyLimits, arg.DailyMessages, arg.DailyCostMicros, arg.OwnerID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const setGlobalCostCap = `-- name: SetGlobalCostCap :exec
 UPDATE controls SET daily_cost_cap_micros = $1
 `

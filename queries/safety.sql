@@ -52,3 +52,7 @@ VALUES (sqlc.arg(owner_id), sqlc.narg(turn_id), sqlc.arg(call_id), sqlc.arg(tool
 -- name: LockOwner :exec
 -- Serialises budget checks of one owner's concurrent turn starts.
 SELECT pg_advisory_xact_lock(hashtextextended(sqlc.arg(owner_id)::text, 7));
+
+-- name: SetDailyLimits :execrows
+UPDATE owners SET daily_messages = sqlc.arg(daily_messages), daily_cost_micros = sqlc.arg(daily_cost_micros)
+WHERE id = sqlc.arg(owner_id);

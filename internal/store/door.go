@@ -188,3 +188,41 @@ func hashKey(key string) []byte {
 func toOwner(r db.Owner) Owner {
 	return Owner{ID: r.ID, Name: r.Name, Mode: r.Mode, CreatedAt: r.CreatedAt}
 }
+
+// GlobalCostToday is the deployment's estimated model cost since midnight UTC, across every
+// owner, and its daily cap (millionths of a dollar).
+func (d *Door) GlobalCostToday(ctx context.Context) (spent, limit int64, err error) {
+	r, err := db.New(d.pool).GlobalCostToday(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("global cost today: %w", err)
+	}
+	return r.CostMicros, r.CapMicros, nil
+}
+
+// SetGlobalKill engages (with a reason) or releases the deployment-wide kill switch.
+func (d *Door) SetGlobalKill(ctx context.Context, engaged bool, reason string) error {
+	var at *time.Time
+	if engaged {
+		now := time.Now()
+		at = &now
+	}
+	if err := db.New(d.pool).SetGlobalKill(ctx, db.SetGlobalKillParams{KilledAt: at, KillReason: reason}); err != nil {
+		return fmt.Errorf("set global kill switch: %w", err)
+	}
+	return nil
+}
+
+// SetGlobalCostCap sets the deployment's daily cost cap.
+func (d *Door) SetGlobalCostCap(ctx context.Context, capMicros int64) error {
+	if err := db.New(d.pool).SetGlobalCostCap(ctx, capMicros); err != nil {
+		return fmt.Errorf("set global cost cap: %w", err)
+	}
+	return nil
+}
+
+// SetDailyLimits sets an owner's daily message quota and cost budget (an operator's choice,
+// not the owner's: the app role cannot change them).
+func (d *Door) SetDailyLimits(ctx context.Context, ownerID uuid.UUID, messages int, costMicros int64) error {
+	n, err := db.New(d.pool).SetDailyLimits(ctx, db.SetDailyLimitsParams{OwnerID: ownerID, DailyMessages: int32(messages), DailyCostMicros: costMicros})
+	return rowsOrNotFound("set daily limits", n, err)
+}

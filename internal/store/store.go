@@ -30,7 +30,11 @@ var (
 // Store is the application's connection pool, as the steward_app role under RLS.
 type Store struct {
 	pool *pgxpool.Pool
+	url  string
 }
+
+// URL is the connection string the store was opened with.
+func (s *Store) URL() string { return s.url }
 
 // Open connects to url (APP_DATABASE_URL) and checks the database answers.
 func Open(ctx context.Context, url string, maxConns int32) (*Store, error) {
@@ -38,7 +42,7 @@ func Open(ctx context.Context, url string, maxConns int32) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, url: url}, nil
 }
 
 // newPool builds a pgx pool with the pgvector types registered on every connection.
