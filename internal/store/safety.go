@@ -109,4 +109,3 @@ func (t *Tx) RecordSpend(ctx context.Context, turnID uuid.UUID, callID, tool str
 	return notFoundOrNil("record spend", t.q.RecordSpend(ctx, db.RecordSpendParams{OwnerID: t.ownerID,
 		TurnID: nullUUID(&turnID), CallID: callID, Tool: tool, AmountMinor: m.Minor, Currency: m.Currency}))
 }
-
