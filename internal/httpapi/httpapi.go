@@ -1,0 +1,105 @@
+// Package httpapi is Steward's HTTP API (DESIGN §5): one chi router with every route, the
+// middleware around them (request id, logging, panic recovery, body limit, API-key auth),
+// the mapping of error codes to HTTP statuses, and server-sent events for running turns.
+// Lambda functions and `steward serve` all serve the handler New returns.
+//
+// Status rules, applied everywhere:
+//   - A body that is not a well-formed request (empty, not JSON, not one JSON object, an
+//     unknown field, a wrong JSON type) is 400 invalid; a well-formed body with unacceptable
+//     values (an empty message, a missing or unknown decision, a conversation_id that is not
+//     a UUID) is 422 invalid.
+//   - A POST body not declared Content-Type: application/json is 415 invalid; a body over
+//     Deps.MaxBodyBytes is 413 too_large.
+//   - An id in a path that is not a UUID names nothing: 404 not_found, exactly like an
+//     unknown id or another owner's id (never 403).
+//   - Missing, malformed, unknown or revoked API keys are 401 unauthorized with a
+//     WWW-Authenticate: Bearer challenge.
+//   - Everything else follows statusOf; internal errors are 500 with a generic message and
+//     are logged with their detail under the request id.
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/rs/zerolog"
+
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// Authenticator finds the owner of an API key; an unknown or revoked key is an error
+// matching store.ErrNotFound. *store.Door implements it.
+type Authenticator interface {
+	Authenticate(ctx context.Context, key string) (store.Principal, error)
+}
+
+var _ Authenticator = (*store.Door)(nil)
+
+// DefaultMaxBodyBytes is the request body limit when Deps.MaxBodyBytes is zero.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Deps is what the API is built from.
+type Deps struct {
+	// Runner starts, resumes and reads turns.
+	Runner *agent.Runner
+	// Store serves the owner's reads (approvals, conversations).
+	Store *store.Store
+	// Auth turns API keys into owners.
+	Auth Authenticator
+	// MaxBodyBytes caps request bodies (413 above it); zero means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Logger is the base logger; each request logs through a child carrying its request id.
+	Logger zerolog.Logger
+	// Health checks the database for GET /healthz; nil means Store.Ping.
+	Health func(ctx context.Context) error
+}
+
+// api holds the handlers' dependencies.
+type api struct {
+	d Deps
+}
+
+// New returns the router with every route of the API.
+func New(d Deps) http.Handler {
+	if d.MaxBodyBytes <= 0 {
+		d.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if d.Health == nil && d.Store != nil {
+		d.Health = d.Store.Ping
+	}
+	a := &api{d: d}
+
+	r := chi.NewRouter()
+	r.Use(withRequest(d.Logger), accessLog, recoverPanics)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		fail(w, r, errorf(http.StatusNotFound, agent.CodeNotFound, "no such route"))
+	})
+	r.MethodNotAllowed(a.methodNotAllowed(r))
+
+	r.Get("/healthz", a.healthz)
+	r.Route("/v1", func(r chi.Router) {
+		r.Use(authenticate(d.Auth), limitBody(d.MaxBodyBytes))
+		r.With(requireJSON).Post("/chat", a.chat)
+		r.Get("/turns/{id}", a.turn)
+		r.With(requireJSON).Post("/turns/{id}/confirm", a.confirm)
+		r.Get("/approvals", a.approvals)
+		r.Get("/conversations", a.conversations)
+		r.Get("/conversations/{id}", a.conversation)
+	})
+	return r
+}
+
+// methodNotAllowed answers 405 with the route's allowed methods in Allow (chi does not
+// pass them to a custom handler, so they are looked up).
+func (a *api) methodNotAllowed(mux *chi.Mux) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		for _, m := range []string{http.MethodGet, http.MethodPost} {
+			if mux.Match(chi.NewRouteContext(), m, r.URL.Path) {
+				w.Header().Add("Allow", m)
+			}
+		}
+		fail(w, r, errorf(http.StatusMethodNotAllowed, agent.CodeInvalid, "method %s is not allowed here", r.Method))
+	}
+}

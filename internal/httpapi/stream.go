@@ -1,0 +1,172 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/rs/zerolog"
+
+	"github.com/stewardhq/steward/internal/agent"
+)
+
+// Server-sent events of a running turn (POST /v1/chat and POST /v1/turns/{id}/confirm with
+// Accept: text/event-stream). Each event is "event: <type>\ndata: <one line of JSON>\n\n",
+// flushed as it happens:
+//
+//	text        {"text": "<delta>"}
+//	tool_call   {"call_id", "tool", "args"}
+//	tool_result {"call_id", "tool", "output", "is_error"?}
+//	suspended   the TurnView (status suspended, with its pending calls)
+//	completed   the TurnView (status completed, with the answer)
+//	error       the TurnView when the turn ended failed (its "error" says why), or
+//	            {"error":{"code","message"}} when the request failed after the stream began
+//
+// The last event is always suspended, completed or error. A request refused before the turn
+// produced anything (a bad message, an unknown turn, a conflict) gets an ordinary JSON error
+// response with its status instead of a stream.
+
+// wantsStream reports whether the client accepts text/event-stream.
+func wantsStream(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == "text/event-stream" {
+			return true
+		}
+	}
+	return false
+}
+
+// toolCallView is a tool call as clients see it (tool_call events, conversation history).
+type toolCallView struct {
+	CallID string          `json:"call_id"`
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args"`
+}
+
+// toolResultView is a tool result as clients see it (tool_result events, history).
+type toolResultView struct {
+	CallID  string          `json:"call_id"`
+	Tool    string          `json:"tool"`
+	Output  json.RawMessage `json:"output"`
+	IsError bool            `json:"is_error,omitempty"`
+}
+
+// stream writes a turn's events to one response. It starts the response (200, event-stream
+// headers) lazily, at the first event, so a request refused before any event still gets a
+// JSON error with its status. Once the client is gone, events are dropped; the turn goes on.
+type stream struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	log *zerolog.Logger
+
+	mu       sync.Mutex
+	started  bool
+	gone     bool
+	finished bool // a terminal event (suspended, completed, error) was sent
+}
+
+func newStream(w http.ResponseWriter, r *http.Request) *stream {
+	return &stream{w: w, rc: http.NewResponseController(w), log: zerolog.Ctx(r.Context())}
+}
+
+// emit is the agent.Emit of the turn.
+func (s *stream) emit(e agent.StreamEvent) {
+	var data any
+	switch e.Type {
+	case "text":
+		data = map[string]string{"text": e.Text}
+	case "tool_call":
+		if e.Call == nil {
+			return
+		}
+		data = toolCallView{CallID: e.Call.ID, Tool: e.Call.Name, Args: orEmpty(e.Call.Args)}
+	case "tool_result":
+		if e.Result == nil {
+			return
+		}
+		data = toolResultView{CallID: e.Result.CallID, Tool: e.Result.Name, Output: orEmpty(e.Result.Output), IsError: e.Result.IsError}
+	case "suspended", "completed", "error":
+		if e.Turn == nil {
+			data = errorBody{Error: errorDetail{Code: agent.CodeInternal, Message: internalMessage}}
+		} else {
+			data = e.Turn
+		}
+	default:
+		return
+	}
+	s.send(e.Type, data)
+}
+
+// finish ends the stream after the runner returned: with its error, or with the final
+// TurnView if the runner sent no terminal event.
+func (s *stream) finish(v agent.View, err error) {
+	s.mu.Lock()
+	finished := s.finished
+	s.mu.Unlock()
+	switch {
+	case err != nil:
+		_, detail := classify(err)
+		s.send("error", errorBody{Error: detail})
+	case !finished:
+		typ := "error"
+		switch v.Status {
+		case agent.StatusCompleted:
+			typ = "completed"
+		case agent.StatusSuspended:
+			typ = "suspended"
+		}
+		s.send(typ, v)
+	}
+}
+
+// send writes and flushes one event.
+func (s *stream) send(typ string, data any) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		s.log.Error().Err(err).Str("event", typ).Msg("encode stream event")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if typ == "suspended" || typ == "completed" || typ == "error" {
+		s.finished = true
+	}
+	if s.gone {
+		return
+	}
+	if !s.started {
+		h := s.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		s.w.WriteHeader(http.StatusOK)
+		s.started = true
+	}
+	if _, err := fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", typ, b); err != nil {
+		s.gone = true
+		s.log.Info().Err(err).Msg("stream client gone; the turn continues")
+		return
+	}
+	if err := s.rc.Flush(); err != nil {
+		s.gone = true
+		s.log.Info().Err(err).Msg("stream flush failed; the turn continues")
+	}
+}
+
+// hasStarted reports whether the response has begun.
+func (s *stream) hasStarted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started
+}
+
+// orEmpty makes sure raw JSON is a value: nil becomes {}.
+func orEmpty(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage(`{}`)
+	}
+	return b
+}

@@ -1,0 +1,191 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// chatRequest is the body of POST /v1/chat.
+type chatRequest struct {
+	Message string `json:"message"`
+	// ConversationID continues a conversation; absent, null or "" starts a new one.
+	ConversationID *string `json:"conversation_id"`
+}
+
+// chat starts a turn: POST /v1/chat → TurnView, or events with Accept: text/event-stream.
+func (a *api) chat(w http.ResponseWriter, r *http.Request) {
+	var body chatRequest
+	if err := decode(r, &body); err != nil {
+		fail(w, r, err)
+		return
+	}
+	in := agent.Input{OwnerID: principal(r.Context()).OwnerID, Message: body.Message, Trigger: agent.TriggerChat}
+	if body.ConversationID != nil && *body.ConversationID != "" {
+		id, err := uuid.Parse(*body.ConversationID)
+		if err != nil {
+			fail(w, r, agent.Errorf(agent.CodeInvalid, "conversation_id is not a UUID"))
+			return
+		}
+		in.ConversationID = &id
+	}
+	a.runTurn(w, r, func(ctx context.Context, emit agent.Emit) (agent.View, error) {
+		return a.d.Runner.Start(ctx, in, emit)
+	})
+}
+
+// decisionRequest is one decision of a confirm body. Approve is a pointer so that a missing
+// "approve" is refused rather than read as a denial.
+type decisionRequest struct {
+	CallID   string `json:"call_id"`
+	Approve  *bool  `json:"approve"`
+	ArgsHash string `json:"args_hash"`
+	Message  string `json:"message"`
+	Always   bool   `json:"always"`
+}
+
+// confirmRequest is the body of POST /v1/turns/{id}/confirm.
+type confirmRequest struct {
+	Decisions []decisionRequest `json:"decisions"`
+}
+
+// confirm applies the owner's decisions to a suspended turn and resumes it: POST
+// /v1/turns/{id}/confirm → TurnView of the resumed turn, or events.
+func (a *api) confirm(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "turn")
+	if !ok {
+		return
+	}
+	var body confirmRequest
+	if err := decode(r, &body); err != nil {
+		fail(w, r, err)
+		return
+	}
+	decisions := make([]agent.Decision, len(body.Decisions))
+	for i, d := range body.Decisions {
+		switch {
+		case d.CallID == "":
+			fail(w, r, agent.Errorf(agent.CodeInvalid, "decision %d has no call_id", i))
+			return
+		case d.Approve == nil:
+			fail(w, r, agent.Errorf(agent.CodeInvalid, "decision for call %q needs \"approve\": true or false", d.CallID))
+			return
+		case d.ArgsHash == "":
+			fail(w, r, agent.Errorf(agent.CodeInvalid, "decision for call %q needs the args_hash it was shown", d.CallID))
+			return
+		}
+		decisions[i] = agent.Decision{CallID: d.CallID, Approve: *d.Approve, ArgsHash: d.ArgsHash, Message: d.Message, Always: d.Always}
+	}
+	owner := principal(r.Context()).OwnerID
+	a.runTurn(w, r, func(ctx context.Context, emit agent.Emit) (agent.View, error) {
+		return a.d.Runner.Confirm(ctx, owner, id, decisions, emit)
+	})
+}
+
+// runTurn runs a turn (start or resume) and answers with its TurnView, or streams it when the
+// client asked for events. The turn runs on a context that a client disconnect does not
+// cancel (it keeps the request's values, so its logger), so it always ends in a written
+// state: completed, failed or suspended.
+func (a *api) runTurn(w http.ResponseWriter, r *http.Request, run func(context.Context, agent.Emit) (agent.View, error)) {
+	ctx := context.WithoutCancel(r.Context())
+	if !wantsStream(r) {
+		v, err := run(ctx, nil)
+		if err != nil {
+			fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
+		return
+	}
+	s := newStream(w, r)
+	v, err := run(ctx, s.emit)
+	if err != nil && !s.hasStarted() {
+		fail(w, r, err)
+		return
+	}
+	if err != nil {
+		_, detail := classify(err)
+		if detail.Code == agent.CodeInternal {
+			s.log.Error().Err(err).Msg("turn failed after its stream began")
+		}
+	}
+	s.finish(v, err)
+}
+
+// turn reads one turn: GET /v1/turns/{id} → TurnView.
+func (a *api) turn(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "turn")
+	if !ok {
+		return
+	}
+	v, err := a.d.Runner.Turn(r.Context(), principal(r.Context()).OwnerID, id)
+	if err != nil {
+		if agent.ErrorCode(err) == agent.CodeNotFound {
+			err = agent.Errorf(agent.CodeNotFound, "turn not found")
+		}
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// maxApprovals caps the inbox: the newest suspended turns first.
+const maxApprovals = 100
+
+// approval is one suspended turn in the owner's inbox.
+type approval struct {
+	TurnID         uuid.UUID           `json:"turn_id"`
+	ConversationID uuid.UUID           `json:"conversation_id"`
+	Trigger        agent.Trigger       `json:"trigger"`
+	CreatedAt      time.Time           `json:"created_at"`
+	ExpiresAt      *time.Time          `json:"expires_at"`
+	Pending        []agent.PendingCall `json:"pending"`
+}
+
+// approvals lists the owner's suspended turns that can still be confirmed: GET
+// /v1/approvals → {"approvals":[...]}, newest first.
+func (a *api) approvals(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	now := time.Now()
+	if a.d.Runner != nil && a.d.Runner.Now != nil {
+		now = a.d.Runner.Now()
+	}
+	out := []approval{}
+	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
+		turns, err := tx.ListTurns(ctx, agent.StatusSuspended, maxApprovals)
+		for _, t := range turns {
+			if t.ExpiresAt != nil && !now.Before(*t.ExpiresAt) {
+				continue // expired, waiting for the sweep; a confirm would be refused
+			}
+			v := agent.ViewOf(t)
+			if v.Pending == nil {
+				v.Pending = []agent.PendingCall{}
+			}
+			out = append(out, approval{TurnID: v.TurnID, ConversationID: v.ConversationID, Trigger: v.Trigger,
+				CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt, Pending: v.Pending})
+		}
+		return err
+	})
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
+}
+
+// pathID parses the {id} of the route. An id that is not a UUID names nothing: 404, the same
+// answer as for an unknown id or another owner's.
+func pathID(w http.ResponseWriter, r *http.Request, what string) (uuid.UUID, bool) {
+	id, err := uuid.Parse(chi.URLParam(r, "id"))
+	if err != nil {
+		fail(w, r, agent.Errorf(agent.CodeNotFound, "%s not found", what))
+		return uuid.Nil, false
+	}
+	return id, true
+}
