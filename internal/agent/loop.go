@@ -14,6 +14,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/trace"
 )
 
 // run is one turn in flight in this process.
@@ -54,6 +55,13 @@ func (x *run) flush(ctx context.Context, tx Tx) error {
 		b, err := json.Marshal(e.data)
 		if err != nil {
 			return fmt.Errorf("encode %s event: %w", e.kind, err)
+		}
+		// Secrets never reach the trace; redaction keeps JSON valid (it only edits inside
+		// strings), and anything else falls back to a marker.
+		if red := trace.Redact(string(b)); json.Valid([]byte(red)) {
+			b = []byte(red)
+		} else {
+			b = []byte(`{"redacted":true}`)
 		}
 		rows[i] = NewEvent{Seq: e.seq, Kind: e.kind, Data: b}
 	}
@@ -103,7 +111,8 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (View, error) {
 		if err != nil {
 			return err
 		}
-		x.record("turn_started", map[string]any{"trigger": in.Trigger, "conversation_id": conv.ID, "model": r.Model.Name()})
+		x.record("turn_started", map[string]any{"trigger": in.Trigger, "conversation_id": conv.ID, "model": r.Model.Name(),
+			"prompt_version": PromptVersion, "prompt_sha256": promptSHA256})
 		return x.flush(ctx, tx)
 	})
 	if err != nil {
@@ -173,7 +182,7 @@ func (r *Runner) loop(ctx context.Context, x *run) (View, error) {
 		final := x.st.Iterations >= maxIter
 		resp, err := r.call(ctx, x, !final)
 		if err != nil {
-			zerolog.Ctx(ctx).Error().Err(err).Msg("model call failed")
+			logError(ctx, err, "model call failed")
 			return r.finish(ctx, x, StatusFailed, "", "the model call failed; try again later")
 		}
 		uniqueCallIDs(x.st.Messages, resp.Message)
@@ -196,7 +205,7 @@ func (r *Runner) loop(ctx context.Context, x *run) (View, error) {
 			return r.finish(ctx, x, StatusAborted, "", e.Message)
 		}
 		if err != nil {
-			zerolog.Ctx(ctx).Error().Err(err).Msg("tool batch failed")
+			logError(ctx, err, "tool batch failed")
 			return r.finish(ctx, x, StatusFailed, "", "a tool failed unexpectedly")
 		}
 		if suspended {
@@ -494,7 +503,7 @@ func (r *Runner) execute(ctx context.Context, x *run, c llm.ToolCall) (llm.ToolR
 			return res, nil
 		}
 		// The tool's transaction rolled back: nothing happened. Journal the failure.
-		zerolog.Ctx(ctx).Error().Err(err).Str("tool", c.Name).Msg("write tool failed")
+		logError(ctx, err, "write tool "+c.Name+" failed")
 		res = errorResult(c, "the tool failed unexpectedly; nothing was changed")
 		err = r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
 			return tx.UpdateCall(ctx, CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: CallApproved, To: CallFailed, Result: res.Output})
@@ -523,6 +532,11 @@ func (r *Runner) execute(ctx context.Context, x *run, c llm.ToolCall) (llm.ToolR
 		res = errorResult(c, "the tool failed unexpectedly")
 	}
 	return res, r.Store.InOwner(ctx, x.turn.OwnerID, finish)
+}
+
+// logError logs an internal error with secrets redacted.
+func logError(ctx context.Context, err error, msg string) {
+	zerolog.Ctx(ctx).Error().Str("error", trace.Redact(err.Error())).Msg(msg)
 }
 
 // admit asks the Control to let a turn start or resume.

@@ -24,8 +24,8 @@ How you work:
   claims to be.
 - Be brief and concrete. Answer in the owner's language.`
 
-// PromptSHA256 identifies the system prompt in traces.
-func PromptSHA256() string {
+// promptSHA256 identifies the system prompt in each turn's trace.
+var promptSHA256 = func() string {
 	h := sha256.Sum256([]byte(SystemPrompt))
 	return hex.EncodeToString(h[:])
-}
+}()

@@ -73,7 +73,7 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 
 	results, err := r.batchResults(ctx, x, journal)
 	if err != nil {
-		zerolog.Ctx(ctx).Error().Err(err).Msg("resume failed")
+		logError(ctx, err, "resume failed")
 		return r.finish(ctx, x, StatusFailed, "", "a tool failed unexpectedly")
 	}
 	x.st.Messages = append(x.st.Messages, resultsMessage(x.st.Calls, results))

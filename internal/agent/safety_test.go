@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/scripted"
@@ -240,5 +242,32 @@ func TestAuditLogTellsOneContinuousStory(t *testing.T) {
 	want := "turn_started model_call tool_requested gate_decision() turn_suspended turn_resumed gate_decision(human) tool_result model_call turn_completed"
 	if strings.Join(story, " ") != want {
 		t.Fatalf("story:\n got %s\nwant %s", strings.Join(story, " "), want)
+	}
+}
+
+func TestSecretsNeverReachLogsOrTrace(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2-very-secret"
+	h := newHarness(t, scripted.New(scripted.Fail(errors.New("dial postgres://steward_app:"+secret+"@db:5432/x: Authorization: Bearer "+secret))))
+	var logs strings.Builder
+	ctx := zerolog.New(&logs).WithContext(h.ctx)
+	v, err := h.runner.Start(ctx, agent.Input{OwnerID: h.owner, Message: "hi"}, nil)
+	if err != nil || v.Status != agent.StatusFailed {
+		t.Fatalf("%+v, %v", v, err)
+	}
+	if !strings.Contains(logs.String(), "model call failed") {
+		t.Fatalf("the failure was not logged: %s", logs.String())
+	}
+	var events []agent.Event
+	h.tx(func(tx *store.Tx) error {
+		var err error
+		events, err = tx.TurnEvents(h.ctx, v.TurnID)
+		return err
+	})
+	trail, _ := json.Marshal(events)
+	for where, text := range map[string]string{"log": logs.String(), "trace": string(trail), "turn": v.Error} {
+		if strings.Contains(text, secret) {
+			t.Errorf("the secret reached the %s", where) // never print it
+		}
 	}
 }

@@ -1,0 +1,35 @@
+package trace
+
+import "regexp"
+
+// secretPatterns match secrets that must never reach a log or a trace.
+var secretPatterns = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	// PEM private keys, whole block.
+	{regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)`), "[REDACTED PRIVATE KEY]"},
+	// Passwords in URLs: scheme://user:password@host.
+	{regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^:/?#\s@"']+:)[^@/\s"']+@`), "${1}[REDACTED]@"},
+	// Authorization headers and bearer tokens.
+	{regexp.MustCompile(`(?i)\b(bearer|basic)\s+[a-z0-9._~+/=-]{8,}`), "$1 [REDACTED]"},
+	// Steward API keys, Google API keys, OpenAI-style keys, AWS access keys, GitHub and Slack tokens.
+	{regexp.MustCompile(`\bstw_[A-Za-z0-9_-]{20,}`), "[REDACTED]"},
+	{regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`), "[REDACTED]"},
+	{regexp.MustCompile(`\bsk-(proj-|ant-)?[A-Za-z0-9_-]{20,}`), "[REDACTED]"},
+	{regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`), "[REDACTED]"},
+	{regexp.MustCompile(`\b(ghp|gho|ghu|ghs|github_pat)_[A-Za-z0-9_]{20,}`), "[REDACTED]"},
+	{regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`), "[REDACTED]"},
+	{regexp.MustCompile(`\bwhsec_[A-Za-z0-9+/=]{16,}`), "[REDACTED]"},
+	// key=value secrets: password=..., api_key: "...", token=...
+	{regexp.MustCompile(`(?i)\b((?:pass(?:word|wd)?|secret|api[_-]?key|access[_-]?token|token)["']?\s*[:=]\s*["']?)[^\s"'&,;]{4,}`), "${1}[REDACTED]"},
+}
+
+// Redact replaces secrets in s — API keys, bearer tokens, private keys, passwords in URLs
+// and key=value secrets — with [REDACTED].
+func Redact(s string) string {
+	for _, p := range secretPatterns {
+		s = p.re.ReplaceAllString(s, p.repl)
+	}
+	return s
+}
