@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -576,10 +577,28 @@ func resultsMessage(calls []llm.ToolCall, results []*llm.ToolResult) llm.Message
 	msg := llm.Message{Role: llm.RoleUser, Parts: make([]llm.Part, len(calls))}
 	for i := range calls {
 		res := *results[i]
-		res.Output, _ = json.Marshal(DataBlock("tool:"+res.Name, string(res.Output)))
+		res.Output, _ = json.Marshal(DataBlock("tool:"+res.Name, plainJSON(res.Output)))
 		msg.Parts[i] = llm.Part{ToolResult: &res}
 	}
 	return msg
+}
+
+// plainJSON renders a JSON value as the model will read it: without the \u003c-style HTML
+// escapes of encoding/json, so that what data says is what DataBlock sanitises.
+func plainJSON(raw json.RawMessage) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return string(raw)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return string(raw)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // errorResult is a tool error the model can read and correct.
