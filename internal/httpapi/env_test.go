@@ -66,7 +66,8 @@ func newEnv(t *testing.T, wrap func(http.Handler) http.Handler, steps ...scripte
 		t.Fatal(err)
 	}
 	e := &env{t: t, ctx: ctx, store: s, door: door, model: scripted.New(steps...), owner: owner.ID, key: key, logs: &logBuffer{}}
-	e.runner = &agent.Runner{Model: e.model, Tools: reg, Store: s, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour}
+	e.runner = &agent.Runner{Model: e.model, Tools: reg, Store: s, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour,
+		Control: &safety.Control{GlobalCost: door.GlobalCostToday}}
 	var h http.Handler = httpapi.New(httpapi.Deps{Runner: e.runner, Store: s, Auth: door, Logger: zerolog.New(e.logs)})
 	if wrap != nil {
 		h = wrap(h)

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/trace"
 )
 
 // statusOf is the one table from error codes to HTTP statuses (DESIGN §5).
@@ -56,8 +57,10 @@ type errorBody struct {
 }
 
 type errorDetail struct {
-	Code    agent.Code `json:"code"`
-	Message string     `json:"message"`
+	Code agent.Code `json:"code"`
+	// Reason is machine-readable for refusals: owner_quota, daily_cap, killed.
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message"`
 }
 
 // classify turns any error into what the client sees: a status, a code and a message with
@@ -77,7 +80,10 @@ func classify(err error) (int, errorDetail) {
 	case code == agent.CodeInternal:
 		return status, errorDetail{Code: code, Message: internalMessage}
 	case errors.As(err, &ae):
-		return status, errorDetail{Code: code, Message: ae.Message}
+		if ae.Reason == agent.ReasonDailyCap {
+			status = http.StatusServiceUnavailable // the deployment, not the owner, is out of budget
+		}
+		return status, errorDetail{Code: code, Reason: ae.Reason, Message: ae.Message}
 	case code == agent.CodeNotFound:
 		return status, errorDetail{Code: code, Message: "not found"}
 	case code == agent.CodeConflict:
@@ -92,7 +98,7 @@ func fail(w http.ResponseWriter, r *http.Request, err error) {
 	status, detail := classify(err)
 	log := zerolog.Ctx(r.Context())
 	if status >= 500 {
-		log.Error().Err(err).Int("status", status).Msg("request failed")
+		log.Error().Str("error", trace.Redact(err.Error())).Int("status", status).Msg("request failed")
 	} else {
 		log.Debug().Err(err).Int("status", status).Str("code", string(detail.Code)).Msg("request refused")
 	}

@@ -87,6 +87,14 @@ func New(d Deps) http.Handler {
 		r.Get("/approvals", a.approvals)
 		r.Get("/conversations", a.conversations)
 		r.Get("/conversations/{id}", a.conversation)
+		r.Get("/turns/{id}/events", a.events)
+		r.Get("/activity", a.activity)
+		r.Get("/control", a.control)
+		r.With(requireJSON).Post("/control/stop", a.stop)
+		r.Post("/control/resume", a.resume)
+		r.Get("/rules", a.rules)
+		r.With(requireJSON).Post("/rules", a.createRule)
+		r.Delete("/rules/{id}", a.deleteRule)
 	})
 	return r
 }
@@ -95,7 +103,7 @@ func New(d Deps) http.Handler {
 // pass them to a custom handler, so they are looked up).
 func (a *api) methodNotAllowed(mux *chi.Mux) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		for _, m := range []string{http.MethodGet, http.MethodPost} {
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
 			if mux.Match(chi.NewRouteContext(), m, r.URL.Path) {
 				w.Header().Add("Allow", m)
 			}

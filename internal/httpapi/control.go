@@ -1,0 +1,224 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// Limits of the activity reads.
+const (
+	maxActivity = 100
+	maxRules    = 1000
+)
+
+// controlView is GET /v1/control: the kill switches and gate mode that apply to the owner.
+type controlView struct {
+	agent.Controls
+	Stopped bool   `json:"stopped"`
+	Mode    string `json:"mode"`
+}
+
+// control shows the owner's kill switch, the deployment's, and the gate mode.
+func (a *api) control(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	var out controlView
+	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
+		c, err := tx.Controls(ctx)
+		if err != nil {
+			return err
+		}
+		out.Controls = c
+		out.Stopped, _ = c.Killed()
+		out.Mode, err = tx.Mode(ctx)
+		return err
+	})
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// stop engages the owner's kill switch: POST /v1/control/stop {"reason"}. In-flight turns
+// stop at their next step; new turns are refused with 423 until resume.
+func (a *api) stop(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Reason string `json:"reason"`
+	}
+	if err := decode(r, &body); err != nil {
+		fail(w, r, err)
+		return
+	}
+	body.Reason = strings.TrimSpace(body.Reason)
+	if body.Reason == "" {
+		body.Reason = "stopped by the owner"
+	}
+	if utf8.RuneCountInString(body.Reason) > 500 {
+		fail(w, r, agent.Errorf(agent.CodeInvalid, "reason is longer than 500 characters"))
+		return
+	}
+	a.setKill(w, r, true, body.Reason)
+}
+
+// resume releases the owner's kill switch: POST /v1/control/resume.
+func (a *api) resume(w http.ResponseWriter, r *http.Request) {
+	a.setKill(w, r, false, "")
+}
+
+func (a *api) setKill(w http.ResponseWriter, r *http.Request, engaged bool, reason string) {
+	ctx := r.Context()
+	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
+		return tx.SetKill(ctx, engaged, reason)
+	})
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	a.control(w, r)
+}
+
+// ruleBody is POST /v1/rules.
+type ruleBody struct {
+	Tool      string          `json:"tool"`
+	Effect    string          `json:"effect"`
+	Predicate json.RawMessage `json:"predicate"`
+	Note      string          `json:"note"`
+}
+
+// createRule stores a standing rule: POST /v1/rules {"tool","effect","predicate"?,"note"?}.
+func (a *api) createRule(w http.ResponseWriter, r *http.Request) {
+	var body ruleBody
+	if err := decode(r, &body); err != nil {
+		fail(w, r, err)
+		return
+	}
+	if err := validRule(&body); err != nil {
+		fail(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	var rule agent.Rule
+	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
+		var err error
+		rule, err = tx.CreateRule(ctx, agent.Rule{Tool: body.Tool, Effect: body.Effect, Predicate: body.Predicate, Source: "api", Note: body.Note})
+		return err
+	})
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, rule)
+}
+
+// validRule checks a rule body: a known tool or "*", allow or deny, an object predicate.
+func validRule(b *ruleBody) error {
+	b.Tool, b.Effect = strings.TrimSpace(b.Tool), strings.TrimSpace(b.Effect)
+	if len(b.Predicate) == 0 || string(b.Predicate) == "null" {
+		b.Predicate = json.RawMessage(`{}`)
+	}
+	var pred map[string]any
+	switch {
+	case b.Tool == "":
+		return agent.Errorf(agent.CodeInvalid, `tool is required: a tool name or "*"`)
+	case b.Effect != "allow" && b.Effect != "deny":
+		return agent.Errorf(agent.CodeInvalid, `effect must be "allow" or "deny"`)
+	case json.Unmarshal(b.Predicate, &pred) != nil:
+		return agent.Errorf(agent.CodeInvalid, "predicate must be a JSON object of argument values")
+	case utf8.RuneCountInString(b.Note) > 500:
+		return agent.Errorf(agent.CodeInvalid, "note is longer than 500 characters")
+	}
+	return nil
+}
+
+// rules lists the owner's standing rules: GET /v1/rules.
+func (a *api) rules(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	var rules []agent.Rule
+	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
+		var err error
+		rules, err = tx.Rules(ctx)
+		return err
+	})
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	if len(rules) > maxRules {
+		rules = rules[:maxRules]
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"rules": orEmptySlice(rules)})
+}
+
+// deleteRule removes a standing rule: DELETE /v1/rules/{id} → 204.
+func (a *api) deleteRule(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "rule")
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
+		return tx.DeleteRule(ctx, id)
+	})
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// events returns one turn's trace, in order: GET /v1/turns/{id}/events.
+func (a *api) events(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "turn")
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	var events []agent.Event
+	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
+		if _, err := tx.GetTurn(ctx, id); err != nil {
+			return err
+		}
+		var err error
+		events, err = tx.TurnEvents(ctx, id)
+		return err
+	})
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"turn_id": id, "events": orEmptySlice(events)})
+}
+
+// activity is the owner's feed of turns, newest first, with lifecycle and trigger: GET
+// /v1/activity.
+func (a *api) activity(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	var turns []agent.Turn
+	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
+		var err error
+		turns, err = tx.ListTurns(ctx, "", maxActivity)
+		return err
+	})
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	views := make([]agent.View, len(turns))
+	for i, t := range turns {
+		views[i] = agent.ViewOf(t)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"activity": views})
+}
+
+// orEmptySlice makes a nil slice encode as [].
+func orEmptySlice[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
