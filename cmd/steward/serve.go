@@ -89,10 +89,14 @@ func healthz(db pinger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		status, body := http.StatusOK, map[string]string{"status": "ok", "database": "ok"}
+		type health struct {
+			Status   string `json:"status"`
+			Database string `json:"database"`
+		}
+		status, body := http.StatusOK, health{"ok", "ok"}
 		if err := db.Ping(ctx); err != nil {
 			zerolog.Ctx(r.Context()).Warn().Err(err).Msg("healthz: database unreachable")
-			status, body = http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"}
+			status, body = http.StatusServiceUnavailable, health{"unavailable", "unreachable"}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
