@@ -1,0 +1,89 @@
+# Steward. The two commands you need: `make run` and `make test` (see README.md).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+GOBIN := $(shell $(GO) env GOBIN)
+ifeq ($(GOBIN),)
+GOBIN := $(shell $(GO) env GOPATH)/bin
+endif
+
+SQLC_VERSION := v1.31.1
+SQLC := $(GOBIN)/sqlc
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(GOBIN)/staticcheck
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+TESTFLAGS ?=
+
+# load_env exports DATABASE_URL, APP_DATABASE_URL and SUPERUSER_DATABASE_URL of the dev
+# database into the recipe's shell (one variable a line; values are taken verbatim).
+load_env = while IFS= read -r kv; do export "$$kv"; done < <(scripts/devdb env)
+
+.PHONY: help run test db migrate build generate generate-check lint lambda clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
+
+run: migrate ## database up, migrations, a local owner on first run, then the server on 127.0.0.1:8080
+	@$(load_env); \
+	if [ "$$(bin/steward owners list --json)" = "[]" ]; then \
+		echo "First run: creating the owner \"local\"."; \
+		bin/steward owners add local; \
+	else \
+		echo "Owners already exist; their keys were printed when they were created:"; \
+		bin/steward owners list; \
+		echo "For a new key: eval \"\$$(scripts/devdb env | sed 's/^/export /')\" && bin/steward keys add --owner <ID>"; \
+	fi; \
+	STEWARD_LOG_FORMAT=$${STEWARD_LOG_FORMAT:-console} exec bin/steward serve
+
+test: db ## the whole suite with -race, against the dev database
+	@$(load_env); $(GO) test -race $(TESTFLAGS) ./...
+
+db: ## start the dev database (PostgreSQL 17 + pgvector, see scripts/devdb)
+	@scripts/devdb start
+	@scripts/devdb status
+
+migrate: build db ## bootstrap roles and database (as superuser), then apply migrations
+	@$(load_env); bin/steward migrate bootstrap && bin/steward migrate up
+
+build: ## bin/steward
+	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o bin/steward ./cmd/steward
+
+generate: ## regenerate db/ with sqlc v1.31.1 (installed if missing)
+	@if ! "$(SQLC)" version 2>/dev/null | grep -qx '$(SQLC_VERSION)'; then \
+		echo "installing sqlc $(SQLC_VERSION) into $(GOBIN)"; \
+		CGO_ENABLED=0 $(GO) install github.com/sqlc-dev/sqlc/cmd/sqlc@$(SQLC_VERSION); \
+	fi
+	"$(SQLC)" generate
+
+generate-check: generate ## fail if db/ differs from what sqlc generates
+	@if ! git diff --quiet -- db/ || [ -n "$$(git status --porcelain -- db/)" ]; then \
+		git status --short -- db/; git diff --stat -- db/; \
+		echo "generated code in db/ is stale: run make generate and commit db/"; exit 1; \
+	fi
+	@echo "db/ is current"
+
+lint: ## gofmt -l, go vet, staticcheck v0.8.2
+	@files="$$(gofmt -l .)"; if [ -n "$$files" ]; then echo "gofmt -l: not formatted:"; echo "$$files"; exit 1; fi
+	$(GO) vet ./...
+	@if ! "$(STATICCHECK)" -version 2>/dev/null | grep -qF '$(STATICCHECK_VERSION:v%=%)'; then \
+		echo "installing staticcheck $(STATICCHECK_VERSION) into $(GOBIN)"; \
+		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); \
+	fi
+	"$(STATICCHECK)" ./...
+
+lambda: ## build functions/*/ into bin/<name>/bootstrap for provided.al2023 on arm64
+	@found=0; \
+	for dir in functions/*/; do \
+		[ -f "$$dir/main.go" ] || continue; \
+		name=$$(basename "$$dir"); found=1; \
+		echo "bin/$$name/bootstrap"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w" \
+			-o "bin/$$name/bootstrap" "./$$dir"; \
+	done; \
+	if [ $$found = 0 ]; then echo "lambda: no functions/*/main.go yet, nothing to build"; fi
+
+clean: ## remove bin/
+	rm -rf bin
