@@ -73,6 +73,19 @@ type MemoryFact struct {
 	SupersededAt *time.Time
 }
 
+type MemoryOutbox struct {
+	ID             int64
+	OwnerID        uuid.UUID
+	TurnID         uuid.UUID
+	ConversationID uuid.UUID
+	Attempts       int32
+	NextAttemptAt  time.Time
+	LockedUntil    *time.Time
+	LastError      string
+	DoneAt         *time.Time
+	CreatedAt      time.Time
+}
+
 type Message struct {
 	ID             int64
 	OwnerID        uuid.UUID

@@ -23,6 +23,9 @@ type Runner struct {
 	Tools *tools.Registry
 	Store Store
 	Gate  Gate
+	// Memory recalls what Steward knows before a turn's first model call and ingests
+	// finished turns off the hot path; nil means no memory.
+	Memory Memory
 	// Control admits turns (kill switch, budgets) and stops them mid-way; nil admits all.
 	Control Control
 	// MaxIterations caps model calls with tools per turn; then one tool-free call answers.
@@ -41,6 +44,14 @@ type Runner struct {
 	// afterExecuting, when set (tests only), runs after an external call was journaled
 	// executing and before it runs; an error simulates a crash at that point.
 	afterExecuting func(callID string) error
+}
+
+// Memory is recall for the loop. internal/memory implements it.
+type Memory interface {
+	// Recall returns a memory block for an incoming message — already delimited as data —
+	// or "" when nothing is relevant. It runs outside any transaction (it may call an
+	// embedding API); a failure never fails the turn.
+	Recall(ctx context.Context, ownerID uuid.UUID, message string) (string, error)
 }
 
 // Input starts a turn.

@@ -127,7 +127,26 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (View, error) {
 		return View{}, fmt.Errorf("start turn: %w", err)
 	}
 	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", x.turn.ID) })
+	x.st.Memory = r.recall(ctx, in.OwnerID, msg)
 	return r.loop(ctx, x)
+}
+
+// recallTimeout bounds recall so a slow embedder cannot hold a turn.
+const recallTimeout = 3 * time.Second
+
+// recall asks Memory for a memory block; failures are logged, never fatal.
+func (r *Runner) recall(ctx context.Context, ownerID uuid.UUID, msg string) string {
+	if r.Memory == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, recallTimeout)
+	defer cancel()
+	block, err := r.Memory.Recall(ctx, ownerID, msg)
+	if err != nil {
+		logError(ctx, err, "memory recall failed; the turn goes on without it")
+		return ""
+	}
+	return block
 }
 
 // fit turns stored messages into the history sent to the model: at most HistoryMessages,
@@ -240,6 +259,14 @@ func uniqueCallIDs(turn []llm.Message, msg llm.Message) {
 // completion after the iteration cap.
 func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response, error) {
 	req := llm.Request{System: SystemPrompt, Messages: append(append([]llm.Message(nil), x.history...), x.st.Messages...)}
+	if x.st.Memory != "" {
+		// The memory block rides on the turn's user message, after the stable prefix
+		// (system prompt, tool declarations, history), which stays byte-identical.
+		i := len(x.history)
+		user := req.Messages[i]
+		user.Parts = append([]llm.Part{{Text: x.st.Memory}}, user.Parts...)
+		req.Messages[i] = user
+	}
 	if withTools {
 		req.Tools = r.Tools.Declarations()
 	}
@@ -287,6 +314,11 @@ func (r *Runner) finish(ctx context.Context, x *run, status Status, answer, errM
 			}
 			if err := tx.AppendMessages(ctx, x.turn.ConversationID, x.turn.ID, x.st.Messages...); err != nil {
 				return err
+			}
+			if r.Memory != nil {
+				if err := tx.EnqueueIngest(ctx, x.turn.ID, x.turn.ConversationID); err != nil {
+					return err
+				}
 			}
 		}
 		return x.flush(ctx, tx)

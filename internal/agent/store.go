@@ -28,6 +28,8 @@ type Tx interface {
 	GetConversation(ctx context.Context, id uuid.UUID) (Conversation, error)
 	TouchConversation(ctx context.Context, id uuid.UUID, title string) error
 	AppendMessages(ctx context.Context, conversationID, turnID uuid.UUID, msgs ...llm.Message) error
+	// EnqueueIngest queues a completed turn for memory ingestion (the outbox).
+	EnqueueIngest(ctx context.Context, turnID, conversationID uuid.UUID) error
 	Messages(ctx context.Context, conversationID uuid.UUID) ([]StoredMessage, error)
 
 	CreateTurn(ctx context.Context, conversationID uuid.UUID, trigger Trigger, model string) (Turn, error)

@@ -80,6 +80,9 @@ type State struct {
 	TraceSeq   int              `json:"trace_seq"`
 	// HistorySeq is the last conversation message (seq) the turn was given as history.
 	HistorySeq int `json:"history_seq"`
+	// Memory is the recalled memory block shown with the turn's user message; it is part of
+	// the request, never of the stored conversation.
+	Memory string `json:"memory,omitempty"`
 }
 
 // PendingCall is a write call waiting for the owner's decision.

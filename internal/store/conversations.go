@@ -91,3 +91,8 @@ func (t *Tx) Messages(ctx context.Context, conversationID uuid.UUID) ([]agent.St
 func toConversation(r db.Conversation) agent.Conversation {
 	return agent.Conversation{ID: r.ID, Title: r.Title, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
+
+// EnqueueIngest queues a finished turn for memory ingestion, in the turn's transaction.
+func (t *Tx) EnqueueIngest(ctx context.Context, turnID, conversationID uuid.UUID) error {
+	return notFoundOrNil("enqueue ingest", t.q.EnqueueIngest(ctx, db.EnqueueIngestParams{OwnerID: t.ownerID, TurnID: turnID, ConversationID: conversationID}))
+}

@@ -19,7 +19,7 @@ import (
 
 // ownerTables is every owner-scoped table; TestCatalogLint checks the list is complete.
 var ownerTables = []string{"api_keys", "audit_log", "conversations", "memory_chunks", "memory_facts",
-	"messages", "notifications", "spend_ledger", "spending_caps", "standing_rules", "tasks", "tool_calls", "turns"}
+	"memory_outbox", "messages", "notifications", "spend_ledger", "spending_caps", "standing_rules", "tasks", "tool_calls", "turns"}
 
 // seeded is what seed creates for one owner.
 type seeded struct {
@@ -68,6 +68,9 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 		exp := time.Now().Add(time.Hour)
 		turn.Status, turn.State, turn.ExpiresAt = agent.StatusSuspended, &agent.State{SchemaVersion: agent.StateSchemaVersion}, &exp
 		if _, err := tx.SaveTurn(ctx, turn); err != nil {
+			return err
+		}
+		if err := tx.EnqueueIngest(ctx, turn.ID, conv.ID); err != nil {
 			return err
 		}
 		rule, err := tx.CreateRule(ctx, agent.Rule{Tool: "notify", Effect: "allow", Source: "api"})
