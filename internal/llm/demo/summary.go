@@ -157,6 +157,12 @@ func decode(raw json.RawMessage) any {
 	if json.Unmarshal(raw, &v) != nil {
 		return nil
 	}
+	// Tool results reach the model inside a data block: <data source="…">\n…\n</data>.
+	if s, ok := v.(string); ok && strings.HasPrefix(s, "<data ") && strings.HasSuffix(s, "\n</data>") {
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			return decode(json.RawMessage(s[i+1 : len(s)-len("\n</data>")]))
+		}
+	}
 	return v
 }
 
