@@ -153,6 +153,58 @@ func (q *Queries) GetTurn(ctx context.Context, arg GetTurnParams) (Turn, error) 
 	return i, err
 }
 
+const listConversationTurns = `-- name: ListConversationTurns :many
+SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at FROM turns WHERE owner_id = $1 AND conversation_id = $2
+ORDER BY created_at, id LIMIT $3
+`
+
+type ListConversationTurnsParams struct {
+	OwnerID        uuid.UUID
+	ConversationID uuid.UUID
+	MaxRows        int32
+}
+
+func (q *Queries) ListConversationTurns(ctx context.Context, arg ListConversationTurnsParams) ([]Turn, error) {
+	rows, err := q.db.Query(ctx, listConversationTurns, arg.OwnerID, arg.ConversationID, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Turn{}
+	for rows.Next() {
+		var i Turn
+		if err := rows.Scan(
+			&i.ID,
+			&i.OwnerID,
+			&i.ConversationID,
+			&i.Trigger,
+			&i.Status,
+			&i.Version,
+			&i.LeaseUntil,
+			&i.State,
+			&i.Iterations,
+			&i.InputTokens,
+			&i.OutputTokens,
+			&i.CachedTokens,
+			&i.CostMicros,
+			&i.Model,
+			&i.Answer,
+			&i.Error,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.ExpiresAt,
+			&i.FinishedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listTurns = `-- name: ListTurns :many
 SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at FROM turns WHERE owner_id = $1
 ORDER BY created_at DESC, id LIMIT $2

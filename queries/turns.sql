@@ -40,3 +40,7 @@ RETURNING *;
 -- name: ExpireTurns :execrows
 UPDATE turns SET status = 'expired', version = version + 1, updated_at = now(), finished_at = now()
 WHERE owner_id = sqlc.arg(owner_id) AND status = 'suspended' AND expires_at <= now();
+
+-- name: ListConversationTurns :many
+SELECT * FROM turns WHERE owner_id = sqlc.arg(owner_id) AND conversation_id = sqlc.arg(conversation_id)
+ORDER BY created_at, id LIMIT sqlc.arg(max_rows);

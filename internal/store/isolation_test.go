@@ -196,6 +196,8 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		none("turns list suspended", len(susp), err)
 		_, err = tx.GetTurn(ctx, a.turn)
 		refused("turns get", err)
+		convTurns, err := tx.ConversationTurns(ctx, a.conv, 100)
+		zero("turns of alice's conversation", len(convTurns), err)
 		_, err = tx.ClaimTurn(ctx, a.turn, time.Minute)
 		refused("turns claim", err)
 		_, err = tx.SaveTurn(ctx, agent.Turn{ID: a.turn, Version: 2, Status: agent.StatusCompleted})

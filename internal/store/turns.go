@@ -44,6 +44,10 @@ func (t *Tx) ListTurns(ctx context.Context, status agent.Status, limit int) ([]a
 	if err != nil {
 		return nil, fmt.Errorf("list turns: %w", err)
 	}
+	return toTurns(rows)
+}
+
+func toTurns(rows []db.Turn) ([]agent.Turn, error) {
 	out := make([]agent.Turn, 0, len(rows))
 	for _, r := range rows {
 		turn, err := toTurn(r)
@@ -53,6 +57,15 @@ func (t *Tx) ListTurns(ctx context.Context, status agent.Status, limit int) ([]a
 		out = append(out, turn)
 	}
 	return out, nil
+}
+
+// ConversationTurns lists the turns of one conversation, oldest first, at most limit.
+func (t *Tx) ConversationTurns(ctx context.Context, conversationID uuid.UUID, limit int) ([]agent.Turn, error) {
+	rows, err := t.q.ListConversationTurns(ctx, db.ListConversationTurnsParams{OwnerID: t.ownerID, ConversationID: conversationID, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("list turns of conversation %s: %w", conversationID, err)
+	}
+	return toTurns(rows)
 }
 
 // SaveTurn writes a running or resuming turn's new status, state, usage and outcome. It fails
