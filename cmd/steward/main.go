@@ -49,16 +49,15 @@ Configuration comes from the environment (see README.md); for the local database
   eval "$(scripts/devdb env | sed 's/^/export /')"
 `
 
-// env is what a command may touch of the outside world.
+// env is where a command writes: results to stdout; warnings, logs and errors to stderr.
 type env struct {
-	getenv         func(string) string
 	stdout, stderr io.Writer
 }
 
 // run executes one steward command line. getenv is os.Getenv in main and a map in tests; it
 // is only ever passed to config.Load.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	e := env{getenv: getenv, stdout: stdout, stderr: stderr}
+	e := env{stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
 		return usageError{msg: "no command given", usage: usage}
 	}

@@ -90,7 +90,7 @@ func openMigrator(ctx context.Context, cfg config.Config) (*store.Migrator, erro
 	defer cancel()
 	m, err := store.NewMigrator(octx, cfg.DatabaseURL)
 	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
+		return nil, fmt.Errorf("open database: %w", store.VectorError(err))
 	}
 	return m, nil
 }

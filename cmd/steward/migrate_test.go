@@ -95,6 +95,25 @@ func TestBootstrapFreshDatabase(t *testing.T) {
 	wantOneLineError(t, steward(t, env, "migrate", "bootstrap"), "SUPERUSER_DATABASE_URL is not set")
 }
 
+// TestDatabaseNeverBootstrapped: a database where nobody installed pgvector gives one line
+// saying what to run, for every command that connects.
+func TestDatabaseNeverBootstrapped(t *testing.T) {
+	t.Parallel()
+	d := testdb.New(t)
+	name := "steward_test_bare_" + randomSuffix()
+	execAs(t, d.SuperURL, "CREATE DATABASE "+name+" OWNER steward_owner")
+	t.Cleanup(func() { execAs(t, d.SuperURL, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
+	env := map[string]string{"DATABASE_URL": withDatabase(t, d.OwnerURL, name), "APP_DATABASE_URL": withDatabase(t, d.AppURL, name),
+		"STEWARD_ADDR": "127.0.0.1:0"}
+	for _, args := range [][]string{{"migrate", "up"}, {"owners", "list"}, {"serve"}} {
+		wantOneLineError(t, steward(t, env, args...), "vector extension is not installed in this database and only a superuser can install it: run steward migrate bootstrap")
+	}
+	r := steward(t, env, "doctor")
+	if line := doctorLines(t, r.stdout)["pgvector"]; r.code != 1 || !strings.Contains(line, "not installed in this database (run: steward migrate bootstrap)") {
+		t.Fatalf("doctor: exit %d, pgvector line %q", r.code, line)
+	}
+}
+
 func TestBootstrapPrint(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"DATABASE_URL": "postgres://steward_owner:s3cret-owner@db.example.com:5432/prod_steward"}

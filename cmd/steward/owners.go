@@ -42,7 +42,7 @@ func openDoor(ctx context.Context, cfg config.Config) (*store.Door, error) {
 	defer cancel()
 	door, err := store.OpenDoor(octx, cfg.DatabaseURL)
 	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
+		return nil, fmt.Errorf("open database: %w", store.VectorError(err))
 	}
 	return door, nil
 }

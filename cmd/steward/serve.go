@@ -40,7 +40,7 @@ func runServe(ctx context.Context, e env, cfg config.Config, args []string) erro
 	s, err := store.Open(octx, cfg.AppDatabaseURL, cfg.DBMaxConns)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("open database: %w", err)
+		return fmt.Errorf("open database: %w", store.VectorError(err))
 	}
 	defer s.Close()
 
