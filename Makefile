@@ -18,8 +18,8 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 TESTFLAGS ?=
 
 # load_env exports DATABASE_URL, APP_DATABASE_URL and SUPERUSER_DATABASE_URL of the dev
-# database into the recipe's shell (one variable a line; values are taken verbatim).
-load_env = while IFS= read -r kv; do export "$$kv"; done < <(scripts/devdb env)
+# database into the recipe's shell (scripts/devdb env single-quotes the values).
+load_env = eval "$$(scripts/devdb env | sed 's/^/export /')"
 
 .PHONY: help run test db migrate build generate generate-check lint lambda clean
 

@@ -37,7 +37,6 @@ type env struct {
 	owner  uuid.UUID
 	key    string
 	logs   *logBuffer
-	wrap   func(http.Handler) http.Handler
 	runner *agent.Runner
 }
 

@@ -35,7 +35,11 @@ func Bootstrap(ctx context.Context, superURL, ownerURL, appURL string) error {
 		return fmt.Errorf("connect as superuser: %w", err)
 	}
 	defer su.Close(ctx)
-	for _, stmt := range roleStatements(owner.Password, app.Password) {
+	var super bool
+	if err := su.QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&super); err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	for _, stmt := range roleStatements(owner.Password, app.Password, super) {
 		if _, err := su.Exec(ctx, stmt); err != nil {
 			return fmt.Errorf("bootstrap roles: %w", err)
 		}
@@ -47,6 +51,13 @@ func Bootstrap(ctx context.Context, superURL, ownerURL, appURL string) error {
 	create := fmt.Sprintf("CREATE DATABASE %s OWNER %s", pgx.Identifier{owner.Database}.Sanitize(), OwnerRole)
 	if exists {
 		create = fmt.Sprintf("ALTER DATABASE %s OWNER TO %s", pgx.Identifier{owner.Database}.Sanitize(), OwnerRole)
+	}
+	if !super {
+		// RDS/Aurora: the master user may create a database for another role only as a
+		// member of it.
+		if _, err := su.Exec(ctx, "GRANT "+OwnerRole+" TO CURRENT_USER"); err != nil {
+			return fmt.Errorf("bootstrap: %w", err)
+		}
 	}
 	if _, err := su.Exec(ctx, create); err != nil {
 		return fmt.Errorf("bootstrap database %s: %w", owner.Database, err)
@@ -79,9 +90,10 @@ func PrepareDatabase(ctx context.Context, superURL, database string) error {
 // as the master user, which holds rds_superuser).
 func BootstrapSQL(database, ownerPassword, appPassword string) string {
 	var b strings.Builder
-	for _, s := range roleStatements(ownerPassword, appPassword) {
+	for _, s := range roleStatements(ownerPassword, appPassword, false) {
 		b.WriteString(s + ";\n")
 	}
+	fmt.Fprintf(&b, "GRANT %s TO CURRENT_USER; -- RDS/Aurora: needed to create a database owned by it\n", OwnerRole)
 	fmt.Fprintf(&b, "CREATE DATABASE %s OWNER %s;\n\\connect %s\n", database, OwnerRole, database)
 	for _, s := range databaseStatements(database) {
 		b.WriteString(s + ";\n")
@@ -89,15 +101,20 @@ func BootstrapSQL(database, ownerPassword, appPassword string) string {
 	return b.String()
 }
 
-func roleStatements(ownerPassword, appPassword string) []string {
+// roleStatements create or update the two roles. Only a superuser may name the SUPERUSER
+// and BYPASSRLS attributes; a new role lacks both by default, which doctor verifies.
+func roleStatements(ownerPassword, appPassword string, super bool) []string {
+	attrs := "LOGIN NOCREATEDB NOCREATEROLE"
+	if super {
+		attrs += " NOSUPERUSER NOBYPASSRLS"
+	}
 	var stmts []string
 	for _, r := range [][2]string{{OwnerRole, ownerPassword}, {AppRole, appPassword}} {
 		stmts = append(stmts, fmt.Sprintf(`DO $$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '%[1]s') THEN
-    CREATE ROLE %[1]s LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS;
+    CREATE ROLE %[1]s %[2]s;
   END IF;
-END $$`, r[0]), fmt.Sprintf(`ALTER ROLE %s LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS PASSWORD %s`,
-			r[0], quoteLiteral(r[1])))
+END $$`, r[0], attrs), fmt.Sprintf(`ALTER ROLE %s %s PASSWORD %s`, r[0], attrs, quoteLiteral(r[1])))
 	}
 	return stmts
 }

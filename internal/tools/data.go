@@ -29,9 +29,6 @@ const (
 	FactKindDecision   = "decision"
 )
 
-// factKinds lists the fact kinds, as accepted by the remember tool.
-var factKinds = []string{FactKindFact, FactKindPerson, FactKindProject, FactKindPreference, FactKindDecision}
-
 // Task is one of the owner's tasks.
 type Task struct {
 	ID          uuid.UUID  `json:"id"`
