@@ -41,7 +41,8 @@ Commands:
   keys list --owner ID [--json]  list an owner's keys (never the keys themselves)
   keys revoke --owner ID KEY_ID  revoke a key
   doctor [--json]                check the database, roles, row-level security and model setup
-  serve                          run the HTTP server on STEWARD_ADDR (for now: GET /healthz)
+  serve                          run the HTTP server on STEWARD_ADDR
+  chat [MESSAGE] [--json]        chat as an owner (STEWARD_API_KEY), approving writes inline
   version                        print the version
   help                           print this help
 
@@ -52,12 +53,13 @@ Configuration comes from the environment (see README.md); for the local database
 // env is where a command writes: results to stdout; warnings, logs and errors to stderr.
 type env struct {
 	stdout, stderr io.Writer
+	stdin          io.Reader
 }
 
 // run executes one steward command line. getenv is os.Getenv in main and a map in tests; it
 // is only ever passed to config.Load.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	e := env{stdout: stdout, stderr: stderr}
+	e := env{stdout: stdout, stderr: stderr, stdin: os.Stdin}
 	if len(args) == 0 {
 		return usageError{msg: "no command given", usage: usage}
 	}
@@ -76,6 +78,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"keys":    runKeys,
 		"doctor":  runDoctor,
 		"serve":   runServe,
+		"chat":    runChat,
 	}
 	command, ok := commands[cmd]
 	if !ok {
@@ -110,6 +113,10 @@ func exitCode(err error, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintf(stderr, "steward: %s\n", oneLine(err.Error()))
+	var x exitError
+	if errors.As(err, &x) {
+		return x.code
+	}
 	var u usageError
 	if errors.As(err, &u) {
 		if u.usage != "" {

@@ -9,6 +9,7 @@ package agent
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -79,12 +80,15 @@ type Decision struct {
 
 // View is what a client sees of a turn (the TurnView of DESIGN §5).
 type View struct {
-	TurnID         uuid.UUID     `json:"turn_id"`
-	ConversationID uuid.UUID     `json:"conversation_id"`
-	Status         Status        `json:"status"`
-	Trigger        Trigger       `json:"trigger"`
-	Answer         string        `json:"answer,omitempty"`
-	Error          string        `json:"error,omitempty"`
+	TurnID         uuid.UUID `json:"turn_id"`
+	ConversationID uuid.UUID `json:"conversation_id"`
+	Status         Status    `json:"status"`
+	Trigger        Trigger   `json:"trigger"`
+	Answer         string    `json:"answer,omitempty"`
+	Error          string    `json:"error,omitempty"`
+	// IterationLimit is true when the turn reached its step limit and answered without
+	// further tool use.
+	IterationLimit bool          `json:"iteration_limit,omitempty"`
 	Pending        []PendingCall `json:"pending,omitempty"`
 	Usage          UsageView     `json:"usage"`
 	Model          string        `json:"model"`
@@ -100,12 +104,17 @@ type UsageView struct {
 	CostUSD      float64 `json:"cost_usd"`
 }
 
+// IterationLimitNote is the note (in the turn's error field) of a turn that completed at its
+// iteration cap with one final tool-free answer.
+const IterationLimitNote = "iteration_limit: the turn reached its step limit; the answer was given without further tool use"
+
 // ViewOf renders a stored turn for clients.
 func ViewOf(t Turn) View {
 	v := View{TurnID: t.ID, ConversationID: t.ConversationID, Status: t.Status, Trigger: t.Trigger,
 		Answer: t.Answer, Error: t.Error, Model: t.Model, CreatedAt: t.CreatedAt,
 		Usage: UsageView{InputTokens: t.Usage.InputTokens, OutputTokens: t.Usage.OutputTokens,
 			CachedTokens: t.Usage.CachedTokens, CostUSD: float64(t.CostMicros) / 1e6}}
+	v.IterationLimit = t.Status == StatusCompleted && strings.HasPrefix(t.Error, IterationLimitNote)
 	if t.Status == StatusSuspended {
 		v.ExpiresAt = t.ExpiresAt
 		if t.State != nil {

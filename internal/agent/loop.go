@@ -216,7 +216,10 @@ func (r *Runner) loop(ctx context.Context, x *run) (View, error) {
 			return r.finish(ctx, x, StatusFailed, "", "the model declined to answer ("+resp.FinishDetail+")")
 		}
 		calls := resp.ToolCalls()
-		if len(calls) == 0 || final {
+		if final {
+			return r.finish(ctx, x, StatusCompleted, resp.Text(), IterationLimitNote)
+		}
+		if len(calls) == 0 {
 			return r.finish(ctx, x, StatusCompleted, resp.Text(), "")
 		}
 		suspended, err := r.batch(ctx, x, calls)

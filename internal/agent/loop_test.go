@@ -142,8 +142,8 @@ func TestIterationCapEndsWithToolFreeAnswer(t *testing.T) {
 	})
 	h := newHarness(t, m)
 	v := h.start("time, forever")
-	if v.Status != agent.StatusCompleted || v.Answer != "It is late." {
-		t.Fatalf("view = %+v", v)
+	if v.Status != agent.StatusCompleted || v.Answer != "It is late." || !v.IterationLimit {
+		t.Fatalf("view = %+v, want completed at the iteration limit", v)
 	}
 	if len(m.Requests()) != 5 || final.Tools != nil {
 		t.Fatalf("%d calls, final tools %v: want 4 with tools + 1 without", len(m.Requests()), final.Tools)

@@ -26,6 +26,10 @@ type Config struct {
 
 	// Addr is where `steward serve` listens (STEWARD_ADDR).
 	Addr string
+	// ServerURL and APIKey are what `steward chat` talks to (STEWARD_URL, STEWARD_API_KEY);
+	// the URL defaults to the local server.
+	ServerURL string
+	APIKey    string
 	// LogLevel is zerolog's level name (STEWARD_LOG_LEVEL); LogFormat is json or console.
 	LogLevel  string
 	LogFormat string
@@ -66,6 +70,8 @@ func Load(getenv func(string) string) (Config, error) {
 		SuperuserDatabaseURL: r.dbURL("SUPERUSER_DATABASE_URL"),
 		DBMaxConns:           int32(r.intIn("STEWARD_DB_MAX_CONNS", 10, 1, 1000)),
 		Addr:                 r.addr("STEWARD_ADDR", "127.0.0.1:8080"),
+		ServerURL:            r.str("STEWARD_URL", ""),
+		APIKey:               r.str("STEWARD_API_KEY", ""),
 		LogLevel:             r.oneOf("STEWARD_LOG_LEVEL", "info", "trace", "debug", "info", "warn", "error"),
 		LogFormat:            r.oneOf("STEWARD_LOG_FORMAT", "json", "json", "console"),
 		GeminiAPIKey:         r.str("GEMINI_API_KEY", ""),
@@ -78,6 +84,9 @@ func Load(getenv func(string) string) (Config, error) {
 		MaxIterations:        r.intIn("STEWARD_MAX_ITERATIONS", 8, 1, 50),
 		SuspendTTL:           r.duration("STEWARD_SUSPEND_TTL", 7*24*time.Hour),
 		MaxBodyBytes:         int64(r.intIn("STEWARD_MAX_BODY_BYTES", 1<<20, 1024, 64<<20)),
+	}
+	if c.ServerURL == "" {
+		c.ServerURL = "http://" + c.Addr
 	}
 	if c.GeminiBaseURL != "" && !strings.HasPrefix(c.GeminiBaseURL, "http://") && !strings.HasPrefix(c.GeminiBaseURL, "https://") {
 		r.fail("GEMINI_BASE_URL", c.GeminiBaseURL, "must start with http:// or https://")
