@@ -62,6 +62,23 @@ func (q *Queries) GetCap(ctx context.Context, arg GetCapParams) (SpendingCap, er
 	return i, err
 }
 
+const globalControl = `-- name: GlobalControl :one
+SELECT killed_at, kill_reason, daily_cost_cap_micros FROM controls
+`
+
+type GlobalControlRow struct {
+	KilledAt           *time.Time
+	KillReason         string
+	DailyCostCapMicros int64
+}
+
+func (q *Queries) GlobalControl(ctx context.Context) (GlobalControlRow, error) {
+	row := q.db.QueryRow(ctx, globalControl)
+	var i GlobalControlRow
+	err := row.Scan(&i.KilledAt, &i.KillReason, &i.DailyCostCapMicros)
+	return i, err
+}
+
 const globalCostToday = `-- name: GlobalCostToday :one
 SELECT COALESCE((SELECT sum(cost_micros) FROM turns
         WHERE created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'), 0)::bigint AS cost_micros,
@@ -254,6 +271,42 @@ func (q *Queries) SpentInWindow(ctx context.Context, arg SpentInWindowParams) (i
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err
+}
+
+const stoppedOwners = `-- name: StoppedOwners :many
+SELECT id, name, killed_at, kill_reason FROM owners WHERE killed_at IS NOT NULL ORDER BY killed_at
+`
+
+type StoppedOwnersRow struct {
+	ID         uuid.UUID
+	Name       string
+	KilledAt   *time.Time
+	KillReason string
+}
+
+func (q *Queries) StoppedOwners(ctx context.Context) ([]StoppedOwnersRow, error) {
+	rows, err := q.db.Query(ctx, stoppedOwners)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StoppedOwnersRow{}
+	for rows.Next() {
+		var i StoppedOwnersRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.KilledAt,
+			&i.KillReason,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const upsertCap = `-- name: UpsertCap :one

@@ -56,3 +56,9 @@ SELECT pg_advisory_xact_lock(hashtextextended(sqlc.arg(owner_id)::text, 7));
 -- name: SetDailyLimits :execrows
 UPDATE owners SET daily_messages = sqlc.arg(daily_messages), daily_cost_micros = sqlc.arg(daily_cost_micros)
 WHERE id = sqlc.arg(owner_id);
+
+-- name: GlobalControl :one
+SELECT killed_at, kill_reason, daily_cost_cap_micros FROM controls;
+
+-- name: StoppedOwners :many
+SELECT id, name, killed_at, kill_reason FROM owners WHERE killed_at IS NOT NULL ORDER BY killed_at;

@@ -43,6 +43,7 @@ Commands:
   doctor [--json]                check the database, roles, row-level security and model setup
   serve                          run the HTTP server on STEWARD_ADDR
   chat [MESSAGE] [--json]        chat as an owner (STEWARD_API_KEY), approving writes inline
+  control stop|resume|status     the kill switch, for the deployment or one owner (--owner)
   version                        print the version
   help                           print this help
 
@@ -79,6 +80,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"doctor":  runDoctor,
 		"serve":   runServe,
 		"chat":    runChat,
+		"control": runControl,
 	}
 	command, ok := commands[cmd]
 	if !ok {

@@ -226,3 +226,151 @@ func (d *Door) SetDailyLimits(ctx context.Context, ownerID uuid.UUID, messages i
 	n, err := db.New(d.pool).SetDailyLimits(ctx, db.SetDailyLimitsParams{OwnerID: ownerID, DailyMessages: int32(messages), DailyCostMicros: costMicros})
 	return rowsOrNotFound("set daily limits", n, err)
 }
+
+// DueIngests lists memory outbox items due for ingestion, across owners, oldest due first.
+// It only reads (through memory_outbox's directory policy): the memory worker claims each
+// item inside its owner's transaction (Tx.ClaimIngest).
+func (d *Door) DueIngests(ctx context.Context, limit int) ([]DueIngest, error) {
+	rows, err := db.New(d.pool).DueIngests(ctx, int32(limit))
+	if err != nil {
+		return nil, fmt.Errorf("due ingests: %w", err)
+	}
+	out := make([]DueIngest, len(rows))
+	for i, r := range rows {
+		out[i] = DueIngest{ID: r.ID, OwnerID: r.OwnerID}
+	}
+	return out, nil
+}
+
+// IngestBacklog counts memory outbox items across owners, for `steward doctor`.
+func (d *Door) IngestBacklog(ctx context.Context) (IngestBacklog, error) {
+	r, err := db.New(d.pool).IngestBacklog(ctx)
+	if err != nil {
+		return IngestBacklog{}, fmt.Errorf("ingest backlog: %w", err)
+	}
+	return IngestBacklog{Pending: r.Pending, Failed: r.Failed, LastError: r.LastError,
+		OldestPending: time.Duration(r.OldestPendingSeconds * float64(time.Second))}, nil
+}
+
+// ScheduleScan is an enabled schedule seen by the scheduler's scan, with Since, where its
+// search for due times starts: its latest claimed run, or its creation.
+type ScheduleScan struct {
+	Schedule
+	Since time.Time
+}
+
+// ScanSchedules lists every owner's enabled schedules for the scheduler's tick (a reviewed
+// cross-owner read: schedules.directory, job_runs.directory). Runs are claimed afterwards in
+// each owner's own transaction.
+func (d *Door) ScanSchedules(ctx context.Context) ([]ScheduleScan, error) {
+	rows, err := db.New(d.pool).ScanSchedules(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("scan schedules: %w", err)
+	}
+	out := make([]ScheduleScan, len(rows))
+	for i, r := range rows {
+		out[i] = ScheduleScan{Schedule: Schedule{ID: r.ID, OwnerID: r.OwnerID, Job: r.Job, Cron: r.Cron,
+			Timezone: r.Timezone, Payload: r.Payload, Enabled: true, CreatedAt: r.CreatedAt}, Since: r.Since}
+	}
+	return out, nil
+}
+
+// RunRef names one owner's run.
+type RunRef struct {
+	ID      uuid.UUID
+	OwnerID uuid.UUID
+}
+
+// ScanQueuedRuns lists up to limit webhook runs still queued since before (runs whose
+// in-process worker never took them), oldest first (job_runs.directory).
+func (d *Door) ScanQueuedRuns(ctx context.Context, before time.Time, limit int) ([]RunRef, error) {
+	rows, err := db.New(d.pool).ScanQueuedRuns(ctx, db.ScanQueuedRunsParams{Before: before, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("scan queued runs: %w", err)
+	}
+	out := make([]RunRef, len(rows))
+	for i, r := range rows {
+		out[i] = RunRef(r)
+	}
+	return out, nil
+}
+
+// WebhookRoute is where a public hook id leads: the owner, and the secret that signs its
+// deliveries. Never log it.
+type WebhookRoute struct {
+	Webhook
+	Secret string
+}
+
+// LookupWebhook routes a public hook id (webhooks.directory); an unknown id is ErrNotFound.
+// A revoked hook is returned with RevokedAt set.
+func (d *Door) LookupWebhook(ctx context.Context, hookID string) (WebhookRoute, error) {
+	r, err := db.New(d.pool).LookupWebhook(ctx, hookID)
+	if err != nil {
+		return WebhookRoute{}, notFound("webhook", err)
+	}
+	return WebhookRoute{Webhook: Webhook{ID: r.ID, OwnerID: r.OwnerID, HookID: r.HookID, Source: r.Source,
+		RevokedAt: r.RevokedAt}, Secret: r.Secret}, nil
+}
+
+// ScanChannelOwners lists the owners with an enabled notification channel, whose pending
+// notifications the delivery worker flushes (notification_channels.directory).
+func (d *Door) ScanChannelOwners(ctx context.Context) ([]uuid.UUID, error) {
+	ids, err := db.New(d.pool).ScanChannelOwners(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("scan channel owners: %w", err)
+	}
+	return ids, nil
+}
+
+// SetOwnerKill engages or releases one owner's kill switch, as the operator.
+func (d *Door) SetOwnerKill(ctx context.Context, ownerID uuid.UUID, engaged bool, reason string) error {
+	var at *time.Time
+	if engaged {
+		now := time.Now()
+		at = &now
+	}
+	n, err := db.New(d.pool).SetOwnerKill(ctx, db.SetOwnerKillParams{OwnerID: ownerID, KilledAt: at, KillReason: reason})
+	return rowsOrNotFound("owner "+ownerID.String(), n, err)
+}
+
+// ControlStatus is the deployment's kill switch, its daily cost cap and use, and the owners
+// who are stopped.
+type ControlStatus struct {
+	Stopped       bool        `json:"stopped"`
+	Reason        string      `json:"reason,omitempty"`
+	Since         *time.Time  `json:"since,omitempty"`
+	CostCapMicros int64       `json:"daily_cost_cap_micros"`
+	CostToday     int64       `json:"cost_today_micros"`
+	StoppedOwners []OwnerStop `json:"stopped_owners"`
+}
+
+// OwnerStop is one stopped owner.
+type OwnerStop struct {
+	OwnerID uuid.UUID  `json:"owner_id"`
+	Name    string     `json:"name"`
+	Since   *time.Time `json:"since"`
+	Reason  string     `json:"reason"`
+}
+
+// Control reads the deployment's controls.
+func (d *Door) Control(ctx context.Context) (ControlStatus, error) {
+	q := db.New(d.pool)
+	g, err := q.GlobalControl(ctx)
+	if err != nil {
+		return ControlStatus{}, fmt.Errorf("controls: %w", err)
+	}
+	st := ControlStatus{Stopped: g.KilledAt != nil, Reason: g.KillReason, Since: g.KilledAt, CostCapMicros: g.DailyCostCapMicros,
+		StoppedOwners: []OwnerStop{}}
+	if st.CostToday, _, err = d.GlobalCostToday(ctx); err != nil {
+		return st, err
+	}
+	rows, err := q.StoppedOwners(ctx)
+	if err != nil {
+		return st, fmt.Errorf("stopped owners: %w", err)
+	}
+	for _, r := range rows {
+		st.StoppedOwners = append(st.StoppedOwners, OwnerStop{OwnerID: r.ID, Name: r.Name, Since: r.KilledAt, Reason: r.KillReason})
+	}
+	return st, nil
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/testdb"
+)
+
+func TestControlStopResumeStatus(t *testing.T) {
+	t.Parallel()
+	d := testdb.New(t)
+	env := dbEnv(d)
+	ctx := context.Background()
+	door, err := store.OpenDoor(ctx, d.OwnerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer door.Close()
+	owner, _, err := door.CreateOwner(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(ctx, d.AppURL, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	controls := func() agent.Controls {
+		var c agent.Controls
+		if err := s.WithOwner(ctx, owner.ID, func(tx *store.Tx) error { c, err = tx.Controls(ctx); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+
+	wantOK(t, steward(t, env, "control", "stop", "--reason", "incident 42"))
+	if c := controls(); !c.GlobalKilled || c.GlobalReason != "incident 42" {
+		t.Fatalf("after global stop: %+v", c)
+	}
+	wantOK(t, steward(t, env, "control", "stop", "--owner", owner.ID.String(), "--reason", "card lost"))
+	r := steward(t, env, "control", "status", "--json")
+	wantOK(t, r)
+	var st store.ControlStatus
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || !st.Stopped || len(st.StoppedOwners) != 1 || st.StoppedOwners[0].Reason != "card lost" {
+		t.Fatalf("status: %s (%v)", r.stdout, err)
+	}
+	wantOK(t, steward(t, env, "control", "resume"))
+	wantOK(t, steward(t, env, "control", "resume", "--owner", owner.ID.String()))
+	if c := controls(); c.GlobalKilled || c.OwnerKilled {
+		t.Fatalf("after resume: %+v", c)
+	}
+	r = steward(t, env, "control", "status")
+	wantOK(t, r)
+	if !strings.Contains(r.stdout, "deployment: running") {
+		t.Fatalf("status: %s", r.stdout)
+	}
+	if r := steward(t, env, "control", "stop", "--owner", "not-a-uuid"); r.code != 2 {
+		t.Fatalf("bad owner id: exit %d", r.code)
+	}
+	wantOneLineError(t, steward(t, env, "control", "stop", "--owner", "00000000-0000-0000-0000-000000000001"), "not found")
+}
