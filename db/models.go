@@ -84,6 +84,7 @@ type MemoryOutbox struct {
 	LastError      string
 	DoneAt         *time.Time
 	CreatedAt      time.Time
+	FailedAt       *time.Time
 }
 
 type Message struct {

@@ -31,6 +31,7 @@ type seeded struct {
 	fact   uuid.UUID
 	chunk  uuid.UUID
 	rule   uuid.UUID
+	ingest int64 // the memory outbox item of turn
 	vector []float32
 }
 
@@ -145,7 +146,19 @@ func TestIsolation(t *testing.T) {
 			defer s.Close()
 			a := seed(t, ctx, s, door, "alice")
 			b := seed(t, ctx, s, door, "bob")
+			due, err := door.DueIngests(ctx, 10)
+			if err != nil || len(due) != 2 {
+				t.Fatalf("due ingests = %+v, %v; want one per owner", due, err)
+			}
+			for _, d := range due {
+				if d.OwnerID == a.owner.ID {
+					a.ingest = d.ID
+				} else {
+					b.ingest = d.ID
+				}
+			}
 			t.Run("store queries", func(t *testing.T) { probeStore(t, ctx, s, a, b) })
+			t.Run("memory queries", func(t *testing.T) { probeMemory(t, ctx, s, a, b) })
 			if pass.rls {
 				t.Run("row-level security", func(t *testing.T) { probeRLS(t, ctx, s, a, b) })
 			}

@@ -1,0 +1,244 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/stewardhq/steward/db"
+	"github.com/stewardhq/steward/internal/tools"
+)
+
+// Memory: recall queries, facts with their provenance, the ingestion outbox and
+// consolidation, for internal/memory. (The tools' memory methods are in tasks.go.)
+
+// Fact sources: where a fact came from.
+const (
+	FactSourceTurn          = "turn"          // the remember tool, approved in a turn
+	FactSourceAPI           = "api"           // the owner, through the API
+	FactSourceIngest        = "ingest"        // extracted from a finished exchange
+	FactSourceConsolidation = "consolidation" // written by consolidation
+)
+
+// MemoryFact is a structured fact with its provenance.
+type MemoryFact struct {
+	ID           uuid.UUID
+	Kind         string
+	Subject      string
+	Content      string
+	Source       string // a FactSource* constant
+	TurnID       *uuid.UUID
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	SupersededAt *time.Time
+}
+
+// NewMemoryFact is a fact to store; it is deduplicated on tools.FactKey.
+type NewMemoryFact struct {
+	Kind, Subject, Content string
+	Source                 string // a FactSource* constant
+	TurnID                 *uuid.UUID
+}
+
+// MemoryChunk is a remembered text found by meaning.
+type MemoryChunk struct {
+	ID         uuid.UUID
+	SourceKind string // conversation | fact | summary | document
+	SourceID   string
+	Text       string
+	CreatedAt  time.Time
+	Distance   float64 // cosine distance to the query, in searches
+}
+
+// RememberFact stores a fact with its source, or finds the current fact with the same key;
+// created says which.
+func (t *Tx) RememberFact(ctx context.Context, f NewMemoryFact) (MemoryFact, bool, error) {
+	if f.Kind == "" {
+		f.Kind = tools.FactKindFact
+	}
+	row, err := t.q.UpsertFact(ctx, db.UpsertFactParams{
+		OwnerID: t.ownerID, Kind: f.Kind, Subject: f.Subject, Content: f.Content,
+		Key: tools.FactKey(f.Kind, f.Subject, f.Content), Source: f.Source, TurnID: nullUUID(f.TurnID),
+	})
+	if err != nil {
+		return MemoryFact{}, false, notFound("remember fact", err)
+	}
+	return MemoryFact{ID: row.ID, Kind: row.Kind, Subject: row.Subject, Content: row.Content, Source: row.Source,
+		TurnID: ptrUUID(row.TurnID), CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt, SupersededAt: row.SupersededAt}, row.Created, nil
+}
+
+// MemoryFacts lists current facts with their provenance, most recently confirmed first.
+func (t *Tx) MemoryFacts(ctx context.Context, limit int) ([]MemoryFact, error) {
+	rows, err := t.q.ListFacts(ctx, db.ListFactsParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("list facts: %w", err)
+	}
+	return toMemoryFacts(rows), nil
+}
+
+// MatchFacts lists current facts sharing whole words (lower case, no regular-expression
+// characters) with words, the most shared first.
+func (t *Tx) MatchFacts(ctx context.Context, words []string, limit int) ([]MemoryFact, error) {
+	if len(words) == 0 {
+		return nil, nil
+	}
+	rows, err := t.q.MatchFacts(ctx, db.MatchFactsParams{OwnerID: t.ownerID, Words: words, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("match facts: %w", err)
+	}
+	out := make([]MemoryFact, len(rows))
+	for i, r := range rows {
+		out[i] = toMemoryFact(db.MemoryFact{ID: r.ID, Kind: r.Kind, Subject: r.Subject, Content: r.Content, Source: r.Source,
+			TurnID: r.TurnID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, SupersededAt: r.SupersededAt})
+	}
+	return out, nil
+}
+
+// UnembeddedFacts lists current facts that have no current embedding, oldest first.
+func (t *Tx) UnembeddedFacts(ctx context.Context, limit int) ([]MemoryFact, error) {
+	rows, err := t.q.UnembeddedFacts(ctx, db.UnembeddedFactsParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("unembedded facts: %w", err)
+	}
+	return toMemoryFacts(rows), nil
+}
+
+// AddFactChunk stores a fact's embedding, unless the fact already has a current one; added
+// says which.
+func (t *Tx) AddFactChunk(ctx context.Context, factID uuid.UUID, text string, embedding []float32) (added bool, err error) {
+	n, err := t.q.AddFactChunk(ctx, db.AddFactChunkParams{OwnerID: t.ownerID, FactID: factID, Text: text, Embedding: pgvector.NewVector(embedding)})
+	if err != nil {
+		return false, notFound("add fact chunk", err)
+	}
+	return n == 1, nil
+}
+
+// NearestChunks returns the k current chunks nearest to query by cosine distance, nearest
+// first, of the given source kinds (none = all). WithOwner's iterative index scan keeps
+// looking until k of this owner's rows are found.
+func (t *Tx) NearestChunks(ctx context.Context, query []float32, k int, kinds ...string) ([]MemoryChunk, error) {
+	rows, err := t.q.NearestChunks(ctx, db.NearestChunksParams{OwnerID: t.ownerID, Query: pgvector.NewVector(query),
+		Kinds: append([]string{}, kinds...), MaxRows: int32(k)})
+	if err != nil {
+		return nil, fmt.Errorf("nearest chunks: %w", err)
+	}
+	out := make([]MemoryChunk, len(rows))
+	for i, r := range rows {
+		out[i] = MemoryChunk(r)
+	}
+	// relaxed_order: an iterative scan may return rows slightly out of order.
+	slices.SortStableFunc(out, func(a, b MemoryChunk) int { return cmp.Compare(a.Distance, b.Distance) })
+	return out, nil
+}
+
+// SupersedeNearDuplicates supersedes, at most limit at a time, every current chunk (fact
+// chunks aside) that has a newer current chunk closer than maxDistance, and returns their ids.
+func (t *Tx) SupersedeNearDuplicates(ctx context.Context, maxDistance float64, limit int) ([]uuid.UUID, error) {
+	ids, err := t.q.SupersedeNearDuplicates(ctx, db.SupersedeNearDuplicatesParams{OwnerID: t.ownerID, MaxDistance: maxDistance, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("supersede near duplicates: %w", err)
+	}
+	return ids, nil
+}
+
+// StaleConversation is a conversation whose memory is old enough to summarise.
+type StaleConversation struct {
+	ConversationID uuid.UUID
+	Chunks         int
+}
+
+// StaleConversations lists conversations whose current conversation chunks number at least
+// minChunks and are all older than before.
+func (t *Tx) StaleConversations(ctx context.Context, before time.Time, minChunks, limit int) ([]StaleConversation, error) {
+	rows, err := t.q.StaleConversations(ctx, db.StaleConversationsParams{OwnerID: t.ownerID, Cutoff: before,
+		MinChunks: int64(minChunks), MaxRows: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("stale conversations: %w", err)
+	}
+	out := make([]StaleConversation, len(rows))
+	for i, r := range rows {
+		out[i] = StaleConversation{ConversationID: r.ConversationID, Chunks: int(r.Chunks)}
+	}
+	return out, nil
+}
+
+// ConversationChunks lists a conversation's current conversation chunks, oldest first.
+func (t *Tx) ConversationChunks(ctx context.Context, conversationID uuid.UUID, limit int) ([]MemoryChunk, error) {
+	rows, err := t.q.ConversationChunks(ctx, db.ConversationChunksParams{OwnerID: t.ownerID, ConversationID: conversationID, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("conversation chunks: %w", err)
+	}
+	out := make([]MemoryChunk, len(rows))
+	for i, r := range rows {
+		out[i] = MemoryChunk{ID: r.ID, SourceKind: "conversation", SourceID: conversationID.String(), Text: r.Text, CreatedAt: r.CreatedAt}
+	}
+	return out, nil
+}
+
+// SupersedeChunks takes every chunk of ids out of recall. It is ErrConflict, and nothing
+// changes once the caller rolls back, unless every one of them was current.
+func (t *Tx) SupersedeChunks(ctx context.Context, ids []uuid.UUID) error {
+	n, err := t.q.SupersedeChunks(ctx, db.SupersedeChunksParams{OwnerID: t.ownerID, Ids: ids})
+	if err != nil {
+		return fmt.Errorf("supersede chunks: %w", err)
+	}
+	if int(n) != len(ids) {
+		return fmt.Errorf("supersede chunks: %d of %d were current: %w", n, len(ids), ErrConflict)
+	}
+	return nil
+}
+
+func toMemoryFact(r db.MemoryFact) MemoryFact {
+	return MemoryFact{ID: r.ID, Kind: r.Kind, Subject: r.Subject, Content: r.Content, Source: r.Source,
+		TurnID: ptrUUID(r.TurnID), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, SupersededAt: r.SupersededAt}
+}
+
+func toMemoryFacts(rows []db.MemoryFact) []MemoryFact {
+	out := make([]MemoryFact, len(rows))
+	for i, r := range rows {
+		out[i] = toMemoryFact(r)
+	}
+	return out
+}
+
+// EmbeddingDimension is the dimension of memory_chunks.embedding, read from the catalog
+// (0 when the column has none). memory.CheckDimension compares it with the embedder's.
+func (s *Store) EmbeddingDimension(ctx context.Context) (int, error) {
+	return embeddingDimension(ctx, s.pool)
+}
+
+// EmbeddingDimensionCheck is the `steward doctor` check that the embedding column has the
+// dimension this binary embeds with (memory.Dimension).
+func EmbeddingDimensionCheck(ctx context.Context, conn *pgx.Conn, want int) Check {
+	const name = "embedding dimension"
+	got, err := embeddingDimension(ctx, conn)
+	switch {
+	case err != nil:
+		return Check{name, false, err.Error()}
+	case got != want:
+		return Check{name, false, fmt.Sprintf("memory_chunks.embedding is vector(%d) but this binary embeds %d dimensions: re-embedding and a migration are needed", got, want)}
+	}
+	return Check{name, true, fmt.Sprintf("vector(%d)", got)}
+}
+
+func embeddingDimension(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (int, error) {
+	var typmod int
+	err := q.QueryRow(ctx, `SELECT a.atttypmod FROM pg_attribute a
+		WHERE a.attrelid = to_regclass('memory_chunks') AND a.attname = 'embedding' AND NOT a.attisdropped`).Scan(&typmod)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, errors.New("memory_chunks.embedding does not exist (run: steward migrate up)")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read embedding dimension: %w", err)
+	}
+	return max(typmod, 0), nil // pgvector keeps the dimension as the type modifier; -1 = none
+}

@@ -1,0 +1,237 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+
+	. "github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/testdb"
+)
+
+// probeMemory: through every memory method, bob sees, changes and claims none of alice's
+// rows. Part of TestIsolation's "store queries", so it runs in both passes.
+func probeMemory(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
+	err := s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
+		chunks, err := tx.NearestChunks(ctx, a.vector, 10)
+		if err != nil || len(chunks) != 1 || chunks[0].ID != b.chunk {
+			t.Errorf("memory_chunks nearest: bob sees %+v (err %v), want only his own", chunks, err)
+		}
+		facts, err := tx.MemoryFacts(ctx, 100)
+		if err != nil || len(facts) != 1 || facts[0].ID != b.fact {
+			t.Errorf("memory_facts list: bob sees %+v (err %v)", facts, err)
+		}
+		facts, err = tx.MatchFacts(ctx, []string{"shared", "words"}, 100)
+		if err != nil || len(facts) != 1 || facts[0].ID != b.fact {
+			t.Errorf("memory_facts match: bob sees %+v (err %v)", facts, err)
+		}
+		facts, err = tx.UnembeddedFacts(ctx, 100)
+		if err != nil || len(facts) != 1 || facts[0].ID != b.fact {
+			t.Errorf("memory_facts unembedded: bob sees %+v (err %v)", facts, err)
+		}
+		if added, err := tx.AddFactChunk(ctx, a.fact, "planted", a.vector); err != nil || added {
+			t.Errorf("memory_chunks add for alice's fact: added %v (err %v)", added, err)
+		}
+		if _, err := tx.ClaimIngest(ctx, a.ingest, time.Minute); !errors.Is(err, ErrConflict) {
+			t.Errorf("memory_outbox claim of alice's item: %v, want conflict", err)
+		}
+		theirs := Ingest{ID: a.ingest}
+		for what, err := range map[string]error{
+			"complete": tx.CompleteIngest(ctx, theirs),
+			"fail":     tx.FailIngest(ctx, theirs, "x", 0, true),
+			"release":  tx.ReleaseIngest(ctx, theirs),
+		} {
+			if !errors.Is(err, ErrConflict) {
+				t.Errorf("memory_outbox %s of alice's item: %v, want conflict", what, err)
+			}
+		}
+		backlog, err := tx.IngestBacklog(ctx)
+		if err != nil || backlog.Pending != 1 {
+			t.Errorf("memory_outbox backlog: bob counts %+v (err %v), want his own 1", backlog, err)
+		}
+		if ids, err := tx.SupersedeNearDuplicates(ctx, 2, 100); err != nil || len(ids) != 0 {
+			t.Errorf("memory_chunks near duplicates: bob superseded %v (err %v)", ids, err)
+		}
+		stale, err := tx.StaleConversations(ctx, time.Now().Add(time.Hour), 1, 100)
+		if err != nil || len(stale) != 0 {
+			t.Errorf("stale conversations: bob sees %+v (err %v)", stale, err)
+		}
+		chunks, err = tx.ConversationChunks(ctx, a.conv, 100)
+		if err != nil || len(chunks) != 0 {
+			t.Errorf("conversation chunks of alice's conversation: bob sees %+v (err %v)", chunks, err)
+		}
+		if err := tx.SupersedeChunks(ctx, []uuid.UUID{a.chunk}); !errors.Is(err, ErrConflict) {
+			t.Errorf("memory_chunks supersede alice's: %v, want conflict", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.WithOwner(ctx, a.owner.ID, func(tx *Tx) error {
+		chunks, err := tx.NearestChunks(ctx, a.vector, 10)
+		if err != nil || len(chunks) != 1 || chunks[0].ID != a.chunk {
+			t.Errorf("alice's chunk after bob: %+v, %v", chunks, err)
+		}
+		backlog, err := tx.IngestBacklog(ctx)
+		if err != nil || backlog.Pending != 1 {
+			t.Errorf("alice's outbox after bob: %+v, %v", backlog, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFilteredVectorSearchReturnsK: an owner holding 1% of the chunks still gets k rows
+// from an HNSW search filtered to them, because WithOwner enables iterative index scans.
+// Without them (the control) the index's first ef_search candidates are mostly other
+// owners' and the search comes back short.
+func TestFilteredVectorSearchReturnsK(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := testdb.New(t)
+	door, err := OpenDoor(ctx, d.OwnerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer door.Close()
+	s, err := Open(ctx, d.AppURL, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	small, _, err := door.CreateOwner(ctx, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, _, err := door.CreateOwner(ctx, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	su, err := pgx.Connect(ctx, d.SuperURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer su.Close(ctx)
+	// Bulk load without the HNSW index, then build it (faster than 1,000 index inserts), and
+	// leave the planner only that index, as on a large table.
+	if _, err := su.Exec(ctx, `DROP INDEX memory_chunks_embedding`); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	fill := func(owner uuid.UUID, n int) {
+		err := s.WithOwner(ctx, owner, func(tx *Tx) error {
+			for range n {
+				if _, err := tx.AddChunk(ctx, "conversation", "", "chunk", randomUnit(rng)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	fill(big.ID, 1000)
+	fill(small.ID, 10)
+	if _, err := su.Exec(ctx, `CREATE INDEX memory_chunks_embedding ON memory_chunks USING hnsw (embedding vector_cosine_ops);
+		DROP INDEX memory_chunks_owner, memory_chunks_source; ANALYZE memory_chunks`); err != nil {
+		t.Fatal(err)
+	}
+
+	search := func(iterative bool) (int, string) {
+		var n int
+		var plan strings.Builder
+		q := randomUnit(rng)
+		err := s.WithOwner(ctx, small.ID, func(tx *Tx) error {
+			if err := tx.RawExec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+				return err
+			}
+			if !iterative {
+				if err := tx.RawExec(ctx, `SET LOCAL hnsw.iterative_scan = off`); err != nil {
+					return err
+				}
+			}
+			var line string
+			if err := tx.RawRow(ctx, `EXPLAIN (FORMAT JSON) SELECT id FROM memory_chunks WHERE owner_id = $1 AND superseded_at IS NULL
+				ORDER BY embedding <=> $2 LIMIT 10`, small.ID, pgvector.NewVector(q)).Scan(&line); err != nil {
+				return err
+			}
+			plan.WriteString(line)
+			chunks, err := tx.NearestChunks(ctx, q, 10)
+			n = len(chunks)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n, plan.String()
+	}
+	for range 5 {
+		n, plan := search(true)
+		if !strings.Contains(plan, `"Index Name": "memory_chunks_embedding"`) {
+			t.Fatalf("plan does not use the HNSW index: %s", plan)
+		}
+		if n != 10 {
+			t.Fatalf("filtered search with iterative scan returned %d rows, want 10", n)
+		}
+	}
+	short := 0
+	for range 5 {
+		if n, _ := search(false); n < 10 {
+			short++
+		}
+	}
+	if short == 0 {
+		t.Error("control: without iterative scan every search still returned 10 rows, so the test does not exercise the filter")
+	}
+}
+
+func randomUnit(rng *rand.Rand) []float32 {
+	v := make([]float32, 768)
+	var sum float64
+	for i := range v {
+		x := rng.NormFloat64()
+		v[i] = float32(x)
+		sum += x * x
+	}
+	for i := range v {
+		v[i] /= float32(math.Sqrt(sum))
+	}
+	return v
+}
+
+func TestEmbeddingDimension(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := testdb.New(t)
+	s, err := Open(ctx, d.AppURL, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, err := s.EmbeddingDimension(ctx); err != nil || got != 768 {
+		t.Fatalf("EmbeddingDimension = %d, %v; want 768", got, err)
+	}
+	conn, err := pgx.Connect(ctx, d.OwnerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if c := EmbeddingDimensionCheck(ctx, conn, 768); !c.OK {
+		t.Errorf("check = %+v", c)
+	}
+	if c := EmbeddingDimensionCheck(ctx, conn, 1536); c.OK || !strings.Contains(c.Detail, "vector(768)") {
+		t.Errorf("mismatch check = %+v", c)
+	}
+}
