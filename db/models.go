@@ -47,6 +47,21 @@ type Conversation struct {
 	UpdatedAt time.Time
 }
 
+type JobRun struct {
+	ID           uuid.UUID
+	OwnerID      uuid.UUID
+	ScheduleID   uuid.NullUUID
+	Job          string
+	Trigger      string
+	ScheduledFor time.Time
+	Status       string
+	TurnID       uuid.NullUUID
+	Error        string
+	CreatedAt    time.Time
+	StartedAt    *time.Time
+	FinishedAt   *time.Time
+}
+
 type MemoryChunk struct {
 	ID           uuid.UUID
 	OwnerID      uuid.UUID
@@ -99,13 +114,27 @@ type Message struct {
 }
 
 type Notification struct {
-	ID          uuid.UUID
-	OwnerID     uuid.UUID
-	Title       string
-	Message     string
-	TurnID      uuid.NullUUID
-	CreatedAt   time.Time
-	DeliveredAt *time.Time
+	ID                 uuid.UUID
+	OwnerID            uuid.UUID
+	Title              string
+	Message            string
+	TurnID             uuid.NullUUID
+	CreatedAt          time.Time
+	DeliveredAt        *time.Time
+	DeliveryAttempts   int32
+	DeliveryNextAt     *time.Time
+	DeliveryLeaseUntil *time.Time
+	DeliveryError      string
+}
+
+type NotificationChannel struct {
+	ID        uuid.UUID
+	OwnerID   uuid.UUID
+	Kind      string
+	Url       string
+	Topic     string
+	Enabled   bool
+	CreatedAt time.Time
 }
 
 type Owner struct {
@@ -117,6 +146,17 @@ type Owner struct {
 	KillReason      string
 	DailyMessages   int32
 	DailyCostMicros int64
+}
+
+type Schedule struct {
+	ID        uuid.UUID
+	OwnerID   uuid.UUID
+	Job       string
+	Cron      string
+	Timezone  string
+	Payload   []byte
+	Enabled   bool
+	CreatedAt time.Time
 }
 
 type SpendLedger struct {
@@ -201,4 +241,24 @@ type Turn struct {
 	UpdatedAt      time.Time
 	ExpiresAt      *time.Time
 	FinishedAt     *time.Time
+}
+
+type Webhook struct {
+	ID        uuid.UUID
+	OwnerID   uuid.UUID
+	HookID    string
+	Source    string
+	Secret    string
+	CreatedAt time.Time
+	RevokedAt *time.Time
+}
+
+type WebhookDelivery struct {
+	ID         int64
+	OwnerID    uuid.UUID
+	WebhookID  uuid.UUID
+	MessageID  string
+	RunID      uuid.UUID
+	Body       []byte
+	ReceivedAt time.Time
 }

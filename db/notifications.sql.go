@@ -14,7 +14,7 @@ import (
 const createNotification = `-- name: CreateNotification :one
 INSERT INTO notifications (owner_id, title, message, turn_id)
 VALUES ($1, $2, $3, $4)
-RETURNING id, owner_id, title, message, turn_id, created_at, delivered_at
+RETURNING id, owner_id, title, message, turn_id, created_at, delivered_at, delivery_attempts, delivery_next_at, delivery_lease_until, delivery_error
 `
 
 type CreateNotificationParams struct {
@@ -40,12 +40,16 @@ func (q *Queries) CreateNotification(ctx context.Context, arg CreateNotification
 		&i.TurnID,
 		&i.CreatedAt,
 		&i.DeliveredAt,
+		&i.DeliveryAttempts,
+		&i.DeliveryNextAt,
+		&i.DeliveryLeaseUntil,
+		&i.DeliveryError,
 	)
 	return i, err
 }
 
 const listNotifications = `-- name: ListNotifications :many
-SELECT id, owner_id, title, message, turn_id, created_at, delivered_at FROM notifications WHERE owner_id = $1 ORDER BY created_at DESC, id LIMIT $2
+SELECT id, owner_id, title, message, turn_id, created_at, delivered_at, delivery_attempts, delivery_next_at, delivery_lease_until, delivery_error FROM notifications WHERE owner_id = $1 ORDER BY created_at DESC, id LIMIT $2
 `
 
 type ListNotificationsParams struct {
@@ -70,6 +74,10 @@ func (q *Queries) ListNotifications(ctx context.Context, arg ListNotificationsPa
 			&i.TurnID,
 			&i.CreatedAt,
 			&i.DeliveredAt,
+			&i.DeliveryAttempts,
+			&i.DeliveryNextAt,
+			&i.DeliveryLeaseUntil,
+			&i.DeliveryError,
 		); err != nil {
 			return nil, err
 		}

@@ -18,7 +18,8 @@ type Check struct {
 
 // DirectoryPolicies are the only policies besides owner_isolation: reviewed, cross-owner
 // access for steward_owner through the Door. Keep this list short.
-var DirectoryPolicies = []string{"owners.directory", "api_keys.directory", "turns.directory", "memory_outbox.directory"}
+var DirectoryPolicies = []string{"owners.directory", "api_keys.directory", "turns.directory", "memory_outbox.directory",
+	"schedules.directory", "job_runs.directory", "webhooks.directory", "notification_channels.directory"}
 
 // SecurityDefinerAllowlist lists the reviewed SECURITY DEFINER functions (none so far).
 var SecurityDefinerAllowlist = []string{}

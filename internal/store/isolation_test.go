@@ -18,8 +18,9 @@ import (
 )
 
 // ownerTables is every owner-scoped table; TestCatalogLint checks the list is complete.
-var ownerTables = []string{"api_keys", "audit_log", "conversations", "memory_chunks", "memory_facts",
-	"memory_outbox", "messages", "notifications", "spend_ledger", "spending_caps", "standing_rules", "tasks", "tool_calls", "turns"}
+var ownerTables = []string{"api_keys", "audit_log", "conversations", "job_runs", "memory_chunks", "memory_facts",
+	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
+	"standing_rules", "tasks", "tool_calls", "turns", "webhook_deliveries", "webhooks"}
 
 // seeded is what seed creates for one owner.
 type seeded struct {
@@ -33,6 +34,7 @@ type seeded struct {
 	rule   uuid.UUID
 	ingest int64 // the memory outbox item of turn
 	vector []float32
+	auto   autonomySeed
 }
 
 // seed gives an owner one row in every owner-scoped table, through the store's own methods.
@@ -101,7 +103,10 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 		if err := tx.RecordSpend(ctx, turn.ID, "c1", "pay", agent.Money{Minor: 40, Currency: "EUR"}); err != nil {
 			return err
 		}
-		_, err = tx.CreateNotification(ctx, "", "note for "+name)
+		if _, err = tx.CreateNotification(ctx, "", "note for "+name); err != nil {
+			return err
+		}
+		sd.auto, err = seedAutonomy(ctx, tx, name)
 		return err
 	})
 	if err != nil {
@@ -159,6 +164,7 @@ func TestIsolation(t *testing.T) {
 			}
 			t.Run("store queries", func(t *testing.T) { probeStore(t, ctx, s, a, b) })
 			t.Run("memory queries", func(t *testing.T) { probeMemory(t, ctx, s, a, b) })
+			t.Run("autonomy queries", func(t *testing.T) { probeAutonomy(t, ctx, s, a, b) })
 			if pass.rls {
 				t.Run("row-level security", func(t *testing.T) { probeRLS(t, ctx, s, a, b) })
 			}
