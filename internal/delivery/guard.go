@@ -1,0 +1,245 @@
+// Package delivery sends an owner's notifications to the channel they configured — an HTTPS
+// webhook taking JSON (ntfy, Slack incoming webhooks, anything else) — idempotently and with
+// retries, through an SSRF guard: Steward never lets an owner-supplied URL reach its own
+// network, loopback, link-local or cloud metadata addresses.
+package delivery
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"code.dny.dev/ssrf"
+)
+
+// ErrBlocked is returned (wrapped) for every destination the guard refuses.
+var ErrBlocked = errors.New("destination refused by the SSRF guard")
+
+// Options relax the guard for tests and local development only; production uses the zero
+// value.
+type Options struct {
+	// AllowHTTP permits http:// URLs (local development: a receiver on this machine).
+	AllowHTTP bool
+	// Allow lists exact addresses (IP and port) that may be dialled although the guard would
+	// refuse them — a test receiver on 127.0.0.1. Nothing else on that IP is reachable.
+	Allow []netip.AddrPort
+	// Lookup resolves a host name; nil means the system resolver. Tests map names to
+	// addresses with it.
+	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+	// RootCAs trusts extra certificate authorities (a test server's); nil means the system's.
+	RootCAs *x509.CertPool
+}
+
+// Guard checks every destination of an outgoing request: the URL before anything happens
+// (scheme, host, literal and non-canonical IP forms), every address a host name resolves
+// to, and — in the dialer's Control hook — the address actually connected to. Redirects go
+// through the same checks. Refused destinations are never connected to.
+//
+// The address policy is code.dny.dev/ssrf's, generated from the IANA special-purpose
+// registries: for IPv4 everything special (this network, private, CGNAT, loopback, link-local
+// incl. 169.254.169.254, benchmarking, documentation, multicast, reserved, broadcast); for
+// IPv6 everything outside global unicast 2000::/3 (loopback, unspecified, IPv4-mapped,
+// ULA incl. fd00:ec2::254, link-local, multicast, NAT64) and the special prefixes inside it
+// (6to4, Teredo, documentation…). Ports: 443, and 80 only with AllowHTTP.
+type Guard struct {
+	opts     Options
+	guardian *ssrf.Guardian
+}
+
+// NewGuard returns a guard; see Options.
+func NewGuard(opts Options) *Guard {
+	ports := []uint16{443}
+	if opts.AllowHTTP {
+		ports = append(ports, 80)
+	}
+	return &Guard{opts: opts, guardian: ssrf.New(ssrf.WithPorts(ports...))}
+}
+
+// CheckURL validates a destination URL before any request: https (http only with
+// AllowHTTP), a host, no non-canonical numeric host (0x7f000001, 127.1, 2130706433 are
+// refused rather than guessed), no localhost names, and a literal IP must be allowed.
+func (g *Guard) CheckURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: not a URL", ErrBlocked)
+	}
+	if err := g.checkURL(u); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+func (g *Guard) checkURL(u *url.URL) error {
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && g.opts.AllowHTTP:
+	default:
+		return fmt.Errorf("%w: scheme %q (only https)", ErrBlocked, u.Scheme)
+	}
+	host := u.Hostname()
+	if host == "" {
+		return fmt.Errorf("%w: no host", ErrBlocked)
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return fmt.Errorf("%w: port %q", ErrBlocked, port)
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return g.checkAddr(netip.AddrPortFrom(ip, uint16(p)))
+	}
+	name := strings.ToLower(strings.TrimSuffix(host, "."))
+	labels := strings.Split(name, ".")
+	last := labels[len(labels)-1]
+	switch {
+	case last == "" || strings.ContainsAny(name, "%[]"):
+		return fmt.Errorf("%w: host %q", ErrBlocked, host)
+	case last[0] >= '0' && last[0] <= '9':
+		// Top-level domains are never numeric: this is an IP in a form (hex, octal, short)
+		// that some resolvers accept and others do not.
+		return fmt.Errorf("%w: host %q is a non-canonical IP address", ErrBlocked, host)
+	case last == "localhost" || last == "local" || last == "internal":
+		return fmt.Errorf("%w: host %q is local", ErrBlocked, host)
+	}
+	return nil
+}
+
+// checkAddr applies the address policy, with the test allowances.
+func (g *Guard) checkAddr(ap netip.AddrPort) error {
+	for _, a := range g.opts.Allow {
+		if a == ap {
+			return nil
+		}
+	}
+	if err := g.guardian.SafeAddrPort(ap); err != nil {
+		return fmt.Errorf("%w: %w", ErrBlocked, err)
+	}
+	return nil
+}
+
+// control is the dialer's last check, on the address about to be connected to.
+func (g *Guard) control(network, address string, _ syscall.RawConn) error {
+	if network != "tcp4" && network != "tcp6" {
+		return fmt.Errorf("%w: network %s", ErrBlocked, network)
+	}
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: address %q", ErrBlocked, address)
+	}
+	return g.checkAddr(ap)
+}
+
+// dial resolves the host, refuses the connection when any resolved address is refused
+// (before connecting to any), and dials the allowed addresses in turn; the dialer's Control
+// re-checks each one.
+func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: address %q", ErrBlocked, addr)
+	}
+	port, err := strconv.ParseUint(portStr, 10, 16)
+	if err != nil {
+		return nil, fmt.Errorf("%w: port %q", ErrBlocked, portStr)
+	}
+	ips, err := g.lookup(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	if len(ips) == 0 {
+		return nil, fmt.Errorf("resolve %s: no addresses", host)
+	}
+	for _, ip := range ips {
+		if err := g.checkAddr(netip.AddrPortFrom(ip, uint16(port))); err != nil {
+			return nil, fmt.Errorf("%s resolves to a refused address: %w", host, err)
+		}
+	}
+	d := net.Dialer{Timeout: 10 * time.Second, Control: g.control}
+	var errs []error
+	for _, ip := range ips {
+		conn, err := d.DialContext(ctx, "tcp", netip.AddrPortFrom(ip, uint16(port)).String())
+		if err == nil {
+			return conn, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+// lookup resolves host: a literal IP is itself; names go to Options.Lookup or the system
+// resolver, whose IPv4 answers come back IPv4-mapped and are unmapped (an A record is IPv4).
+func (g *Guard) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{ip}, nil
+	}
+	if g.opts.Lookup != nil {
+		return g.opts.Lookup(ctx, host)
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", host, err)
+	}
+	for i, ip := range ips {
+		if ip.Is4In6() {
+			ips[i] = ip.Unmap()
+		}
+	}
+	return ips, nil
+}
+
+// maxRedirects bounds the redirects a delivery follows.
+const maxRedirects = 3
+
+// Client returns an HTTP client whose every connection and redirect passes the guard. It
+// uses no proxy (a proxy would be the only address the guard saw).
+func (g *Guard) Client(timeout time.Duration) *http.Client {
+	t := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           g.dial,
+		ForceAttemptHTTP2:     true,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: timeout,
+		MaxIdleConns:          10,
+		IdleConnTimeout:       30 * time.Second,
+		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: g.opts.RootCAs},
+	}
+	return &http.Client{
+		Transport: guarded{base: t, g: g},
+		Timeout:   timeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= maxRedirects {
+				return fmt.Errorf("stopped after %d redirects", maxRedirects)
+			}
+			return g.checkURL(req.URL)
+		},
+	}
+}
+
+// guarded checks every request's URL (the first and each redirect) before the transport
+// resolves or dials anything.
+type guarded struct {
+	base http.RoundTripper
+	g    *Guard
+}
+
+func (t guarded) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := t.g.checkURL(req.URL); err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
+	return t.base.RoundTrip(req)
+}
