@@ -1,0 +1,177 @@
+// Package autonomy is Steward acting without a human at the keyboard: scheduled jobs (the
+// morning briefing, the weekly review), signed webhooks from outside services, and the one
+// autonomous Runner every such run goes through.
+//
+// A run is claimed exactly once (its idempotency key is the scheduled time, or the sender's
+// webhook-id), checks the kill switch before it starts (an engaged switch records the run
+// skipped, never drops it), runs an ordinary agent turn whose trigger says where it came
+// from, and records its lifecycle in job_runs: queued → running → completed | failed |
+// skipped | aborted | suspended. No human is present, so the turn's writes suspend into the
+// owner's approval inbox unless a standing rule decides them — and for runs triggered by
+// outside data (webhooks) standing allow rules never apply (internal/safety).
+package autonomy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
+
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// Runner runs every autonomous turn: scheduled jobs, manual job runs and webhook events.
+type Runner struct {
+	// Agent runs the turns. Its Control must be set (the kill switch is checked before each
+	// model call and tool dispatch) and its Gate decides every write.
+	Agent *agent.Runner
+	// Store reaches the owner's rows.
+	Store *store.Store
+	// Notifier, when set, delivers the owner's new notifications after each run.
+	Notifier Notifier
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Notifier delivers an owner's pending notifications; internal/delivery implements it.
+type Notifier interface {
+	Flush(ctx context.Context, ownerID uuid.UUID) error
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// claim records a run exactly once. With a kill switch engaged the run is recorded skipped,
+// with the reason, instead of running. claimed is false when the run was claimed before.
+func (r *Runner) claim(ctx context.Context, ownerID uuid.UUID, n store.NewRun) (run store.JobRun, claimed bool, err error) {
+	n.Now = r.now()
+	err = r.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		ctl, err := tx.Controls(ctx)
+		if err != nil {
+			return err
+		}
+		n.Status = store.RunRunning
+		if killed, why := ctl.Killed(); killed {
+			n.Status, n.Error = store.RunSkipped, why
+		}
+		if run, claimed, err = tx.ClaimRun(ctx, n); err != nil || !claimed {
+			return err
+		}
+		return appendRunEvent(ctx, tx, run)
+	})
+	return run, claimed, err
+}
+
+// begin takes a queued run (a webhook event): running, or skipped when a kill switch is
+// engaged. Exactly one caller wins; the others get an error matching store.ErrConflict.
+func (r *Runner) begin(ctx context.Context, ownerID, runID uuid.UUID) (run store.JobRun, err error) {
+	err = r.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		ctl, err := tx.Controls(ctx)
+		if err != nil {
+			return err
+		}
+		status, reason := store.RunRunning, ""
+		if killed, why := ctl.Killed(); killed {
+			status, reason = store.RunSkipped, why
+		}
+		if run, err = tx.StartQueuedRun(ctx, runID, status, reason, r.now()); err != nil {
+			return err
+		}
+		return appendRunEvent(ctx, tx, run)
+	})
+	return run, err
+}
+
+// Compose gathers a run's context in the owner's transaction and writes the turn's message.
+type Compose func(ctx context.Context, tx *store.Tx) (string, error)
+
+// execute runs a claimed, running run's turn and records the outcome: the turn's status
+// (completed, suspended, aborted, failed), or skipped when the turn was refused admission (a
+// kill switch engaged since the claim, a budget exhausted).
+func (r *Runner) execute(ctx context.Context, run store.JobRun, trigger agent.Trigger, compose Compose) (store.JobRun, error) {
+	log := zerolog.Ctx(ctx).With().Stringer("run_id", run.ID).Stringer("owner_id", run.OwnerID).Str("job", run.Job).Logger()
+	ctx = log.WithContext(ctx)
+	var msg string
+	err := r.Store.WithOwner(ctx, run.OwnerID, func(tx *store.Tx) error {
+		var err error
+		msg, err = compose(ctx, tx)
+		return err
+	})
+	if err != nil {
+		log.Error().Err(err).Msg("gathering the run's context failed")
+		return r.finish(ctx, run, store.RunFailed, nil, "gathering the run's context failed")
+	}
+	view, err := r.Agent.Start(ctx, agent.Input{OwnerID: run.OwnerID, Message: msg, Trigger: trigger}, nil)
+	if err != nil {
+		var e *agent.Error
+		if errors.As(err, &e) && (e.Code == agent.CodeKilled || e.Code == agent.CodeOverBudget) {
+			return r.finish(ctx, run, store.RunSkipped, nil, e.Message)
+		}
+		log.Error().Err(err).Msg("the run's turn did not start")
+		return r.finish(ctx, run, store.RunFailed, nil, "the turn could not start")
+	}
+	status := store.RunFailed
+	switch view.Status {
+	case agent.StatusCompleted:
+		status = store.RunCompleted
+	case agent.StatusSuspended:
+		status = store.RunSuspended
+	case agent.StatusAborted:
+		status = store.RunAborted
+	}
+	turnID := view.TurnID
+	run, err = r.finish(ctx, run, status, &turnID, view.Error)
+	if err == nil && r.Notifier != nil {
+		if err := r.Notifier.Flush(ctx, run.OwnerID); err != nil {
+			log.Warn().Err(err).Msg("notification delivery failed; the next tick retries")
+		}
+	}
+	return run, err
+}
+
+// finish records a running run's outcome with an activity event.
+func (r *Runner) finish(ctx context.Context, run store.JobRun, status store.RunStatus, turnID *uuid.UUID, reason string) (store.JobRun, error) {
+	err := r.Store.WithOwner(ctx, run.OwnerID, func(tx *store.Tx) error {
+		var err error
+		if run, err = tx.FinishRun(ctx, run.ID, status, turnID, reason, r.now()); err != nil {
+			return err
+		}
+		return appendRunEvent(ctx, tx, run)
+	})
+	if err != nil {
+		return run, fmt.Errorf("record outcome of run %s: %w", run.ID, err)
+	}
+	zerolog.Ctx(ctx).Info().Stringer("run_id", run.ID).Str("job", run.Job).Str("status", string(run.Status)).Msg("autonomous run")
+	return run, nil
+}
+
+// appendRunEvent writes a run's lifecycle step to the owner's audit log (the activity
+// record), with its trigger and, once known, the turn whose trace it links to.
+func appendRunEvent(ctx context.Context, tx *store.Tx, run store.JobRun) error {
+	data, err := json.Marshal(map[string]any{"run_id": run.ID, "job": run.Job, "trigger": run.Trigger,
+		"status": run.Status, "scheduled_for": run.ScheduledFor, "turn_id": run.TurnID, "error": run.Error})
+	if err != nil {
+		return err
+	}
+	return tx.AppendEvents(ctx, nil, []agent.NewEvent{{Kind: "autonomy_run", Data: data}})
+}
+
+// triggerOf is the turn trigger of a run's trigger.
+func triggerOf(runTrigger string) agent.Trigger {
+	switch runTrigger {
+	case store.RunByWebhook:
+		return agent.TriggerWebhook
+	case store.RunByCLI:
+		return agent.TriggerCLI
+	}
+	return agent.TriggerSchedule
+}
