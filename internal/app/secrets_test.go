@@ -1,0 +1,181 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/stewardhq/steward/internal/config"
+)
+
+// fakeSSM is an httptest fake of the SSM JSON API (awsJson1_1): it answers GetParameter
+// from a map and records what it was asked.
+type fakeSSM struct {
+	t      *testing.T
+	srv    *httptest.Server
+	params map[string]string
+
+	mu    sync.Mutex
+	asked []ssmRequest
+}
+
+type ssmRequest struct {
+	Name           string
+	WithDecryption bool
+}
+
+func newFakeSSM(t *testing.T, params map[string]string) *fakeSSM {
+	f := &fakeSSM{t: t, params: params}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeSSM) serve(w http.ResponseWriter, r *http.Request) {
+	if got := r.Header.Get("X-Amz-Target"); got != "AmazonSSM.GetParameter" {
+		f.t.Errorf("X-Amz-Target = %q, want AmazonSSM.GetParameter", got)
+	}
+	if got := r.Header.Get("Content-Type"); got != "application/x-amz-json-1.1" {
+		f.t.Errorf("Content-Type = %q", got)
+	}
+	if got := r.Header.Get("Authorization"); !strings.HasPrefix(got, "AWS4-HMAC-SHA256 Credential=AKIDTEST/") || !strings.Contains(got, "/eu-west-1/ssm/aws4_request") {
+		f.t.Errorf("request is not SigV4-signed for ssm in eu-west-1: %q", got)
+	}
+	raw, _ := io.ReadAll(r.Body)
+	var req ssmRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		f.t.Errorf("decode %s: %v", raw, err)
+	}
+	f.mu.Lock()
+	f.asked = append(f.asked, req)
+	f.mu.Unlock()
+
+	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+	value, ok := f.params[req.Name]
+	if !ok {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"__type":"ParameterNotFound","message":"Parameter %s not found."}`, req.Name)
+		return
+	}
+	out, _ := json.Marshal(map[string]any{"Parameter": map[string]any{
+		"Name": req.Name, "Type": "SecureString", "Value": value, "Version": 3,
+		"ARN": "arn:aws:ssm:eu-west-1:123456789012:parameter" + req.Name,
+	}})
+	w.Write(out)
+}
+
+func (f *fakeSSM) requests() []ssmRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]ssmRequest(nil), f.asked...)
+}
+
+// settings points the SSM client at the fake, with fixed region and credentials.
+func (f *fakeSSM) settings() ssmSettings {
+	return ssmSettings{options: []func(*ssm.Options){func(o *ssm.Options) {
+		o.BaseEndpoint = aws.String(f.srv.URL)
+		o.Region = "eu-west-1"
+		o.Credentials = aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "not-a-secret", Source: "test"}, nil
+		})
+		o.RetryMaxAttempts = 1
+	}}}
+}
+
+func TestResolveSecrets(t *testing.T) {
+	t.Parallel()
+	params := map[string]string{
+		"/steward/database-url":     "postgres://steward_owner:pw1@db.internal:5432/steward",
+		"/steward/app-database-url": "postgres://steward_app:pw2@db.internal:5432/steward",
+		"/steward/gemini-api-key":   "AIza-from-ssm",
+		"/steward/empty":            "",
+	}
+	tests := []struct {
+		name    string
+		in      config.Config
+		want    config.Config // the three secrets
+		asked   []string
+		wantErr []string // substrings of the error
+	}{
+		{
+			name: "every secret from SSM, decrypted",
+			in: config.Config{DatabaseURLParam: "/steward/database-url", AppDatabaseURLParam: "/steward/app-database-url",
+				GeminiAPIKeyParam: "/steward/gemini-api-key"},
+			want: config.Config{DatabaseURL: params["/steward/database-url"], AppDatabaseURL: params["/steward/app-database-url"],
+				GeminiAPIKey: "AIza-from-ssm"},
+			asked: []string{"/steward/database-url", "/steward/app-database-url", "/steward/gemini-api-key"},
+		},
+		{
+			name:  "a parameter name wins over the environment; unnamed secrets keep theirs",
+			in:    config.Config{DatabaseURL: "postgres://local/x", AppDatabaseURL: "postgres://local/y", GeminiAPIKey: "env-key", GeminiAPIKeyParam: "/steward/gemini-api-key"},
+			want:  config.Config{DatabaseURL: "postgres://local/x", AppDatabaseURL: "postgres://local/y", GeminiAPIKey: "AIza-from-ssm"},
+			asked: []string{"/steward/gemini-api-key"},
+		},
+		{
+			name: "no names: AWS is never asked",
+			in:   config.Config{DatabaseURL: "postgres://local/x", AppDatabaseURL: "postgres://local/y"},
+			want: config.Config{DatabaseURL: "postgres://local/x", AppDatabaseURL: "postgres://local/y"},
+		},
+		{
+			name:    "a missing parameter names itself and its variable",
+			in:      config.Config{DatabaseURLParam: "/steward/nope", AppDatabaseURLParam: "/steward/app-database-url"},
+			asked:   []string{"/steward/nope", "/steward/app-database-url"},
+			wantErr: []string{"/steward/nope", "DATABASE_URL_SSM", "ParameterNotFound"},
+		},
+		{
+			name:    "an empty parameter is an error, not an empty secret",
+			in:      config.Config{GeminiAPIKeyParam: "/steward/empty"},
+			asked:   []string{"/steward/empty"},
+			wantErr: []string{"/steward/empty", "GEMINI_API_KEY_SSM", "empty"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			fake := newFakeSSM(t, params)
+			got, err := resolveSecrets(context.Background(), tt.in, fake.settings())
+			var names []string
+			for _, r := range fake.requests() {
+				if !r.WithDecryption {
+					t.Errorf("GetParameter %s without WithDecryption: SecureStrings would come back encrypted", r.Name)
+				}
+				names = append(names, r.Name)
+			}
+			if strings.Join(names, ",") != strings.Join(tt.asked, ",") {
+				t.Errorf("asked SSM for %v, want %v", names, tt.asked)
+			}
+			if tt.wantErr != nil {
+				if err == nil {
+					t.Fatal("no error")
+				}
+				for _, s := range tt.wantErr {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error %q does not mention %q", err, s)
+					}
+				}
+				for _, v := range params {
+					if v != "" && strings.Contains(err.Error(), v) {
+						t.Errorf("error %q leaks a secret value", err)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.DatabaseURL != tt.want.DatabaseURL || got.AppDatabaseURL != tt.want.AppDatabaseURL || got.GeminiAPIKey != tt.want.GeminiAPIKey {
+				t.Errorf("secrets = %q %q %q, want %q %q %q", got.DatabaseURL, got.AppDatabaseURL, got.GeminiAPIKey,
+					tt.want.DatabaseURL, tt.want.AppDatabaseURL, tt.want.GeminiAPIKey)
+			}
+		})
+	}
+}
