@@ -1,0 +1,297 @@
+package lambdatest
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/awslabs/goformation/v7"
+	"github.com/awslabs/goformation/v7/cloudformation"
+	"github.com/awslabs/goformation/v7/cloudformation/global"
+	"github.com/awslabs/goformation/v7/cloudformation/serverless"
+	"github.com/go-chi/chi/v5"
+	"gopkg.in/yaml.v3"
+
+	"github.com/stewardhq/steward/internal/config"
+	"github.com/stewardhq/steward/internal/httpapi"
+)
+
+// repoRoot is the module root, where template.yaml lives.
+const repoRoot = "../.."
+
+// functionURLOnly are routes served only through the chat function's Function URL (which
+// serves the whole router), not through an HTTP API route of their own.
+var functionURLOnly = []string{"POST /v1/chat"}
+
+// parseTemplate parses template.yaml once: goformation's YAML tag registry is global and not
+// safe for concurrent use, so parallel tests share one parse (and only read it).
+// goformation resolves intrinsics as it goes: a Ref to a parameter becomes the parameter's
+// default, a false !If with AWS::NoValue disappears, and a GetAtt becomes null — so the tests
+// see the template as deployed with default parameters.
+var parseTemplate = sync.OnceValues(func() (*cloudformation.Template, error) {
+	return goformation.Open(filepath.Join(repoRoot, "template.yaml"))
+})
+
+// openTemplate returns the parsed template and its Globals.Function.
+func openTemplate(t *testing.T) (*cloudformation.Template, *global.Function) {
+	t.Helper()
+	tpl, err := parseTemplate()
+	if err != nil {
+		t.Fatalf("parse template.yaml: %v", err)
+	}
+	if len(tpl.GetAllServerlessFunctionResources()) == 0 {
+		t.Fatal("template.yaml declares no AWS::Serverless::Function")
+	}
+	g, err := tpl.GetServerlessGlobalFunction()
+	if err != nil {
+		g = &global.Function{}
+	}
+	return tpl, g
+}
+
+// effective is a function property: the function's own value, else the Globals' one.
+func effective[T any](own, fromGlobals *T) (T, bool) {
+	switch {
+	case own != nil:
+		return *own, true
+	case fromGlobals != nil:
+		return *fromGlobals, true
+	}
+	var zero T
+	return zero, false
+}
+
+func TestTemplateFunctions(t *testing.T) {
+	t.Parallel()
+	tpl, g := openTemplate(t)
+	for name, fn := range tpl.GetAllServerlessFunctionResources() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if rt, _ := effective(fn.Runtime, g.Runtime); rt != "provided.al2023" {
+				t.Errorf("Runtime = %q, want provided.al2023", rt)
+			}
+			arch := fn.Architectures
+			if arch == nil && g.Architectures != nil {
+				arch = *g.Architectures
+			}
+			if !slices.Equal(arch, []string{"arm64"}) {
+				t.Errorf("Architectures = %v, want [arm64]", arch)
+			}
+			if h, _ := effective(fn.Handler, g.Handler); h != "bootstrap" {
+				t.Errorf("Handler = %q, want bootstrap", h)
+			}
+			if fn.Role == nil && fn.Policies == nil {
+				// goformation turns !GetAtt into null, so check the YAML names a role.
+				if !roleDeclared(t, name) {
+					t.Errorf("no Role or Policies: the function could not read its secrets")
+				}
+			}
+			if m := fn.AWSCloudFormationMetadata; m["BuildMethod"] != "makefile" || m["ProjectRootDirectory"] != "." || m["ContextPath"] != "." {
+				t.Errorf("Metadata = %v, want BuildMethod makefile with ContextPath and ProjectRootDirectory \".\" (the module root, so go.mod and internal/ are in the build)", m)
+			}
+			dir := codeURI(t, fn)
+			if _, err := os.Stat(filepath.Join(repoRoot, dir, "main.go")); err != nil {
+				t.Fatalf("CodeUri %s: %v", dir, err)
+			}
+		})
+	}
+}
+
+// TestTemplateCodeBuilds builds every function's CodeUri the way `make lambda` and `sam build`
+// do: CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc.
+func TestTemplateCodeBuilds(t *testing.T) {
+	t.Parallel()
+	tpl, _ := openTemplate(t)
+	var dirs []string
+	for _, fn := range tpl.GetAllServerlessFunctionResources() {
+		dirs = append(dirs, codeURI(t, fn))
+	}
+	for dir, bin := range buildBootstraps(t, "arm64", dirs...) {
+		if fi, err := os.Stat(bin); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: no bootstrap built (%v)", dir, err)
+		}
+	}
+}
+
+// roleDeclared reports whether the function's Role is `!GetAtt FunctionRole.Arn` in the raw
+// YAML (goformation resolves a GetAtt to null, so the parsed template cannot tell).
+func roleDeclared(t *testing.T, function string) bool {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Resources map[string]struct {
+			Properties struct {
+				Role yaml.Node `yaml:"Role"`
+			} `yaml:"Properties"`
+		} `yaml:"Resources"`
+	}
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("template.yaml: %v", err)
+	}
+	role := doc.Resources[function].Properties.Role
+	return role.Tag == "!GetAtt" && role.Value == "FunctionRole.Arn"
+}
+
+func codeURI(t *testing.T, fn *serverless.Function) string {
+	t.Helper()
+	if fn.CodeUri == nil || fn.CodeUri.String == nil {
+		t.Fatal("CodeUri must be a directory of this repository")
+	}
+	return filepath.Clean(*fn.CodeUri.String)
+}
+
+func TestTemplateChatIsAStreamingFunctionURL(t *testing.T) {
+	t.Parallel()
+	tpl, _ := openTemplate(t)
+	fn, err := tpl.GetServerlessFunctionWithName("ChatFunction")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := fn.FunctionUrlConfig
+	if u == nil || u.AuthType != "NONE" || u.InvokeMode == nil || *u.InvokeMode != "RESPONSE_STREAM" {
+		t.Fatalf("ChatFunction FunctionUrlConfig = %+v, want AuthType NONE (the router checks API keys) and InvokeMode RESPONSE_STREAM", u)
+	}
+	if codeURI(t, fn) != "functions/chat" {
+		t.Errorf("ChatFunction CodeUri = %s", codeURI(t, fn))
+	}
+}
+
+// TestTemplateEnvironment loads the Globals' environment through config.Load: every
+// variable is one Steward reads, and the secrets come from SSM by name.
+func TestTemplateEnvironment(t *testing.T) {
+	t.Parallel()
+	_, g := openTemplate(t)
+	if g.Environment == nil {
+		t.Fatal("Globals.Function has no Environment")
+	}
+	vars := g.Environment.Variables
+	cfg, err := config.Load(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatalf("the template's environment does not load: %v", err)
+	}
+	if cfg.DatabaseURLParam == "" || cfg.AppDatabaseURLParam == "" || cfg.GeminiAPIKeyParam == "" {
+		t.Errorf("secrets are not read from SSM: DATABASE_URL_SSM=%q APP_DATABASE_URL_SSM=%q GEMINI_API_KEY_SSM=%q",
+			cfg.DatabaseURLParam, cfg.AppDatabaseURLParam, cfg.GeminiAPIKeyParam)
+	}
+	for _, secret := range []string{"DATABASE_URL", "APP_DATABASE_URL", "GEMINI_API_KEY"} {
+		if _, ok := vars[secret]; ok {
+			t.Errorf("%s is set in plain text in the template; it must come from SSM", secret)
+		}
+	}
+	if cfg.LogFormat != "json" {
+		t.Errorf("STEWARD_LOG_FORMAT = %q, want json", cfg.LogFormat)
+	}
+}
+
+// TestTemplateRoutes checks the template against the router both ways: every HTTP API route
+// exists in internal/httpapi, and every route of the router is reachable in AWS.
+func TestTemplateRoutes(t *testing.T) {
+	t.Parallel()
+	tpl, _ := openTemplate(t)
+	router, ok := httpapi.New(httpapi.Deps{}).(chi.Routes)
+	if !ok {
+		t.Fatal("httpapi.New does not return a chi router")
+	}
+	served := map[string]bool{}
+	err := chi.Walk(router, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		served[method+" "+strings.TrimSuffix(route, "/")] = true
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	deployed := map[string]string{} // route → function
+	for name, fn := range tpl.GetAllServerlessFunctionResources() {
+		for event, src := range fn.Events {
+			if src.Type != "HttpApi" {
+				continue
+			}
+			if src.Properties == nil || src.Properties.HttpApiEvent == nil {
+				t.Errorf("%s event %s: no HttpApi properties", name, event)
+				continue
+			}
+			ev := src.Properties.HttpApiEvent
+			if ev.Method == nil || ev.Path == nil {
+				t.Errorf("%s event %s: HttpApi needs Method and Path (no catch-all routes)", name, event)
+				continue
+			}
+			route := strings.ToUpper(*ev.Method) + " " + *ev.Path
+			if prev, dup := deployed[route]; dup {
+				t.Errorf("%s is routed to both %s and %s", route, prev, name)
+			}
+			deployed[route] = name
+			if !served[route] {
+				t.Errorf("%s event %s: %s is not a route of internal/httpapi", name, event, route)
+			}
+		}
+	}
+	if deployed["POST /v1/turns/{id}/confirm"] != "ConfirmFunction" {
+		t.Errorf("POST /v1/turns/{id}/confirm goes to %q, want ConfirmFunction", deployed["POST /v1/turns/{id}/confirm"])
+	}
+	for route := range served {
+		if deployed[route] == "" && !slices.Contains(functionURLOnly, route) {
+			t.Errorf("router route %s is in no function of template.yaml", route)
+		}
+	}
+	for _, route := range functionURLOnly {
+		if !served[route] {
+			t.Errorf("%s is not a route of internal/httpapi", route)
+		}
+	}
+}
+
+// buildBootstraps builds the main packages in dirs (relative to the module root) as Lambda
+// bootstraps for linux/goarch, with the flags of `make lambda`, in one go command so shared
+// packages compile once. It returns each dir's <tmp>/<name>/bootstrap.
+func buildBootstraps(t *testing.T, goarch string, dirs ...string) map[string]string {
+	t.Helper()
+	out := t.TempDir()
+	args := []string{"build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", out + string(filepath.Separator)}
+	for _, d := range dirs {
+		args = append(args, "./"+filepath.ToSlash(d))
+	}
+	cmd := exec.Command(goTool(t), args...)
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("CGO_ENABLED=0 GOOS=linux GOARCH=%s go %s: %v\n%s", goarch, strings.Join(args, " "), err, b)
+	}
+	bins := map[string]string{}
+	for _, d := range dirs {
+		name := filepath.Base(d)
+		if err := os.Mkdir(filepath.Join(out, name+".d"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		bin := filepath.Join(out, name+".d", "bootstrap")
+		if err := os.Rename(filepath.Join(out, name), bin); err != nil {
+			t.Fatalf("%s: %v", d, err)
+		}
+		bins[d] = bin
+	}
+	return bins
+}
+
+// goTool finds the go command that runs this test.
+func goTool(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{filepath.Join(os.Getenv("GOROOT"), "bin", "go"), "/usr/local/go/bin/go"} {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p
+		}
+	}
+	p, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(fmt.Errorf("the go command is needed to build the functions: %w", err))
+	}
+	return p
+}
