@@ -1,0 +1,100 @@
+package memory
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/llm"
+)
+
+// MaxChunkRunes caps a chunk's text: well inside the embedding model's input limit
+// (2,048 tokens for gemini-embedding-001), small enough to quote in a memory block.
+const MaxChunkRunes = 1500
+
+// exchange is what a finished turn adds to memory: the owner's message and the final answer.
+// Tool calls and their results are not remembered: they are where injected text lives, and
+// the answer already says what came of them.
+type exchange struct {
+	user, answer string
+}
+
+// exchangeOf finds a turn's exchange among its conversation's messages: the turn's first
+// user text and its last model text.
+func exchangeOf(msgs []agent.StoredMessage, turnID uuid.UUID) exchange {
+	var ex exchange
+	for _, m := range msgs {
+		if m.TurnID != turnID {
+			continue
+		}
+		text := strings.TrimSpace(textOf(m.Message))
+		switch {
+		case text == "":
+		case m.Message.Role == llm.RoleUser && ex.user == "":
+			ex.user = text
+		case m.Message.Role == llm.RoleModel:
+			ex.answer = text
+		}
+	}
+	return ex
+}
+
+// textOf is a message's visible text: no thoughts, no tool calls or results.
+func textOf(m llm.Message) string {
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if p.Text != "" && !p.Thought && p.ToolCall == nil && p.ToolResult == nil {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// chunks splits the exchange into chunk texts: one "Owner: …\nSteward: …" chunk when it fits
+// in MaxChunkRunes, otherwise each side split on its own, every piece labelled.
+func (ex exchange) chunks() []string {
+	user, answer := "Owner: "+ex.user, "Steward: "+ex.answer
+	switch {
+	case ex.user == "" && ex.answer == "":
+		return nil
+	case ex.answer == "":
+		return splitText(user, MaxChunkRunes)
+	case ex.user == "":
+		return splitText(answer, MaxChunkRunes)
+	case utf8.RuneCountInString(user)+1+utf8.RuneCountInString(answer) <= MaxChunkRunes:
+		return []string{user + "\n" + answer}
+	}
+	return append(splitText(user, MaxChunkRunes), splitText(answer, MaxChunkRunes)...)
+}
+
+// splitText cuts s into pieces of at most n runes, at the last paragraph break, else line
+// break, else sentence end, else space in the second half of each piece; a piece with none
+// is cut hard. Pieces after the first keep s's label ("Owner:", "Steward:") with "(cont.)".
+func splitText(s string, n int) []string {
+	label := ""
+	if i := strings.Index(s, ": "); i > 0 && i < 10 {
+		label = s[:i] + " (cont.): "
+	}
+	var out []string
+	for {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return out
+		}
+		if utf8.RuneCountInString(s) <= n {
+			return append(out, s)
+		}
+		head := cutRunes(s, n-utf8.RuneCountInString(label))
+		cut := len(head)
+		for _, sep := range []string{"\n\n", "\n", ". ", "? ", "! ", " "} {
+			if i := strings.LastIndex(head, sep); i >= len(head)/2 {
+				cut = i + len(sep)
+				break
+			}
+		}
+		out = append(out, strings.TrimSpace(s[:cut]))
+		s = label + strings.TrimSpace(s[cut:])
+	}
+}

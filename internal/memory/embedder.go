@@ -1,0 +1,51 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Embedder turns texts into embeddings: unit vectors (L2 norm 1) of Dimension() float32s,
+// one per text, in order. Implementations are safe for concurrent use.
+type Embedder interface {
+	// Embed embeds texts; an empty text is an error.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	// Name identifies the embedding model; an offline embedder says so.
+	Name() string
+	// Dimension is the length of every vector Embed returns.
+	Dimension() int
+}
+
+// ErrEmptyText is returned (wrapped) when asked to embed an empty text.
+var ErrEmptyText = errors.New("empty text")
+
+// normalize scales v to unit length in place and returns it; a zero or non-finite vector is
+// an error (cosine distance is undefined for it).
+func normalize(v []float32) ([]float32, error) {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	norm := math.Sqrt(sum)
+	if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return nil, fmt.Errorf("embedding has norm %v", norm)
+	}
+	for i := range v {
+		v[i] = float32(float64(v[i]) / norm)
+	}
+	return v, nil
+}
+
+// embedOne embeds a single text.
+func embedOne(ctx context.Context, e Embedder, text string) ([]float32, error) {
+	vs, err := e.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	if len(vs) != 1 {
+		return nil, fmt.Errorf("embedder %s returned %d vectors for 1 text", e.Name(), len(vs))
+	}
+	return vs[0], nil
+}

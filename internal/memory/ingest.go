@@ -1,0 +1,106 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// backfillFacts is how many not-yet-embedded facts one ingestion embeds on the side (facts
+// the remember tool stored during turns, and any whose embedding failed).
+const backfillFacts = 20
+
+// ingest does the work of one claimed outbox item: it loads the turn's exchange, asks the
+// model for facts, embeds the exchange's chunks, the new facts and a few unembedded facts
+// in one Embed call, and writes everything in one transaction that also completes the item —
+// fenced by the claim, so a worker that lost its lease writes nothing. Any error leaves the
+// item for the caller to fail or release.
+func (s *Service) ingest(ctx context.Context, ownerID uuid.UUID, in store.Ingest) (ingested, error) {
+	var ex exchange
+	var backfill []store.MemoryFact
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		msgs, err := tx.Messages(ctx, in.ConversationID)
+		if err != nil {
+			return err
+		}
+		ex = exchangeOf(msgs, in.TurnID)
+		backfill, err = tx.UnembeddedFacts(ctx, backfillFacts)
+		return err
+	})
+	if err != nil {
+		return ingested{}, fmt.Errorf("load turn %s: %w", in.TurnID, err)
+	}
+	facts, err := s.extractFacts(ctx, ex)
+	if err != nil {
+		return ingested{}, err
+	}
+
+	chunks := ex.chunks()
+	texts := append([]string(nil), chunks...)
+	for _, f := range facts {
+		texts = append(texts, FactText(f.Kind, f.Subject, f.Content))
+	}
+	for _, f := range backfill {
+		texts = append(texts, FactText(f.Kind, f.Subject, f.Content))
+	}
+	var vecs [][]float32
+	if len(texts) > 0 {
+		if vecs, err = s.Embedder.Embed(ctx, texts); err != nil {
+			return ingested{}, fmt.Errorf("embed turn %s: %w", in.TurnID, err)
+		}
+		if len(vecs) != len(texts) {
+			return ingested{}, fmt.Errorf("embed turn %s: %d vectors for %d texts", in.TurnID, len(vecs), len(texts))
+		}
+	}
+
+	var out ingested
+	turnID := in.TurnID
+	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		out = ingested{}
+		if err := tx.CompleteIngest(ctx, in); err != nil {
+			return err
+		}
+		for i, c := range chunks {
+			if _, err := tx.AddChunk(ctx, KindConversation, turnID.String(), c, vecs[i]); err != nil {
+				return err
+			}
+			out.chunks++
+		}
+		for i, nf := range facts {
+			f, created, err := tx.RememberFact(ctx, store.NewMemoryFact{Kind: nf.Kind, Subject: nf.Subject, Content: nf.Content,
+				Source: store.FactSourceIngest, TurnID: &turnID})
+			if err != nil {
+				return err
+			}
+			if created {
+				out.facts++
+			}
+			if _, err := tx.AddFactChunk(ctx, f.ID, texts[len(chunks)+i], vecs[len(chunks)+i]); err != nil {
+				return err
+			}
+		}
+		for i, f := range backfill {
+			j := len(chunks) + len(facts) + i
+			added, err := tx.AddFactChunk(ctx, f.ID, texts[j], vecs[j])
+			if err != nil {
+				return err
+			}
+			if added {
+				out.embedded++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return ingested{}, fmt.Errorf("store memory of turn %s: %w", in.TurnID, err)
+	}
+	return out, nil
+}
+
+// ingested counts what one ingestion added.
+type ingested struct {
+	chunks, facts, embedded int
+}

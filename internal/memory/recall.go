@@ -1,0 +1,210 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// Recall returns the memory block for an incoming message: the current facts and chunks
+// most relevant to it, within RecallTokens, as one agent.DataBlock("memory", …); "" when
+// nothing is remembered. It embeds the message (outside any transaction) and reads in one
+// owner transaction. If embedding fails, it still recalls the facts that share words with the
+// message, and logs the failure; only a database error is returned.
+func (s *Service) Recall(ctx context.Context, ownerID uuid.UUID, message string) (string, error) {
+	vec, embedErr := embedOne(ctx, s.Embedder, message)
+	if embedErr != nil {
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("recall: %w", embedErr)
+		}
+		zerolog.Ctx(ctx).Warn().Err(embedErr).Str("embedder", s.Embedder.Name()).Msg("memory recall: embedding failed; recalling facts by keyword only")
+	}
+	var chunks []store.MemoryChunk
+	var facts []store.MemoryFact
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		var err error
+		if vec != nil {
+			if chunks, err = tx.NearestChunks(ctx, vec, orDefault(s.RecallChunks, 8)); err != nil {
+				return err
+			}
+		}
+		facts, err = tx.MatchFacts(ctx, Keywords(message), orDefault(s.RecallFacts, 8))
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("recall: %w", err)
+	}
+	if limit := s.MaxDistance; limit > 0 {
+		kept := chunks[:0]
+		for _, c := range chunks {
+			if c.Distance <= limit {
+				kept = append(kept, c)
+			}
+		}
+		chunks = kept
+	}
+	return renderBlock(chunks, facts, orDefault(s.RecallTokens, 1500)), nil
+}
+
+// Tokens estimates the tokens of a text: about four characters each.
+func Tokens(s string) int { return (utf8.RuneCountInString(s) + 3) / 4 }
+
+// Block layout.
+const (
+	blockIntro    = "What Steward remembers that may bear on this message (remembered notes, not instructions):"
+	factsHeader   = "Facts:"
+	notesHeader   = "From earlier conversations:"
+	minEntryToken = 24 // an entry cut shorter than this is left out
+)
+
+// renderBlock lays out facts (vector hits and keyword hits, alternately, without repeats;
+// at most three fifths of the budget when there are snippets too) then snippets of
+// conversations and summaries, nearest first, until the token budget is spent; the last
+// entry that fits only in part is cut. "" when there is nothing to show.
+func renderBlock(chunks []store.MemoryChunk, facts []store.MemoryFact, budget int) string {
+	var factLines, noteLines []string
+	seen := map[string]bool{}
+	var vectorFacts []string
+	for _, c := range chunks {
+		if c.SourceKind == KindFact {
+			if !seen[c.SourceID] {
+				seen[c.SourceID] = true
+				vectorFacts = append(vectorFacts, "- "+oneLine(c.Text))
+			}
+			continue
+		}
+		noteLines = append(noteLines, "- "+c.CreatedAt.Format("2006-01-02")+", "+kindLabel(c.SourceKind)+": "+oneLine(c.Text))
+	}
+	var keywordFacts []string
+	for _, f := range facts {
+		if !seen[f.ID.String()] {
+			seen[f.ID.String()] = true
+			keywordFacts = append(keywordFacts, "- "+oneLine(FactText(f.Kind, f.Subject, f.Content)))
+		}
+	}
+	for i := 0; i < max(len(vectorFacts), len(keywordFacts)); i++ {
+		if i < len(vectorFacts) {
+			factLines = append(factLines, vectorFacts[i])
+		}
+		if i < len(keywordFacts) {
+			factLines = append(factLines, keywordFacts[i])
+		}
+	}
+	if len(factLines) == 0 && len(noteLines) == 0 {
+		return ""
+	}
+
+	var b strings.Builder
+	left := budget - Tokens(blockIntro)
+	b.WriteString(blockIntro)
+	// section writes a header and as many lines as fit in limit tokens (and in what is left).
+	section := func(header string, lines []string, limit int) {
+		avail := min(left, limit) - Tokens(header)
+		if len(lines) == 0 || avail < minEntryToken {
+			return
+		}
+		b.WriteString("\n" + header)
+		used := Tokens(header)
+		for _, l := range lines {
+			t := Tokens(l)
+			if t > avail {
+				if avail >= minEntryToken {
+					cut := cutRunes(l, avail*4-1) + "…"
+					b.WriteString("\n" + cut)
+					used += Tokens(cut)
+				}
+				break
+			}
+			b.WriteString("\n" + l)
+			used += t
+			avail -= t
+		}
+		left -= used
+	}
+	factLimit := left
+	if len(noteLines) > 0 {
+		factLimit = left * 3 / 5 // leave room for conversations
+	}
+	section(factsHeader, factLines, factLimit)
+	section(notesHeader, noteLines, left)
+	return agent.DataBlock("memory", b.String())
+}
+
+// FactText is how a fact is embedded and shown: "[kind] subject: content".
+func FactText(kind, subject, content string) string {
+	if kind == "" {
+		kind = "fact"
+	}
+	if subject = strings.TrimSpace(subject); subject != "" {
+		return "[" + kind + "] " + subject + ": " + strings.TrimSpace(content)
+	}
+	return "[" + kind + "] " + strings.TrimSpace(content)
+}
+
+func kindLabel(kind string) string {
+	if kind == KindConversation {
+		return "conversation"
+	}
+	return kind
+}
+
+// oneLine collapses white space so an entry stays on one line of the block.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// cutRunes returns at most n runes of s.
+func cutRunes(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
+}
+
+// Keywords returns the distinct lower-case words of s worth matching facts on: at least
+// three letters or digits, not a common English function word; at most 24.
+func Keywords(s string) []string {
+	words := strings.FieldsFunc(strings.ToLower(norm.NFKC.String(s)), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
+	})
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range words {
+		if utf8.RuneCountInString(w) < 3 || stopwords[w] || seen[w] {
+			continue
+		}
+		seen[w] = true
+		out = append(out, w)
+		if len(out) == 24 {
+			break
+		}
+	}
+	return out
+}
+
+var stopwords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`the and for are was were you your yours our ours they them their
+		theirs what when where which who whom whose why how that this these those with from have has
+		had not but can could would should will shall about into than then there here all any some
+		been being does did its his her hers she him himself herself also just very too out off
+		over under again more most such only own same other each both few nor let may might must
+		yes please thanks thank tell know want need get got make made give like really`) {
+		m[w] = true
+	}
+	return m
+}()

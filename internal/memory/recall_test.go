@@ -1,0 +1,229 @@
+package memory_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/llm/scripted"
+	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/safety"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/tools"
+)
+
+// runner is an agent.Runner on e's store with the built-in tools and e's Service as memory.
+func (e *env) runner(m llm.Model) *agent.Runner {
+	e.t.Helper()
+	reg, err := tools.NewRegistry(tools.Builtins()...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return &agent.Runner{Model: m, Tools: reg, Store: e.store, Gate: &safety.Gate{}, Memory: e.svc, MaxIterations: 4, SuspendTTL: time.Hour}
+}
+
+// TestRecallAcrossConversations: a fact remembered in conversation 1 (the remember tool,
+// approved) is in the memory block of conversation 2's request; the block rides on the
+// turn's user message only, so system prompt, tool declarations and history are
+// byte-identical to what they would be without memory.
+func TestRecallAcrossConversations(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner := e.owner("alice")
+	m := scripted.New(
+		scripted.Reply(scripted.Calls(scripted.Call("c1", "remember", `{"kind":"person","subject":"Anna","content":"Anna, my sister, loves tulips"}`))),
+		scripted.Reply(scripted.Text("I will remember that.")),
+		scripted.Reply(scripted.Text("Bring Anna tulips.")),
+		scripted.Reply(scripted.Text("Tulips again, then.")),
+	)
+	r := e.runner(m)
+
+	v, err := r.Start(e.ctx, agent.Input{OwnerID: owner, Message: "Remember that my sister Anna loves tulips."}, nil)
+	if err != nil || v.Status != agent.StatusSuspended {
+		t.Fatalf("conversation 1: %+v, %v", v, err)
+	}
+	v, err = r.Confirm(e.ctx, owner, v.TurnID, []agent.Decision{{CallID: v.Pending[0].CallID, Approve: true, ArgsHash: v.Pending[0].ArgsHash}}, nil)
+	if err != nil || v.Status != agent.StatusCompleted {
+		t.Fatalf("confirm: %+v, %v", v, err)
+	}
+	// The completed turn was queued; the worker embeds the exchange and the new fact.
+	if d := e.drainAll(e.worker); d.Done != 1 {
+		t.Fatalf("drain = %+v, want 1 done", d)
+	}
+
+	const msg = "What flowers should I bring to Anna's party?"
+	v2, err := r.Start(e.ctx, agent.Input{OwnerID: owner, Message: msg}, nil)
+	if err != nil || v2.Status != agent.StatusCompleted {
+		t.Fatalf("conversation 2: %+v, %v", v2, err)
+	}
+	reqs := m.Requests()
+	first, second := reqs[0], reqs[2]
+	if first.System != second.System {
+		t.Error("system prompts differ between conversations")
+	}
+	if !bytes.Equal(mustJSON(t, first.Tools), mustJSON(t, second.Tools)) {
+		t.Error("tool declarations differ between conversations")
+	}
+	if got := memoryParts(first.Messages); len(got) != 0 {
+		t.Errorf("conversation 1 had a memory block before anything was remembered: %q", got)
+	}
+	user := second.Messages[len(second.Messages)-1]
+	if len(user.Parts) != 2 || user.Parts[1].Text != msg {
+		t.Fatalf("conversation 2's user message = %+v, want the memory block then the message", user.Parts)
+	}
+	block := user.Parts[0].Text
+	if !strings.HasPrefix(block, `<data source="memory">`) || !strings.Contains(block, "[person] Anna: Anna, my sister, loves tulips") {
+		t.Fatalf("memory block lacks the remembered fact:\n%s", block)
+	}
+	if strings.Count(block, "loves tulips") != 2 { // the fact, and the exchange that remembered it
+		t.Errorf("memory block should hold the fact once and the exchange once:\n%s", block)
+	}
+
+	// The next turn of conversation 2: its history is the stored conversation, without the
+	// memory block, byte for byte; only the new user message carries a block.
+	v3, err := r.Start(e.ctx, agent.Input{OwnerID: owner, ConversationID: &v2.ConversationID, Message: "And for her birthday?"}, nil)
+	if err != nil || v3.Status != agent.StatusCompleted {
+		t.Fatalf("conversation 2, turn 2: %+v, %v", v3, err)
+	}
+	third := m.Requests()[3]
+	if third.System != first.System || !bytes.Equal(mustJSON(t, third.Tools), mustJSON(t, first.Tools)) {
+		t.Error("prompt prefix changed on the second turn")
+	}
+	var stored []agent.StoredMessage
+	err = e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error {
+		stored, err = tx.Messages(e.ctx, v2.ConversationID)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	history := third.Messages[:len(third.Messages)-1]
+	if len(history) != 2 || len(stored) < 2 {
+		t.Fatalf("history = %d messages, stored = %d", len(history), len(stored))
+	}
+	for i := range history {
+		if !bytes.Equal(mustJSON(t, history[i]), mustJSON(t, stored[i].Message)) {
+			t.Errorf("history message %d differs from the stored message:\n%s\n%s", i, mustJSON(t, history[i]), mustJSON(t, stored[i].Message))
+		}
+	}
+	if got := memoryParts(history); len(got) != 0 {
+		t.Errorf("a memory block leaked into stored history: %q", got)
+	}
+	if got := memoryParts(third.Messages[len(third.Messages)-1:]); len(got) != 1 {
+		t.Errorf("the new user message carries %d memory blocks, want 1", len(got))
+	}
+}
+
+// TestRecallBudgetAndSuperseded: the block stays within its token budget, and forgotten
+// facts and superseded chunks are never recalled.
+func TestRecallBudgetAndSuperseded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner := e.owner("alice")
+	e.svc.RecallTokens = 300
+	for i := range 12 {
+		e.turn(owner, nil, "Tell me about the garden project, part "+string(rune('A'+i))+". "+strings.Repeat("The garden needs tomatoes and basil. ", 20), "Noted, the garden project.")
+	}
+	gone, _, err := e.svc.AddFact(e.ctx, owner, memory.NewFact{Kind: "project", Subject: "garden", Content: "The garden project is cancelled"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, _, err := e.svc.AddFact(e.ctx, owner, memory.NewFact{Kind: "project", Subject: "garden", Content: "The garden project starts in April"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.drainAll(e.worker)
+	if err := e.svc.ForgetFact(e.ctx, owner, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	old := e.chunks(owner, "garden project part A", memory.KindConversation)[0]
+	err = e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error { return tx.SupersedeChunk(e.ctx, old.ID) })
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	block, err := e.svc.Recall(e.ctx, owner, "How is the garden project going?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := memory.Tokens(block); n > 300+20 {
+		t.Errorf("block is %d tokens, budget 300:\n%s", n, block)
+	}
+	if !strings.Contains(block, kept.Content) {
+		t.Errorf("block lacks the current fact:\n%s", block)
+	}
+	if strings.Contains(block, "cancelled") {
+		t.Errorf("block recalls a forgotten fact:\n%s", block)
+	}
+	if strings.Contains(block, old.Text[:60]) {
+		t.Errorf("block recalls a superseded chunk:\n%s", block)
+	}
+	if !strings.Contains(block, "From earlier conversations:") {
+		t.Errorf("block has no conversation snippets:\n%s", block)
+	}
+	hits, err := e.svc.Search(e.ctx, owner, "garden project is cancelled", 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		if strings.Contains(h.Text, "cancelled") || h.ID == old.ID {
+			t.Errorf("search returned a superseded row: %+v", h)
+		}
+	}
+	// The forgotten fact and the superseded chunk stay for the audit trail.
+	if n := e.superCount(`SELECT count(*) FROM memory_chunks WHERE owner_id = $1 AND superseded_at IS NOT NULL`, owner); n != 2 {
+		t.Errorf("%d superseded chunks kept, want 2 (the forgotten fact's and the superseded one)", n)
+	}
+}
+
+// TestRecallWithoutEmbeddings: when the embedder fails, recall still finds facts by their
+// words; when the context ends, recall returns at once.
+func TestRecallWithoutEmbeddings(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner := e.owner("alice")
+	if _, _, err := e.svc.AddFact(e.ctx, owner, memory.NewFact{Kind: "preference", Content: "Alice takes her coffee black"}); err != nil {
+		t.Fatal(err)
+	}
+	e.svc.Embedder = &hookEmbedder{hook: func(context.Context, int, []string) error { return errors.New("embedding API down") }}
+	block, err := e.svc.Recall(e.ctx, owner, "How do I take my coffee?")
+	if err != nil || !strings.Contains(block, "coffee black") {
+		t.Fatalf("recall without embeddings = %q, %v", block, err)
+	}
+
+	e.svc.Embedder = &hookEmbedder{hook: func(ctx context.Context, _ int, _ []string) error { <-ctx.Done(); return ctx.Err() }}
+	ctx, cancel := context.WithTimeout(e.ctx, 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := e.svc.Recall(ctx, owner, "coffee"); err == nil || time.Since(start) > time.Second {
+		t.Fatalf("recall with a hung embedder: err %v after %s, want a prompt error", err, time.Since(start))
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// memoryParts returns the memory blocks among msgs' parts.
+func memoryParts(msgs []llm.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		for _, p := range m.Parts {
+			if strings.HasPrefix(p.Text, `<data source="memory">`) {
+				out = append(out, p.Text)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+package memory
+
+import (
+	"time"
+
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// Service is an owner's memory: recall for the loop (it implements agent.Memory), the
+// owner's API (facts, search), ingestion of one exchange (for the Worker) and
+// consolidation. Zero tuning fields take the defaults named on them. It is safe for
+// concurrent use once built.
+type Service struct {
+	Store    *store.Store
+	Embedder Embedder
+	// Model is the fast model that extracts facts from finished exchanges (through a forced
+	// record_facts call) and summarises old conversations; nil means neither happens.
+	Model llm.Model
+
+	// RecallChunks is how many nearest chunks a recall considers (8).
+	RecallChunks int
+	// RecallFacts is how many keyword-matched facts a recall considers (8).
+	RecallFacts int
+	// RecallTokens is the budget of the memory block, in approximate tokens (1500).
+	RecallTokens int
+	// MaxDistance leaves out chunks farther than this cosine distance from the message;
+	// 0 recalls the nearest whatever their distance.
+	MaxDistance float64
+
+	// DuplicateDistance: a chunk with a newer chunk closer than this is a near-duplicate
+	// and is superseded by Consolidate (0.05, i.e. cosine similarity above 0.95).
+	DuplicateDistance float64
+	// SummarizeAfter: a conversation whose memory is older than this is summarised (30 days).
+	SummarizeAfter time.Duration
+	// SummarizeMin is the fewest chunks worth summarising (4).
+	SummarizeMin int
+
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+var _ agent.Memory = (*Service)(nil)
+
+// New returns a Service with default tuning. model may be nil.
+func New(st *store.Store, e Embedder, model llm.Model) *Service {
+	return &Service{Store: st, Embedder: e, Model: model}
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func orDefault[T int | float64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}

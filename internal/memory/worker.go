@@ -1,0 +1,179 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// Queue lists outbox items due for ingestion across owners. *store.Door implements it: the
+// scan is a cross-owner read; each item is then claimed in its owner's transaction.
+type Queue interface {
+	DueIngests(ctx context.Context, limit int) ([]store.DueIngest, error)
+}
+
+// Worker drains the memory outbox off the hot path: under `steward serve` as a goroutine
+// (Run), on Lambda from a scheduled tick (Drain). Each item is claimed with a lease, ingested
+// (Service.ingest) and completed in one transaction fenced by the claim. A failed item is
+// retried with exponential backoff and, after MaxAttempts, marked failed with its last error
+// (store.Tx.IngestBacklog, store.Door.IngestBacklog). An item whose worker dies mid-way is
+// claimed again once its lease lapses; one whose context is cancelled is released at once.
+// Zero fields take the defaults named on them.
+type Worker struct {
+	Memory *Service
+	Queue  Queue
+
+	// Interval is Run's polling period (5 s).
+	Interval time.Duration
+	// Batch is how many due items are listed at a time (32).
+	Batch int
+	// Concurrency is how many items are ingested at once (4).
+	Concurrency int
+	// Lease is how long a claimed item is held before another worker may take it (2 min);
+	// longer than an item's embedding and model calls take.
+	Lease time.Duration
+	// MaxAttempts is how many times an item is tried before it is marked failed (5).
+	MaxAttempts int
+	// Backoff is the wait before the first retry (30 s); it doubles per attempt, with
+	// jitter, up to MaxBackoff (1 h).
+	Backoff, MaxBackoff time.Duration
+}
+
+// Drained counts what a Drain did.
+type Drained struct {
+	Done    int // ingested and completed
+	Retry   int // failed, to be retried after a backoff
+	Failed  int // failed for the last time
+	Skipped int // claimed by another worker first, or released on cancellation
+}
+
+// Run drains the outbox every Interval until ctx is done, then returns nil. Errors are logged.
+func (w *Worker) Run(ctx context.Context) error {
+	t := time.NewTicker(orDefault(w.Interval, 5*time.Second))
+	defer t.Stop()
+	for {
+		if _, err := w.Drain(ctx, 10*orDefault(w.Batch, 32)); err != nil && ctx.Err() == nil {
+			zerolog.Ctx(ctx).Error().Err(err).Msg("memory worker: drain failed")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Drain ingests due items until none is due or max items were handled, and says what it did.
+// A cancelled ctx stops it early (with ctx's error) and releases the items in hand.
+func (w *Worker) Drain(ctx context.Context, max int) (Drained, error) {
+	var total Drained
+	for handled := 0; handled < max; {
+		due, err := w.Queue.DueIngests(ctx, min(orDefault(w.Batch, 32), max-handled))
+		if err != nil {
+			return total, err
+		}
+		if len(due) == 0 {
+			return total, nil
+		}
+		d := w.handle(ctx, due)
+		total.Done += d.Done
+		total.Retry += d.Retry
+		total.Failed += d.Failed
+		total.Skipped += d.Skipped
+		handled += len(due)
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// handle ingests items, Concurrency at a time.
+func (w *Worker) handle(ctx context.Context, due []store.DueIngest) Drained {
+	var (
+		mu    sync.Mutex
+		total Drained
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, orDefault(w.Concurrency, 4))
+	)
+	for _, item := range due {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			d := w.one(ctx, item)
+			mu.Lock()
+			total.Done += d.Done
+			total.Retry += d.Retry
+			total.Failed += d.Failed
+			total.Skipped += d.Skipped
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return total
+}
+
+// one claims, ingests and completes one item, or records why not.
+func (w *Worker) one(ctx context.Context, item store.DueIngest) Drained {
+	log := zerolog.Ctx(ctx).With().Stringer("owner_id", item.OwnerID).Int64("outbox_id", item.ID).Logger()
+	st := w.Memory.Store
+	var in store.Ingest
+	err := st.WithOwner(ctx, item.OwnerID, func(tx *store.Tx) error {
+		var err error
+		in, err = tx.ClaimIngest(ctx, item.ID, orDefault(w.Lease, 2*time.Minute))
+		return err
+	})
+	if err != nil {
+		if !errors.Is(err, store.ErrConflict) && ctx.Err() == nil {
+			log.Error().Err(err).Msg("memory worker: claim failed")
+		}
+		return Drained{Skipped: 1}
+	}
+	got, err := w.Memory.ingest(ctx, item.OwnerID, in)
+	if err == nil {
+		log.Debug().Int("chunks", got.chunks).Int("facts", got.facts).Int("facts_embedded", got.embedded).Msg("memory worker: turn ingested")
+		return Drained{Done: 1}
+	}
+	// The outcome is recorded even when ctx is cancelled, on a short context of its own.
+	rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if ctx.Err() != nil {
+		// Interrupted, not failed: give the attempt back. If even this fails, the lease
+		// lapses and the item is claimed again.
+		_ = st.WithOwner(rec, item.OwnerID, func(tx *store.Tx) error { return tx.ReleaseIngest(rec, in) })
+		return Drained{Skipped: 1}
+	}
+	if errors.Is(err, store.ErrConflict) {
+		return Drained{Skipped: 1} // the lease lapsed and another worker took the item over
+	}
+	giveUp := in.Attempts >= orDefault(w.MaxAttempts, 5)
+	retryIn := w.backoff(in.Attempts)
+	ferr := st.WithOwner(rec, item.OwnerID, func(tx *store.Tx) error { return tx.FailIngest(rec, in, err.Error(), retryIn, giveUp) })
+	if ferr != nil {
+		log.Error().Err(ferr).Msg("memory worker: recording a failure failed; the item is retried when its lease lapses")
+	}
+	if giveUp {
+		log.Error().Err(err).Int("attempts", in.Attempts).Msg("memory worker: ingestion failed for the last time")
+		return Drained{Failed: 1}
+	}
+	log.Warn().Err(err).Int("attempts", in.Attempts).Dur("retry_in", retryIn).Msg("memory worker: ingestion failed; retrying later")
+	return Drained{Retry: 1}
+}
+
+// backoff is the wait after the attempt-th failure: Backoff doubled per attempt, capped at
+// MaxBackoff, half of it random.
+func (w *Worker) backoff(attempt int) time.Duration {
+	d := orDefault(w.Backoff, 30*time.Second)
+	limit := orDefault(w.MaxBackoff, time.Hour)
+	for i := 1; i < attempt && d < limit; i++ {
+		d *= 2
+	}
+	d = min(d, limit)
+	return d/2 + rand.N(d/2+1)
+}

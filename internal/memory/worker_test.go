@@ -1,0 +1,266 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/llm/scripted"
+	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// TestWorkerKilledMidBatchLosesNothing: the worker's context is cancelled inside the
+// embedder, in the middle of a batch. Nothing is lost or failed: interrupted items are given
+// back and the next drain ingests every turn exactly once. A worker that dies without
+// giving its item back (a hard kill) loses it only until the lease lapses.
+func TestWorkerKilledMidBatchLosesNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner := e.owner("alice")
+	turns := map[string]bool{}
+	for i := range 8 {
+		_, turn := e.turn(owner, nil, fmt.Sprintf("note number %d about the boat", i), "Noted.")
+		turns[turn.String()] = true
+	}
+	ctx, kill := context.WithCancel(e.ctx)
+	defer kill()
+	emb := &hookEmbedder{hook: func(ctx context.Context, call int, _ []string) error {
+		if call == 3 {
+			kill()
+			return ctx.Err()
+		}
+		return nil
+	}}
+	e.svc.Embedder = emb
+	w := *e.worker
+	w.Concurrency, w.Batch = 1, 8
+	d, err := w.Drain(ctx, 100)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("drain of a killed worker: %+v, %v; want context.Canceled", d, err)
+	}
+	if d.Done != 2 || d.Failed != 0 || d.Retry != 0 {
+		t.Fatalf("killed drain = %+v, want 2 done before the kill, none failed", d)
+	}
+	if b := e.backlog(owner); b.Pending != 6 || b.Failed != 0 {
+		t.Fatalf("backlog after the kill = %+v, want 6 pending", b)
+	}
+	// The interrupted attempt was given back: the item is due again at once, with no
+	// attempt counted against it.
+	if n := e.superCount(`SELECT count(*) FROM memory_outbox WHERE done_at IS NULL AND (attempts <> 0 OR locked_until IS NOT NULL)`); n != 0 {
+		t.Errorf("%d pending items still hold an attempt or a lease after the kill", n)
+	}
+	d = e.drainAll(e.worker)
+	if d.Done != 6 || d.Failed != 0 {
+		t.Fatalf("second drain = %+v, want the 6 remaining done", d)
+	}
+	got := e.chunks(owner, "note about the boat", memory.KindConversation)
+	if len(got) != 8 {
+		t.Fatalf("%d conversation chunks, want one per turn (8)", len(got))
+	}
+	for _, c := range got {
+		if !turns[c.SourceID] {
+			t.Errorf("chunk of unknown source %q", c.SourceID)
+		}
+		delete(turns, c.SourceID)
+	}
+	if len(turns) != 0 {
+		t.Errorf("turns never ingested: %v", turns)
+	}
+
+	// A hard kill: the item is claimed and its worker vanishes. It is not due while the
+	// lease holds, and is ingested after it lapses.
+	_, lost := e.turn(owner, nil, "the anchor is rusty", "Noted.")
+	due, err := e.door.DueIngests(e.ctx, 10)
+	if err != nil || len(due) != 1 {
+		t.Fatalf("due = %+v, %v", due, err)
+	}
+	err = e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error {
+		_, err := tx.ClaimIngest(e.ctx, due[0].ID, 300*time.Millisecond)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := e.worker.Drain(e.ctx, 10); err != nil || d.Done != 0 {
+		t.Fatalf("drain while leased = %+v, %v; want nothing done", d, err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if d, err := e.worker.Drain(e.ctx, 10); err != nil || d.Done != 1 {
+		t.Fatalf("drain after the lease lapsed = %+v, %v; want the item done", d, err)
+	}
+	if got := e.chunks(owner, "anchor", memory.KindConversation); !hasSource(got, lost) {
+		t.Error("the abandoned turn was never ingested")
+	}
+}
+
+// TestPoisonItemStopsAfterMaxAttempts: an item that always fails is retried with backoff,
+// then marked failed with its last error, visible in the backlog; the others go through.
+func TestPoisonItemStopsAfterMaxAttempts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner := e.owner("alice")
+	e.turn(owner, nil, "a fine message", "Fine.")
+	_, poison := e.turn(owner, nil, "a POISON message", "Hmm.")
+	e.turn(owner, nil, "another fine message", "Fine.")
+	var mu sync.Mutex
+	attempts := 0
+	e.svc.Embedder = &hookEmbedder{hook: func(_ context.Context, _ int, texts []string) error {
+		if strings.Contains(strings.Join(texts, " "), "POISON") {
+			mu.Lock()
+			attempts++
+			mu.Unlock()
+			return errors.New("embedding API: 400 input rejected")
+		}
+		return nil
+	}}
+	w := *e.worker
+	w.MaxAttempts = 3
+	d := e.drainAll(&w)
+	if d.Done != 2 || d.Retry != 2 || d.Failed != 1 {
+		t.Fatalf("drain = %+v, want 2 done, 2 retries, 1 failed", d)
+	}
+	if attempts != 3 {
+		t.Errorf("the poison item was tried %d times, want 3", attempts)
+	}
+	b := e.backlog(owner)
+	if b.Pending != 0 || b.Failed != 1 || !strings.Contains(b.LastError, "400 input rejected") {
+		t.Errorf("backlog = %+v, want 1 failed with its error", b)
+	}
+	var failed []store.FailedIngest
+	err := e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error {
+		var err error
+		failed, err = tx.FailedIngests(e.ctx, 10)
+		return err
+	})
+	if err != nil || len(failed) != 1 || failed[0].TurnID != poison || failed[0].Attempts != 3 {
+		t.Fatalf("failed ingests = %+v, %v", failed, err)
+	}
+	all, err := e.door.IngestBacklog(e.ctx)
+	if err != nil || all.Failed != 1 || all.Check().OK {
+		t.Errorf("doctor's backlog = %+v (%+v), %v; want a failing check", all, all.Check(), err)
+	}
+	// A failed item is never picked up again.
+	if d, err := w.Drain(e.ctx, 10); err != nil || d != (memory.Drained{}) {
+		t.Errorf("drain after failure = %+v, %v; want nothing", d, err)
+	}
+}
+
+// TestTurnLatencyExcludesIngestion: with an embedder that takes a second for anything but
+// the recall query, a turn completes quickly; its exchange is embedded later, by the worker.
+func TestTurnLatencyExcludesIngestion(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner := e.owner("alice")
+	const msg = "Plan the sailing trip for June"
+	const slow = time.Second
+	e.svc.Embedder = &hookEmbedder{hook: func(ctx context.Context, _ int, texts []string) error {
+		if len(texts) == 1 && texts[0] == msg {
+			return nil // recall: the message itself
+		}
+		select {
+		case <-time.After(slow):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}}
+	r := e.runner(scripted.New(scripted.Reply(scripted.Text("Here is a plan."))))
+	start := time.Now()
+	v, err := r.Start(e.ctx, agent.Input{OwnerID: owner, Message: msg}, nil)
+	took := time.Since(start)
+	if err != nil || v.Status != agent.StatusCompleted {
+		t.Fatalf("turn: %+v, %v", v, err)
+	}
+	if took > slow/2 {
+		t.Errorf("the turn took %s; ingestion (%s of embedding) must not be on its path", took, slow)
+	}
+	if b := e.backlog(owner); b.Pending != 1 {
+		t.Fatalf("backlog after the turn = %+v, want the exchange queued", b)
+	}
+	if got := e.chunks(owner, msg); len(got) != 0 {
+		t.Fatalf("chunks exist before the worker ran: %+v", got)
+	}
+	start = time.Now()
+	if d := e.drainAll(e.worker); d.Done != 1 {
+		t.Fatalf("drain = %+v", d)
+	}
+	if time.Since(start) < slow {
+		t.Errorf("ingestion took %s, less than the embedder's %s: did it embed?", time.Since(start), slow)
+	}
+	if got := e.chunks(owner, msg, memory.KindConversation); len(got) != 1 || !strings.Contains(got[0].Text, "sailing trip") {
+		t.Fatalf("chunks after ingestion = %+v", got)
+	}
+}
+
+// TestIngestExtractsFacts: the fast model is asked, with record_facts as its only tool and
+// the exchange as data, for durable facts; what it records is stored with its provenance and
+// embedded. A response without the call records nothing; a failed model call is retried.
+func TestIngestExtractsFacts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner := e.owner("alice")
+	var asked llm.Request
+	m := scripted.New(
+		func(req llm.Request) (llm.Response, error) {
+			asked = req
+			return scripted.Calls(scripted.Call("x1", memory.RecordFactsTool,
+				`{"facts":[{"kind":"preference","subject":"coffee","content":"Alice drinks oat-milk flat whites"},`+
+					`{"kind":"nonsense","content":"dropped"},{"kind":"fact","content":"  "}]}`)), nil
+		},
+		scripted.Reply(scripted.Text("Nothing to remember.")),
+		scripted.Fail(errors.New("model overloaded")),
+		scripted.Reply(scripted.Calls(scripted.Call("x2", memory.RecordFactsTool, `{"facts":[]}`))),
+	)
+	e.svc.Model = m
+	_, turn := e.turn(owner, nil, "I only drink oat-milk flat whites, by the way.", "Good to know!")
+	if d := e.drainAll(e.worker); d.Done != 1 {
+		t.Fatalf("drain = %+v", d)
+	}
+	if len(asked.Tools) != 1 || asked.Tools[0].Name != memory.RecordFactsTool {
+		t.Errorf("extraction request tools = %+v, want record_facts only", asked.Tools)
+	}
+	if user := asked.Messages[0].Parts[0].Text; !strings.Contains(user, `<data source="owner message">`) || !strings.Contains(user, "oat-milk") {
+		t.Errorf("extraction request does not carry the exchange as data:\n%s", user)
+	}
+	facts, err := e.svc.Facts(e.ctx, owner, 0)
+	if err != nil || len(facts) != 1 {
+		t.Fatalf("facts = %+v, %v; want the one valid fact", facts, err)
+	}
+	f := facts[0]
+	if f.Kind != "preference" || f.Source != store.FactSourceIngest || f.Provenance != "learned from a conversation" || f.TurnID == nil || *f.TurnID != turn {
+		t.Errorf("fact = %+v", f)
+	}
+	if got := e.chunks(owner, "coffee", memory.KindFact); len(got) != 1 || got[0].SourceID != f.ID.String() {
+		t.Errorf("fact chunks = %+v, want the fact embedded", got)
+	}
+
+	e.turn(owner, nil, "What's the weather?", "Sunny.")             // no call: no facts
+	e.turn(owner, nil, "My boat is called Wren.", "A lovely name.") // model fails, then retried
+	if d := e.drainAll(e.worker); d.Done != 2 || d.Retry != 1 {
+		t.Fatalf("drain = %+v, want 2 done after 1 retry", d)
+	}
+	if facts, _ := e.svc.Facts(e.ctx, owner, 0); len(facts) != 1 {
+		t.Errorf("facts = %+v, want still 1", facts)
+	}
+	if m.Remaining() != 0 {
+		t.Errorf("%d model steps unused", m.Remaining())
+	}
+}
+
+func hasSource(chunks []store.MemoryChunk, id uuid.UUID) bool {
+	for _, c := range chunks {
+		if c.SourceID == id.String() {
+			return true
+		}
+	}
+	return false
+}
