@@ -154,14 +154,14 @@ func TestPoisonItemStopsAfterMaxAttempts(t *testing.T) {
 	}
 }
 
-// TestTurnLatencyExcludesIngestion: with an embedder that takes a second for anything but
+// TestTurnLatencyExcludesIngestion: with an embedder that takes two seconds for anything but
 // the recall query, a turn completes quickly; its exchange is embedded later, by the worker.
 func TestTurnLatencyExcludesIngestion(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	owner := e.owner("alice")
 	const msg = "Plan the sailing trip for June"
-	const slow = time.Second
+	const slow = 2 * time.Second
 	e.svc.Embedder = &hookEmbedder{hook: func(ctx context.Context, _ int, texts []string) error {
 		if len(texts) == 1 && texts[0] == msg {
 			return nil // recall: the message itself
@@ -263,4 +263,37 @@ func hasSource(chunks []store.MemoryChunk, id uuid.UUID) bool {
 		}
 	}
 	return false
+}
+
+// TestWorkerRun: under `steward serve` the worker polls in the background and stops with its
+// context.
+func TestWorkerRun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner := e.owner("alice")
+	w := *e.worker
+	w.Interval = 10 * time.Millisecond
+	ctx, stop := context.WithCancel(e.ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	e.turn(owner, nil, "the mooring fee is due in March", "Noted.")
+	deadline := time.Now().Add(5 * time.Second)
+	for e.backlog(owner).Pending != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the running worker did not ingest the turn in 5 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run returned %v after its context ended, want nil", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	if got := e.chunks(owner, "mooring fee", memory.KindConversation); len(got) != 1 {
+		t.Fatalf("chunks = %+v", got)
+	}
 }
