@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -53,9 +54,15 @@ type settings struct {
 	ssm    ssmSettings
 }
 
+// openTimeout bounds reading secrets and connecting at start, so a cold start facing an
+// unreachable database or SSM endpoint fails with a reason instead of hanging to the timeout.
+const openTimeout = 20 * time.Second
+
 func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err error) {
 	log := NewLogger(cfg, s.logOut)
-	cfg, err = resolveSecrets(ctx, cfg, s.ssm)
+	octx, cancel := context.WithTimeout(ctx, openTimeout)
+	defer cancel()
+	cfg, err = resolveSecrets(octx, cfg, s.ssm)
 	if err != nil {
 		return nil, err
 	}
@@ -68,10 +75,10 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 			a.Close()
 		}
 	}()
-	if a.Store, err = store.Open(ctx, cfg.AppDatabaseURL, cfg.DBMaxConns); err != nil {
+	if a.Store, err = store.Open(octx, cfg.AppDatabaseURL, cfg.DBMaxConns); err != nil {
 		return nil, fmt.Errorf("open APP_DATABASE_URL: %w", err)
 	}
-	if a.Door, err = store.OpenDoor(ctx, cfg.DatabaseURL); err != nil {
+	if a.Door, err = store.OpenDoor(octx, cfg.DatabaseURL); err != nil {
 		return nil, fmt.Errorf("open DATABASE_URL: %w", err)
 	}
 	model, err := newModel(ctx, cfg, log)
