@@ -70,7 +70,10 @@ type Request struct {
 	System   string
 	Messages []Message
 	// Tools is nil for a tool-free completion.
-	Tools           []ToolDecl
+	Tools []ToolDecl
+	// ForceTool, when set, names a declared tool the model must call (structured output
+	// through a forced tool call).
+	ForceTool       string
 	MaxOutputTokens int
 }
 

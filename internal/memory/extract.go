@@ -68,6 +68,7 @@ func (s *Service) extractFacts(ctx context.Context, ex exchange) ([]NewFact, err
 		System:          extractPrompt,
 		Messages:        []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Text: content}}}},
 		Tools:           []llm.ToolDecl{recordFactsDecl},
+		ForceTool:       RecordFactsTool,
 		MaxOutputTokens: 1024,
 	}
 	resp, err := s.Model.Generate(ctx, req, nil)

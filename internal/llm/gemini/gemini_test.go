@@ -440,3 +440,32 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 	jb, _ := json.Marshal(vb)
 	return bytes.Equal(ja, jb)
 }
+
+// TestForceTool: a forced tool call is sent as function calling mode ANY restricted to it.
+func TestForceTool(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, jsonReply(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"record_facts","args":{"facts":[]}}}]},"finishReason":"STOP"}]}`))
+	resp := generate(t, f.model(), llm.Request{
+		Messages:  []llm.Message{userText("I live in Berlin")},
+		Tools:     []llm.ToolDecl{{Name: "record_facts", Description: "Record facts.", Parameters: json.RawMessage(`{"type":"object"}`)}},
+		ForceTool: "record_facts",
+	})
+	if calls := resp.ToolCalls(); len(calls) != 1 || calls[0].Name != "record_facts" {
+		t.Fatalf("calls = %+v", calls)
+	}
+	var raw struct {
+		ToolConfig struct {
+			FunctionCallingConfig struct {
+				Mode                 string   `json:"mode"`
+				AllowedFunctionNames []string `json:"allowedFunctionNames"`
+			} `json:"functionCallingConfig"`
+		} `json:"toolConfig"`
+	}
+	if err := json.Unmarshal([]byte(f.last().raw), &raw); err != nil {
+		t.Fatal(err)
+	}
+	fc := raw.ToolConfig.FunctionCallingConfig
+	if fc.Mode != "ANY" || len(fc.AllowedFunctionNames) != 1 || fc.AllowedFunctionNames[0] != "record_facts" {
+		t.Fatalf("toolConfig = %+v, want mode ANY for record_facts", fc)
+	}
+}

@@ -35,6 +35,10 @@ func toConfig(req llm.Request) (*genai.GenerateContentConfig, error) {
 			decls = append(decls, decl)
 		}
 		config.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+		if req.ForceTool != "" {
+			config.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{
+				Mode: genai.FunctionCallingConfigModeAny, AllowedFunctionNames: []string{req.ForceTool}}}
+		}
 	}
 	return config, nil
 }
