@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/stewardhq/steward/internal/app"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -98,7 +99,7 @@ func modelCheck(cfg config.Config) doctorCheck {
 // printChecks prints one line per check: a green ✔, a yellow ! or a red ✘ (colour only on a
 // terminal), the check's name and the detail or reason.
 func printChecks(w io.Writer, checks []doctorCheck) {
-	color := isTerminal(w)
+	color := app.IsTerminal(w)
 	paint := func(code, s string) string {
 		if !color {
 			return s

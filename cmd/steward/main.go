@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/stewardhq/steward/internal/app"
 	"github.com/stewardhq/steward/internal/config"
 )
 
@@ -90,7 +91,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	logger := newLogger(cfg, stderr)
+	logger := app.NewLogger(cfg, stderr)
 	ctx = logger.With().Str("command", cmd).Logger().WithContext(ctx)
 	err = command(ctx, e, cfg, rest)
 	var h helpRequest

@@ -10,16 +10,21 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/config"
+	"github.com/stewardhq/steward/internal/delivery"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/demo"
 	"github.com/stewardhq/steward/internal/llm/gemini"
+	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tools"
@@ -37,8 +42,18 @@ type App struct {
 	Door *store.Door
 	// Runner runs and resumes turns.
 	Runner *agent.Runner
+	// Memory recalls and ingests (internal/memory); MemoryWorker drains its outbox.
+	Memory       *memory.Service
+	MemoryWorker *memory.Worker
+	// Scheduler runs due jobs, queued webhook runs and the drains (functions/scheduler,
+	// and the ticker of `steward serve`); Webhooks receives signed deliveries.
+	Scheduler *autonomy.Scheduler
+	Webhooks  *autonomy.Webhooks
 
 	handler http.Handler
+	// inline is set by RunBackground: accepted webhooks are processed in this process
+	// right after their 202 (on Lambda they wait for the scheduler's drain instead).
+	inline atomic.Bool
 }
 
 // New builds the App for cfg: it reads the secrets named by cfg's *_SSM parameters from AWS
@@ -85,25 +100,126 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if err != nil {
 		return nil, err
 	}
+	if a.Memory, err = newMemory(ctx, cfg, a.Store, log); err != nil {
+		return nil, err
+	}
+	a.MemoryWorker = &memory.Worker{Memory: a.Memory, Queue: a.Door}
 	a.Runner = &agent.Runner{
 		Model:         model,
 		Tools:         tools.DefaultRegistry(),
 		Store:         a.Store,
 		Gate:          &safety.Gate{AllowAuto: cfg.AllowAutoMode},
 		Control:       &safety.Control{GlobalCost: a.Door.GlobalCostToday},
+		Memory:        a.Memory,
 		MaxIterations: cfg.MaxIterations,
 		SuspendTTL:    cfg.SuspendTTL,
 		Price:         trace.CostMicros,
 	}
+	deliverer := &delivery.Deliverer{Store: a.Store, Guard: delivery.NewGuard(delivery.Options{}), Channels: a.Door}
+	runs := &autonomy.Runner{Agent: a.Runner, Store: a.Store, Notifier: deliverer}
+	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
+	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks,
+		Drainers: []autonomy.Drainer{a.Webhooks, deliverer, drainer(a.drainMemory), drainer(a.expireTurns)}}
 	a.handler = httpapi.New(httpapi.Deps{
-		Runner:       a.Runner,
-		Store:        a.Store,
-		Auth:         a.Door,
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		Logger:       log,
-		Health:       a.Store.Ping,
+		Runner:         a.Runner,
+		Store:          a.Store,
+		Auth:           a.Door,
+		MaxBodyBytes:   cfg.MaxBodyBytes,
+		Logger:         log,
+		Health:         a.Store.Ping,
+		Memory:         a.Memory,
+		Webhooks:       a.Webhooks,
+		ProcessWebhook: a.processWebhook,
 	})
 	return a, nil
+}
+
+// newMemory builds recall and ingestion: Gemini embeddings and the fast model for fact
+// extraction when a key is set, otherwise the offline embedder and no extraction. The
+// embedding dimension is checked against the column at start.
+func newMemory(ctx context.Context, cfg config.Config, st *store.Store, log zerolog.Logger) (*memory.Service, error) {
+	var emb memory.Embedder = memory.Offline{}
+	var fast llm.Model
+	if cfg.GeminiAPIKey != "" {
+		g, err := memory.NewGemini(ctx, memory.GeminiConfig{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL})
+		if err != nil {
+			return nil, fmt.Errorf("embedder: %w", err)
+		}
+		emb = g
+		if fast, err = gemini.New(ctx, gemini.Config{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, Model: cfg.FastModel}); err != nil {
+			return nil, fmt.Errorf("fast model: %w", err)
+		}
+	} else {
+		log.Warn().Str("embedder", emb.Name()).Msg("memory uses the offline embedder (no GEMINI_API_KEY); no fact extraction")
+	}
+	if err := memory.CheckDimension(ctx, st, emb); err != nil {
+		return nil, err
+	}
+	return memory.New(st, emb, fast), nil
+}
+
+// drainer adapts a function to autonomy.Drainer.
+type drainer func(ctx context.Context) error
+
+// Drain runs the function.
+func (d drainer) Drain(ctx context.Context) error { return d(ctx) }
+
+// drainMemory ingests what the memory outbox holds (a bounded batch per tick).
+func (a *App) drainMemory(ctx context.Context) error {
+	_, err := a.MemoryWorker.Drain(ctx, 200)
+	return err
+}
+
+// expireTurns sweeps every owner's suspended turns past their expiry to expired.
+func (a *App) expireTurns(ctx context.Context) error {
+	owners, err := a.Door.ListOwners(ctx)
+	if err != nil {
+		return err
+	}
+	for _, o := range owners {
+		if err := a.Store.WithOwner(ctx, o.ID, func(tx *store.Tx) error {
+			_, err := tx.ExpireTurns(ctx)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// processWebhook runs an accepted delivery's turn in this process when it is a long-lived
+// server; on Lambda the scheduler's drain picks it up instead.
+func (a *App) processWebhook(ownerID, runID uuid.UUID) {
+	if !a.inline.Load() {
+		return
+	}
+	go func() {
+		ctx := a.Logger.WithContext(context.Background())
+		if _, err := a.Webhooks.Process(ctx, ownerID, runID); err != nil {
+			a.Logger.Warn().Str("error", trace.Redact(err.Error())).Stringer("run_id", runID).Msg("webhook run failed")
+		}
+	}()
+}
+
+// RunBackground is the in-process side of a long-lived server (`steward serve`): the memory
+// worker, a scheduler tick every minute, and webhooks processed right after their 202. It
+// returns when ctx ends.
+func (a *App) RunBackground(ctx context.Context) {
+	a.inline.Store(true)
+	ctx = a.Logger.WithContext(ctx)
+	go a.MemoryWorker.Run(ctx) //nolint:errcheck // it returns only when ctx ends
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	for {
+		if _, err := a.Scheduler.Handle(ctx, autonomy.Event{ScheduledTime: time.Now().Truncate(time.Minute)}); err != nil && ctx.Err() == nil {
+			a.Logger.Warn().Str("error", trace.Redact(err.Error())).Msg("scheduler tick failed")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // newModel returns Gemini when an API key is configured, else the demo model.

@@ -20,13 +20,13 @@ func NewLogger(cfg config.Config, w io.Writer) zerolog.Logger {
 		level = zerolog.InfoLevel
 	}
 	if cfg.LogFormat == "console" {
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly, NoColor: !isTerminal(w)}
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly, NoColor: !IsTerminal(w)}
 	}
 	return zerolog.New(w).Level(level).With().Timestamp().Logger()
 }
 
-// isTerminal reports whether w is a terminal, for colour.
-func isTerminal(w io.Writer) bool {
+// IsTerminal reports whether w is a terminal, for colour.
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }

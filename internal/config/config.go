@@ -40,6 +40,9 @@ type Config struct {
 	GeminiBaseURL string
 	// Model is the Gemini model name (STEWARD_MODEL).
 	Model string
+	// FastModel is the Gemini model for background work: memory fact extraction and
+	// conversation summaries (STEWARD_FAST_MODEL).
+	FastModel string
 
 	// SSM parameter names (SecureString) holding secrets, read once at cold start on Lambda
 	// instead of plain environment values: DATABASE_URL_SSM, APP_DATABASE_URL_SSM,
@@ -57,8 +60,11 @@ type Config struct {
 	MaxBodyBytes int64
 }
 
-// DefaultModel is the Gemini model used when STEWARD_MODEL is unset.
-const DefaultModel = "gemini-2.5-flash"
+// Default Gemini models, when STEWARD_MODEL and STEWARD_FAST_MODEL are unset.
+const (
+	DefaultModel     = "gemini-2.5-flash"
+	DefaultFastModel = "gemini-2.5-flash-lite"
+)
 
 // Load reads the configuration through getenv (os.Getenv in mains, a map in tests). The
 // error names every variable that is malformed.
@@ -77,6 +83,7 @@ func Load(getenv func(string) string) (Config, error) {
 		GeminiAPIKey:         r.str("GEMINI_API_KEY", ""),
 		GeminiBaseURL:        r.str("GEMINI_BASE_URL", ""),
 		Model:                r.str("STEWARD_MODEL", DefaultModel),
+		FastModel:            r.str("STEWARD_FAST_MODEL", DefaultFastModel),
 		DatabaseURLParam:     r.str("DATABASE_URL_SSM", ""),
 		AppDatabaseURLParam:  r.str("APP_DATABASE_URL_SSM", ""),
 		GeminiAPIKeyParam:    r.str("GEMINI_API_KEY_SSM", ""),

@@ -23,9 +23,12 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/autonomy"
+	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -54,6 +57,13 @@ type Deps struct {
 	Logger zerolog.Logger
 	// Health checks the database for GET /healthz; nil means Store.Ping.
 	Health func(ctx context.Context) error
+	// Memory serves /v1/memory; nil answers 404 there.
+	Memory *memory.Service
+	// Webhooks receives POST /webhooks/{hook_id}; nil answers 404 there.
+	Webhooks *autonomy.Webhooks
+	// ProcessWebhook runs an accepted delivery's turn after the 202 was written (under
+	// `steward serve`, in a goroutine); nil leaves it to the scheduler tick's drain.
+	ProcessWebhook func(ownerID, runID uuid.UUID)
 }
 
 // api holds the handlers' dependencies.
@@ -79,6 +89,7 @@ func New(d Deps) http.Handler {
 	r.MethodNotAllowed(a.methodNotAllowed(r))
 
 	r.Get("/healthz", a.healthz)
+	r.Post("/webhooks/{hook_id}", a.webhook)
 	r.Route("/v1", func(r chi.Router) {
 		r.Use(authenticate(d.Auth), limitBody(d.MaxBodyBytes))
 		r.With(requireJSON).Post("/chat", a.chat)
@@ -95,6 +106,11 @@ func New(d Deps) http.Handler {
 		r.Get("/rules", a.rules)
 		r.With(requireJSON).Post("/rules", a.createRule)
 		r.Delete("/rules/{id}", a.deleteRule)
+		r.Get("/notifications", a.notifications)
+		r.Get("/memory/facts", a.facts)
+		r.With(requireJSON).Post("/memory/facts", a.addFact)
+		r.Delete("/memory/facts/{id}", a.forgetFact)
+		r.Get("/memory/search", a.searchMemory)
 	})
 	return r
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -150,7 +151,8 @@ func (s *stream) send(typ string, data any) {
 		s.log.Info().Err(err).Msg("stream client gone; the turn continues")
 		return
 	}
-	if err := s.rc.Flush(); err != nil {
+	// A writer that cannot flush (lambdaurl's) streams as it writes: nothing to do.
+	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		s.gone = true
 		s.log.Info().Err(err).Msg("stream flush failed; the turn continues")
 	}

@@ -1,0 +1,67 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/autonomy"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// maxNotifications caps GET /v1/notifications.
+const maxNotifications = 100
+
+// webhook receives a signed delivery: POST /webhooks/{hook_id}. The Standard Webhooks
+// signature is verified over the raw body before anything parses it; the answer is fast —
+// 202 {"run_id"} for a new delivery (the run is processed after the response), 200
+// {"run_id","replay":true} for a delivery already received, which does nothing.
+func (a *api) webhook(w http.ResponseWriter, r *http.Request) {
+	if a.d.Webhooks == nil {
+		fail(w, r, errorf(http.StatusNotFound, agent.CodeNotFound, "webhooks are not configured on this server"))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, autonomy.MaxWebhookBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			fail(w, r, errorf(http.StatusRequestEntityTooLarge, agent.CodeTooLarge, "the body is larger than %d bytes", autonomy.MaxWebhookBody))
+			return
+		}
+		fail(w, r, errorf(http.StatusBadRequest, agent.CodeInvalid, "could not read the body"))
+		return
+	}
+	rc, err := a.d.Webhooks.Receive(r.Context(), chi.URLParam(r, "hook_id"), r.Header, body)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	if rc.Replay {
+		writeJSON(w, http.StatusOK, rc)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, rc)
+	if a.d.ProcessWebhook != nil {
+		a.d.ProcessWebhook(rc.OwnerID, rc.RunID)
+	}
+}
+
+// notifications lists the owner's notifications with their delivery state: GET
+// /v1/notifications.
+func (a *api) notifications(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	var notes []store.Notification
+	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
+		var err error
+		notes, err = tx.Notifications(ctx, maxNotifications)
+		return err
+	})
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"notifications": orEmptySlice(notes)})
+}
