@@ -9,6 +9,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/app"
 	"github.com/stewardhq/steward/internal/config"
+	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -73,7 +74,7 @@ func diagnose(ctx context.Context, cfg config.Config) []doctorCheck {
 	if err := cfg.Require("DATABASE_URL", "APP_DATABASE_URL"); err != nil {
 		checks = append(checks, doctorCheck{"configuration", statusFail, oneLine(err.Error())})
 	} else {
-		for _, c := range store.Diagnose(ctx, cfg.DatabaseURL, cfg.AppDatabaseURL) {
+		for _, c := range store.Diagnose(ctx, cfg.DatabaseURL, cfg.AppDatabaseURL, memory.Dimension) {
 			status := statusOK
 			if !c.OK {
 				status = statusFail

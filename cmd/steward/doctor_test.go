@@ -72,7 +72,7 @@ func TestDoctorGreenOnMigratedDatabase(t *testing.T) {
 		OK     bool `json:"ok"`
 		Checks []struct{ Name, Status, Detail string }
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || !report.OK || len(report.Checks) != 11 {
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || !report.OK || len(report.Checks) != 13 {
 		t.Fatalf("doctor --json = %s (%v)", r.stdout, err)
 	}
 	if last := report.Checks[len(report.Checks)-1]; last.Name != "model" || last.Status != "ok" || last.Detail != "gemini gemini-2.5-flash" {
@@ -95,7 +95,7 @@ func TestDoctorRedWhenRowLevelSecurityBroken(t *testing.T) {
 			d := testdb.New(t)
 			execAs(t, d.OwnerURL, tc.sql) // the owner role owns the tables: no superuser needed
 			r := steward(t, dbEnv(d), "doctor")
-			wantOneLineError(t, r, "doctor: 1 of 11 checks failed")
+			wantOneLineError(t, r, "doctor: 1 of 13 checks failed")
 			line := doctorLines(t, r.stdout)["row-level security"]
 			if !strings.HasPrefix(line, "✘ ") || !strings.Contains(line, tc.want) {
 				t.Fatalf("want a ✘ line saying %q, got %q\n%s", tc.want, line, r.stdout)

@@ -45,6 +45,9 @@ Commands:
   serve                          run the HTTP server on STEWARD_ADDR
   chat [MESSAGE] [--json]        chat as an owner (STEWARD_API_KEY), approving writes inline
   control stop|resume|status     the kill switch, for the deployment or one owner (--owner)
+  jobs list|add|remove|run NAME  scheduled jobs (morning-briefing, weekly-review)
+  webhooks add --source NAME     an incoming signed webhook (secret shown once)
+  memory consolidate             supersede near-duplicate memories, summarise old conversations
   version                        print the version
   help                           print this help
 
@@ -75,13 +78,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	commands := map[string]func(context.Context, env, config.Config, []string) error{
-		"migrate": runMigrate,
-		"owners":  runOwners,
-		"keys":    runKeys,
-		"doctor":  runDoctor,
-		"serve":   runServe,
-		"chat":    runChat,
-		"control": runControl,
+		"migrate":  runMigrate,
+		"owners":   runOwners,
+		"keys":     runKeys,
+		"doctor":   runDoctor,
+		"serve":    runServe,
+		"chat":     runChat,
+		"control":  runControl,
+		"jobs":     runJobs,
+		"webhooks": runWebhooks,
+		"memory":   runMemory,
 	}
 	command, ok := commands[cmd]
 	if !ok {

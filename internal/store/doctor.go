@@ -8,8 +8,10 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pressly/goose/v3"
+	"github.com/stewardhq/steward/db"
 
 	"github.com/stewardhq/steward/migrations"
 )
@@ -96,7 +98,7 @@ func LatestMigration() (int64, error) {
 // catalog (CatalogChecks) and that the app role sees no owner when no owner is set. It only
 // reads. Checks that need a connection that failed are left out: the failed connection is
 // the reason.
-func Diagnose(ctx context.Context, ownerURL, appURL string) []Check {
+func Diagnose(ctx context.Context, ownerURL, appURL string, embeddingDim int) []Check {
 	var checks []Check
 	owner, check := connectAs(ctx, ownerURL, OwnerRole, "DATABASE_URL")
 	checks = append(checks, check)
@@ -119,6 +121,12 @@ func Diagnose(ctx context.Context, ownerURL, appURL string) []Check {
 	}
 	if app != nil {
 		checks = append(checks, noOwnerCheck(ctx, owner, app))
+	}
+	checks = append(checks, EmbeddingDimensionCheck(ctx, owner, embeddingDim))
+	if b, err := ingestBacklog(ctx, db.New(owner)); err != nil {
+		checks = append(checks, Check{"memory ingestion", false, err.Error()})
+	} else {
+		checks = append(checks, b.Check())
 	}
 	return checks
 }

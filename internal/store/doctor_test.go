@@ -58,7 +58,7 @@ func TestDiagnoseUnpreparedDatabase(t *testing.T) {
 	name := emptyDatabase(t, d, false)
 	ownerURL, appURL := onDatabase(t, d.OwnerURL, name), onDatabase(t, d.AppURL, name)
 	checks := map[string]store.Check{}
-	for _, c := range store.Diagnose(context.Background(), ownerURL, appURL) {
+	for _, c := range store.Diagnose(context.Background(), ownerURL, appURL, 768) {
 		checks[c.Name] = c
 	}
 	for name, want := range map[string]string{

@@ -244,7 +244,12 @@ func (d *Door) DueIngests(ctx context.Context, limit int) ([]DueIngest, error) {
 
 // IngestBacklog counts memory outbox items across owners, for `steward doctor`.
 func (d *Door) IngestBacklog(ctx context.Context) (IngestBacklog, error) {
-	r, err := db.New(d.pool).IngestBacklog(ctx)
+	return ingestBacklog(ctx, db.New(d.pool))
+}
+
+// ingestBacklog reads the outbox counts through q (a connection of steward_owner).
+func ingestBacklog(ctx context.Context, q *db.Queries) (IngestBacklog, error) {
+	r, err := q.IngestBacklog(ctx)
 	if err != nil {
 		return IngestBacklog{}, fmt.Errorf("ingest backlog: %w", err)
 	}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/app"
+	"github.com/stewardhq/steward/internal/config"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+const jobsUsage = `Usage:
+  steward jobs list [--owner ID] [--json]
+  steward jobs add NAME --cron EXPR [--tz ZONE] [--payload JSON] [--owner ID]
+  steward jobs remove NAME [--owner ID]
+  steward jobs run NAME [--owner ID]
+
+Jobs: morning-briefing, weekly-review. A schedule is a cron expression (5 fields, e.g.
+"0 7 * * *") in an IANA time zone (default UTC). The first schedule of an owner also adds a
+standing rule allowing notify, so briefings can be delivered; it is printed and can be
+removed (DELETE /v1/rules/{id}). "run" runs a job now, as the scheduler would.
+--owner may be left out when there is exactly one owner.
+`
+
+const webhooksUsage = `Usage:
+  steward webhooks add --source NAME [--owner ID] [--json]
+
+Creates an incoming webhook: a public id and a Standard Webhooks secret (whsec_…), printed
+once. Deliveries go to POST /webhooks/{hook_id}, signed with the secret. Their payload
+reaches the model only as data, and their writes always wait for the owner's approval.
+--json prints {"hook_id","secret","url_path"}.
+`
+
+const memoryUsage = `Usage:
+  steward memory consolidate [--owner ID]
+
+Supersedes near-duplicate memories and summarises old conversations, for one owner or all.
+`
+
+func runJobs(ctx context.Context, e env, cfg config.Config, args []string) error {
+	return subcommand(ctx, e, cfg, args, jobsUsage, map[string]func(context.Context, env, config.Config, []string) error{
+		"list": jobsList, "add": jobsAdd, "remove": jobsRemove, "run": jobsRun,
+	})
+}
+
+func runWebhooks(ctx context.Context, e env, cfg config.Config, args []string) error {
+	return subcommand(ctx, e, cfg, args, webhooksUsage, map[string]func(context.Context, env, config.Config, []string) error{
+		"add": webhooksAdd,
+	})
+}
+
+func runMemory(ctx context.Context, e env, cfg config.Config, args []string) error {
+	return subcommand(ctx, e, cfg, args, memoryUsage, map[string]func(context.Context, env, config.Config, []string) error{
+		"consolidate": memoryConsolidate,
+	})
+}
+
+// withApp builds the whole application (as a server would) for a command, and resolves
+// --owner: given, or the only owner there is ("" with all=true means every owner).
+func withApp(ctx context.Context, cfg config.Config, owner *uuidFlag, all bool, fn func(a *app.App, owners []uuid.UUID) error) error {
+	if err := cfg.Require("DATABASE_URL", "APP_DATABASE_URL"); err != nil {
+		return err
+	}
+	a, err := app.New(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("open database: %w", store.VectorError(err))
+	}
+	defer a.Close()
+	if owner.id != uuid.Nil {
+		return fn(a, []uuid.UUID{owner.id})
+	}
+	list, err := a.Door.ListOwners(ctx)
+	if err != nil {
+		return err
+	}
+	ids := make([]uuid.UUID, len(list))
+	for i, o := range list {
+		ids[i] = o.ID
+	}
+	if !all && len(ids) != 1 {
+		return fmt.Errorf("there are %d owners: say which with --owner ID (steward owners list)", len(ids))
+	}
+	return fn(a, ids)
+}
+
+func jobsList(ctx context.Context, e env, cfg config.Config, args []string) error {
+	fs := flag.NewFlagSet("jobs list", flag.ContinueOnError)
+	owner, asJSON := ownerFlag(fs), fs.Bool("json", false, "print JSON")
+	if _, err := parseFlags(fs, args, jobsUsage, 0, 0); err != nil {
+		return err
+	}
+	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
+		scheds, err := a.Scheduler.ListSchedules(ctx, owners[0])
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			b, _ := json.Marshal(scheds)
+			fmt.Fprintln(e.stdout, string(b))
+			return nil
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "JOB\tCRON\tZONE\tENABLED\tNEXT")
+		for _, s := range scheds {
+			next := "-"
+			if s.Next != nil {
+				next = s.Next.Format(time.RFC3339)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\n", s.Job, s.Cron, s.Timezone, s.Enabled, next)
+		}
+		return tw.Flush()
+	})
+}
+
+func jobsAdd(ctx context.Context, e env, cfg config.Config, args []string) error {
+	fs := flag.NewFlagSet("jobs add", flag.ContinueOnError)
+	owner := ownerFlag(fs)
+	cron, tz, payload := fs.String("cron", "", "cron expression"), fs.String("tz", "UTC", "IANA time zone"), fs.String("payload", "", "JSON payload")
+	pos, err := parseFlags(fs, args, jobsUsage, 1, 1)
+	if err != nil {
+		return err
+	}
+	if *cron == "" {
+		return usageError{msg: "--cron is required", usage: jobsUsage}
+	}
+	var raw json.RawMessage
+	if *payload != "" {
+		if !json.Valid([]byte(*payload)) {
+			return usageError{msg: "--payload is not valid JSON", usage: jobsUsage}
+		}
+		raw = json.RawMessage(*payload)
+	}
+	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
+		s, rule, err := a.Scheduler.AddSchedule(ctx, owners[0], pos[0], *cron, *tz, raw)
+		if err != nil {
+			return fmt.Errorf("jobs add: %w", err)
+		}
+		next := ""
+		if s.Next != nil {
+			next = ", next " + s.Next.Format(time.RFC3339)
+		}
+		fmt.Fprintf(e.stdout, "scheduled %s: %q in %s%s\n", s.Job, s.Cron, s.Timezone, next)
+		if rule != nil {
+			fmt.Fprintf(e.stdout, "added standing rule %s: allow notify, so jobs can deliver (remove: DELETE /v1/rules/%s)\n", rule.ID, rule.ID)
+		}
+		return nil
+	})
+}
+
+func jobsRemove(ctx context.Context, e env, cfg config.Config, args []string) error {
+	fs := flag.NewFlagSet("jobs remove", flag.ContinueOnError)
+	owner := ownerFlag(fs)
+	pos, err := parseFlags(fs, args, jobsUsage, 1, 1)
+	if err != nil {
+		return err
+	}
+	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
+		if err := a.Scheduler.RemoveSchedule(ctx, owners[0], pos[0]); err != nil {
+			return fmt.Errorf("jobs remove %s: %w", pos[0], err)
+		}
+		fmt.Fprintf(e.stdout, "removed the schedule of %s\n", pos[0])
+		return nil
+	})
+}
+
+func jobsRun(ctx context.Context, e env, cfg config.Config, args []string) error {
+	fs := flag.NewFlagSet("jobs run", flag.ContinueOnError)
+	owner := ownerFlag(fs)
+	pos, err := parseFlags(fs, args, jobsUsage, 1, 1)
+	if err != nil {
+		return err
+	}
+	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
+		run, _, err := a.Scheduler.RunJob(ctx, owners[0], pos[0], time.Now().Truncate(time.Second), store.RunByCLI)
+		if err != nil {
+			return fmt.Errorf("jobs run %s: %w", pos[0], err)
+		}
+		fmt.Fprintf(e.stdout, "%s: %s", run.Job, run.Status)
+		if run.TurnID != nil {
+			fmt.Fprintf(e.stdout, " (turn %s)", run.TurnID)
+		}
+		if run.Error != "" {
+			fmt.Fprintf(e.stdout, ": %s", run.Error)
+		}
+		fmt.Fprintln(e.stdout)
+		return nil
+	})
+}
+
+func webhooksAdd(ctx context.Context, e env, cfg config.Config, args []string) error {
+	fs := flag.NewFlagSet("webhooks add", flag.ContinueOnError)
+	owner, source, asJSON := ownerFlag(fs), fs.String("source", "", "name of the sending service"), fs.Bool("json", false, "print JSON")
+	if _, err := parseFlags(fs, args, webhooksUsage, 0, 0); err != nil {
+		return err
+	}
+	if *source == "" {
+		return usageError{msg: "--source is required", usage: webhooksUsage}
+	}
+	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
+		hook, err := a.Webhooks.Create(ctx, owners[0], *source)
+		if err != nil {
+			return fmt.Errorf("webhooks add: %w", err)
+		}
+		if *asJSON {
+			b, _ := json.Marshal(hook)
+			fmt.Fprintln(e.stdout, string(b))
+			return nil
+		}
+		fmt.Fprintf(e.stdout, "hook id:  %s\nurl path: %s\nsecret:   %s\n", hook.HookID, hook.URLPath, hook.Secret)
+		fmt.Fprintln(e.stderr, "The secret is shown once: give it to the sending service now.")
+		return nil
+	})
+}
+
+func memoryConsolidate(ctx context.Context, e env, cfg config.Config, args []string) error {
+	fs := flag.NewFlagSet("memory consolidate", flag.ContinueOnError)
+	owner := ownerFlag(fs)
+	if _, err := parseFlags(fs, args, memoryUsage, 0, 0); err != nil {
+		return err
+	}
+	return withApp(ctx, cfg, owner, true, func(a *app.App, owners []uuid.UUID) error {
+		for _, id := range owners {
+			c, err := a.Memory.Consolidate(ctx, id)
+			if err != nil {
+				return fmt.Errorf("consolidate %s: %w", id, err)
+			}
+			b, _ := json.Marshal(c)
+			fmt.Fprintf(e.stdout, "%s: %s\n", id, b)
+		}
+		return nil
+	})
+}
