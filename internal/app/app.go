@@ -127,6 +127,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		Logger:         log,
 		Health:         a.Store.Ping,
+		AllowAutoMode:  cfg.AllowAutoMode,
 		Memory:         a.Memory,
 		Webhooks:       a.Webhooks,
 		ProcessWebhook: a.processWebhook,

@@ -82,6 +82,38 @@ func (a *api) setKill(w http.ResponseWriter, r *http.Request, engaged bool, reas
 	a.control(w, r)
 }
 
+// setMode sets the owner's gate mode: POST /v1/control/mode {"mode"}: ask (the default: a
+// human decides writes no rule covers), deny (read-only safe mode: every write refused), or
+// auto (writes run without asking; development only, refused unless the server allows it).
+func (a *api) setMode(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Mode string `json:"mode"`
+	}
+	if err := decode(r, &body); err != nil {
+		fail(w, r, err)
+		return
+	}
+	switch body.Mode {
+	case "ask", "deny":
+	case "auto":
+		if !a.d.AllowAutoMode {
+			fail(w, r, agent.Errorf(agent.CodeInvalid, "mode auto is disabled on this server (STEWARD_ALLOW_AUTO_MODE)"))
+			return
+		}
+	default:
+		fail(w, r, agent.Errorf(agent.CodeInvalid, `mode must be "ask", "deny" or "auto"`))
+		return
+	}
+	ctx := r.Context()
+	if err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
+		return tx.SetMode(ctx, body.Mode)
+	}); err != nil {
+		fail(w, r, err)
+		return
+	}
+	a.control(w, r)
+}
+
 // ruleBody is POST /v1/rules.
 type ruleBody struct {
 	Tool      string          `json:"tool"`

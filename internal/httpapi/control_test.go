@@ -108,3 +108,22 @@ func TestRulesEventsAndActivity(t *testing.T) {
 		t.Fatalf("rules after delete: %s", resp.body)
 	}
 }
+
+func TestModeDenyRefusesWrites(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, createTask("w1", "buy milk"), text("I could not add it."))
+	if resp := e.do(request{method: "POST", path: "/v1/control/mode", key: e.key, body: `{"mode":"auto"}`}); resp.status != http.StatusUnprocessableEntity {
+		t.Fatalf("auto without the server's permission: %d %s", resp.status, resp.body)
+	}
+	if resp := e.do(request{method: "POST", path: "/v1/control/mode", key: e.key, body: `{"mode":"sometimes"}`}); resp.status != http.StatusUnprocessableEntity {
+		t.Fatalf("unknown mode: %d", resp.status)
+	}
+	resp := e.do(request{method: "POST", path: "/v1/control/mode", key: e.key, body: `{"mode":"deny"}`})
+	if resp.status != http.StatusOK || !strings.Contains(string(resp.body), `"mode":"deny"`) {
+		t.Fatalf("mode deny: %d %s", resp.status, resp.body)
+	}
+	v := e.chat("remind me to buy milk")
+	if v.Status != agent.StatusCompleted || len(e.tasks()) != 0 {
+		t.Fatalf("in deny mode: %+v, %d tasks", v, len(e.tasks()))
+	}
+}

@@ -57,6 +57,8 @@ type Deps struct {
 	Logger zerolog.Logger
 	// Health checks the database for GET /healthz; nil means Store.Ping.
 	Health func(ctx context.Context) error
+	// AllowAutoMode lets owners choose gate mode auto (STEWARD_ALLOW_AUTO_MODE).
+	AllowAutoMode bool
 	// Memory serves /v1/memory; nil answers 404 there.
 	Memory *memory.Service
 	// Webhooks receives POST /webhooks/{hook_id}; nil answers 404 there.
@@ -103,6 +105,7 @@ func New(d Deps) http.Handler {
 		r.Get("/control", a.control)
 		r.With(requireJSON).Post("/control/stop", a.stop)
 		r.Post("/control/resume", a.resume)
+		r.With(requireJSON).Post("/control/mode", a.setMode)
 		r.Get("/rules", a.rules)
 		r.With(requireJSON).Post("/rules", a.createRule)
 		r.Delete("/rules/{id}", a.deleteRule)
