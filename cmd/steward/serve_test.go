@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,4 +68,67 @@ func get(t *testing.T, url string) (int, map[string]string) {
 	var body map[string]string
 	json.NewDecoder(resp.Body).Decode(&body) //nolint:errcheck // a 404 is not JSON
 	return resp.StatusCode, body
+}
+
+// TestServeSuspendAndApproveOverHTTP is the newcomer's path through `steward serve`: a chat
+// asks for a write, the turn suspends, a separate request approves it, the write happens once.
+func TestServeSuspendAndApproveOverHTTP(t *testing.T) {
+	t.Parallel()
+	d := testdb.New(t)
+	env := dbEnv(d)
+	env["STEWARD_ADDR"] = "127.0.0.1:0"
+	added := steward(t, env, "owners", "add", "alice", "--json")
+	wantOK(t, added)
+	var owner struct {
+		APIKey string `json:"api_key"`
+	}
+	if err := json.Unmarshal([]byte(added.stdout), &owner); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, &stdout, &stderr) }()
+	addr := regexp.MustCompile(`http://(127\.0\.0\.1:\d+)`)
+	var base string
+	for deadline := time.Now().Add(10 * time.Second); base == ""; time.Sleep(20 * time.Millisecond) {
+		if m := addr.FindStringSubmatch(stdout.String()); m != nil {
+			base = "http://" + m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("server did not start; stderr %q", stderr.String())
+		}
+	}
+	post := func(path, body string) map[string]any {
+		t.Helper()
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+owner.APIKey)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var v map[string]any
+		json.NewDecoder(resp.Body).Decode(&v) //nolint:errcheck
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST %s: %d %v", path, resp.StatusCode, v)
+		}
+		return v
+	}
+	v := post("/v1/chat", `{"message":"remind me to buy milk"}`)
+	pending, _ := v["pending"].([]any)
+	if v["status"] != "suspended" || len(pending) != 1 {
+		t.Fatalf("chat: %v", v)
+	}
+	p := pending[0].(map[string]any)
+	decision := fmt.Sprintf(`{"decisions":[{"call_id":%q,"approve":true,"args_hash":%q}]}`, p["call_id"], p["args_hash"])
+	v = post("/v1/turns/"+v["turn_id"].(string)+"/confirm", decision)
+	if v["status"] != "completed" || !strings.Contains(fmt.Sprint(v["answer"]), "buy milk") {
+		t.Fatalf("confirm: %v", v)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
 }
