@@ -1,6 +1,7 @@
 package lambdatest
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,14 +11,17 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/awslabs/goformation/v7"
 	"github.com/awslabs/goformation/v7/cloudformation"
 	"github.com/awslabs/goformation/v7/cloudformation/global"
 	"github.com/awslabs/goformation/v7/cloudformation/serverless"
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 	"gopkg.in/yaml.v3"
 
+	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/httpapi"
 )
@@ -294,4 +298,156 @@ func goTool(t *testing.T) string {
 		t.Fatal(fmt.Errorf("the go command is needed to build the functions: %w", err))
 	}
 	return p
+}
+
+// rawFunctions reads the functions of template.yaml as plain YAML, for what goformation does
+// not model (ScheduleV2 events) or resolves away.
+func rawFunctions(t *testing.T) map[string]rawFunction {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Resources map[string]struct {
+			Type       string      `yaml:"Type"`
+			Properties rawFunction `yaml:"Properties"`
+		} `yaml:"Resources"`
+	}
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("template.yaml: %v", err)
+	}
+	out := map[string]rawFunction{}
+	for name, r := range doc.Resources {
+		if r.Type == "AWS::Serverless::Function" {
+			out[name] = r.Properties
+		}
+	}
+	return out
+}
+
+// rawFunction is the part of an AWS::Serverless::Function the raw-YAML tests read.
+type rawFunction struct {
+	CodeUri           string `yaml:"CodeUri"`
+	Timeout           int    `yaml:"Timeout"`
+	EventInvokeConfig *struct {
+		MaximumRetryAttempts     *int `yaml:"MaximumRetryAttempts"`
+		MaximumEventAgeInSeconds *int `yaml:"MaximumEventAgeInSeconds"`
+	} `yaml:"EventInvokeConfig"`
+	Events map[string]struct {
+		Type       string `yaml:"Type"`
+		Properties struct {
+			ScheduleExpression         string `yaml:"ScheduleExpression"`
+			ScheduleExpressionTimezone string `yaml:"ScheduleExpressionTimezone"`
+			State                      string `yaml:"State"`
+			FlexibleTimeWindow         *struct {
+				Mode yaml.Node `yaml:"Mode"`
+			} `yaml:"FlexibleTimeWindow"`
+			Input       string `yaml:"Input"`
+			RetryPolicy *struct {
+				MaximumRetryAttempts     *int `yaml:"MaximumRetryAttempts"`
+				MaximumEventAgeInSeconds *int `yaml:"MaximumEventAgeInSeconds"`
+			} `yaml:"RetryPolicy"`
+			DeadLetterConfig *struct {
+				Type string    `yaml:"Type"`
+				Arn  yaml.Node `yaml:"Arn"`
+			} `yaml:"DeadLetterConfig"`
+		} `yaml:"Properties"`
+	} `yaml:"Events"`
+}
+
+// TestTemplateSchedulerIsAScheduleV2Tick: functions/scheduler runs on an EventBridge
+// Scheduler (ScheduleV2) rule whose input carries the scheduled time — the idempotency key,
+// never the execution id — in the shape autonomy.Event decodes (strictly, as the function
+// does), with a retry policy and a dead-letter queue.
+func TestTemplateSchedulerIsAScheduleV2Tick(t *testing.T) {
+	t.Parallel()
+	var found bool
+	for name, fn := range rawFunctions(t) {
+		if filepath.Clean(fn.CodeUri) != "functions/scheduler" {
+			continue
+		}
+		found = true
+		if fn.Timeout < 300 {
+			t.Errorf("%s Timeout = %d s: a tick runs every due job and the drains; give it minutes", name, fn.Timeout)
+		}
+		if c := fn.EventInvokeConfig; c == nil || c.MaximumRetryAttempts == nil || c.MaximumEventAgeInSeconds == nil {
+			t.Errorf("%s: no EventInvokeConfig bounding Lambda's asynchronous retries of a failed tick", name)
+		}
+		var ticks int
+		for event, ev := range fn.Events {
+			if ev.Type != "ScheduleV2" {
+				t.Errorf("%s event %s: type %s, want ScheduleV2 (EventBridge Scheduler)", name, event, ev.Type)
+				continue
+			}
+			p := ev.Properties
+			if p.ScheduleExpression == "" {
+				t.Errorf("%s event %s: no ScheduleExpression", name, event)
+			}
+			if p.ScheduleExpressionTimezone != "" {
+				if _, err := time.LoadLocation(p.ScheduleExpressionTimezone); err != nil {
+					t.Errorf("%s event %s: ScheduleExpressionTimezone: %v", name, event, err)
+				}
+			}
+			if w := p.FlexibleTimeWindow; w == nil || w.Mode.Value != "OFF" || w.Mode.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 {
+				t.Errorf("%s event %s: FlexibleTimeWindow.Mode must be the quoted string \"OFF\" (unquoted, YAML 1.1 reads a boolean)", name, event)
+			}
+			if !strings.Contains(p.Input, "<aws.scheduler.scheduled-time>") || strings.Contains(p.Input, "execution-id") {
+				t.Errorf("%s event %s: Input %q must carry <aws.scheduler.scheduled-time> as the idempotency key, not the execution id", name, event, p.Input)
+			}
+			at := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
+			dec := json.NewDecoder(strings.NewReader(strings.ReplaceAll(p.Input, "<aws.scheduler.scheduled-time>", at.Format(time.RFC3339))))
+			dec.DisallowUnknownFields()
+			var got autonomy.Event
+			if err := dec.Decode(&got); err != nil {
+				t.Errorf("%s event %s: Input %q is not an autonomy.Event: %v", name, event, p.Input, err)
+			} else if !got.ScheduledTime.Equal(at) && (got.ScheduledFor == nil || !got.ScheduledFor.Equal(at)) {
+				t.Errorf("%s event %s: Input %q does not put the scheduled time in scheduled_time", name, event, p.Input)
+			}
+			if got.Job == "" && got.RunID == uuid.Nil {
+				ticks++
+			}
+			if r := p.RetryPolicy; r == nil || r.MaximumRetryAttempts == nil || *r.MaximumRetryAttempts < 1 || r.MaximumEventAgeInSeconds == nil {
+				t.Errorf("%s event %s: RetryPolicy needs MaximumRetryAttempts ≥ 1 and MaximumEventAgeInSeconds", name, event)
+			}
+			if d := p.DeadLetterConfig; d == nil || (d.Type != "SQS" && d.Arn.Value == "" && d.Arn.Tag == "") {
+				t.Errorf("%s event %s: no DeadLetterConfig (Type SQS, or an Arn)", name, event)
+			}
+		}
+		if ticks == 0 {
+			t.Errorf("%s: no ScheduleV2 tick event (Input {\"scheduled_time\": …} without a job)", name)
+		}
+	}
+	if !found {
+		t.Fatal("no function of template.yaml has CodeUri functions/scheduler")
+	}
+}
+
+// TestTemplateMakefileTargets: `sam build` (BuildMethod makefile) runs the Makefile's
+// build-<LogicalId> target of each function; each must build that function's CodeUri the way
+// `make lambda` does, into $(ARTIFACTS_DIR)/bootstrap (checked with make -n).
+func TestTemplateMakefileTargets(t *testing.T) {
+	t.Parallel()
+	tpl, _ := openTemplate(t)
+	mk, err := exec.LookPath("make")
+	if err != nil {
+		t.Fatalf("make is needed to check the build-<LogicalId> targets: %v", err)
+	}
+	artifacts := t.TempDir()
+	for name, fn := range tpl.GetAllServerlessFunctionResources() {
+		cmd := exec.Command(mk, "--no-print-directory", "-n", "build-"+name, "ARTIFACTS_DIR="+artifacts)
+		cmd.Dir = repoRoot
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("make -n build-%s: %v\n%s", name, err, out)
+			continue
+		}
+		recipe := string(out)
+		for _, want := range []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64", "-tags lambda.norpc",
+			`-o "` + artifacts + `/bootstrap"`, "./" + codeURI(t, fn)} {
+			if !strings.Contains(recipe, want) {
+				t.Errorf("make build-%s does not contain %q:\n%s", name, want, recipe)
+			}
+		}
+	}
 }
