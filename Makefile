@@ -14,6 +14,8 @@ SQLC_VERSION := v1.31.1
 SQLC := $(GOBIN)/sqlc
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(GOBIN)/staticcheck
+RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
+RIE := $(GOBIN)/aws-lambda-rie
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 TESTFLAGS ?=
 
@@ -21,7 +23,18 @@ TESTFLAGS ?=
 # database into the recipe's shell (scripts/devdb env single-quotes the values).
 load_env = eval "$$(scripts/devdb env | sed 's/^/export /')"
 
-.PHONY: help run test db migrate build generate generate-check lint lambda clean
+.PHONY: help run test db migrate build generate generate-check lint lambda rie clean
+.PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction
+
+# ROOT is the module root (this Makefile's directory), wherever make runs from: `sam build`
+# may run the build-<LogicalId> targets from a scratch directory.
+ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+
+# lambda_build builds functions/$(1) into $(2)/bootstrap for provided.al2023 on arm64.
+lambda_build = cd "$(ROOT)" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -trimpath \
+	-ldflags "-s -w" -o "$(2)/bootstrap" ./functions/$(1)
+# sam_build is lambda_build into $(ARTIFACTS_DIR), which `sam build` sets.
+sam_build = $(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: sam build sets it; locally, use make lambda))$(call lambda_build,$(1),$(ARTIFACTS_DIR))
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -38,8 +51,8 @@ run: migrate ## database up, migrations, a local owner on first run, then the se
 	fi; \
 	STEWARD_LOG_FORMAT=$${STEWARD_LOG_FORMAT:-console} exec bin/steward serve
 
-test: db ## the whole suite with -race, against the dev database
-	@$(load_env); $(GO) test -race $(TESTFLAGS) ./...
+test: db rie ## the whole suite with -race, against the dev database
+	@$(load_env); $(GO) test -race -timeout 20m $(TESTFLAGS) ./...
 
 db: ## start the dev database (PostgreSQL 17 + pgvector, see scripts/devdb)
 	@scripts/devdb start
@@ -80,10 +93,30 @@ lambda: ## build functions/*/ into bin/<name>/bootstrap for provided.al2023 on a
 		[ -f "$$dir/main.go" ] || continue; \
 		name=$$(basename "$$dir"); found=1; \
 		echo "bin/$$name/bootstrap"; \
-		CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w" \
-			-o "bin/$$name/bootstrap" "./$$dir"; \
+		$(call lambda_build,$$name,bin/$$name); \
 	done; \
 	if [ $$found = 0 ]; then echo "lambda: no functions/*/main.go yet, nothing to build"; fi
+
+# sam build (template.yaml: BuildMethod makefile) runs build-<LogicalId> with ARTIFACTS_DIR
+# set; one target per function of the template (internal/lambdatest checks they match).
+build-ChatFunction:
+	$(call sam_build,chat)
+build-ConfirmFunction:
+	$(call sam_build,confirm)
+build-ApiFunction:
+	$(call sam_build,api)
+build-WebhookFunction:
+	$(call sam_build,webhook)
+build-SchedulerFunction:
+	$(call sam_build,scheduler)
+build-%Function:
+	@echo "no build target for $@: add one per function of template.yaml" >&2; exit 1
+
+rie: ## the AWS Lambda Runtime Interface Emulator the Lambda tests run under (installed if missing)
+	@if ! $(GO) version -m "$(RIE)" 2>/dev/null | grep -qF '$(RIE_VERSION)'; then \
+		echo "installing aws-lambda-rie $(RIE_VERSION) into $(GOBIN)"; \
+		CGO_ENABLED=0 $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION); \
+	fi
 
 clean: ## remove bin/
 	rm -rf bin
