@@ -1,7 +1,7 @@
 // Command webhook is the Lambda behind the HTTP API route POST /webhooks/{hook_id} (payload
 // format 2.0): it verifies a Standard Webhooks delivery, queues its run and answers 202. The
 // run itself is taken by the scheduler function's next tick (a frozen Lambda runs nothing
-// after its response).
+// after its response). Headers reach the router whole (see proxy).
 package main
 
 import (
@@ -10,7 +10,6 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/stewardhq/steward/internal/app"
 	"github.com/stewardhq/steward/internal/config"
@@ -33,6 +32,6 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer a.Close()
-	lambda.Start(httpadapter.NewV2(a.Handler()).ProxyWithContext)
+	lambda.Start(proxy(a.Handler()))
 	return nil
 }
