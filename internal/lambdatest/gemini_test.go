@@ -19,13 +19,15 @@ var thoughtSignature = []byte("sig:\x00\xffcross-process")
 // fakeGemini is an httptest fake of the Gemini REST API (generateContent and
 // streamGenerateContent?alt=sse), so the functions run the real genai SDK. It answers by
 // looking at the request: no function response yet → call create_task; otherwise → a text
-// answer. It records every request.
+// answer. It records every such request. Memory recall's batchEmbedContents requests get
+// one unit vector per text, and are only counted.
 type fakeGemini struct {
 	t   *testing.T
 	srv *httptest.Server
 
 	mu       sync.Mutex
 	requests []geminiRequest
+	embeds   int
 }
 
 // geminiRequest is the part of a generateContent request the test reads.
@@ -71,6 +73,10 @@ func newFakeGemini(t *testing.T) *fakeGemini {
 
 func (f *fakeGemini) serve(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
+	if strings.HasSuffix(r.URL.Path, ":batchEmbedContents") {
+		f.embed(w, raw)
+		return
+	}
 	req := geminiRequest{Path: r.URL.Path}
 	if err := json.Unmarshal(raw, &req); err != nil {
 		f.t.Errorf("fake gemini: decode %s: %v", r.URL.Path, err)
@@ -106,4 +112,29 @@ func (f *fakeGemini) received() []geminiRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]geminiRequest(nil), f.requests...)
+}
+
+// embed answers a batchEmbedContents request: a unit vector of the asked dimension per text.
+func (f *fakeGemini) embed(w http.ResponseWriter, raw []byte) {
+	var req struct {
+		Requests []struct {
+			OutputDimensionality int `json:"outputDimensionality"`
+		} `json:"requests"`
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		f.t.Errorf("fake gemini: decode batchEmbedContents: %v", err)
+	}
+	f.mu.Lock()
+	f.embeds++
+	f.mu.Unlock()
+	var resp struct {
+		Embeddings []map[string][]float32 `json:"embeddings"`
+	}
+	for _, rq := range req.Requests {
+		v := make([]float32, max(rq.OutputDimensionality, 1))
+		v[0] = 1
+		resp.Embeddings = append(resp.Embeddings, map[string][]float32{"values": v})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(resp) //nolint:errcheck // the client reports a short body
 }

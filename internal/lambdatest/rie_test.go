@@ -137,7 +137,7 @@ func TestTwoProcessesUnderTheLambdaEmulator(t *testing.T) {
 	// and no minted call id.
 	reqs := gemini.received()
 	if len(reqs) != 2 {
-		t.Fatalf("fake Gemini got %d requests, want 2 (one per process)", len(reqs))
+		t.Fatalf("fake Gemini got %d generateContent requests, want 2 (one per process)", len(reqs))
 	}
 	var echoed bool
 	for _, c := range reqs[1].Contents {
