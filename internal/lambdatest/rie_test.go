@@ -28,7 +28,7 @@ import (
 	"github.com/stewardhq/steward/internal/tools"
 )
 
-// rieInstall is how to get the emulator; .ci/run does it.
+// rieInstall is how to get the emulator; `make rie` (a prerequisite of `make test`) does it.
 const rieInstall = "go install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d"
 
 // TestTwoProcessesUnderTheLambdaEmulator is the turn across two Lambda functions: the built
@@ -197,7 +197,7 @@ func findRIE(t *testing.T) string {
 			}
 		}
 	}
-	t.Fatalf("aws-lambda-rie (the AWS Lambda Runtime Interface Emulator) is not installed; install it with:\n\t%s", rieInstall)
+	t.Fatalf("aws-lambda-rie (the AWS Lambda Runtime Interface Emulator) is not installed; run make rie, or:\n\t%s", rieInstall)
 	return ""
 }
 
