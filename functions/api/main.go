@@ -9,7 +9,6 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/stewardhq/steward/internal/app"
 	"github.com/stewardhq/steward/internal/config"
@@ -32,6 +31,6 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer a.Close()
-	lambda.Start(httpadapter.NewV2(a.Handler()).ProxyWithContext)
+	lambda.Start(app.HTTPAPI(a.Handler()))
 	return nil
 }

@@ -1,7 +1,7 @@
 // Command webhook is the Lambda behind the HTTP API route POST /webhooks/{hook_id} (payload
 // format 2.0): it verifies a Standard Webhooks delivery, queues its run and answers 202. The
 // run itself is taken by the scheduler function's next tick (a frozen Lambda runs nothing
-// after its response). Headers reach the router whole (see proxy).
+// after its response). Headers reach the router whole (see app.HTTPAPI).
 package main
 
 import (
@@ -32,6 +32,6 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer a.Close()
-	lambda.Start(proxy(a.Handler()))
+	lambda.Start(app.HTTPAPI(a.Handler()))
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 func TestProxyKeepsCommasInHeaders(t *testing.T) {
 	const sig = "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4= v1,bm9wZQ=="
 	var got http.Header
-	h := proxy(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := HTTPAPI(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = r.Header.Clone()
 		w.WriteHeader(http.StatusAccepted)
 	}))
