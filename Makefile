@@ -23,7 +23,7 @@ TESTFLAGS ?=
 # database into the recipe's shell (scripts/devdb env single-quotes the values).
 load_env = eval "$$(scripts/devdb env | sed 's/^/export /')"
 
-.PHONY: help run test db migrate build generate generate-check lint lambda rie clean
+.PHONY: help run test injection-report bench db migrate build generate generate-check lint lambda rie clean
 .PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction
 
 # ROOT is the module root (this Makefile's directory), wherever make runs from: `sam build`
@@ -53,6 +53,12 @@ run: migrate ## database up, migrations, a local owner on first run, then the se
 
 test: db rie ## the whole suite with -race, against the dev database
 	@$(load_env); $(GO) test -race -timeout 20m $(TESTFLAGS) ./...
+
+injection-report: db ## run the prompt-injection suite and print its block-rate table
+	@$(load_env); $(GO) test -count=1 -run 'TestInjectionSuite' -v ./internal/agent/ | sed -n '/injection suite:/,/^---/p' | grep -v '^---'
+
+bench: db ## the agent benchmarks (turn overhead, suspend, resume) against real PostgreSQL
+	@$(load_env); $(GO) test -run '^$$' -bench . -benchmem -benchtime 300x ./internal/agent/
 
 db: ## start the dev database (PostgreSQL 17 + pgvector, see scripts/devdb)
 	@scripts/devdb start
