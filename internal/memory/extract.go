@@ -90,7 +90,7 @@ func (s *Service) extractFacts(ctx context.Context, ex exchange) ([]NewFact, err
 			continue
 		}
 		for _, f := range args.Facts {
-			nf, err := NewFact{Kind: f.Kind, Subject: f.Subject, Content: f.Content}.check()
+			nf, err := NewFact(f).check()
 			if err == nil && !slices.Contains(out, nf) && len(out) < MaxExtractedFacts {
 				out = append(out, nf)
 			}
