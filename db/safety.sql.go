@@ -12,6 +12,48 @@ import (
 	"github.com/google/uuid"
 )
 
+const admitState = `-- name: AdmitState :one
+SELECT o.killed_at AS owner_killed_at, o.kill_reason AS owner_kill_reason,
+    c.killed_at AS global_killed_at, c.kill_reason AS global_kill_reason,
+    o.daily_messages, o.daily_cost_micros, u.messages, u.cost_micros
+FROM owners o CROSS JOIN controls c
+CROSS JOIN LATERAL (
+    SELECT (count(*) FILTER (WHERE t.trigger IN ('chat', 'cli')))::int AS messages,
+        COALESCE(sum(t.cost_micros), 0)::bigint AS cost_micros
+    FROM turns t
+    WHERE t.owner_id = o.id AND t.created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC') AS u
+WHERE o.id = $1
+`
+
+type AdmitStateRow struct {
+	OwnerKilledAt    *time.Time
+	OwnerKillReason  string
+	GlobalKilledAt   *time.Time
+	GlobalKillReason string
+	DailyMessages    int32
+	DailyCostMicros  int64
+	Messages         int32
+	CostMicros       int64
+}
+
+// What admitting a turn reads, in one statement: the kill switches that apply to the owner
+// and their budget use since midnight UTC (one index scan of today's turns), with their limits.
+func (q *Queries) AdmitState(ctx context.Context, ownerID uuid.UUID) (AdmitStateRow, error) {
+	row := q.db.QueryRow(ctx, admitState, ownerID)
+	var i AdmitStateRow
+	err := row.Scan(
+		&i.OwnerKilledAt,
+		&i.OwnerKillReason,
+		&i.GlobalKilledAt,
+		&i.GlobalKillReason,
+		&i.DailyMessages,
+		&i.DailyCostMicros,
+		&i.Messages,
+		&i.CostMicros,
+	)
+	return i, err
+}
+
 const controlState = `-- name: ControlState :one
 SELECT o.killed_at AS owner_killed_at, o.kill_reason AS owner_kill_reason,
     c.killed_at AS global_killed_at, c.kill_reason AS global_kill_reason
@@ -137,34 +179,6 @@ SELECT pg_advisory_xact_lock(hashtextextended($1::text, 7))
 func (q *Queries) LockOwner(ctx context.Context, ownerID string) error {
 	_, err := q.db.Exec(ctx, lockOwner, ownerID)
 	return err
-}
-
-const ownerUsageToday = `-- name: OwnerUsageToday :one
-SELECT count(*) FILTER (WHERE t.trigger IN ('chat', 'cli'))::int AS messages,
-    COALESCE(sum(t.cost_micros), 0)::bigint AS cost_micros,
-    max(o.daily_messages)::int AS daily_messages, max(o.daily_cost_micros)::bigint AS daily_cost_micros
-FROM owners o LEFT JOIN turns t ON t.owner_id = o.id AND t.created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-WHERE o.id = $1
-`
-
-type OwnerUsageTodayRow struct {
-	Messages        int32
-	CostMicros      int64
-	DailyMessages   int32
-	DailyCostMicros int64
-}
-
-// Budget use since midnight UTC, from the turns themselves (no rollup table).
-func (q *Queries) OwnerUsageToday(ctx context.Context, ownerID uuid.UUID) (OwnerUsageTodayRow, error) {
-	row := q.db.QueryRow(ctx, ownerUsageToday, ownerID)
-	var i OwnerUsageTodayRow
-	err := row.Scan(
-		&i.Messages,
-		&i.CostMicros,
-		&i.DailyMessages,
-		&i.DailyCostMicros,
-	)
-	return i, err
 }
 
 const recordSpend = `-- name: RecordSpend :exec

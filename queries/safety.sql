@@ -11,14 +11,6 @@ WHERE id = sqlc.arg(owner_id);
 -- name: SetGlobalKill :exec
 UPDATE controls SET killed_at = sqlc.narg(killed_at), kill_reason = sqlc.arg(kill_reason);
 
--- name: OwnerUsageToday :one
--- Budget use since midnight UTC, from the turns themselves (no rollup table).
-SELECT count(*) FILTER (WHERE t.trigger IN ('chat', 'cli'))::int AS messages,
-    COALESCE(sum(t.cost_micros), 0)::bigint AS cost_micros,
-    max(o.daily_messages)::int AS daily_messages, max(o.daily_cost_micros)::bigint AS daily_cost_micros
-FROM owners o LEFT JOIN turns t ON t.owner_id = o.id AND t.created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-WHERE o.id = sqlc.arg(owner_id);
-
 -- name: GlobalCostToday :one
 SELECT COALESCE((SELECT sum(cost_micros) FROM turns
         WHERE created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'), 0)::bigint AS cost_micros,
@@ -62,3 +54,17 @@ SELECT killed_at, kill_reason, daily_cost_cap_micros FROM controls;
 
 -- name: StoppedOwners :many
 SELECT id, name, killed_at, kill_reason FROM owners WHERE killed_at IS NOT NULL ORDER BY killed_at;
+
+-- name: AdmitState :one
+-- What admitting a turn reads, in one statement: the kill switches that apply to the owner
+-- and their budget use since midnight UTC (one index scan of today's turns), with their limits.
+SELECT o.killed_at AS owner_killed_at, o.kill_reason AS owner_kill_reason,
+    c.killed_at AS global_killed_at, c.kill_reason AS global_kill_reason,
+    o.daily_messages, o.daily_cost_micros, u.messages, u.cost_micros
+FROM owners o CROSS JOIN controls c
+CROSS JOIN LATERAL (
+    SELECT (count(*) FILTER (WHERE t.trigger IN ('chat', 'cli')))::int AS messages,
+        COALESCE(sum(t.cost_micros), 0)::bigint AS cost_micros
+    FROM turns t
+    WHERE t.owner_id = o.id AND t.created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC') AS u
+WHERE o.id = sqlc.arg(owner_id);

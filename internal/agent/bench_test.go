@@ -9,6 +9,7 @@ import (
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/scripted"
+	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -39,9 +40,10 @@ func p50(b *testing.B, ds []time.Duration, unit string) {
 }
 
 // BenchmarkTurnOneRead: the framework's overhead for one completed turn with one read tool
-// (two model calls of zero delay), on real Postgres.
+// (two model calls of zero delay), on real Postgres, with the kill switch and budgets on.
 func BenchmarkTurnOneRead(b *testing.B) {
 	h := newHarness(b, &benchModel{tool: "lookup", args: `{"key":"a"}`})
+	withBudgets(b, h)
 	var ds []time.Duration
 	b.ReportAllocs()
 	for b.Loop() {
@@ -57,6 +59,7 @@ func BenchmarkTurnOneRead(b *testing.B) {
 // BenchmarkSuspend: a turn whose one write suspends it, from message in to state stored.
 func BenchmarkSuspend(b *testing.B) {
 	h := newHarness(b, &benchModel{tool: "create_task", args: `{"title":"buy milk"}`})
+	withBudgets(b, h)
 	var ds []time.Duration
 	var last agent.View
 	b.ReportAllocs()
@@ -83,6 +86,7 @@ func BenchmarkSuspend(b *testing.B) {
 func BenchmarkResume(b *testing.B) {
 	m := &benchModel{tool: "create_task", args: `{"title":"buy milk"}`}
 	h := newHarness(b, m)
+	withBudgets(b, h)
 	views := make([]agent.View, 0, 1000)
 	var toModel, total []time.Duration
 	b.ReportAllocs()
@@ -106,4 +110,13 @@ func BenchmarkResume(b *testing.B) {
 	}
 	p50(b, toModel, "p50-to-model-ms")
 	p50(b, total, "p50-ms")
+}
+
+// withBudgets turns the kill switch and budgets on, as in production (the deployment's cost
+// figures reused for 10 s), with quotas high enough for the benchmark's thousands of turns.
+func withBudgets(b *testing.B, h *harness) {
+	h.runner.Control = &safety.Control{GlobalCost: h.door.GlobalCostToday, GlobalCostTTL: 10 * time.Second}
+	if err := h.door.SetDailyLimits(h.ctx, h.owner, 1_000_000, 1_000_000_000); err != nil {
+		b.Fatal(err)
+	}
 }

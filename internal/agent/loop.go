@@ -93,18 +93,17 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (View, error) {
 		var conv Conversation
 		var err error
 		if in.ConversationID != nil {
-			conv, err = tx.GetConversation(ctx, *in.ConversationID)
-		} else {
-			conv, err = tx.CreateConversation(ctx, title(msg))
+			if conv, err = tx.GetConversation(ctx, *in.ConversationID); err != nil {
+				return err
+			}
+			stored, err := tx.Messages(ctx, conv.ID)
+			if err != nil {
+				return err
+			}
+			x.history, x.st.HistorySeq = r.fit(stored, -1)
+		} else if conv, err = tx.CreateConversation(ctx, title(msg)); err != nil {
+			return err // a new conversation has no history
 		}
-		if err != nil {
-			return err
-		}
-		stored, err := tx.Messages(ctx, conv.ID)
-		if err != nil {
-			return err
-		}
-		x.history, x.st.HistorySeq = r.fit(stored, -1)
 		if err := r.admit(ctx, tx, Admission{OwnerID: in.OwnerID, Trigger: in.Trigger}); err != nil {
 			return err
 		}
@@ -112,9 +111,10 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (View, error) {
 		if err != nil {
 			return err
 		}
+		// Written with the turn's next transaction, like every event.
 		x.record("turn_started", map[string]any{"trigger": in.Trigger, "conversation_id": conv.ID, "model": r.Model.Name(),
 			"prompt_version": PromptVersion, "prompt_sha256": promptSHA256})
-		return x.flush(ctx, tx)
+		return nil
 	})
 	if err != nil {
 		var e *Error

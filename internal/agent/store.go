@@ -48,7 +48,7 @@ type Tx interface {
 	AppendEvents(ctx context.Context, turnID *uuid.UUID, events []NewEvent) error
 
 	Controls(ctx context.Context) (Controls, error)
-	UsageToday(ctx context.Context) (DailyUsage, error)
+	AdmitState(ctx context.Context) (Controls, DailyUsage, error)
 	LockOwner(ctx context.Context) error
 	Cap(ctx context.Context, currency string) (Cap, bool, error)
 	SpentInWindow(ctx context.Context, currency string, window time.Duration) (int64, error)

@@ -109,7 +109,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Tools:         tools.DefaultRegistry(),
 		Store:         a.Store,
 		Gate:          &safety.Gate{AllowAuto: cfg.AllowAutoMode},
-		Control:       &safety.Control{GlobalCost: a.Door.GlobalCostToday},
+		Control:       &safety.Control{GlobalCost: a.Door.GlobalCostToday, GlobalCostTTL: 10 * time.Second},
 		Memory:        a.Memory,
 		MaxIterations: cfg.MaxIterations,
 		SuspendTTL:    cfg.SuspendTTL,

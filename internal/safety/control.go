@@ -2,6 +2,8 @@ package safety
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	"github.com/stewardhq/steward/internal/agent"
 )
@@ -12,6 +14,13 @@ type Control struct {
 	// millionths of a dollar). It reads across owners, so it comes from the store's Door.
 	// Nil disables the deployment cap.
 	GlobalCost func(ctx context.Context) (spent, cap int64, err error)
+	// GlobalCostTTL lets admissions reuse the deployment's figures for this long (a sum over
+	// every owner's turns today, on another connection); zero reads them for every turn.
+	GlobalCostTTL time.Duration
+
+	mu                     sync.Mutex
+	costAt                 time.Time
+	costSpent, costLimit int64
 }
 
 var _ agent.Control = (*Control)(nil)
@@ -33,17 +42,17 @@ func (c *Control) Check(ctx context.Context, tx agent.Tx) error {
 // daily cost cap. Checking and charging are one step: the turn row created in the same
 // transaction is the charge, and the owner lock serialises concurrent starts.
 func (c *Control) Admit(ctx context.Context, tx agent.Tx, a agent.Admission) error {
-	if err := c.Check(ctx, tx); err != nil {
-		return err
-	}
 	if !a.Resume {
 		if err := tx.LockOwner(ctx); err != nil {
 			return err
 		}
 	}
-	u, err := tx.UsageToday(ctx)
+	ctl, u, err := tx.AdmitState(ctx)
 	if err != nil {
 		return err
+	}
+	if killed, why := ctl.Killed(); killed {
+		return agent.Refusef(agent.CodeKilled, agent.ReasonKilled, "%s", why)
 	}
 	if !a.Resume && u.Messages >= u.MessageLimit {
 		return agent.Refusef(agent.CodeOverBudget, agent.ReasonOwnerQuota, "daily message quota of %d reached; it resets at midnight UTC", u.MessageLimit)
@@ -52,7 +61,7 @@ func (c *Control) Admit(ctx context.Context, tx agent.Tx, a agent.Admission) err
 		return agent.Refusef(agent.CodeOverBudget, agent.ReasonOwnerQuota, "daily cost budget of $%.2f reached; it resets at midnight UTC", float64(u.CostLimitMicros)/1e6)
 	}
 	if c.GlobalCost != nil {
-		spent, limit, err := c.GlobalCost(ctx)
+		spent, limit, err := c.globalCost(ctx)
 		if err != nil {
 			return err
 		}
@@ -61,4 +70,19 @@ func (c *Control) Admit(ctx context.Context, tx agent.Tx, a agent.Admission) err
 		}
 	}
 	return nil
+}
+
+// globalCost returns the deployment's figures, reusing them for GlobalCostTTL.
+func (c *Control) globalCost(ctx context.Context) (int64, int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.GlobalCostTTL > 0 && time.Since(c.costAt) < c.GlobalCostTTL {
+		return c.costSpent, c.costLimit, nil
+	}
+	spent, limit, err := c.GlobalCost(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	c.costAt, c.costSpent, c.costLimit = time.Now(), spent, limit
+	return spent, limit, nil
 }

@@ -17,15 +17,29 @@ func (t *Tx) Controls(ctx context.Context) (agent.Controls, error) {
 	if err != nil {
 		return agent.Controls{}, notFound("controls", err)
 	}
-	c := agent.Controls{OwnerKilled: r.OwnerKilledAt != nil, OwnerReason: r.OwnerKillReason,
-		GlobalKilled: r.GlobalKilledAt != nil, GlobalReason: r.GlobalKillReason}
-	if r.OwnerKilledAt != nil {
-		c.Since = r.OwnerKilledAt
+	return toControls(r.OwnerKilledAt, r.OwnerKillReason, r.GlobalKilledAt, r.GlobalKillReason), nil
+}
+
+func toControls(ownerAt *time.Time, ownerWhy string, globalAt *time.Time, globalWhy string) agent.Controls {
+	c := agent.Controls{OwnerKilled: ownerAt != nil, OwnerReason: ownerWhy, GlobalKilled: globalAt != nil, GlobalReason: globalWhy}
+	if ownerAt != nil {
+		c.Since = ownerAt
 	}
-	if r.GlobalKilledAt != nil {
-		c.Since = r.GlobalKilledAt
+	if globalAt != nil {
+		c.Since = globalAt
 	}
-	return c, nil
+	return c
+}
+
+// AdmitState reads, in one statement, what admitting a turn needs: the kill switches and
+// the owner's budget use since midnight UTC with their limits.
+func (t *Tx) AdmitState(ctx context.Context) (agent.Controls, agent.DailyUsage, error) {
+	r, err := t.q.AdmitState(ctx, t.ownerID)
+	if err != nil {
+		return agent.Controls{}, agent.DailyUsage{}, notFound("admit state", err)
+	}
+	return toControls(r.OwnerKilledAt, r.OwnerKillReason, r.GlobalKilledAt, r.GlobalKillReason),
+		agent.DailyUsage{Messages: int(r.Messages), CostMicros: r.CostMicros, MessageLimit: int(r.DailyMessages), CostLimitMicros: r.DailyCostMicros}, nil
 }
 
 // SetKill engages (with a reason) or releases the owner's kill switch.
@@ -37,16 +51,6 @@ func (t *Tx) SetKill(ctx context.Context, engaged bool, reason string) error {
 	}
 	n, err := t.q.SetOwnerKill(ctx, db.SetOwnerKillParams{OwnerID: t.ownerID, KilledAt: at, KillReason: reason})
 	return rowsOrNotFound("set kill switch", n, err)
-}
-
-// UsageToday is the owner's budget use since midnight UTC, with their limits.
-func (t *Tx) UsageToday(ctx context.Context) (agent.DailyUsage, error) {
-	r, err := t.q.OwnerUsageToday(ctx, t.ownerID)
-	if err != nil {
-		return agent.DailyUsage{}, notFound("usage today", err)
-	}
-	return agent.DailyUsage{Messages: int(r.Messages), CostMicros: r.CostMicros,
-		MessageLimit: int(r.DailyMessages), CostLimitMicros: r.DailyCostMicros}, nil
 }
 
 // LockOwner serialises the owner's concurrent budget checks until the transaction ends.
