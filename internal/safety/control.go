@@ -18,8 +18,8 @@ type Control struct {
 	// every owner's turns today, on another connection); zero reads them for every turn.
 	GlobalCostTTL time.Duration
 
-	mu                     sync.Mutex
-	costAt                 time.Time
+	mu                   sync.Mutex
+	costAt               time.Time
 	costSpent, costLimit int64
 }
 
