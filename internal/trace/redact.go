@@ -1,6 +1,9 @@
 package trace
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 // secretPatterns match secrets that must never reach a log or a trace.
 var secretPatterns = []struct {
@@ -25,11 +28,23 @@ var secretPatterns = []struct {
 	{regexp.MustCompile(`(?i)\b((?:pass(?:word|wd)?|secret|api[_-]?key|access[_-]?token|token)["']?\s*[:=]\s*["']?)[^\s"'&,;]{4,}`), "${1}[REDACTED]"},
 }
 
+// anySecret matches wherever any of secretPatterns may: one scan of the text finds the spots,
+// and only those are rewritten pattern by pattern.
+var anySecret = func() *regexp.Regexp {
+	alts := make([]string, len(secretPatterns))
+	for i, p := range secretPatterns {
+		alts[i] = "(?:" + p.re.String() + ")"
+	}
+	return regexp.MustCompile(strings.Join(alts, "|"))
+}()
+
 // Redact replaces secrets in s — API keys, bearer tokens, private keys, passwords in URLs
 // and key=value secrets — with [REDACTED].
 func Redact(s string) string {
-	for _, p := range secretPatterns {
-		s = p.re.ReplaceAllString(s, p.repl)
-	}
-	return s
+	return anySecret.ReplaceAllStringFunc(s, func(m string) string {
+		for _, p := range secretPatterns {
+			m = p.re.ReplaceAllString(m, p.repl)
+		}
+		return m
+	})
 }
