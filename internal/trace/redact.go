@@ -41,10 +41,47 @@ var anySecret = func() *regexp.Regexp {
 // Redact replaces secrets in s — API keys, bearer tokens, private keys, passwords in URLs
 // and key=value secrets — with [REDACTED].
 func Redact(s string) string {
+	if !mayHoldSecret(s) {
+		return s
+	}
 	return anySecret.ReplaceAllStringFunc(s, func(m string) string {
 		for _, p := range secretPatterns {
 			m = p.re.ReplaceAllString(m, p.repl)
 		}
 		return m
 	})
+}
+
+// Anchors: every pattern above contains one of these, so text without any of them cannot
+// hold a secret and skips the regular expressions (most trace rows).
+var (
+	exactAnchors = []string{"PRIVATE KEY", "://", "stw_", "AIza", "sk-", "AKIA", "ASIA", "gho_", "ghp_", "ghu_", "ghs_", "github_pat_", "xox", "whsec_"}
+	foldAnchors  = []string{"bearer", "basic", "pass", "secret", "api"}
+)
+
+// mayHoldSecret reports whether s contains an anchor of a secret pattern. "token" counts
+// only where the key=value pattern could match it: followed by a quote, space, ':' or '='
+// (so "input_tokens" does not).
+func mayHoldSecret(s string) bool {
+	for _, a := range exactAnchors {
+		if strings.Contains(s, a) {
+			return true
+		}
+	}
+	lower := strings.ToLower(s)
+	for _, a := range foldAnchors {
+		if strings.Contains(lower, a) {
+			return true
+		}
+	}
+	for i := 0; ; {
+		j := strings.Index(lower[i:], "token")
+		if j < 0 {
+			return false
+		}
+		i += j + len("token")
+		if i >= len(lower) || strings.IndexByte("\"' \t:=", lower[i]) >= 0 {
+			return true
+		}
+	}
 }

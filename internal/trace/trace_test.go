@@ -59,3 +59,19 @@ func TestCostMicros(t *testing.T) {
 		t.Fatalf("unknown model cost = %d", got)
 	}
 }
+
+// TestRedactAnchors: the cheap pre-check never lets a secret through that a pattern catches,
+// and skips ordinary trace rows.
+func TestRedactAnchors(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{`{"usage":{"input_tokens":10,"output_tokens":2},"model":"gemini-2.5-flash"}`, `{"tool":"list_tasks","ok":true}`} {
+		if mayHoldSecret(s) {
+			t.Errorf("mayHoldSecret(%q) = true", s)
+		}
+	}
+	for _, s := range []string{"token=abcdef123456", `{"token": "abcdef123456"}`, "TOKEN:abcdef", "x Bearer abc"} {
+		if !mayHoldSecret(s) {
+			t.Errorf("mayHoldSecret(%q) = false", s)
+		}
+	}
+}
