@@ -116,6 +116,28 @@ func (q *Queries) ExpireTurns(ctx context.Context, ownerID uuid.UUID) (int64, er
 	return result.RowsAffected(), nil
 }
 
+const failStaleTurns = `-- name: FailStaleTurns :execrows
+UPDATE turns SET status = 'failed', version = version + 1, updated_at = now(), finished_at = now(),
+    error = 'interrupted: the process running this turn stopped before it finished', state = NULL
+WHERE owner_id = $1 AND status = 'running'
+    AND updated_at < now() - make_interval(secs => $2::float8)
+`
+
+type FailStaleTurnsParams struct {
+	OwnerID          uuid.UUID
+	OlderThanSeconds float64
+}
+
+// A turn still running long after any process could be working on it (the longest function
+// timeout is 15 minutes) died with its process: it is failed, so it does not linger.
+func (q *Queries) FailStaleTurns(ctx context.Context, arg FailStaleTurnsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, failStaleTurns, arg.OwnerID, arg.OlderThanSeconds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const getTurn = `-- name: GetTurn :one
 SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at FROM turns WHERE owner_id = $1 AND id = $2
 `

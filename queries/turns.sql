@@ -44,3 +44,11 @@ WHERE owner_id = sqlc.arg(owner_id) AND status = 'suspended' AND expires_at <= n
 -- name: ListConversationTurns :many
 SELECT * FROM turns WHERE owner_id = sqlc.arg(owner_id) AND conversation_id = sqlc.arg(conversation_id)
 ORDER BY created_at, id LIMIT sqlc.arg(max_rows);
+
+-- name: FailStaleTurns :execrows
+-- A turn still running long after any process could be working on it (the longest function
+-- timeout is 15 minutes) died with its process: it is failed, so it does not linger.
+UPDATE turns SET status = 'failed', version = version + 1, updated_at = now(), finished_at = now(),
+    error = 'interrupted: the process running this turn stopped before it finished', state = NULL
+WHERE owner_id = sqlc.arg(owner_id) AND status = 'running'
+    AND updated_at < now() - make_interval(secs => sqlc.arg(older_than_seconds)::float8);

@@ -272,3 +272,44 @@ func TestGeminiThoughtSignatureRoundTrip(t *testing.T) {
 		t.Fatalf("function response = %v", resp)
 	}
 }
+
+// TestStaleRunningTurnIsFailed: a turn whose process died while it was running (no suspend,
+// no finish) is failed by the sweep, not left running forever.
+func TestStaleRunningTurnIsFailed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, scripted.New())
+	var turn agent.Turn
+	err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
+		conv, err := tx.CreateConversation(h.ctx, "x")
+		if err != nil {
+			return err
+		}
+		turn, err = tx.CreateTurn(h.ctx, conv.ID, agent.TriggerChat, "m")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweep := func(olderThan time.Duration) int64 {
+		var n int64
+		if err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
+			var err error
+			n, err = tx.FailStaleTurns(h.ctx, olderThan)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := sweep(time.Hour); n != 0 {
+		t.Fatalf("a fresh running turn was swept (%d)", n)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if n := sweep(10 * time.Millisecond); n != 1 {
+		t.Fatalf("swept %d turns, want 1", n)
+	}
+	got, err := h.runner.Turn(h.ctx, h.owner, turn.ID)
+	if err != nil || got.Status != agent.StatusFailed || !strings.Contains(got.Error, "interrupted") {
+		t.Fatalf("turn = %+v, %v", got, err)
+	}
+}

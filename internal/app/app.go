@@ -171,7 +171,12 @@ func (a *App) drainMemory(ctx context.Context) error {
 	return err
 }
 
-// expireTurns sweeps every owner's suspended turns past their expiry to expired.
+// staleTurn is how long a turn may stay running before it is taken for dead: twice the
+// longest function timeout (15 minutes).
+const staleTurn = 30 * time.Minute
+
+// expireTurns sweeps every owner's suspended turns past their expiry to expired, and fails
+// turns whose process died while they were running.
 func (a *App) expireTurns(ctx context.Context) error {
 	owners, err := a.Door.ListOwners(ctx)
 	if err != nil {
@@ -179,7 +184,10 @@ func (a *App) expireTurns(ctx context.Context) error {
 	}
 	for _, o := range owners {
 		if err := a.Store.WithOwner(ctx, o.ID, func(tx *store.Tx) error {
-			_, err := tx.ExpireTurns(ctx)
+			if _, err := tx.ExpireTurns(ctx); err != nil {
+				return err
+			}
+			_, err := tx.FailStaleTurns(ctx, staleTurn)
 			return err
 		}); err != nil {
 			return err

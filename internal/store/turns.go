@@ -114,6 +114,15 @@ func (t *Tx) ExpireTurns(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
+// FailStaleTurns fails the owner's turns still running after olderThan: their process died.
+func (t *Tx) FailStaleTurns(ctx context.Context, olderThan time.Duration) (int64, error) {
+	n, err := t.q.FailStaleTurns(ctx, db.FailStaleTurnsParams{OwnerID: t.ownerID, OlderThanSeconds: olderThan.Seconds()})
+	if err != nil {
+		return 0, fmt.Errorf("fail stale turns: %w", err)
+	}
+	return n, nil
+}
+
 func toTurn(r db.Turn) (agent.Turn, error) {
 	turn := agent.Turn{
 		ID: r.ID, OwnerID: r.OwnerID, ConversationID: r.ConversationID, Trigger: agent.Trigger(r.Trigger),
