@@ -1,0 +1,80 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/internal/agent"
+	. "github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/testdb"
+)
+
+// TestSuspendedRunFollowsItsTurn: a job run that suspended for approval takes its turn's
+// final status when the owner decides, instead of waiting in the activity feed forever.
+func TestSuspendedRunFollowsItsTurn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := testdb.New(t)
+	door, err := OpenDoor(ctx, d.OwnerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer door.Close()
+	s, err := Open(ctx, d.AppURL, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	owner, _, err := door.CreateOwner(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		final agent.Status
+		want  RunStatus
+	}{{agent.StatusCompleted, "completed"}, {agent.StatusAborted, "aborted"}, {agent.StatusFailed, "failed"}} {
+		err := s.WithOwner(ctx, owner.ID, func(tx *Tx) error {
+			conv, err := tx.CreateConversation(ctx, "briefing")
+			if err != nil {
+				return err
+			}
+			turn, err := tx.CreateTurn(ctx, conv.ID, agent.TriggerSchedule, "m")
+			if err != nil {
+				return err
+			}
+			now := time.Now()
+			run, claimed, err := tx.ClaimRun(ctx, NewRun{Job: "morning-briefing-" + string(tc.final), Trigger: RunBySchedule, ScheduledFor: now, Status: "running", Now: now})
+			if err != nil || !claimed {
+				t.Fatalf("claim: %v %v", claimed, err)
+			}
+			if _, err := tx.FinishRun(ctx, run.ID, "suspended", &turn.ID, "", now); err != nil {
+				return err
+			}
+			exp := now.Add(time.Hour)
+			turn.Status, turn.State, turn.ExpiresAt = agent.StatusSuspended, &agent.State{SchemaVersion: agent.StateSchemaVersion}, &exp
+			if turn, err = tx.SaveTurn(ctx, turn); err != nil {
+				return err
+			}
+			if got, _ := tx.Run(ctx, run.ID); got.Status != "suspended" {
+				t.Fatalf("run before the decision: %s", got.Status)
+			}
+			// The owner decides; the resumed turn ends.
+			if turn, err = tx.ClaimTurn(ctx, turn.ID, time.Minute); err != nil {
+				return err
+			}
+			turn.Status, turn.State = tc.final, nil
+			if _, err = tx.SaveTurn(ctx, turn); err != nil {
+				return err
+			}
+			got, err := tx.Run(ctx, run.ID)
+			if err != nil || got.Status != tc.want || got.FinishedAt == nil {
+				t.Errorf("turn %s: run %+v, %v; want %s", tc.final, got, err, tc.want)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
