@@ -263,6 +263,27 @@ func (q *Queries) DeliveryRunID(ctx context.Context, arg DeliveryRunIDParams) (u
 	return run_id, err
 }
 
+const failStaleRuns = `-- name: FailStaleRuns :execrows
+UPDATE job_runs SET status = 'failed', finished_at = now(),
+    error = 'interrupted: the process running this job stopped before it finished'
+WHERE owner_id = $1 AND status = 'running'
+    AND started_at < now() - make_interval(secs => $2::float8)
+`
+
+type FailStaleRunsParams struct {
+	OwnerID          uuid.UUID
+	OlderThanSeconds float64
+}
+
+// A run still marked running long after its process could be working on it died with it.
+func (q *Queries) FailStaleRuns(ctx context.Context, arg FailStaleRunsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, failStaleRuns, arg.OwnerID, arg.OlderThanSeconds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const finishRun = `-- name: FinishRun :one
 UPDATE job_runs SET status = $1, turn_id = $2, error = $3,
     finished_at = $4

@@ -145,3 +145,10 @@ SELECT id, owner_id, hook_id, source, secret, revoked_at FROM webhooks WHERE hoo
 
 -- name: ScanChannelOwners :many
 SELECT DISTINCT owner_id FROM notification_channels WHERE enabled ORDER BY owner_id;
+
+-- name: FailStaleRuns :execrows
+-- A run still marked running long after its process could be working on it died with it.
+UPDATE job_runs SET status = 'failed', finished_at = now(),
+    error = 'interrupted: the process running this job stopped before it finished'
+WHERE owner_id = sqlc.arg(owner_id) AND status = 'running'
+    AND started_at < now() - make_interval(secs => sqlc.arg(older_than_seconds)::float8);

@@ -176,7 +176,7 @@ func (a *App) drainMemory(ctx context.Context) error {
 const staleTurn = 30 * time.Minute
 
 // expireTurns sweeps every owner's suspended turns past their expiry to expired, and fails
-// turns whose process died while they were running.
+// turns and job runs whose process died while they were running.
 func (a *App) expireTurns(ctx context.Context) error {
 	owners, err := a.Door.ListOwners(ctx)
 	if err != nil {
@@ -187,7 +187,10 @@ func (a *App) expireTurns(ctx context.Context) error {
 			if _, err := tx.ExpireTurns(ctx); err != nil {
 				return err
 			}
-			_, err := tx.FailStaleTurns(ctx, staleTurn)
+			if _, err := tx.FailStaleTurns(ctx, staleTurn); err != nil {
+				return err
+			}
+			_, err := tx.FailStaleRuns(ctx, staleTurn)
 			return err
 		}); err != nil {
 			return err

@@ -417,3 +417,12 @@ func toNotifications(rows []db.Notification) []Notification {
 	}
 	return out
 }
+
+// FailStaleRuns fails the owner's job runs still running after olderThan: their process died.
+func (t *Tx) FailStaleRuns(ctx context.Context, olderThan time.Duration) (int64, error) {
+	n, err := t.q.FailStaleRuns(ctx, db.FailStaleRunsParams{OwnerID: t.ownerID, OlderThanSeconds: olderThan.Seconds()})
+	if err != nil {
+		return 0, fmt.Errorf("fail stale runs: %w", err)
+	}
+	return n, nil
+}

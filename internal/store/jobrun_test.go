@@ -78,3 +78,45 @@ func TestSuspendedRunFollowsItsTurn(t *testing.T) {
 		}
 	}
 }
+
+// TestStaleRunIsFailed: a run left running by a dead process is failed by the sweep.
+func TestStaleRunIsFailed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := testdb.New(t)
+	door, err := OpenDoor(ctx, d.OwnerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer door.Close()
+	s, err := Open(ctx, d.AppURL, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	owner, _, err := door.CreateOwner(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.WithOwner(ctx, owner.ID, func(tx *Tx) error {
+		now := time.Now().Add(-time.Hour)
+		run, _, err := tx.ClaimRun(ctx, NewRun{Job: "weekly-review", Trigger: RunBySchedule, ScheduledFor: now, Status: "running", Now: now})
+		if err != nil {
+			return err
+		}
+		if n, err := tx.FailStaleRuns(ctx, 2*time.Hour); err != nil || n != 0 {
+			t.Fatalf("a run younger than the limit was swept: %d, %v", n, err)
+		}
+		if n, err := tx.FailStaleRuns(ctx, 30*time.Minute); err != nil || n != 1 {
+			t.Fatalf("swept %d, %v; want 1", n, err)
+		}
+		got, err := tx.Run(ctx, run.ID)
+		if err != nil || got.Status != "failed" {
+			t.Fatalf("run = %+v, %v", got, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
