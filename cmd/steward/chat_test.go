@@ -26,22 +26,9 @@ import (
 // config a chat client needs and the pieces to inspect.
 func chatServer(t *testing.T, maxIter int, steps ...scripted.Step) (config.Config, *store.Door, *store.Store, store.Owner) {
 	t.Helper()
-	ctx := context.Background()
-	d := testdb.New(t)
-	door, err := store.OpenDoor(ctx, d.OwnerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(door.Close)
-	s, err := store.Open(ctx, d.AppURL, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	owner, key, err := door.CreateOwner(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := testdb.Open(t, 5)
+	s, door := db.Store, db.Door
+	owner, key := db.Owner(t, "alice")
 	runner := &agent.Runner{Model: scripted.New(steps...), Tools: tools.DefaultRegistry(), Store: s, Gate: &safety.Gate{},
 		Control: &safety.Control{GlobalCost: door.GlobalCostToday}, MaxIterations: maxIter, SuspendTTL: time.Hour}
 	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: runner, Store: s, Auth: door, Logger: zerolog.Nop()}))

@@ -13,26 +13,18 @@ import (
 
 func TestControlStopResumeStatus(t *testing.T) {
 	t.Parallel()
-	d := testdb.New(t)
-	env := dbEnv(d)
+	db := testdb.Open(t, 2)
+	env := dbEnv(db.DB)
 	ctx := context.Background()
-	door, err := store.OpenDoor(ctx, d.OwnerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer door.Close()
-	owner, _, err := door.CreateOwner(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(ctx, d.AppURL, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := db.Store
+	owner, _ := db.Owner(t, "alice")
 	controls := func() agent.Controls {
 		var c agent.Controls
-		if err := s.WithOwner(ctx, owner.ID, func(tx *store.Tx) error { c, err = tx.Controls(ctx); return err }); err != nil {
+		if err := s.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
+			var err error
+			c, err = tx.Controls(ctx)
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 		return c

@@ -31,23 +31,9 @@ type harness struct {
 
 func newHarness(t testing.TB, model llm.Model) *harness {
 	t.Helper()
-	ctx := context.Background()
-	d := testdb.New(t)
-	door, err := store.OpenDoor(ctx, d.OwnerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(door.Close)
-	s, err := store.Open(ctx, d.AppURL, 20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	owner, _, err := door.CreateOwner(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, ctx: ctx, store: s, door: door, owner: owner.ID}
+	db := testdb.Open(t, 20)
+	owner, _ := db.Owner(t, "alice")
+	h := &harness{t: t, ctx: context.Background(), store: db.Store, door: db.Door, owner: owner.ID}
 	type lookupArgs struct {
 		Key string `json:"key"`
 	}
@@ -67,7 +53,7 @@ func newHarness(t testing.TB, model llm.Model) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.runner = &agent.Runner{Model: model, Tools: reg, Store: s, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour}
+	h.runner = &agent.Runner{Model: model, Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour}
 	return h
 }
 

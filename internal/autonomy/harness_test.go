@@ -106,21 +106,9 @@ type harness struct {
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	ctx := context.Background()
-	d := testdb.New(t)
-	door, err := store.OpenDoor(ctx, d.OwnerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(door.Close)
-	s, err := store.Open(ctx, d.AppURL, 20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	owner, _, err := door.CreateOwner(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := testdb.Open(t, 20)
+	s, door := db.Store, db.Door
+	owner, _ := db.Owner(t, "alice")
 	reg, err := tools.NewRegistry(tools.Builtins()...)
 	if err != nil {
 		t.Fatal(err)

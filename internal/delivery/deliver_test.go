@@ -77,21 +77,9 @@ type env struct {
 func newEnv(t *testing.T, rcv *receiver) *env {
 	t.Helper()
 	ctx := context.Background()
-	db := testdb.New(t)
-	door, err := store.OpenDoor(ctx, db.OwnerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(door.Close)
-	s, err := store.Open(ctx, db.AppURL, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	owner, _, err := door.CreateOwner(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := testdb.Open(t, 10)
+	s, door := db.Store, db.Door
+	owner, _ := db.Owner(t, "alice")
 	c := &clock{t: time.Now().Add(5 * time.Second)}
 	e := &env{ctx: ctx, store: s, owner: owner.ID, clock: c, d: &delivery.Deliverer{Store: s, Guard: guardFor(rcv.server, t),
 		Channels: door, Now: c.Now, Backoff: func(n int) time.Duration { return time.Duration(n) * time.Minute }}}

@@ -45,21 +45,9 @@ type env struct {
 func newEnv(t *testing.T, wrap func(http.Handler) http.Handler, steps ...scripted.Step) *env {
 	t.Helper()
 	ctx := context.Background()
-	d := testdb.New(t)
-	door, err := store.OpenDoor(ctx, d.OwnerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(door.Close)
-	s, err := store.Open(ctx, d.AppURL, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	owner, key, err := door.CreateOwner(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := testdb.Open(t, 10)
+	s, door := db.Store, db.Door
+	owner, key := db.Owner(t, "alice")
 	reg, err := tools.NewRegistry(tools.Builtins()...)
 	if err != nil {
 		t.Fatal(err)

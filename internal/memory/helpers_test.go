@@ -36,17 +36,8 @@ func newEnv(t testing.TB) *env { return newEnvAs(t, func(d testdb.DB) string { r
 func newEnvAs(t testing.TB, url func(testdb.DB) string) *env {
 	t.Helper()
 	ctx := context.Background()
-	d := testdb.New(t)
-	door, err := store.OpenDoor(ctx, d.OwnerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(door.Close)
-	s, err := store.Open(ctx, url(d), 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
+	db := testdb.OpenAs(t, 10, url)
+	d, s, door := db.DB, db.Store, db.Door
 	svc := memory.New(s, memory.Offline{}, nil)
 	w := &memory.Worker{Memory: svc, Queue: door, Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, Lease: time.Minute}
 	return &env{t: t, ctx: ctx, db: d, store: s, door: door, svc: svc, worker: w}

@@ -165,17 +165,8 @@ func probeAutonomy(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 func TestAutonomyDoor(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := testdb.New(t)
-	door, err := OpenDoor(ctx, d.OwnerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer door.Close()
-	s, err := Open(ctx, d.AppURL, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	db := testdb.Open(t, 2)
+	s, door := db.Store, db.Door
 	a := seed(t, ctx, s, door, "alice")
 	b := seed(t, ctx, s, door, "bob")
 

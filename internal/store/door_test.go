@@ -19,8 +19,9 @@ import (
 )
 
 const (
-	storeImport = "github.com/stewardhq/steward/internal/store"
-	dbImport    = "github.com/stewardhq/steward/db"
+	storeImport  = "github.com/stewardhq/steward/internal/store"
+	dbImport     = "github.com/stewardhq/steward/db"
+	testdbImport = "github.com/stewardhq/steward/internal/testdb"
 )
 
 // doorKeepers are the only packages (directories, from the module root) allowed to open the
@@ -29,13 +30,14 @@ const (
 var doorKeepers = []string{"internal/store", "internal/app", "cmd/steward"}
 
 // TestOneDoor fails if the code of any other package refers to store.OpenDoor. Test files
-// are exempt: they never ship in a binary, and test harnesses create owners through the door.
+// and internal/testdb are exempt: they never ship in a binary (TestTestdbOnlyInTests), and
+// test harnesses create owners through the door.
 func TestOneDoor(t *testing.T) {
 	t.Parallel()
 	users := map[string][]string{} // directory -> files referring to OpenDoor
 	for _, f := range goFiles(t) {
 		name, ok := f.imports[storeImport]
-		if !ok || strings.HasSuffix(f.path, "_test.go") {
+		if !ok || strings.HasSuffix(f.path, "_test.go") || f.dir == "internal/testdb" {
 			continue
 		}
 		ast.Inspect(f.ast, func(n ast.Node) bool {
@@ -59,6 +61,17 @@ func TestOneDoor(t *testing.T) {
 		if !slices.Contains(doorKeepers, dir) {
 			t.Errorf("%s uses store.OpenDoor (%s); only %v may. Reach owner data through store.WithOwner, or add a reviewed method to door.go used via internal/app",
 				dir, strings.Join(slices.Compact(files), ", "), doorKeepers)
+		}
+	}
+}
+
+// TestTestdbOnlyInTests: internal/testdb, which opens the door for test harnesses, is
+// imported by test files only, so it never ships in a binary.
+func TestTestdbOnlyInTests(t *testing.T) {
+	t.Parallel()
+	for _, f := range goFiles(t) {
+		if _, ok := f.imports[testdbImport]; ok && !strings.HasSuffix(f.path, "_test.go") {
+			t.Errorf("%s imports %s; only _test.go files may", f.path, testdbImport)
 		}
 	}
 }

@@ -138,17 +138,8 @@ func TestIsolation(t *testing.T) {
 		t.Run(pass.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			d := testdb.New(t)
-			door, err := OpenDoor(ctx, d.OwnerURL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer door.Close()
-			s, err := Open(ctx, pass.url(d), 1) // one connection: every transaction reuses it
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			db := testdb.OpenAs(t, 1, pass.url) // one connection: every transaction reuses it
+			s, door := db.Store, db.Door
 			a := seed(t, ctx, s, door, "alice")
 			b := seed(t, ctx, s, door, "bob")
 			due, err := door.DueIngests(ctx, 10)

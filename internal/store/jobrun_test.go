@@ -15,21 +15,9 @@ import (
 func TestSuspendedRunFollowsItsTurn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := testdb.New(t)
-	door, err := OpenDoor(ctx, d.OwnerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer door.Close()
-	s, err := Open(ctx, d.AppURL, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	owner, _, err := door.CreateOwner(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := testdb.Open(t, 2)
+	s := db.Store
+	owner, _ := db.Owner(t, "alice")
 	for _, tc := range []struct {
 		final agent.Status
 		want  RunStatus
@@ -83,22 +71,10 @@ func TestSuspendedRunFollowsItsTurn(t *testing.T) {
 func TestStaleRunIsFailed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := testdb.New(t)
-	door, err := OpenDoor(ctx, d.OwnerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer door.Close()
-	s, err := Open(ctx, d.AppURL, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	owner, _, err := door.CreateOwner(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = s.WithOwner(ctx, owner.ID, func(tx *Tx) error {
+	db := testdb.Open(t, 2)
+	s := db.Store
+	owner, _ := db.Owner(t, "alice")
+	err := s.WithOwner(ctx, owner.ID, func(tx *Tx) error {
 		now := time.Now().Add(-time.Hour)
 		run, _, err := tx.ClaimRun(ctx, NewRun{Job: "weekly-review", Trigger: RunBySchedule, ScheduledFor: now, Status: "running", Now: now})
 		if err != nil {

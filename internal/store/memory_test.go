@@ -99,17 +99,8 @@ func probeMemory(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 func TestFilteredVectorSearchReturnsK(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := testdb.New(t)
-	door, err := OpenDoor(ctx, d.OwnerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer door.Close()
-	s, err := Open(ctx, d.AppURL, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	db := testdb.Open(t, 2)
+	d, s, door := db.DB, db.Store, db.Door
 	small, _, err := door.CreateOwner(ctx, "small")
 	if err != nil {
 		t.Fatal(err)

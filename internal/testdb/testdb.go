@@ -167,3 +167,46 @@ func randomHex(n int) string {
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// Opened is a test database opened as Steward opens it: the Door (steward_owner) and the
+// application Store, both closed when the test ends.
+type Opened struct {
+	DB
+	Door  *store.Door
+	Store *store.Store
+}
+
+// Open creates a fresh database (see New) and opens its Door and an application pool of
+// maxConns connections as steward_app.
+func Open(t testing.TB, maxConns int32) Opened {
+	t.Helper()
+	return OpenAs(t, maxConns, func(d DB) string { return d.AppURL })
+}
+
+// OpenAs is Open with the Store connected as url(d): the app role, or the superuser for the
+// isolation suite's pass that bypasses row-level security.
+func OpenAs(t testing.TB, maxConns int32, url func(DB) string) Opened {
+	t.Helper()
+	ctx := context.Background()
+	o := Opened{DB: New(t)}
+	var err error
+	if o.Door, err = store.OpenDoor(ctx, o.OwnerURL); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(o.Door.Close)
+	if o.Store, err = store.Open(ctx, url(o.DB), maxConns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(o.Store.Close)
+	return o
+}
+
+// Owner creates an owner and returns it with its API key.
+func (o Opened) Owner(t testing.TB, name string) (store.Owner, string) {
+	t.Helper()
+	owner, key, err := o.Door.CreateOwner(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return owner, key
+}
