@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -213,7 +214,7 @@ func runInjection(t *testing.T, h *harness, c carrier, p payload) string {
 		}
 		pending, err2 := tx.PendingCalls(h.ctx)
 		inbox = len(pending)
-		return errorsJoin(err, err2)
+		return errors.Join(err, err2)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -243,13 +244,4 @@ func dataBlockText(req llm.Request) string {
 		}
 	}
 	return b.String()
-}
-
-func errorsJoin(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -58,7 +58,7 @@ func TestKillSwitchFromAnotherConnectionAbortsBeforeNextModelCall(t *testing.T) 
 	m := scripted.New(
 		func(llm.Request) (llm.Response, error) {
 			// While the turn runs, the owner hits stop from another request (another connection).
-			if err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error { return tx.SetKill(ctx(h), true, "stop now") }); err != nil {
+			if err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error { return tx.SetKill(h.ctx, true, "stop now") }); err != nil {
 				return llm.Response{}, err
 			}
 			return scripted.Calls(scripted.Call("r1", "lookup", `{"key":"a"}`)), nil
@@ -88,8 +88,6 @@ func TestKillSwitchFromAnotherConnectionAbortsBeforeNextModelCall(t *testing.T) 
 		return err
 	})
 }
-
-func ctx(h *harness) context.Context { return h.ctx }
 
 func TestGlobalKillSwitchRefusesConfirm(t *testing.T) {
 	t.Parallel()
