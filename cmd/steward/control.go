@@ -41,7 +41,7 @@ func runControl(ctx context.Context, e env, cfg config.Config, args []string) er
 
 func setKill(ctx context.Context, e env, cfg config.Config, args []string, engaged bool) error {
 	fs := flag.NewFlagSet("control", flag.ContinueOnError)
-	owner := fs.String("owner", "", "owner id (default: the whole deployment)")
+	owner := ownerFlag(fs) // unset: the whole deployment
 	reason := fs.String("reason", "stopped by the operator", "why")
 	if _, err := parseFlags(fs, args, controlUsage, 0, 0); err != nil {
 		return err
@@ -59,15 +59,11 @@ func setKill(ctx context.Context, e env, cfg config.Config, args []string, engag
 	}
 	defer door.Close()
 	what := "the deployment"
-	if *owner != "" {
-		id, err := uuid.Parse(*owner)
-		if err != nil {
-			return usageError{msg: "--owner is not a UUID", usage: controlUsage}
-		}
-		if err := door.SetOwnerKill(ctx, id, engaged, *reason); err != nil {
+	if owner.id != uuid.Nil {
+		if err := door.SetOwnerKill(ctx, owner.id, engaged, *reason); err != nil {
 			return fmt.Errorf("control: %w", err)
 		}
-		what = "owner " + id.String()
+		what = "owner " + owner.id.String()
 	} else if err := door.SetGlobalKill(ctx, engaged, *reason); err != nil {
 		return fmt.Errorf("control: %w", err)
 	}
