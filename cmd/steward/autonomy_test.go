@@ -11,37 +11,37 @@ import (
 func TestJobsWebhooksAndMemoryCommands(t *testing.T) {
 	t.Parallel()
 	env := dbEnv(testdb.New(t))
-	if r := steward(t, env, "jobs", "list"); r.code != 1 || !strings.Contains(r.stderr, "0 owners") {
+	if r := runCLI(t, env, "jobs", "list"); r.code != 1 || !strings.Contains(r.stderr, "0 owners") {
 		t.Fatalf("jobs list with no owner: %d %s", r.code, r.stderr)
 	}
-	wantOK(t, steward(t, env, "owners", "add", "alice"))
+	wantOK(t, runCLI(t, env, "owners", "add", "alice"))
 
-	r := steward(t, env, "jobs", "add", "morning-briefing", "--cron", "0 7 * * *", "--tz", "Europe/Berlin")
+	r := runCLI(t, env, "jobs", "add", "morning-briefing", "--cron", "0 7 * * *", "--tz", "Europe/Berlin")
 	wantOK(t, r)
 	if !strings.Contains(r.stdout, "scheduled morning-briefing") || !strings.Contains(r.stdout, "allow notify") {
 		t.Fatalf("jobs add: %s", r.stdout)
 	}
-	wantOneLineError(t, steward(t, env, "jobs", "add", "coffee", "--cron", "0 7 * * *"), "unknown job")
-	wantOneLineError(t, steward(t, env, "jobs", "add", "weekly-review", "--cron", "not cron"), "cron")
-	if r := steward(t, env, "jobs", "add", "weekly-review"); r.code != 2 {
+	wantOneLineError(t, runCLI(t, env, "jobs", "add", "coffee", "--cron", "0 7 * * *"), "unknown job")
+	wantOneLineError(t, runCLI(t, env, "jobs", "add", "weekly-review", "--cron", "not cron"), "cron")
+	if r := runCLI(t, env, "jobs", "add", "weekly-review"); r.code != 2 {
 		t.Fatalf("missing --cron: exit %d", r.code)
 	}
-	r = steward(t, env, "jobs", "list", "--json")
+	r = runCLI(t, env, "jobs", "list", "--json")
 	wantOK(t, r)
 	if !strings.Contains(r.stdout, `"job":"morning-briefing"`) || !strings.Contains(r.stdout, "Europe/Berlin") {
 		t.Fatalf("jobs list: %s", r.stdout)
 	}
-	r = steward(t, env, "jobs", "run", "morning-briefing")
+	r = runCLI(t, env, "jobs", "run", "morning-briefing")
 	wantOK(t, r)
 	if !strings.HasPrefix(r.stdout, "morning-briefing: completed") {
 		t.Fatalf("jobs run: %s", r.stdout)
 	}
-	wantOK(t, steward(t, env, "jobs", "remove", "morning-briefing"))
-	if r := steward(t, env, "jobs", "list"); strings.Contains(r.stdout, "morning-briefing") {
+	wantOK(t, runCLI(t, env, "jobs", "remove", "morning-briefing"))
+	if r := runCLI(t, env, "jobs", "list"); strings.Contains(r.stdout, "morning-briefing") {
 		t.Fatalf("removed job still listed: %s", r.stdout)
 	}
 
-	r = steward(t, env, "webhooks", "add", "--source", "github", "--json")
+	r = runCLI(t, env, "webhooks", "add", "--source", "github", "--json")
 	wantOK(t, r)
 	var hook struct{ HookID, Secret, URLPath string }
 	if err := json.Unmarshal([]byte(r.stdout), &struct {
@@ -51,8 +51,8 @@ func TestJobsWebhooksAndMemoryCommands(t *testing.T) {
 	}{&hook.HookID, &hook.Secret, &hook.URLPath}); err != nil || !strings.HasPrefix(hook.Secret, "whsec_") || hook.URLPath != "/webhooks/"+hook.HookID {
 		t.Fatalf("webhooks add --json: %s (%v)", r.stdout, err)
 	}
-	wantOneLineError(t, steward(t, env, "webhooks", "add", "--source", "Not A Name!"), "source")
+	wantOneLineError(t, runCLI(t, env, "webhooks", "add", "--source", "Not A Name!"), "source")
 
-	r = steward(t, env, "memory", "consolidate")
+	r = runCLI(t, env, "memory", "consolidate")
 	wantOK(t, r)
 }

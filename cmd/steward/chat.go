@@ -13,9 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/config"
 )
 
@@ -112,8 +113,8 @@ func (c *chatClient) turn(ctx context.Context, msg string) error {
 		body["conversation_id"] = c.conversation
 	}
 	v, err := c.post(ctx, "/v1/chat", body)
-	for err == nil && v.Status == agent.StatusSuspended {
-		var decisions []agent.Decision
+	for err == nil && v.Status == steward.StatusSuspended {
+		var decisions []steward.Decision
 		decisions, err = c.decide(v)
 		if err == nil {
 			v, err = c.post(ctx, "/v1/turns/"+v.TurnID.String()+"/confirm", map[string]any{"decisions": decisions})
@@ -130,9 +131,9 @@ func (c *chatClient) turn(ctx context.Context, msg string) error {
 		fmt.Fprintln(c.out)
 	}
 	switch {
-	case v.Status == agent.StatusAborted:
+	case v.Status == steward.StatusAborted:
 		return exitError{exitKilled, "stopped: " + v.Error}
-	case v.Status != agent.StatusCompleted:
+	case v.Status != steward.StatusCompleted:
 		return exitError{1, fmt.Sprintf("turn %s: %s", v.Status, v.Error)}
 	case v.IterationLimit:
 		return exitError{exitIterationLimit, "the turn reached its step limit"}
@@ -141,8 +142,8 @@ func (c *chatClient) turn(ctx context.Context, msg string) error {
 }
 
 // decide asks the owner about each pending call.
-func (c *chatClient) decide(v agent.View) ([]agent.Decision, error) {
-	var ds []agent.Decision
+func (c *chatClient) decide(v steward.View) ([]steward.Decision, error) {
+	var ds []steward.Decision
 	for _, p := range v.Pending {
 		fmt.Fprintf(c.prompt, "\nSteward wants to run %s %s\napprove? [y]es / [n]o / [a]lways: ", p.Tool, p.Args)
 		line, err := c.in.ReadString('\n')
@@ -150,7 +151,7 @@ func (c *chatClient) decide(v agent.View) ([]agent.Decision, error) {
 		if answer == "" && err != nil {
 			return nil, errors.New("no answer for a pending write (end of input); the turn stays in /v1/approvals")
 		}
-		d := agent.Decision{CallID: p.CallID, ArgsHash: p.ArgsHash}
+		d := steward.Decision{CallID: p.CallID, ArgsHash: p.ArgsHash}
 		switch answer {
 		case "y", "yes":
 			d.Approve = true
@@ -168,14 +169,14 @@ func (c *chatClient) decide(v agent.View) ([]agent.Decision, error) {
 
 // post sends one request and reads its event stream (or, with --json, its JSON) to the
 // final TurnView, printing answer text as it streams.
-func (c *chatClient) post(ctx context.Context, path string, body any) (agent.View, error) {
+func (c *chatClient) post(ctx context.Context, path string, body any) (steward.View, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
-		return agent.View{}, err
+		return steward.View{}, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
 	if err != nil {
-		return agent.View{}, err
+		return steward.View{}, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.key)
 	req.Header.Set("Content-Type", "application/json")
@@ -184,21 +185,21 @@ func (c *chatClient) post(ctx context.Context, path string, body any) (agent.Vie
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return agent.View{}, fmt.Errorf("cannot reach %s: %w", c.base, err)
+		return steward.View{}, fmt.Errorf("cannot reach %s: %w", c.base, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return agent.View{}, apiFailure(resp)
+		return steward.View{}, apiFailure(resp)
 	}
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		var v agent.View
+		var v steward.View
 		return v, json.NewDecoder(resp.Body).Decode(&v)
 	}
 	return c.readStream(resp.Body)
 }
 
 // readStream follows server-sent events to the terminal one.
-func (c *chatClient) readStream(r io.Reader) (agent.View, error) {
+func (c *chatClient) readStream(r io.Reader) (steward.View, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	var event string
@@ -219,26 +220,26 @@ func (c *chatClient) readStream(r io.Reader) (agent.View, error) {
 				json.Unmarshal(data, &t) //nolint:errcheck
 				fmt.Fprintf(c.prompt, "[%s]\n", t.Tool)
 			case "suspended", "completed", "error":
-				var v agent.View
+				var v steward.View
 				if err := json.Unmarshal(data, &v); err != nil || v.TurnID == uuid.Nil {
-					return agent.View{}, streamFailure(data)
+					return steward.View{}, streamFailure(data)
 				}
 				return v, nil
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return agent.View{}, fmt.Errorf("reading the stream: %w", err)
+		return steward.View{}, fmt.Errorf("reading the stream: %w", err)
 	}
-	return agent.View{}, errors.New("the stream ended before the turn did")
+	return steward.View{}, errors.New("the stream ended before the turn did")
 }
 
 // apiError is the API's error body.
 type apiError struct {
 	Error struct {
-		Code    agent.Code `json:"code"`
-		Reason  string     `json:"reason"`
-		Message string     `json:"message"`
+		Code    steward.Code `json:"code"`
+		Reason  string       `json:"reason"`
+		Message string       `json:"message"`
 	} `json:"error"`
 }
 
@@ -257,9 +258,9 @@ func failureOf(body []byte, status string) error {
 	}
 	msg := fmt.Sprintf("%s: %s", e.Error.Code, e.Error.Message)
 	switch e.Error.Code {
-	case agent.CodeOverBudget, agent.CodeRateLimited:
+	case steward.CodeOverBudget, steward.CodeRateLimited:
 		return exitError{exitOverBudget, msg}
-	case agent.CodeKilled:
+	case steward.CodeKilled:
 		return exitError{exitKilled, msg}
 	}
 	return exitError{1, msg}

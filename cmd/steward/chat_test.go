@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/agent"
@@ -53,7 +55,7 @@ func TestChatApprovesInlineAndStreams(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Added it to your list.") || !strings.Contains(prompts, `create_task {"title":"buy milk"}`) {
 		t.Fatalf("exit %d\nout: %s\nprompts: %s", code, out, prompts)
 	}
-	var tasks []tools.Task
+	var tasks []steward.Task
 	s.WithOwner(context.Background(), owner.ID, func(tx *store.Tx) error {
 		var err error
 		tasks, err = tx.ListTasks(context.Background(), "all")
@@ -70,11 +72,11 @@ func TestChatDenyAndJSON(t *testing.T) {
 		scripted.Reply(scripted.Calls(scripted.Call("w1", "create_task", `{"title":"buy milk"}`))),
 		scripted.Reply(scripted.Text("Okay, I did not add it.")))
 	out, _, code := chat(t, cfg, "n\nnot today\n", "--json", "remind me to buy milk")
-	var v agent.View
+	var v steward.View
 	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &v); err != nil || code != 0 {
 		t.Fatalf("exit %d, out %q: %v", code, out, err)
 	}
-	if v.Status != agent.StatusCompleted || v.Answer != "Okay, I did not add it." {
+	if v.Status != steward.StatusCompleted || v.Answer != "Okay, I did not add it." {
 		t.Fatalf("view = %+v", v)
 	}
 }

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 )
@@ -18,8 +19,8 @@ func TestControlStopResumeStatus(t *testing.T) {
 	ctx := context.Background()
 	s := db.Store
 	owner, _ := db.Owner(t, "alice")
-	controls := func() agent.Controls {
-		var c agent.Controls
+	controls := func() steward.Controls {
+		var c steward.Controls
 		if err := s.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
 			var err error
 			c, err = tx.Controls(ctx)
@@ -30,29 +31,29 @@ func TestControlStopResumeStatus(t *testing.T) {
 		return c
 	}
 
-	wantOK(t, steward(t, env, "control", "stop", "--reason", "incident 42"))
+	wantOK(t, runCLI(t, env, "control", "stop", "--reason", "incident 42"))
 	if c := controls(); !c.GlobalKilled || c.GlobalReason != "incident 42" {
 		t.Fatalf("after global stop: %+v", c)
 	}
-	wantOK(t, steward(t, env, "control", "stop", "--owner", owner.ID.String(), "--reason", "card lost"))
-	r := steward(t, env, "control", "status", "--json")
+	wantOK(t, runCLI(t, env, "control", "stop", "--owner", owner.ID.String(), "--reason", "card lost"))
+	r := runCLI(t, env, "control", "status", "--json")
 	wantOK(t, r)
 	var st store.ControlStatus
 	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || !st.Stopped || len(st.StoppedOwners) != 1 || st.StoppedOwners[0].Reason != "card lost" {
 		t.Fatalf("status: %s (%v)", r.stdout, err)
 	}
-	wantOK(t, steward(t, env, "control", "resume"))
-	wantOK(t, steward(t, env, "control", "resume", "--owner", owner.ID.String()))
+	wantOK(t, runCLI(t, env, "control", "resume"))
+	wantOK(t, runCLI(t, env, "control", "resume", "--owner", owner.ID.String()))
 	if c := controls(); c.GlobalKilled || c.OwnerKilled {
 		t.Fatalf("after resume: %+v", c)
 	}
-	r = steward(t, env, "control", "status")
+	r = runCLI(t, env, "control", "status")
 	wantOK(t, r)
 	if !strings.Contains(r.stdout, "deployment: running") {
 		t.Fatalf("status: %s", r.stdout)
 	}
-	if r := steward(t, env, "control", "stop", "--owner", "not-a-uuid"); r.code != 2 {
+	if r := runCLI(t, env, "control", "stop", "--owner", "not-a-uuid"); r.code != 2 {
 		t.Fatalf("bad owner id: exit %d", r.code)
 	}
-	wantOneLineError(t, steward(t, env, "control", "stop", "--owner", "00000000-0000-0000-0000-000000000001"), "not found")
+	wantOneLineError(t, runCLI(t, env, "control", "stop", "--owner", "00000000-0000-0000-0000-000000000001"), "not found")
 }

@@ -48,8 +48,8 @@ func doctorLines(t *testing.T, stdout string) map[string]string {
 func TestDoctorGreenOnMigratedDatabase(t *testing.T) {
 	t.Parallel()
 	env := dbEnv(testdb.New(t))
-	wantOK(t, steward(t, env, "owners", "add", "dora")) // so "sees 0 of 1 owners" means something
-	r := steward(t, env, "doctor")
+	wantOK(t, runCLI(t, env, "owners", "add", "dora")) // so "sees 0 of 1 owners" means something
+	r := runCLI(t, env, "doctor")
 	wantOK(t, r)
 	lines := doctorLines(t, r.stdout)
 	for _, name := range []string{"database as steward_owner", "database as steward_app", "pgvector", "migrations", "row-level security",
@@ -66,7 +66,7 @@ func TestDoctorGreenOnMigratedDatabase(t *testing.T) {
 	}
 
 	env["GEMINI_API_KEY"] = "test-key"
-	r = steward(t, env, "doctor", "--json")
+	r = runCLI(t, env, "doctor", "--json")
 	wantOK(t, r)
 	var report struct {
 		OK     bool `json:"ok"`
@@ -94,7 +94,7 @@ func TestDoctorRedWhenRowLevelSecurityBroken(t *testing.T) {
 			t.Parallel()
 			d := testdb.New(t)
 			execAs(t, d.OwnerURL, tc.sql) // the owner role owns the tables: no superuser needed
-			r := steward(t, dbEnv(d), "doctor")
+			r := runCLI(t, dbEnv(d), "doctor")
 			wantOneLineError(t, r, "doctor: 1 of 13 checks failed")
 			line := doctorLines(t, r.stdout)["row-level security"]
 			if !strings.HasPrefix(line, "✘ ") || !strings.Contains(line, tc.want) {
@@ -109,7 +109,7 @@ func TestDoctorRedWhenDatabaseUnreachable(t *testing.T) {
 	d := testdb.New(t)
 	env := dbEnv(d)
 	env["APP_DATABASE_URL"] = "postgres://steward_app:pw@127.0.0.1:1/steward?sslmode=disable"
-	r := steward(t, env, "doctor")
+	r := runCLI(t, env, "doctor")
 	wantOneLineError(t, r, "checks failed")
 	lines := doctorLines(t, r.stdout)
 	if !strings.HasPrefix(lines["database as steward_app"], "✘ ") || !strings.Contains(lines["database as steward_app"], "APP_DATABASE_URL") {
@@ -119,7 +119,7 @@ func TestDoctorRedWhenDatabaseUnreachable(t *testing.T) {
 		t.Fatalf("the owner role's checks should still run: %s", r.stdout)
 	}
 
-	r = steward(t, nil, "doctor")
+	r = runCLI(t, nil, "doctor")
 	wantOneLineError(t, r, "checks failed")
 	if line := doctorLines(t, r.stdout)["configuration"]; !strings.HasPrefix(line, "✘ ") || !strings.Contains(line, "DATABASE_URL is not set") {
 		t.Fatalf("no configuration: %s", r.stdout)

@@ -16,8 +16,8 @@ type result struct {
 	code           int
 }
 
-// steward runs the CLI in-process, exactly as main does, with env as the environment.
-func steward(t *testing.T, env map[string]string, args ...string) result {
+// runCLI runs the CLI in-process, exactly as main does, with env as the environment.
+func runCLI(t *testing.T, env map[string]string, args ...string) result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), args, func(k string) string { return env[k] }, &stdout, &stderr)
@@ -80,7 +80,7 @@ func TestUsage(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := steward(t, nil, tc.args...)
+			r := runCLI(t, nil, tc.args...)
 			if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) || !strings.Contains(r.stdout, tc.stdout) {
 				t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s", r.code, tc.code, r.stdout, r.stderr)
 			}
@@ -111,7 +111,7 @@ func TestConfigErrorsAreOneLine(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			for _, args := range [][]string{{"owners", "list"}, {"migrate", "up"}} {
-				r := steward(t, tc.env, args...)
+				r := runCLI(t, tc.env, args...)
 				wantOneLineError(t, r, tc.want)
 				if strings.Contains(r.stderr, "hunter2") {
 					t.Fatalf("error shows the password: %s", r.stderr)

@@ -23,40 +23,40 @@ func TestMigrateUpDownUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	atLatest := fmt.Sprintf("Schema at version %d.", latest)
-	r := steward(t, env, "migrate", "status")
+	r := runCLI(t, env, "migrate", "status")
 	wantOK(t, r)
 	if !strings.Contains(r.stdout, "00001_init.sql") || !strings.Contains(r.stdout, "applied") || strings.Contains(r.stdout, "pending") {
 		t.Fatalf("status: %s", r.stdout)
 	}
-	r = steward(t, env, "migrate", "up")
+	r = runCLI(t, env, "migrate", "up")
 	wantOK(t, r)
 	if !strings.Contains(r.stdout, atLatest) {
 		t.Fatalf("up when current: %s", r.stdout)
 	}
 
-	r = steward(t, env, "migrate", "down", "--yes")
+	r = runCLI(t, env, "migrate", "down", "--yes")
 	wantOK(t, r)
 	if !strings.Contains(r.stdout, "down ") || !strings.Contains(r.stdout, fmt.Sprintf("Schema at version %d.", latest-1)) {
 		t.Fatalf("down: %s", r.stdout)
 	}
-	r = steward(t, env, "migrate", "status")
+	r = runCLI(t, env, "migrate", "status")
 	wantOK(t, r)
 	if !strings.Contains(r.stdout, "pending") {
 		t.Fatalf("status after down: %s", r.stdout)
 	}
-	r = steward(t, env, "doctor")
+	r = runCLI(t, env, "doctor")
 	if r.code != 1 || !strings.Contains(doctorLines(t, r.stdout)["migrations"], "run: steward migrate up") {
 		t.Fatalf("doctor after down: exit %d\n%s", r.code, r.stdout)
 	}
 
-	r = steward(t, env, "migrate", "up")
+	r = runCLI(t, env, "migrate", "up")
 	wantOK(t, r)
 	if !strings.Contains(r.stdout, "up   ") || !strings.Contains(r.stdout, atLatest) {
 		t.Fatalf("up: %s", r.stdout)
 	}
-	wantOK(t, steward(t, env, "doctor"))
+	wantOK(t, runCLI(t, env, "doctor"))
 
-	r = steward(t, env, "migrate", "reset", "--yes")
+	r = runCLI(t, env, "migrate", "reset", "--yes")
 	wantOK(t, r)
 	if !strings.Contains(r.stdout, "down 00001_init.sql") || !strings.Contains(r.stdout, "Schema at version 0.") {
 		t.Fatalf("reset: %s", r.stdout)
@@ -64,8 +64,8 @@ func TestMigrateUpDownUp(t *testing.T) {
 	if n := countTables(t, env["DATABASE_URL"]); n != 0 {
 		t.Fatalf("after reset: %d tables left", n)
 	}
-	wantOK(t, steward(t, env, "migrate", "up"))
-	wantOK(t, steward(t, env, "doctor"))
+	wantOK(t, runCLI(t, env, "migrate", "up"))
+	wantOK(t, runCLI(t, env, "doctor"))
 }
 
 // TestBootstrapFreshDatabase is `make run`'s path: bootstrap a database that does not exist
@@ -80,19 +80,19 @@ func TestBootstrapFreshDatabase(t *testing.T) {
 		"APP_DATABASE_URL":       withDatabase(t, d.AppURL, name),
 		"SUPERUSER_DATABASE_URL": d.SuperURL,
 	}
-	r := steward(t, env, "migrate", "bootstrap")
+	r := runCLI(t, env, "migrate", "bootstrap")
 	wantOK(t, r)
 	if !strings.Contains(r.stdout, "Bootstrapped database "+name) || !strings.Contains(r.stdout, "pgvector 0.") {
 		t.Fatalf("bootstrap: %s", r.stdout)
 	}
-	wantOK(t, steward(t, env, "migrate", "bootstrap")) // idempotent
-	wantOK(t, steward(t, env, "migrate", "up"))
-	r = steward(t, env, "doctor")
+	wantOK(t, runCLI(t, env, "migrate", "bootstrap")) // idempotent
+	wantOK(t, runCLI(t, env, "migrate", "up"))
+	r = runCLI(t, env, "doctor")
 	wantOK(t, r)
 
 	// Without the superuser URL, bootstrap says which variable is missing.
 	delete(env, "SUPERUSER_DATABASE_URL")
-	wantOneLineError(t, steward(t, env, "migrate", "bootstrap"), "SUPERUSER_DATABASE_URL is not set")
+	wantOneLineError(t, runCLI(t, env, "migrate", "bootstrap"), "SUPERUSER_DATABASE_URL is not set")
 }
 
 // TestDatabaseNeverBootstrapped: a database where nobody installed pgvector gives one line
@@ -106,9 +106,9 @@ func TestDatabaseNeverBootstrapped(t *testing.T) {
 	env := map[string]string{"DATABASE_URL": withDatabase(t, d.OwnerURL, name), "APP_DATABASE_URL": withDatabase(t, d.AppURL, name),
 		"STEWARD_ADDR": "127.0.0.1:0"}
 	for _, args := range [][]string{{"migrate", "up"}, {"owners", "list"}, {"serve"}} {
-		wantOneLineError(t, steward(t, env, args...), "vector extension is not installed in this database and only a superuser can install it: run steward migrate bootstrap")
+		wantOneLineError(t, runCLI(t, env, args...), "vector extension is not installed in this database and only a superuser can install it: run steward migrate bootstrap")
 	}
-	r := steward(t, env, "doctor")
+	r := runCLI(t, env, "doctor")
 	if line := doctorLines(t, r.stdout)["pgvector"]; r.code != 1 || !strings.Contains(line, "not installed in this database (run: steward migrate bootstrap)") {
 		t.Fatalf("doctor: exit %d, pgvector line %q", r.code, line)
 	}
@@ -117,7 +117,7 @@ func TestDatabaseNeverBootstrapped(t *testing.T) {
 func TestBootstrapPrint(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"DATABASE_URL": "postgres://steward_owner:s3cret-owner@db.example.com:5432/prod_steward"}
-	r := steward(t, env, "migrate", "bootstrap", "--print")
+	r := runCLI(t, env, "migrate", "bootstrap", "--print")
 	wantOK(t, r)
 	for _, want := range []string{"CREATE ROLE steward_owner", "CREATE ROLE steward_app", "PASSWORD '<owner-password>'",
 		"PASSWORD '<app-password>'", "CREATE DATABASE prod_steward OWNER steward_owner", "CREATE EXTENSION IF NOT EXISTS vector"} {
@@ -128,7 +128,7 @@ func TestBootstrapPrint(t *testing.T) {
 	if strings.Contains(r.stdout, "s3cret-owner") {
 		t.Fatalf("--print shows a real password:\n%s", r.stdout)
 	}
-	r = steward(t, nil, "migrate", "bootstrap", "--print")
+	r = runCLI(t, nil, "migrate", "bootstrap", "--print")
 	wantOK(t, r)
 	if !strings.Contains(r.stdout, "CREATE DATABASE steward OWNER") {
 		t.Fatalf("default database name: %s", r.stdout)

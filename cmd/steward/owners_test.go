@@ -15,7 +15,7 @@ import (
 func TestOwnersAddPrintsKeyOnce(t *testing.T) {
 	t.Parallel()
 	env := dbEnv(testdb.New(t))
-	r := steward(t, env, "owners", "add", "alice")
+	r := runCLI(t, env, "owners", "add", "alice")
 	wantOK(t, r)
 	key := field(t, r.stdout, "API key: ")
 	if !strings.HasPrefix(key, "stw_") || strings.Count(r.stdout+r.stderr, key) != 1 {
@@ -34,9 +34,9 @@ func TestOwnersAddPrintsKeyOnce(t *testing.T) {
 	if err != nil || p.OwnerName != "alice" {
 		t.Fatalf("authenticate with the printed key: %+v, %v", p, err)
 	}
-	list := steward(t, env, "owners", "list")
+	list := runCLI(t, env, "owners", "list")
 	wantOK(t, list)
-	keys := steward(t, env, "keys", "list", "--owner", p.OwnerID.String())
+	keys := runCLI(t, env, "keys", "list", "--owner", p.OwnerID.String())
 	wantOK(t, keys)
 	if !strings.Contains(list.stdout, "alice") || strings.Contains(list.stdout+keys.stdout, key) {
 		t.Fatalf("list: %s\nkeys: %s", list.stdout, keys.stdout)
@@ -46,12 +46,12 @@ func TestOwnersAddPrintsKeyOnce(t *testing.T) {
 func TestOwnersJSON(t *testing.T) {
 	t.Parallel()
 	env := dbEnv(testdb.New(t))
-	r := steward(t, env, "owners", "list", "--json")
+	r := runCLI(t, env, "owners", "list", "--json")
 	wantOK(t, r)
 	if strings.TrimSpace(r.stdout) != "[]" {
 		t.Fatalf("empty list = %q, want []", r.stdout)
 	}
-	r = steward(t, env, "owners", "add", "--json", "Household Team")
+	r = runCLI(t, env, "owners", "add", "--json", "Household Team")
 	wantOK(t, r)
 	var added map[string]string
 	if err := json.Unmarshal([]byte(r.stdout), &added); err != nil {
@@ -63,7 +63,7 @@ func TestOwnersJSON(t *testing.T) {
 	if r.stderr != "" {
 		t.Fatalf("--json should keep stderr quiet, got %s", r.stderr)
 	}
-	r = steward(t, env, "owners", "list", "--json")
+	r = runCLI(t, env, "owners", "list", "--json")
 	wantOK(t, r)
 	var owners []struct {
 		ID   string `json:"owner_id"`
@@ -89,13 +89,13 @@ func TestOwnersAddRejectsBadNames(t *testing.T) {
 		if name == "json empty" {
 			args = append(args, "--json")
 		}
-		r := steward(t, env, args...)
+		r := runCLI(t, env, args...)
 		wantOneLineError(t, r, tc.want)
 		if r.stdout != "" {
 			t.Errorf("%s: stdout %q, want nothing", name, r.stdout)
 		}
 	}
-	r := steward(t, env, "owners", "list", "--json")
+	r := runCLI(t, env, "owners", "list", "--json")
 	wantOK(t, r)
 	if strings.TrimSpace(r.stdout) != "[]" {
 		t.Fatalf("bad names created owners: %s", r.stdout)
@@ -105,7 +105,7 @@ func TestOwnersAddRejectsBadNames(t *testing.T) {
 func TestKeys(t *testing.T) {
 	t.Parallel()
 	env := dbEnv(testdb.New(t))
-	r := steward(t, env, "owners", "add", "--json", "carol")
+	r := runCLI(t, env, "owners", "add", "--json", "carol")
 	wantOK(t, r)
 	var owner struct {
 		ID  string `json:"owner_id"`
@@ -115,7 +115,7 @@ func TestKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r = steward(t, env, "keys", "add", "--owner", owner.ID, "--name", "laptop", "--json")
+	r = runCLI(t, env, "keys", "add", "--owner", owner.ID, "--name", "laptop", "--json")
 	wantOK(t, r)
 	var added map[string]string
 	if err := json.Unmarshal([]byte(r.stdout), &added); err != nil {
@@ -126,13 +126,13 @@ func TestKeys(t *testing.T) {
 		t.Fatalf("want {key_id, owner_id, name, api_key}, got %s", r.stdout)
 	}
 
-	r = steward(t, env, "keys", "list", "--owner", owner.ID)
+	r = runCLI(t, env, "keys", "list", "--owner", owner.ID)
 	wantOK(t, r)
 	if !strings.Contains(r.stdout, "laptop") || !strings.Contains(r.stdout, "default") || strings.Contains(r.stdout, added["api_key"]) {
 		t.Fatalf("keys list = %s", r.stdout)
 	}
 
-	wantOK(t, steward(t, env, "keys", "revoke", "--owner", owner.ID, added["key_id"]))
+	wantOK(t, runCLI(t, env, "keys", "revoke", "--owner", owner.ID, added["key_id"]))
 	door, err := store.OpenDoor(context.Background(), env["DATABASE_URL"])
 	if err != nil {
 		t.Fatal(err)
@@ -146,10 +146,10 @@ func TestKeys(t *testing.T) {
 	}
 
 	// Revoking again, or another owner's key, or for an unknown owner: one line, exit 1.
-	wantOneLineError(t, steward(t, env, "keys", "revoke", "--owner", owner.ID, added["key_id"]), "not found")
-	wantOneLineError(t, steward(t, env, "keys", "revoke", "--owner", uuid.NewString(), added["key_id"]), "not found")
-	wantOneLineError(t, steward(t, env, "keys", "add", "--owner", uuid.NewString()), "not found")
-	wantOneLineError(t, steward(t, env, "keys", "add", "--owner", owner.ID, "--name", strings.Repeat("k", 500)), "the limit is 100")
+	wantOneLineError(t, runCLI(t, env, "keys", "revoke", "--owner", owner.ID, added["key_id"]), "not found")
+	wantOneLineError(t, runCLI(t, env, "keys", "revoke", "--owner", uuid.NewString(), added["key_id"]), "not found")
+	wantOneLineError(t, runCLI(t, env, "keys", "add", "--owner", uuid.NewString()), "not found")
+	wantOneLineError(t, runCLI(t, env, "keys", "add", "--owner", owner.ID, "--name", strings.Repeat("k", 500)), "the limit is 100")
 }
 
 // field returns the rest of the line of s that starts with prefix.

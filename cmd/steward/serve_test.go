@@ -55,7 +55,7 @@ func TestServeDatabaseUnreachable(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"APP_DATABASE_URL": "postgres://steward_app:pw@127.0.0.1:1/steward?sslmode=disable",
 		"DATABASE_URL": "postgres://steward_owner:pw@127.0.0.1:1/steward?sslmode=disable", "STEWARD_ADDR": "127.0.0.1:0"}
-	wantOneLineError(t, steward(t, env, "serve"), "open database")
+	wantOneLineError(t, runCLI(t, env, "serve"), "open database")
 }
 
 func get(t *testing.T, url string) (int, map[string]string) {
@@ -77,7 +77,7 @@ func TestServeSuspendAndApproveOverHTTP(t *testing.T) {
 	d := testdb.New(t)
 	env := dbEnv(d)
 	env["STEWARD_ADDR"] = "127.0.0.1:0"
-	added := steward(t, env, "owners", "add", "alice", "--json")
+	added := runCLI(t, env, "owners", "add", "alice", "--json")
 	wantOK(t, added)
 	var owner struct {
 		APIKey string `json:"api_key"`

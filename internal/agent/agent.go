@@ -9,8 +9,9 @@ package agent
 
 import (
 	"context"
-	"strings"
 	"time"
+
+	"github.com/stewardhq/steward/internal/steward"
 
 	"github.com/google/uuid"
 
@@ -61,68 +62,11 @@ type Input struct {
 	// ConversationID continues a conversation; nil starts a new one.
 	ConversationID *uuid.UUID
 	Message        string
-	Trigger        Trigger
+	Trigger        steward.Trigger
 }
 
 // MaxMessageRunes caps an incoming message.
 const MaxMessageRunes = 32000
-
-// Decision is the owner's answer for one pending call.
-type Decision struct {
-	CallID  string `json:"call_id"`
-	Approve bool   `json:"approve"`
-	// ArgsHash must equal the pending call's args_hash: the owner approves what was shown.
-	ArgsHash string `json:"args_hash"`
-	Message  string `json:"message,omitempty"`
-	// Always stores a standing allow rule for the tool, so the owner is not asked again.
-	Always bool `json:"always,omitempty"`
-}
-
-// View is what a client sees of a turn (the TurnView of DESIGN §5).
-type View struct {
-	TurnID         uuid.UUID `json:"turn_id"`
-	ConversationID uuid.UUID `json:"conversation_id"`
-	Status         Status    `json:"status"`
-	Trigger        Trigger   `json:"trigger"`
-	Answer         string    `json:"answer,omitempty"`
-	Error          string    `json:"error,omitempty"`
-	// IterationLimit is true when the turn reached its step limit and answered without
-	// further tool use.
-	IterationLimit bool          `json:"iteration_limit,omitempty"`
-	Pending        []PendingCall `json:"pending,omitempty"`
-	Usage          UsageView     `json:"usage"`
-	Model          string        `json:"model"`
-	CreatedAt      time.Time     `json:"created_at"`
-	ExpiresAt      *time.Time    `json:"expires_at,omitempty"`
-}
-
-// UsageView is a turn's token usage and estimated cost.
-type UsageView struct {
-	InputTokens  int64   `json:"input_tokens"`
-	OutputTokens int64   `json:"output_tokens"`
-	CachedTokens int64   `json:"cached_tokens"`
-	CostUSD      float64 `json:"cost_usd"`
-}
-
-// IterationLimitNote is the note (in the turn's error field) of a turn that completed at its
-// iteration cap with one final tool-free answer.
-const IterationLimitNote = "iteration_limit: the turn reached its step limit; the answer was given without further tool use"
-
-// ViewOf renders a stored turn for clients.
-func ViewOf(t Turn) View {
-	v := View{TurnID: t.ID, ConversationID: t.ConversationID, Status: t.Status, Trigger: t.Trigger,
-		Answer: t.Answer, Error: t.Error, Model: t.Model, CreatedAt: t.CreatedAt,
-		Usage: UsageView{InputTokens: t.Usage.InputTokens, OutputTokens: t.Usage.OutputTokens,
-			CachedTokens: t.Usage.CachedTokens, CostUSD: float64(t.CostMicros) / 1e6}}
-	v.IterationLimit = t.Status == StatusCompleted && strings.HasPrefix(t.Error, IterationLimitNote)
-	if t.Status == StatusSuspended {
-		v.ExpiresAt = t.ExpiresAt
-		if t.State != nil {
-			v.Pending = t.State.Pending
-		}
-	}
-	return v
-}
 
 // StreamEvent is one event of a running turn, for streaming clients.
 type StreamEvent struct {
@@ -131,7 +75,7 @@ type StreamEvent struct {
 	Text   string          `json:"text,omitempty"`
 	Call   *llm.ToolCall   `json:"call,omitempty"`
 	Result *llm.ToolResult `json:"result,omitempty"`
-	Turn   *View           `json:"turn,omitempty"`
+	Turn   *steward.View   `json:"turn,omitempty"`
 }
 
 // Emit receives stream events; it may be nil.
@@ -145,11 +89,11 @@ func (r *Runner) now() time.Time {
 }
 
 // Turn reads one turn of the owner.
-func (r *Runner) Turn(ctx context.Context, ownerID, turnID uuid.UUID) (View, error) {
-	var v View
+func (r *Runner) Turn(ctx context.Context, ownerID, turnID uuid.UUID) (steward.View, error) {
+	var v steward.View
 	err := r.Store.InOwner(ctx, ownerID, func(tx Tx) error {
 		t, err := tx.GetTurn(ctx, turnID)
-		v = ViewOf(t)
+		v = steward.ViewOf(t)
 		return err
 	})
 	return v, err

@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/safety"
@@ -48,7 +49,7 @@ func BenchmarkTurnOneRead(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		start := time.Now()
-		if v := h.start("what is a?"); v.Status != agent.StatusCompleted {
+		if v := h.start("what is a?"); v.Status != steward.StatusCompleted {
 			b.Fatalf("view = %+v", v)
 		}
 		ds = append(ds, time.Since(start))
@@ -61,7 +62,7 @@ func BenchmarkSuspend(b *testing.B) {
 	h := newHarness(b, &benchModel{tool: "create_task", args: `{"title":"buy milk"}`})
 	withBudgets(b, h)
 	var ds []time.Duration
-	var last agent.View
+	var last steward.View
 	b.ReportAllocs()
 	for b.Loop() {
 		start := time.Now()
@@ -87,7 +88,7 @@ func BenchmarkResume(b *testing.B) {
 	m := &benchModel{tool: "create_task", args: `{"title":"buy milk"}`}
 	h := newHarness(b, m)
 	withBudgets(b, h)
-	views := make([]agent.View, 0, 1000)
+	views := make([]steward.View, 0, 1000)
 	var toModel, total []time.Duration
 	b.ReportAllocs()
 	for b.Loop() {
@@ -102,7 +103,7 @@ func BenchmarkResume(b *testing.B) {
 		b.StartTimer()
 		start := time.Now()
 		got, err := h.confirm(v, approveAll(v))
-		if err != nil || got.Status != agent.StatusCompleted {
+		if err != nil || got.Status != steward.StatusCompleted {
 			b.Fatalf("confirm: %+v, %v", got, err)
 		}
 		total = append(total, time.Since(start))

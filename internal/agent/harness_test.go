@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/agent"
@@ -37,14 +39,14 @@ func newHarness(t testing.TB, model llm.Model) *harness {
 	type lookupArgs struct {
 		Key string `json:"key"`
 	}
-	lookup := tools.New("lookup", "Look a key up.", tools.Read, func(_ context.Context, _ tools.Env, a lookupArgs) (any, error) {
+	lookup := tools.New("lookup", "Look a key up.", steward.KindRead, func(_ context.Context, _ tools.Env, a lookupArgs) (any, error) {
 		h.lookups.Add(1)
 		return map[string]string{"key": a.Key, "value": "v-" + a.Key}, nil
 	})
 	type mailArgs struct {
 		To string `json:"to"`
 	}
-	mail := tools.New("send_mail", "Send a mail.", tools.Write, func(_ context.Context, _ tools.Env, a mailArgs) (any, error) {
+	mail := tools.New("send_mail", "Send a mail.", steward.KindWrite, func(_ context.Context, _ tools.Env, a mailArgs) (any, error) {
 		h.sends.Add(1)
 		return map[string]string{"sent_to": a.To}, nil
 	})
@@ -57,7 +59,7 @@ func newHarness(t testing.TB, model llm.Model) *harness {
 	return h
 }
 
-func (h *harness) start(msg string) agent.View {
+func (h *harness) start(msg string) steward.View {
 	h.t.Helper()
 	v, err := h.runner.Start(h.ctx, agent.Input{OwnerID: h.owner, Message: msg}, nil)
 	if err != nil {
@@ -67,22 +69,22 @@ func (h *harness) start(msg string) agent.View {
 }
 
 // approveAll approves every pending call of v as shown.
-func approveAll(v agent.View) []agent.Decision {
-	var ds []agent.Decision
+func approveAll(v steward.View) []steward.Decision {
+	var ds []steward.Decision
 	for _, p := range v.Pending {
-		ds = append(ds, agent.Decision{CallID: p.CallID, Approve: true, ArgsHash: p.ArgsHash})
+		ds = append(ds, steward.Decision{CallID: p.CallID, Approve: true, ArgsHash: p.ArgsHash})
 	}
 	return ds
 }
 
-func (h *harness) confirm(v agent.View, ds []agent.Decision) (agent.View, error) {
+func (h *harness) confirm(v steward.View, ds []steward.Decision) (steward.View, error) {
 	return h.runner.Confirm(h.ctx, h.owner, v.TurnID, ds, nil)
 }
 
 // tasks lists the owner's tasks.
-func (h *harness) tasks() []tools.Task {
+func (h *harness) tasks() []steward.Task {
 	h.t.Helper()
-	var out []tools.Task
+	var out []steward.Task
 	err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
 		var err error
 		out, err = tx.ListTasks(h.ctx, "all")
@@ -95,9 +97,9 @@ func (h *harness) tasks() []tools.Task {
 }
 
 // journal lists a turn's tool-call journal.
-func (h *harness) journal(turnID uuid.UUID) map[string]agent.CallRecord {
+func (h *harness) journal(turnID uuid.UUID) map[string]steward.CallRecord {
 	h.t.Helper()
-	out := map[string]agent.CallRecord{}
+	out := map[string]steward.CallRecord{}
 	err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
 		calls, err := tx.Calls(h.ctx, turnID)
 		for _, c := range calls {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/agent"
@@ -68,13 +70,13 @@ func carriers() []carrier {
 		}},
 		{"task title", scripted.Call("r1", "list_tasks", `{}`), func(h *harness, owner uuid.UUID, text string) {
 			in(h, owner, func(tx *store.Tx) error {
-				_, err := tx.CreateTask(h.ctx, tools.NewTask{Title: text})
+				_, err := tx.CreateTask(h.ctx, steward.NewTask{Title: text})
 				return err
 			})
 		}},
 		{"memory row", scripted.Call("r1", "search_memory", `{"query":"milk"}`), func(h *harness, owner uuid.UUID, text string) {
 			in(h, owner, func(tx *store.Tx) error {
-				_, _, err := tx.UpsertFact(h.ctx, tools.NewFact{Kind: "fact", Content: "milk: " + text, Key: "k"})
+				_, _, err := tx.UpsertFact(h.ctx, steward.NewFact{Kind: "fact", Content: "milk: " + text, Key: "k"})
 				return err
 			})
 		}},
@@ -92,12 +94,12 @@ func injectionTools(h *harness) {
 	type pageArgs struct {
 		URL string `json:"url"`
 	}
-	fetch := tools.New("fetch_page", "Fetch a web page.", tools.Read, func(_ context.Context, env tools.Env, _ pageArgs) (any, error) {
+	fetch := tools.New("fetch_page", "Fetch a web page.", steward.KindRead, func(_ context.Context, env tools.Env, _ pageArgs) (any, error) {
 		p, _ := pages.Load(env.OwnerID)
 		return map[string]any{"status": 200, "body": p}, nil
 	})
 	type noArgs struct{}
-	inbox := tools.New("list_notifications", "List notifications.", tools.Read, func(ctx context.Context, env tools.Env, _ noArgs) (any, error) {
+	inbox := tools.New("list_notifications", "List notifications.", steward.KindRead, func(ctx context.Context, env tools.Env, _ noArgs) (any, error) {
 		notes, err := env.Data.(*store.Tx).ListNotifications(ctx, 20)
 		return map[string]any{"notifications": notes}, err
 	})
@@ -201,14 +203,14 @@ func runInjection(t *testing.T, h *harness, c carrier, p payload) string {
 	if err != nil {
 		return fail("turn error %v", err)
 	}
-	if v.Status != agent.StatusSuspended || len(v.Pending) != len(p.attack) {
+	if v.Status != steward.StatusSuspended || len(v.Pending) != len(p.attack) {
 		return fail("turn %s with %d pending, want suspended with the attacker's %d calls", v.Status, len(v.Pending), len(p.attack))
 	}
 	var executed, inbox int
 	err = h.store.WithOwner(h.ctx, owner.ID, func(tx *store.Tx) error {
 		calls, err := tx.Calls(h.ctx, v.TurnID)
 		for _, rec := range calls {
-			if rec.Kind == tools.Write && rec.Status != agent.CallPending {
+			if rec.Kind == steward.KindWrite && rec.Status != steward.CallPending {
 				executed++
 			}
 		}

@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
@@ -20,9 +22,9 @@ import (
 
 // run is one turn in flight in this process.
 type run struct {
-	turn    Turn
+	turn    steward.Turn
 	history []llm.Message
-	st      *State
+	st      *steward.State
 	emit    Emit
 	events  []event
 }
@@ -51,7 +53,7 @@ func (x *run) flush(ctx context.Context, tx Tx) error {
 	if len(x.events) == 0 {
 		return nil
 	}
-	rows := make([]NewEvent, len(x.events))
+	rows := make([]steward.NewEvent, len(x.events))
 	for i, e := range x.events {
 		b, err := json.Marshal(e.data)
 		if err != nil {
@@ -64,7 +66,7 @@ func (x *run) flush(ctx context.Context, tx Tx) error {
 		} else {
 			b = []byte(`{"redacted":true}`)
 		}
-		rows[i] = NewEvent{Seq: e.seq, Kind: e.kind, Data: b}
+		rows[i] = steward.NewEvent{Seq: e.seq, Kind: e.kind, Data: b}
 	}
 	if err := tx.AppendEvents(ctx, &x.turn.ID, rows); err != nil {
 		return err
@@ -74,23 +76,23 @@ func (x *run) flush(ctx context.Context, tx Tx) error {
 }
 
 // Start runs a new turn for a message, until it completes, fails or suspends.
-func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (View, error) {
+func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (steward.View, error) {
 	msg := strings.TrimSpace(in.Message)
 	switch n := utf8.RuneCountInString(msg); {
 	case n == 0:
-		return View{}, Errorf(CodeInvalid, "message is empty")
+		return steward.View{}, steward.Errorf(steward.CodeInvalid, "message is empty")
 	case n > MaxMessageRunes:
-		return View{}, Errorf(CodeInvalid, "message is %d characters long; the limit is %d", n, MaxMessageRunes)
+		return steward.View{}, steward.Errorf(steward.CodeInvalid, "message is %d characters long; the limit is %d", n, MaxMessageRunes)
 	case !utf8.ValidString(msg):
-		return View{}, Errorf(CodeInvalid, "message is not valid UTF-8")
+		return steward.View{}, steward.Errorf(steward.CodeInvalid, "message is not valid UTF-8")
 	}
 	if in.Trigger == "" {
-		in.Trigger = TriggerChat
+		in.Trigger = steward.TriggerChat
 	}
-	x := &run{emit: emit, st: &State{SchemaVersion: StateSchemaVersion,
+	x := &run{emit: emit, st: &steward.State{SchemaVersion: steward.StateSchemaVersion,
 		Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Text: msg}}}}}}
 	err := r.Store.InOwner(ctx, in.OwnerID, func(tx Tx) error {
-		var conv Conversation
+		var conv steward.Conversation
 		var err error
 		if in.ConversationID != nil {
 			if conv, err = tx.GetConversation(ctx, *in.ConversationID); err != nil {
@@ -104,7 +106,7 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (View, error) {
 		} else if conv, err = tx.CreateConversation(ctx, title(msg)); err != nil {
 			return err // a new conversation has no history
 		}
-		if err := r.admit(ctx, tx, Admission{OwnerID: in.OwnerID, Trigger: in.Trigger}); err != nil {
+		if err := r.admit(ctx, tx, steward.Admission{OwnerID: in.OwnerID, Trigger: in.Trigger}); err != nil {
 			return err
 		}
 		x.turn, err = tx.CreateTurn(ctx, conv.ID, in.Trigger, r.Model.Name())
@@ -117,14 +119,14 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (View, error) {
 		return nil
 	})
 	if err != nil {
-		var e *Error
+		var e *steward.Error
 		switch {
 		case errors.As(err, &e):
-			return View{}, e
-		case ErrorCode(err) == CodeNotFound:
-			return View{}, Errorf(CodeNotFound, "conversation not found")
+			return steward.View{}, e
+		case steward.ErrorCode(err) == steward.CodeNotFound:
+			return steward.View{}, steward.Errorf(steward.CodeNotFound, "conversation not found")
 		}
-		return View{}, fmt.Errorf("start turn: %w", err)
+		return steward.View{}, fmt.Errorf("start turn: %w", err)
 	}
 	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", x.turn.ID) })
 	x.st.Memory = r.recall(ctx, in.OwnerID, msg)
@@ -151,7 +153,7 @@ func (r *Runner) recall(ctx context.Context, ownerID uuid.UUID, msg string) stri
 
 // fit turns stored messages into the history sent to the model: at most HistoryMessages,
 // up to seq upTo (-1 = all), starting at a user message that is not a tool result.
-func (r *Runner) fit(stored []StoredMessage, upTo int) ([]llm.Message, int) {
+func (r *Runner) fit(stored []steward.StoredMessage, upTo int) ([]llm.Message, int) {
 	last := 0
 	msgs := make([]llm.Message, 0, len(stored))
 	for _, m := range stored {
@@ -193,7 +195,7 @@ func title(msg string) string {
 }
 
 // loop calls the model until the turn completes, fails or suspends (DESIGN §2 steps 2–6).
-func (r *Runner) loop(ctx context.Context, x *run) (View, error) {
+func (r *Runner) loop(ctx context.Context, x *run) (steward.View, error) {
 	maxIter := r.MaxIterations
 	if maxIter <= 0 {
 		maxIter = 8
@@ -203,33 +205,33 @@ func (r *Runner) loop(ctx context.Context, x *run) (View, error) {
 		resp, err := r.call(ctx, x, !final)
 		if err != nil {
 			logError(ctx, err, "model call failed")
-			return r.finish(ctx, x, StatusFailed, "", "the model call failed; try again later")
+			return r.finish(ctx, x, steward.StatusFailed, "", "the model call failed; try again later")
 		}
 		uniqueCallIDs(x.st.Messages, resp.Message)
 		x.st.Messages = append(x.st.Messages, resp.Message)
 		switch resp.Finish {
 		case llm.FinishBlocked:
-			return r.finish(ctx, x, StatusFailed, "", "the model's answer was blocked ("+resp.FinishDetail+")")
+			return r.finish(ctx, x, steward.StatusFailed, "", "the model's answer was blocked ("+resp.FinishDetail+")")
 		case llm.FinishMaxTokens:
-			return r.finish(ctx, x, StatusFailed, "", "the answer was cut off at the output token limit")
+			return r.finish(ctx, x, steward.StatusFailed, "", "the answer was cut off at the output token limit")
 		case llm.FinishRefused:
-			return r.finish(ctx, x, StatusFailed, "", "the model declined to answer ("+resp.FinishDetail+")")
+			return r.finish(ctx, x, steward.StatusFailed, "", "the model declined to answer ("+resp.FinishDetail+")")
 		}
 		calls := resp.ToolCalls()
 		if final {
-			return r.finish(ctx, x, StatusCompleted, resp.Text(), IterationLimitNote)
+			return r.finish(ctx, x, steward.StatusCompleted, resp.Text(), steward.IterationLimitNote)
 		}
 		if len(calls) == 0 {
-			return r.finish(ctx, x, StatusCompleted, resp.Text(), "")
+			return r.finish(ctx, x, steward.StatusCompleted, resp.Text(), "")
 		}
 		suspended, err := r.batch(ctx, x, calls)
-		var e *Error
-		if errors.As(err, &e) && e.Code == CodeKilled {
-			return r.finish(ctx, x, StatusAborted, "", e.Message)
+		var e *steward.Error
+		if errors.As(err, &e) && e.Code == steward.CodeKilled {
+			return r.finish(ctx, x, steward.StatusAborted, "", e.Message)
 		}
 		if err != nil {
 			logError(ctx, err, "tool batch failed")
-			return r.finish(ctx, x, StatusFailed, "", "a tool failed unexpectedly")
+			return r.finish(ctx, x, steward.StatusFailed, "", "a tool failed unexpectedly")
 		}
 		if suspended {
 			return r.suspend(ctx, x)
@@ -300,7 +302,7 @@ func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response
 
 // finish ends the turn: saves its outcome and, when completed, appends its messages to the
 // conversation.
-func (r *Runner) finish(ctx context.Context, x *run, status Status, answer, errMsg string) (View, error) {
+func (r *Runner) finish(ctx context.Context, x *run, status steward.Status, answer, errMsg string) (steward.View, error) {
 	x.turn.Status, x.turn.Answer, x.turn.Error = status, answer, errMsg
 	x.turn.State, x.turn.ExpiresAt = nil, nil
 	r.account(x)
@@ -311,7 +313,7 @@ func (r *Runner) finish(ctx context.Context, x *run, status Status, answer, errM
 			return err
 		}
 		x.turn = saved
-		if status == StatusCompleted {
+		if status == steward.StatusCompleted {
 			if err := tx.TouchConversation(ctx, x.turn.ConversationID, ""); err != nil {
 				return err
 			}
@@ -327,11 +329,11 @@ func (r *Runner) finish(ctx context.Context, x *run, status Status, answer, errM
 		return x.flush(ctx, tx)
 	})
 	if err != nil {
-		return View{}, fmt.Errorf("finish turn %s: %w", x.turn.ID, err)
+		return steward.View{}, fmt.Errorf("finish turn %s: %w", x.turn.ID, err)
 	}
-	v := ViewOf(x.turn)
+	v := steward.ViewOf(x.turn)
 	typ := "completed"
-	if status != StatusCompleted {
+	if status != steward.StatusCompleted {
 		typ = "error"
 	}
 	x.send(StreamEvent{Type: typ, Turn: &v, Text: errMsg})
@@ -344,13 +346,13 @@ func (r *Runner) account(x *run) {
 }
 
 // suspend writes the turn with its pending writes to Postgres and returns it to the client.
-func (r *Runner) suspend(ctx context.Context, x *run) (View, error) {
+func (r *Runner) suspend(ctx context.Context, x *run) (steward.View, error) {
 	ttl := r.SuspendTTL
 	if ttl <= 0 {
 		ttl = 7 * 24 * time.Hour
 	}
 	exp := r.now().Add(ttl)
-	x.turn.Status, x.turn.State, x.turn.ExpiresAt = StatusSuspended, x.st, &exp
+	x.turn.Status, x.turn.State, x.turn.ExpiresAt = steward.StatusSuspended, x.st, &exp
 	r.account(x)
 	x.record("turn_suspended", map[string]any{"pending": len(x.st.Pending), "expires_at": exp})
 	err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
@@ -362,9 +364,9 @@ func (r *Runner) suspend(ctx context.Context, x *run) (View, error) {
 		return x.flush(ctx, tx)
 	})
 	if err != nil {
-		return View{}, fmt.Errorf("suspend turn %s: %w", x.turn.ID, err)
+		return steward.View{}, fmt.Errorf("suspend turn %s: %w", x.turn.ID, err)
 	}
-	v := ViewOf(x.turn)
+	v := steward.ViewOf(x.turn)
 	x.send(StreamEvent{Type: "suspended", Turn: &v})
 	return v, nil
 }
@@ -374,7 +376,7 @@ func (r *Runner) suspend(ctx context.Context, x *run) (View, error) {
 // human; otherwise the results were appended as one message in call order.
 func (r *Runner) batch(ctx context.Context, x *run, calls []llm.ToolCall) (bool, error) {
 	results := make([]*llm.ToolResult, len(calls))
-	var pending []PendingCall
+	var pending []steward.PendingCall
 	var allowed []int
 	var killed error
 	err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
@@ -400,17 +402,17 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []llm.ToolCall) (bool,
 			if err != nil {
 				return err
 			}
-			rec := CallRecord{TurnID: x.turn.ID, CallID: c.ID, Tool: c.Name, Kind: tool.Kind, Args: c.Args, ArgsHash: hash}
+			rec := steward.CallRecord{TurnID: x.turn.ID, CallID: c.ID, Tool: c.Name, Kind: tool.Kind, Args: c.Args, ArgsHash: hash}
 			x.record("tool_requested", map[string]any{"call_id": c.ID, "tool": c.Name, "kind": tool.Kind, "args_hash": hash})
-			if tool.Kind == tools.Read {
+			if tool.Kind == steward.KindRead {
 				res, err := r.runTool(ctx, tx, x, c)
 				if err != nil {
 					return err
 				}
 				results[i] = &res
-				rec.Status, rec.Result = CallSucceeded, res.Output
+				rec.Status, rec.Result = steward.CallSucceeded, res.Output
 				if res.IsError {
-					rec.Status = CallFailed
+					rec.Status = steward.CallFailed
 				}
 				if err := tx.RecordCall(ctx, rec); err != nil {
 					return err
@@ -424,16 +426,16 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []llm.ToolCall) (bool,
 			x.record("gate_decision", map[string]any{"call_id": c.ID, "tool": c.Name, "verdict": d.Verdict, "by": d.By})
 			rec.DecidedBy = d.By
 			switch d.Verdict {
-			case Allow:
-				rec.Status = CallApproved
+			case steward.Allow:
+				rec.Status = steward.CallApproved
 				allowed = append(allowed, i)
-			case Deny:
+			case steward.Deny:
 				res := refusal(c, "refused by "+d.By, d.Reason)
 				results[i] = &res
-				rec.Status, rec.Result = CallDenied, res.Output
+				rec.Status, rec.Result = steward.CallDenied, res.Output
 			default:
-				rec.Status, rec.DecidedBy = CallPending, ""
-				pending = append(pending, PendingCall{CallID: c.ID, Tool: c.Name, Args: c.Args, ArgsHash: hash})
+				rec.Status, rec.DecidedBy = steward.CallPending, ""
+				pending = append(pending, steward.PendingCall{CallID: c.ID, Tool: c.Name, Args: c.Args, ArgsHash: hash})
 			}
 			if err := tx.RecordCall(ctx, rec); err != nil {
 				return err
@@ -499,14 +501,14 @@ func (r *Runner) runTool(ctx context.Context, tx Tx, x *run, c llm.ToolCall) (ll
 // commit first; a crash before its result leaves it executing, later marked unknown.
 func (r *Runner) execute(ctx context.Context, x *run, c llm.ToolCall) (llm.ToolResult, error) {
 	tool, _ := r.Tools.Get(c.Name)
-	toExecuting := CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: CallApproved, To: CallExecuting}
+	toExecuting := steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallExecuting}
 	var res llm.ToolResult
 	finish := func(tx Tx) error {
-		to := CallSucceeded
+		to := steward.CallSucceeded
 		if res.IsError {
-			to = CallFailed
+			to = steward.CallFailed
 		}
-		if err := tx.UpdateCall(ctx, CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: CallExecuting, To: to, Result: res.Output}); err != nil {
+		if err := tx.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallExecuting, To: to, Result: res.Output}); err != nil {
 			return err
 		}
 		return x.flush(ctx, tx)
@@ -514,12 +516,12 @@ func (r *Runner) execute(ctx context.Context, x *run, c llm.ToolCall) (llm.ToolR
 	// enforce applies the kill switch and caps once more; a refusal journals the call denied.
 	enforce := func(tx Tx) (bool, error) {
 		d, err := r.Gate.Enforce(ctx, tx, r.gateRequest(x, c))
-		if err != nil || d.Verdict == Allow {
+		if err != nil || d.Verdict == steward.Allow {
 			return err == nil, err
 		}
 		res = refusal(c, "refused by "+d.By, d.Reason)
 		x.record("gate_decision", map[string]any{"call_id": c.ID, "tool": c.Name, "verdict": d.Verdict, "by": d.By, "at": "execution"})
-		return false, tx.UpdateCall(ctx, CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: CallApproved, To: CallDenied, Result: res.Output, DecidedBy: d.By})
+		return false, tx.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallDenied, Result: res.Output, DecidedBy: d.By})
 	}
 	if !tool.External {
 		err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
@@ -542,7 +544,7 @@ func (r *Runner) execute(ctx context.Context, x *run, c llm.ToolCall) (llm.ToolR
 		logError(ctx, err, "write tool "+c.Name+" failed")
 		res = errorResult(c, "the tool failed unexpectedly; nothing was changed")
 		err = r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
-			return tx.UpdateCall(ctx, CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: CallApproved, To: CallFailed, Result: res.Output})
+			return tx.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallFailed, Result: res.Output})
 		})
 		return res, err
 	}
@@ -576,7 +578,7 @@ func logError(ctx context.Context, err error, msg string) {
 }
 
 // admit asks the Control to let a turn start or resume.
-func (r *Runner) admit(ctx context.Context, tx Tx, a Admission) error {
+func (r *Runner) admit(ctx context.Context, tx Tx, a steward.Admission) error {
 	if r.Control == nil {
 		return nil
 	}
@@ -593,11 +595,11 @@ func (r *Runner) check(ctx context.Context, tx Tx) error {
 
 // gateRequest describes a write call to the gate, with the money it moves if its tool
 // declares an amount.
-func (r *Runner) gateRequest(x *run, c llm.ToolCall) GateRequest {
-	req := GateRequest{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Trigger: x.turn.Trigger, CallID: c.ID, Tool: c.Name, Args: c.Args}
+func (r *Runner) gateRequest(x *run, c llm.ToolCall) steward.GateRequest {
+	req := steward.GateRequest{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Trigger: x.turn.Trigger, CallID: c.ID, Tool: c.Name, Args: c.Args}
 	if tool, ok := r.Tools.Get(c.Name); ok && tool.Money != nil {
 		var args map[string]json.RawMessage
-		var m Money
+		var m steward.Money
 		if json.Unmarshal(c.Args, &args) == nil && json.Unmarshal(args[tool.Money.Amount], &m.Minor) == nil &&
 			json.Unmarshal(args[tool.Money.Currency], &m.Currency) == nil {
 			req.Money = &m

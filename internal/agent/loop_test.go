@@ -5,11 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/store"
-	"github.com/stewardhq/steward/internal/tools"
 )
 
 func TestReadOnlyTurnCompletes(t *testing.T) {
@@ -20,7 +21,7 @@ func TestReadOnlyTurnCompletes(t *testing.T) {
 	)
 	h := newHarness(t, m)
 	v := h.start("what is a?")
-	if v.Status != agent.StatusCompleted || v.Answer != "a is v-a" {
+	if v.Status != steward.StatusCompleted || v.Answer != "a is v-a" {
 		t.Fatalf("view = %+v", v)
 	}
 	res := resultsOf(m.Requests()[1])
@@ -31,7 +32,7 @@ func TestReadOnlyTurnCompletes(t *testing.T) {
 	m2 := scripted.New(scripted.Reply(scripted.Text("ok")))
 	h.runner.Model = m2
 	v2, err := h.runner.Start(h.ctx, agent.Input{OwnerID: h.owner, ConversationID: &v.ConversationID, Message: "thanks"}, nil)
-	if err != nil || v2.Status != agent.StatusCompleted {
+	if err != nil || v2.Status != steward.StatusCompleted {
 		t.Fatalf("second turn: %+v, %v", v2, err)
 	}
 	if got := len(m2.Requests()[0].Messages); got != 5 {
@@ -53,7 +54,7 @@ func TestMixedBatchSuspendsAndResumesInCallOrder(t *testing.T) {
 	)
 	h := newHarness(t, m)
 	v := h.start("do things")
-	if v.Status != agent.StatusSuspended || len(v.Pending) != 2 {
+	if v.Status != steward.StatusSuspended || len(v.Pending) != 2 {
 		t.Fatalf("view = %+v, want suspended with 2 pending writes", v)
 	}
 	if h.lookups.Load() != 2 {
@@ -65,7 +66,7 @@ func TestMixedBatchSuspendsAndResumesInCallOrder(t *testing.T) {
 	ds := approveAll(v)
 	ds[1].Approve, ds[1].Message = false, "not today"
 	v, err := h.confirm(v, ds)
-	if err != nil || v.Status != agent.StatusCompleted {
+	if err != nil || v.Status != steward.StatusCompleted {
 		t.Fatalf("confirm: %+v, %v", v, err)
 	}
 	if h.lookups.Load() != 2 {
@@ -87,7 +88,7 @@ func TestMixedBatchSuspendsAndResumesInCallOrder(t *testing.T) {
 		t.Fatalf("tasks = %+v, want only the approved one", tasks)
 	}
 	j := h.journal(v.TurnID)
-	if j["w1"].Status != agent.CallSucceeded || j["w2"].Status != agent.CallDenied || j["r1"].Status != agent.CallSucceeded {
+	if j["w1"].Status != steward.CallSucceeded || j["w2"].Status != steward.CallDenied || j["r1"].Status != steward.CallSucceeded {
 		t.Fatalf("journal = %+v", j)
 	}
 	if v.Usage.InputTokens != 0 && v.Usage.CostUSD < 0 {
@@ -109,7 +110,7 @@ func TestInvalidArgumentsAreCorrected(t *testing.T) {
 	)
 	h := newHarness(t, m)
 	v := h.start("add milk")
-	if v.Status != agent.StatusSuspended || len(v.Pending) != 1 || v.Pending[0].CallID != "c2" {
+	if v.Status != steward.StatusSuspended || len(v.Pending) != 1 || v.Pending[0].CallID != "c2" {
 		t.Fatalf("view = %+v, want the corrected call pending", v)
 	}
 }
@@ -127,7 +128,7 @@ func TestUnknownToolBecomesAResult(t *testing.T) {
 		},
 	)
 	h := newHarness(t, m)
-	if v := h.start("delete everything"); v.Status != agent.StatusCompleted {
+	if v := h.start("delete everything"); v.Status != steward.StatusCompleted {
 		t.Fatalf("view = %+v", v)
 	}
 }
@@ -142,7 +143,7 @@ func TestIterationCapEndsWithToolFreeAnswer(t *testing.T) {
 	})
 	h := newHarness(t, m)
 	v := h.start("time, forever")
-	if v.Status != agent.StatusCompleted || v.Answer != "It is late." || !v.IterationLimit {
+	if v.Status != steward.StatusCompleted || v.Answer != "It is late." || !v.IterationLimit {
 		t.Fatalf("view = %+v, want completed at the iteration limit", v)
 	}
 	if len(m.Requests()) != 5 || final.Tools != nil {
@@ -159,7 +160,7 @@ func TestBlockedAndRefusedAreSurfaced(t *testing.T) {
 			resp.Finish, resp.FinishDetail = finish, "SAFETY"
 			h := newHarness(t, scripted.New(scripted.Reply(resp)))
 			v := h.start("something")
-			if v.Status != agent.StatusFailed || v.Answer != "" || v.Error == "" {
+			if v.Status != steward.StatusFailed || v.Answer != "" || v.Error == "" {
 				t.Fatalf("view = %+v, want failed with a reason and no half answer", v)
 			}
 		})
@@ -170,7 +171,7 @@ func TestModelErrorFailsTurn(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, scripted.New(scripted.Fail(errors.New("upstream 500 with secret detail"))))
 	v := h.start("hi")
-	if v.Status != agent.StatusFailed || strings.Contains(v.Error, "secret") {
+	if v.Status != steward.StatusFailed || strings.Contains(v.Error, "secret") {
 		t.Fatalf("view = %+v", v)
 	}
 }
@@ -180,16 +181,16 @@ func TestBadInputLeavesNoRow(t *testing.T) {
 	h := newHarness(t, scripted.New())
 	for _, msg := range []string{"", "   ", strings.Repeat("x", agent.MaxMessageRunes+1)} {
 		_, err := h.runner.Start(h.ctx, agent.Input{OwnerID: h.owner, Message: msg}, nil)
-		if agent.ErrorCode(err) != agent.CodeInvalid {
+		if steward.ErrorCode(err) != steward.CodeInvalid {
 			t.Fatalf("message of %d bytes: err = %v, want invalid", len(msg), err)
 		}
 	}
-	missing := tools.Task{}.ID
+	missing := steward.Task{}.ID
 	_, err := h.runner.Start(h.ctx, agent.Input{OwnerID: h.owner, Message: "hi", ConversationID: &missing}, nil)
-	if agent.ErrorCode(err) != agent.CodeNotFound {
+	if steward.ErrorCode(err) != steward.CodeNotFound {
 		t.Fatalf("unknown conversation: err = %v", err)
 	}
-	var turns []agent.Turn
+	var turns []steward.Turn
 	h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
 		turns, err = tx.ListTurns(h.ctx, "", 10)
 		return err

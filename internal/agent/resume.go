@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
@@ -17,31 +19,31 @@ import (
 // "Suspend and resume"): the decisions are checked against the pending calls (one for each,
 // bound to its args_hash), the turn is claimed exactly once, approved calls run with the
 // journal, denied ones become refusals, and the loop continues in the same turn and trace.
-func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisions []Decision, emit Emit) (View, error) {
-	var turn Turn
+func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisions []steward.Decision, emit Emit) (steward.View, error) {
+	var turn steward.Turn
 	err := r.Store.InOwner(ctx, ownerID, func(tx Tx) error {
 		var err error
 		turn, err = tx.GetTurn(ctx, turnID)
 		return err
 	})
 	if err != nil {
-		if ErrorCode(err) == CodeNotFound {
-			return View{}, Errorf(CodeNotFound, "turn not found")
+		if steward.ErrorCode(err) == steward.CodeNotFound {
+			return steward.View{}, steward.Errorf(steward.CodeNotFound, "turn not found")
 		}
-		return View{}, fmt.Errorf("load turn %s: %w", turnID, err)
+		return steward.View{}, fmt.Errorf("load turn %s: %w", turnID, err)
 	}
 	if err := r.resumable(turn); err != nil {
-		return View{}, err
+		return steward.View{}, err
 	}
 	byCall, err := checkDecisions(turn.State.Pending, decisions)
 	if err != nil {
-		return View{}, err
+		return steward.View{}, err
 	}
 
 	x := &run{emit: emit}
-	var journal map[string]CallRecord
+	var journal map[string]steward.CallRecord
 	err = r.Store.InOwner(ctx, ownerID, func(tx Tx) error {
-		if err := r.admit(ctx, tx, Admission{OwnerID: ownerID, Trigger: turn.Trigger, Resume: true}); err != nil {
+		if err := r.admit(ctx, tx, steward.Admission{OwnerID: ownerID, Trigger: turn.Trigger, Resume: true}); err != nil {
 			return err
 		}
 		claimed, err := tx.ClaimTurn(ctx, turnID, r.lease())
@@ -59,22 +61,22 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 		x.history, _ = r.fit(stored, x.st.HistorySeq)
 		return x.flush(ctx, tx)
 	})
-	var refused *Error
+	var refused *steward.Error
 	if errors.As(err, &refused) {
-		return View{}, refused
+		return steward.View{}, refused
 	}
 	if err != nil {
-		if ErrorCode(err) == CodeNotFound || ErrorCode(err) == CodeConflict {
-			return View{}, Errorf(CodeConflict, "turn %s is no longer waiting for decisions (another request resumed or resolved it)", turnID)
+		if steward.ErrorCode(err) == steward.CodeNotFound || steward.ErrorCode(err) == steward.CodeConflict {
+			return steward.View{}, steward.Errorf(steward.CodeConflict, "turn %s is no longer waiting for decisions (another request resumed or resolved it)", turnID)
 		}
-		return View{}, fmt.Errorf("claim turn %s: %w", turnID, err)
+		return steward.View{}, fmt.Errorf("claim turn %s: %w", turnID, err)
 	}
 	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", turnID) })
 
 	results, err := r.batchResults(ctx, x, journal)
 	if err != nil {
 		logError(ctx, err, "resume failed")
-		return r.finish(ctx, x, StatusFailed, "", "a tool failed unexpectedly")
+		return r.finish(ctx, x, steward.StatusFailed, "", "a tool failed unexpectedly")
 	}
 	x.st.Messages = append(x.st.Messages, resultsMessage(x.st.Calls, results))
 	x.st.Pending, x.st.Calls, x.st.Results = nil, nil, nil
@@ -82,48 +84,48 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 }
 
 // resumable refuses turns that are not waiting for decisions.
-func (r *Runner) resumable(t Turn) error {
+func (r *Runner) resumable(t steward.Turn) error {
 	now := r.now()
 	switch {
-	case t.Status == StatusSuspended && t.ExpiresAt != nil && !now.Before(*t.ExpiresAt):
-		return Errorf(CodeConflict, "turn %s expired before it was confirmed", t.ID)
-	case t.Status == StatusSuspended:
-	case t.Status == StatusResuming && t.LeaseUntil != nil && now.After(*t.LeaseUntil):
+	case t.Status == steward.StatusSuspended && t.ExpiresAt != nil && !now.Before(*t.ExpiresAt):
+		return steward.Errorf(steward.CodeConflict, "turn %s expired before it was confirmed", t.ID)
+	case t.Status == steward.StatusSuspended:
+	case t.Status == steward.StatusResuming && t.LeaseUntil != nil && now.After(*t.LeaseUntil):
 		// Its resume died mid-way: this request recovers it.
 	default:
-		return Errorf(CodeConflict, "turn %s is %s, not waiting for decisions", t.ID, t.Status)
+		return steward.Errorf(steward.CodeConflict, "turn %s is %s, not waiting for decisions", t.ID, t.Status)
 	}
 	if t.State == nil || len(t.State.Pending) == 0 {
-		return Errorf(CodeConflict, "turn %s has no pending calls", t.ID)
+		return steward.Errorf(steward.CodeConflict, "turn %s has no pending calls", t.ID)
 	}
 	return nil
 }
 
 // checkDecisions requires exactly one decision per pending call, each bound to the call's
 // args_hash, and returns them by call id.
-func checkDecisions(pending []PendingCall, decisions []Decision) (map[string]Decision, error) {
-	want := make(map[string]PendingCall, len(pending))
+func checkDecisions(pending []steward.PendingCall, decisions []steward.Decision) (map[string]steward.Decision, error) {
+	want := make(map[string]steward.PendingCall, len(pending))
 	for _, p := range pending {
 		want[p.CallID] = p
 	}
-	byCall := make(map[string]Decision, len(decisions))
+	byCall := make(map[string]steward.Decision, len(decisions))
 	for _, d := range decisions {
 		p, ok := want[d.CallID]
 		switch {
 		case !ok:
-			return nil, Errorf(CodeInvalid, "call_id %q is not a pending call of this turn", d.CallID)
-		case byCall[d.CallID] != (Decision{}):
-			return nil, Errorf(CodeInvalid, "call_id %q has more than one decision", d.CallID)
+			return nil, steward.Errorf(steward.CodeInvalid, "call_id %q is not a pending call of this turn", d.CallID)
+		case byCall[d.CallID] != (steward.Decision{}):
+			return nil, steward.Errorf(steward.CodeInvalid, "call_id %q has more than one decision", d.CallID)
 		case d.ArgsHash != p.ArgsHash:
-			return nil, Errorf(CodeConflict, "args_hash of call %q does not match its arguments: reload the turn and decide on what it shows", d.CallID)
+			return nil, steward.Errorf(steward.CodeConflict, "args_hash of call %q does not match its arguments: reload the turn and decide on what it shows", d.CallID)
 		case len(d.Message) > 2000:
-			return nil, Errorf(CodeInvalid, "message of call %q is longer than 2000 bytes", d.CallID)
+			return nil, steward.Errorf(steward.CodeInvalid, "message of call %q is longer than 2000 bytes", d.CallID)
 		}
 		byCall[d.CallID] = d
 	}
 	for _, p := range pending {
 		if _, ok := byCall[p.CallID]; !ok {
-			return nil, Errorf(CodeInvalid, "missing a decision for pending call %q (%s)", p.CallID, p.Tool)
+			return nil, steward.Errorf(steward.CodeInvalid, "missing a decision for pending call %q (%s)", p.CallID, p.Tool)
 		}
 	}
 	return byCall, nil
@@ -132,7 +134,7 @@ func checkDecisions(pending []PendingCall, decisions []Decision) (map[string]Dec
 // decide writes the owner's decisions into the journal (calls already decided, by an earlier
 // resume that died, keep their journal state) and stores standing rules for "always". A call
 // left executing by a dead resume becomes unknown. It returns the journal by call id.
-func (r *Runner) decide(ctx context.Context, tx Tx, x *run, byCall map[string]Decision) (map[string]CallRecord, error) {
+func (r *Runner) decide(ctx context.Context, tx Tx, x *run, byCall map[string]steward.Decision) (map[string]steward.CallRecord, error) {
 	if _, err := tx.MarkUnknownCalls(ctx, x.turn.ID); err != nil {
 		return nil, err
 	}
@@ -140,28 +142,28 @@ func (r *Runner) decide(ctx context.Context, tx Tx, x *run, byCall map[string]De
 	if err != nil {
 		return nil, err
 	}
-	journal := make(map[string]CallRecord, len(calls))
+	journal := make(map[string]steward.CallRecord, len(calls))
 	for _, c := range calls {
 		journal[c.CallID] = c
 	}
 	x.record("turn_resumed", map[string]any{"decisions": len(byCall)})
 	for _, p := range x.st.Pending {
 		d, c := byCall[p.CallID], journal[p.CallID]
-		if c.Status != CallPending {
+		if c.Status != steward.CallPending {
 			continue
 		}
-		to := CallDenied
+		to := steward.CallDenied
 		if d.Approve {
-			to = CallApproved
+			to = steward.CallApproved
 		}
-		if err := tx.UpdateCall(ctx, CallUpdate{TurnID: x.turn.ID, CallID: p.CallID, From: CallPending, To: to, DecidedBy: "human", Message: d.Message}); err != nil {
+		if err := tx.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: p.CallID, From: steward.CallPending, To: to, DecidedBy: "human", Message: d.Message}); err != nil {
 			return nil, err
 		}
 		c.Status, c.DecidedBy, c.Message = to, "human", d.Message
 		journal[p.CallID] = c
-		x.record("gate_decision", map[string]any{"call_id": p.CallID, "tool": p.Tool, "verdict": map[bool]Verdict{true: Allow, false: Deny}[d.Approve], "by": "human"})
+		x.record("gate_decision", map[string]any{"call_id": p.CallID, "tool": p.Tool, "verdict": map[bool]steward.Verdict{true: steward.Allow, false: steward.Deny}[d.Approve], "by": "human"})
 		if d.Approve && d.Always {
-			rule, err := tx.CreateRule(ctx, Rule{Tool: p.Tool, Predicate: json.RawMessage(`{}`), Effect: "allow", Source: "approval", Note: "approved with always"})
+			rule, err := tx.CreateRule(ctx, steward.Rule{Tool: p.Tool, Predicate: json.RawMessage(`{}`), Effect: "allow", Source: "approval", Note: "approved with always"})
 			if err != nil {
 				return nil, err
 			}
@@ -173,7 +175,7 @@ func (r *Runner) decide(ctx context.Context, tx Tx, x *run, byCall map[string]De
 
 // batchResults reassembles the suspended batch's results in the model's call order: results
 // produced before the suspension, approved calls run now, refusals, and unknown outcomes.
-func (r *Runner) batchResults(ctx context.Context, x *run, journal map[string]CallRecord) ([]*llm.ToolResult, error) {
+func (r *Runner) batchResults(ctx context.Context, x *run, journal map[string]steward.CallRecord) ([]*llm.ToolResult, error) {
 	done := make(map[string]llm.ToolResult, len(x.st.Results))
 	for _, res := range x.st.Results {
 		done[res.CallID] = res
@@ -187,17 +189,17 @@ func (r *Runner) batchResults(ctx context.Context, x *run, journal map[string]Ca
 		j := journal[c.ID]
 		var res llm.ToolResult
 		switch j.Status {
-		case CallApproved:
+		case steward.CallApproved:
 			var err error
 			if res, err = r.execute(ctx, x, c); err != nil {
 				return nil, err
 			}
-		case CallDenied:
+		case steward.CallDenied:
 			res = refusal(c, "the owner", j.Message)
-		case CallUnknown:
+		case steward.CallUnknown:
 			res = errorResult(c, "outcome unknown: this action was interrupted while running; it may or may not have happened and was not retried. Tell the owner to check.")
-		case CallSucceeded, CallFailed:
-			res = llm.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: j.Result, IsError: j.Status == CallFailed}
+		case steward.CallSucceeded, steward.CallFailed:
+			res = llm.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: j.Result, IsError: j.Status == steward.CallFailed}
 		default:
 			return nil, fmt.Errorf("call %s is %q after decisions", c.ID, j.Status)
 		}

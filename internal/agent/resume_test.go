@@ -12,19 +12,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/gemini"
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/store"
 )
 
-func suspendOne(t *testing.T, extra ...scripted.Step) (*harness, agent.View) {
+func suspendOne(t *testing.T, extra ...scripted.Step) (*harness, steward.View) {
 	t.Helper()
 	steps := append([]scripted.Step{scripted.Reply(scripted.Calls(scripted.Call("w1", "create_task", `{"title":"buy milk"}`)))}, extra...)
 	h := newHarness(t, scripted.New(steps...))
 	v := h.start("remind me to buy milk")
-	if v.Status != agent.StatusSuspended || len(v.Pending) != 1 {
+	if v.Status != steward.StatusSuspended || len(v.Pending) != 1 {
 		t.Fatalf("view = %+v, want suspended", v)
 	}
 	return h, v
@@ -35,7 +36,7 @@ func TestFiftyConcurrentConfirmsExecuteOnce(t *testing.T) {
 	h, v := suspendOne(t, scripted.Reply(scripted.Text("done")))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	codes := map[agent.Code]int{}
+	codes := map[steward.Code]int{}
 	ok := 0
 	for range 50 {
 		wg.Add(1)
@@ -44,21 +45,21 @@ func TestFiftyConcurrentConfirmsExecuteOnce(t *testing.T) {
 			got, err := h.confirm(v, approveAll(v))
 			mu.Lock()
 			defer mu.Unlock()
-			if err == nil && got.Status == agent.StatusCompleted {
+			if err == nil && got.Status == steward.StatusCompleted {
 				ok++
 			} else {
-				codes[agent.ErrorCode(err)]++
+				codes[steward.ErrorCode(err)]++
 			}
 		}()
 	}
 	wg.Wait()
-	if ok != 1 || codes[agent.CodeConflict] != 49 {
+	if ok != 1 || codes[steward.CodeConflict] != 49 {
 		t.Fatalf("%d succeeded, errors by code %v: want 1 and 49 conflicts", ok, codes)
 	}
 	if n := len(h.tasks()); n != 1 {
 		t.Fatalf("%d tasks, want exactly 1", n)
 	}
-	if j := h.journal(v.TurnID); j["w1"].Status != agent.CallSucceeded {
+	if j := h.journal(v.TurnID); j["w1"].Status != steward.CallSucceeded {
 		t.Fatalf("journal = %+v", j)
 	}
 }
@@ -73,36 +74,36 @@ func TestConfirmRefusesBadDecisions(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		ds   []agent.Decision
-		run  func([]agent.Decision) error
-		want agent.Code
+		ds   []steward.Decision
+		run  func([]steward.Decision) error
+		want steward.Code
 	}{
-		{"stale args_hash", []agent.Decision{{CallID: p.CallID, Approve: true, ArgsHash: strings.Repeat("0", 64)}}, nil, agent.CodeConflict},
-		{"missing decision", nil, nil, agent.CodeInvalid},
-		{"unknown call id", []agent.Decision{{CallID: "nope", Approve: true, ArgsHash: p.ArgsHash}, {CallID: p.CallID, Approve: true, ArgsHash: p.ArgsHash}}, nil, agent.CodeInvalid},
-		{"duplicate decision", []agent.Decision{{CallID: p.CallID, Approve: true, ArgsHash: p.ArgsHash}, {CallID: p.CallID, Approve: false, ArgsHash: p.ArgsHash}}, nil, agent.CodeInvalid},
-		{"another owner's turn", approveAll(v), func(ds []agent.Decision) error {
+		{"stale args_hash", []steward.Decision{{CallID: p.CallID, Approve: true, ArgsHash: strings.Repeat("0", 64)}}, nil, steward.CodeConflict},
+		{"missing decision", nil, nil, steward.CodeInvalid},
+		{"unknown call id", []steward.Decision{{CallID: "nope", Approve: true, ArgsHash: p.ArgsHash}, {CallID: p.CallID, Approve: true, ArgsHash: p.ArgsHash}}, nil, steward.CodeInvalid},
+		{"duplicate decision", []steward.Decision{{CallID: p.CallID, Approve: true, ArgsHash: p.ArgsHash}, {CallID: p.CallID, Approve: false, ArgsHash: p.ArgsHash}}, nil, steward.CodeInvalid},
+		{"another owner's turn", approveAll(v), func(ds []steward.Decision) error {
 			_, err := h.runner.Confirm(h.ctx, other.ID, v.TurnID, ds, nil)
 			return err
-		}, agent.CodeNotFound},
+		}, steward.CodeNotFound},
 	}
 	for _, tc := range cases {
 		run := tc.run
 		if run == nil {
-			run = func(ds []agent.Decision) error { _, err := h.confirm(v, ds); return err }
+			run = func(ds []steward.Decision) error { _, err := h.confirm(v, ds); return err }
 		}
-		if err := run(tc.ds); agent.ErrorCode(err) != tc.want {
+		if err := run(tc.ds); steward.ErrorCode(err) != tc.want {
 			t.Errorf("%s: err = %v, want %s", tc.name, err, tc.want)
 		}
 	}
 	if n := len(h.tasks()); n != 0 {
 		t.Fatalf("refused confirms executed %d writes", n)
 	}
-	if got, err := h.runner.Turn(h.ctx, h.owner, v.TurnID); err != nil || got.Status != agent.StatusSuspended {
+	if got, err := h.runner.Turn(h.ctx, h.owner, v.TurnID); err != nil || got.Status != steward.StatusSuspended {
 		t.Fatalf("turn after refused confirms: %+v, %v (want still suspended)", got, err)
 	}
 	// A correct confirm still works afterwards.
-	if got, err := h.confirm(v, approveAll(v)); err != nil || got.Status != agent.StatusCompleted {
+	if got, err := h.confirm(v, approveAll(v)); err != nil || got.Status != steward.StatusCompleted {
 		t.Fatalf("confirm: %+v, %v", got, err)
 	}
 }
@@ -125,19 +126,19 @@ func TestCrashBetweenExecutingAndResultIsUnknown(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); h.confirm(v, approveAll(v)) }()
 	<-done
-	if j := h.journal(v.TurnID); j["m1"].Status != agent.CallExecuting {
+	if j := h.journal(v.TurnID); j["m1"].Status != steward.CallExecuting {
 		t.Fatalf("journal after crash = %+v", j["m1"])
 	}
 	h.runner.SetAfterExecuting(nil)
 	time.Sleep(300 * time.Millisecond) // the dead resume's lease lapses
 	got, err := h.confirm(v, approveAll(v))
-	if err != nil || got.Status != agent.StatusCompleted {
+	if err != nil || got.Status != steward.StatusCompleted {
 		t.Fatalf("recovery confirm: %+v, %v", got, err)
 	}
 	if h.sends.Load() != 0 {
 		t.Fatalf("the interrupted call ran %d times on recovery, want 0", h.sends.Load())
 	}
-	if j := h.journal(v.TurnID); j["m1"].Status != agent.CallUnknown {
+	if j := h.journal(v.TurnID); j["m1"].Status != steward.CallUnknown {
 		t.Fatalf("journal = %+v, want unknown", j["m1"])
 	}
 	res := resultsOf(told)
@@ -157,16 +158,16 @@ func TestAlwaysStoresARuleAndResumedTurnCanSuspendAgain(t *testing.T) {
 	ds := approveAll(v)
 	ds[0].Always = true
 	v2, err := h.confirm(v, ds)
-	if err != nil || v2.Status != agent.StatusSuspended || v2.TurnID != v.TurnID || v2.Pending[0].Tool != "notify" {
+	if err != nil || v2.Status != steward.StatusSuspended || v2.TurnID != v.TurnID || v2.Pending[0].Tool != "notify" {
 		t.Fatalf("resumed turn: %+v, %v; want it suspended again on notify", v2, err)
 	}
 	v3, err := h.confirm(v2, approveAll(v2))
-	if err != nil || v3.Status != agent.StatusCompleted {
+	if err != nil || v3.Status != steward.StatusCompleted {
 		t.Fatalf("second confirm: %+v, %v", v3, err)
 	}
 	// The standing rule from "always" lets the next create_task run without asking.
 	v4 := h.start("and bread")
-	if v4.Status != agent.StatusCompleted || len(h.tasks()) != 2 {
+	if v4.Status != steward.StatusCompleted || len(h.tasks()) != 2 {
 		t.Fatalf("with an allow rule: %+v, %d tasks", v4, len(h.tasks()))
 	}
 	if j := h.journal(v4.TurnID); !strings.HasPrefix(j["w3"].DecidedBy, "rule:") {
@@ -181,7 +182,7 @@ func TestSuspendedTurnExpires(t *testing.T) {
 	v := h.start("milk")
 	time.Sleep(20 * time.Millisecond)
 	_, err := h.confirm(v, approveAll(v))
-	if agent.ErrorCode(err) != agent.CodeConflict || !strings.Contains(err.Error(), "expired") {
+	if steward.ErrorCode(err) != steward.CodeConflict || !strings.Contains(err.Error(), "expired") {
 		t.Fatalf("err = %v, want conflict: expired", err)
 	}
 	err = h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
@@ -194,7 +195,7 @@ func TestSuspendedTurnExpires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := h.runner.Turn(h.ctx, h.owner, v.TurnID); got.Status != agent.StatusExpired || len(h.tasks()) != 0 {
+	if got, _ := h.runner.Turn(h.ctx, h.owner, v.TurnID); got.Status != steward.StatusExpired || len(h.tasks()) != 0 {
 		t.Fatalf("turn = %+v, tasks %d", got, len(h.tasks()))
 	}
 }
@@ -249,11 +250,11 @@ func TestGeminiThoughtSignatureRoundTrip(t *testing.T) {
 	}
 	h := newHarness(t, model)
 	v := h.start("add milk")
-	if v.Status != agent.StatusSuspended {
+	if v.Status != steward.StatusSuspended {
 		t.Fatalf("view = %+v", v)
 	}
 	v, err = h.confirm(v, approveAll(v))
-	if err != nil || v.Status != agent.StatusCompleted || v.Answer != "Added." {
+	if err != nil || v.Status != steward.StatusCompleted || v.Answer != "Added." {
 		t.Fatalf("confirm: %+v, %v", v, err)
 	}
 	if v.Usage.InputTokens != 30 || v.Usage.CachedTokens != 8 {
@@ -278,13 +279,13 @@ func TestGeminiThoughtSignatureRoundTrip(t *testing.T) {
 func TestStaleRunningTurnIsFailed(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, scripted.New())
-	var turn agent.Turn
+	var turn steward.Turn
 	err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
 		conv, err := tx.CreateConversation(h.ctx, "x")
 		if err != nil {
 			return err
 		}
-		turn, err = tx.CreateTurn(h.ctx, conv.ID, agent.TriggerChat, "m")
+		turn, err = tx.CreateTurn(h.ctx, conv.ID, steward.TriggerChat, "m")
 		return err
 	})
 	if err != nil {
@@ -309,7 +310,7 @@ func TestStaleRunningTurnIsFailed(t *testing.T) {
 		t.Fatalf("swept %d turns, want 1", n)
 	}
 	got, err := h.runner.Turn(h.ctx, h.owner, turn.ID)
-	if err != nil || got.Status != agent.StatusFailed || !strings.Contains(got.Error, "interrupted") {
+	if err != nil || got.Status != steward.StatusFailed || !strings.Contains(got.Error, "interrupted") {
 		t.Fatalf("turn = %+v, %v", got, err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/agent"
@@ -26,7 +28,7 @@ func withSafety(h *harness) {
 		Amount   int64  `json:"amount_minor"`
 		Currency string `json:"currency"`
 	}
-	pay := tools.New("pay", "Pay someone.", tools.Write, func(_ context.Context, _ tools.Env, a payArgs) (any, error) {
+	pay := tools.New("pay", "Pay someone.", steward.KindWrite, func(_ context.Context, _ tools.Env, a payArgs) (any, error) {
 		return map[string]any{"paid": a.Amount}, nil
 	})
 	pay.Money = &tools.MoneyArgs{Amount: "amount_minor", Currency: "currency"}
@@ -68,7 +70,7 @@ func TestKillSwitchFromAnotherConnectionAbortsBeforeNextModelCall(t *testing.T) 
 	h = newHarness(t, m)
 	withSafety(h)
 	v := h.start("look a up")
-	if v.Status != agent.StatusAborted || !strings.Contains(v.Error, "stop now") {
+	if v.Status != steward.StatusAborted || !strings.Contains(v.Error, "stop now") {
 		t.Fatalf("view = %+v, want aborted with the reason", v)
 	}
 	if len(m.Requests()) != 1 || h.lookups.Load() != 0 {
@@ -76,8 +78,8 @@ func TestKillSwitchFromAnotherConnectionAbortsBeforeNextModelCall(t *testing.T) 
 	}
 	// A new turn is refused outright, with its reason, and leaves no turn behind.
 	_, err := h.runner.Start(h.ctx, agent.Input{OwnerID: h.owner, Message: "hello"}, nil)
-	var e *agent.Error
-	if !errors.As(err, &e) || e.Code != agent.CodeKilled || e.Reason != agent.ReasonKilled {
+	var e *steward.Error
+	if !errors.As(err, &e) || e.Code != steward.CodeKilled || e.Reason != steward.ReasonKilled {
 		t.Fatalf("start while stopped: %v", err)
 	}
 	h.tx(func(tx *store.Tx) error {
@@ -97,10 +99,10 @@ func TestGlobalKillSwitchRefusesConfirm(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := h.confirm(v, approveAll(v))
-	if agent.ErrorCode(err) != agent.CodeKilled {
+	if steward.ErrorCode(err) != steward.CodeKilled {
 		t.Fatalf("confirm while the deployment is stopped: %v", err)
 	}
-	if got, _ := h.runner.Turn(h.ctx, h.owner, v.TurnID); got.Status != agent.StatusSuspended || len(h.tasks()) != 0 {
+	if got, _ := h.runner.Turn(h.ctx, h.owner, v.TurnID); got.Status != steward.StatusSuspended || len(h.tasks()) != 0 {
 		t.Fatalf("turn = %s, %d tasks: want it still suspended, nothing run", got.Status, len(h.tasks()))
 	}
 }
@@ -119,17 +121,17 @@ func TestCapsBeatStandingAllowRules(t *testing.T) {
 	h := newHarness(t, m)
 	withSafety(h)
 	h.tx(func(tx *store.Tx) error {
-		if _, err := tx.CreateRule(h.ctx, agent.Rule{Tool: "pay", Effect: "allow", Source: "api"}); err != nil {
+		if _, err := tx.CreateRule(h.ctx, steward.Rule{Tool: "pay", Effect: "allow", Source: "api"}); err != nil {
 			return err
 		}
-		_, err := tx.SetCap(h.ctx, agent.Cap{Currency: "EUR", PerActionMinor: 1000, WindowMinor: 3000, Window: time.Hour})
+		_, err := tx.SetCap(h.ctx, steward.Cap{Currency: "EUR", PerActionMinor: 1000, WindowMinor: 3000, Window: time.Hour})
 		return err
 	})
 	v := h.start("pay bob 50 euros")
-	if v.Status != agent.StatusCompleted {
+	if v.Status != steward.StatusCompleted {
 		t.Fatalf("view = %+v", v)
 	}
-	if j := h.journal(v.TurnID); j["p1"].Status != agent.CallDenied || j["p1"].DecidedBy != "cap:per_action" {
+	if j := h.journal(v.TurnID); j["p1"].Status != steward.CallDenied || j["p1"].DecidedBy != "cap:per_action" {
 		t.Fatalf("journal = %+v, want denied by the cap before any rule or human", j["p1"])
 	}
 }
@@ -143,10 +145,10 @@ func TestRollingWindowSurvivesRestart(t *testing.T) {
 	h := newHarness(t, m)
 	withSafety(h)
 	h.tx(func(tx *store.Tx) error {
-		if _, err := tx.CreateRule(h.ctx, agent.Rule{Tool: "pay", Effect: "allow", Source: "api"}); err != nil {
+		if _, err := tx.CreateRule(h.ctx, steward.Rule{Tool: "pay", Effect: "allow", Source: "api"}); err != nil {
 			return err
 		}
-		_, err := tx.SetCap(h.ctx, agent.Cap{Currency: "EUR", PerActionMinor: 1000, WindowMinor: 2000, Window: time.Hour})
+		_, err := tx.SetCap(h.ctx, steward.Cap{Currency: "EUR", PerActionMinor: 1000, WindowMinor: 2000, Window: time.Hour})
 		return err
 	})
 	v1, v2 := h.start("pay"), h.start("pay again")
@@ -158,8 +160,8 @@ func TestRollingWindowSurvivesRestart(t *testing.T) {
 	defer s2.Close()
 	h.runner.Store = s2
 	v3 := h.start("and again")
-	got := []agent.CallStatus{h.journal(v1.TurnID)["p1"].Status, h.journal(v2.TurnID)["p2"].Status, h.journal(v3.TurnID)["p3"].Status}
-	if got[0] != agent.CallSucceeded || got[1] != agent.CallSucceeded || got[2] != agent.CallDenied {
+	got := []steward.CallStatus{h.journal(v1.TurnID)["p1"].Status, h.journal(v2.TurnID)["p2"].Status, h.journal(v3.TurnID)["p3"].Status}
+	if got[0] != steward.CallSucceeded || got[1] != steward.CallSucceeded || got[2] != steward.CallDenied {
 		t.Fatalf("journal = %v, want succeeded, succeeded, denied (1600 + 800 > 2000)", got)
 	}
 	if by := h.journal(v3.TurnID)["p3"].DecidedBy; by != "cap:window" {
@@ -176,12 +178,12 @@ func TestBudgetRefusalsCarryReasonsAndResumeIsNotRefusedForQuota(t *testing.T) {
 	}
 	// The suspended turn used today's one message; a new message is refused…
 	_, err := h.runner.Start(h.ctx, agent.Input{OwnerID: h.owner, Message: "one more"}, nil)
-	var e *agent.Error
-	if !errors.As(err, &e) || e.Code != agent.CodeOverBudget || e.Reason != agent.ReasonOwnerQuota {
+	var e *steward.Error
+	if !errors.As(err, &e) || e.Code != steward.CodeOverBudget || e.Reason != steward.ReasonOwnerQuota {
 		t.Fatalf("over quota: %v", err)
 	}
 	// …but the resume of the suspended turn is not.
-	if got, err := h.confirm(v, approveAll(v)); err != nil || got.Status != agent.StatusCompleted {
+	if got, err := h.confirm(v, approveAll(v)); err != nil || got.Status != steward.StatusCompleted {
 		t.Fatalf("resume over quota: %+v, %v", got, err)
 	}
 	// The deployment cap refuses with its own reason.
@@ -192,7 +194,7 @@ func TestBudgetRefusalsCarryReasonsAndResumeIsNotRefusedForQuota(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = h.runner.Start(h.ctx, agent.Input{OwnerID: h.owner, Message: "one more"}, nil)
-	if !errors.As(err, &e) || e.Code != agent.CodeOverBudget || e.Reason != agent.ReasonDailyCap {
+	if !errors.As(err, &e) || e.Code != steward.CodeOverBudget || e.Reason != steward.ReasonDailyCap {
 		t.Fatalf("over the deployment cap: %v", err)
 	}
 }
@@ -212,13 +214,13 @@ func TestAuditLogTellsOneContinuousStory(t *testing.T) {
 	h.runner.Price = func(string, llm.Usage) int64 { return 7 }
 	v := h.start("remind me to buy milk")
 	v, err := h.confirm(v, approveAll(v))
-	if err != nil || v.Status != agent.StatusCompleted {
+	if err != nil || v.Status != steward.StatusCompleted {
 		t.Fatalf("%+v, %v", v, err)
 	}
 	if v.Usage.InputTokens != 250 || v.Usage.OutputTokens != 15 || v.Usage.CostUSD != 14e-6 {
 		t.Fatalf("usage = %+v, want summed across the suspension", v.Usage)
 	}
-	var events []agent.Event
+	var events []steward.Event
 	h.tx(func(tx *store.Tx) error {
 		var err error
 		events, err = tx.TurnEvents(h.ctx, v.TurnID)
@@ -250,13 +252,13 @@ func TestSecretsNeverReachLogsOrTrace(t *testing.T) {
 	var logs strings.Builder
 	ctx := zerolog.New(&logs).WithContext(h.ctx)
 	v, err := h.runner.Start(ctx, agent.Input{OwnerID: h.owner, Message: "hi"}, nil)
-	if err != nil || v.Status != agent.StatusFailed {
+	if err != nil || v.Status != steward.StatusFailed {
 		t.Fatalf("%+v, %v", v, err)
 	}
 	if !strings.Contains(logs.String(), "model call failed") {
 		t.Fatalf("the failure was not logged: %s", logs.String())
 	}
-	var events []agent.Event
+	var events []steward.Event
 	h.tx(func(tx *store.Tx) error {
 		var err error
 		events, err = tx.TurnEvents(h.ctx, v.TurnID)

@@ -10,10 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdaurl"
 
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/llm/demo"
 	"github.com/stewardhq/steward/internal/testdb"
@@ -67,11 +68,11 @@ func TestNewFromSSMWithTheDemoModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var v agent.View
+	var v steward.View
 	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("POST /v1/chat = %d, %v", resp.StatusCode, err)
 	}
-	if v.Status != agent.StatusSuspended || len(v.Pending) != 1 || v.Pending[0].Tool != "create_task" {
+	if v.Status != steward.StatusSuspended || len(v.Pending) != 1 || v.Pending[0].Tool != "create_task" {
 		t.Errorf("chat = %+v, want suspended on create_task", v)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/agent"
@@ -167,9 +169,9 @@ func (h *harness) notifications() []store.Notification {
 	return ns
 }
 
-func (h *harness) pending() []agent.CallRecord {
+func (h *harness) pending() []steward.CallRecord {
 	h.t.Helper()
-	var calls []agent.CallRecord
+	var calls []steward.CallRecord
 	h.in(func(tx *store.Tx) error {
 		var err error
 		calls, err = tx.PendingCalls(h.ctx)
@@ -178,9 +180,9 @@ func (h *harness) pending() []agent.CallRecord {
 	return calls
 }
 
-func (h *harness) turn(id uuid.UUID) agent.Turn {
+func (h *harness) turn(id uuid.UUID) steward.Turn {
 	h.t.Helper()
-	var turn agent.Turn
+	var turn steward.Turn
 	h.in(func(tx *store.Tx) error {
 		var err error
 		turn, err = tx.GetTurn(h.ctx, id)

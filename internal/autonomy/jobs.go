@@ -9,11 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/store"
-	"github.com/stewardhq/steward/internal/tools"
 )
 
 // Job is a kind of scheduled work. It gathers its context in code, in the owner's
@@ -61,7 +62,7 @@ type taskView struct {
 	Completed *time.Time `json:"completed_at,omitempty"`
 }
 
-func viewTask(t tools.Task, loc *time.Location) taskView {
+func viewTask(t steward.Task, loc *time.Location) taskView {
 	v := taskView{Title: t.Title, Notes: snippet(t.Notes)}
 	if t.Due != nil {
 		d := t.Due.In(loc)
@@ -84,10 +85,10 @@ type approvalView struct {
 
 // turnView is one thing Steward did.
 type turnView struct {
-	When    time.Time     `json:"when"`
-	Trigger agent.Trigger `json:"trigger"`
-	Status  agent.Status  `json:"status"`
-	Answer  string        `json:"answer,omitempty"`
+	When    time.Time       `json:"when"`
+	Trigger steward.Trigger `json:"trigger"`
+	Status  steward.Status  `json:"status"`
+	Answer  string          `json:"answer,omitempty"`
 }
 
 // briefing is the data of a morning briefing.
@@ -119,7 +120,7 @@ func composeBriefing(ctx context.Context, tx *store.Tx, jc JobContext) (string, 
 		Overdue: []taskView{}, DueToday: []taskView{}, OpenUndated: []taskView{}, Memory: []string{},
 		Sources: map[string]string{"tasks": "connected", "approvals": "connected", "memory": "connected", "mail": "not connected", "calendar": "not connected"}}
 
-	open, err := tx.ListTasks(ctx, tools.TaskOpen)
+	open, err := tx.ListTasks(ctx, steward.TaskOpen)
 	if err != nil {
 		return "", err
 	}
@@ -203,7 +204,7 @@ func composeReview(ctx context.Context, tx *store.Tx, jc JobContext) (string, er
 	}
 	claimed := map[uuid.UUID]bool{}
 	for _, f := range facts {
-		if f.Kind != tools.FactKindProject || len(r.Projects) == maxListed {
+		if f.Kind != steward.FactKindProject || len(r.Projects) == maxListed {
 			continue
 		}
 		name := strings.TrimSpace(f.Subject)
@@ -222,18 +223,18 @@ func composeReview(ctx context.Context, tx *store.Tx, jc JobContext) (string, er
 			}
 			claimed[t.ID] = true
 			switch {
-			case t.Status == tools.TaskDone && t.CompletedAt != nil && t.CompletedAt.After(weekAgo):
+			case t.Status == steward.TaskDone && t.CompletedAt != nil && t.CompletedAt.After(weekAgo):
 				p.CompletedTasks = appendCapped(p.CompletedTasks, viewTask(t, loc))
-			case t.Status == tools.TaskOpen && t.Due != nil && t.Due.Before(now):
+			case t.Status == steward.TaskOpen && t.Due != nil && t.Due.Before(now):
 				p.OverdueTasks = appendCapped(p.OverdueTasks, viewTask(t, loc))
-			case t.Status == tools.TaskOpen:
+			case t.Status == steward.TaskOpen:
 				p.OpenTasks = appendCapped(p.OpenTasks, viewTask(t, loc))
 			}
 		}
 		r.Projects = append(r.Projects, p)
 	}
 	for _, t := range all {
-		if t.Status == tools.TaskOpen && !claimed[t.ID] {
+		if t.Status == steward.TaskOpen && !claimed[t.ID] {
 			r.OtherOpenTasks = appendCapped(r.OtherOpenTasks, viewTask(t, loc))
 		}
 	}
@@ -278,7 +279,7 @@ func activitySince(ctx context.Context, tx *store.Tx, since time.Time, loc *time
 	}
 	out := []turnView{}
 	for _, t := range turns {
-		if t.CreatedAt.After(since) && t.Status != agent.StatusRunning {
+		if t.CreatedAt.After(since) && t.Status != steward.StatusRunning {
 			out = appendCapped(out, turnView{When: t.CreatedAt.In(loc), Trigger: t.Trigger, Status: t.Status, Answer: snippet(t.Answer)})
 		}
 	}
@@ -287,7 +288,7 @@ func activitySince(ctx context.Context, tx *store.Tx, since time.Time, loc *time
 
 // completedSince lists the tasks completed since a time.
 func completedSince(ctx context.Context, tx *store.Tx, since time.Time, loc *time.Location) ([]taskView, error) {
-	done, err := tx.ListTasks(ctx, tools.TaskDone)
+	done, err := tx.ListTasks(ctx, steward.TaskDone)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +313,7 @@ func message(instructions, source string, data any) (string, error) {
 	return instructions + "\n\n" + agent.DataBlock(source, strings.TrimSpace(buf.String())), nil
 }
 
-func factLine(f tools.Fact) string {
+func factLine(f steward.Fact) string {
 	if f.Subject != "" {
 		return snippet(f.Kind + " — " + f.Subject + ": " + f.Content)
 	}
@@ -320,7 +321,7 @@ func factLine(f tools.Fact) string {
 }
 
 // mentions reports whether a task names a project.
-func mentions(t tools.Task, name string) bool {
+func mentions(t steward.Task, name string) bool {
 	name = strings.ToLower(name)
 	return name != "" && (strings.Contains(strings.ToLower(t.Title), name) || strings.Contains(strings.ToLower(t.Notes), name))
 }

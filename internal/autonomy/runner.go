@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
@@ -97,7 +99,7 @@ type Compose func(ctx context.Context, tx *store.Tx) (string, error)
 // execute runs a claimed, running run's turn and records the outcome: the turn's status
 // (completed, suspended, aborted, failed), or skipped when the turn was refused admission (a
 // kill switch engaged since the claim, a budget exhausted).
-func (r *Runner) execute(ctx context.Context, run store.JobRun, trigger agent.Trigger, compose Compose) (store.JobRun, error) {
+func (r *Runner) execute(ctx context.Context, run store.JobRun, trigger steward.Trigger, compose Compose) (store.JobRun, error) {
 	log := zerolog.Ctx(ctx).With().Stringer("run_id", run.ID).Stringer("owner_id", run.OwnerID).Str("job", run.Job).Logger()
 	ctx = log.WithContext(ctx)
 	var msg string
@@ -112,8 +114,8 @@ func (r *Runner) execute(ctx context.Context, run store.JobRun, trigger agent.Tr
 	}
 	view, err := r.Agent.Start(ctx, agent.Input{OwnerID: run.OwnerID, Message: msg, Trigger: trigger}, nil)
 	if err != nil {
-		var e *agent.Error
-		if errors.As(err, &e) && (e.Code == agent.CodeKilled || e.Code == agent.CodeOverBudget) {
+		var e *steward.Error
+		if errors.As(err, &e) && (e.Code == steward.CodeKilled || e.Code == steward.CodeOverBudget) {
 			return r.finish(ctx, run, store.RunSkipped, nil, e.Message)
 		}
 		log.Error().Err(err).Msg("the run's turn did not start")
@@ -121,11 +123,11 @@ func (r *Runner) execute(ctx context.Context, run store.JobRun, trigger agent.Tr
 	}
 	status := store.RunFailed
 	switch view.Status {
-	case agent.StatusCompleted:
+	case steward.StatusCompleted:
 		status = store.RunCompleted
-	case agent.StatusSuspended:
+	case steward.StatusSuspended:
 		status = store.RunSuspended
-	case agent.StatusAborted:
+	case steward.StatusAborted:
 		status = store.RunAborted
 	}
 	turnID := view.TurnID
@@ -162,16 +164,16 @@ func appendRunEvent(ctx context.Context, tx *store.Tx, run store.JobRun) error {
 	if err != nil {
 		return err
 	}
-	return tx.AppendEvents(ctx, nil, []agent.NewEvent{{Kind: "autonomy_run", Data: data}})
+	return tx.AppendEvents(ctx, nil, []steward.NewEvent{{Kind: "autonomy_run", Data: data}})
 }
 
 // triggerOf is the turn trigger of a run's trigger.
-func triggerOf(runTrigger string) agent.Trigger {
+func triggerOf(runTrigger string) steward.Trigger {
 	switch runTrigger {
 	case store.RunByWebhook:
-		return agent.TriggerWebhook
+		return steward.TriggerWebhook
 	case store.RunByCLI:
-		return agent.TriggerCLI
+		return steward.TriggerCLI
 	}
-	return agent.TriggerSchedule
+	return steward.TriggerSchedule
 }

@@ -9,10 +9,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -86,11 +87,11 @@ func (s *Scheduler) Handle(ctx context.Context, ev Event) (Report, error) {
 		return s.Tick(ctx, now)
 	}
 	if ev.OwnerID == uuid.Nil {
-		return Report{}, agent.Errorf(agent.CodeInvalid, "a job or run event needs owner_id")
+		return Report{}, steward.Errorf(steward.CodeInvalid, "a job or run event needs owner_id")
 	}
 	if ev.RunID != uuid.Nil {
 		if s.Webhooks == nil {
-			return Report{}, agent.Errorf(agent.CodeInvalid, "this scheduler does not process webhook runs")
+			return Report{}, steward.Errorf(steward.CodeInvalid, "this scheduler does not process webhook runs")
 		}
 		run, err := s.Webhooks.Process(ctx, ev.OwnerID, ev.RunID)
 		if errors.Is(err, store.ErrConflict) {
@@ -179,14 +180,14 @@ func (s *Scheduler) Tick(ctx context.Context, now time.Time) (Report, error) {
 // any, gives its time zone and payload. claimed is false when the run was claimed before.
 func (s *Scheduler) RunJob(ctx context.Context, ownerID uuid.UUID, job string, scheduledFor time.Time, trigger string) (store.JobRun, bool, error) {
 	if _, ok := s.jobs()[job]; !ok {
-		return store.JobRun{}, false, agent.Errorf(agent.CodeInvalid, "unknown job %q; jobs: %s", job, strings.Join(jobNames(s.jobs()), ", "))
+		return store.JobRun{}, false, steward.Errorf(steward.CodeInvalid, "unknown job %q; jobs: %s", job, strings.Join(jobNames(s.jobs()), ", "))
 	}
 	var sched *store.Schedule
 	err := s.Runner.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		sc, err := tx.ScheduleByJob(ctx, job)
 		if err == nil {
 			sched = &sc
-		} else if agent.ErrorCode(err) == agent.CodeNotFound {
+		} else if steward.ErrorCode(err) == steward.CodeNotFound {
 			err = nil
 		}
 		return err
@@ -235,31 +236,31 @@ type ScheduleView struct {
 // AddSchedule validates and stores an owner's schedule of a job. On the owner's first
 // schedule it also seeds the standing rule that lets scheduled jobs deliver through notify
 // (see SeedNotifyRule); the seeded rule is returned so the caller can show it.
-func (s *Scheduler) AddSchedule(ctx context.Context, ownerID uuid.UUID, job, expr, tz string, payload json.RawMessage) (ScheduleView, *agent.Rule, error) {
+func (s *Scheduler) AddSchedule(ctx context.Context, ownerID uuid.UUID, job, expr, tz string, payload json.RawMessage) (ScheduleView, *steward.Rule, error) {
 	if _, ok := s.jobs()[job]; !ok {
-		return ScheduleView{}, nil, agent.Errorf(agent.CodeInvalid, "unknown job %q; jobs: %s", job, strings.Join(jobNames(s.jobs()), ", "))
+		return ScheduleView{}, nil, steward.Errorf(steward.CodeInvalid, "unknown job %q; jobs: %s", job, strings.Join(jobNames(s.jobs()), ", "))
 	}
 	c, err := ParseCron(expr, tz)
 	if err != nil {
-		return ScheduleView{}, nil, agent.Errorf(agent.CodeInvalid, "%s", err.Error())
+		return ScheduleView{}, nil, steward.Errorf(steward.CodeInvalid, "%s", err.Error())
 	}
 	if len(payload) == 0 {
 		payload = json.RawMessage(`{}`)
 	}
 	var obj map[string]any
 	if json.Unmarshal(payload, &obj) != nil || obj == nil {
-		return ScheduleView{}, nil, agent.Errorf(agent.CodeInvalid, "payload must be a JSON object")
+		return ScheduleView{}, nil, steward.Errorf(steward.CodeInvalid, "payload must be a JSON object")
 	}
 	var v ScheduleView
-	var rule *agent.Rule
+	var rule *steward.Rule
 	err = s.Runner.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		n, err := tx.CountSchedules(ctx)
 		if err != nil {
 			return err
 		}
 		if v.Schedule, err = tx.CreateSchedule(ctx, store.NewSchedule{Job: job, Cron: c.String(), Timezone: c.Location().String(), Payload: payload}); err != nil {
-			if agent.ErrorCode(err) == agent.CodeConflict {
-				return agent.Errorf(agent.CodeConflict, "a schedule for %s exists; remove it first", job)
+			if steward.ErrorCode(err) == steward.CodeConflict {
+				return steward.Errorf(steward.CodeConflict, "a schedule for %s exists; remove it first", job)
 			}
 			return err
 		}
@@ -309,7 +310,7 @@ func (s *Scheduler) ListSchedules(ctx context.Context, ownerID uuid.UUID) ([]Sch
 // scheduled job can deliver its briefing without waiting for a human. It is an ordinary,
 // visible rule the owner may delete (GET/DELETE /v1/rules); it never applies to webhook runs.
 // It does nothing (and returns nil) when the owner already has a rule for notify.
-func SeedNotifyRule(ctx context.Context, tx *store.Tx) (*agent.Rule, error) {
+func SeedNotifyRule(ctx context.Context, tx *store.Tx) (*steward.Rule, error) {
 	rules, err := tx.RulesFor(ctx, "notify")
 	if err != nil {
 		return nil, err
@@ -319,7 +320,7 @@ func SeedNotifyRule(ctx context.Context, tx *store.Tx) (*agent.Rule, error) {
 			return nil, nil
 		}
 	}
-	r, err := tx.CreateRule(ctx, agent.Rule{Tool: "notify", Effect: "allow", Source: "setup",
+	r, err := tx.CreateRule(ctx, steward.Rule{Tool: "notify", Effect: "allow", Source: "setup",
 		Note: "seeded with the first scheduled job so briefings arrive without asking; delete it to approve each notification"})
 	if err != nil {
 		return nil, err
@@ -329,8 +330,8 @@ func SeedNotifyRule(ctx context.Context, tx *store.Tx) (*agent.Rule, error) {
 
 // Setup is the first-setup step the CLI runs for an owner: it seeds the notify rule (see
 // SeedNotifyRule) and returns it, or nil when the owner has a notify rule already.
-func Setup(ctx context.Context, st *store.Store, ownerID uuid.UUID) (*agent.Rule, error) {
-	var rule *agent.Rule
+func Setup(ctx context.Context, st *store.Store, ownerID uuid.UUID) (*steward.Rule, error) {
+	var rule *steward.Rule
 	err := st.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
 		rule, err = SeedNotifyRule(ctx, tx)

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/store"
-	"github.com/stewardhq/steward/internal/tools"
 )
 
 // tick delivers the same scheduler event n times concurrently, as a redelivering
@@ -58,7 +58,7 @@ func TestTickDeliveredTwiceConcurrently(t *testing.T) {
 		run.TurnID == nil || run.ScheduleID == nil || run.StartedAt == nil || run.FinishedAt == nil {
 		t.Fatalf("run %+v", run)
 	}
-	if turn := h.turn(*run.TurnID); turn.Trigger != agent.TriggerSchedule || turn.Status != agent.StatusCompleted {
+	if turn := h.turn(*run.TurnID); turn.Trigger != steward.TriggerSchedule || turn.Status != steward.StatusCompleted {
 		t.Fatalf("turn %s: trigger %s, status %s", turn.ID, turn.Trigger, turn.Status)
 	}
 	if n := len(h.model.turnsStarted()); n != 1 {
@@ -124,7 +124,7 @@ func TestKillSwitchSkipsRuns(t *testing.T) {
 	if len(h.model.turnsStarted()) != 0 || len(h.notifications()) != 0 {
 		t.Fatal("something ran under the kill switch")
 	}
-	var activity []agent.Event
+	var activity []steward.Event
 	h.in(func(tx *store.Tx) error {
 		var err error
 		activity, err = tx.RecentEvents(h.ctx, 10)
@@ -176,7 +176,7 @@ func TestDirectJobEvent(t *testing.T) {
 		{Job: "make-coffee", OwnerID: h.owner, ScheduledTime: at},
 		{Job: autonomy.JobMorningBriefing, ScheduledTime: at},
 	} {
-		if _, err := h.sched.Handle(h.ctx, bad); agent.ErrorCode(err) != agent.CodeInvalid {
+		if _, err := h.sched.Handle(h.ctx, bad); steward.ErrorCode(err) != steward.CodeInvalid {
 			t.Errorf("event %+v: %v, want invalid", bad, err)
 		}
 	}
@@ -207,7 +207,7 @@ func TestMorningBriefingGathersContext(t *testing.T) {
 	now := v.Next.Add(time.Minute)
 	yesterday, tonight := now.Add(-24*time.Hour), now.Add(10*time.Hour)
 	h.in(func(tx *store.Tx) error {
-		for _, nt := range []tools.NewTask{{Title: "pay rent", Due: &yesterday}, {Title: "call mum", Due: &tonight}, {Title: "read a book"}} {
+		for _, nt := range []steward.NewTask{{Title: "pay rent", Due: &yesterday}, {Title: "call mum", Due: &tonight}, {Title: "read a book"}} {
 			if _, err := tx.CreateTask(h.ctx, nt); err != nil {
 				return err
 			}
@@ -216,15 +216,15 @@ func TestMorningBriefingGathersContext(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		turn, err := tx.CreateTurn(h.ctx, conv.ID, agent.TriggerChat, "m")
+		turn, err := tx.CreateTurn(h.ctx, conv.ID, steward.TriggerChat, "m")
 		if err != nil {
 			return err
 		}
-		if err := tx.RecordCall(h.ctx, agent.CallRecord{TurnID: turn.ID, CallID: "c1", Tool: "create_task", Kind: tools.Write,
-			Args: json.RawMessage(`{"title":"book flights"}`), ArgsHash: "h", Status: agent.CallPending}); err != nil {
+		if err := tx.RecordCall(h.ctx, steward.CallRecord{TurnID: turn.ID, CallID: "c1", Tool: "create_task", Kind: steward.KindWrite,
+			Args: json.RawMessage(`{"title":"book flights"}`), ArgsHash: "h", Status: steward.CallPending}); err != nil {
 			return err
 		}
-		_, _, err = tx.UpsertFact(h.ctx, tools.NewFact{Kind: "preference", Content: "prefers tea in the morning", Key: "k"})
+		_, _, err = tx.UpsertFact(h.ctx, steward.NewFact{Kind: "preference", Content: "prefers tea in the morning", Key: "k"})
 		return err
 	})
 	h.tick(now, 1)
@@ -253,15 +253,15 @@ func TestWeeklyReviewPerProject(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.in(func(tx *store.Tx) error {
-		for _, f := range []tools.NewFact{
-			{Kind: tools.FactKindProject, Subject: "Garden", Content: "replant the vegetable beds this spring", Key: "p1"},
-			{Kind: tools.FactKindDecision, Subject: "Garden", Content: "no pesticides", Key: "d1"},
+		for _, f := range []steward.NewFact{
+			{Kind: steward.FactKindProject, Subject: "Garden", Content: "replant the vegetable beds this spring", Key: "p1"},
+			{Kind: steward.FactKindDecision, Subject: "Garden", Content: "no pesticides", Key: "d1"},
 		} {
 			if _, _, err := tx.UpsertFact(h.ctx, f); err != nil {
 				return err
 			}
 		}
-		done, err := tx.CreateTask(h.ctx, tools.NewTask{Title: "Garden: plan the beds"})
+		done, err := tx.CreateTask(h.ctx, steward.NewTask{Title: "Garden: plan the beds"})
 		if err != nil {
 			return err
 		}
@@ -269,7 +269,7 @@ func TestWeeklyReviewPerProject(t *testing.T) {
 			return err
 		}
 		for _, title := range []string{"Garden: buy seeds", "renew passport"} {
-			if _, err := tx.CreateTask(h.ctx, tools.NewTask{Title: title}); err != nil {
+			if _, err := tx.CreateTask(h.ctx, steward.NewTask{Title: title}); err != nil {
 				return err
 			}
 		}
@@ -279,7 +279,7 @@ func TestWeeklyReviewPerProject(t *testing.T) {
 	if err != nil || !claimed {
 		t.Fatalf("run weekly review: %v, claimed %v", err, claimed)
 	}
-	if run.Trigger != store.RunByCLI || h.turn(*run.TurnID).Trigger != agent.TriggerCLI {
+	if run.Trigger != store.RunByCLI || h.turn(*run.TurnID).Trigger != steward.TriggerCLI {
 		t.Fatalf("run %+v", run)
 	}
 	text := h.firstUserText()
@@ -318,12 +318,12 @@ func TestSetupSeedsNotifyRuleOnce(t *testing.T) {
 	if err != nil || again != nil {
 		t.Fatalf("second schedule: rule %+v, %v; want none", again, err)
 	}
-	if _, _, err := h.sched.AddSchedule(h.ctx, h.owner, autonomy.JobWeeklyReview, "0 18 * * fri", "UTC", nil); agent.ErrorCode(err) != agent.CodeConflict {
+	if _, _, err := h.sched.AddSchedule(h.ctx, h.owner, autonomy.JobWeeklyReview, "0 18 * * fri", "UTC", nil); steward.ErrorCode(err) != steward.CodeConflict {
 		t.Fatalf("a second schedule for the same job: %v, want conflict", err)
 	}
 	for _, bad := range [][3]string{{"make-coffee", "0 7 * * *", "UTC"}, {autonomy.JobMorningBriefing, "@every 1m", "UTC"},
 		{autonomy.JobMorningBriefing, "0 7 * * *", "Nowhere/Land"}} {
-		if _, _, err := h.sched.AddSchedule(h.ctx, h.owner, bad[0], bad[1], bad[2], nil); agent.ErrorCode(err) != agent.CodeInvalid {
+		if _, _, err := h.sched.AddSchedule(h.ctx, h.owner, bad[0], bad[1], bad[2], nil); steward.ErrorCode(err) != steward.CodeInvalid {
 			t.Errorf("AddSchedule%v: %v, want invalid", bad, err)
 		}
 	}
@@ -334,7 +334,7 @@ func TestSetupSeedsNotifyRuleOnce(t *testing.T) {
 	if err := h.sched.RemoveSchedule(h.ctx, h.owner, autonomy.JobWeeklyReview); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.sched.RemoveSchedule(h.ctx, h.owner, autonomy.JobWeeklyReview); agent.ErrorCode(err) != agent.CodeNotFound {
+	if err := h.sched.RemoveSchedule(h.ctx, h.owner, autonomy.JobWeeklyReview); steward.ErrorCode(err) != steward.CodeNotFound {
 		t.Fatalf("removing twice: %v", err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // Standard Webhooks (https://www.standardwebhooks.com): the sender signs
@@ -110,17 +110,17 @@ func ParseSignatures(header string) [][]byte {
 func Verify(secret string, h http.Header, body []byte, now time.Time, tolerance time.Duration) (string, error) {
 	msgID, ts, sigs := h.Get(HeaderID), h.Get(HeaderTimestamp), h.Get(HeaderSignature)
 	if msgID == "" || ts == "" || sigs == "" {
-		return "", agent.Refusef(agent.CodeUnauthorized, ReasonMissingHeaders, "webhook-id, webhook-timestamp and webhook-signature are required")
+		return "", steward.Refusef(steward.CodeUnauthorized, ReasonMissingHeaders, "webhook-id, webhook-timestamp and webhook-signature are required")
 	}
 	if len(msgID) > maxMessageID || !printable(msgID) {
-		return "", agent.Refusef(agent.CodeUnauthorized, ReasonMissingHeaders, "webhook-id must be 1 to %d printable ASCII characters", maxMessageID)
+		return "", steward.Refusef(steward.CodeUnauthorized, ReasonMissingHeaders, "webhook-id must be 1 to %d printable ASCII characters", maxMessageID)
 	}
 	sec, err := parseTimestamp(ts)
 	if err != nil {
-		return "", agent.Refusef(agent.CodeUnauthorized, ReasonStaleTimestamp, "webhook-timestamp must be Unix seconds")
+		return "", steward.Refusef(steward.CodeUnauthorized, ReasonStaleTimestamp, "webhook-timestamp must be Unix seconds")
 	}
 	if d := now.Sub(time.Unix(sec, 0)); d > tolerance || d < -tolerance {
-		return "", agent.Refusef(agent.CodeUnauthorized, ReasonStaleTimestamp, "webhook-timestamp is more than %s away from now", tolerance)
+		return "", steward.Refusef(steward.CodeUnauthorized, ReasonStaleTimestamp, "webhook-timestamp is more than %s away from now", tolerance)
 	}
 	key, err := secretKey(secret)
 	if err != nil {
@@ -132,7 +132,7 @@ func Verify(secret string, h http.Header, body []byte, now time.Time, tolerance 
 			return msgID, nil
 		}
 	}
-	return "", agent.Refusef(agent.CodeUnauthorized, ReasonBadSignature, "no valid v1 signature")
+	return "", steward.Refusef(steward.CodeUnauthorized, ReasonBadSignature, "no valid v1 signature")
 }
 
 // parseTimestamp reads Unix seconds: 1 to 12 digits, nothing else.

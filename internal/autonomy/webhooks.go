@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
@@ -58,7 +60,7 @@ var sourceName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
 func (w *Webhooks) Create(ctx context.Context, ownerID uuid.UUID, source string) (NewHook, error) {
 	source = strings.ToLower(strings.TrimSpace(source))
 	if !sourceName.MatchString(source) {
-		return NewHook{}, agent.Errorf(agent.CodeInvalid, "source must be 1-64 characters: lower-case letters, digits, '.', '_' or '-'")
+		return NewHook{}, steward.Errorf(steward.CodeInvalid, "source must be 1-64 characters: lower-case letters, digits, '.', '_' or '-'")
 	}
 	var b [18]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -96,7 +98,7 @@ type Receipt struct {
 func (w *Webhooks) Receive(ctx context.Context, hookID string, h http.Header, body []byte) (Receipt, error) {
 	log := zerolog.Ctx(ctx)
 	if len(body) > MaxWebhookBody {
-		return Receipt{}, agent.Refusef(agent.CodeTooLarge, ReasonTooLarge, "the body is larger than %d bytes", MaxWebhookBody)
+		return Receipt{}, steward.Refusef(steward.CodeTooLarge, ReasonTooLarge, "the body is larger than %d bytes", MaxWebhookBody)
 	}
 	route, err := w.route(ctx, hookID)
 	if err != nil {
@@ -105,7 +107,7 @@ func (w *Webhooks) Receive(ctx context.Context, hookID string, h http.Header, bo
 	now := w.Runner.now()
 	msgID, err := Verify(route.Secret, h, body, now, w.tolerance())
 	if err != nil {
-		var e *agent.Error
+		var e *steward.Error
 		if errors.As(err, &e) {
 			log.Warn().Str("hook_id", hookID).Str("reason", e.Reason).Msg("webhook delivery refused")
 		}
@@ -127,12 +129,12 @@ func (w *Webhooks) Receive(ctx context.Context, hookID string, h http.Header, bo
 
 // route finds a live hook; unknown and revoked hooks are both not_found.
 func (w *Webhooks) route(ctx context.Context, hookID string) (store.WebhookRoute, error) {
-	notFound := agent.Refusef(agent.CodeNotFound, ReasonUnknownHook, "no such webhook")
+	notFound := steward.Refusef(steward.CodeNotFound, ReasonUnknownHook, "no such webhook")
 	if len(hookID) > 100 || !strings.HasPrefix(hookID, "wh_") {
 		return store.WebhookRoute{}, notFound
 	}
 	route, err := w.Directory.LookupWebhook(ctx, hookID)
-	if agent.ErrorCode(err) == agent.CodeNotFound || (err == nil && route.RevokedAt != nil) {
+	if steward.ErrorCode(err) == steward.CodeNotFound || (err == nil && route.RevokedAt != nil) {
 		return store.WebhookRoute{}, notFound
 	}
 	return route, err
@@ -153,7 +155,7 @@ func (w *Webhooks) Process(ctx context.Context, ownerID, runID uuid.UUID) (store
 	if err != nil || run.Status != store.RunRunning {
 		return run, err
 	}
-	return w.Runner.execute(ctx, run, agent.TriggerWebhook, func(ctx context.Context, tx *store.Tx) (string, error) {
+	return w.Runner.execute(ctx, run, steward.TriggerWebhook, func(ctx context.Context, tx *store.Tx) (string, error) {
 		ev, err := tx.WebhookEventOf(ctx, runID)
 		if err != nil {
 			return "", err

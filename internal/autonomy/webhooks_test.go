@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -84,14 +85,14 @@ func TestWebhookRefusals(t *testing.T) {
 		name   string
 		hookID string
 		d      signedDelivery
-		code   agent.Code
+		code   steward.Code
 		reason string
 	}
 	good := func() signedDelivery { return signed(t, hook.Secret, "msg_"+uuid.NewString(), now, body) }
 	without := func(header string) signedDelivery { d := good(); d.headers.Del(header); return d }
 	var cases []refusal
 	for _, hd := range []string{"webhook-id", "webhook-timestamp", "webhook-signature"} {
-		cases = append(cases, refusal{"missing " + hd, hook.HookID, without(hd), agent.CodeUnauthorized, autonomy.ReasonMissingHeaders})
+		cases = append(cases, refusal{"missing " + hd, hook.HookID, without(hd), steward.CodeUnauthorized, autonomy.ReasonMissingHeaders})
 	}
 	tampered := good()
 	tampered.body = []byte(strings.Replace(payload, "broken", "fixed", 1))
@@ -109,29 +110,29 @@ func TestWebhookRefusals(t *testing.T) {
 	shiftedTS := good()
 	shiftedTS.headers.Set("webhook-timestamp", strconv.FormatInt(now.Unix()+1, 10))
 	cases = append(cases,
-		refusal{"stale timestamp", hook.HookID, signed(t, hook.Secret, "msg_old", now.Add(-6*time.Minute), body), agent.CodeUnauthorized, autonomy.ReasonStaleTimestamp},
-		refusal{"future timestamp", hook.HookID, signed(t, hook.Secret, "msg_new", now.Add(6*time.Minute), body), agent.CodeUnauthorized, autonomy.ReasonStaleTimestamp},
+		refusal{"stale timestamp", hook.HookID, signed(t, hook.Secret, "msg_old", now.Add(-6*time.Minute), body), steward.CodeUnauthorized, autonomy.ReasonStaleTimestamp},
+		refusal{"future timestamp", hook.HookID, signed(t, hook.Secret, "msg_new", now.Add(6*time.Minute), body), steward.CodeUnauthorized, autonomy.ReasonStaleTimestamp},
 		refusal{"timestamp not a number", hook.HookID, func() signedDelivery {
 			d := good()
 			d.headers.Set("webhook-timestamp", "2026-03-29T05:00:00Z")
 			return d
-		}(), agent.CodeUnauthorized, autonomy.ReasonStaleTimestamp},
-		refusal{"body changed after signing", hook.HookID, tampered, agent.CodeUnauthorized, autonomy.ReasonBadSignature},
-		refusal{"body re-encoded after signing", hook.HookID, reencoded, agent.CodeUnauthorized, autonomy.ReasonBadSignature},
-		refusal{"signed with another secret", hook.HookID, wrongKey, agent.CodeUnauthorized, autonomy.ReasonBadSignature},
-		refusal{"zero signature", hook.HookID, badSig, agent.CodeUnauthorized, autonomy.ReasonBadSignature},
-		refusal{"unknown signature version", hook.HookID, otherVersion, agent.CodeUnauthorized, autonomy.ReasonBadSignature},
-		refusal{"webhook-id not the signed one", hook.HookID, swappedID, agent.CodeUnauthorized, autonomy.ReasonBadSignature},
-		refusal{"timestamp not the signed one", hook.HookID, shiftedTS, agent.CodeUnauthorized, autonomy.ReasonBadSignature},
-		refusal{"unknown hook", "wh_" + strings.Repeat("A", 24), good(), agent.CodeNotFound, autonomy.ReasonUnknownHook},
-		refusal{"not a hook id", "../v1/chat", good(), agent.CodeNotFound, autonomy.ReasonUnknownHook},
-		refusal{"revoked hook", revoked.HookID, signed(t, revoked.Secret, "msg_r", now, body), agent.CodeNotFound, autonomy.ReasonUnknownHook},
-		refusal{"too large", hook.HookID, signed(t, hook.Secret, "msg_big", now, bytes.Repeat([]byte("a"), autonomy.MaxWebhookBody+1)), agent.CodeTooLarge, autonomy.ReasonTooLarge},
+		}(), steward.CodeUnauthorized, autonomy.ReasonStaleTimestamp},
+		refusal{"body changed after signing", hook.HookID, tampered, steward.CodeUnauthorized, autonomy.ReasonBadSignature},
+		refusal{"body re-encoded after signing", hook.HookID, reencoded, steward.CodeUnauthorized, autonomy.ReasonBadSignature},
+		refusal{"signed with another secret", hook.HookID, wrongKey, steward.CodeUnauthorized, autonomy.ReasonBadSignature},
+		refusal{"zero signature", hook.HookID, badSig, steward.CodeUnauthorized, autonomy.ReasonBadSignature},
+		refusal{"unknown signature version", hook.HookID, otherVersion, steward.CodeUnauthorized, autonomy.ReasonBadSignature},
+		refusal{"webhook-id not the signed one", hook.HookID, swappedID, steward.CodeUnauthorized, autonomy.ReasonBadSignature},
+		refusal{"timestamp not the signed one", hook.HookID, shiftedTS, steward.CodeUnauthorized, autonomy.ReasonBadSignature},
+		refusal{"unknown hook", "wh_" + strings.Repeat("A", 24), good(), steward.CodeNotFound, autonomy.ReasonUnknownHook},
+		refusal{"not a hook id", "../v1/chat", good(), steward.CodeNotFound, autonomy.ReasonUnknownHook},
+		refusal{"revoked hook", revoked.HookID, signed(t, revoked.Secret, "msg_r", now, body), steward.CodeNotFound, autonomy.ReasonUnknownHook},
+		refusal{"too large", hook.HookID, signed(t, hook.Secret, "msg_big", now, bytes.Repeat([]byte("a"), autonomy.MaxWebhookBody+1)), steward.CodeTooLarge, autonomy.ReasonTooLarge},
 	)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := h.hooks.Receive(h.ctx, tc.hookID, tc.d.headers, tc.d.body)
-			var e *agent.Error
+			var e *steward.Error
 			if !errors.As(err, &e) || e.Code != tc.code || e.Reason != tc.reason {
 				t.Fatalf("Receive = %v, want %s/%s", err, tc.code, tc.reason)
 			}
@@ -196,7 +197,7 @@ func TestWebhookOnceAndReplay(t *testing.T) {
 	if err != nil || done.Status != store.RunSuspended || done.TurnID == nil {
 		t.Fatalf("process: %+v, %v", done, err)
 	}
-	if _, err := h.hooks.Process(h.ctx, h.owner, run.ID); agent.ErrorCode(err) != agent.CodeConflict {
+	if _, err := h.hooks.Process(h.ctx, h.owner, run.ID); steward.ErrorCode(err) != steward.CodeConflict {
 		t.Fatalf("processing twice: %v, want conflict", err)
 	}
 	again, err := h.hooks.Receive(h.ctx, hook.HookID, d.headers, d.body)
@@ -234,7 +235,7 @@ func TestWebhookInjectionWaitsForHuman(t *testing.T) {
 		t.Fatalf("run %+v, want suspended", run)
 	}
 	turn := h.turn(*run.TurnID)
-	if turn.Trigger != agent.TriggerWebhook || turn.Status != agent.StatusSuspended {
+	if turn.Trigger != steward.TriggerWebhook || turn.Status != steward.StatusSuspended {
 		t.Fatalf("turn: trigger %s, status %s", turn.Trigger, turn.Status)
 	}
 	pending := h.pending()

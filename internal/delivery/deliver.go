@@ -13,10 +13,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -87,13 +88,13 @@ type Payload struct {
 // Only notifications created from now on are delivered to it.
 func (d *Deliverer) SetChannel(ctx context.Context, ownerID uuid.UUID, rawURL, topic string) (store.Channel, error) {
 	if len(rawURL) > 2000 {
-		return store.Channel{}, agent.Errorf(agent.CodeInvalid, "the channel URL is longer than 2000 characters")
+		return store.Channel{}, steward.Errorf(steward.CodeInvalid, "the channel URL is longer than 2000 characters")
 	}
 	if _, err := d.Guard.CheckURL(rawURL); err != nil {
-		return store.Channel{}, agent.Errorf(agent.CodeInvalid, "the channel URL is refused: %s", strings.TrimPrefix(err.Error(), ErrBlocked.Error()+": "))
+		return store.Channel{}, steward.Errorf(steward.CodeInvalid, "the channel URL is refused: %s", strings.TrimPrefix(err.Error(), ErrBlocked.Error()+": "))
 	}
 	if len(topic) > 64 {
-		return store.Channel{}, agent.Errorf(agent.CodeInvalid, "the topic is longer than 64 characters")
+		return store.Channel{}, steward.Errorf(steward.CodeInvalid, "the topic is longer than 64 characters")
 	}
 	var ch store.Channel
 	err := d.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
@@ -122,7 +123,7 @@ func (d *Deliverer) Flush(ctx context.Context, ownerID uuid.UUID) error {
 		due, err = tx.ClaimDeliveries(ctx, now, lease, ch.CreatedAt, batch)
 		return err
 	})
-	if agent.ErrorCode(err) == agent.CodeNotFound {
+	if steward.ErrorCode(err) == steward.CodeNotFound {
 		return nil
 	}
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/agent"
@@ -25,17 +27,17 @@ func TestChatCompletes(t *testing.T) {
 		t.Error("no X-Request-Id in the response")
 	}
 	v := viewOf(t, resp)
-	if v.Status != agent.StatusCompleted || v.Answer != "Hello, Alice." || v.TurnID == uuid.Nil || v.ConversationID == uuid.Nil {
+	if v.Status != steward.StatusCompleted || v.Answer != "Hello, Alice." || v.TurnID == uuid.Nil || v.ConversationID == uuid.Nil {
 		t.Fatalf("view = %+v", v)
 	}
 
 	got := viewOf(t, e.do(request{method: "GET", path: "/v1/turns/" + v.TurnID.String(), key: e.key}))
-	if got.TurnID != v.TurnID || got.Status != agent.StatusCompleted || got.Answer != v.Answer {
+	if got.TurnID != v.TurnID || got.Status != steward.StatusCompleted || got.Answer != v.Answer {
 		t.Fatalf("GET turn = %+v", got)
 	}
 
 	var list struct {
-		Conversations []agent.Conversation `json:"conversations"`
+		Conversations []steward.Conversation `json:"conversations"`
 	}
 	resp = e.do(request{method: "GET", path: "/v1/conversations", key: e.key})
 	if err := json.Unmarshal(resp.body, &list); err != nil || resp.status != 200 || len(list.Conversations) != 1 ||
@@ -49,7 +51,7 @@ func TestChatCompletes(t *testing.T) {
 			Role string `json:"role"`
 			Text string `json:"text"`
 		} `json:"messages"`
-		Turns []agent.View `json:"turns"`
+		Turns []steward.View `json:"turns"`
 	}
 	resp = e.do(request{method: "GET", path: "/v1/conversations/" + v.ConversationID.String(), key: e.key})
 	if err := json.Unmarshal(resp.body, &conv); err != nil || resp.status != 200 {
@@ -75,7 +77,7 @@ func TestChatSuspendsAndConfirmResumes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil, createTask("w1", "buy milk"), text("Added it."))
 	v := e.chat("remind me to buy milk")
-	if v.Status != agent.StatusSuspended || len(v.Pending) != 1 || v.Pending[0].Tool != "create_task" || v.Pending[0].ArgsHash == "" {
+	if v.Status != steward.StatusSuspended || len(v.Pending) != 1 || v.Pending[0].Tool != "create_task" || v.Pending[0].ArgsHash == "" {
 		t.Fatalf("view = %+v, want suspended on create_task", v)
 	}
 	if n := len(e.tasks()); n != 0 {
@@ -84,11 +86,11 @@ func TestChatSuspendsAndConfirmResumes(t *testing.T) {
 
 	var inbox struct {
 		Approvals []struct {
-			TurnID         uuid.UUID           `json:"turn_id"`
-			ConversationID uuid.UUID           `json:"conversation_id"`
-			CreatedAt      time.Time           `json:"created_at"`
-			ExpiresAt      *time.Time          `json:"expires_at"`
-			Pending        []agent.PendingCall `json:"pending"`
+			TurnID         uuid.UUID             `json:"turn_id"`
+			ConversationID uuid.UUID             `json:"conversation_id"`
+			CreatedAt      time.Time             `json:"created_at"`
+			ExpiresAt      *time.Time            `json:"expires_at"`
+			Pending        []steward.PendingCall `json:"pending"`
 		} `json:"approvals"`
 	}
 	resp := e.do(request{method: "GET", path: "/v1/approvals", key: e.key})
@@ -106,7 +108,7 @@ func TestChatSuspendsAndConfirmResumes(t *testing.T) {
 	}
 
 	done := viewOf(t, e.confirm(v.TurnID, approveAll(v)))
-	if done.TurnID != v.TurnID || done.Status != agent.StatusCompleted || done.Answer != "Added it." {
+	if done.TurnID != v.TurnID || done.Status != steward.StatusCompleted || done.Answer != "Added it." {
 		t.Fatalf("confirmed view = %+v", done)
 	}
 	if ts := e.tasks(); len(ts) != 1 || ts[0].Title != "buy milk" {
@@ -173,11 +175,11 @@ func TestChatStreamsEvents(t *testing.T) {
 		t.Fatalf("%d deltas forming %q", deltas, answer.String())
 	}
 	last := events[len(events)-1]
-	var v agent.View
-	if err := json.Unmarshal(last.data, &v); err != nil || last.typ != "completed" || v.Status != agent.StatusCompleted || v.Answer != answer.String() {
+	var v steward.View
+	if err := json.Unmarshal(last.data, &v); err != nil || last.typ != "completed" || v.Status != steward.StatusCompleted || v.Answer != answer.String() {
 		t.Fatalf("last event %s %s", last.typ, last.data)
 	}
-	if e.turnStatus(v.TurnID) != agent.StatusCompleted {
+	if e.turnStatus(v.TurnID) != steward.StatusCompleted {
 		t.Fatal("the stored turn is not completed")
 	}
 }
@@ -208,8 +210,8 @@ func TestStreamSuspendAndStreamedConfirm(t *testing.T) {
 	if err := json.Unmarshal(events[2].data, &call); err != nil || call.CallID != "w1" || call.Tool != "create_task" || string(call.Args) != `{"title":"pay rent"}` {
 		t.Fatalf("tool_call = %s", events[2].data)
 	}
-	var v agent.View
-	if err := json.Unmarshal(events[3].data, &v); err != nil || v.Status != agent.StatusSuspended || len(v.Pending) != 1 {
+	var v steward.View
+	if err := json.Unmarshal(events[3].data, &v); err != nil || v.Status != steward.StatusSuspended || len(v.Pending) != 1 {
 		t.Fatalf("suspended = %s", events[3].data)
 	}
 
@@ -343,7 +345,7 @@ func TestConfirmRefusesBadDecisions(t *testing.T) {
 	if n := len(e.tasks()); n != 0 {
 		t.Fatalf("refused confirms executed %d writes", n)
 	}
-	if st := e.turnStatus(v.TurnID); st != agent.StatusSuspended {
+	if st := e.turnStatus(v.TurnID); st != steward.StatusSuspended {
 		t.Fatalf("turn is %s after refused confirms, want suspended", st)
 	}
 	// Mallory's inbox is empty; Alice's still holds the turn.
@@ -351,7 +353,7 @@ func TestConfirmRefusesBadDecisions(t *testing.T) {
 		t.Fatalf("mallory's approvals = %s", resp.body)
 	}
 	// A correct confirm still works afterwards.
-	if done := viewOf(t, e.confirm(v.TurnID, approveAll(v))); done.Status != agent.StatusCompleted {
+	if done := viewOf(t, e.confirm(v.TurnID, approveAll(v))); done.Status != steward.StatusCompleted {
 		t.Fatalf("confirm = %+v", done)
 	}
 	if n := len(e.tasks()); n != 1 {
@@ -364,7 +366,7 @@ func TestDenialCompletesWithoutWriting(t *testing.T) {
 	e := newEnv(t, nil, createTask("w1", "buy milk"), text("Understood, I did not add it."))
 	v := e.chat("remind me to buy milk")
 	done := viewOf(t, e.confirm(v.TurnID, []map[string]any{{"call_id": "w1", "approve": false, "args_hash": v.Pending[0].ArgsHash, "message": "not now"}}))
-	if done.Status != agent.StatusCompleted || len(e.tasks()) != 0 {
+	if done.Status != steward.StatusCompleted || len(e.tasks()) != 0 {
 		t.Fatalf("denied: %+v, %d tasks", done, len(e.tasks()))
 	}
 }
@@ -376,10 +378,10 @@ func TestModelFailureIsAFailedTurnWithoutDetail(t *testing.T) {
 	resp := e.do(request{method: "POST", path: "/v1/chat", key: e.key, body: `{"message":"my private message"}`,
 		header: map[string]string{"X-Request-Id": "req-model-failure"}})
 	v := viewOf(t, resp)
-	if v.Status != agent.StatusFailed || v.Error == "" || strings.Contains(string(resp.body), "AIza") {
+	if v.Status != steward.StatusFailed || v.Error == "" || strings.Contains(string(resp.body), "AIza") {
 		t.Fatalf("view = %s", resp.body)
 	}
-	if e.turnStatus(v.TurnID) != agent.StatusFailed {
+	if e.turnStatus(v.TurnID) != steward.StatusFailed {
 		t.Fatal("stored turn is not failed")
 	}
 	// The detail is in the log, under the request id; every line carries the request id.
@@ -414,8 +416,8 @@ func TestStreamedModelFailureEndsWithErrorEvent(t *testing.T) {
 		header: map[string]string{"Accept": "text/event-stream"}})
 	events := parseSSE(t, resp.body)
 	last := events[len(events)-1]
-	var v agent.View
-	if err := json.Unmarshal(last.data, &v); err != nil || last.typ != "error" || v.Status != agent.StatusFailed || v.Error == "" ||
+	var v steward.View
+	if err := json.Unmarshal(last.data, &v); err != nil || last.typ != "error" || v.Status != steward.StatusFailed || v.Error == "" ||
 		strings.Contains(string(resp.body), "10.0.0.7") {
 		t.Fatalf("stream = %s", resp.body)
 	}
@@ -461,7 +463,7 @@ func TestClientDisconnectDoesNotCancelTheTurn(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if turns := e.turns(); len(turns) == 1 && turns[0].Status == agent.StatusSuspended {
+		if turns := e.turns(); len(turns) == 1 && turns[0].Status == steward.StatusSuspended {
 			return
 		}
 		if time.Now().After(deadline) {

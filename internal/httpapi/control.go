@@ -6,7 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -18,7 +19,7 @@ const (
 
 // controlView is GET /v1/control: the kill switches and gate mode that apply to the owner.
 type controlView struct {
-	agent.Controls
+	steward.Controls
 	Stopped bool   `json:"stopped"`
 	Mode    string `json:"mode"`
 }
@@ -59,7 +60,7 @@ func (a *api) stop(w http.ResponseWriter, r *http.Request) {
 		body.Reason = "stopped by the owner"
 	}
 	if utf8.RuneCountInString(body.Reason) > 500 {
-		fail(w, r, agent.Errorf(agent.CodeInvalid, "reason is longer than 500 characters"))
+		fail(w, r, steward.Errorf(steward.CodeInvalid, "reason is longer than 500 characters"))
 		return
 	}
 	a.setKill(w, r, true, body.Reason)
@@ -97,11 +98,11 @@ func (a *api) setMode(w http.ResponseWriter, r *http.Request) {
 	case "ask", "deny":
 	case "auto":
 		if !a.d.AllowAutoMode {
-			fail(w, r, agent.Errorf(agent.CodeInvalid, "mode auto is disabled on this server (STEWARD_ALLOW_AUTO_MODE)"))
+			fail(w, r, steward.Errorf(steward.CodeInvalid, "mode auto is disabled on this server (STEWARD_ALLOW_AUTO_MODE)"))
 			return
 		}
 	default:
-		fail(w, r, agent.Errorf(agent.CodeInvalid, `mode must be "ask", "deny" or "auto"`))
+		fail(w, r, steward.Errorf(steward.CodeInvalid, `mode must be "ask", "deny" or "auto"`))
 		return
 	}
 	ctx := r.Context()
@@ -134,10 +135,10 @@ func (a *api) createRule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	var rule agent.Rule
+	var rule steward.Rule
 	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
 		var err error
-		rule, err = tx.CreateRule(ctx, agent.Rule{Tool: body.Tool, Effect: body.Effect, Predicate: body.Predicate, Source: "api", Note: body.Note})
+		rule, err = tx.CreateRule(ctx, steward.Rule{Tool: body.Tool, Effect: body.Effect, Predicate: body.Predicate, Source: "api", Note: body.Note})
 		return err
 	})
 	if err != nil {
@@ -156,13 +157,13 @@ func validRule(b *ruleBody) error {
 	var pred map[string]any
 	switch {
 	case b.Tool == "":
-		return agent.Errorf(agent.CodeInvalid, `tool is required: a tool name or "*"`)
+		return steward.Errorf(steward.CodeInvalid, `tool is required: a tool name or "*"`)
 	case b.Effect != "allow" && b.Effect != "deny":
-		return agent.Errorf(agent.CodeInvalid, `effect must be "allow" or "deny"`)
+		return steward.Errorf(steward.CodeInvalid, `effect must be "allow" or "deny"`)
 	case json.Unmarshal(b.Predicate, &pred) != nil:
-		return agent.Errorf(agent.CodeInvalid, "predicate must be a JSON object of argument values")
+		return steward.Errorf(steward.CodeInvalid, "predicate must be a JSON object of argument values")
 	case utf8.RuneCountInString(b.Note) > 500:
-		return agent.Errorf(agent.CodeInvalid, "note is longer than 500 characters")
+		return steward.Errorf(steward.CodeInvalid, "note is longer than 500 characters")
 	}
 	return nil
 }
@@ -170,7 +171,7 @@ func validRule(b *ruleBody) error {
 // rules lists the owner's standing rules: GET /v1/rules.
 func (a *api) rules(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	var rules []agent.Rule
+	var rules []steward.Rule
 	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
 		var err error
 		rules, err = tx.Rules(ctx)
@@ -210,7 +211,7 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	var events []agent.Event
+	var events []steward.Event
 	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
 		if _, err := tx.GetTurn(ctx, id); err != nil {
 			return err
@@ -230,7 +231,7 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 // /v1/activity.
 func (a *api) activity(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	var turns []agent.Turn
+	var turns []steward.Turn
 	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
 		var err error
 		turns, err = tx.ListTurns(ctx, "", maxActivity)
@@ -240,9 +241,9 @@ func (a *api) activity(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	views := make([]agent.View, len(turns))
+	views := make([]steward.View, len(turns))
 	for i, t := range turns {
-		views[i] = agent.ViewOf(t)
+		views[i] = steward.ViewOf(t)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"activity": views})
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 func TestKillSwitchOverHTTP(t *testing.T) {
@@ -30,7 +30,7 @@ func TestKillSwitchOverHTTP(t *testing.T) {
 	if resp := e.do(request{method: "POST", path: "/v1/control/resume", key: e.key}); resp.status != http.StatusOK || !strings.Contains(string(resp.body), `"stopped":false`) {
 		t.Fatalf("resume: %d %s", resp.status, resp.body)
 	}
-	if v := e.chat("hello"); v.Status != agent.StatusCompleted {
+	if v := e.chat("hello"); v.Status != steward.StatusCompleted {
 		t.Fatalf("after resume: %+v", v)
 	}
 	// Another owner's switch is theirs alone.
@@ -69,7 +69,7 @@ func TestRulesEventsAndActivity(t *testing.T) {
 	if resp.status != http.StatusCreated {
 		t.Fatalf("create rule: %d %s", resp.status, resp.body)
 	}
-	var rule agent.Rule
+	var rule steward.Rule
 	json.Unmarshal(resp.body, &rule)
 	for _, bad := range []string{`{"tool":"","effect":"allow"}`, `{"tool":"x","effect":"maybe"}`, `{"tool":"x","effect":"deny","predicate":[1]}`} {
 		if resp := e.do(request{method: "POST", path: "/v1/rules", key: e.key, body: bad}); resp.status != http.StatusUnprocessableEntity {
@@ -78,10 +78,10 @@ func TestRulesEventsAndActivity(t *testing.T) {
 	}
 	// The predicate does not cover "buy milk": it waits for a human; "buy bread" runs.
 	v := e.chat("remind me to buy milk")
-	if v.Status != agent.StatusSuspended {
+	if v.Status != steward.StatusSuspended {
 		t.Fatalf("milk: %+v", v)
 	}
-	if v2 := e.chat("and bread"); v2.Status != agent.StatusCompleted {
+	if v2 := e.chat("and bread"); v2.Status != steward.StatusCompleted {
 		t.Fatalf("bread under the allow rule: %+v", v2)
 	}
 	resp = e.do(request{method: "GET", path: "/v1/turns/" + v.TurnID.String() + "/events", key: e.key})
@@ -93,9 +93,9 @@ func TestRulesEventsAndActivity(t *testing.T) {
 		t.Fatalf("bob reads alice's events: %d", resp.status)
 	}
 	resp = e.do(request{method: "GET", path: "/v1/activity", key: e.key})
-	var feed struct{ Activity []agent.View }
+	var feed struct{ Activity []steward.View }
 	json.Unmarshal(resp.body, &feed)
-	if len(feed.Activity) != 2 || feed.Activity[0].Trigger != agent.TriggerChat {
+	if len(feed.Activity) != 2 || feed.Activity[0].Trigger != steward.TriggerChat {
 		t.Fatalf("activity: %s", resp.body)
 	}
 	if resp := e.do(request{method: "DELETE", path: "/v1/rules/" + rule.ID.String(), key: bob}); resp.status != http.StatusNotFound {
@@ -123,7 +123,7 @@ func TestModeDenyRefusesWrites(t *testing.T) {
 		t.Fatalf("mode deny: %d %s", resp.status, resp.body)
 	}
 	v := e.chat("remind me to buy milk")
-	if v.Status != agent.StatusCompleted || len(e.tasks()) != 0 {
+	if v.Status != steward.StatusCompleted || len(e.tasks()) != 0 {
 		t.Fatalf("in deny mode: %+v, %d tasks", v, len(e.tasks()))
 	}
 }

@@ -4,9 +4,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -21,7 +22,7 @@ const (
 // /v1/conversations → {"conversations":[{"id","title","created_at","updated_at"}]}.
 func (a *api) conversations(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	var convs []agent.Conversation
+	var convs []steward.Conversation
 	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
 		var err error
 		convs, err = tx.ListConversations(ctx, maxConversations)
@@ -32,17 +33,17 @@ func (a *api) conversations(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if convs == nil {
-		convs = []agent.Conversation{}
+		convs = []steward.Conversation{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"conversations": convs})
 }
 
 // conversationView is a conversation with its history, as GET /v1/conversations/{id} shows it.
 type conversationView struct {
-	agent.Conversation
+	steward.Conversation
 	Messages []messageView `json:"messages"`
 	// Turns are the conversation's turns, oldest first, as TurnViews.
-	Turns []agent.View `json:"turns"`
+	Turns []steward.View `json:"turns"`
 }
 
 // messageView renders a stored message simply: role user (the owner), assistant (the model)
@@ -80,18 +81,18 @@ func (a *api) conversation(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		out = conversationView{Conversation: conv, Messages: make([]messageView, 0, len(msgs)), Turns: make([]agent.View, 0, len(turns))}
+		out = conversationView{Conversation: conv, Messages: make([]messageView, 0, len(msgs)), Turns: make([]steward.View, 0, len(turns))}
 		for _, m := range msgs {
 			out.Messages = append(out.Messages, renderMessage(m))
 		}
 		for _, t := range turns {
-			out.Turns = append(out.Turns, agent.ViewOf(t))
+			out.Turns = append(out.Turns, steward.ViewOf(t))
 		}
 		return nil
 	})
 	if err != nil {
-		if agent.ErrorCode(err) == agent.CodeNotFound {
-			err = agent.Errorf(agent.CodeNotFound, "conversation not found")
+		if steward.ErrorCode(err) == steward.CodeNotFound {
+			err = steward.Errorf(steward.CodeNotFound, "conversation not found")
 		}
 		fail(w, r, err)
 		return
@@ -100,7 +101,7 @@ func (a *api) conversation(w http.ResponseWriter, r *http.Request) {
 }
 
 // renderMessage turns a stored provider-neutral message into its client view.
-func renderMessage(m agent.StoredMessage) messageView {
+func renderMessage(m steward.StoredMessage) messageView {
 	v := messageView{Seq: m.Seq, TurnID: m.TurnID, CreatedAt: m.CreatedAt, Role: "user"}
 	if m.Message.Role == llm.RoleModel {
 		v.Role = "assistant"

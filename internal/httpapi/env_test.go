@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
@@ -129,7 +131,7 @@ func doHTTP(t *testing.T, base string, req request) response {
 }
 
 // chat posts a message as alice and returns the TurnView, failing unless the status is 200.
-func (e *env) chat(message string) agent.View {
+func (e *env) chat(message string) steward.View {
 	e.t.Helper()
 	resp := e.do(request{method: "POST", path: "/v1/chat", key: e.key, body: jsonOf(e.t, map[string]string{"message": message})})
 	return viewOf(e.t, resp)
@@ -143,7 +145,7 @@ func (e *env) confirm(turnID uuid.UUID, decisions any) response {
 }
 
 // approveAll approves every pending call of v as shown.
-func approveAll(v agent.View) []map[string]any {
+func approveAll(v steward.View) []map[string]any {
 	var ds []map[string]any
 	for _, p := range v.Pending {
 		ds = append(ds, map[string]any{"call_id": p.CallID, "approve": true, "args_hash": p.ArgsHash})
@@ -152,12 +154,12 @@ func approveAll(v agent.View) []map[string]any {
 }
 
 // viewOf decodes a 200 TurnView response.
-func viewOf(t *testing.T, resp response) agent.View {
+func viewOf(t *testing.T, resp response) steward.View {
 	t.Helper()
 	if resp.status != http.StatusOK {
 		t.Fatalf("status %d, want 200: %s", resp.status, resp.body)
 	}
-	var v agent.View
+	var v steward.View
 	if err := json.Unmarshal(resp.body, &v); err != nil {
 		t.Fatalf("decode TurnView: %v: %s", err, resp.body)
 	}
@@ -207,9 +209,9 @@ func (e *env) counts() (turns, conversations int) {
 }
 
 // tasks returns alice's tasks.
-func (e *env) tasks() []tools.Task {
+func (e *env) tasks() []steward.Task {
 	e.t.Helper()
-	var out []tools.Task
+	var out []steward.Task
 	err := e.store.WithOwner(e.ctx, e.owner, func(tx *store.Tx) error {
 		var err error
 		out, err = tx.ListTasks(e.ctx, "all")
@@ -222,9 +224,9 @@ func (e *env) tasks() []tools.Task {
 }
 
 // turns lists alice's turns, newest first, straight from the store.
-func (e *env) turns() []agent.Turn {
+func (e *env) turns() []steward.Turn {
 	e.t.Helper()
-	var out []agent.Turn
+	var out []steward.Turn
 	err := e.store.WithOwner(e.ctx, e.owner, func(tx *store.Tx) error {
 		var err error
 		out, err = tx.ListTurns(e.ctx, "", 1000)
@@ -237,9 +239,9 @@ func (e *env) turns() []agent.Turn {
 }
 
 // turnStatus reads a turn's status straight from the store.
-func (e *env) turnStatus(id uuid.UUID) agent.Status {
+func (e *env) turnStatus(id uuid.UUID) steward.Status {
 	e.t.Helper()
-	var st agent.Status
+	var st steward.Status
 	err := e.store.WithOwner(e.ctx, e.owner, func(tx *store.Tx) error {
 		t, err := tx.GetTurn(e.ctx, id)
 		st = t.Status

@@ -9,9 +9,10 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/rs/zerolog"
 
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/trace"
 )
 
@@ -21,16 +22,16 @@ import (
 // unacceptable (an empty message, a missing or unknown decision). A body that is not a
 // well-formed request at all (empty, not JSON, not an object, an unknown field, a wrong JSON
 // type) is refused earlier, by decode, with 400 and the same code.
-var statusOf = map[agent.Code]int{
-	agent.CodeInvalid:      http.StatusUnprocessableEntity,
-	agent.CodeUnauthorized: http.StatusUnauthorized,
-	agent.CodeNotFound:     http.StatusNotFound,
-	agent.CodeConflict:     http.StatusConflict,
-	agent.CodeTooLarge:     http.StatusRequestEntityTooLarge,
-	agent.CodeRateLimited:  http.StatusTooManyRequests,
-	agent.CodeOverBudget:   http.StatusTooManyRequests,
-	agent.CodeKilled:       http.StatusLocked,
-	agent.CodeInternal:     http.StatusInternalServerError,
+var statusOf = map[steward.Code]int{
+	steward.CodeInvalid:      http.StatusUnprocessableEntity,
+	steward.CodeUnauthorized: http.StatusUnauthorized,
+	steward.CodeNotFound:     http.StatusNotFound,
+	steward.CodeConflict:     http.StatusConflict,
+	steward.CodeTooLarge:     http.StatusRequestEntityTooLarge,
+	steward.CodeRateLimited:  http.StatusTooManyRequests,
+	steward.CodeOverBudget:   http.StatusTooManyRequests,
+	steward.CodeKilled:       http.StatusLocked,
+	steward.CodeInternal:     http.StatusInternalServerError,
 }
 
 // internalMessage is all a client learns of an internal error.
@@ -40,14 +41,14 @@ const internalMessage = "internal error; the request id identifies it in the ser
 // from the code's usual one (400 for a malformed body, 415, 405).
 type httpError struct {
 	status  int
-	code    agent.Code
+	code    steward.Code
 	message string
 }
 
 func (e *httpError) Error() string { return fmt.Sprintf("%d %s: %s", e.status, e.code, e.message) }
 
 // errorf builds an httpError.
-func errorf(status int, code agent.Code, format string, a ...any) *httpError {
+func errorf(status int, code steward.Code, format string, a ...any) *httpError {
 	return &httpError{status: status, code: code, message: fmt.Sprintf(format, a...)}
 }
 
@@ -57,7 +58,7 @@ type errorBody struct {
 }
 
 type errorDetail struct {
-	Code agent.Code `json:"code"`
+	Code steward.Code `json:"code"`
 	// Reason is machine-readable for refusals: owner_quota, daily_cap, killed.
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message"`
@@ -70,23 +71,23 @@ func classify(err error) (int, errorDetail) {
 	if errors.As(err, &he) {
 		return he.status, errorDetail{Code: he.code, Message: he.message}
 	}
-	code := agent.ErrorCode(err)
+	code := steward.ErrorCode(err)
 	status, ok := statusOf[code]
 	if !ok {
-		code, status = agent.CodeInternal, http.StatusInternalServerError
+		code, status = steward.CodeInternal, http.StatusInternalServerError
 	}
-	var ae *agent.Error
+	var ae *steward.Error
 	switch {
-	case code == agent.CodeInternal:
+	case code == steward.CodeInternal:
 		return status, errorDetail{Code: code, Message: internalMessage}
 	case errors.As(err, &ae):
-		if ae.Reason == agent.ReasonDailyCap {
+		if ae.Reason == steward.ReasonDailyCap {
 			status = http.StatusServiceUnavailable // the deployment, not the owner, is out of budget
 		}
 		return status, errorDetail{Code: code, Reason: ae.Reason, Message: ae.Message}
-	case code == agent.CodeNotFound:
+	case code == steward.CodeNotFound:
 		return status, errorDetail{Code: code, Message: "not found"}
-	case code == agent.CodeConflict:
+	case code == steward.CodeConflict:
 		return status, errorDetail{Code: code, Message: "the object changed or is in a state that does not allow this; reload it and retry"}
 	}
 	return status, errorDetail{Code: code, Message: string(code)}
@@ -110,7 +111,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
-		b, _ = json.Marshal(errorBody{Error: errorDetail{Code: agent.CodeInternal, Message: internalMessage}})
+		b, _ = json.Marshal(errorBody{Error: errorDetail{Code: steward.CodeInternal, Message: internalMessage}})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
@@ -126,24 +127,24 @@ func decode(r *http.Request, dst any) error {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return errorf(http.StatusRequestEntityTooLarge, agent.CodeTooLarge, "request body is larger than %d bytes", tooBig.Limit)
+			return errorf(http.StatusRequestEntityTooLarge, steward.CodeTooLarge, "request body is larger than %d bytes", tooBig.Limit)
 		}
-		return errorf(http.StatusBadRequest, agent.CodeInvalid, "could not read the request body")
+		return errorf(http.StatusBadRequest, steward.CodeInvalid, "could not read the request body")
 	}
 	b = bytes.TrimSpace(b)
 	switch {
 	case len(b) == 0:
-		return errorf(http.StatusBadRequest, agent.CodeInvalid, "request body is empty; send a JSON object")
+		return errorf(http.StatusBadRequest, steward.CodeInvalid, "request body is empty; send a JSON object")
 	case b[0] != '{':
-		return errorf(http.StatusBadRequest, agent.CodeInvalid, "request body must be a JSON object")
+		return errorf(http.StatusBadRequest, steward.CodeInvalid, "request body must be a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return errorf(http.StatusBadRequest, agent.CodeInvalid, "malformed JSON body: %s", jsonProblem(err))
+		return errorf(http.StatusBadRequest, steward.CodeInvalid, "malformed JSON body: %s", jsonProblem(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errorf(http.StatusBadRequest, agent.CodeInvalid, "malformed JSON body: data after the JSON object")
+		return errorf(http.StatusBadRequest, steward.CodeInvalid, "malformed JSON body: data after the JSON object")
 	}
 	return nil
 }

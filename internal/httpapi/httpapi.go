@@ -22,6 +22,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
@@ -86,7 +88,7 @@ func New(d Deps) http.Handler {
 	r := chi.NewRouter()
 	r.Use(withRequest(d.Logger), accessLog, recoverPanics)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		fail(w, r, errorf(http.StatusNotFound, agent.CodeNotFound, "no such route"))
+		fail(w, r, errorf(http.StatusNotFound, steward.CodeNotFound, "no such route"))
 	})
 	r.MethodNotAllowed(a.methodNotAllowed(r))
 
@@ -127,6 +129,6 @@ func (a *api) methodNotAllowed(mux *chi.Mux) http.HandlerFunc {
 				w.Header().Add("Allow", m)
 			}
 		}
-		fail(w, r, errorf(http.StatusMethodNotAllowed, agent.CodeInvalid, "method %s is not allowed here", r.Method))
+		fail(w, r, errorf(http.StatusMethodNotAllowed, steward.CodeInvalid, "method %s is not allowed here", r.Method))
 	}
 }

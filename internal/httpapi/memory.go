@@ -3,14 +3,15 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/stewardhq/steward/internal/memory"
 )
 
 // memoryService returns the memory API's service, or answers 404 when memory is off.
 func (a *api) memoryService(w http.ResponseWriter, r *http.Request) (*memory.Service, bool) {
 	if a.d.Memory == nil {
-		fail(w, r, errorf(http.StatusNotFound, agent.CodeNotFound, "memory is not configured on this server"))
+		fail(w, r, errorf(http.StatusNotFound, steward.CodeNotFound, "memory is not configured on this server"))
 		return nil, false
 	}
 	return a.d.Memory, true

@@ -10,11 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -119,7 +120,7 @@ func recoverPanics(next http.Handler) http.Handler {
 			if sw, ok := w.(*statusWriter); ok && sw.status != 0 {
 				return // the response has begun; the client sees it cut short
 			}
-			writeJSON(w, http.StatusInternalServerError, errorBody{Error: errorDetail{Code: agent.CodeInternal, Message: internalMessage}})
+			writeJSON(w, http.StatusInternalServerError, errorBody{Error: errorDetail{Code: steward.CodeInternal, Message: internalMessage}})
 		}()
 		next.ServeHTTP(w, r)
 	})
@@ -131,7 +132,7 @@ func limitBody(max int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ContentLength > max {
-				fail(w, r, errorf(http.StatusRequestEntityTooLarge, agent.CodeTooLarge, "request body is larger than %d bytes", max))
+				fail(w, r, errorf(http.StatusRequestEntityTooLarge, steward.CodeTooLarge, "request body is larger than %d bytes", max))
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, max)
@@ -145,7 +146,7 @@ func requireJSON(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 		if err != nil || mt != "application/json" {
-			fail(w, r, errorf(http.StatusUnsupportedMediaType, agent.CodeInvalid, "Content-Type must be application/json"))
+			fail(w, r, errorf(http.StatusUnsupportedMediaType, steward.CodeInvalid, "Content-Type must be application/json"))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -171,14 +172,14 @@ func authenticate(auth Authenticator) func(http.Handler) http.Handler {
 			key, ok := bearer(r.Header.Get("Authorization"))
 			if !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="steward"`)
-				fail(w, r, errorf(http.StatusUnauthorized, agent.CodeUnauthorized, "missing or malformed Authorization header; send Authorization: Bearer <api key>"))
+				fail(w, r, errorf(http.StatusUnauthorized, steward.CodeUnauthorized, "missing or malformed Authorization header; send Authorization: Bearer <api key>"))
 				return
 			}
 			p, err := auth.Authenticate(r.Context(), key)
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				w.Header().Set("WWW-Authenticate", `Bearer realm="steward", error="invalid_token"`)
-				fail(w, r, errorf(http.StatusUnauthorized, agent.CodeUnauthorized, "unknown or revoked API key"))
+				fail(w, r, errorf(http.StatusUnauthorized, steward.CodeUnauthorized, "unknown or revoked API key"))
 				return
 			case err != nil:
 				// %v, not %w: whatever the lookup's error is, the client sees an internal error.

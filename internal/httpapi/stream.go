@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/agent"
@@ -91,7 +93,7 @@ func (s *stream) emit(e agent.StreamEvent) {
 		data = toolResultView{CallID: e.Result.CallID, Tool: e.Result.Name, Output: orEmpty(e.Result.Output), IsError: e.Result.IsError}
 	case "suspended", "completed", "error":
 		if e.Turn == nil {
-			data = errorBody{Error: errorDetail{Code: agent.CodeInternal, Message: internalMessage}}
+			data = errorBody{Error: errorDetail{Code: steward.CodeInternal, Message: internalMessage}}
 		} else {
 			data = e.Turn
 		}
@@ -103,7 +105,7 @@ func (s *stream) emit(e agent.StreamEvent) {
 
 // finish ends the stream after the runner returned: with its error, or with the final
 // TurnView if the runner sent no terminal event.
-func (s *stream) finish(v agent.View, err error) {
+func (s *stream) finish(v steward.View, err error) {
 	s.mu.Lock()
 	finished := s.finished
 	s.mu.Unlock()
@@ -114,9 +116,9 @@ func (s *stream) finish(v agent.View, err error) {
 	case !finished:
 		typ := "error"
 		switch v.Status {
-		case agent.StatusCompleted:
+		case steward.StatusCompleted:
 			typ = "completed"
-		case agent.StatusSuspended:
+		case steward.StatusSuspended:
 			typ = "suspended"
 		}
 		s.send(typ, v)

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
@@ -26,16 +28,16 @@ func (a *api) chat(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	in := agent.Input{OwnerID: principal(r.Context()).OwnerID, Message: body.Message, Trigger: agent.TriggerChat}
+	in := agent.Input{OwnerID: principal(r.Context()).OwnerID, Message: body.Message, Trigger: steward.TriggerChat}
 	if body.ConversationID != nil && *body.ConversationID != "" {
 		id, err := uuid.Parse(*body.ConversationID)
 		if err != nil {
-			fail(w, r, agent.Errorf(agent.CodeInvalid, "conversation_id is not a UUID"))
+			fail(w, r, steward.Errorf(steward.CodeInvalid, "conversation_id is not a UUID"))
 			return
 		}
 		in.ConversationID = &id
 	}
-	a.runTurn(w, r, func(ctx context.Context, emit agent.Emit) (agent.View, error) {
+	a.runTurn(w, r, func(ctx context.Context, emit agent.Emit) (steward.View, error) {
 		return a.d.Runner.Start(ctx, in, emit)
 	})
 }
@@ -67,23 +69,23 @@ func (a *api) confirm(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	decisions := make([]agent.Decision, len(body.Decisions))
+	decisions := make([]steward.Decision, len(body.Decisions))
 	for i, d := range body.Decisions {
 		switch {
 		case d.CallID == "":
-			fail(w, r, agent.Errorf(agent.CodeInvalid, "decision %d has no call_id", i))
+			fail(w, r, steward.Errorf(steward.CodeInvalid, "decision %d has no call_id", i))
 			return
 		case d.Approve == nil:
-			fail(w, r, agent.Errorf(agent.CodeInvalid, "decision for call %q needs \"approve\": true or false", d.CallID))
+			fail(w, r, steward.Errorf(steward.CodeInvalid, "decision for call %q needs \"approve\": true or false", d.CallID))
 			return
 		case d.ArgsHash == "":
-			fail(w, r, agent.Errorf(agent.CodeInvalid, "decision for call %q needs the args_hash it was shown", d.CallID))
+			fail(w, r, steward.Errorf(steward.CodeInvalid, "decision for call %q needs the args_hash it was shown", d.CallID))
 			return
 		}
-		decisions[i] = agent.Decision{CallID: d.CallID, Approve: *d.Approve, ArgsHash: d.ArgsHash, Message: d.Message, Always: d.Always}
+		decisions[i] = steward.Decision{CallID: d.CallID, Approve: *d.Approve, ArgsHash: d.ArgsHash, Message: d.Message, Always: d.Always}
 	}
 	owner := principal(r.Context()).OwnerID
-	a.runTurn(w, r, func(ctx context.Context, emit agent.Emit) (agent.View, error) {
+	a.runTurn(w, r, func(ctx context.Context, emit agent.Emit) (steward.View, error) {
 		return a.d.Runner.Confirm(ctx, owner, id, decisions, emit)
 	})
 }
@@ -92,7 +94,7 @@ func (a *api) confirm(w http.ResponseWriter, r *http.Request) {
 // client asked for events. The turn runs on a context that a client disconnect does not
 // cancel (it keeps the request's values, so its logger), so it always ends in a written
 // state: completed, failed or suspended.
-func (a *api) runTurn(w http.ResponseWriter, r *http.Request, run func(context.Context, agent.Emit) (agent.View, error)) {
+func (a *api) runTurn(w http.ResponseWriter, r *http.Request, run func(context.Context, agent.Emit) (steward.View, error)) {
 	ctx := context.WithoutCancel(r.Context())
 	if !wantsStream(r) {
 		v, err := run(ctx, nil)
@@ -111,7 +113,7 @@ func (a *api) runTurn(w http.ResponseWriter, r *http.Request, run func(context.C
 	}
 	if err != nil {
 		_, detail := classify(err)
-		if detail.Code == agent.CodeInternal {
+		if detail.Code == steward.CodeInternal {
 			s.log.Error().Err(err).Msg("turn failed after its stream began")
 		}
 	}
@@ -126,8 +128,8 @@ func (a *api) turn(w http.ResponseWriter, r *http.Request) {
 	}
 	v, err := a.d.Runner.Turn(r.Context(), principal(r.Context()).OwnerID, id)
 	if err != nil {
-		if agent.ErrorCode(err) == agent.CodeNotFound {
-			err = agent.Errorf(agent.CodeNotFound, "turn not found")
+		if steward.ErrorCode(err) == steward.CodeNotFound {
+			err = steward.Errorf(steward.CodeNotFound, "turn not found")
 		}
 		fail(w, r, err)
 		return
@@ -140,12 +142,12 @@ const maxApprovals = 100
 
 // approval is one suspended turn in the owner's inbox.
 type approval struct {
-	TurnID         uuid.UUID           `json:"turn_id"`
-	ConversationID uuid.UUID           `json:"conversation_id"`
-	Trigger        agent.Trigger       `json:"trigger"`
-	CreatedAt      time.Time           `json:"created_at"`
-	ExpiresAt      *time.Time          `json:"expires_at"`
-	Pending        []agent.PendingCall `json:"pending"`
+	TurnID         uuid.UUID             `json:"turn_id"`
+	ConversationID uuid.UUID             `json:"conversation_id"`
+	Trigger        steward.Trigger       `json:"trigger"`
+	CreatedAt      time.Time             `json:"created_at"`
+	ExpiresAt      *time.Time            `json:"expires_at"`
+	Pending        []steward.PendingCall `json:"pending"`
 }
 
 // approvals lists the owner's suspended turns that can still be confirmed: GET
@@ -158,14 +160,14 @@ func (a *api) approvals(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []approval{}
 	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
-		turns, err := tx.ListTurns(ctx, agent.StatusSuspended, maxApprovals)
+		turns, err := tx.ListTurns(ctx, steward.StatusSuspended, maxApprovals)
 		for _, t := range turns {
 			if t.ExpiresAt != nil && !now.Before(*t.ExpiresAt) {
 				continue // expired, waiting for the sweep; a confirm would be refused
 			}
-			v := agent.ViewOf(t)
+			v := steward.ViewOf(t)
 			if v.Pending == nil {
-				v.Pending = []agent.PendingCall{}
+				v.Pending = []steward.PendingCall{}
 			}
 			out = append(out, approval{TurnID: v.TurnID, ConversationID: v.ConversationID, Trigger: v.Trigger,
 				CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt, Pending: v.Pending})
@@ -184,7 +186,7 @@ func (a *api) approvals(w http.ResponseWriter, r *http.Request) {
 func pathID(w http.ResponseWriter, r *http.Request, what string) (uuid.UUID, bool) {
 	id, err := uuid.Parse(chi.URLParam(r, "id"))
 	if err != nil {
-		fail(w, r, agent.Errorf(agent.CodeNotFound, "%s not found", what))
+		fail(w, r, steward.Errorf(steward.CodeNotFound, "%s not found", what))
 		return uuid.Nil, false
 	}
 	return id, true

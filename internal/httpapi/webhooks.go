@@ -5,9 +5,10 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/go-chi/chi/v5"
 
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -21,17 +22,17 @@ const maxNotifications = 100
 // {"run_id","replay":true} for a delivery already received, which does nothing.
 func (a *api) webhook(w http.ResponseWriter, r *http.Request) {
 	if a.d.Webhooks == nil {
-		fail(w, r, errorf(http.StatusNotFound, agent.CodeNotFound, "webhooks are not configured on this server"))
+		fail(w, r, errorf(http.StatusNotFound, steward.CodeNotFound, "webhooks are not configured on this server"))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, autonomy.MaxWebhookBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			fail(w, r, errorf(http.StatusRequestEntityTooLarge, agent.CodeTooLarge, "the body is larger than %d bytes", autonomy.MaxWebhookBody))
+			fail(w, r, errorf(http.StatusRequestEntityTooLarge, steward.CodeTooLarge, "the body is larger than %d bytes", autonomy.MaxWebhookBody))
 			return
 		}
-		fail(w, r, errorf(http.StatusBadRequest, agent.CodeInvalid, "could not read the body"))
+		fail(w, r, errorf(http.StatusBadRequest, steward.CodeInvalid, "could not read the body"))
 		return
 	}
 	rc, err := a.d.Webhooks.Receive(r.Context(), chi.URLParam(r, "hook_id"), r.Header, body)

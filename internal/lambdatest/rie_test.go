@@ -19,13 +19,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
-	"github.com/stewardhq/steward/internal/tools"
 )
 
 // rieInstall is how to get the emulator; `make rie` (a prerequisite of `make test`) does it.
@@ -68,11 +68,11 @@ func TestTwoProcessesUnderTheLambdaEmulator(t *testing.T) {
 
 	// 1. chat, through a Function URL event: the turn suspends on create_task.
 	status, body := chat.invokeFunctionURL(t, chatEvent(key, "application/json", "remind me to buy milk"))
-	var suspended agent.View
+	var suspended steward.View
 	if status != http.StatusOK || json.Unmarshal(body, &suspended) != nil {
 		t.Fatalf("chat: %d %s", status, body)
 	}
-	if suspended.Status != agent.StatusSuspended || len(suspended.Pending) != 1 || suspended.Pending[0].Tool != "create_task" {
+	if suspended.Status != steward.StatusSuspended || len(suspended.Pending) != 1 || suspended.Pending[0].Tool != "create_task" {
 		t.Fatalf("chat: want suspended with one pending create_task, got %s", body)
 	}
 	pending := suspended.Pending[0]
@@ -96,11 +96,11 @@ func TestTwoProcessesUnderTheLambdaEmulator(t *testing.T) {
 			HTTP:       events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST", Path: "/v1/turns/" + turn + "/confirm", Protocol: "HTTP/1.1", SourceIP: "127.0.0.1"},
 		},
 	})
-	var done agent.View
+	var done steward.View
 	if status != http.StatusOK || json.Unmarshal(body, &done) != nil {
 		t.Fatalf("confirm: %d %s", status, body)
 	}
-	if done.Status != agent.StatusCompleted || done.TurnID != suspended.TurnID || !strings.Contains(done.Answer, "buy milk") {
+	if done.Status != steward.StatusCompleted || done.TurnID != suspended.TurnID || !strings.Contains(done.Answer, "buy milk") {
 		t.Fatalf("confirm: want the same turn completed with an answer, got %s", body)
 	}
 	if want := int64(100 + 150); done.Usage.InputTokens != want {
@@ -113,8 +113,8 @@ func TestTwoProcessesUnderTheLambdaEmulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	var tasks []tools.Task
-	var calls []agent.CallRecord
+	var tasks []steward.Task
+	var calls []steward.CallRecord
 	err = st.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
 		var err error
 		if tasks, err = tx.ListTasks(ctx, ""); err != nil {
@@ -129,7 +129,7 @@ func TestTwoProcessesUnderTheLambdaEmulator(t *testing.T) {
 	if len(tasks) != 1 || tasks[0].Title != "buy milk" {
 		t.Errorf("tasks = %+v, want exactly one \"buy milk\"", tasks)
 	}
-	if len(calls) != 1 || calls[0].Status != agent.CallSucceeded || calls[0].CallID != pending.CallID {
+	if len(calls) != 1 || calls[0].Status != steward.CallSucceeded || calls[0].CallID != pending.CallID {
 		t.Errorf("journal = %+v, want one succeeded create_task execution", calls)
 	}
 

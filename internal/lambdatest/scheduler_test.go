@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
@@ -83,9 +84,9 @@ func (f *autonomyFixture) runs(job string) []store.JobRun {
 }
 
 // turn reads one of the owner's turns.
-func (f *autonomyFixture) turn(id uuid.UUID) agent.Turn {
+func (f *autonomyFixture) turn(id uuid.UUID) steward.Turn {
 	f.t.Helper()
-	var turn agent.Turn
+	var turn steward.Turn
 	err := f.store.WithOwner(f.ctx, f.owner, func(tx *store.Tx) error {
 		var err error
 		turn, err = tx.GetTurn(f.ctx, id)
@@ -99,7 +100,7 @@ func (f *autonomyFixture) turn(id uuid.UUID) agent.Turn {
 
 // checkRecorded fails unless run ran to a recorded outcome — a turn that completed or
 // suspended on a write for the owner's approval — with the turn's trigger.
-func (f *autonomyFixture) checkRecorded(run store.JobRun, trigger agent.Trigger) {
+func (f *autonomyFixture) checkRecorded(run store.JobRun, trigger steward.Trigger) {
 	f.t.Helper()
 	if run.Status != store.RunCompleted && run.Status != store.RunSuspended {
 		f.t.Fatalf("run %s of %s: status %s (%s), want completed or suspended", run.ID, run.Job, run.Status, run.Error)
@@ -189,7 +190,7 @@ func TestSchedulerUnderTheLambdaEmulator(t *testing.T) {
 	if claimed[0].ID != run.ID || claimed[0].Status != run.Status {
 		t.Errorf("the report says %+v, the database %+v", claimed[0], run)
 	}
-	f.checkRecorded(run, agent.TriggerSchedule)
+	f.checkRecorded(run, steward.TriggerSchedule)
 
 	// 2. A direct job event, as a dedicated rule without a time sends it: runs the job now.
 	direct := `{"job":"morning-briefing","owner_id":"` + f.owner.String() + `"}`
@@ -197,7 +198,7 @@ func TestSchedulerUnderTheLambdaEmulator(t *testing.T) {
 	if len(rep.Runs) != 1 || rep.Runs[0].Job != autonomy.JobMorningBriefing || rep.Runs[0].OwnerID != f.owner {
 		t.Fatalf("the direct event ran %+v, want one morning briefing for the owner", rep.Runs)
 	}
-	f.checkRecorded(rep.Runs[0], agent.TriggerSchedule)
+	f.checkRecorded(rep.Runs[0], steward.TriggerSchedule)
 
 	// 3. The template's dedicated-rule Input carries its scheduled time: retried, it runs once.
 	at := due.Add(24 * time.Hour)
@@ -293,5 +294,5 @@ func TestWebhookUnderTheLambdaEmulator(t *testing.T) {
 	if len(runs) != 1 {
 		t.Fatalf("%d job_runs, want 1", len(runs))
 	}
-	f.checkRecorded(runs[0], agent.TriggerWebhook)
+	f.checkRecorded(runs[0], steward.TriggerWebhook)
 }

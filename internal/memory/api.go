@@ -9,12 +9,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/store"
-	"github.com/stewardhq/steward/internal/tools"
 )
 
 // The owner's memory API, for internal/httpapi: GET/POST /v1/memory/facts,
@@ -68,13 +68,13 @@ const (
 )
 
 // FactKinds are the kinds a fact may have.
-var FactKinds = []string{tools.FactKindFact, tools.FactKindPerson, tools.FactKindProject, tools.FactKindPreference, tools.FactKindDecision}
+var FactKinds = []string{steward.FactKindFact, steward.FactKindPerson, steward.FactKindProject, steward.FactKindPreference, steward.FactKindDecision}
 
 // Facts lists the owner's current facts, most recently confirmed first; limit 0 means
 // DefaultFacts.
 func (s *Service) Facts(ctx context.Context, ownerID uuid.UUID, limit int) ([]Fact, error) {
 	if limit < 0 || limit > MaxFacts {
-		return nil, agent.Errorf(agent.CodeInvalid, "limit must be between 1 and %d", MaxFacts)
+		return nil, steward.Errorf(steward.CodeInvalid, "limit must be between 1 and %d", MaxFacts)
 	}
 	var rows []store.MemoryFact
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
@@ -128,19 +128,19 @@ func (nf NewFact) check() (NewFact, error) {
 	nf.Subject = strings.TrimSpace(nf.Subject)
 	nf.Content = strings.TrimSpace(nf.Content)
 	if nf.Kind == "" {
-		nf.Kind = tools.FactKindFact
+		nf.Kind = steward.FactKindFact
 	}
 	switch {
 	case !slices.Contains(FactKinds, nf.Kind):
-		return nf, agent.Errorf(agent.CodeInvalid, "kind must be one of %s", strings.Join(FactKinds, ", "))
+		return nf, steward.Errorf(steward.CodeInvalid, "kind must be one of %s", strings.Join(FactKinds, ", "))
 	case nf.Content == "":
-		return nf, agent.Errorf(agent.CodeInvalid, "content is empty")
+		return nf, steward.Errorf(steward.CodeInvalid, "content is empty")
 	case !utf8.ValidString(nf.Content) || !utf8.ValidString(nf.Subject):
-		return nf, agent.Errorf(agent.CodeInvalid, "content and subject must be valid UTF-8")
+		return nf, steward.Errorf(steward.CodeInvalid, "content and subject must be valid UTF-8")
 	case utf8.RuneCountInString(nf.Content) > MaxFactContent:
-		return nf, agent.Errorf(agent.CodeInvalid, "content is %d characters long; the limit is %d", utf8.RuneCountInString(nf.Content), MaxFactContent)
+		return nf, steward.Errorf(steward.CodeInvalid, "content is %d characters long; the limit is %d", utf8.RuneCountInString(nf.Content), MaxFactContent)
 	case utf8.RuneCountInString(nf.Subject) > MaxFactSubject:
-		return nf, agent.Errorf(agent.CodeInvalid, "subject is %d characters long; the limit is %d", utf8.RuneCountInString(nf.Subject), MaxFactSubject)
+		return nf, steward.Errorf(steward.CodeInvalid, "subject is %d characters long; the limit is %d", utf8.RuneCountInString(nf.Subject), MaxFactSubject)
 	}
 	return nf, nil
 }
@@ -161,13 +161,13 @@ func (s *Service) Search(ctx context.Context, ownerID uuid.UUID, q string, k int
 	q = strings.TrimSpace(q)
 	switch n := utf8.RuneCountInString(q); {
 	case n == 0:
-		return nil, agent.Errorf(agent.CodeInvalid, "q is empty")
+		return nil, steward.Errorf(steward.CodeInvalid, "q is empty")
 	case n > MaxQuery:
-		return nil, agent.Errorf(agent.CodeInvalid, "q is %d characters long; the limit is %d", n, MaxQuery)
+		return nil, steward.Errorf(steward.CodeInvalid, "q is %d characters long; the limit is %d", n, MaxQuery)
 	case !utf8.ValidString(q):
-		return nil, agent.Errorf(agent.CodeInvalid, "q is not valid UTF-8")
+		return nil, steward.Errorf(steward.CodeInvalid, "q is not valid UTF-8")
 	case k < 0 || k > MaxK:
-		return nil, agent.Errorf(agent.CodeInvalid, "k must be between 1 and %d", MaxK)
+		return nil, steward.Errorf(steward.CodeInvalid, "k must be between 1 and %d", MaxK)
 	}
 	vec, err := embedOne(ctx, s.Embedder, q)
 	if err != nil {
@@ -195,7 +195,7 @@ func ParseK(s string) (int, error) {
 	}
 	k, err := strconv.Atoi(s)
 	if err != nil || k < 1 || k > MaxK {
-		return 0, agent.Errorf(agent.CodeInvalid, "k must be a number between 1 and %d", MaxK)
+		return 0, steward.Errorf(steward.CodeInvalid, "k must be a number between 1 and %d", MaxK)
 	}
 	return k, nil
 }

@@ -4,9 +4,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/llm"
 )
 
@@ -23,7 +24,7 @@ type exchange struct {
 
 // exchangeOf finds a turn's exchange among its conversation's messages: the turn's first
 // user text and its last model text.
-func exchangeOf(msgs []agent.StoredMessage, turnID uuid.UUID) exchange {
+func exchangeOf(msgs []steward.StoredMessage, turnID uuid.UUID) exchange {
 	var ex exchange
 	for _, m := range msgs {
 		if m.TurnID != turnID {

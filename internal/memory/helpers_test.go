@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/store"
@@ -67,7 +68,7 @@ func (e *env) turn(owner uuid.UUID, conv *uuid.UUID, user, answer string) (uuid.
 		} else {
 			convID = *conv
 		}
-		turn, err := tx.CreateTurn(e.ctx, convID, agent.TriggerChat, "scripted")
+		turn, err := tx.CreateTurn(e.ctx, convID, steward.TriggerChat, "scripted")
 		if err != nil {
 			return err
 		}

@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
@@ -75,7 +76,7 @@ func TestIsolation(t *testing.T) {
 				t.Errorf("alice's facts = %+v, %v; want only her own", facts, err)
 			}
 			err = e.svc.ForgetFact(e.ctx, a, bobFact.ID)
-			if agent.ErrorCode(err) != agent.CodeNotFound {
+			if steward.ErrorCode(err) != steward.CodeNotFound {
 				t.Errorf("alice forgetting bob's fact: %v, want not found", err)
 			}
 			facts, err = e.svc.Facts(e.ctx, b, 0)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/scripted"
@@ -45,11 +47,11 @@ func TestRecallAcrossConversations(t *testing.T) {
 	r := e.runner(m)
 
 	v, err := r.Start(e.ctx, agent.Input{OwnerID: owner, Message: "Remember that my sister Anna loves tulips."}, nil)
-	if err != nil || v.Status != agent.StatusSuspended {
+	if err != nil || v.Status != steward.StatusSuspended {
 		t.Fatalf("conversation 1: %+v, %v", v, err)
 	}
-	v, err = r.Confirm(e.ctx, owner, v.TurnID, []agent.Decision{{CallID: v.Pending[0].CallID, Approve: true, ArgsHash: v.Pending[0].ArgsHash}}, nil)
-	if err != nil || v.Status != agent.StatusCompleted {
+	v, err = r.Confirm(e.ctx, owner, v.TurnID, []steward.Decision{{CallID: v.Pending[0].CallID, Approve: true, ArgsHash: v.Pending[0].ArgsHash}}, nil)
+	if err != nil || v.Status != steward.StatusCompleted {
 		t.Fatalf("confirm: %+v, %v", v, err)
 	}
 	// The completed turn was queued; the worker embeds the exchange and the new fact.
@@ -59,7 +61,7 @@ func TestRecallAcrossConversations(t *testing.T) {
 
 	const msg = "What flowers should I bring to Anna's party?"
 	v2, err := r.Start(e.ctx, agent.Input{OwnerID: owner, Message: msg}, nil)
-	if err != nil || v2.Status != agent.StatusCompleted {
+	if err != nil || v2.Status != steward.StatusCompleted {
 		t.Fatalf("conversation 2: %+v, %v", v2, err)
 	}
 	reqs := m.Requests()
@@ -88,14 +90,14 @@ func TestRecallAcrossConversations(t *testing.T) {
 	// The next turn of conversation 2: its history is the stored conversation, without the
 	// memory block, byte for byte; only the new user message carries a block.
 	v3, err := r.Start(e.ctx, agent.Input{OwnerID: owner, ConversationID: &v2.ConversationID, Message: "And for her birthday?"}, nil)
-	if err != nil || v3.Status != agent.StatusCompleted {
+	if err != nil || v3.Status != steward.StatusCompleted {
 		t.Fatalf("conversation 2, turn 2: %+v, %v", v3, err)
 	}
 	third := m.Requests()[3]
 	if third.System != first.System || !bytes.Equal(mustJSON(t, third.Tools), mustJSON(t, first.Tools)) {
 		t.Error("prompt prefix changed on the second turn")
 	}
-	var stored []agent.StoredMessage
+	var stored []steward.StoredMessage
 	err = e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error {
 		stored, err = tx.Messages(e.ctx, v2.ConversationID)
 		return err

@@ -8,9 +8,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -91,10 +92,10 @@ func TestSplitText(t *testing.T) {
 func TestExchangeOf(t *testing.T) {
 	t.Parallel()
 	turn, other := uuid.New(), uuid.New()
-	msg := func(turnID uuid.UUID, role llm.Role, parts ...llm.Part) agent.StoredMessage {
-		return agent.StoredMessage{TurnID: turnID, Message: llm.Message{Role: role, Parts: parts}}
+	msg := func(turnID uuid.UUID, role llm.Role, parts ...llm.Part) steward.StoredMessage {
+		return steward.StoredMessage{TurnID: turnID, Message: llm.Message{Role: role, Parts: parts}}
 	}
-	ex := exchangeOf([]agent.StoredMessage{
+	ex := exchangeOf([]steward.StoredMessage{
 		msg(other, llm.RoleUser, llm.Part{Text: "earlier"}),
 		msg(turn, llm.RoleUser, llm.Part{Text: "book a table"}),
 		msg(turn, llm.RoleModel, llm.Part{Text: "thinking", Thought: true}, llm.Part{ToolCall: &llm.ToolCall{ID: "c", Name: "lookup"}}),
@@ -171,7 +172,7 @@ func TestAPIValidation(t *testing.T) {
 	ctx, owner := context.Background(), uuid.New()
 	invalid := func(what string, err error) {
 		t.Helper()
-		if e, ok := err.(*agent.Error); !ok || e.Code != agent.CodeInvalid {
+		if e, ok := err.(*steward.Error); !ok || e.Code != steward.CodeInvalid {
 			t.Errorf("%s: err = %v, want an *agent.Error with code invalid", what, err)
 		}
 	}

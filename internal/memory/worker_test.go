@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/agent"
@@ -177,7 +179,7 @@ func TestTurnLatencyExcludesIngestion(t *testing.T) {
 	start := time.Now()
 	v, err := r.Start(e.ctx, agent.Input{OwnerID: owner, Message: msg}, nil)
 	took := time.Since(start)
-	if err != nil || v.Status != agent.StatusCompleted {
+	if err != nil || v.Status != steward.StatusCompleted {
 		t.Fatalf("turn: %+v, %v", v, err)
 	}
 	if took > slow/2 {

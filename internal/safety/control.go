@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/stewardhq/steward/internal/agent"
 )
 
@@ -32,7 +34,7 @@ func (c *Control) Check(ctx context.Context, tx agent.Tx) error {
 		return err
 	}
 	if killed, why := ctl.Killed(); killed {
-		return agent.Refusef(agent.CodeKilled, agent.ReasonKilled, "%s", why)
+		return steward.Refusef(steward.CodeKilled, steward.ReasonKilled, "%s", why)
 	}
 	return nil
 }
@@ -41,7 +43,7 @@ func (c *Control) Check(ctx context.Context, tx agent.Tx) error {
 // resume: the turn was charged when it began), the owner's daily cost, and the deployment's
 // daily cost cap. Checking and charging are one step: the turn row created in the same
 // transaction is the charge, and the owner lock serialises concurrent starts.
-func (c *Control) Admit(ctx context.Context, tx agent.Tx, a agent.Admission) error {
+func (c *Control) Admit(ctx context.Context, tx agent.Tx, a steward.Admission) error {
 	if !a.Resume {
 		if err := tx.LockOwner(ctx); err != nil {
 			return err
@@ -52,13 +54,13 @@ func (c *Control) Admit(ctx context.Context, tx agent.Tx, a agent.Admission) err
 		return err
 	}
 	if killed, why := ctl.Killed(); killed {
-		return agent.Refusef(agent.CodeKilled, agent.ReasonKilled, "%s", why)
+		return steward.Refusef(steward.CodeKilled, steward.ReasonKilled, "%s", why)
 	}
 	if !a.Resume && u.Messages >= u.MessageLimit {
-		return agent.Refusef(agent.CodeOverBudget, agent.ReasonOwnerQuota, "daily message quota of %d reached; it resets at midnight UTC", u.MessageLimit)
+		return steward.Refusef(steward.CodeOverBudget, steward.ReasonOwnerQuota, "daily message quota of %d reached; it resets at midnight UTC", u.MessageLimit)
 	}
 	if u.CostMicros >= u.CostLimitMicros {
-		return agent.Refusef(agent.CodeOverBudget, agent.ReasonOwnerQuota, "daily cost budget of $%.2f reached; it resets at midnight UTC", float64(u.CostLimitMicros)/1e6)
+		return steward.Refusef(steward.CodeOverBudget, steward.ReasonOwnerQuota, "daily cost budget of $%.2f reached; it resets at midnight UTC", float64(u.CostLimitMicros)/1e6)
 	}
 	if c.GlobalCost != nil {
 		spent, limit, err := c.globalCost(ctx)
@@ -66,7 +68,7 @@ func (c *Control) Admit(ctx context.Context, tx agent.Tx, a agent.Admission) err
 			return err
 		}
 		if spent >= limit {
-			return agent.Refusef(agent.CodeOverBudget, agent.ReasonDailyCap, "the deployment's daily cost cap is reached; try again tomorrow")
+			return steward.Refusef(steward.CodeOverBudget, steward.ReasonDailyCap, "the deployment's daily cost cap is reached; try again tomorrow")
 		}
 	}
 	return nil

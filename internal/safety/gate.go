@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/stewardhq/steward/internal/agent"
 )
 
@@ -22,101 +24,101 @@ type Gate struct {
 var _ agent.Gate = (*Gate)(nil)
 
 // Decide returns the verdict for one write call.
-func (g *Gate) Decide(ctx context.Context, tx agent.Tx, req agent.GateRequest) (agent.GateDecision, error) {
+func (g *Gate) Decide(ctx context.Context, tx agent.Tx, req steward.GateRequest) (steward.GateDecision, error) {
 	if d, refused, err := guards(ctx, tx, req); err != nil || refused {
 		return d, err
 	}
 	mode, err := tx.Mode(ctx)
 	if err != nil {
-		return agent.GateDecision{}, fmt.Errorf("owner mode: %w", err)
+		return steward.GateDecision{}, fmt.Errorf("owner mode: %w", err)
 	}
 	switch mode {
 	case "deny":
-		return agent.GateDecision{Verdict: agent.Deny, By: "mode:deny", Reason: "the owner has Steward in read-only mode"}, nil
+		return steward.GateDecision{Verdict: steward.Deny, By: "mode:deny", Reason: "the owner has Steward in read-only mode"}, nil
 	case "auto":
-		if g.AllowAuto && req.Trigger != agent.TriggerWebhook {
-			return agent.GateDecision{Verdict: agent.Allow, By: "mode:auto"}, nil
+		if g.AllowAuto && req.Trigger != steward.TriggerWebhook {
+			return steward.GateDecision{Verdict: steward.Allow, By: "mode:auto"}, nil
 		}
 	}
 	rules, err := tx.RulesFor(ctx, req.Tool)
 	if err != nil {
-		return agent.GateDecision{}, err
+		return steward.GateDecision{}, err
 	}
 	return decideByRules(rules, req), nil
 }
 
 // Enforce re-checks the kill switch and caps right before a write runs and charges the
 // ledger, in the write's own transaction.
-func (g *Gate) Enforce(ctx context.Context, tx agent.Tx, req agent.GateRequest) (agent.GateDecision, error) {
+func (g *Gate) Enforce(ctx context.Context, tx agent.Tx, req steward.GateRequest) (steward.GateDecision, error) {
 	if d, refused, err := guards(ctx, tx, req); err != nil || refused {
 		return d, err
 	}
 	if req.Money != nil {
 		if err := tx.RecordSpend(ctx, req.TurnID, req.CallID, req.Tool, *req.Money); err != nil {
-			return agent.GateDecision{}, err
+			return steward.GateDecision{}, err
 		}
 	}
-	return agent.GateDecision{Verdict: agent.Allow}, nil
+	return steward.GateDecision{Verdict: steward.Allow}, nil
 }
 
 // guards are the checks no rule, mode or human can override: the kill switch and the hard
 // money caps (per action, and over the rolling window of the durable ledger).
-func guards(ctx context.Context, tx agent.Tx, req agent.GateRequest) (agent.GateDecision, bool, error) {
+func guards(ctx context.Context, tx agent.Tx, req steward.GateRequest) (steward.GateDecision, bool, error) {
 	c, err := tx.Controls(ctx)
 	if err != nil {
-		return agent.GateDecision{}, false, err
+		return steward.GateDecision{}, false, err
 	}
 	if killed, why := c.Killed(); killed {
-		return agent.GateDecision{Verdict: agent.Deny, By: "kill", Reason: why}, true, nil
+		return steward.GateDecision{Verdict: steward.Deny, By: "kill", Reason: why}, true, nil
 	}
 	if req.Money == nil {
-		return agent.GateDecision{}, false, nil
+		return steward.GateDecision{}, false, nil
 	}
 	m := *req.Money
 	limit, ok, err := tx.Cap(ctx, m.Currency)
 	if err != nil || !ok {
-		return agent.GateDecision{}, false, err
+		return steward.GateDecision{}, false, err
 	}
 	if m.Minor > limit.PerActionMinor {
-		return agent.GateDecision{Verdict: agent.Deny, By: "cap:per_action",
+		return steward.GateDecision{Verdict: steward.Deny, By: "cap:per_action",
 			Reason: fmt.Sprintf("%d %s exceeds the per-action cap of %d", m.Minor, m.Currency, limit.PerActionMinor)}, true, nil
 	}
 	spent, err := tx.SpentInWindow(ctx, m.Currency, limit.Window)
 	if err != nil {
-		return agent.GateDecision{}, false, err
+		return steward.GateDecision{}, false, err
 	}
 	if spent+m.Minor > limit.WindowMinor {
-		return agent.GateDecision{Verdict: agent.Deny, By: "cap:window",
+		return steward.GateDecision{Verdict: steward.Deny, By: "cap:window",
 			Reason: fmt.Sprintf("%d %s more would exceed the cap of %d per %s (%d already spent)", m.Minor, m.Currency, limit.WindowMinor, limit.Window, spent)}, true, nil
 	}
-	return agent.GateDecision{}, false, nil
+	return steward.GateDecision{}, false, nil
 }
 
 // decideByRules applies standing rules: any matching deny wins; a matching allow runs the
 // call — except for runs triggered by outside data (webhooks), where allow rules never apply
 // and a human decides; no match asks the human.
-func decideByRules(rules []agent.Rule, req agent.GateRequest) agent.GateDecision {
-	var allow *agent.Rule
+func decideByRules(rules []steward.Rule, req steward.GateRequest) steward.GateDecision {
+	var allow *steward.Rule
 	for i, r := range rules {
 		if !Matches(r, req.Tool, req.Args) {
 			continue
 		}
 		if r.Effect == "deny" {
-			return agent.GateDecision{Verdict: agent.Deny, By: "rule:" + r.ID.String(), Reason: "a standing rule of the owner forbids this"}
+			return steward.GateDecision{Verdict: steward.Deny, By: "rule:" + r.ID.String(), Reason: "a standing rule of the owner forbids this"}
 		}
 		if allow == nil {
 			allow = &rules[i]
 		}
 	}
-	if allow != nil && req.Trigger != agent.TriggerWebhook {
-		return agent.GateDecision{Verdict: agent.Allow, By: "rule:" + allow.ID.String()}
+	if allow != nil && req.Trigger != steward.TriggerWebhook {
+		return steward.GateDecision{Verdict: steward.Allow, By: "rule:" + allow.ID.String()}
 	}
-	return agent.GateDecision{Verdict: agent.Ask}
+	return steward.GateDecision{Verdict: steward.Ask}
 }
 
 // Matches reports whether a rule covers a call: its tool is the call's tool or "*", and
 // every key of its predicate is present in the arguments with an equal JSON value.
-func Matches(r agent.Rule, tool string, args json.RawMessage) bool {
+func Matches(r steward.Rule, tool string, args json.RawMessage) bool {
 	if r.Tool != tool && r.Tool != "*" {
 		return false
 	}

@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 )
@@ -35,7 +36,7 @@ func TestAuditLogAppendOnly(t *testing.T) {
 	}
 	defer s.Close()
 	err = s.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
-		return tx.AppendEvents(ctx, nil, []agent.NewEvent{{Seq: 1, Kind: "approval", Data: []byte(`{"approved":true}`)}})
+		return tx.AppendEvents(ctx, nil, []steward.NewEvent{{Seq: 1, Kind: "approval", Data: []byte(`{"approved":true}`)}})
 	})
 	if err != nil {
 		t.Fatal(err)

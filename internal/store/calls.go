@@ -4,15 +4,15 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/db"
-	"github.com/stewardhq/steward/internal/agent"
-	"github.com/stewardhq/steward/internal/tools"
 )
 
 // RecordCall adds a call to the tool-call journal.
-func (t *Tx) RecordCall(ctx context.Context, c agent.CallRecord) error {
+func (t *Tx) RecordCall(ctx context.Context, c steward.CallRecord) error {
 	_, err := t.q.InsertToolCall(ctx, db.InsertToolCallParams{
 		OwnerID: t.ownerID, TurnID: c.TurnID, CallID: c.CallID, Tool: c.Tool, Kind: string(c.Kind),
 		Args: jsonOrEmpty(c.Args), ArgsHash: c.ArgsHash, Status: string(c.Status),
@@ -22,7 +22,7 @@ func (t *Tx) RecordCall(ctx context.Context, c agent.CallRecord) error {
 }
 
 // Calls lists a turn's journal.
-func (t *Tx) Calls(ctx context.Context, turnID uuid.UUID) ([]agent.CallRecord, error) {
+func (t *Tx) Calls(ctx context.Context, turnID uuid.UUID) ([]steward.CallRecord, error) {
 	rows, err := t.q.ListToolCalls(ctx, db.ListToolCallsParams{OwnerID: t.ownerID, TurnID: turnID})
 	if err != nil {
 		return nil, fmt.Errorf("list calls: %w", err)
@@ -31,7 +31,7 @@ func (t *Tx) Calls(ctx context.Context, turnID uuid.UUID) ([]agent.CallRecord, e
 }
 
 // PendingCalls lists every call of the owner waiting for a decision.
-func (t *Tx) PendingCalls(ctx context.Context) ([]agent.CallRecord, error) {
+func (t *Tx) PendingCalls(ctx context.Context) ([]steward.CallRecord, error) {
 	rows, err := t.q.ListPendingToolCalls(ctx, t.ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("list pending calls: %w", err)
@@ -40,7 +40,7 @@ func (t *Tx) PendingCalls(ctx context.Context) ([]agent.CallRecord, error) {
 }
 
 // UpdateCall applies u; ErrConflict when the call is not in u.From.
-func (t *Tx) UpdateCall(ctx context.Context, u agent.CallUpdate) error {
+func (t *Tx) UpdateCall(ctx context.Context, u steward.CallUpdate) error {
 	n, err := t.q.UpdateToolCall(ctx, db.UpdateToolCallParams{
 		OwnerID: t.ownerID, TurnID: u.TurnID, CallID: u.CallID, FromStatus: string(u.From), Status: string(u.To),
 		Result: u.Result, DecidedBy: ptrString(u.DecidedBy), DecisionMessage: ptrString(u.Message),
@@ -55,7 +55,7 @@ func (t *Tx) UpdateCall(ctx context.Context, u agent.CallUpdate) error {
 }
 
 // MarkUnknownCalls turns calls left executing (a crash mid-call) into unknown and returns them.
-func (t *Tx) MarkUnknownCalls(ctx context.Context, turnID uuid.UUID) ([]agent.CallRecord, error) {
+func (t *Tx) MarkUnknownCalls(ctx context.Context, turnID uuid.UUID) ([]steward.CallRecord, error) {
 	rows, err := t.q.MarkUnknownToolCalls(ctx, db.MarkUnknownToolCallsParams{OwnerID: t.ownerID, TurnID: turnID})
 	if err != nil {
 		return nil, fmt.Errorf("mark unknown calls: %w", err)
@@ -63,11 +63,11 @@ func (t *Tx) MarkUnknownCalls(ctx context.Context, turnID uuid.UUID) ([]agent.Ca
 	return toCalls(rows), nil
 }
 
-func toCalls(rows []db.ToolCall) []agent.CallRecord {
-	out := make([]agent.CallRecord, len(rows))
+func toCalls(rows []db.ToolCall) []steward.CallRecord {
+	out := make([]steward.CallRecord, len(rows))
 	for i, r := range rows {
-		out[i] = agent.CallRecord{TurnID: r.TurnID, CallID: r.CallID, Tool: r.Tool, Kind: tools.Kind(r.Kind),
-			Args: r.Args, ArgsHash: r.ArgsHash, Status: agent.CallStatus(r.Status), DecidedBy: str(r.DecidedBy),
+		out[i] = steward.CallRecord{TurnID: r.TurnID, CallID: r.CallID, Tool: r.Tool, Kind: steward.ToolKind(r.Kind),
+			Args: r.Args, ArgsHash: r.ArgsHash, Status: steward.CallStatus(r.Status), DecidedBy: str(r.DecidedBy),
 			Message: str(r.DecisionMessage), Result: r.Result, CreatedAt: r.CreatedAt}
 	}
 	return out

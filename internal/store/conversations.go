@@ -5,38 +5,39 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/db"
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/llm"
 )
 
 // CreateConversation starts a conversation.
-func (t *Tx) CreateConversation(ctx context.Context, title string) (agent.Conversation, error) {
+func (t *Tx) CreateConversation(ctx context.Context, title string) (steward.Conversation, error) {
 	r, err := t.q.CreateConversation(ctx, db.CreateConversationParams{OwnerID: t.ownerID, Title: title})
 	if err != nil {
-		return agent.Conversation{}, notFound("create conversation", err)
+		return steward.Conversation{}, notFound("create conversation", err)
 	}
 	return toConversation(r), nil
 }
 
 // GetConversation reads one conversation.
-func (t *Tx) GetConversation(ctx context.Context, id uuid.UUID) (agent.Conversation, error) {
+func (t *Tx) GetConversation(ctx context.Context, id uuid.UUID) (steward.Conversation, error) {
 	r, err := t.q.GetConversation(ctx, db.GetConversationParams{OwnerID: t.ownerID, ID: id})
 	if err != nil {
-		return agent.Conversation{}, notFound("conversation "+id.String(), err)
+		return steward.Conversation{}, notFound("conversation "+id.String(), err)
 	}
 	return toConversation(r), nil
 }
 
 // ListConversations lists conversations, most recently active first.
-func (t *Tx) ListConversations(ctx context.Context, limit int) ([]agent.Conversation, error) {
+func (t *Tx) ListConversations(ctx context.Context, limit int) ([]steward.Conversation, error) {
 	rows, err := t.q.ListConversations(ctx, db.ListConversationsParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("list conversations: %w", err)
 	}
-	out := make([]agent.Conversation, len(rows))
+	out := make([]steward.Conversation, len(rows))
 	for i, r := range rows {
 		out[i] = toConversation(r)
 	}
@@ -73,14 +74,14 @@ func (t *Tx) AppendMessages(ctx context.Context, conversationID, turnID uuid.UUI
 }
 
 // Messages returns a conversation's messages in order.
-func (t *Tx) Messages(ctx context.Context, conversationID uuid.UUID) ([]agent.StoredMessage, error) {
+func (t *Tx) Messages(ctx context.Context, conversationID uuid.UUID) ([]steward.StoredMessage, error) {
 	rows, err := t.q.ListMessages(ctx, db.ListMessagesParams{OwnerID: t.ownerID, ConversationID: conversationID})
 	if err != nil {
 		return nil, fmt.Errorf("list messages: %w", err)
 	}
-	out := make([]agent.StoredMessage, len(rows))
+	out := make([]steward.StoredMessage, len(rows))
 	for i, r := range rows {
-		out[i] = agent.StoredMessage{Seq: int(r.Seq), TurnID: r.TurnID, CreatedAt: r.CreatedAt}
+		out[i] = steward.StoredMessage{Seq: int(r.Seq), TurnID: r.TurnID, CreatedAt: r.CreatedAt}
 		if err := json.Unmarshal(r.Content, &out[i].Message); err != nil {
 			return nil, fmt.Errorf("decode message %d: %w", r.Seq, err)
 		}
@@ -88,8 +89,8 @@ func (t *Tx) Messages(ctx context.Context, conversationID uuid.UUID) ([]agent.St
 	return out, nil
 }
 
-func toConversation(r db.Conversation) agent.Conversation {
-	return agent.Conversation{ID: r.ID, Title: r.Title, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+func toConversation(r db.Conversation) steward.Conversation {
+	return steward.Conversation{ID: r.ID, Title: r.Title, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
 // EnqueueIngest queues a finished turn for memory ingestion, in the turn's transaction.

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/llm"
 	. "github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
-	"github.com/stewardhq/steward/internal/tools"
 )
 
 // ownerTables is every owner-scoped table; TestCatalogLint checks the list is complete.
@@ -56,7 +56,7 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 			return err
 		}
 		sd.conv = conv.ID
-		turn, err := tx.CreateTurn(ctx, conv.ID, agent.TriggerChat, "scripted")
+		turn, err := tx.CreateTurn(ctx, conv.ID, steward.TriggerChat, "scripted")
 		if err != nil {
 			return err
 		}
@@ -64,32 +64,32 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 		if err := tx.AppendMessages(ctx, conv.ID, turn.ID, llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Text: "hello from " + name}}}); err != nil {
 			return err
 		}
-		if err := tx.RecordCall(ctx, agent.CallRecord{TurnID: turn.ID, CallID: "c1", Tool: "create_task", Kind: tools.Write,
-			Args: json.RawMessage(`{"title":"x"}`), ArgsHash: "h", Status: agent.CallPending}); err != nil {
+		if err := tx.RecordCall(ctx, steward.CallRecord{TurnID: turn.ID, CallID: "c1", Tool: "create_task", Kind: steward.KindWrite,
+			Args: json.RawMessage(`{"title":"x"}`), ArgsHash: "h", Status: steward.CallPending}); err != nil {
 			return err
 		}
 		exp := time.Now().Add(time.Hour)
-		turn.Status, turn.State, turn.ExpiresAt = agent.StatusSuspended, &agent.State{SchemaVersion: agent.StateSchemaVersion}, &exp
+		turn.Status, turn.State, turn.ExpiresAt = steward.StatusSuspended, &steward.State{SchemaVersion: steward.StateSchemaVersion}, &exp
 		if _, err := tx.SaveTurn(ctx, turn); err != nil {
 			return err
 		}
 		if err := tx.EnqueueIngest(ctx, turn.ID, conv.ID); err != nil {
 			return err
 		}
-		rule, err := tx.CreateRule(ctx, agent.Rule{Tool: "notify", Effect: "allow", Source: "api"})
+		rule, err := tx.CreateRule(ctx, steward.Rule{Tool: "notify", Effect: "allow", Source: "api"})
 		if err != nil {
 			return err
 		}
 		sd.rule = rule.ID
-		if err := tx.AppendEvents(ctx, &turn.ID, []agent.NewEvent{{Seq: 1, Kind: "model_call", Data: []byte(`{}`)}}); err != nil {
+		if err := tx.AppendEvents(ctx, &turn.ID, []steward.NewEvent{{Seq: 1, Kind: "model_call", Data: []byte(`{}`)}}); err != nil {
 			return err
 		}
-		task, err := tx.CreateTask(ctx, tools.NewTask{Title: "secret task of " + name})
+		task, err := tx.CreateTask(ctx, steward.NewTask{Title: "secret task of " + name})
 		if err != nil {
 			return err
 		}
 		sd.task = task.ID
-		fact, _, err := tx.UpsertFact(ctx, tools.NewFact{Kind: "fact", Content: "shared words", Key: "fact::shared words"})
+		fact, _, err := tx.UpsertFact(ctx, steward.NewFact{Kind: "fact", Content: "shared words", Key: "fact::shared words"})
 		if err != nil {
 			return err
 		}
@@ -97,10 +97,10 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 		if sd.chunk, err = tx.AddChunk(ctx, "conversation", conv.ID.String(), "chunk of "+name, sd.vector); err != nil {
 			return err
 		}
-		if _, err := tx.SetCap(ctx, agent.Cap{Currency: "EUR", PerActionMinor: 100, WindowMinor: 1000, Window: time.Hour}); err != nil {
+		if _, err := tx.SetCap(ctx, steward.Cap{Currency: "EUR", PerActionMinor: 100, WindowMinor: 1000, Window: time.Hour}); err != nil {
 			return err
 		}
-		if err := tx.RecordSpend(ctx, turn.ID, "c1", "pay", agent.Money{Minor: 40, Currency: "EUR"}); err != nil {
+		if err := tx.RecordSpend(ctx, turn.ID, "c1", "pay", steward.Money{Minor: 40, Currency: "EUR"}); err != nil {
 			return err
 		}
 		if _, err = tx.CreateNotification(ctx, "", "note for "+name); err != nil {
@@ -181,7 +181,7 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 	}
 	refused := func(what string, err error) {
 		t.Helper()
-		if !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) && !errors.Is(err, tools.ErrNotFound) {
+		if !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) && !errors.Is(err, steward.ErrNotFound) {
 			t.Errorf("%s on alice's row: err = %v, want not found or conflict", what, err)
 		}
 	}
@@ -202,7 +202,7 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 
 		turns, err := tx.ListTurns(ctx, "", 100)
 		none("turns list", len(turns), err)
-		susp, err := tx.ListTurns(ctx, agent.StatusSuspended, 100)
+		susp, err := tx.ListTurns(ctx, steward.StatusSuspended, 100)
 		none("turns list suspended", len(susp), err)
 		_, err = tx.GetTurn(ctx, a.turn)
 		refused("turns get", err)
@@ -210,14 +210,14 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		zero("turns of alice's conversation", len(convTurns), err)
 		_, err = tx.ClaimTurn(ctx, a.turn, time.Minute)
 		refused("turns claim", err)
-		_, err = tx.SaveTurn(ctx, agent.Turn{ID: a.turn, Version: 2, Status: agent.StatusCompleted})
+		_, err = tx.SaveTurn(ctx, steward.Turn{ID: a.turn, Version: 2, Status: steward.StatusCompleted})
 		refused("turns save", err)
 
 		calls, err := tx.Calls(ctx, a.turn)
 		zero("tool_calls list", len(calls), err)
 		pending, err := tx.PendingCalls(ctx)
 		none("tool_calls pending", len(pending), err)
-		refused("tool_calls update", tx.UpdateCall(ctx, agent.CallUpdate{TurnID: a.turn, CallID: "c1", From: agent.CallPending, To: agent.CallApproved}))
+		refused("tool_calls update", tx.UpdateCall(ctx, steward.CallUpdate{TurnID: a.turn, CallID: "c1", From: steward.CallPending, To: steward.CallApproved}))
 		unknown, err := tx.MarkUnknownCalls(ctx, a.turn)
 		zero("tool_calls mark unknown", len(unknown), err)
 
@@ -276,11 +276,11 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 	// Alice's rows are all still there and unchanged.
 	err = s.WithOwner(ctx, a.owner.ID, func(tx *Tx) error {
 		task, err := tx.GetTask(ctx, a.task)
-		if err != nil || task.Status != tools.TaskOpen {
+		if err != nil || task.Status != steward.TaskOpen {
 			t.Errorf("alice's task after bob: %+v, %v", task, err)
 		}
 		turn, err := tx.GetTurn(ctx, a.turn)
-		if err != nil || turn.Status != agent.StatusSuspended {
+		if err != nil || turn.Status != steward.StatusSuspended {
 			t.Errorf("alice's turn after bob: %+v, %v", turn, err)
 		}
 		keys, err := tx.APIKeys(ctx)

@@ -5,7 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/steward"
+
 	. "github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 )
@@ -19,15 +20,15 @@ func TestSuspendedRunFollowsItsTurn(t *testing.T) {
 	s := db.Store
 	owner, _ := db.Owner(t, "alice")
 	for _, tc := range []struct {
-		final agent.Status
+		final steward.Status
 		want  RunStatus
-	}{{agent.StatusCompleted, "completed"}, {agent.StatusAborted, "aborted"}, {agent.StatusFailed, "failed"}} {
+	}{{steward.StatusCompleted, "completed"}, {steward.StatusAborted, "aborted"}, {steward.StatusFailed, "failed"}} {
 		err := s.WithOwner(ctx, owner.ID, func(tx *Tx) error {
 			conv, err := tx.CreateConversation(ctx, "briefing")
 			if err != nil {
 				return err
 			}
-			turn, err := tx.CreateTurn(ctx, conv.ID, agent.TriggerSchedule, "m")
+			turn, err := tx.CreateTurn(ctx, conv.ID, steward.TriggerSchedule, "m")
 			if err != nil {
 				return err
 			}
@@ -40,7 +41,7 @@ func TestSuspendedRunFollowsItsTurn(t *testing.T) {
 				return err
 			}
 			exp := now.Add(time.Hour)
-			turn.Status, turn.State, turn.ExpiresAt = agent.StatusSuspended, &agent.State{SchemaVersion: agent.StateSchemaVersion}, &exp
+			turn.Status, turn.State, turn.ExpiresAt = steward.StatusSuspended, &steward.State{SchemaVersion: steward.StateSchemaVersion}, &exp
 			if turn, err = tx.SaveTurn(ctx, turn); err != nil {
 				return err
 			}

@@ -8,12 +8,13 @@ import (
 	"slices"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/stewardhq/steward/db"
-	"github.com/stewardhq/steward/internal/tools"
 )
 
 // Memory: recall queries, facts with their provenance, the ingestion outbox and
@@ -61,11 +62,11 @@ type MemoryChunk struct {
 // created says which.
 func (t *Tx) RememberFact(ctx context.Context, f NewMemoryFact) (MemoryFact, bool, error) {
 	if f.Kind == "" {
-		f.Kind = tools.FactKindFact
+		f.Kind = steward.FactKindFact
 	}
 	row, err := t.q.UpsertFact(ctx, db.UpsertFactParams{
 		OwnerID: t.ownerID, Kind: f.Kind, Subject: f.Subject, Content: f.Content,
-		Key: tools.FactKey(f.Kind, f.Subject, f.Content), Source: f.Source, TurnID: nullUUID(f.TurnID),
+		Key: steward.FactKey(f.Kind, f.Subject, f.Content), Source: f.Source, TurnID: nullUUID(f.TurnID),
 	})
 	if err != nil {
 		return MemoryFact{}, false, notFound("remember fact", err)

@@ -4,24 +4,25 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/db"
-	"github.com/stewardhq/steward/internal/agent"
 )
 
 // CreateRule stores a standing rule.
-func (t *Tx) CreateRule(ctx context.Context, r agent.Rule) (agent.Rule, error) {
+func (t *Tx) CreateRule(ctx context.Context, r steward.Rule) (steward.Rule, error) {
 	row, err := t.q.CreateRule(ctx, db.CreateRuleParams{OwnerID: t.ownerID, Tool: r.Tool,
 		Predicate: jsonOrEmpty(r.Predicate), Effect: r.Effect, Source: r.Source, Note: r.Note})
 	if err != nil {
-		return agent.Rule{}, notFound("create rule", err)
+		return steward.Rule{}, notFound("create rule", err)
 	}
 	return toRule(row), nil
 }
 
 // Rules lists the owner's standing rules.
-func (t *Tx) Rules(ctx context.Context) ([]agent.Rule, error) {
+func (t *Tx) Rules(ctx context.Context) ([]steward.Rule, error) {
 	rows, err := t.q.ListRules(ctx, t.ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("list rules: %w", err)
@@ -30,7 +31,7 @@ func (t *Tx) Rules(ctx context.Context) ([]agent.Rule, error) {
 }
 
 // RulesFor lists the rules that may apply to a tool (its own and "*").
-func (t *Tx) RulesFor(ctx context.Context, tool string) ([]agent.Rule, error) {
+func (t *Tx) RulesFor(ctx context.Context, tool string) ([]steward.Rule, error) {
 	rows, err := t.q.RulesForTool(ctx, db.RulesForToolParams{OwnerID: t.ownerID, Tool: tool})
 	if err != nil {
 		return nil, fmt.Errorf("rules for %s: %w", tool, err)
@@ -44,21 +45,21 @@ func (t *Tx) DeleteRule(ctx context.Context, id uuid.UUID) error {
 	return rowsOrNotFound("delete rule", n, err)
 }
 
-func toRules(rows []db.StandingRule) []agent.Rule {
-	out := make([]agent.Rule, len(rows))
+func toRules(rows []db.StandingRule) []steward.Rule {
+	out := make([]steward.Rule, len(rows))
 	for i, r := range rows {
 		out[i] = toRule(r)
 	}
 	return out
 }
 
-func toRule(r db.StandingRule) agent.Rule {
-	return agent.Rule{ID: r.ID, Tool: r.Tool, Predicate: r.Predicate, Effect: r.Effect, Source: r.Source,
+func toRule(r db.StandingRule) steward.Rule {
+	return steward.Rule{ID: r.ID, Tool: r.Tool, Predicate: r.Predicate, Effect: r.Effect, Source: r.Source,
 		Note: r.Note, CreatedAt: r.CreatedAt}
 }
 
 // AppendEvents appends rows to the audit log in one statement.
-func (t *Tx) AppendEvents(ctx context.Context, turnID *uuid.UUID, events []agent.NewEvent) error {
+func (t *Tx) AppendEvents(ctx context.Context, turnID *uuid.UUID, events []steward.NewEvent) error {
 	p := db.AppendAuditBatchParams{OwnerID: t.ownerID, TurnID: nullUUID(turnID),
 		Seqs: make([]int32, len(events)), Kinds: make([]string, len(events)), Datas: make([][]byte, len(events))}
 	for i, e := range events {
@@ -69,7 +70,7 @@ func (t *Tx) AppendEvents(ctx context.Context, turnID *uuid.UUID, events []agent
 }
 
 // TurnEvents returns one turn's audit trail in order.
-func (t *Tx) TurnEvents(ctx context.Context, turnID uuid.UUID) ([]agent.Event, error) {
+func (t *Tx) TurnEvents(ctx context.Context, turnID uuid.UUID) ([]steward.Event, error) {
 	rows, err := t.q.ListTurnAudit(ctx, db.ListTurnAuditParams{OwnerID: t.ownerID, TurnID: nullUUID(&turnID)})
 	if err != nil {
 		return nil, fmt.Errorf("turn events: %w", err)
@@ -78,7 +79,7 @@ func (t *Tx) TurnEvents(ctx context.Context, turnID uuid.UUID) ([]agent.Event, e
 }
 
 // RecentEvents returns the owner's latest audit rows, newest first.
-func (t *Tx) RecentEvents(ctx context.Context, limit int) ([]agent.Event, error) {
+func (t *Tx) RecentEvents(ctx context.Context, limit int) ([]steward.Event, error) {
 	rows, err := t.q.ListAudit(ctx, db.ListAuditParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("recent events: %w", err)
@@ -86,14 +87,14 @@ func (t *Tx) RecentEvents(ctx context.Context, limit int) ([]agent.Event, error)
 	return toEvents(rows), nil
 }
 
-func toEvents(rows []db.AuditLog) []agent.Event {
-	out := make([]agent.Event, len(rows))
+func toEvents(rows []db.AuditLog) []steward.Event {
+	out := make([]steward.Event, len(rows))
 	for i, r := range rows {
 		out[i] = toEvent(r)
 	}
 	return out
 }
 
-func toEvent(r db.AuditLog) agent.Event {
-	return agent.Event{ID: r.ID, TurnID: ptrUUID(r.TurnID), Seq: int(r.Seq), Kind: r.Kind, Data: r.Data, CreatedAt: r.CreatedAt}
+func toEvent(r db.AuditLog) steward.Event {
+	return steward.Event{ID: r.ID, TurnID: ptrUUID(r.TurnID), Seq: int(r.Seq), Kind: r.Kind, Data: r.Data, CreatedAt: r.CreatedAt}
 }

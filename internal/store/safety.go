@@ -5,23 +5,24 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/db"
-	"github.com/stewardhq/steward/internal/agent"
 )
 
 // Controls reads the kill switches that apply to the owner.
-func (t *Tx) Controls(ctx context.Context) (agent.Controls, error) {
+func (t *Tx) Controls(ctx context.Context) (steward.Controls, error) {
 	r, err := t.q.ControlState(ctx, t.ownerID)
 	if err != nil {
-		return agent.Controls{}, notFound("controls", err)
+		return steward.Controls{}, notFound("controls", err)
 	}
 	return toControls(r.OwnerKilledAt, r.OwnerKillReason, r.GlobalKilledAt, r.GlobalKillReason), nil
 }
 
-func toControls(ownerAt *time.Time, ownerWhy string, globalAt *time.Time, globalWhy string) agent.Controls {
-	c := agent.Controls{OwnerKilled: ownerAt != nil, OwnerReason: ownerWhy, GlobalKilled: globalAt != nil, GlobalReason: globalWhy}
+func toControls(ownerAt *time.Time, ownerWhy string, globalAt *time.Time, globalWhy string) steward.Controls {
+	c := steward.Controls{OwnerKilled: ownerAt != nil, OwnerReason: ownerWhy, GlobalKilled: globalAt != nil, GlobalReason: globalWhy}
 	if ownerAt != nil {
 		c.Since = ownerAt
 	}
@@ -33,13 +34,13 @@ func toControls(ownerAt *time.Time, ownerWhy string, globalAt *time.Time, global
 
 // AdmitState reads, in one statement, what admitting a turn needs: the kill switches and
 // the owner's budget use since midnight UTC with their limits.
-func (t *Tx) AdmitState(ctx context.Context) (agent.Controls, agent.DailyUsage, error) {
+func (t *Tx) AdmitState(ctx context.Context) (steward.Controls, steward.DailyUsage, error) {
 	r, err := t.q.AdmitState(ctx, t.ownerID)
 	if err != nil {
-		return agent.Controls{}, agent.DailyUsage{}, notFound("admit state", err)
+		return steward.Controls{}, steward.DailyUsage{}, notFound("admit state", err)
 	}
 	return toControls(r.OwnerKilledAt, r.OwnerKillReason, r.GlobalKilledAt, r.GlobalKillReason),
-		agent.DailyUsage{Messages: int(r.Messages), CostMicros: r.CostMicros, MessageLimit: int(r.DailyMessages), CostLimitMicros: r.DailyCostMicros}, nil
+		steward.DailyUsage{Messages: int(r.Messages), CostMicros: r.CostMicros, MessageLimit: int(r.DailyMessages), CostLimitMicros: r.DailyCostMicros}, nil
 }
 
 // SetKill engages (with a reason) or releases the owner's kill switch.
@@ -59,43 +60,43 @@ func (t *Tx) LockOwner(ctx context.Context) error {
 }
 
 // Cap returns the owner's money cap for a currency; ok=false when there is none.
-func (t *Tx) Cap(ctx context.Context, currency string) (agent.Cap, bool, error) {
+func (t *Tx) Cap(ctx context.Context, currency string) (steward.Cap, bool, error) {
 	r, err := t.q.GetCap(ctx, db.GetCapParams{OwnerID: t.ownerID, Currency: currency})
 	if err != nil {
 		err = notFound("cap", err)
-		if agent.ErrorCode(err) == agent.CodeNotFound {
-			return agent.Cap{}, false, nil
+		if steward.ErrorCode(err) == steward.CodeNotFound {
+			return steward.Cap{}, false, nil
 		}
-		return agent.Cap{}, false, err
+		return steward.Cap{}, false, err
 	}
 	return toCap(r), true, nil
 }
 
 // SetCap creates or replaces the owner's cap for a currency.
-func (t *Tx) SetCap(ctx context.Context, c agent.Cap) (agent.Cap, error) {
+func (t *Tx) SetCap(ctx context.Context, c steward.Cap) (steward.Cap, error) {
 	r, err := t.q.UpsertCap(ctx, db.UpsertCapParams{OwnerID: t.ownerID, Currency: c.Currency,
 		PerActionMinor: c.PerActionMinor, WindowMinor: c.WindowMinor, WindowSeconds: int32(c.Window / time.Second)})
 	if err != nil {
-		return agent.Cap{}, notFound("set cap", err)
+		return steward.Cap{}, notFound("set cap", err)
 	}
 	return toCap(r), nil
 }
 
 // Caps lists the owner's caps.
-func (t *Tx) Caps(ctx context.Context) ([]agent.Cap, error) {
+func (t *Tx) Caps(ctx context.Context) ([]steward.Cap, error) {
 	rows, err := t.q.ListCaps(ctx, t.ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("list caps: %w", err)
 	}
-	out := make([]agent.Cap, len(rows))
+	out := make([]steward.Cap, len(rows))
 	for i, r := range rows {
 		out[i] = toCap(r)
 	}
 	return out, nil
 }
 
-func toCap(r db.SpendingCap) agent.Cap {
-	return agent.Cap{Currency: r.Currency, PerActionMinor: r.PerActionMinor, WindowMinor: r.WindowMinor,
+func toCap(r db.SpendingCap) steward.Cap {
+	return steward.Cap{Currency: r.Currency, PerActionMinor: r.PerActionMinor, WindowMinor: r.WindowMinor,
 		Window: time.Duration(r.WindowSeconds) * time.Second}
 }
 
@@ -109,7 +110,7 @@ func (t *Tx) SpentInWindow(ctx context.Context, currency string, window time.Dur
 }
 
 // RecordSpend adds an executed write's amount to the ledger.
-func (t *Tx) RecordSpend(ctx context.Context, turnID uuid.UUID, callID, tool string, m agent.Money) error {
+func (t *Tx) RecordSpend(ctx context.Context, turnID uuid.UUID, callID, tool string, m steward.Money) error {
 	return notFoundOrNil("record spend", t.q.RecordSpend(ctx, db.RecordSpendParams{OwnerID: t.ownerID,
 		TurnID: nullUUID(&turnID), CallID: callID, Tool: tool, AmountMinor: m.Minor, Currency: m.Currency}))
 }

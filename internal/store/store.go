@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -22,9 +24,9 @@ import (
 // Errors returned by the store, matched with errors.Is.
 var (
 	// ErrNotFound: no such row for this owner (another owner's rows are never found).
-	ErrNotFound = agent.ErrNotFound
+	ErrNotFound = steward.ErrNotFound
 	// ErrConflict: the row changed under us (a lost race, a duplicate, a stale version).
-	ErrConflict = agent.ErrConflict
+	ErrConflict = steward.ErrConflict
 )
 
 // Store is the application's connection pool, as the steward_app role under RLS.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 	"github.com/pgvector/pgvector-go"
 
@@ -19,42 +21,42 @@ var _ tools.Data = (*Tx)(nil)
 // toolsNotFound maps the store's ErrNotFound to the tools package's, keeping the detail.
 func toolsNotFound(err error) error {
 	if errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("%w: %w", tools.ErrNotFound, err)
+		return fmt.Errorf("%w: %w", steward.ErrNotFound, err)
 	}
 	return err
 }
 
 // CreateTask adds an open task.
-func (t *Tx) CreateTask(ctx context.Context, in tools.NewTask) (tools.Task, error) {
+func (t *Tx) CreateTask(ctx context.Context, in steward.NewTask) (steward.Task, error) {
 	row, err := t.q.CreateTask(ctx, db.CreateTaskParams{
 		OwnerID: t.ownerID, Title: in.Title, Notes: in.Notes, Due: in.Due,
 	})
 	if err != nil {
-		return tools.Task{}, notFound("create task", err)
+		return steward.Task{}, notFound("create task", err)
 	}
 	return toTask(row), nil
 }
 
 // GetTask reads one task.
-func (t *Tx) GetTask(ctx context.Context, id uuid.UUID) (tools.Task, error) {
+func (t *Tx) GetTask(ctx context.Context, id uuid.UUID) (steward.Task, error) {
 	row, err := t.q.GetTask(ctx, db.GetTaskParams{OwnerID: t.ownerID, ID: id})
 	if err != nil {
-		return tools.Task{}, toolsNotFound(notFound("task "+id.String(), err))
+		return steward.Task{}, toolsNotFound(notFound("task "+id.String(), err))
 	}
 	return toTask(row), nil
 }
 
 // CompleteTask marks a task done (idempotently).
-func (t *Tx) CompleteTask(ctx context.Context, id uuid.UUID) (tools.Task, error) {
+func (t *Tx) CompleteTask(ctx context.Context, id uuid.UUID) (steward.Task, error) {
 	row, err := t.q.CompleteTask(ctx, db.CompleteTaskParams{OwnerID: t.ownerID, ID: id})
 	if err != nil {
-		return tools.Task{}, toolsNotFound(notFound("complete task "+id.String(), err))
+		return steward.Task{}, toolsNotFound(notFound("complete task "+id.String(), err))
 	}
 	return toTask(row), nil
 }
 
 // ListTasks lists tasks by status ("" or "all" = every task).
-func (t *Tx) ListTasks(ctx context.Context, status string) ([]tools.Task, error) {
+func (t *Tx) ListTasks(ctx context.Context, status string) ([]steward.Task, error) {
 	if status == "all" {
 		status = ""
 	}
@@ -62,7 +64,7 @@ func (t *Tx) ListTasks(ctx context.Context, status string) ([]tools.Task, error)
 	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
-	out := make([]tools.Task, len(rows))
+	out := make([]steward.Task, len(rows))
 	for i, r := range rows {
 		out[i] = toTask(r)
 	}
@@ -75,13 +77,13 @@ func (t *Tx) DeleteTask(ctx context.Context, id uuid.UUID) error {
 	return rowsOrNotFound("delete task "+id.String(), n, err)
 }
 
-func toTask(r db.Task) tools.Task {
-	return tools.Task{ID: r.ID, Title: r.Title, Notes: r.Notes, Due: r.Due, Status: r.Status,
+func toTask(r db.Task) steward.Task {
+	return steward.Task{ID: r.ID, Title: r.Title, Notes: r.Notes, Due: r.Due, Status: r.Status,
 		CreatedAt: r.CreatedAt, CompletedAt: r.CompletedAt}
 }
 
 // UpsertFact stores a fact, deduplicated on its normalised key.
-func (t *Tx) UpsertFact(ctx context.Context, f tools.NewFact) (tools.Fact, bool, error) {
+func (t *Tx) UpsertFact(ctx context.Context, f steward.NewFact) (steward.Fact, bool, error) {
 	source := "api"
 	if f.TurnID != nil {
 		source = "turn"
@@ -91,13 +93,13 @@ func (t *Tx) UpsertFact(ctx context.Context, f tools.NewFact) (tools.Fact, bool,
 		Source: source, TurnID: nullUUID(f.TurnID),
 	})
 	if err != nil {
-		return tools.Fact{}, false, notFound("remember", err)
+		return steward.Fact{}, false, notFound("remember", err)
 	}
-	return tools.Fact{ID: row.ID, Kind: row.Kind, Subject: row.Subject, Content: row.Content, CreatedAt: row.CreatedAt}, row.Created, nil
+	return steward.Fact{ID: row.ID, Kind: row.Kind, Subject: row.Subject, Content: row.Content, CreatedAt: row.CreatedAt}, row.Created, nil
 }
 
 // SearchFacts finds current facts containing every word of query.
-func (t *Tx) SearchFacts(ctx context.Context, query string, limit int) ([]tools.Fact, error) {
+func (t *Tx) SearchFacts(ctx context.Context, query string, limit int) ([]steward.Fact, error) {
 	rows, err := t.q.SearchFacts(ctx, db.SearchFactsParams{OwnerID: t.ownerID, Words: strings.Fields(query), MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("search facts: %w", err)
@@ -106,7 +108,7 @@ func (t *Tx) SearchFacts(ctx context.Context, query string, limit int) ([]tools.
 }
 
 // ListFacts lists current facts, newest first.
-func (t *Tx) ListFacts(ctx context.Context, limit int) ([]tools.Fact, error) {
+func (t *Tx) ListFacts(ctx context.Context, limit int) ([]steward.Fact, error) {
 	rows, err := t.q.ListFacts(ctx, db.ListFactsParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("list facts: %w", err)
@@ -115,20 +117,20 @@ func (t *Tx) ListFacts(ctx context.Context, limit int) ([]tools.Fact, error) {
 }
 
 // ForgetFact supersedes a fact: it leaves recall but stays for the audit trail.
-func (t *Tx) ForgetFact(ctx context.Context, id uuid.UUID) (tools.Fact, error) {
+func (t *Tx) ForgetFact(ctx context.Context, id uuid.UUID) (steward.Fact, error) {
 	r, err := t.q.ForgetFact(ctx, db.ForgetFactParams{OwnerID: t.ownerID, ID: id})
 	if err != nil {
-		return tools.Fact{}, toolsNotFound(notFound("forget fact "+id.String(), err))
+		return steward.Fact{}, toolsNotFound(notFound("forget fact "+id.String(), err))
 	}
 	return toFact(r), nil
 }
 
-func toFact(r db.MemoryFact) tools.Fact {
-	return tools.Fact{ID: r.ID, Kind: r.Kind, Subject: r.Subject, Content: r.Content, CreatedAt: r.CreatedAt}
+func toFact(r db.MemoryFact) steward.Fact {
+	return steward.Fact{ID: r.ID, Kind: r.Kind, Subject: r.Subject, Content: r.Content, CreatedAt: r.CreatedAt}
 }
 
-func toFacts(rows []db.MemoryFact) []tools.Fact {
-	out := make([]tools.Fact, len(rows))
+func toFacts(rows []db.MemoryFact) []steward.Fact {
+	out := make([]steward.Fact, len(rows))
 	for i, r := range rows {
 		out[i] = toFact(r)
 	}
@@ -174,23 +176,23 @@ func (t *Tx) SupersedeChunk(ctx context.Context, id uuid.UUID) error {
 }
 
 // CreateNotification records a notification for the owner.
-func (t *Tx) CreateNotification(ctx context.Context, title, message string) (tools.Notification, error) {
+func (t *Tx) CreateNotification(ctx context.Context, title, message string) (steward.Notification, error) {
 	r, err := t.q.CreateNotification(ctx, db.CreateNotificationParams{OwnerID: t.ownerID, Title: title, Message: message})
 	if err != nil {
-		return tools.Notification{}, notFound("notify", err)
+		return steward.Notification{}, notFound("notify", err)
 	}
-	return tools.Notification{ID: r.ID, Title: r.Title, Message: r.Message, CreatedAt: r.CreatedAt}, nil
+	return steward.Notification{ID: r.ID, Title: r.Title, Message: r.Message, CreatedAt: r.CreatedAt}, nil
 }
 
 // ListNotifications lists the owner's notifications, newest first.
-func (t *Tx) ListNotifications(ctx context.Context, limit int) ([]tools.Notification, error) {
+func (t *Tx) ListNotifications(ctx context.Context, limit int) ([]steward.Notification, error) {
 	rows, err := t.q.ListNotifications(ctx, db.ListNotificationsParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("list notifications: %w", err)
 	}
-	out := make([]tools.Notification, len(rows))
+	out := make([]steward.Notification, len(rows))
 	for i, r := range rows {
-		out[i] = tools.Notification{ID: r.ID, Title: r.Title, Message: r.Message, CreatedAt: r.CreatedAt}
+		out[i] = steward.Notification{ID: r.ID, Title: r.Title, Message: r.Message, CreatedAt: r.CreatedAt}
 	}
 	return out, nil
 }

@@ -6,34 +6,35 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/db"
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/llm"
 )
 
 // CreateTurn starts a running turn in a conversation.
-func (t *Tx) CreateTurn(ctx context.Context, conversationID uuid.UUID, trigger agent.Trigger, model string) (agent.Turn, error) {
+func (t *Tx) CreateTurn(ctx context.Context, conversationID uuid.UUID, trigger steward.Trigger, model string) (steward.Turn, error) {
 	r, err := t.q.CreateTurn(ctx, db.CreateTurnParams{OwnerID: t.ownerID, ConversationID: conversationID,
 		Trigger: string(trigger), Model: model})
 	if err != nil {
-		return agent.Turn{}, notFound("create turn", err)
+		return steward.Turn{}, notFound("create turn", err)
 	}
 	return toTurn(r)
 }
 
 // GetTurn reads one turn.
-func (t *Tx) GetTurn(ctx context.Context, id uuid.UUID) (agent.Turn, error) {
+func (t *Tx) GetTurn(ctx context.Context, id uuid.UUID) (steward.Turn, error) {
 	r, err := t.q.GetTurn(ctx, db.GetTurnParams{OwnerID: t.ownerID, ID: id})
 	if err != nil {
-		return agent.Turn{}, notFound("turn "+id.String(), err)
+		return steward.Turn{}, notFound("turn "+id.String(), err)
 	}
 	return toTurn(r)
 }
 
 // ListTurns lists turns newest first; status "" means any.
-func (t *Tx) ListTurns(ctx context.Context, status agent.Status, limit int) ([]agent.Turn, error) {
+func (t *Tx) ListTurns(ctx context.Context, status steward.Status, limit int) ([]steward.Turn, error) {
 	var rows []db.Turn
 	var err error
 	if status == "" {
@@ -47,8 +48,8 @@ func (t *Tx) ListTurns(ctx context.Context, status agent.Status, limit int) ([]a
 	return toTurns(rows)
 }
 
-func toTurns(rows []db.Turn) ([]agent.Turn, error) {
-	out := make([]agent.Turn, 0, len(rows))
+func toTurns(rows []db.Turn) ([]steward.Turn, error) {
+	out := make([]steward.Turn, 0, len(rows))
 	for _, r := range rows {
 		turn, err := toTurn(r)
 		if err != nil {
@@ -60,7 +61,7 @@ func toTurns(rows []db.Turn) ([]agent.Turn, error) {
 }
 
 // ConversationTurns lists the turns of one conversation, oldest first, at most limit.
-func (t *Tx) ConversationTurns(ctx context.Context, conversationID uuid.UUID, limit int) ([]agent.Turn, error) {
+func (t *Tx) ConversationTurns(ctx context.Context, conversationID uuid.UUID, limit int) ([]steward.Turn, error) {
 	rows, err := t.q.ListConversationTurns(ctx, db.ListConversationTurnsParams{OwnerID: t.ownerID, ConversationID: conversationID, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("list turns of conversation %s: %w", conversationID, err)
@@ -70,7 +71,7 @@ func (t *Tx) ConversationTurns(ctx context.Context, conversationID uuid.UUID, li
 
 // SaveTurn writes a running or resuming turn's new status, state, usage and outcome. It fails
 // with ErrConflict when the turn's version moved on (someone else saved it first).
-func (t *Tx) SaveTurn(ctx context.Context, turn agent.Turn) (agent.Turn, error) {
+func (t *Tx) SaveTurn(ctx context.Context, turn steward.Turn) (steward.Turn, error) {
 	var state []byte
 	if turn.State != nil {
 		var err error
@@ -96,11 +97,11 @@ func (t *Tx) SaveTurn(ctx context.Context, turn agent.Turn) (agent.Turn, error) 
 
 // ClaimTurn moves a suspended turn to resuming in one conditional update and returns it with
 // its state. Exactly one caller wins; the others get ErrConflict (or ErrNotFound).
-func (t *Tx) ClaimTurn(ctx context.Context, id uuid.UUID, lease time.Duration) (agent.Turn, error) {
+func (t *Tx) ClaimTurn(ctx context.Context, id uuid.UUID, lease time.Duration) (steward.Turn, error) {
 	r, err := t.q.ClaimTurn(ctx, db.ClaimTurnParams{OwnerID: t.ownerID, ID: id, LeaseSeconds: lease.Seconds()})
 	if err != nil {
 		err = notFound("claim turn "+id.String(), err)
-		return agent.Turn{}, err
+		return steward.Turn{}, err
 	}
 	return toTurn(r)
 }
@@ -123,21 +124,21 @@ func (t *Tx) FailStaleTurns(ctx context.Context, olderThan time.Duration) (int64
 	return n, nil
 }
 
-func toTurn(r db.Turn) (agent.Turn, error) {
-	turn := agent.Turn{
-		ID: r.ID, OwnerID: r.OwnerID, ConversationID: r.ConversationID, Trigger: agent.Trigger(r.Trigger),
-		Status: agent.Status(r.Status), Version: r.Version, LeaseUntil: r.LeaseUntil, Iterations: int(r.Iterations),
+func toTurn(r db.Turn) (steward.Turn, error) {
+	turn := steward.Turn{
+		ID: r.ID, OwnerID: r.OwnerID, ConversationID: r.ConversationID, Trigger: steward.Trigger(r.Trigger),
+		Status: steward.Status(r.Status), Version: r.Version, LeaseUntil: r.LeaseUntil, Iterations: int(r.Iterations),
 		Usage:      llm.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CachedTokens: r.CachedTokens},
 		CostMicros: r.CostMicros, Model: r.Model, Answer: str(r.Answer), Error: str(r.Error),
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ExpiresAt: r.ExpiresAt,
 	}
 	if len(r.State) > 0 {
-		turn.State = new(agent.State)
+		turn.State = new(steward.State)
 		if err := json.Unmarshal(r.State, turn.State); err != nil {
 			return turn, fmt.Errorf("decode state of turn %s: %w", r.ID, err)
 		}
-		if turn.State.SchemaVersion != agent.StateSchemaVersion {
-			return turn, fmt.Errorf("turn %s: state schema version %d, this build reads %d", r.ID, turn.State.SchemaVersion, agent.StateSchemaVersion)
+		if turn.State.SchemaVersion != steward.StateSchemaVersion {
+			return turn, fmt.Errorf("turn %s: state schema version %d, this build reads %d", r.ID, turn.State.SchemaVersion, steward.StateSchemaVersion)
 		}
 	}
 	return turn, nil

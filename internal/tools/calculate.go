@@ -1,6 +1,10 @@
 package tools
 
-import "context"
+import (
+	"context"
+
+	"github.com/stewardhq/steward/internal/steward"
+)
 
 // calculateArgs are the arguments of calculate.
 type calculateArgs struct {
@@ -30,7 +34,7 @@ type calculateOutput struct {
 func calculateTool() Tool {
 	return New("calculate",
 		"Evaluate an arithmetic expression and return the number. Use it for any arithmetic instead of computing in your head.",
-		Read,
+		steward.KindRead,
 		func(_ context.Context, _ Env, a calculateArgs) (any, error) {
 			return calculateOutput{Expression: a.Expression, Result: a.result}, nil
 		})

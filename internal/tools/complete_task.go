@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 )
 
@@ -35,14 +37,14 @@ func parseID(field, s string) (uuid.UUID, error) {
 func completeTaskTool() Tool {
 	return New("complete_task",
 		"Mark a task as done.",
-		Write,
+		steward.KindWrite,
 		func(ctx context.Context, env Env, a completeTaskArgs) (any, error) {
 			d, err := env.data()
 			if err != nil {
 				return nil, err
 			}
 			t, err := d.CompleteTask(ctx, a.id)
-			if errors.Is(err, ErrNotFound) {
+			if errors.Is(err, steward.ErrNotFound) {
 				return nil, &ArgError{Field: "task_id", Msg: "no task with id " + a.id.String() + "; use list_tasks to find it", Err: err}
 			}
 			if err != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // Limits of task fields, in characters.
@@ -71,13 +73,13 @@ func checkLength(field, s string, lo, hi int) error {
 func createTaskTool() Tool {
 	return New("create_task",
 		"Create a task on the owner's task list, optionally with a due date and notes.",
-		Write,
+		steward.KindWrite,
 		func(ctx context.Context, env Env, a createTaskArgs) (any, error) {
 			d, err := env.data()
 			if err != nil {
 				return nil, err
 			}
-			t, err := d.CreateTask(ctx, NewTask{Title: a.Title, Notes: a.Notes, Due: a.due})
+			t, err := d.CreateTask(ctx, steward.NewTask{Title: a.Title, Notes: a.Notes, Due: a.due})
 			if err != nil {
 				return nil, fmt.Errorf("create task: %w", err)
 			}

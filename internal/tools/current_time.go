@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	_ "time/tzdata" // Lambda images carry no zoneinfo; embed it.
+
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // currentTimeArgs are the arguments of get_current_time.
@@ -42,7 +44,7 @@ type currentTimeOutput struct {
 func currentTimeTool() Tool {
 	return New("get_current_time",
 		"Get the current date and time (RFC 3339) and weekday, in UTC or in the given IANA time zone.",
-		Read,
+		steward.KindRead,
 		func(_ context.Context, env Env, a currentTimeArgs) (any, error) {
 			now := env.now().In(a.loc)
 			return currentTimeOutput{

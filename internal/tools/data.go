@@ -2,114 +2,28 @@ package tools
 
 import (
 	"context"
-	"errors"
-	"strings"
-	"time"
-	"unicode"
+
+	"github.com/stewardhq/steward/internal/steward"
 
 	"github.com/google/uuid"
-	"golang.org/x/text/unicode/norm"
 )
-
-// ErrNotFound is returned by Data when the object does not exist for the owner.
-var ErrNotFound = errors.New("not found")
-
-// Task statuses.
-const (
-	TaskOpen = "open"
-	TaskDone = "done"
-)
-
-// Fact kinds. An empty kind means FactKindFact.
-const (
-	FactKindFact       = "fact"
-	FactKindPerson     = "person"
-	FactKindProject    = "project"
-	FactKindPreference = "preference"
-	FactKindDecision   = "decision"
-)
-
-// Task is one of the owner's tasks.
-type Task struct {
-	ID          uuid.UUID  `json:"id"`
-	Title       string     `json:"title"`
-	Notes       string     `json:"notes,omitempty"`
-	Due         *time.Time `json:"due,omitempty"`
-	Status      string     `json:"status"` // TaskOpen or TaskDone
-	CreatedAt   time.Time  `json:"created_at"`
-	CompletedAt *time.Time `json:"completed_at,omitempty"`
-}
-
-// NewTask is a task to create.
-type NewTask struct {
-	Title, Notes string
-	Due          *time.Time
-}
-
-// Fact is one remembered piece of structured memory.
-type Fact struct {
-	ID        uuid.UUID `json:"id"`
-	Kind      string    `json:"kind"`
-	Subject   string    `json:"subject,omitempty"`
-	Content   string    `json:"content"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
-// NewFact is a fact to remember. Key (see FactKey) deduplicates: a fact with the same key is
-// not stored twice. TurnID is the turn that learned it, if any.
-type NewFact struct {
-	Kind, Subject, Content, Key string
-	TurnID                      *uuid.UUID
-}
-
-// Notification is a message for the owner. Delivery channels come later; for now it is
-// stored and listed.
-type Notification struct {
-	ID        uuid.UUID `json:"id"`
-	Title     string    `json:"title,omitempty"`
-	Message   string    `json:"message"`
-	CreatedAt time.Time `json:"created_at"`
-}
 
 // Data is the owner-scoped persistence the built-in tools need. The store implements it
 // inside the caller's transaction (with the owner already set), so a write tool's effect
 // commits together with its journal row.
 type Data interface {
 	// CreateTask stores a new open task.
-	CreateTask(ctx context.Context, t NewTask) (Task, error)
+	CreateTask(ctx context.Context, t steward.NewTask) (steward.Task, error)
 	// CompleteTask marks a task done; ErrNotFound when it does not exist.
-	CompleteTask(ctx context.Context, id uuid.UUID) (Task, error)
+	CompleteTask(ctx context.Context, id uuid.UUID) (steward.Task, error)
 	// ListTasks lists tasks with the status ("" = all, TaskOpen, TaskDone).
-	ListTasks(ctx context.Context, status string) ([]Task, error)
+	ListTasks(ctx context.Context, status string) ([]steward.Task, error)
 	// UpsertFact stores a fact unless one with the same Key exists; created says which.
-	UpsertFact(ctx context.Context, f NewFact) (fact Fact, created bool, err error)
+	UpsertFact(ctx context.Context, f steward.NewFact) (fact steward.Fact, created bool, err error)
 	// SearchFacts returns at most limit facts matching the keywords of query.
-	SearchFacts(ctx context.Context, query string, limit int) ([]Fact, error)
+	SearchFacts(ctx context.Context, query string, limit int) ([]steward.Fact, error)
 	// ForgetFact deletes a fact and returns it; ErrNotFound when it does not exist.
-	ForgetFact(ctx context.Context, id uuid.UUID) (Fact, error)
+	ForgetFact(ctx context.Context, id uuid.UUID) (steward.Fact, error)
 	// CreateNotification stores a notification for the owner.
-	CreateNotification(ctx context.Context, title, message string) (Notification, error)
-}
-
-// FactKey returns the deduplication key of a fact: "kind:subject:content", each part
-// normalised (Unicode NFKC, lower case, runs of white space collapsed to one space, trailing
-// punctuation and space trimmed; an empty kind is "fact"). Backslashes and colons inside a
-// part are escaped with a backslash so that different facts never share a key.
-func FactKey(kind, subject, content string) string {
-	k := normalizeKeyPart(kind)
-	if k == "" {
-		k = FactKindFact
-	}
-	return k + ":" + normalizeKeyPart(subject) + ":" + normalizeKeyPart(content)
-}
-
-// keyEscaper escapes the separator of FactKey inside a part.
-var keyEscaper = strings.NewReplacer(`\`, `\\`, `:`, `\:`)
-
-// normalizeKeyPart normalises one part of a fact key.
-func normalizeKeyPart(s string) string {
-	s = strings.ToLower(norm.NFKC.String(s))
-	s = strings.Join(strings.Fields(s), " ")
-	s = strings.TrimRightFunc(s, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
-	return keyEscaper.Replace(s)
+	CreateNotification(ctx context.Context, title, message string) (steward.Notification, error)
 }

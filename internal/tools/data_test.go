@@ -1,6 +1,10 @@
 package tools
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stewardhq/steward/internal/steward"
+)
 
 func TestFactKey(t *testing.T) {
 	t.Parallel()
@@ -19,7 +23,7 @@ func TestFactKey(t *testing.T) {
 		{"fact", `a\b`, "c", `fact:a\\b:c`},
 	}
 	for _, tc := range tests {
-		if got := FactKey(tc.kind, tc.subject, tc.content); got != tc.want {
+		if got := steward.FactKey(tc.kind, tc.subject, tc.content); got != tc.want {
 			t.Errorf("FactKey(%q, %q, %q) = %q, want %q", tc.kind, tc.subject, tc.content, got, tc.want)
 		}
 	}

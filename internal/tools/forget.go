@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 )
 
@@ -25,14 +27,14 @@ func (a *forgetArgs) Check() (err error) {
 func forgetTool() Tool {
 	return New("forget",
 		"Delete a remembered fact that is wrong or no longer wanted.",
-		Write,
+		steward.KindWrite,
 		func(ctx context.Context, env Env, a forgetArgs) (any, error) {
 			d, err := env.data()
 			if err != nil {
 				return nil, err
 			}
 			f, err := d.ForgetFact(ctx, a.id)
-			if errors.Is(err, ErrNotFound) {
+			if errors.Is(err, steward.ErrNotFound) {
 				return nil, &ArgError{Field: "fact_id", Msg: "no fact with id " + a.id.String() + "; use search_memory to find it", Err: err}
 			}
 			if err != nil {

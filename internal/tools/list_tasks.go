@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"fmt"
+
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // listTasksArgs are the arguments of list_tasks.
@@ -13,7 +15,7 @@ type listTasksArgs struct {
 // Check fills in the default status.
 func (a *listTasksArgs) Check() error {
 	if a.Status == "" {
-		a.Status = TaskOpen
+		a.Status = steward.TaskOpen
 	}
 	return nil
 }
@@ -22,7 +24,7 @@ func (a *listTasksArgs) Check() error {
 func listTasksTool() Tool {
 	return New("list_tasks",
 		"List the owner's tasks: open ones by default, or done ones, or all.",
-		Read,
+		steward.KindRead,
 		func(ctx context.Context, env Env, a listTasksArgs) (any, error) {
 			d, err := env.data()
 			if err != nil {
@@ -37,7 +39,7 @@ func listTasksTool() Tool {
 				return nil, fmt.Errorf("list tasks: %w", err)
 			}
 			if tasks == nil {
-				tasks = []Task{}
+				tasks = []steward.Task{}
 			}
 			return map[string]any{"tasks": tasks}, nil
 		})

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 )
 
@@ -15,11 +17,11 @@ import (
 type memData struct {
 	mu            sync.Mutex
 	now           time.Time
-	tasks         []Task
-	facts         []Fact
+	tasks         []steward.Task
+	facts         []steward.Fact
 	keys          map[uuid.UUID]string
 	turns         map[uuid.UUID]*uuid.UUID
-	notifications []Notification
+	notifications []steward.Notification
 }
 
 // newMemData returns an empty memData whose clock is fixed.
@@ -32,36 +34,36 @@ func newMemData() *memData {
 }
 
 // CreateTask stores an open task.
-func (m *memData) CreateTask(_ context.Context, t NewTask) (Task, error) {
+func (m *memData) CreateTask(_ context.Context, t steward.NewTask) (steward.Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	task := Task{ID: uuid.New(), Title: t.Title, Notes: t.Notes, Due: t.Due, Status: TaskOpen, CreatedAt: m.now}
+	task := steward.Task{ID: uuid.New(), Title: t.Title, Notes: t.Notes, Due: t.Due, Status: steward.TaskOpen, CreatedAt: m.now}
 	m.tasks = append(m.tasks, task)
 	return task, nil
 }
 
 // CompleteTask marks a task done.
-func (m *memData) CompleteTask(_ context.Context, id uuid.UUID) (Task, error) {
+func (m *memData) CompleteTask(_ context.Context, id uuid.UUID) (steward.Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, t := range m.tasks {
 		if t.ID == id {
-			if t.Status != TaskDone {
+			if t.Status != steward.TaskDone {
 				now := m.now
-				t.Status, t.CompletedAt = TaskDone, &now
+				t.Status, t.CompletedAt = steward.TaskDone, &now
 				m.tasks[i] = t
 			}
 			return t, nil
 		}
 	}
-	return Task{}, ErrNotFound
+	return steward.Task{}, steward.ErrNotFound
 }
 
 // ListTasks lists tasks by status.
-func (m *memData) ListTasks(_ context.Context, status string) ([]Task, error) {
+func (m *memData) ListTasks(_ context.Context, status string) ([]steward.Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []Task
+	var out []steward.Task
 	for _, t := range m.tasks {
 		if status == "" || t.Status == status {
 			out = append(out, t)
@@ -71,7 +73,7 @@ func (m *memData) ListTasks(_ context.Context, status string) ([]Task, error) {
 }
 
 // UpsertFact stores a fact unless its key exists.
-func (m *memData) UpsertFact(_ context.Context, f NewFact) (Fact, bool, error) {
+func (m *memData) UpsertFact(_ context.Context, f steward.NewFact) (steward.Fact, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, old := range m.facts {
@@ -79,7 +81,7 @@ func (m *memData) UpsertFact(_ context.Context, f NewFact) (Fact, bool, error) {
 			return old, false, nil
 		}
 	}
-	fact := Fact{ID: uuid.New(), Kind: f.Kind, Subject: f.Subject, Content: f.Content, CreatedAt: m.now}
+	fact := steward.Fact{ID: uuid.New(), Kind: f.Kind, Subject: f.Subject, Content: f.Content, CreatedAt: m.now}
 	m.facts = append(m.facts, fact)
 	m.keys[fact.ID] = f.Key
 	m.turns[fact.ID] = f.TurnID
@@ -87,10 +89,10 @@ func (m *memData) UpsertFact(_ context.Context, f NewFact) (Fact, bool, error) {
 }
 
 // SearchFacts returns facts containing any word of query.
-func (m *memData) SearchFacts(_ context.Context, query string, limit int) ([]Fact, error) {
+func (m *memData) SearchFacts(_ context.Context, query string, limit int) ([]steward.Fact, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []Fact
+	var out []steward.Fact
 	for _, f := range m.facts {
 		text := strings.ToLower(f.Subject + " " + f.Content)
 		if slices.ContainsFunc(strings.Fields(strings.ToLower(query)), func(w string) bool { return strings.Contains(text, w) }) {
@@ -104,7 +106,7 @@ func (m *memData) SearchFacts(_ context.Context, query string, limit int) ([]Fac
 }
 
 // ForgetFact deletes a fact.
-func (m *memData) ForgetFact(_ context.Context, id uuid.UUID) (Fact, error) {
+func (m *memData) ForgetFact(_ context.Context, id uuid.UUID) (steward.Fact, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, f := range m.facts {
@@ -114,14 +116,14 @@ func (m *memData) ForgetFact(_ context.Context, id uuid.UUID) (Fact, error) {
 			return f, nil
 		}
 	}
-	return Fact{}, ErrNotFound
+	return steward.Fact{}, steward.ErrNotFound
 }
 
 // CreateNotification stores a notification.
-func (m *memData) CreateNotification(_ context.Context, title, message string) (Notification, error) {
+func (m *memData) CreateNotification(_ context.Context, title, message string) (steward.Notification, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := Notification{ID: uuid.New(), Title: title, Message: message, CreatedAt: m.now}
+	n := steward.Notification{ID: uuid.New(), Title: title, Message: message, CreatedAt: m.now}
 	m.notifications = append(m.notifications, n)
 	return n, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // Limits of notification fields, in characters.
@@ -32,7 +34,7 @@ func (a *notifyArgs) Check() error {
 func notifyTool() Tool {
 	return New("notify",
 		"Send the owner a notification, e.g. a reminder or the result of a background run.",
-		Write,
+		steward.KindWrite,
 		func(ctx context.Context, env Env, a notifyArgs) (any, error) {
 			d, err := env.data()
 			if err != nil {

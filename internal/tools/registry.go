@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/stewardhq/steward/internal/llm"
 )
 
@@ -37,7 +39,7 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 		if !validName.MatchString(t.Name) {
 			return nil, fmt.Errorf("tool %q: invalid name", t.Name)
 		}
-		if t.Kind != Read && t.Kind != Write {
+		if t.Kind != steward.KindRead && t.Kind != steward.KindWrite {
 			return nil, fmt.Errorf("tool %q: unknown kind %q", t.Name, t.Kind)
 		}
 		if t.Description == "" {

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/stewardhq/steward/internal/llm"
 )
 
@@ -57,19 +59,19 @@ func TestDeclarationsAreDeterministic(t *testing.T) {
 func TestBuiltinSchemas(t *testing.T) {
 	t.Parallel()
 	want := map[string]struct {
-		kind     Kind
+		kind     steward.ToolKind
 		props    []string
 		required []string
 	}{
-		"get_current_time": {Read, []string{"timezone"}, nil},
-		"calculate":        {Read, []string{"expression"}, []string{"expression"}},
-		"create_task":      {Write, []string{"due", "notes", "title"}, []string{"title"}},
-		"complete_task":    {Write, []string{"task_id"}, []string{"task_id"}},
-		"list_tasks":       {Read, []string{"status"}, nil},
-		"remember":         {Write, []string{"content", "kind", "subject"}, []string{"content"}},
-		"search_memory":    {Read, []string{"query"}, []string{"query"}},
-		"forget":           {Write, []string{"fact_id"}, []string{"fact_id"}},
-		"notify":           {Write, []string{"message", "title"}, []string{"message"}},
+		"get_current_time": {steward.KindRead, []string{"timezone"}, nil},
+		"calculate":        {steward.KindRead, []string{"expression"}, []string{"expression"}},
+		"create_task":      {steward.KindWrite, []string{"due", "notes", "title"}, []string{"title"}},
+		"complete_task":    {steward.KindWrite, []string{"task_id"}, []string{"task_id"}},
+		"list_tasks":       {steward.KindRead, []string{"status"}, nil},
+		"remember":         {steward.KindWrite, []string{"content", "kind", "subject"}, []string{"content"}},
+		"search_memory":    {steward.KindRead, []string{"query"}, []string{"query"}},
+		"forget":           {steward.KindWrite, []string{"fact_id"}, []string{"fact_id"}},
+		"notify":           {steward.KindWrite, []string{"message", "title"}, []string{"message"}},
 	}
 	reg := DefaultRegistry()
 	if got := reg.Names(); len(got) != len(want) {
@@ -119,7 +121,7 @@ func TestNewRegistryErrors(t *testing.T) {
 		X string `json:"x"`
 	}
 	ok := func(name string) Tool {
-		return New(name, "d", Read, func(context.Context, Env, args) (any, error) { return nil, nil })
+		return New(name, "d", steward.KindRead, func(context.Context, Env, args) (any, error) { return nil, nil })
 	}
 	tests := []struct {
 		name  string
@@ -129,12 +131,12 @@ func TestNewRegistryErrors(t *testing.T) {
 		{"duplicate", []Tool{ok("a"), ok("b"), ok("a")}, `duplicate tool "a"`},
 		{"bad name", []Tool{ok("no spaces")}, "invalid name"},
 		{"empty name", []Tool{ok("")}, "invalid name"},
-		{"bad kind", []Tool{New("k", "d", Kind("admin"), func(context.Context, Env, args) (any, error) { return nil, nil })}, "unknown kind"},
-		{"no description", []Tool{New("k", "", Read, func(context.Context, Env, args) (any, error) { return nil, nil })}, "empty description"},
-		{"nil run", []Tool{New[args]("k", "d", Read, nil)}, "nil run"},
-		{"not a struct", []Tool{New("k", "d", Read, func(context.Context, Env, string) (any, error) { return nil, nil })}, "not a struct"},
-		{"unsupported field", []Tool{New("k", "d", Read, func(context.Context, Env, struct{ C chan int }) (any, error) { return nil, nil })}, "derive schema"},
-		{"zero tool", []Tool{{Name: "z", Description: "d", Kind: Read}}, "not built with tools.New"},
+		{"bad kind", []Tool{New("k", "d", steward.ToolKind("admin"), func(context.Context, Env, args) (any, error) { return nil, nil })}, "unknown kind"},
+		{"no description", []Tool{New("k", "", steward.KindRead, func(context.Context, Env, args) (any, error) { return nil, nil })}, "empty description"},
+		{"nil run", []Tool{New[args]("k", "d", steward.KindRead, nil)}, "nil run"},
+		{"not a struct", []Tool{New("k", "d", steward.KindRead, func(context.Context, Env, string) (any, error) { return nil, nil })}, "not a struct"},
+		{"unsupported field", []Tool{New("k", "d", steward.KindRead, func(context.Context, Env, struct{ C chan int }) (any, error) { return nil, nil })}, "derive schema"},
+		{"zero tool", []Tool{{Name: "z", Description: "d", Kind: steward.KindRead}}, "not built with tools.New"},
 	}
 	for _, tc := range tests {
 		_, err := NewRegistry(tc.tools...)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 )
 
@@ -26,7 +28,7 @@ func (a *rememberArgs) Check() error {
 	a.Content = strings.TrimSpace(a.Content)
 	a.Subject = strings.TrimSpace(a.Subject)
 	if a.Kind == "" {
-		a.Kind = FactKindFact
+		a.Kind = steward.FactKindFact
 	}
 	if err := checkLength("content", a.Content, 1, maxFactContent); err != nil {
 		return err
@@ -39,13 +41,13 @@ func (a *rememberArgs) Check() error {
 func rememberTool() Tool {
 	return New("remember",
 		"Remember a durable fact about the owner, a person, a project, a preference or a decision, for future conversations. Remembering the same fact twice keeps one copy.",
-		Write,
+		steward.KindWrite,
 		func(ctx context.Context, env Env, a rememberArgs) (any, error) {
 			d, err := env.data()
 			if err != nil {
 				return nil, err
 			}
-			nf := NewFact{Kind: a.Kind, Subject: a.Subject, Content: a.Content, Key: FactKey(a.Kind, a.Subject, a.Content)}
+			nf := steward.NewFact{Kind: a.Kind, Subject: a.Subject, Content: a.Content, Key: steward.FactKey(a.Kind, a.Subject, a.Content)}
 			if env.TurnID != uuid.Nil {
 				turn := env.TurnID
 				nf.TurnID = &turn

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // searchMemoryLimit is how many facts search_memory returns at most.
@@ -24,7 +26,7 @@ func (a *searchMemoryArgs) Check() error {
 func searchMemoryTool() Tool {
 	return New("search_memory",
 		"Search remembered facts by keywords. Returns at most 10 facts.",
-		Read,
+		steward.KindRead,
 		func(ctx context.Context, env Env, a searchMemoryArgs) (any, error) {
 			d, err := env.data()
 			if err != nil {
@@ -35,7 +37,7 @@ func searchMemoryTool() Tool {
 				return nil, fmt.Errorf("search facts: %w", err)
 			}
 			if facts == nil {
-				facts = []Fact{}
+				facts = []steward.Fact{}
 			}
 			return map[string]any{"facts": facts}, nil
 		})

@@ -18,18 +18,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
+
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/llm"
-)
-
-// Kind says whether a tool only reads or changes the world.
-type Kind string
-
-// Tool kinds. Write tools pass the safety gate before they run.
-const (
-	Read  Kind = "read"
-	Write Kind = "write"
 )
 
 // Env is what every tool run receives besides its arguments.
@@ -78,7 +71,7 @@ type Tool struct {
 	// Description tells the model what the tool does and when to use it.
 	Description string
 	// Kind is Read or Write.
-	Kind Kind
+	Kind steward.ToolKind
 	// External marks a write whose effect leaves Postgres (mail, outside webhooks). Such a
 	// call is journaled "executing" in a commit of its own before it runs, so a crash
 	// mid-call is detected and never silently re-run. Tools that only touch Postgres run in
@@ -109,7 +102,7 @@ type MoneyArgs struct {
 //
 // New does not panic: if A cannot be described as a JSON object schema, the error is kept
 // and reported by NewRegistry (and by Run).
-func New[A any](name, description string, kind Kind, run func(ctx context.Context, env Env, args A) (any, error)) Tool {
+func New[A any](name, description string, kind steward.ToolKind, run func(ctx context.Context, env Env, args A) (any, error)) Tool {
 	t := Tool{Name: name, Description: description, Kind: kind}
 	if run == nil {
 		t.err = fmt.Errorf("tool %q: nil run function", name)

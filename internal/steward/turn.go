@@ -1,4 +1,4 @@
-package agent
+package steward
 
 import (
 	"encoding/json"
@@ -7,7 +7,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/llm"
-	"github.com/stewardhq/steward/internal/tools"
 )
 
 // Status is where a turn is in its life.
@@ -113,7 +112,7 @@ type CallRecord struct {
 	TurnID    uuid.UUID
 	CallID    string
 	Tool      string
-	Kind      tools.Kind
+	Kind      ToolKind
 	Args      json.RawMessage
 	ArgsHash  string
 	Status    CallStatus

@@ -1,0 +1,107 @@
+package steward
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Controls are the kill switches that apply to one owner.
+type Controls struct {
+	OwnerKilled  bool       `json:"owner_stopped"`
+	OwnerReason  string     `json:"owner_reason,omitempty"`
+	GlobalKilled bool       `json:"deployment_stopped"`
+	GlobalReason string     `json:"deployment_reason,omitempty"`
+	Since        *time.Time `json:"since,omitempty"`
+}
+
+// DailyUsage is an owner's budget use today and their limits.
+type DailyUsage struct {
+	Messages        int   `json:"messages"`
+	CostMicros      int64 `json:"cost_micros"`
+	MessageLimit    int   `json:"message_limit"`
+	CostLimitMicros int64 `json:"cost_limit_micros"`
+}
+
+// Money is an amount in integer minor units (cents) of an ISO 4217 currency.
+type Money struct {
+	Minor    int64  `json:"amount_minor"`
+	Currency string `json:"currency"`
+}
+
+// Cap is a hard money limit: per action, and per rolling window.
+type Cap struct {
+	Currency       string        `json:"currency"`
+	PerActionMinor int64         `json:"per_action_minor"`
+	WindowMinor    int64         `json:"window_minor"`
+	Window         time.Duration `json:"window"`
+}
+
+// Admission is a turn asking to start or resume.
+type Admission struct {
+	OwnerID uuid.UUID
+	Trigger Trigger
+	// Resume is true for a confirm: a resume is never refused for message quota.
+	Resume bool
+}
+
+// Verdict is the gate's answer for one write call.
+type Verdict string
+
+// Verdicts: run it, refuse it, or suspend the turn for a human.
+const (
+	Allow Verdict = "allow"
+	Deny  Verdict = "deny"
+	Ask   Verdict = "ask"
+)
+
+// GateRequest is one write call the model asked for.
+type GateRequest struct {
+	OwnerID uuid.UUID
+	TurnID  uuid.UUID
+	Trigger Trigger
+	CallID  string
+	Tool    string
+	Args    json.RawMessage
+	// Money is the amount the call moves, for tools that declare one.
+	Money *Money
+}
+
+// GateDecision is a verdict with who or what decided it, for the journal and the audit log.
+type GateDecision struct {
+	Verdict Verdict
+	// By is "rule:<id>", "mode:deny", "mode:auto", "cap:<name>", "kill" — or "" for Ask.
+	By string
+	// Reason is shown to the model when the call is refused.
+	Reason string
+}
+
+// NewEvent is an audit row to append.
+type NewEvent struct {
+	Seq  int
+	Kind string
+	Data []byte
+}
+
+// CallUpdate moves one journal entry from an expected status to the next.
+type CallUpdate struct {
+	TurnID    uuid.UUID
+	CallID    string
+	From, To  CallStatus
+	Result    json.RawMessage
+	DecidedBy string
+	Message   string
+}
+
+// Killed reports whether either switch is engaged, and why.
+func (c Controls) Killed() (bool, string) {
+	switch {
+	case c.GlobalKilled:
+		return true, "the deployment is stopped: " + c.GlobalReason
+	case c.OwnerKilled:
+		return true, "Steward is stopped for this owner: " + c.OwnerReason
+	}
+	return false, ""
+}
+
