@@ -104,4 +104,3 @@ func (c Controls) Killed() (bool, string) {
 	}
 	return false, ""
 }
-
