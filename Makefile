@@ -19,8 +19,8 @@ RIE := $(GOBIN)/aws-lambda-rie
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 TESTFLAGS ?=
 
-# load_env exports DATABASE_URL, APP_DATABASE_URL and SUPERUSER_DATABASE_URL of the dev
-# database into the recipe's shell (scripts/devdb env single-quotes the values).
+# load_env exports DATABASE_URL, APP_DATABASE_URL, DOOR_DATABASE_URL and SUPERUSER_DATABASE_URL
+# of the dev database into the recipe's shell (scripts/devdb env single-quotes the values).
 load_env = eval "$$(scripts/devdb env | sed 's/^/export /')"
 
 .PHONY: help run test injection-report bench db migrate build generate generate-check lint lambda rie clean

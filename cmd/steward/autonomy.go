@@ -64,7 +64,7 @@ func runMemory(ctx context.Context, e env, cfg config.Config, args []string) err
 // withApp builds the whole application (as a server would) for a command, and resolves
 // --owner: given, or the only owner there is ("" with all=true means every owner).
 func withApp(ctx context.Context, cfg config.Config, owner *uuidFlag, all bool, fn func(a *app.App, owners []uuid.UUID) error) error {
-	if err := cfg.Require("DATABASE_URL", "APP_DATABASE_URL"); err != nil {
+	if err := cfg.Require("APP_DATABASE_URL", "DOOR_DATABASE_URL"); err != nil {
 		return err
 	}
 	a, err := app.New(ctx, cfg)

@@ -16,8 +16,11 @@ import (
 const doctorUsage = `Usage: steward doctor [--json]
 
 Checks the installation, one line per check: the database is reachable as steward_owner
-(DATABASE_URL) and as steward_app (APP_DATABASE_URL); pgvector is installed and recent;
-migrations are current; the roles are right; row-level security is enabled and forced with
+(DATABASE_URL), steward_app (APP_DATABASE_URL) and steward_door (DOOR_DATABASE_URL), and
+neither runtime URL connects as a role that owns the tables or bypasses row-level security;
+pgvector is installed and recent; migrations are current; the roles are right (the runtime
+roles own nothing and cannot alter the schema; the door only reads); the app role may only
+revoke API keys, and revocation is final; row-level security is enabled and forced with
 USING and WITH CHECK on every owner table; no unreviewed SECURITY DEFINER function; every view
 is security_invoker; the audit log is append-only; the app role sees no owner when none is
 set; and which model answers. Exits 1 if any check failed (a warning is not a failure).
@@ -71,10 +74,11 @@ func runDoctor(ctx context.Context, e env, cfg config.Config, args []string) err
 // diagnose runs every check: configuration, the database's (store.Diagnose), the model's.
 func diagnose(ctx context.Context, cfg config.Config) []doctorCheck {
 	var checks []doctorCheck
-	if err := cfg.Require("DATABASE_URL", "APP_DATABASE_URL"); err != nil {
+	if err := cfg.Require("DATABASE_URL", "APP_DATABASE_URL", "DOOR_DATABASE_URL"); err != nil {
 		checks = append(checks, doctorCheck{"configuration", statusFail, oneLine(err.Error())})
 	} else {
-		for _, c := range store.Diagnose(ctx, cfg.DatabaseURL, cfg.AppDatabaseURL, memory.Dimension) {
+		urls := store.RoleURLs{Owner: cfg.DatabaseURL, App: cfg.AppDatabaseURL, Door: cfg.DoorDatabaseURL}
+		for _, c := range store.Diagnose(ctx, urls, memory.Dimension) {
 			status := statusOK
 			if !c.OK {
 				status = statusFail

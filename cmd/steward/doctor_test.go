@@ -35,8 +35,8 @@ func doctorLines(t *testing.T, stdout string) map[string]string {
 			t.Fatalf("malformed doctor line %q", l)
 		}
 		name := strings.TrimSpace(l[len(f[0]):])
-		for _, n := range []string{"database as steward_owner", "database as steward_app", "pgvector", "migrations", "row-level security",
-			"roles", "security definer", "views", "audit log", "app role without owner", "model", "configuration"} {
+		for _, n := range []string{"database as steward_owner", "database as steward_app", "database as steward_door", "pgvector", "migrations",
+			"row-level security", "roles", "api keys", "security definer", "views", "audit log", "app role without owner", "model", "configuration"} {
 			if strings.HasPrefix(name, n+" ") {
 				lines[n] = l
 			}
@@ -52,8 +52,8 @@ func TestDoctorGreenOnMigratedDatabase(t *testing.T) {
 	r := runCLI(t, env, "doctor")
 	wantOK(t, r)
 	lines := doctorLines(t, r.stdout)
-	for _, name := range []string{"database as steward_owner", "database as steward_app", "pgvector", "migrations", "row-level security",
-		"roles", "security definer", "views", "audit log", "app role without owner"} {
+	for _, name := range []string{"database as steward_owner", "database as steward_app", "database as steward_door", "pgvector", "migrations",
+		"row-level security", "roles", "api keys", "security definer", "views", "audit log", "app role without owner"} {
 		if !strings.HasPrefix(lines[name], "✔ ") {
 			t.Errorf("%s: want a ✔ line, got %q", name, lines[name])
 		}
@@ -72,7 +72,7 @@ func TestDoctorGreenOnMigratedDatabase(t *testing.T) {
 		OK     bool `json:"ok"`
 		Checks []struct{ Name, Status, Detail string }
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || !report.OK || len(report.Checks) != 13 {
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || !report.OK || len(report.Checks) != 15 {
 		t.Fatalf("doctor --json = %s (%v)", r.stdout, err)
 	}
 	if last := report.Checks[len(report.Checks)-1]; last.Name != "model" || last.Status != "ok" || last.Detail != "gemini gemini-2.5-flash" {
@@ -95,7 +95,7 @@ func TestDoctorRedWhenRowLevelSecurityBroken(t *testing.T) {
 			d := testdb.New(t)
 			execAs(t, d.OwnerURL, tc.sql) // the owner role owns the tables: no superuser needed
 			r := runCLI(t, dbEnv(d), "doctor")
-			wantOneLineError(t, r, "doctor: 1 of 13 checks failed")
+			wantOneLineError(t, r, "doctor: 1 of 15 checks failed")
 			line := doctorLines(t, r.stdout)["row-level security"]
 			if !strings.HasPrefix(line, "✘ ") || !strings.Contains(line, tc.want) {
 				t.Fatalf("want a ✘ line saying %q, got %q\n%s", tc.want, line, r.stdout)
@@ -123,5 +123,25 @@ func TestDoctorRedWhenDatabaseUnreachable(t *testing.T) {
 	wantOneLineError(t, r, "checks failed")
 	if line := doctorLines(t, r.stdout)["configuration"]; !strings.HasPrefix(line, "✘ ") || !strings.Contains(line, "DATABASE_URL is not set") {
 		t.Fatalf("no configuration: %s", r.stdout)
+	}
+}
+
+// TestDoctorFlagsARuntimeURLOfTheTableOwner: the runtime's URLs (DOOR_DATABASE_URL for the
+// door, APP_DATABASE_URL) set to the table owner's, which could switch off row-level
+// security, are failures that say so.
+func TestDoctorFlagsARuntimeURLOfTheTableOwner(t *testing.T) {
+	t.Parallel()
+	d := testdb.New(t)
+	for variable, check := range map[string]string{"DOOR_DATABASE_URL": "database as steward_door", "APP_DATABASE_URL": "database as steward_app"} {
+		env := dbEnv(d)
+		env[variable] = d.OwnerURL
+		r := runCLI(t, env, "doctor")
+		wantOneLineError(t, r, "checks failed")
+		line := doctorLines(t, r.stdout)[check]
+		for _, want := range []string{"✘ ", variable + " connects as steward_owner", "owns api_keys", "could disable row-level security"} {
+			if !strings.Contains(line, want) {
+				t.Errorf("%s set to DATABASE_URL: the %q line is %q, want it to say %q\n%s", variable, check, line, want, r.stdout)
+			}
+		}
 	}
 }

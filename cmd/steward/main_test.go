@@ -27,7 +27,8 @@ func runCLI(t *testing.T, env map[string]string, args ...string) result {
 
 // dbEnv is the environment for a test database, as scripts/devdb env prints it.
 func dbEnv(d testdb.DB) map[string]string {
-	return map[string]string{"DATABASE_URL": d.OwnerURL, "APP_DATABASE_URL": d.AppURL, "SUPERUSER_DATABASE_URL": d.SuperURL}
+	return map[string]string{"DATABASE_URL": d.OwnerURL, "APP_DATABASE_URL": d.AppURL, "DOOR_DATABASE_URL": d.DoorURL,
+		"SUPERUSER_DATABASE_URL": d.SuperURL}
 }
 
 // wantOK fails unless the command succeeded.

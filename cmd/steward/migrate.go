@@ -20,10 +20,11 @@ const migrateUsage = `Usage:
   steward migrate down --yes
   steward migrate reset --yes
 
-  bootstrap  as SUPERUSER_DATABASE_URL: create (or update) the roles steward_owner and
-             steward_app with the passwords in DATABASE_URL and APP_DATABASE_URL, create the
-             database named in DATABASE_URL owned by steward_owner, install pgvector and set
-             schema privileges. Idempotent. --print prints the SQL instead, with placeholder
+  bootstrap  as SUPERUSER_DATABASE_URL: create (or update) the roles steward_owner,
+             steward_app and steward_door with the passwords in DATABASE_URL,
+             APP_DATABASE_URL and DOOR_DATABASE_URL, create the database named in
+             DATABASE_URL owned by steward_owner, install pgvector and set schema
+             privileges. Idempotent. --print prints the SQL instead, with placeholder
              passwords, for operators who run it by hand (RDS/Aurora: as the master user).
   up         apply every pending migration, as DATABASE_URL (steward_owner)
   status     list migrations and whether each is applied
@@ -56,13 +57,14 @@ func migrateBootstrap(ctx context.Context, e env, cfg config.Config, args []stri
 			database = c.Database
 		}
 		fmt.Fprintf(e.stdout, `-- Steward bootstrap for database %q. Run with psql as a superuser (RDS/Aurora: the
--- master user). Replace <owner-password> and <app-password> with the passwords of
--- DATABASE_URL (steward_owner) and APP_DATABASE_URL (steward_app). Then: steward migrate up
+-- master user). Replace <owner-password>, <app-password> and <door-password> with the
+-- passwords of DATABASE_URL (steward_owner), APP_DATABASE_URL (steward_app) and
+-- DOOR_DATABASE_URL (steward_door). Then: steward migrate up
 `, database)
-		fmt.Fprint(e.stdout, store.BootstrapSQL(database, "<owner-password>", "<app-password>"))
+		fmt.Fprint(e.stdout, store.BootstrapSQL(database, [3]string{"<owner-password>", "<app-password>", "<door-password>"}))
 		return nil
 	}
-	if err := cfg.Require("SUPERUSER_DATABASE_URL", "DATABASE_URL", "APP_DATABASE_URL"); err != nil {
+	if err := cfg.Require("SUPERUSER_DATABASE_URL", "DATABASE_URL", "APP_DATABASE_URL", "DOOR_DATABASE_URL"); err != nil {
 		return err
 	}
 	octx, cancel := context.WithTimeout(ctx, openTimeout)
@@ -71,13 +73,14 @@ func migrateBootstrap(ctx context.Context, e env, cfg config.Config, args []stri
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
-	if err := store.Bootstrap(ctx, cfg.SuperuserDatabaseURL, cfg.DatabaseURL, cfg.AppDatabaseURL); err != nil {
+	urls := store.RoleURLs{Owner: cfg.DatabaseURL, App: cfg.AppDatabaseURL, Door: cfg.DoorDatabaseURL}
+	if err := store.Bootstrap(ctx, cfg.SuperuserDatabaseURL, urls); err != nil {
 		return store.VectorError(err)
 	}
 	c, _ := pgx.ParseConfig(cfg.DatabaseURL) // valid: config.Load checked it
 	zerolog.Ctx(ctx).Debug().Str("database", c.Database).Msg("bootstrapped")
-	fmt.Fprintf(e.stdout, "Bootstrapped database %s: roles %s and %s, pgvector %s available.\nNext: steward migrate up\n",
-		c.Database, store.OwnerRole, store.AppRole, vector)
+	fmt.Fprintf(e.stdout, "Bootstrapped database %s: roles %s, %s and %s, pgvector %s available.\nNext: steward migrate up\n",
+		c.Database, store.OwnerRole, store.AppRole, store.DoorRole, vector)
 	return nil
 }
 

@@ -78,6 +78,7 @@ func TestBootstrapFreshDatabase(t *testing.T) {
 	env := map[string]string{
 		"DATABASE_URL":           withDatabase(t, d.OwnerURL, name),
 		"APP_DATABASE_URL":       withDatabase(t, d.AppURL, name),
+		"DOOR_DATABASE_URL":      withDatabase(t, d.DoorURL, name),
 		"SUPERUSER_DATABASE_URL": d.SuperURL,
 	}
 	r := runCLI(t, env, "migrate", "bootstrap")
@@ -104,7 +105,7 @@ func TestDatabaseNeverBootstrapped(t *testing.T) {
 	execAs(t, d.SuperURL, "CREATE DATABASE "+name+" OWNER steward_owner")
 	t.Cleanup(func() { execAs(t, d.SuperURL, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
 	env := map[string]string{"DATABASE_URL": withDatabase(t, d.OwnerURL, name), "APP_DATABASE_URL": withDatabase(t, d.AppURL, name),
-		"STEWARD_ADDR": "127.0.0.1:0"}
+		"DOOR_DATABASE_URL": withDatabase(t, d.DoorURL, name), "STEWARD_ADDR": "127.0.0.1:0"}
 	for _, args := range [][]string{{"migrate", "up"}, {"owners", "list"}, {"serve"}} {
 		wantOneLineError(t, runCLI(t, env, args...), "vector extension is not installed in this database and only a superuser can install it: run steward migrate bootstrap")
 	}
@@ -119,8 +120,9 @@ func TestBootstrapPrint(t *testing.T) {
 	env := map[string]string{"DATABASE_URL": "postgres://steward_owner:s3cret-owner@db.example.com:5432/prod_steward"}
 	r := runCLI(t, env, "migrate", "bootstrap", "--print")
 	wantOK(t, r)
-	for _, want := range []string{"CREATE ROLE steward_owner", "CREATE ROLE steward_app", "PASSWORD '<owner-password>'",
-		"PASSWORD '<app-password>'", "CREATE DATABASE prod_steward OWNER steward_owner", "CREATE EXTENSION IF NOT EXISTS vector"} {
+	for _, want := range []string{"CREATE ROLE steward_owner", "CREATE ROLE steward_app", "CREATE ROLE steward_door", "PASSWORD '<owner-password>'",
+		"PASSWORD '<app-password>'", "PASSWORD '<door-password>'", "CREATE DATABASE prod_steward OWNER steward_owner",
+		`GRANT CONNECT ON DATABASE "prod_steward" TO steward_door`, "CREATE EXTENSION IF NOT EXISTS vector"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("--print lacks %q:\n%s", want, r.stdout)
 		}

@@ -21,7 +21,9 @@ const serveUsage = `Usage: steward serve
 Runs Steward as one HTTP server on STEWARD_ADDR (default 127.0.0.1:8080): every route of the
 API (see README.md), the scheduler tick every minute (jobs, queued webhook runs, memory
 ingestion, notification delivery, expiry of old suspended turns) and webhook runs right
-after their 202. Connects as APP_DATABASE_URL, and as DATABASE_URL for API-key lookups.
+after their 202. Connects as APP_DATABASE_URL (steward_app) and DOOR_DATABASE_URL
+(steward_door: API-key lookups, the scheduler's scans, webhook routing), never as
+DATABASE_URL, and refuses to start if either role owns the tables.
 SIGINT or SIGTERM shut it down gracefully.
 `
 
@@ -32,7 +34,7 @@ func runServe(ctx context.Context, e env, cfg config.Config, args []string) erro
 	if _, err := parseFlags(flag.NewFlagSet("serve", flag.ContinueOnError), args, serveUsage, 0, 0); err != nil {
 		return err
 	}
-	if err := cfg.Require("APP_DATABASE_URL", "DATABASE_URL"); err != nil {
+	if err := cfg.Require("APP_DATABASE_URL", "DOOR_DATABASE_URL"); err != nil {
 		return err
 	}
 	log := zerolog.Ctx(ctx)

@@ -54,7 +54,7 @@ func TestServeHealthzAndGracefulShutdown(t *testing.T) {
 func TestServeDatabaseUnreachable(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"APP_DATABASE_URL": "postgres://steward_app:pw@127.0.0.1:1/steward?sslmode=disable",
-		"DATABASE_URL": "postgres://steward_owner:pw@127.0.0.1:1/steward?sslmode=disable", "STEWARD_ADDR": "127.0.0.1:0"}
+		"DOOR_DATABASE_URL": "postgres://steward_door:pw@127.0.0.1:1/steward?sslmode=disable", "STEWARD_ADDR": "127.0.0.1:0"}
 	wantOneLineError(t, runCLI(t, env, "serve"), "open database")
 }
 

@@ -37,8 +37,9 @@ type App struct {
 	Logger zerolog.Logger
 	// Store is the application pool (APP_DATABASE_URL, the steward_app role, under RLS).
 	Store *store.Store
-	// Door is the owner-role pool for cross-owner reads: API-key lookup, the deployment's
-	// daily cost (DATABASE_URL).
+	// Door is the read-only pool for cross-owner reads: API-key lookup, the scheduler's scans,
+	// webhook routing, the memory queue, the deployment's daily cost (DOOR_DATABASE_URL, the
+	// steward_door role).
 	Door *store.Door
 	// Runner runs and resumes turns.
 	Runner *agent.Runner
@@ -57,8 +58,10 @@ type App struct {
 }
 
 // New builds the App for cfg: it reads the secrets named by cfg's *_SSM parameters from AWS
-// Systems Manager (when set), connects both database pools, and picks the model — Gemini
-// when a key is set, otherwise the offline demo model, announced by a warning in the log.
+// Systems Manager (when set), connects both database pools — as steward_app and
+// steward_door, never as steward_owner, and refusing a role that owns the tables — and
+// picks the model: Gemini when a key is set, otherwise the offline demo model, announced by
+// a warning in the log.
 func New(ctx context.Context, cfg config.Config) (*App, error) {
 	return build(ctx, cfg, settings{logOut: os.Stderr})
 }
@@ -77,11 +80,14 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	log := NewLogger(cfg, s.logOut)
 	octx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
+	// The runtime never holds the credentials of steward_owner, which owns every table and
+	// could switch off row-level security: they stay with migrations and the admin CLI.
+	cfg.DatabaseURL = ""
 	cfg, err = resolveSecrets(octx, cfg, s.ssm)
 	if err != nil {
 		return nil, err
 	}
-	if err := cfg.Require("APP_DATABASE_URL", "DATABASE_URL"); err != nil {
+	if err := cfg.Require("APP_DATABASE_URL", "DOOR_DATABASE_URL"); err != nil {
 		return nil, err
 	}
 	a := &App{Logger: log}
@@ -93,8 +99,14 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if a.Store, err = store.Open(octx, cfg.AppDatabaseURL, cfg.DBMaxConns); err != nil {
 		return nil, fmt.Errorf("open APP_DATABASE_URL: %w", err)
 	}
-	if a.Door, err = store.OpenDoor(octx, cfg.DatabaseURL); err != nil {
-		return nil, fmt.Errorf("open DATABASE_URL: %w", err)
+	if a.Door, err = store.OpenDoor(octx, cfg.DoorDatabaseURL); err != nil {
+		return nil, fmt.Errorf("open DOOR_DATABASE_URL: %w", err)
+	}
+	if err := a.Store.CheckRuntime(octx); err != nil {
+		return nil, fmt.Errorf("APP_DATABASE_URL %w", err)
+	}
+	if err := a.Door.CheckRuntime(octx); err != nil {
+		return nil, fmt.Errorf("DOOR_DATABASE_URL %w", err)
 	}
 	model, err := newModel(ctx, cfg, log)
 	if err != nil {

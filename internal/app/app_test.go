@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,21 +15,27 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdaurl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/llm/demo"
+	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 )
 
 // TestNewFromSSMWithTheDemoModel builds the App as a Lambda cold start does — database URLs
-// from SSM by name, no Gemini key — and serves a turn through its handler.
+// from SSM by name, no Gemini key — and serves a turn through its handler. It never asks
+// for the owner role's URL, even when a parameter for it is named.
 func TestNewFromSSMWithTheDemoModel(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
-	ssm := newFakeSSM(t, map[string]string{"/steward/database-url": db.OwnerURL, "/steward/app-database-url": db.AppURL})
+	ssm := newFakeSSM(t, map[string]string{"/steward/database-url": db.OwnerURL, "/steward/app-database-url": db.AppURL,
+		"/steward/door-database-url": db.DoorURL})
 	cfg := loadConfig(t, map[string]string{
-		"DATABASE_URL_SSM":     "/steward/database-url",
-		"APP_DATABASE_URL_SSM": "/steward/app-database-url",
+		"DATABASE_URL_SSM":      "/steward/database-url",
+		"APP_DATABASE_URL_SSM":  "/steward/app-database-url",
+		"DOOR_DATABASE_URL_SSM": "/steward/door-database-url",
 	})
 	var logs bytes.Buffer
 	ctx := context.Background()
@@ -37,6 +44,11 @@ func TestNewFromSSMWithTheDemoModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
+	for _, r := range ssm.requests() {
+		if r.Name == "/steward/database-url" {
+			t.Errorf("the App read DATABASE_URL (steward_owner) from SSM; the runtime must never hold it")
+		}
+	}
 
 	if !strings.Contains(logs.String(), `"level":"warn"`) || !strings.Contains(logs.String(), "offline demo model") {
 		t.Errorf("the demo model was not announced with a warning; log:\n%s", logs.String())
@@ -56,7 +68,12 @@ func TestNewFromSSMWithTheDemoModel(t *testing.T) {
 		t.Errorf("GET /healthz = %d", resp.StatusCode)
 	}
 
-	_, key, err := a.Door.CreateOwner(ctx, "app-test")
+	admin, err := store.OpenDoor(ctx, db.OwnerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	_, key, err := admin.CreateOwner(ctx, "app-test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,4 +180,81 @@ func loadConfig(t *testing.T, env map[string]string) config.Config {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// TestRuntimeRolesCannotDisableRowLevelSecurity: every role the running App connects as —
+// what `steward serve` and the Lambda functions hold, even with DATABASE_URL in their
+// environment — is refused switching off row-level security or the audit log's trigger:
+// none of them owns a table.
+func TestRuntimeRolesCannotDisableRowLevelSecurity(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.New(t)
+	cfg := loadConfig(t, map[string]string{"DATABASE_URL": db.OwnerURL, "APP_DATABASE_URL": db.AppURL, "DOOR_DATABASE_URL": db.DoorURL})
+	a, err := build(ctx, cfg, settings{logOut: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+
+	su, err := pgx.Connect(ctx, db.SuperURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer su.Close(ctx)
+	rows, err := su.Query(ctx, `SELECT DISTINCT usename::text FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(roles) < 2 {
+		t.Fatalf("the App holds connections as %v; want its two pools' roles", roles)
+	}
+	for _, role := range roles {
+		for _, sql := range []string{
+			"ALTER TABLE tasks DISABLE ROW LEVEL SECURITY",
+			"ALTER TABLE api_keys NO FORCE ROW LEVEL SECURITY",
+			"ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update",
+			"DROP POLICY owner_isolation ON turns",
+		} {
+			tx, err := su.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec(ctx, "SET LOCAL ROLE "+pgx.Identifier{role}.Sanitize()); err != nil {
+				t.Fatal(err)
+			}
+			_, err = tx.Exec(ctx, sql)
+			tx.Rollback(ctx) //nolint:errcheck
+			var pgErr *pgconn.PgError
+			if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
+				t.Errorf("the App connects as %s, which may %s (err %v); want 42501 must be owner", role, sql, err)
+			}
+		}
+	}
+}
+
+// TestNewRefusesARuntimeURLOfTheTableOwner: the App does not start with either runtime URL
+// connecting as steward_owner, which could switch off row-level security.
+func TestNewRefusesARuntimeURLOfTheTableOwner(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	for _, variable := range []string{"DOOR_DATABASE_URL", "APP_DATABASE_URL"} {
+		env := map[string]string{"APP_DATABASE_URL": db.AppURL, "DOOR_DATABASE_URL": db.DoorURL}
+		env[variable] = db.OwnerURL
+		a, err := build(context.Background(), loadConfig(t, env), settings{logOut: io.Discard})
+		if err == nil {
+			a.Close()
+			t.Fatalf("%s set to the owner's URL: the App started", variable)
+		}
+		for _, want := range []string{variable + " connects as steward_owner", "owns api_keys", "could disable row-level security"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s set to the owner's URL: err = %v, want it to say %q", variable, err, want)
+			}
+		}
+	}
 }

@@ -31,7 +31,7 @@ type secret struct {
 // errors or logs; names do.
 func resolveSecrets(ctx context.Context, cfg config.Config, s ssmSettings) (config.Config, error) {
 	secrets := []secret{
-		{"DATABASE_URL", cfg.DatabaseURLParam, &cfg.DatabaseURL},
+		{"DOOR_DATABASE_URL", cfg.DoorDatabaseURLParam, &cfg.DoorDatabaseURL},
 		{"APP_DATABASE_URL", cfg.AppDatabaseURLParam, &cfg.AppDatabaseURL},
 		{"GEMINI_API_KEY", cfg.GeminiAPIKeyParam, &cfg.GeminiAPIKey},
 	}

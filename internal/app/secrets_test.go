@@ -94,10 +94,10 @@ func (f *fakeSSM) settings() ssmSettings {
 func TestResolveSecrets(t *testing.T) {
 	t.Parallel()
 	params := map[string]string{
-		"/steward/database-url":     "postgres://steward_owner:pw1@db.internal:5432/steward",
-		"/steward/app-database-url": "postgres://steward_app:pw2@db.internal:5432/steward",
-		"/steward/gemini-api-key":   "AIza-from-ssm",
-		"/steward/empty":            "",
+		"/steward/door-database-url": "postgres://steward_door:pw1@db.internal:5432/steward",
+		"/steward/app-database-url":  "postgres://steward_app:pw2@db.internal:5432/steward",
+		"/steward/gemini-api-key":    "AIza-from-ssm",
+		"/steward/empty":             "",
 	}
 	tests := []struct {
 		name    string
@@ -108,28 +108,28 @@ func TestResolveSecrets(t *testing.T) {
 	}{
 		{
 			name: "every secret from SSM, decrypted",
-			in: config.Config{DatabaseURLParam: "/steward/database-url", AppDatabaseURLParam: "/steward/app-database-url",
+			in: config.Config{DoorDatabaseURLParam: "/steward/door-database-url", AppDatabaseURLParam: "/steward/app-database-url",
 				GeminiAPIKeyParam: "/steward/gemini-api-key"},
-			want: config.Config{DatabaseURL: params["/steward/database-url"], AppDatabaseURL: params["/steward/app-database-url"],
+			want: config.Config{DoorDatabaseURL: params["/steward/door-database-url"], AppDatabaseURL: params["/steward/app-database-url"],
 				GeminiAPIKey: "AIza-from-ssm"},
-			asked: []string{"/steward/database-url", "/steward/app-database-url", "/steward/gemini-api-key"},
+			asked: []string{"/steward/door-database-url", "/steward/app-database-url", "/steward/gemini-api-key"},
 		},
 		{
 			name:  "a parameter name wins over the environment; unnamed secrets keep theirs",
-			in:    config.Config{DatabaseURL: "postgres://local/x", AppDatabaseURL: "postgres://local/y", GeminiAPIKey: "env-key", GeminiAPIKeyParam: "/steward/gemini-api-key"},
-			want:  config.Config{DatabaseURL: "postgres://local/x", AppDatabaseURL: "postgres://local/y", GeminiAPIKey: "AIza-from-ssm"},
+			in:    config.Config{DoorDatabaseURL: "postgres://local/x", AppDatabaseURL: "postgres://local/y", GeminiAPIKey: "env-key", GeminiAPIKeyParam: "/steward/gemini-api-key"},
+			want:  config.Config{DoorDatabaseURL: "postgres://local/x", AppDatabaseURL: "postgres://local/y", GeminiAPIKey: "AIza-from-ssm"},
 			asked: []string{"/steward/gemini-api-key"},
 		},
 		{
 			name: "no names: AWS is never asked",
-			in:   config.Config{DatabaseURL: "postgres://local/x", AppDatabaseURL: "postgres://local/y"},
-			want: config.Config{DatabaseURL: "postgres://local/x", AppDatabaseURL: "postgres://local/y"},
+			in:   config.Config{DoorDatabaseURL: "postgres://local/x", AppDatabaseURL: "postgres://local/y"},
+			want: config.Config{DoorDatabaseURL: "postgres://local/x", AppDatabaseURL: "postgres://local/y"},
 		},
 		{
 			name:    "a missing parameter names itself and its variable",
-			in:      config.Config{DatabaseURLParam: "/steward/nope", AppDatabaseURLParam: "/steward/app-database-url"},
+			in:      config.Config{DoorDatabaseURLParam: "/steward/nope", AppDatabaseURLParam: "/steward/app-database-url"},
 			asked:   []string{"/steward/nope", "/steward/app-database-url"},
-			wantErr: []string{"/steward/nope", "DATABASE_URL_SSM", "ParameterNotFound"},
+			wantErr: []string{"/steward/nope", "DOOR_DATABASE_URL_SSM", "ParameterNotFound"},
 		},
 		{
 			name:    "an empty parameter is an error, not an empty secret",

@@ -15,10 +15,14 @@ import (
 
 // Config is every setting Steward has. See the README's configuration table.
 type Config struct {
-	// DatabaseURL connects as steward_owner: migrations and the admin CLI (DATABASE_URL).
+	// DatabaseURL connects as steward_owner, the owner of every table: migrations and the
+	// admin CLI (DATABASE_URL). The runtime never uses it.
 	DatabaseURL string
 	// AppDatabaseURL connects as steward_app, under row-level security (APP_DATABASE_URL).
 	AppDatabaseURL string
+	// DoorDatabaseURL connects as steward_door, the runtime's read-only door across owners
+	// (DOOR_DATABASE_URL).
+	DoorDatabaseURL string
 	// SuperuserDatabaseURL is used only by `steward migrate bootstrap` and tests.
 	SuperuserDatabaseURL string
 	// DBMaxConns caps the application pool (STEWARD_DB_MAX_CONNS).
@@ -44,10 +48,11 @@ type Config struct {
 	// conversation summaries (STEWARD_FAST_MODEL).
 	FastModel string
 
-	// SSM parameter names (SecureString) holding secrets, read once at cold start on Lambda
-	// instead of plain environment values: DATABASE_URL_SSM, APP_DATABASE_URL_SSM,
-	// GEMINI_API_KEY_SSM.
-	DatabaseURLParam, AppDatabaseURLParam, GeminiAPIKeyParam string
+	// SSM parameter names (SecureString) holding the runtime's secrets, read once at cold
+	// start on Lambda instead of plain environment values: APP_DATABASE_URL_SSM,
+	// DOOR_DATABASE_URL_SSM, GEMINI_API_KEY_SSM. There is none for DATABASE_URL: the runtime
+	// never holds steward_owner's credentials.
+	AppDatabaseURLParam, DoorDatabaseURLParam, GeminiAPIKeyParam string
 
 	// AllowAutoMode lets owners use gate mode "auto" (writes without asking); development only.
 	AllowAutoMode bool
@@ -73,6 +78,7 @@ func Load(getenv func(string) string) (Config, error) {
 	c := Config{
 		DatabaseURL:          r.dbURL("DATABASE_URL"),
 		AppDatabaseURL:       r.dbURL("APP_DATABASE_URL"),
+		DoorDatabaseURL:      r.dbURL("DOOR_DATABASE_URL"),
 		SuperuserDatabaseURL: r.dbURL("SUPERUSER_DATABASE_URL"),
 		DBMaxConns:           int32(r.intIn("STEWARD_DB_MAX_CONNS", 10, 1, 1000)),
 		Addr:                 r.addr("STEWARD_ADDR", "127.0.0.1:8080"),
@@ -84,8 +90,8 @@ func Load(getenv func(string) string) (Config, error) {
 		GeminiBaseURL:        r.str("GEMINI_BASE_URL", ""),
 		Model:                r.str("STEWARD_MODEL", DefaultModel),
 		FastModel:            r.str("STEWARD_FAST_MODEL", DefaultFastModel),
-		DatabaseURLParam:     r.str("DATABASE_URL_SSM", ""),
 		AppDatabaseURLParam:  r.str("APP_DATABASE_URL_SSM", ""),
+		DoorDatabaseURLParam: r.str("DOOR_DATABASE_URL_SSM", ""),
 		GeminiAPIKeyParam:    r.str("GEMINI_API_KEY_SSM", ""),
 		AllowAutoMode:        r.boolean("STEWARD_ALLOW_AUTO_MODE"),
 		MaxIterations:        r.intIn("STEWARD_MAX_ITERATIONS", 8, 1, 50),
@@ -105,7 +111,7 @@ func Load(getenv func(string) string) (Config, error) {
 // empty. Commands call it for what they need.
 func (c Config) Require(names ...string) error {
 	values := map[string]string{
-		"DATABASE_URL": c.DatabaseURL, "APP_DATABASE_URL": c.AppDatabaseURL,
+		"DATABASE_URL": c.DatabaseURL, "APP_DATABASE_URL": c.AppDatabaseURL, "DOOR_DATABASE_URL": c.DoorDatabaseURL,
 		"SUPERUSER_DATABASE_URL": c.SuperuserDatabaseURL, "GEMINI_API_KEY": c.GeminiAPIKey,
 	}
 	var errs []error

@@ -55,8 +55,8 @@ func TestTwoProcessesUnderTheLambdaEmulator(t *testing.T) {
 	}
 	gemini := newFakeGemini(t)
 	env := []string{
-		"DATABASE_URL=" + db.OwnerURL,
 		"APP_DATABASE_URL=" + db.AppURL,
+		"DOOR_DATABASE_URL=" + db.DoorURL,
 		"GEMINI_API_KEY=test",
 		"GEMINI_BASE_URL=" + gemini.srv.URL,
 		"STEWARD_LOG_LEVEL=debug",

@@ -61,8 +61,8 @@ func newAutonomyFixture(t *testing.T, name string) *autonomyFixture {
 // env is the functions' environment: this database, no Gemini key (the demo model).
 func (f *autonomyFixture) env() []string {
 	return []string{
-		"DATABASE_URL=" + f.db.OwnerURL,
 		"APP_DATABASE_URL=" + f.db.AppURL,
+		"DOOR_DATABASE_URL=" + f.db.DoorURL,
 		"STEWARD_LOG_LEVEL=debug",
 		"AWS_LAMBDA_FUNCTION_TIMEOUT=600",
 	}

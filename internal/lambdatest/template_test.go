@@ -170,7 +170,8 @@ func TestTemplateChatIsAStreamingFunctionURL(t *testing.T) {
 }
 
 // TestTemplateEnvironment loads the Globals' environment through config.Load: every
-// variable is one Steward reads, and the secrets come from SSM by name.
+// variable is one Steward reads, the secrets come from SSM by name, and the functions are
+// given the runtime roles' URLs, never DATABASE_URL (steward_owner, the tables' owner).
 func TestTemplateEnvironment(t *testing.T) {
 	t.Parallel()
 	_, g := openTemplate(t)
@@ -182,11 +183,16 @@ func TestTemplateEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the template's environment does not load: %v", err)
 	}
-	if cfg.DatabaseURLParam == "" || cfg.AppDatabaseURLParam == "" || cfg.GeminiAPIKeyParam == "" {
-		t.Errorf("secrets are not read from SSM: DATABASE_URL_SSM=%q APP_DATABASE_URL_SSM=%q GEMINI_API_KEY_SSM=%q",
-			cfg.DatabaseURLParam, cfg.AppDatabaseURLParam, cfg.GeminiAPIKeyParam)
+	if cfg.DoorDatabaseURLParam == "" || cfg.AppDatabaseURLParam == "" || cfg.GeminiAPIKeyParam == "" {
+		t.Errorf("secrets are not read from SSM: DOOR_DATABASE_URL_SSM=%q APP_DATABASE_URL_SSM=%q GEMINI_API_KEY_SSM=%q",
+			cfg.DoorDatabaseURLParam, cfg.AppDatabaseURLParam, cfg.GeminiAPIKeyParam)
 	}
-	for _, secret := range []string{"DATABASE_URL", "APP_DATABASE_URL", "GEMINI_API_KEY"} {
+	for _, owner := range []string{"DATABASE_URL", "DATABASE_URL_SSM"} {
+		if _, ok := vars[owner]; ok {
+			t.Errorf("%s is set: the functions must not be given steward_owner's URL", owner)
+		}
+	}
+	for _, secret := range []string{"APP_DATABASE_URL", "DOOR_DATABASE_URL", "GEMINI_API_KEY"} {
 		if _, ok := vars[secret]; ok {
 			t.Errorf("%s is set in plain text in the template; it must come from SSM", secret)
 		}
@@ -448,6 +454,55 @@ func TestTemplateMakefileTargets(t *testing.T) {
 			if !strings.Contains(recipe, want) {
 				t.Errorf("make build-%s does not contain %q:\n%s", name, want, recipe)
 			}
+		}
+	}
+}
+
+// TestTemplateFunctionsReadOnlyTheirSecrets: the functions' role may read only SSM
+// parameters their environment names (DOOR_ and APP_DATABASE_URL_SSM, GEMINI_API_KEY_SSM),
+// so steward_owner's DATABASE_URL is out of the runtime's reach even by a stray name.
+func TestTemplateFunctionsReadOnlyTheirSecrets(t *testing.T) {
+	t.Parallel()
+	tpl, g := openTemplate(t)
+	role, err := tpl.GetIAMRoleWithName("FunctionRole")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := g.Environment.Variables
+	named := []string{vars["DOOR_DATABASE_URL_SSM"], vars["APP_DATABASE_URL_SSM"], vars["GEMINI_API_KEY_SSM"]}
+	var readable []string
+	for _, p := range role.Policies {
+		doc, _ := json.Marshal(p.PolicyDocument)
+		var d struct {
+			Statement []struct {
+				Action   any // a string or a list
+				Resource any
+			}
+		}
+		if err := json.Unmarshal(doc, &d); err != nil {
+			t.Fatalf("policy %s: %v", p.PolicyName, err)
+		}
+		for _, st := range d.Statement {
+			if actions, _ := st.Action.([]any); !slices.Contains(actions, any("ssm:GetParameter")) {
+				continue
+			}
+			resources, _ := st.Resource.([]any)
+			for _, r := range resources {
+				s, _ := r.(string)
+				if s == "" { // the !If on HasGeminiKey, which goformation leaves unresolved
+					continue
+				}
+				_, name, ok := strings.Cut(s, ":parameter/")
+				if !ok || !slices.Contains(named, "/"+name) {
+					t.Errorf("FunctionRole may read %q, which is none of the functions' parameters %v", s, named)
+				}
+				readable = append(readable, "/"+name)
+			}
+		}
+	}
+	for _, want := range named[:2] {
+		if !slices.Contains(readable, want) {
+			t.Errorf("FunctionRole may not read %s, which the functions need", want)
 		}
 	}
 }

@@ -10,25 +10,46 @@ import (
 
 // Role names are fixed: the migrations grant to them by name.
 const (
+	// OwnerRole owns every table: migrations and the admin CLI (DATABASE_URL).
 	OwnerRole = "steward_owner"
-	AppRole   = "steward_app"
+	// AppRole is the runtime's role for owner data, under row-level security
+	// (APP_DATABASE_URL).
+	AppRole = "steward_app"
+	// DoorRole is the runtime's door: the cross-owner reads of door.go, read-only
+	// (DOOR_DATABASE_URL).
+	DoorRole = "steward_door"
 )
 
+// RuntimeRoles are the roles `steward serve` and the Lambda functions connect as. They own
+// nothing and hold no privilege that could change the schema (CatalogChecks).
+var RuntimeRoles = []string{AppRole, DoorRole}
+
+// RoleURLs are the connection strings of the three roles, as the configuration names them.
+type RoleURLs struct {
+	Owner, App, Door string // DATABASE_URL, APP_DATABASE_URL, DOOR_DATABASE_URL
+}
+
 // Bootstrap prepares a cluster for Steward as a superuser (or RDS master user): it creates or
-// updates the two roles with the passwords of ownerURL and appURL, creates the database named
-// in ownerURL owned by steward_owner, installs pgvector and sets schema privileges. It is
+// updates the three roles with the passwords of their URLs, creates the database named in the
+// owner's URL owned by steward_owner, installs pgvector and sets schema privileges. It is
 // idempotent. BootstrapSQL prints the same statements for operators who run them by hand.
-func Bootstrap(ctx context.Context, superURL, ownerURL, appURL string) error {
-	owner, err := pgx.ParseConfig(ownerURL)
-	if err != nil {
-		return fmt.Errorf("DATABASE_URL: %w", err)
-	}
-	app, err := pgx.ParseConfig(appURL)
-	if err != nil {
-		return fmt.Errorf("APP_DATABASE_URL: %w", err)
-	}
-	if owner.User != OwnerRole || app.User != AppRole {
-		return fmt.Errorf("DATABASE_URL must connect as %s and APP_DATABASE_URL as %s (got %s and %s)", OwnerRole, AppRole, owner.User, app.User)
+func Bootstrap(ctx context.Context, superURL string, urls RoleURLs) error {
+	var passwords [3]string
+	var owner *pgx.ConnConfig
+	for i, r := range []struct{ url, variable, role string }{
+		{urls.Owner, "DATABASE_URL", OwnerRole}, {urls.App, "APP_DATABASE_URL", AppRole}, {urls.Door, "DOOR_DATABASE_URL", DoorRole},
+	} {
+		c, err := pgx.ParseConfig(r.url)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.variable, err)
+		}
+		if c.User != r.role {
+			return fmt.Errorf("%s must connect as %s (got %s)", r.variable, r.role, c.User)
+		}
+		if i == 0 {
+			owner = c
+		}
+		passwords[i] = c.Password
 	}
 	su, err := pgx.Connect(ctx, superURL)
 	if err != nil {
@@ -39,7 +60,7 @@ func Bootstrap(ctx context.Context, superURL, ownerURL, appURL string) error {
 	if err := su.QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&super); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
-	for _, stmt := range roleStatements(owner.Password, app.Password, super) {
+	for _, stmt := range roleStatements(passwords, super) {
 		if _, err := su.Exec(ctx, stmt); err != nil {
 			return fmt.Errorf("bootstrap roles: %w", err)
 		}
@@ -87,10 +108,11 @@ func PrepareDatabase(ctx context.Context, superURL, database string) error {
 }
 
 // BootstrapSQL is what Bootstrap runs, for an operator to review or run by hand (RDS/Aurora:
-// as the master user, which holds rds_superuser).
-func BootstrapSQL(database, ownerPassword, appPassword string) string {
+// as the master user, which holds rds_superuser), with the passwords of steward_owner,
+// steward_app and steward_door in that order.
+func BootstrapSQL(database string, passwords [3]string) string {
 	var b strings.Builder
-	for _, s := range roleStatements(ownerPassword, appPassword, false) {
+	for _, s := range roleStatements(passwords, false) {
 		b.WriteString(s + ";\n")
 	}
 	fmt.Fprintf(&b, "GRANT %s TO CURRENT_USER; -- RDS/Aurora: needed to create a database owned by it\n", OwnerRole)
@@ -101,15 +123,16 @@ func BootstrapSQL(database, ownerPassword, appPassword string) string {
 	return b.String()
 }
 
-// roleStatements create or update the two roles. Only a superuser may name the SUPERUSER
-// and BYPASSRLS attributes; a new role lacks both by default, which doctor verifies.
-func roleStatements(ownerPassword, appPassword string, super bool) []string {
+// roleStatements create or update the three roles (passwords in the order owner, app,
+// door). Only a superuser may name the SUPERUSER and BYPASSRLS attributes; a new role lacks
+// both by default, which doctor verifies.
+func roleStatements(passwords [3]string, super bool) []string {
 	attrs := "LOGIN NOCREATEDB NOCREATEROLE"
 	if super {
 		attrs += " NOSUPERUSER NOBYPASSRLS"
 	}
 	var stmts []string
-	for _, r := range [][2]string{{OwnerRole, ownerPassword}, {AppRole, appPassword}} {
+	for _, r := range [][2]string{{OwnerRole, passwords[0]}, {AppRole, passwords[1]}, {DoorRole, passwords[2]}} {
 		stmts = append(stmts, fmt.Sprintf(`DO $$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '%[1]s') THEN
     CREATE ROLE %[1]s %[2]s;
@@ -125,9 +148,10 @@ func databaseStatements(database string) []string {
 		`CREATE EXTENSION IF NOT EXISTS vector`,
 		`REVOKE ALL ON DATABASE ` + db + ` FROM PUBLIC`,
 		`GRANT CONNECT, TEMPORARY ON DATABASE ` + db + ` TO ` + AppRole,
+		`GRANT CONNECT ON DATABASE ` + db + ` TO ` + DoorRole,
 		`REVOKE CREATE ON SCHEMA public FROM PUBLIC`,
 		`GRANT USAGE, CREATE ON SCHEMA public TO ` + OwnerRole,
-		`GRANT USAGE ON SCHEMA public TO ` + AppRole,
+		`GRANT USAGE ON SCHEMA public TO ` + AppRole + `, ` + DoorRole,
 	}
 }
 

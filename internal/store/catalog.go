@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Check is the outcome of one health or catalog check.
@@ -16,10 +17,15 @@ type Check struct {
 	Detail string `json:"detail"`
 }
 
-// DirectoryPolicies are the only policies besides owner_isolation: reviewed, cross-owner
-// access for steward_owner through the Door. Keep this list short.
-var DirectoryPolicies = []string{"owners.directory", "api_keys.directory", "turns.directory", "memory_outbox.directory",
-	"schedules.directory", "job_runs.directory", "webhooks.directory", "notification_channels.directory"}
+// DirectoryPolicies and DoorPolicies are the only policies besides owner_isolation:
+// reviewed, cross-owner access through the Door, for steward_owner (the admin CLI) and for
+// steward_door (the runtime, FOR SELECT only). Keep these lists short.
+var (
+	DirectoryPolicies = []string{"owners.directory", "api_keys.directory", "turns.directory", "memory_outbox.directory",
+		"schedules.directory", "job_runs.directory", "webhooks.directory", "notification_channels.directory"}
+	DoorPolicies = []string{"owners.door", "api_keys.door", "turns.door", "memory_outbox.door",
+		"schedules.door", "job_runs.door", "webhooks.door", "notification_channels.door"}
+)
 
 // SecurityDefinerAllowlist lists the reviewed SECURITY DEFINER functions (none so far).
 var SecurityDefinerAllowlist = []string{}
@@ -29,9 +35,11 @@ const OwnerPredicate = "NULLIF(current_setting('app.owner_id'::text, true), ''::
 
 // CatalogChecks inspects the schema and roles through conn and reports, per rule: every
 // owner-scoped table has RLS enabled and forced with owner_isolation (USING and WITH CHECK);
-// no other policy outside DirectoryPolicies; the app role owns nothing, is not superuser and
-// has no BYPASSRLS; no SECURITY DEFINER function outside the allowlist; no view without
-// security_invoker; pgvector >= 0.8; the audit log is append-only.
+// no other policy outside DirectoryPolicies and DoorPolicies; the runtime roles own nothing,
+// are not superusers, have no BYPASSRLS and hold no privilege that alters the schema, and
+// the door only reads; steward_app may only revoke API keys and revocation is final; no
+// SECURITY DEFINER function outside the allowlist; no view without security_invoker;
+// pgvector >= 0.8; the audit log is append-only.
 func CatalogChecks(ctx context.Context, conn *pgx.Conn) []Check {
 	var checks []Check
 	add := func(name string, problems []string, err error, okDetail string) {
@@ -60,7 +68,11 @@ func CatalogChecks(ctx context.Context, conn *pgx.Conn) []Check {
 	add("row-level security", problems, err, fmt.Sprintf("%d owner tables: RLS enabled and forced, owner_isolation with USING and WITH CHECK", tables))
 
 	problems, err = roleProblems(ctx, conn)
-	add("roles", problems, err, "steward_app: LOGIN, owns nothing, not superuser, NOBYPASSRLS; steward_owner: NOBYPASSRLS")
+	add("roles", problems, err, "steward_app and steward_door: LOGIN, own nothing, not superusers, NOBYPASSRLS, "+
+		"no TRUNCATE, REFERENCES, TRIGGER, MAINTAIN or CREATE; steward_door only reads; steward_owner: NOBYPASSRLS")
+
+	problems, err = apiKeyProblems(ctx, conn)
+	add("api keys", problems, err, "steward_app may only revoke its owner's keys; revocation is final (trigger)")
 
 	problems, err = queryProblems(ctx, conn, `
 		SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
@@ -135,6 +147,10 @@ func rlsProblems(ctx context.Context, conn *pgx.Conn) (int, []string, error) {
 					isolated = true
 				}
 			case slices.Contains(DirectoryPolicies, table+"."+name) && roles == OwnerRole:
+			case slices.Contains(DoorPolicies, table+"."+name) && roles == DoorRole:
+				if cmd != "r" {
+					problems = append(problems, fmt.Sprintf("%s: policy %s must be FOR SELECT only (the door only reads)", table, name))
+				}
 			default:
 				problems = append(problems, fmt.Sprintf("%s: unreviewed policy %s (roles %s)", table, name, roles))
 			}
@@ -146,10 +162,11 @@ func rlsProblems(ctx context.Context, conn *pgx.Conn) (int, []string, error) {
 	return n, problems, rows.Err()
 }
 
-// roleProblems checks the two roles' attributes and that the app role owns nothing.
+// roleProblems checks the roles' attributes, and that the runtime roles own nothing and hold
+// no privilege that changes the schema (roleHazards, privilegeProblems).
 func roleProblems(ctx context.Context, conn *pgx.Conn) ([]string, error) {
 	var problems []string
-	for _, role := range []string{AppRole, OwnerRole} {
+	for _, role := range []string{AppRole, DoorRole, OwnerRole} {
 		var super, bypass, login bool
 		err := conn.QueryRow(ctx, `SELECT rolsuper, rolbypassrls, rolcanlogin FROM pg_roles WHERE rolname = $1`, role).Scan(&super, &bypass, &login)
 		if err == pgx.ErrNoRows {
@@ -159,27 +176,128 @@ func roleProblems(ctx context.Context, conn *pgx.Conn) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if super {
-			problems = append(problems, role+" is a superuser")
-		}
-		if bypass {
-			problems = append(problems, role+" has BYPASSRLS")
-		}
 		if !login {
 			problems = append(problems, role+" cannot log in")
 		}
+		if role == OwnerRole {
+			if super {
+				problems = append(problems, role+" is a superuser")
+			}
+			if bypass {
+				problems = append(problems, role+" has BYPASSRLS")
+			}
+			continue
+		}
+		hazards, err := roleHazards(ctx, conn, role)
+		if err != nil {
+			return nil, err
+		}
+		privileges, err := privilegeProblems(ctx, conn, role)
+		if err != nil {
+			return nil, err
+		}
+		problems = append(append(problems, hazards...), privileges...)
 	}
-	owned, err := queryProblems(ctx, conn, `
-		SELECT relname FROM pg_class WHERE relowner = (SELECT oid FROM pg_roles WHERE rolname = $1)
-		UNION ALL SELECT proname FROM pg_proc WHERE proowner = (SELECT oid FROM pg_roles WHERE rolname = $1)
-		UNION ALL SELECT nspname FROM pg_namespace WHERE nspowner = (SELECT oid FROM pg_roles WHERE rolname = $1)`,
-		func(obj string) string { return AppRole + " owns " + obj }, AppRole)
-	return append(problems, owned...), err
+	return problems, nil
+}
+
+// querier is a connection or a pool.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// roleHazards lists what would let role undo the database's protections: being a superuser,
+// having BYPASSRLS, or owning — itself or through membership in the owning role — the
+// database, a schema, a table, view, sequence or function in it, whose owner may switch off
+// row-level security and triggers. A runtime role must have none (CheckRuntime).
+func roleHazards(ctx context.Context, q querier, role string) ([]string, error) {
+	return queryProblems(ctx, q, `
+		WITH r AS (SELECT oid, rolname, rolsuper, rolbypassrls FROM pg_roles WHERE rolname = $1),
+		owned AS (
+			SELECT d.datdba AS owner, 3 AS rank, 'database ' || d.datname AS name FROM pg_database d WHERE d.datname = current_database()
+			UNION ALL SELECT n.nspowner, 2, 'schema ' || n.nspname FROM pg_namespace n
+			WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp%'
+			UNION ALL SELECT c.relowner, 0, c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+			WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')
+			  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp%'
+			UNION ALL SELECT p.proowner, 1, p.proname || '()' FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+			WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
+			  AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
+		)
+		SELECT rolname || ' is a superuser' FROM r WHERE rolsuper
+		UNION ALL SELECT rolname || ' has BYPASSRLS' FROM r WHERE rolbypassrls
+		UNION ALL (
+			SELECT CASE WHEN o.owner = r.oid THEN r.rolname ELSE r.rolname || ' is a member of ' || pg_get_userbyid(o.owner) || ', which' END
+				|| ' owns ' || array_to_string((array_agg(o.name ORDER BY o.rank, o.name))[1:3], ', ')
+				|| CASE WHEN count(*) > 3 THEN ' and ' || (count(*) - 3) || ' more' ELSE '' END
+			FROM r JOIN owned o ON NOT r.rolsuper AND pg_has_role(r.oid, o.owner, 'MEMBER')
+			GROUP BY r.oid, r.rolname, o.owner
+			ORDER BY o.owner <> r.oid, 1)`,
+		func(p string) string { return p }, role)
+}
+
+// privilegeProblems lists what a runtime role holds beyond reading and writing rows: TRUNCATE,
+// REFERENCES, TRIGGER or MAINTAIN on a table, CREATE in a schema or the database, CREATEROLE
+// or CREATEDB; and, for the door, any write at all.
+func privilegeProblems(ctx context.Context, q querier, role string) ([]string, error) {
+	return queryProblems(ctx, q, `
+		WITH rel AS (
+			SELECT c.oid, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+			WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
+			  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp%'
+		)
+		SELECT problem FROM (
+			SELECT 0 AS rank, '' AS rel, 0::bigint AS ord, $1::text || ' can create roles' AS problem FROM pg_roles WHERE rolname = $1::text AND rolcreaterole
+			UNION ALL SELECT 0, '', 1, $1::text || ' can create databases' FROM pg_roles WHERE rolname = $1::text AND rolcreatedb
+			UNION ALL SELECT 0, '', 2, $1::text || ' can create schemas in database ' || current_database()
+			WHERE has_database_privilege($1::text, current_database(), 'CREATE')
+			UNION ALL SELECT 1, n.nspname, 0, $1::text || ' can create objects in schema ' || n.nspname FROM pg_namespace n
+			WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp%'
+			  AND has_schema_privilege($1::text, n.oid, 'CREATE')
+			UNION ALL SELECT 2, rel.relname, p.ord, $1::text || ' holds ' || p.priv || ' on ' || rel.relname
+			FROM rel, unnest(CASE WHEN current_setting('server_version_num')::int >= 170000
+				THEN ARRAY['TRUNCATE', 'REFERENCES', 'TRIGGER', 'MAINTAIN'] ELSE ARRAY['TRUNCATE', 'REFERENCES', 'TRIGGER'] END)
+				WITH ORDINALITY AS p (priv, ord)
+			WHERE has_table_privilege($1::text, rel.oid, p.priv)
+			UNION ALL SELECT 2, rel.relname, 10 + w.ord, $1::text || ' can ' || w.verb || ' ' || rel.relname || ' (the door only reads)'
+			FROM rel, (VALUES ('INSERT', 'insert into', 1), ('UPDATE', 'update', 2), ('DELETE', 'delete from', 3)) AS w (priv, verb, ord)
+			WHERE $2::bool AND CASE WHEN w.priv = 'DELETE' THEN has_table_privilege($1::text, rel.oid, w.priv)
+				ELSE has_any_column_privilege($1::text, rel.oid, w.priv) END
+		) AS x ORDER BY rank, rel, ord`,
+		func(p string) string { return p }, role, role == DoorRole)
+}
+
+// apiKeyProblems: steward_app may change nothing of an API key but revoke it, and a trigger
+// keeps a revoked key revoked, so the role serving requests can neither mint a key nor bring
+// back a revoked one.
+func apiKeyProblems(ctx context.Context, conn *pgx.Conn) ([]string, error) {
+	problems, err := queryProblems(ctx, conn, `
+		SELECT $1::text || ' can insert into api_keys (it could mint a key)' WHERE has_any_column_privilege($1::text, 'public.api_keys', 'INSERT')
+		UNION ALL SELECT $1::text || ' can delete from api_keys' WHERE has_table_privilege($1::text, 'public.api_keys', 'DELETE')
+		UNION ALL (SELECT $1::text || ' can update api_keys.' || a.attname FROM pg_attribute a
+			WHERE a.attrelid = 'public.api_keys'::regclass AND a.attnum > 0 AND NOT a.attisdropped
+			  AND a.attname <> 'revoked_at' AND has_column_privilege($1::text, a.attrelid, a.attnum, 'UPDATE')
+			ORDER BY a.attnum)`,
+		func(p string) string { return p }, AppRole)
+	if err != nil {
+		return nil, err
+	}
+	var final bool
+	err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = 'public.api_keys'::regclass
+		AND t.tgname = 'api_keys_revocation_final' AND NOT t.tgisinternal AND t.tgenabled <> 'D'
+		AND (t.tgtype & 1) <> 0 AND (t.tgtype & 2) <> 0 AND (t.tgtype & 16) <> 0)`).Scan(&final)
+	if err != nil {
+		return nil, err
+	}
+	if !final {
+		problems = append(problems, "no enabled trigger keeps a revoked API key revoked (api_keys_revocation_final, BEFORE UPDATE FOR EACH ROW)")
+	}
+	return problems, nil
 }
 
 // queryProblems runs a query returning one text column and maps each row to a problem.
-func queryProblems(ctx context.Context, conn *pgx.Conn, sql string, problem func(string) string, args ...any) ([]string, error) {
-	rows, err := conn.Query(ctx, sql, args...)
+func queryProblems(ctx context.Context, q querier, sql string, problem func(string) string, args ...any) ([]string, error) {
+	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -213,3 +331,25 @@ func versionLess(a, b string) bool {
 	}
 	return false
 }
+
+// runtimeCheck refuses a connection whose role could undo the database's protections: a
+// superuser, a role with BYPASSRLS, or one that owns (or is a member of the owner of) the
+// tables. `steward serve` and the Lambda functions never serve requests through such a role.
+func runtimeCheck(ctx context.Context, q *pgxpool.Pool) error {
+	var user string
+	if err := q.QueryRow(ctx, `SELECT current_user`).Scan(&user); err != nil {
+		return fmt.Errorf("check role: %w", err)
+	}
+	hazards, err := roleHazards(ctx, q, user)
+	if err != nil {
+		return fmt.Errorf("check role %s: %w", user, err)
+	}
+	if len(hazards) > 0 {
+		return fmt.Errorf("connects as %s, which the runtime must not use: %s; %s", user, strings.Join(hazards, "; "), hazardAdvice)
+	}
+	return nil
+}
+
+// hazardAdvice ends every report of a runtime role that owns tables or bypasses security.
+const hazardAdvice = "such a role could disable row-level security and the audit trigger " +
+	"(the runtime connects as " + AppRole + " and " + DoorRole + ": see steward migrate bootstrap)"

@@ -13,7 +13,7 @@ import (
 )
 
 // catalogCheckNames are the checks CatalogChecks must report, so one cannot silently vanish.
-var catalogCheckNames = []string{"pgvector", "row-level security", "roles", "security definer", "views", "audit log"}
+var catalogCheckNames = []string{"pgvector", "row-level security", "roles", "api keys", "security definer", "views", "audit log"}
 
 // connect opens one connection to url, closed when t ends.
 func connect(t *testing.T, url string) *pgx.Conn {
@@ -132,6 +132,53 @@ func TestCatalogLintCatches(t *testing.T) {
 			superuser: true,
 			sql:       []string{`CREATE TABLE app_owned (id int)`, `ALTER TABLE app_owned OWNER TO steward_app`},
 			check:     "roles", want: "steward_app owns app_owned",
+		},
+		{
+			name:  "app role can mint API keys",
+			sql:   []string{`GRANT INSERT ON api_keys TO steward_app`},
+			check: "api keys", want: "steward_app can insert into api_keys",
+		},
+		{
+			name:  "app role can rewrite a key's hash",
+			sql:   []string{`GRANT UPDATE (hash) ON api_keys TO steward_app`},
+			check: "api keys", want: "steward_app can update api_keys.hash",
+		},
+		{
+			name:  "a revoked key can be brought back",
+			sql:   []string{`ALTER TABLE api_keys DISABLE TRIGGER api_keys_revocation_final`},
+			check: "api keys", want: "no enabled trigger keeps a revoked API key revoked",
+		},
+		{
+			name:      "door role owns a table",
+			superuser: true,
+			sql:       []string{`CREATE TABLE door_owned (id int)`, `ALTER TABLE door_owned OWNER TO steward_door`},
+			check:     "roles", want: "steward_door owns door_owned",
+		},
+		{
+			name:  "door role may truncate",
+			sql:   []string{`GRANT TRUNCATE ON tasks TO steward_door`},
+			check: "roles", want: "steward_door holds TRUNCATE on tasks",
+		},
+		{
+			name:  "app role may add triggers",
+			sql:   []string{`GRANT TRIGGER, REFERENCES ON turns TO steward_app`},
+			check: "roles", want: "steward_app holds REFERENCES on turns; steward_app holds TRIGGER on turns",
+		},
+		{
+			name:  "door role may write",
+			sql:   []string{`GRANT UPDATE (mode) ON owners TO steward_door`},
+			check: "roles", want: "steward_door can update owners (the door only reads)",
+		},
+		{
+			name:  "app role may create in the schema",
+			sql:   []string{`GRANT CREATE ON SCHEMA public TO steward_app`},
+			check: "roles", want: "steward_app can create objects in schema public",
+		},
+		{
+			name: "a door policy that writes",
+			sql: []string{`DROP POLICY door ON schedules`,
+				`CREATE POLICY door ON schedules TO steward_door USING (true) WITH CHECK (true)`},
+			check: "row-level security", want: "schedules: policy door must be FOR SELECT only",
 		},
 	}
 	for _, tc := range cases {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -94,21 +95,27 @@ func LatestMigration() (int64, error) {
 }
 
 // Diagnose runs the database checks of `steward doctor`: it connects as steward_owner
-// (ownerURL) and as steward_app (appURL), and checks pgvector, the migration version, the
-// catalog (CatalogChecks) and that the app role sees no owner when no owner is set. It only
-// reads. Checks that need a connection that failed are left out: the failed connection is
-// the reason.
-func Diagnose(ctx context.Context, ownerURL, appURL string, embeddingDim int) []Check {
+// (urls.Owner), steward_app (urls.App) and steward_door (urls.Door) — flagging a runtime URL
+// whose role could undo the database's protections, such as the table owner's — and checks
+// pgvector, the migration version, the catalog (CatalogChecks) and that the app role sees no
+// owner when no owner is set. It only reads. Checks that need a connection that failed are
+// left out: the failed connection is the reason.
+func Diagnose(ctx context.Context, urls RoleURLs, embeddingDim int) []Check {
 	var checks []Check
-	owner, check := connectAs(ctx, ownerURL, OwnerRole, "DATABASE_URL")
+	owner, check := connectAs(ctx, urls.Owner, OwnerRole, "DATABASE_URL")
 	checks = append(checks, check)
 	if owner != nil {
 		defer owner.Close(context.WithoutCancel(ctx))
 	}
-	app, check := connectAs(ctx, appURL, AppRole, "APP_DATABASE_URL")
+	app, check := connectAs(ctx, urls.App, AppRole, "APP_DATABASE_URL")
 	checks = append(checks, check)
 	if app != nil {
 		defer app.Close(context.WithoutCancel(ctx))
+	}
+	door, check := connectAs(ctx, urls.Door, DoorRole, "DOOR_DATABASE_URL")
+	checks = append(checks, check)
+	if door != nil {
+		door.Close(ctx)
 	}
 	if owner == nil {
 		return checks
@@ -131,19 +138,36 @@ func Diagnose(ctx context.Context, ownerURL, appURL string, embeddingDim int) []
 	return checks
 }
 
-// connectAs connects to url and checks it logs in as role.
+// connectAs connects to url and checks it logs in as role. For a runtime role (the app's and
+// the door's URLs) it also fails when the role it logs in as could undo the database's
+// protections — a superuser, BYPASSRLS, an owner of the tables (roleHazards).
 func connectAs(ctx context.Context, url, role, variable string) (*pgx.Conn, Check) {
 	name := "database as " + role
+	if url == "" {
+		return nil, Check{name, false, variable + " is not set (for a local database: eval \"$(scripts/devdb env | sed 's/^/export /')\")"}
+	}
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		return nil, Check{name, false, fmt.Sprintf("cannot connect with %s: %v", variable, err)}
 	}
 	var user, database, version string
 	err = conn.QueryRow(ctx, `SELECT current_user, current_database(), current_setting('server_version')`).Scan(&user, &database, &version)
-	switch {
-	case err != nil:
+	if err != nil {
 		conn.Close(ctx)
 		return nil, Check{name, false, err.Error()}
+	}
+	var hazards []string
+	if slices.Contains(RuntimeRoles, role) {
+		if hazards, err = roleHazards(ctx, conn, user); err != nil {
+			conn.Close(ctx)
+			return nil, Check{name, false, err.Error()}
+		}
+	}
+	switch {
+	case len(hazards) > 0:
+		conn.Close(ctx)
+		return nil, Check{name, false, fmt.Sprintf("%s connects as %s, a role the runtime must not use: %s; %s",
+			variable, user, strings.Join(hazards, "; "), hazardAdvice)}
 	case user != role:
 		conn.Close(ctx)
 		return nil, Check{name, false, fmt.Sprintf("%s connects as %s, want %s", variable, user, role)}

@@ -56,9 +56,9 @@ func TestDiagnoseUnpreparedDatabase(t *testing.T) {
 	t.Parallel()
 	d := testdb.New(t)
 	name := emptyDatabase(t, d, false)
-	ownerURL, appURL := onDatabase(t, d.OwnerURL, name), onDatabase(t, d.AppURL, name)
+	ownerURL, appURL, doorURL := onDatabase(t, d.OwnerURL, name), onDatabase(t, d.AppURL, name), onDatabase(t, d.DoorURL, name)
 	checks := map[string]store.Check{}
-	for _, c := range store.Diagnose(context.Background(), ownerURL, appURL, 768) {
+	for _, c := range store.Diagnose(context.Background(), store.RoleURLs{Owner: ownerURL, App: appURL, Door: doorURL}, 768) {
 		checks[c.Name] = c
 	}
 	for name, want := range map[string]string{
@@ -69,7 +69,7 @@ func TestDiagnoseUnpreparedDatabase(t *testing.T) {
 			t.Errorf("%s: %+v, want a failure saying %q", name, c, want)
 		}
 	}
-	for _, name := range []string{"database as steward_owner", "database as steward_app"} {
+	for _, name := range []string{"database as steward_owner", "database as steward_app", "database as steward_door"} {
 		if c := checks[name]; !c.OK {
 			t.Errorf("%s: %s", name, c.Detail)
 		}

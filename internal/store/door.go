@@ -17,15 +17,20 @@ import (
 	"github.com/stewardhq/steward/db"
 )
 
-// Door is the one door for reads across owners: API-key lookup and owner administration
-// (and, later, the scheduler's due-jobs scan and webhook routing). It connects as
-// steward_owner, which sees across owners only through the reviewed "directory" policies of
-// the schema. Only cmd/steward and internal/app may open it (see door_test.go).
+// Door is the one door for reads across owners: API-key lookup, the scheduler's scans,
+// webhook routing, the memory worker's queue, the deployment's daily cost, and owner
+// administration. The runtime (`steward serve`, the Lambda functions) opens it as
+// steward_door (DOOR_DATABASE_URL), which owns nothing and only reads, through the reviewed
+// "door" policies and the columns granted in migrations/00008_door_role.sql; its writes
+// (CreateOwner, AddKey, RevokeKey, the kill switches and limits) are refused there. The
+// admin CLI opens it as steward_owner (DATABASE_URL), through the "directory" policies. Only
+// cmd/steward and internal/app may open it (see door_test.go).
 type Door struct {
 	pool *pgxpool.Pool
 }
 
-// OpenDoor connects to url (DATABASE_URL, the steward_owner role).
+// OpenDoor connects to url: DOOR_DATABASE_URL (steward_door) for the runtime, DATABASE_URL
+// (steward_owner) for the admin CLI.
 func OpenDoor(ctx context.Context, url string) (*Door, error) {
 	pool, err := newPool(ctx, url, 4)
 	if err != nil {
@@ -33,6 +38,10 @@ func OpenDoor(ctx context.Context, url string) (*Door, error) {
 	}
 	return &Door{pool: pool}, nil
 }
+
+// CheckRuntime fails if the door's role could undo the database's protections (a superuser,
+// BYPASSRLS, an owner of the tables): the runtime calls it before serving.
+func (d *Door) CheckRuntime(ctx context.Context) error { return runtimeCheck(ctx, d.pool) }
 
 // Close closes the pool.
 func (d *Door) Close() { d.pool.Close() }
@@ -242,7 +251,8 @@ func (d *Door) DueIngests(ctx context.Context, limit int) ([]DueIngest, error) {
 	return out, nil
 }
 
-// IngestBacklog counts memory outbox items across owners, for `steward doctor`.
+// IngestBacklog counts memory outbox items across owners, for an operator (steward_owner:
+// the runtime's door role cannot read the outbox's errors).
 func (d *Door) IngestBacklog(ctx context.Context) (IngestBacklog, error) {
 	return ingestBacklog(ctx, db.New(d.pool))
 }

@@ -73,6 +73,10 @@ func newPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, er
 // Close closes the pool.
 func (s *Store) Close() { s.pool.Close() }
 
+// CheckRuntime fails if the store's role could undo the database's protections (a
+// superuser, BYPASSRLS, an owner of the tables): the runtime calls it before serving.
+func (s *Store) CheckRuntime(ctx context.Context) error { return runtimeCheck(ctx, s.pool) }
+
 // Ping checks the database is reachable.
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 

@@ -1,7 +1,8 @@
 // Package testdb gives each test its own real PostgreSQL database, cloned from a template
 // migrated once per migration set (CREATE DATABASE … TEMPLATE …), so database tests run in
-// parallel against real Postgres. It needs SUPERUSER_DATABASE_URL, DATABASE_URL and
-// APP_DATABASE_URL (scripts/devdb env); without them tests fail with the command to run.
+// parallel against real Postgres. It needs SUPERUSER_DATABASE_URL, DATABASE_URL,
+// APP_DATABASE_URL and DOOR_DATABASE_URL (scripts/devdb env); without them tests fail with the
+// command to run.
 package testdb
 
 import (
@@ -28,9 +29,9 @@ import (
 // DB is one test's database, reachable as each role.
 type DB struct {
 	Name string
-	// OwnerURL connects as steward_owner, AppURL as steward_app, SuperURL as the superuser
-	// (which bypasses row-level security).
-	OwnerURL, AppURL, SuperURL string
+	// OwnerURL connects as steward_owner, AppURL as steward_app, DoorURL as steward_door (the
+	// runtime's door), SuperURL as the superuser (which bypasses row-level security).
+	OwnerURL, AppURL, DoorURL, SuperURL string
 }
 
 var (
@@ -42,12 +43,14 @@ var (
 // New creates a fresh migrated database for t and drops it when t ends.
 func New(t testing.TB) DB {
 	t.Helper()
-	superURL, ownerURL, appURL := os.Getenv("SUPERUSER_DATABASE_URL"), os.Getenv("DATABASE_URL"), os.Getenv("APP_DATABASE_URL")
-	if superURL == "" || ownerURL == "" || appURL == "" {
+	superURL, ownerURL, appURL, doorURL := os.Getenv("SUPERUSER_DATABASE_URL"), os.Getenv("DATABASE_URL"), os.Getenv("APP_DATABASE_URL"), os.Getenv("DOOR_DATABASE_URL")
+	if superURL == "" || ownerURL == "" || appURL == "" || doorURL == "" {
 		t.Fatal(`database tests need a real PostgreSQL: run "make test", or: scripts/devdb start && eval "$(scripts/devdb env | sed 's/^/export /')"`)
 	}
 	ctx := context.Background()
-	templateOnce.Do(func() { templateName, templateErr = ensureTemplate(ctx, superURL, ownerURL, appURL) })
+	templateOnce.Do(func() {
+		templateName, templateErr = ensureTemplate(ctx, superURL, store.RoleURLs{Owner: ownerURL, App: appURL, Door: doorURL})
+	})
 	if templateErr != nil {
 		t.Fatalf("test database template: %v", templateErr)
 	}
@@ -60,12 +63,13 @@ func New(t testing.TB) DB {
 			t.Errorf("drop test database: %v", err)
 		}
 	})
-	return DB{Name: name, OwnerURL: withDatabase(t, ownerURL, name), AppURL: withDatabase(t, appURL, name), SuperURL: withDatabase(t, superURL, name)}
+	return DB{Name: name, OwnerURL: withDatabase(t, ownerURL, name), AppURL: withDatabase(t, appURL, name),
+		DoorURL: withDatabase(t, doorURL, name), SuperURL: withDatabase(t, superURL, name)}
 }
 
 // ensureTemplate creates and migrates the template for the current migrations, once per
 // cluster (guarded by an advisory lock across test binaries running in parallel).
-func ensureTemplate(ctx context.Context, superURL, ownerURL, appURL string) (string, error) {
+func ensureTemplate(ctx context.Context, superURL string, urls store.RoleURLs) (string, error) {
 	name, err := templateFor()
 	if err != nil {
 		return "", err
@@ -86,7 +90,7 @@ func ensureTemplate(ctx context.Context, superURL, ownerURL, appURL string) (str
 	if exists {
 		return name, nil
 	}
-	if err := store.Bootstrap(ctx, superURL, ownerURL, appURL); err != nil {
+	if err := store.Bootstrap(ctx, superURL, urls); err != nil {
 		return "", err
 	}
 	building := name + "_building"
@@ -99,7 +103,7 @@ func ensureTemplate(ctx context.Context, superURL, ownerURL, appURL string) (str
 	if err := store.PrepareDatabase(ctx, superURL, building); err != nil {
 		return "", err
 	}
-	cfg, err := pgx.ParseConfig(ownerURL)
+	cfg, err := pgx.ParseConfig(urls.Owner)
 	if err != nil {
 		return "", err
 	}
