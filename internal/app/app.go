@@ -57,7 +57,8 @@ type App struct {
 }
 
 // New builds the App for cfg: it reads the secrets named by cfg's *_SSM parameters from AWS
-// Systems Manager (when set), connects both database pools, and picks the model — Gemini
+// Systems Manager (when set), checks that every model it will call has a price (an error
+// matching ErrUnpriced otherwise), connects both database pools, and picks the model — Gemini
 // when a key is set, otherwise the offline demo model, announced by a warning in the log.
 func New(ctx context.Context, cfg config.Config) (*App, error) {
 	return build(ctx, cfg, settings{logOut: os.Stderr})
@@ -82,6 +83,9 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		return nil, err
 	}
 	if err := cfg.Require("APP_DATABASE_URL", "DATABASE_URL"); err != nil {
+		return nil, err
+	}
+	if err := CheckPrices(cfg); err != nil {
 		return nil, err
 	}
 	a := &App{Logger: log}
@@ -113,7 +117,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Memory:        a.Memory,
 		MaxIterations: cfg.MaxIterations,
 		SuspendTTL:    cfg.SuspendTTL,
-		Price:         trace.CostMicros,
+		Price:         priceCalls(Prices(cfg), model.Name(), log),
 	}
 	deliverer := &delivery.Deliverer{Store: a.Store, Guard: delivery.NewGuard(delivery.Options{}), Channels: a.Door}
 	runs := &autonomy.Runner{Agent: a.Runner, Store: a.Store, Notifier: deliverer}
