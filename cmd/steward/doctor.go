@@ -23,7 +23,8 @@ roles own nothing and cannot alter the schema; the door only reads); the app rol
 revoke API keys, and revocation is final; row-level security is enabled and forced with
 USING and WITH CHECK on every owner table; no unreviewed SECURITY DEFINER function; every view
 is security_invoker; the audit log is append-only; the app role sees no owner when none is
-set; and which model answers. Exits 1 if any check failed (a warning is not a failure).
+set; and which models answer, at what price (a Gemini model without a price fails: see
+STEWARD_MODEL_PRICES in README.md). Exits 1 if any check failed (a warning is not a failure).
 `
 
 // Doctor check statuses.
@@ -89,12 +90,22 @@ func diagnose(ctx context.Context, cfg config.Config) []doctorCheck {
 	return append(checks, modelCheck(cfg))
 }
 
-// modelCheck says which model answers. The offline demo model is a warning, not a failure.
+// modelCheck says which models answer and at what price. The offline demo model is a
+// warning, not a failure; a Gemini model without a price fails (serve and the Lambda functions
+// refuse to start with it).
 func modelCheck(cfg config.Config) doctorCheck {
 	if cfg.GeminiAPIKey == "" {
 		return doctorCheck{"model", statusWarn, "demo model (offline), set GEMINI_API_KEY for Gemini"}
 	}
-	detail := "gemini " + cfg.Model
+	if err := app.CheckPrices(cfg); err != nil {
+		return doctorCheck{"model", statusFail, oneLine(err.Error())}
+	}
+	prices := app.Prices(cfg)
+	price := func(model string) string {
+		p, _ := prices.Lookup(model)
+		return fmt.Sprintf("%s ($%.2f/$%.2f per 1M tokens in/out)", model, p.Input, p.Output)
+	}
+	detail := "gemini " + price(cfg.Model) + "; fast " + price(cfg.FastModel)
 	if cfg.GeminiBaseURL != "" {
 		detail += " via " + cfg.GeminiBaseURL
 	}

@@ -75,7 +75,9 @@ func TestDoctorGreenOnMigratedDatabase(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || !report.OK || len(report.Checks) != 15 {
 		t.Fatalf("doctor --json = %s (%v)", r.stdout, err)
 	}
-	if last := report.Checks[len(report.Checks)-1]; last.Name != "model" || last.Status != "ok" || last.Detail != "gemini gemini-2.5-flash" {
+	// gemini-3.8-flash's price depends on the date (an introductory price until 2027).
+	if last := report.Checks[len(report.Checks)-1]; last.Name != "model" || last.Status != "ok" ||
+		!strings.HasPrefix(last.Detail, "gemini gemini-3.8-flash ($") || !strings.HasSuffix(last.Detail, "; fast gemini-3.5-flash-lite ($0.30/$2.50 per 1M tokens in/out)") {
 		t.Fatalf("model with a key: %+v", last)
 	}
 	if strings.Contains(r.stdout, "test-key") {
@@ -101,6 +103,30 @@ func TestDoctorRedWhenRowLevelSecurityBroken(t *testing.T) {
 				t.Fatalf("want a ✘ line saying %q, got %q\n%s", tc.want, line, r.stdout)
 			}
 		})
+	}
+}
+
+// TestDoctorRedWhenModelUnpriced: a Gemini model without a price fails the model check, saying
+// which model and how to price it; STEWARD_MODEL_PRICES turns it green.
+func TestDoctorRedWhenModelUnpriced(t *testing.T) {
+	t.Parallel()
+	env := dbEnv(testdb.New(t))
+	env["GEMINI_API_KEY"] = "test-key"
+	env["STEWARD_FAST_MODEL"] = "gemini-9-lite"
+	r := runCLI(t, env, "doctor")
+	wantOneLineError(t, r, "doctor: 1 of 15 checks failed")
+	line := doctorLines(t, r.stdout)["model"]
+	for _, want := range []string{"✘ ", "STEWARD_FAST_MODEL=gemini-9-lite has no price", "STEWARD_MODEL_PRICES=gemini-9-lite="} {
+		if !strings.Contains(line, want) {
+			t.Fatalf("model line %q does not say %q", line, want)
+		}
+	}
+
+	env["STEWARD_MODEL_PRICES"] = "gemini-9-lite=0.5:3"
+	r = runCLI(t, env, "doctor")
+	wantOK(t, r)
+	if line := doctorLines(t, r.stdout)["model"]; !strings.HasPrefix(line, "✔ ") || !strings.Contains(line, "gemini-9-lite ($0.50/$3.00") {
+		t.Fatalf("model line with the operator's price: %q", line)
 	}
 }
 

@@ -39,6 +39,9 @@ func runServe(ctx context.Context, e env, cfg config.Config, args []string) erro
 	}
 	log := zerolog.Ctx(ctx)
 	a, err := app.New(ctx, cfg)
+	if errors.Is(err, app.ErrUnpriced) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("open database: %w", store.VectorError(err))
 	}

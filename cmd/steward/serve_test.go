@@ -58,6 +58,30 @@ func TestServeDatabaseUnreachable(t *testing.T) {
 	wantOneLineError(t, runCLI(t, env, "serve"), "open database")
 }
 
+// TestServeRefusesAnUnpricedModel: with Gemini, a model without a price stops `steward serve`
+// before it listens, with one line naming the model and how to price it.
+func TestServeRefusesAnUnpricedModel(t *testing.T) {
+	t.Parallel()
+	env := dbEnv(testdb.New(t))
+	env["STEWARD_ADDR"] = "127.0.0.1:0"
+	env["GEMINI_API_KEY"] = "test-key"
+	env["GEMINI_BASE_URL"] = "http://127.0.0.1:1"
+	env["STEWARD_MODEL"] = "gemini-9-unpriced"
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a server that starts is stopped here
+	defer cancel()
+	var stdout, stderr syncBuffer
+	err := run(ctx, []string{"serve"}, func(k string) string { return env[k] }, &stdout, &stderr)
+	code := exitCode(err, &stderr)
+	r := result{stdout.String(), stderr.String(), code}
+	wantOneLineError(t, r, "STEWARD_MODEL=gemini-9-unpriced has no price")
+	if !strings.Contains(r.stderr, "STEWARD_MODEL_PRICES") || strings.Contains(r.stderr, "open database") {
+		t.Fatalf("want how to price it, not a database error: %s", r.stderr)
+	}
+	if strings.Contains(r.stdout, "listening") {
+		t.Fatalf("the server started: %s", r.stdout)
+	}
+}
+
 func get(t *testing.T, url string) (int, map[string]string) {
 	t.Helper()
 	resp, err := http.Get(url)

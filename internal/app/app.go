@@ -58,7 +58,8 @@ type App struct {
 }
 
 // New builds the App for cfg: it reads the secrets named by cfg's *_SSM parameters from AWS
-// Systems Manager (when set), connects both database pools — as steward_app and
+// Systems Manager (when set), checks that every model it will call has a price (an error
+// matching ErrUnpriced otherwise), connects both database pools — as steward_app and
 // steward_door, never as steward_owner, and refusing a role that owns the tables — and
 // picks the model: Gemini when a key is set, otherwise the offline demo model, announced by
 // a warning in the log.
@@ -88,6 +89,9 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		return nil, err
 	}
 	if err := cfg.Require("APP_DATABASE_URL", "DOOR_DATABASE_URL"); err != nil {
+		return nil, err
+	}
+	if err := CheckPrices(cfg); err != nil {
 		return nil, err
 	}
 	a := &App{Logger: log}
@@ -125,7 +129,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Memory:        a.Memory,
 		MaxIterations: cfg.MaxIterations,
 		SuspendTTL:    cfg.SuspendTTL,
-		Price:         trace.CostMicros,
+		Price:         priceCalls(Prices(cfg), model.Name(), log),
 	}
 	deliverer := &delivery.Deliverer{Store: a.Store, Guard: delivery.NewGuard(delivery.Options{}), Channels: a.Door}
 	runs := &autonomy.Runner{Agent: a.Runner, Store: a.Store, Notifier: deliverer}

@@ -5,6 +5,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -47,6 +48,10 @@ type Config struct {
 	// FastModel is the Gemini model for background work: memory fact extraction and
 	// conversation summaries (STEWARD_FAST_MODEL).
 	FastModel string
+	// ModelPrices are the operator's prices (STEWARD_MODEL_PRICES), by model name: they
+	// extend and override Steward's list prices (internal/trace). With Gemini, a model with
+	// no price refuses to start.
+	ModelPrices map[string]ModelPrice
 
 	// SSM parameter names (SecureString) holding the runtime's secrets, read once at cold
 	// start on Lambda instead of plain environment values: APP_DATABASE_URL_SSM,
@@ -65,11 +70,22 @@ type Config struct {
 	MaxBodyBytes int64
 }
 
-// Default Gemini models, when STEWARD_MODEL and STEWARD_FAST_MODEL are unset.
+// Default Gemini models, when STEWARD_MODEL and STEWARD_FAST_MODEL are unset: the newest GA
+// Flash and Flash-Lite models on https://ai.google.dev/gemini-api/docs/models, neither with a
+// shutdown date on https://ai.google.dev/gemini-api/docs/deprecations (both read 2026-11-30;
+// gemini-2.5-flash, the former default, is at its end of life there).
 const (
-	DefaultModel     = "gemini-2.5-flash"
-	DefaultFastModel = "gemini-2.5-flash-lite"
+	DefaultModel     = "gemini-3.8-flash"
+	DefaultFastModel = "gemini-3.5-flash-lite"
 )
+
+// ModelPrice is an operator's price for a model, in US dollars per million tokens.
+type ModelPrice struct {
+	Input, Output, CachedInput float64
+}
+
+// pricesFormat is how STEWARD_MODEL_PRICES is written, for error messages.
+const pricesFormat = "must be model=input:output[:cached], USD per 1M tokens, comma-separated (e.g. gemini-3.8-flash=0.75:3.75:0.075)"
 
 // Load reads the configuration through getenv (os.Getenv in mains, a map in tests). The
 // error names every variable that is malformed.
@@ -90,6 +106,7 @@ func Load(getenv func(string) string) (Config, error) {
 		GeminiBaseURL:        r.str("GEMINI_BASE_URL", ""),
 		Model:                r.str("STEWARD_MODEL", DefaultModel),
 		FastModel:            r.str("STEWARD_FAST_MODEL", DefaultFastModel),
+		ModelPrices:          r.prices("STEWARD_MODEL_PRICES"),
 		AppDatabaseURLParam:  r.str("APP_DATABASE_URL_SSM", ""),
 		DoorDatabaseURLParam: r.str("DOOR_DATABASE_URL_SSM", ""),
 		GeminiAPIKeyParam:    r.str("GEMINI_API_KEY_SSM", ""),
@@ -166,6 +183,51 @@ func (r *reader) intIn(name string, def, lo, hi int) int {
 		return def
 	}
 	return n
+}
+
+// prices parses model=input:output[:cached] entries, comma-separated. Without a cached price,
+// cached input costs the full input price: no discount is assumed that was not stated.
+func (r *reader) prices(name string) map[string]ModelPrice {
+	v := r.str(name, "")
+	if v == "" {
+		return nil
+	}
+	out := map[string]ModelPrice{}
+	for _, entry := range strings.Split(v, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		model, nums, ok := strings.Cut(entry, "=")
+		model = strings.TrimSpace(model)
+		f := strings.Split(nums, ":")
+		if !ok || model == "" || len(f) < 2 || len(f) > 3 {
+			r.fail(name, entry, pricesFormat)
+			continue
+		}
+		var p [3]float64
+		bad := false
+		for i, s := range f {
+			x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || x < 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+				bad = true
+			}
+			p[i] = x
+		}
+		if len(f) == 2 {
+			p[2] = p[0]
+		}
+		if _, dup := out[model]; dup {
+			r.fail(name, entry, "prices "+model+" twice")
+			continue
+		}
+		if bad {
+			r.fail(name, entry, "has a price that is not a non-negative number; "+pricesFormat)
+			continue
+		}
+		out[model] = ModelPrice{Input: p[0], Output: p[1], CachedInput: p[2]}
+	}
+	return out
 }
 
 func (r *reader) boolean(name string) bool {

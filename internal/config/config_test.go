@@ -32,6 +32,13 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		"bad addr":               {map[string]string{"STEWARD_ADDR": "8080"}, "STEWARD_ADDR"},
 		"bad level":              {map[string]string{"STEWARD_LOG_LEVEL": "loud"}, "STEWARD_LOG_LEVEL"},
 		"bad gemini url":         {map[string]string{"GEMINI_BASE_URL": "localhost:9"}, "GEMINI_BASE_URL"},
+		"price without a model":  {map[string]string{"STEWARD_MODEL_PRICES": "=1:2"}, "STEWARD_MODEL_PRICES"},
+		"price without output":   {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1"}, "STEWARD_MODEL_PRICES"},
+		"price not a number":     {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=one:2"}, "STEWARD_MODEL_PRICES"},
+		"negative price":         {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:-2"}, "STEWARD_MODEL_PRICES"},
+		"infinite price":         {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:Inf"}, "STEWARD_MODEL_PRICES"},
+		"price twice":            {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:2,gemini-x=3:4"}, "STEWARD_MODEL_PRICES"},
+		"too many prices":        {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:2:0.1:9"}, "STEWARD_MODEL_PRICES"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -56,5 +63,20 @@ func TestRequire(t *testing.T) {
 	err := c.Require("DATABASE_URL", "APP_DATABASE_URL")
 	if err == nil || !strings.Contains(err.Error(), "APP_DATABASE_URL is not set") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestLoadModelPrices(t *testing.T) {
+	t.Parallel()
+	c, err := Load(env(map[string]string{"STEWARD_MODEL_PRICES": " gemini-x=0.5:3:0.05 , gemini-y=2:10,"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]ModelPrice{
+		"gemini-x": {Input: 0.5, Output: 3, CachedInput: 0.05},
+		"gemini-y": {Input: 2, Output: 10, CachedInput: 2}, // no cached price: no discount assumed
+	}
+	if len(c.ModelPrices) != len(want) || c.ModelPrices["gemini-x"] != want["gemini-x"] || c.ModelPrices["gemini-y"] != want["gemini-y"] {
+		t.Fatalf("ModelPrices = %+v, want %+v", c.ModelPrices, want)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 	"gopkg.in/yaml.v3"
 
+	"github.com/stewardhq/steward/internal/app"
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/httpapi"
@@ -199,6 +200,11 @@ func TestTemplateEnvironment(t *testing.T) {
 	}
 	if cfg.LogFormat != "json" {
 		t.Errorf("STEWARD_LOG_FORMAT = %q, want json", cfg.LogFormat)
+	}
+	// With the Gemini key from SSM, the functions start only if both models have a price.
+	cfg.GeminiAPIKey = "from-ssm"
+	if err := app.CheckPrices(cfg); err != nil {
+		t.Errorf("the template's default models would not start: %v", err)
 	}
 }
 

@@ -141,7 +141,7 @@ type DeltaFunc func(text string) error
 
 // Model is a chat model with tool calling.
 type Model interface {
-	// Name identifies the model, e.g. "gemini-2.5-flash".
+	// Name identifies the model, e.g. "gemini-3.8-flash".
 	Name() string
 	// Generate runs one call. When onDelta is non-nil the call streams and onDelta receives
 	// text deltas; the returned Response is complete either way.

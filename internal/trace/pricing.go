@@ -4,53 +4,147 @@
 package trace
 
 import (
+	"math"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/stewardhq/steward/internal/llm"
 )
 
-// Price is a model's list price in US dollars per million tokens.
+// Price is a model's list price in US dollars per million tokens, until a date.
 type Price struct {
 	Input, CachedInput, Output float64
+	// Until is when this price ends (exclusive, UTC); zero means it has no announced end.
+	Until time.Time
 }
 
-// Prices are list prices for paid-tier, text, prompts up to 200k tokens.
-// Source: https://ai.google.dev/gemini-api/docs/pricing (as read on 2026-11-30).
-// Output includes thinking tokens, as Gemini bills them.
-var Prices = map[string]Price{
-	"gemini-2.5-flash":      {Input: 0.30, CachedInput: 0.03, Output: 2.50},
-	"gemini-2.5-flash-lite": {Input: 0.10, CachedInput: 0.01, Output: 0.40},
-	"gemini-2.5-pro":        {Input: 1.25, CachedInput: 0.125, Output: 10.00},
-	"gemini-3-flash":        {Input: 0.50, CachedInput: 0.05, Output: 3.00},
-	"gemini-3-pro":          {Input: 2.00, CachedInput: 0.20, Output: 12.00},
+// ListPrices are Google's list prices for the current Gemini text models (GA, and no shutdown
+// date announced on https://ai.google.dev/gemini-api/docs/deprecations), paid tier, Standard
+// inference, text input, as read on 2026-11-30. A model's prices are in date order; Output
+// includes thinking tokens, as Gemini bills them.
+//
+// Sources, read 2026-11-30 from stored copies:
+//   - https://ai.google.dev/gemini-api/docs/pricing: gemini-3.8-flash $0.75 in / $3.75 out
+//     through 2026-12-31, then $1.50 / $7.50 from 2027-01-01; gemini-3.5-flash $1.50 / $9.00;
+//     gemini-3.5-flash-lite $0.30 / $2.50.
+//   - https://ai.google.dev/gemini-api/docs/whats-new-gemini-3.6: gemini-3.6-flash $1.50 / $7.50.
+//   - https://ai.google.dev/gemini-api/docs/optimization: context caching is a 90% discount, so
+//     cached input is a tenth of the input price.
+//
+// Deliberately absent: the Gemini 2.5 models (shut down or announced for shutdown on the
+// deprecations page), gemini-3.7-flash (deprecated; its requests are routed to
+// gemini-3.8-flash), and preview models. An operator who still uses one prices it with
+// STEWARD_MODEL_PRICES (README.md, "Configuration").
+var ListPrices = map[string][]Price{
+	"gemini-3.8-flash": {
+		{Input: 0.75, CachedInput: 0.075, Output: 3.75, Until: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{Input: 1.50, CachedInput: 0.15, Output: 7.50},
+	},
+	"gemini-3.6-flash":      {{Input: 1.50, CachedInput: 0.15, Output: 7.50}},
+	"gemini-3.5-flash":      {{Input: 1.50, CachedInput: 0.15, Output: 9.00}},
+	"gemini-3.5-flash-lite": {{Input: 0.30, CachedInput: 0.03, Output: 2.50}},
 }
 
-// CostMicros estimates the cost of one call in millionths of a US dollar. Cached input
-// tokens are billed at the cached rate, the rest of the input at the full rate. A model
-// missing from the table (the demo and scripted models) costs 0. Versioned names such as
-// "gemini-2.5-flash-001" or "models/gemini-2.5-flash" use their base model's price.
-func CostMicros(model string, u llm.Usage) int64 {
-	p, ok := lookup(model)
+// Free names the models that cost nothing: the offline demo model (internal/llm/demo) and the
+// scripted test model (internal/llm/scripted). They are free by name, never because a lookup
+// failed; pricing_test.go checks the names against the packages.
+var Free = []string{"demo (offline, no GEMINI_API_KEY)", "scripted"}
+
+// Prices prices model calls: the list prices, extended and overridden by the operator's own
+// (STEWARD_MODEL_PRICES). A model with neither has no price; callers refuse it rather than
+// count it as free. Prices is safe for concurrent use.
+type Prices struct {
+	table map[string][]Price
+	now   func() time.Time
+}
+
+// NewPrices returns the list prices with operator's prices on top (an operator's price has no
+// end date and replaces the model's list prices). now is the clock that picks a dated price;
+// nil means time.Now.
+func NewPrices(operator map[string]Price, now func() time.Time) *Prices {
+	if now == nil {
+		now = time.Now
+	}
+	table := make(map[string][]Price, len(ListPrices)+len(operator))
+	for m, ps := range ListPrices {
+		table[m] = ps
+	}
+	for m, p := range operator {
+		p.Until = time.Time{}
+		table[normalize(m)] = []Price{p}
+	}
+	return &Prices{table: table, now: now}
+}
+
+// Lookup returns model's price now. A free model's price is zero; ok is false when the model
+// has no price. Names are matched exactly, after dropping a "models/" prefix and a numeric
+// version suffix ("gemini-3.5-flash-001" is gemini-3.5-flash); nothing else is guessed, since
+// a guessed price can be too low.
+func (p *Prices) Lookup(model string) (Price, bool) {
+	for _, f := range Free {
+		if model == f {
+			return Price{}, true
+		}
+	}
+	model = normalize(model)
+	ps, ok := p.table[model]
 	if !ok {
-		return 0
+		if i := strings.LastIndexByte(model, '-'); i > 0 && isDigits(model[i+1:]) {
+			ps, ok = p.table[model[:i]]
+		}
 	}
-	cached := min(u.CachedTokens, u.InputTokens)
-	// $/Mtok × tokens = micro-dollars.
-	cost := p.Input*float64(u.InputTokens-cached) + p.CachedInput*float64(cached) + p.Output*float64(u.OutputTokens)
-	return int64(cost + 0.5)
+	if !ok || len(ps) == 0 {
+		return Price{}, false
+	}
+	now := p.now()
+	for _, pr := range ps {
+		if pr.Until.IsZero() || now.Before(pr.Until) {
+			return pr, true
+		}
+	}
+	return ps[len(ps)-1], true // past every end date: the latest price, never none
 }
 
-func lookup(model string) (Price, bool) {
-	model = strings.TrimPrefix(model, "models/")
-	for m := model; m != ""; {
-		if p, ok := Prices[m]; ok {
-			return p, true
-		}
-		i := strings.LastIndexByte(m, '-')
-		if i < 0 {
-			break
-		}
-		m = m[:i]
+// Cost estimates one call's cost in millionths of a US dollar; ok is false when the model has
+// no price (and the cost is then 0: the caller decides what to charge instead).
+func (p *Prices) Cost(model string, u llm.Usage) (micros int64, ok bool) {
+	pr, ok := p.Lookup(model)
+	if !ok {
+		return 0, false
 	}
-	return Price{}, false
+	return pr.Micros(u), true
+}
+
+// Models lists the models with a price, free ones aside, sorted.
+func (p *Prices) Models() []string {
+	out := make([]string, 0, len(p.table))
+	for m := range p.table {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Micros is the cost of u at this price in millionths of a US dollar: cached input tokens at
+// the cached rate, the rest of the input at the full rate.
+func (pr Price) Micros(u llm.Usage) int64 {
+	cached := min(max(u.CachedTokens, 0), u.InputTokens)
+	// $/Mtok × tokens = micro-dollars.
+	cost := pr.Input*float64(u.InputTokens-cached) + pr.CachedInput*float64(cached) + pr.Output*float64(u.OutputTokens)
+	return int64(math.Round(cost))
+}
+
+func normalize(model string) string { return strings.TrimPrefix(strings.TrimSpace(model), "models/") }
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }

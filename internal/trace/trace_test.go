@@ -1,10 +1,15 @@
 package trace
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/llm/demo"
+	"github.com/stewardhq/steward/internal/llm/scripted"
 )
 
 func TestRedact(t *testing.T) {
@@ -45,18 +50,76 @@ func TestRedact(t *testing.T) {
 	}
 }
 
-func TestCostMicros(t *testing.T) {
+func TestPrices(t *testing.T) {
 	t.Parallel()
+	p := NewPrices(nil, func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) })
 	u := llm.Usage{InputTokens: 1_000_000, OutputTokens: 100_000, CachedTokens: 400_000}
 	// 600k × 0.30 + 400k × 0.03 + 100k × 2.50 = 180000 + 12000 + 250000 micro-dollars.
-	if got := CostMicros("gemini-2.5-flash", u); got != 442000 {
-		t.Fatalf("cost = %d", got)
+	for _, m := range []string{"gemini-3.5-flash-lite", "models/gemini-3.5-flash-lite", "gemini-3.5-flash-lite-001"} {
+		if got, ok := p.Cost(m, u); !ok || got != 442000 {
+			t.Errorf("Cost(%q) = %d, %v; want 442000", m, got, ok)
+		}
 	}
-	if got := CostMicros("models/gemini-2.5-flash-001", u); got != 442000 {
-		t.Fatalf("versioned name cost = %d", got)
+	for _, m := range Free {
+		if got, ok := p.Cost(m, u); !ok || got != 0 {
+			t.Errorf("free model %q: cost %d, %v", m, got, ok)
+		}
 	}
-	if got := CostMicros("scripted", u); got != 0 {
-		t.Fatalf("unknown model cost = %d", got)
+	// No price is guessed from a similar name: a guess can be too low (an image model billed
+	// as its text sibling), so these have none and callers refuse them.
+	for _, m := range []string{"gemini-9-flash", "gemini-3.5-flash-image", "gemini-3.5-flash-preview-09-2026", "gemini-2.5-flash", "demo", ""} {
+		if got, ok := p.Cost(m, u); ok {
+			t.Errorf("Cost(%q) = %d, priced; want no price", m, got)
+		}
+	}
+}
+
+// TestPricesByDate: gemini-3.8-flash's introductory price ends with 2026; the list price
+// follows, and an operator's price replaces both.
+func TestPricesByDate(t *testing.T) {
+	t.Parallel()
+	u := llm.Usage{InputTokens: 1_000_000, OutputTokens: 1_000_000}
+	at := func(s string) func() time.Time {
+		return func() time.Time { tm, _ := time.Parse(time.RFC3339, s); return tm }
+	}
+	for _, tc := range []struct {
+		now  string
+		want int64
+	}{
+		{"2026-12-31T23:59:59Z", 750_000 + 3_750_000},
+		{"2027-01-01T00:00:00Z", 1_500_000 + 7_500_000},
+		{"2031-06-01T00:00:00Z", 1_500_000 + 7_500_000},
+	} {
+		if got, ok := NewPrices(nil, at(tc.now)).Cost("gemini-3.8-flash", u); !ok || got != tc.want {
+			t.Errorf("at %s: cost %d, %v; want %d", tc.now, got, ok, tc.want)
+		}
+	}
+	op := NewPrices(map[string]Price{"gemini-3.8-flash": {Input: 2, Output: 4}, "models/gemini-2.5-flash": {Input: 0.3, CachedInput: 0.03, Output: 2.5}}, at("2026-12-01T00:00:00Z"))
+	if got, _ := op.Cost("gemini-3.8-flash", u); got != 6_000_000 {
+		t.Errorf("operator's price not used: %d", got)
+	}
+	if got, ok := op.Cost("gemini-2.5-flash", u); !ok || got != 2_800_000 {
+		t.Errorf("operator's price for an unlisted model: %d, %v", got, ok)
+	}
+}
+
+// TestFreeModelsByName: the free list names exactly the demo and scripted models.
+func TestFreeModelsByName(t *testing.T) {
+	t.Parallel()
+	if want := []string{demo.Name, scripted.Name}; !slices.Equal(Free, want) {
+		t.Fatalf("Free = %q, want %q", Free, want)
+	}
+}
+
+// TestDefaultModelsAreCurrentAndPriced: the default turn and background models are in the list
+// prices, which hold only current models (GA, no shutdown announced).
+func TestDefaultModelsAreCurrentAndPriced(t *testing.T) {
+	t.Parallel()
+	for _, m := range []string{config.DefaultModel, config.DefaultFastModel} {
+		ps, ok := ListPrices[m]
+		if !ok || len(ps) == 0 || ps[0].Input <= 0 || ps[0].Output <= 0 {
+			t.Errorf("default model %q is not in the list prices of current models", m)
+		}
 	}
 }
 

@@ -20,8 +20,9 @@ import (
 	"github.com/stewardhq/steward/internal/llm"
 )
 
-// DefaultModel is the Gemini model used when Config.Model is empty.
-const DefaultModel = "gemini-2.5-flash"
+// DefaultModel is the Gemini model used when Config.Model is empty; Steward always sets it
+// (config.DefaultModel, which has a price).
+const DefaultModel = "gemini-3.8-flash"
 
 // Config configures a Model.
 type Config struct {
