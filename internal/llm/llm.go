@@ -73,9 +73,27 @@ type Request struct {
 	Tools []ToolDecl
 	// ForceTool, when set, names a declared tool the model must call (structured output
 	// through a forced tool call).
-	ForceTool       string
+	ForceTool string
+	// NoToolCalls keeps Tools declared but forbids calling them: the answer is text. A final
+	// tool-free completion sets it rather than dropping Tools, so that its request starts with
+	// the same prefix (system prompt, tool declarations) as the calls before it and the model
+	// never answers with a call to a tool it can no longer see.
+	NoToolCalls     bool
 	MaxOutputTokens int
+	// Thinking is how much the model may reason before answering; ThinkingDefault leaves it
+	// to the model.
+	Thinking Thinking
 }
+
+// Thinking is a provider-neutral reasoning effort.
+type Thinking string
+
+// Reasoning efforts. Background work (fact extraction, summaries) asks for ThinkingLow, so that
+// reasoning cannot use up the output token limit before the answer or the forced tool call.
+const (
+	ThinkingDefault Thinking = ""
+	ThinkingLow     Thinking = "low"
+)
 
 // Finish is why the model stopped.
 type Finish string
