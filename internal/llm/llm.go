@@ -154,6 +154,20 @@ func (m Message) Text() string {
 	return s
 }
 
+// WithoutProviderMeta returns a copy of msgs with no part's ProviderMeta: what a different
+// model than the one that produced the parts is sent.
+func WithoutProviderMeta(msgs []Message) []Message {
+	out := make([]Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = Message{Role: m.Role, Parts: make([]Part, len(m.Parts))}
+		for j, p := range m.Parts {
+			p.ProviderMeta = nil
+			out[i].Parts[j] = p
+		}
+	}
+	return out
+}
+
 // DeltaFunc receives streamed answer text as it arrives. Returning an error stops the call.
 type DeltaFunc func(text string) error
 
