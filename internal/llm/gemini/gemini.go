@@ -95,11 +95,11 @@ func (m *Model) Generate(ctx context.Context, req llm.Request, onDelta llm.Delta
 		return m.stream(ctx, contents, config, onDelta)
 	}
 	var resp *genai.GenerateContentResponse
-	err = m.retry.Do(ctx, func(ctx context.Context) error {
+	if err := m.retry.Do(ctx, func(ctx context.Context) error {
+		var err error
 		resp, err = m.client.Models.GenerateContent(ctx, m.name, contents, config)
 		return err
-	})
-	if err != nil {
+	}); err != nil {
 		return llm.Response{}, fmt.Errorf("gemini: generate content: %w", err)
 	}
 	return m.toResponse(resultOf(resp))
