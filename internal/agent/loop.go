@@ -261,7 +261,8 @@ func uniqueCallIDs(turn []llm.Message, msg llm.Message) {
 }
 
 // call makes one model call with the turn so far; withTools=false is the final tool-free
-// completion after the iteration cap.
+// completion after the iteration cap, which keeps the tools declared (the request's prefix
+// stays byte-identical, so it is cached like the calls before it) but forbids calling them.
 func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response, error) {
 	req := llm.Request{System: SystemPrompt, Messages: append(append([]llm.Message(nil), x.history...), x.st.Messages...)}
 	if x.st.Memory != "" {
@@ -272,9 +273,7 @@ func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response
 		user.Parts = append([]llm.Part{{Text: x.st.Memory}}, user.Parts...)
 		req.Messages[i] = user
 	}
-	if withTools {
-		req.Tools = r.Tools.Declarations()
-	}
+	req.Tools, req.NoToolCalls = r.Tools.Declarations(), !withTools
 	var onDelta llm.DeltaFunc
 	if x.emit != nil {
 		onDelta = func(text string) error {

@@ -146,8 +146,9 @@ func TestIterationCapEndsWithToolFreeAnswer(t *testing.T) {
 	if v.Status != steward.StatusCompleted || v.Answer != "It is late." || !v.IterationLimit {
 		t.Fatalf("view = %+v, want completed at the iteration limit", v)
 	}
-	if len(m.Requests()) != 5 || final.Tools != nil {
-		t.Fatalf("%d calls, final tools %v: want 4 with tools + 1 without", len(m.Requests()), final.Tools)
+	if len(m.Requests()) != 5 || len(final.Tools) != len(m.Requests()[0].Tools) || !final.NoToolCalls {
+		t.Fatalf("%d calls, final tools %v (calls forbidden: %v): want 4 with tools + 1 declaring the same tools with calls forbidden",
+			len(m.Requests()), final.Tools, final.NoToolCalls)
 	}
 }
 

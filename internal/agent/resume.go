@@ -54,6 +54,7 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 		if journal, err = r.decide(ctx, tx, x, byCall); err != nil {
 			return err
 		}
+		r.adoptModel(x)
 		stored, err := tx.Messages(ctx, x.turn.ConversationID)
 		if err != nil {
 			return err
@@ -81,6 +82,19 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 	x.st.Messages = append(x.st.Messages, resultsMessage(x.st.Calls, results))
 	x.st.Pending, x.st.Calls, x.st.Results = nil, nil, nil
 	return r.loop(ctx, x)
+}
+
+// adoptModel moves a turn suspended under another model to this runner's model: the turn
+// records the model that finishes it, and the turn's messages lose the old model's provider
+// metadata (thought signatures), which only the model that made it may be sent.
+func (r *Runner) adoptModel(x *run) {
+	name := r.Model.Name()
+	if x.turn.Model == name {
+		return
+	}
+	x.record("model_changed", map[string]any{"from": x.turn.Model, "to": name})
+	x.turn.Model = name
+	x.st.Messages = llm.WithoutProviderMeta(x.st.Messages)
 }
 
 // resumable refuses turns that are not waiting for decisions.

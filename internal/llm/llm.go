@@ -73,9 +73,27 @@ type Request struct {
 	Tools []ToolDecl
 	// ForceTool, when set, names a declared tool the model must call (structured output
 	// through a forced tool call).
-	ForceTool       string
+	ForceTool string
+	// NoToolCalls keeps Tools declared but forbids calling them: the answer is text. A final
+	// tool-free completion sets it rather than dropping Tools, so that its request starts with
+	// the same prefix (system prompt, tool declarations) as the calls before it and the model
+	// never answers with a call to a tool it can no longer see.
+	NoToolCalls     bool
 	MaxOutputTokens int
+	// Thinking is how much the model may reason before answering; ThinkingDefault leaves it
+	// to the model.
+	Thinking Thinking
 }
+
+// Thinking is a provider-neutral reasoning effort.
+type Thinking string
+
+// Reasoning efforts. Background work (fact extraction, summaries) asks for ThinkingLow, so that
+// reasoning cannot use up the output token limit before the answer or the forced tool call.
+const (
+	ThinkingDefault Thinking = ""
+	ThinkingLow     Thinking = "low"
+)
 
 // Finish is why the model stopped.
 type Finish string
@@ -134,6 +152,20 @@ func (m Message) Text() string {
 		}
 	}
 	return s
+}
+
+// WithoutProviderMeta returns a copy of msgs with no part's ProviderMeta: what a different
+// model than the one that produced the parts is sent.
+func WithoutProviderMeta(msgs []Message) []Message {
+	out := make([]Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = Message{Role: m.Role, Parts: make([]Part, len(m.Parts))}
+		for j, p := range m.Parts {
+			p.ProviderMeta = nil
+			out[i].Parts[j] = p
+		}
+	}
+	return out
 }
 
 // DeltaFunc receives streamed answer text as it arrives. Returning an error stops the call.

@@ -156,6 +156,8 @@ func (s *Service) summarize(ctx context.Context, ownerID, conversationID uuid.UU
 		System:          summarizePrompt,
 		Messages:        []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Text: agent.DataBlock("conversation", notes.String())}}}},
 		MaxOutputTokens: 512,
+		// Low, so that reasoning cannot use up the output limit before the summary.
+		Thinking: llm.ThinkingLow,
 	}, nil)
 	if err != nil {
 		return 0, err

@@ -94,6 +94,9 @@ func TestConsolidateSummarisesOldConversations(t *testing.T) {
 	if user := asked.Messages[0].Parts[0].Text; !strings.HasPrefix(user, `<data source="conversation">`) || !strings.Contains(user, "Porto") {
 		t.Errorf("summary request:\n%s", user)
 	}
+	if asked.Thinking != llm.ThinkingLow {
+		t.Errorf("summary request thinking %q, want low", asked.Thinking)
+	}
 	hits, err := e.svc.Search(e.ctx, owner, "sailing to Lisbon", 10)
 	if err != nil || len(hits) != 2 {
 		t.Fatalf("search = %+v, %v; want the summary and the short conversation", hits, err)

@@ -51,11 +51,10 @@ type extracted struct {
 }
 
 // extractFacts asks the fast model for the durable facts of an exchange, through
-// record_facts. A response without the call (or a blocked, refused or cut-off one) means no
-// facts; a failed model call is an error, so the item is retried. Invalid facts are dropped.
-//
-// llm.Request cannot force a tool call yet: the prompt asks for it, and the one declared
-// tool is the only thing the model can call.
+// record_facts, which the request forces; its thinking is low, so that reasoning cannot use
+// up the output limit before the call. A response without the call (or a blocked, refused or
+// cut-off one) means no facts; a failed model call is an error, so the item is retried.
+// Invalid facts are dropped.
 func (s *Service) extractFacts(ctx context.Context, ex exchange) ([]NewFact, error) {
 	if s.Model == nil || ex.user == "" {
 		return nil, nil
@@ -70,6 +69,7 @@ func (s *Service) extractFacts(ctx context.Context, ex exchange) ([]NewFact, err
 		Tools:           []llm.ToolDecl{recordFactsDecl},
 		ForceTool:       RecordFactsTool,
 		MaxOutputTokens: 1024,
+		Thinking:        llm.ThinkingLow,
 	}
 	resp, err := s.Model.Generate(ctx, req, nil)
 	if err != nil {

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
 
 	"google.golang.org/genai"
+
+	"github.com/stewardhq/steward/internal/llm/gemini/retry"
 )
 
 // GeminiModel is the Gemini embedding model used when GeminiConfig.Model is empty.
@@ -38,7 +39,8 @@ type GeminiConfig struct {
 	// it doubles on each retry, with jitter, up to MaxBackoff (30 s when 0). A wait the
 	// server names (Retry-After, or RetryInfo in the error) is honoured as is, unless it is
 	// longer than MaxBackoff or the context's deadline: then Embed gives up at once and the
-	// caller's own retry schedule takes over.
+	// caller's own retry schedule takes over. The policy is package retry's, shared with the
+	// chat model.
 	Backoff, MaxBackoff time.Duration
 }
 
@@ -46,10 +48,10 @@ type GeminiConfig struct {
 // (batchEmbedContents), at Dimension output dimensions, L2-normalised (Gemini normalises
 // only its full-size vectors). It is safe for concurrent use.
 type Gemini struct {
-	client              *genai.Client
-	model               string
-	batch, attempts     int
-	backoff, maxBackoff time.Duration
+	client *genai.Client
+	model  string
+	batch  int
+	retry  retry.Policy
 }
 
 var _ Embedder = (*Gemini)(nil)
@@ -59,32 +61,24 @@ func NewGemini(ctx context.Context, cfg GeminiConfig) (*Gemini, error) {
 	if cfg.APIKey == "" {
 		return nil, errors.New("gemini embedder: API key is required")
 	}
-	g := &Gemini{model: cfg.Model, batch: cfg.BatchSize, attempts: cfg.MaxAttempts, backoff: cfg.Backoff, maxBackoff: cfg.MaxBackoff}
+	g := &Gemini{model: cfg.Model, batch: cfg.BatchSize,
+		retry: retry.Policy{Attempts: cfg.MaxAttempts, Backoff: cfg.Backoff, MaxWait: cfg.MaxBackoff}}
 	if g.model == "" {
 		g.model = GeminiModel
 	}
 	if g.batch <= 0 || g.batch > GeminiBatchSize {
 		g.batch = GeminiBatchSize
 	}
-	if g.attempts <= 0 {
-		g.attempts = 5
+	if g.retry.Attempts <= 0 {
+		g.retry.Attempts = 5
 	}
-	if g.backoff <= 0 {
-		g.backoff = time.Second
+	if g.retry.MaxWait <= 0 {
+		g.retry.MaxWait = 30 * time.Second
 	}
-	if g.maxBackoff <= 0 {
-		g.maxBackoff = 30 * time.Second
-	}
-	hc := &http.Client{}
-	if cfg.HTTPClient != nil {
-		c := *cfg.HTTPClient
-		hc = &c
-	}
-	hc.Transport = retryAfterTransport{base: hc.Transport}
 	client, err := genai.NewClient(ctx, &genai.ClientConfig{
 		APIKey:      cfg.APIKey,
 		Backend:     genai.BackendGeminiAPI,
-		HTTPClient:  hc,
+		HTTPClient:  retry.Client(cfg.HTTPClient),
 		HTTPOptions: genai.HTTPOptions{BaseURL: cfg.BaseURL},
 	})
 	if err != nil {
@@ -118,7 +112,7 @@ func (g *Gemini) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	return out, nil
 }
 
-// embedBatch sends one batchEmbedContents request, retrying when rate limited.
+// embedBatch sends one batchEmbedContents request, retried when rate limited or unavailable.
 func (g *Gemini) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
 	contents := make([]*genai.Content, len(texts))
 	for i, t := range texts {
@@ -126,49 +120,16 @@ func (g *Gemini) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 	}
 	dim := int32(Dimension)
 	config := &genai.EmbedContentConfig{OutputDimensionality: &dim}
-	for attempt := 1; ; attempt++ {
-		hint := new(retryHint)
-		resp, err := g.client.Models.EmbedContent(context.WithValue(ctx, retryHintKey{}, hint), g.model, contents, config)
-		if err == nil {
-			return vectorsOf(resp, len(texts))
-		}
-		wait, retry := g.retryWait(err, hint.get(), attempt)
-		if !retry || attempt >= g.attempts {
-			return nil, fmt.Errorf("gemini embed (attempt %d): %w", attempt, err)
-		}
-		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
-			return nil, fmt.Errorf("gemini embed: retry in %s would pass the deadline: %w", wait, err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(wait):
-		}
+	var resp *genai.EmbedContentResponse
+	err := g.retry.Do(ctx, func(ctx context.Context) error {
+		var err error
+		resp, err = g.client.Models.EmbedContent(ctx, g.model, contents, config)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gemini embed: %w", err)
 	}
-}
-
-// retryWait says whether err is worth another attempt and how long to wait first: what the
-// server asked for (hint, from Retry-After, or the error's RetryInfo), else exponential
-// backoff with jitter.
-func (g *Gemini) retryWait(err error, hint time.Duration, attempt int) (time.Duration, bool) {
-	var apiErr genai.APIError
-	if !errors.As(err, &apiErr) {
-		return 0, false
-	}
-	switch apiErr.Code {
-	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
-		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-	default:
-		return 0, false
-	}
-	if hint <= 0 {
-		hint = retryInfoDelay(apiErr)
-	}
-	if hint > 0 {
-		return hint, hint <= g.maxBackoff
-	}
-	d := min(g.backoff<<(attempt-1), g.maxBackoff)
-	return d/2 + rand.N(d/2+1), true
+	return vectorsOf(resp, len(texts))
 }
 
 // vectorsOf checks and normalises the response's embeddings.
@@ -196,19 +157,4 @@ func vectorsOf(resp *genai.EmbedContentResponse, n int) ([][]float32, error) {
 		out[i] = v
 	}
 	return out, nil
-}
-
-// retryInfoDelay reads google.rpc.RetryInfo's retryDelay ("37s", "0.5s") from an API error.
-func retryInfoDelay(e genai.APIError) time.Duration {
-	for _, d := range e.Details {
-		if t, _ := d["@type"].(string); !strings.HasSuffix(t, "google.rpc.RetryInfo") {
-			continue
-		}
-		if s, ok := d["retryDelay"].(string); ok {
-			if delay, err := time.ParseDuration(s); err == nil && delay > 0 {
-				return delay
-			}
-		}
-	}
-	return 0
 }

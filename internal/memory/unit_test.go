@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -140,29 +139,6 @@ func TestKeywords(t *testing.T) {
 	got := strings.Join(Keywords("What flowers should I bring to Anna's party? Anna's PARTY!"), ",")
 	if got != "flowers,bring,anna,party" {
 		t.Errorf("keywords = %s", got)
-	}
-}
-
-func TestParseRetryAfter(t *testing.T) {
-	t.Parallel()
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	tests := []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{"7", 7 * time.Second, true},
-		{" 0 ", 0, true},
-		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
-		{"-1", 0, false},
-		{"soon", 0, false},
-		{"", 0, false},
-	}
-	for _, tt := range tests {
-		got, ok := parseRetryAfter(tt.in, now)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
-		}
 	}
 }
 

@@ -230,6 +230,10 @@ func TestIngestExtractsFacts(t *testing.T) {
 	if len(asked.Tools) != 1 || asked.Tools[0].Name != memory.RecordFactsTool {
 		t.Errorf("extraction request tools = %+v, want record_facts only", asked.Tools)
 	}
+	// Reasoning must not use up the output limit before the forced call.
+	if asked.Thinking != llm.ThinkingLow || asked.ForceTool != memory.RecordFactsTool {
+		t.Errorf("extraction request thinking %q, forced tool %q: want low thinking and record_facts forced", asked.Thinking, asked.ForceTool)
+	}
 	if user := asked.Messages[0].Parts[0].Text; !strings.Contains(user, `<data source="owner message">`) || !strings.Contains(user, "oat-milk") {
 		t.Errorf("extraction request does not carry the exchange as data:\n%s", user)
 	}

@@ -28,7 +28,8 @@ func New() Model { return Model{} }
 func (Model) Name() string { return Name }
 
 // Generate answers the last user message of req. Tool results are summarised in text; a
-// recognised request becomes a call to the matching tool when req.Tools declares it; anything
+// recognised request becomes a call to the matching tool when req.Tools declares it and
+// req.NoToolCalls does not forbid calls; anything
 // else gets a reply listing the phrasings the demo understands. Text is streamed to onDelta
 // word by word when it is non-nil. Usage is always zero.
 func (Model) Generate(ctx context.Context, req llm.Request, onDelta llm.DeltaFunc) (llm.Response, error) {
@@ -63,7 +64,7 @@ func respond(req llm.Request) llm.Response {
 	if !ok {
 		return text(helpText)
 	}
-	if !declared(req.Tools, in.tool) {
+	if req.NoToolCalls || !declared(req.Tools, in.tool) {
 		return text(fmt.Sprintf("I would use the %s tool for that, but it is not available right now.", in.tool))
 	}
 	call := llm.ToolCall{

@@ -216,3 +216,14 @@ func TestName(t *testing.T) {
 		t.Errorf("Name() = %q, want it to say it is offline for lack of GEMINI_API_KEY", m.Name())
 	}
 }
+
+// TestNoToolCallsAnswersInText: with tool calls forbidden (the final completion after the
+// iteration cap) the demo answers in text even when the tool is declared.
+func TestNoToolCallsAnswersInText(t *testing.T) {
+	t.Parallel()
+	resp, err := New().Generate(context.Background(), llm.Request{
+		Messages: []llm.Message{user("remind me to buy milk")}, Tools: allTools, NoToolCalls: true}, nil)
+	if err != nil || len(resp.ToolCalls()) != 0 || resp.Finish != llm.FinishStop || resp.Text() == "" {
+		t.Fatalf("response = %+v, %v; want a text answer and no call", resp, err)
+	}
+}

@@ -25,13 +25,17 @@ type fakeGemini struct {
 	mu       sync.Mutex
 	replies  []reply
 	received []received
+	// forever, when set, answers every request once replies are used up.
+	forever *reply
 }
 
-// reply is one scripted answer: a JSON body with a status, or SSE chunks for a stream.
+// reply is one scripted answer: a JSON body with a status (and a Retry-After header when
+// retryAfter is set), or SSE chunks for a stream.
 type reply struct {
-	status int
-	body   string
-	chunks []string
+	status     int
+	retryAfter string
+	body       string
+	chunks     []string
 }
 
 // received is one request the fake got.
@@ -106,6 +110,8 @@ func (f *fakeGemini) serve(w http.ResponseWriter, r *http.Request) {
 	ok := len(f.replies) > 0
 	if ok {
 		rep, f.replies = f.replies[0], f.replies[1:]
+	} else if f.forever != nil {
+		rep, ok = *f.forever, true
 	}
 	f.mu.Unlock()
 
@@ -124,6 +130,9 @@ func (f *fakeGemini) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		w.Header().Set("Content-Type", "application/json")
+		if rep.retryAfter != "" {
+			w.Header().Set("Retry-After", rep.retryAfter)
+		}
 		status := rep.status
 		if status == 0 {
 			status = http.StatusOK
@@ -153,7 +162,18 @@ func (f *fakeGemini) last() received {
 // model returns a Model talking to the fake.
 func (f *fakeGemini) model() *Model {
 	f.t.Helper()
-	m, err := New(context.Background(), Config{APIKey: testAPIKey, BaseURL: f.srv.URL, Model: testModel, HTTPClient: f.srv.Client()})
+	return f.modelWith(Config{})
+}
+
+// modelWith returns a Model talking to the fake, configured by cfg (its key, endpoint and
+// HTTP client are the fake's; its model name testModel unless set).
+func (f *fakeGemini) modelWith(cfg Config) *Model {
+	f.t.Helper()
+	cfg.APIKey, cfg.BaseURL, cfg.HTTPClient = testAPIKey, f.srv.URL, f.srv.Client()
+	if cfg.Model == "" {
+		cfg.Model = testModel
+	}
+	m, err := New(context.Background(), cfg)
 	if err != nil {
 		f.t.Fatalf("New: %v", err)
 	}

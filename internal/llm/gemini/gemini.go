@@ -7,6 +7,9 @@
 // Postgres: a part's thought signature travels in llm.Part.ProviderMeta and is sent back
 // byte-for-byte on the same part; a function call Gemini returned without an id gets a minted
 // id (llm.ToolCall.MintedID) that is never sent back to Gemini.
+//
+// A call that is rate limited or finds the API unavailable is retried under package retry's
+// bounded policy; a stream is retried only until its first chunk.
 package gemini
 
 import (
@@ -18,6 +21,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/llm/gemini/retry"
 )
 
 // DefaultModel is the Gemini model used when Config.Model is empty; Steward always sets it
@@ -32,14 +36,19 @@ type Config struct {
 	BaseURL string
 	// Model is the Gemini model name; DefaultModel when empty.
 	Model string
-	// HTTPClient sends the SDK's requests; a plain http.Client when nil.
+	// HTTPClient sends the SDK's requests; a plain http.Client when nil. Its transport is
+	// wrapped, not changed.
 	HTTPClient *http.Client
+	// Retry bounds the retries of a call that is rate limited or finds the API unavailable;
+	// the zero value is retry's defaults.
+	Retry retry.Policy
 }
 
 // Model is a Gemini chat model. It is safe for concurrent use.
 type Model struct {
 	client *genai.Client
 	name   string
+	retry  retry.Policy
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -56,13 +65,13 @@ func New(ctx context.Context, cfg Config) (*Model, error) {
 	client, err := genai.NewClient(ctx, &genai.ClientConfig{
 		APIKey:      cfg.APIKey,
 		Backend:     genai.BackendGeminiAPI,
-		HTTPClient:  cfg.HTTPClient,
+		HTTPClient:  retry.Client(cfg.HTTPClient),
 		HTTPOptions: genai.HTTPOptions{BaseURL: cfg.BaseURL},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gemini: create client: %w", err)
 	}
-	return &Model{client: client, name: name}, nil
+	return &Model{client: client, name: name, retry: cfg.Retry}, nil
 }
 
 // Name returns the configured Gemini model name.
@@ -76,15 +85,22 @@ func (m *Model) Generate(ctx context.Context, req llm.Request, onDelta llm.Delta
 	if err != nil {
 		return llm.Response{}, fmt.Errorf("gemini: %w", err)
 	}
-	config, err := toConfig(req)
+	if validatesSignatures(m.name) {
+		signCurrentTurn(contents)
+	}
+	config, err := toConfig(req, m.name)
 	if err != nil {
 		return llm.Response{}, fmt.Errorf("gemini: %w", err)
 	}
 	if onDelta != nil {
 		return m.stream(ctx, contents, config, onDelta)
 	}
-	resp, err := m.client.Models.GenerateContent(ctx, m.name, contents, config)
-	if err != nil {
+	var resp *genai.GenerateContentResponse
+	if err := m.retry.Do(ctx, func(ctx context.Context) error {
+		var err error
+		resp, err = m.client.Models.GenerateContent(ctx, m.name, contents, config)
+		return err
+	}); err != nil {
 		return llm.Response{}, fmt.Errorf("gemini: generate content: %w", err)
 	}
 	return m.toResponse(resultOf(resp))

@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/genai"
 
 	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/llm/gemini/retry"
 )
 
 // sig is a thought signature with bytes that are not valid UTF-8, so any re-encoding shows.
@@ -398,12 +400,14 @@ func TestGenerateAPIError(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			body := fmt.Sprintf(`{"error":{"code":%d,"message":"boom","status":"X"}}`, tt.status)
-			f := newFake(t, reply{status: tt.status, body: body})
+			// The error answers every attempt: a 500 is retried (see TestUnavailableFailsWithinBound).
+			f := newFake(t)
+			f.forever = &reply{status: tt.status, body: body}
 			var onDelta llm.DeltaFunc
 			if tt.stream {
 				onDelta = func(string) error { t.Error("delta on an error response"); return nil }
 			}
-			_, err := f.model().Generate(context.Background(), llm.Request{Messages: []llm.Message{userText("hi")}}, onDelta)
+			_, err := f.modelWith(Config{Retry: retry.Policy{Backoff: time.Millisecond}}).Generate(context.Background(), llm.Request{Messages: []llm.Message{userText("hi")}}, onDelta)
 			var apiErr genai.APIError
 			if !errors.As(err, &apiErr) || apiErr.Code != tt.status {
 				t.Fatalf("err = %v, want a wrapped genai.APIError with code %d", err, tt.status)

@@ -5,16 +5,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"google.golang.org/genai"
 
 	"github.com/stewardhq/steward/internal/llm"
 )
 
-// toConfig builds the generation config of a request: system instruction, tools and the
-// output limit. Function calling stays manual: the Go SDK never runs the declared functions.
-func toConfig(req llm.Request) (*genai.GenerateContentConfig, error) {
-	config := &genai.GenerateContentConfig{}
+// toConfig builds the generation config of a request to model: system instruction, tools,
+// function calling mode, thinking and the output limit. Function calling stays manual: the Go
+// SDK never runs the declared functions.
+func toConfig(req llm.Request, model string) (*genai.GenerateContentConfig, error) {
+	if req.ForceTool != "" && req.NoToolCalls {
+		return nil, fmt.Errorf("request both forces tool %s and forbids tool calls", req.ForceTool)
+	}
+	config := &genai.GenerateContentConfig{ThinkingConfig: thinkingConfig(model, req.Thinking)}
 	if req.System != "" {
 		config.SystemInstruction = &genai.Content{Parts: []*genai.Part{{Text: req.System}}}
 	}
@@ -35,12 +41,104 @@ func toConfig(req llm.Request) (*genai.GenerateContentConfig, error) {
 			decls = append(decls, decl)
 		}
 		config.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
-		if req.ForceTool != "" {
+		switch {
+		case req.ForceTool != "":
 			config.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{
 				Mode: genai.FunctionCallingConfigModeAny, AllowedFunctionNames: []string{req.ForceTool}}}
+		case req.NoToolCalls:
+			config.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{
+				Mode: genai.FunctionCallingConfigModeNone}}
 		}
 	}
 	return config, nil
+}
+
+// thinkingConfig maps a reasoning effort to the form model's family takes: thinkingLevel from
+// Gemini 3 on (every Gemini 3 model takes LOW), a thinkingBudget for Gemini 2.5 (0 turns
+// thinking off on Flash and Flash-Lite; Pro cannot turn it off and takes at least 128). A
+// request may not carry both (the API answers 400), and a model not known to think gets
+// neither. See ai.google.dev/gemini-api/docs/thinking.
+func thinkingConfig(model string, t llm.Thinking) *genai.ThinkingConfig {
+	if t != llm.ThinkingLow {
+		return nil
+	}
+	major, minor, ok := version(model)
+	switch {
+	case !ok:
+		return nil
+	case major >= 3:
+		return &genai.ThinkingConfig{ThinkingLevel: genai.ThinkingLevelLow}
+	case major == 2 && minor == 5:
+		budget := int32(0)
+		if strings.Contains(model, "-pro") {
+			budget = 128
+		}
+		return &genai.ThinkingConfig{ThinkingBudget: &budget}
+	}
+	return nil
+}
+
+// version reads the generation of a Gemini model name: "gemini-2.5-flash" is 2.5,
+// "models/gemini-3-flash-preview" 3.0. ok is false for a name that does not say.
+func version(model string) (major, minor int, ok bool) {
+	rest, found := strings.CutPrefix(strings.TrimPrefix(model, "models/"), "gemini-")
+	if !found {
+		return 0, 0, false
+	}
+	num, _, _ := strings.Cut(rest, "-")
+	majorStr, minorStr, hasMinor := strings.Cut(num, ".")
+	major, err := strconv.Atoi(majorStr)
+	if err != nil {
+		return 0, 0, false
+	}
+	if hasMinor {
+		if minor, err = strconv.Atoi(minorStr); err != nil {
+			return 0, 0, false
+		}
+	}
+	return major, minor, true
+}
+
+// validatesSignatures reports whether model requires a thought signature on the first
+// function call of each step of the current turn (Gemini 3 and later answer 400 without).
+func validatesSignatures(model string) bool {
+	major, _, ok := version(model)
+	return ok && major >= 3
+}
+
+// signCurrentTurn gives the first function call of each model step of the current turn (from
+// the last user content that is not only function responses) skipSignature when it has no
+// thought signature: its own was dropped because another model made it (docs: thought
+// signatures FAQ). Real signatures are never replaced, and earlier turns are not checked.
+func signCurrentTurn(contents []*genai.Content) {
+	start := -1
+	for i := len(contents) - 1; i >= 0 && start < 0; i-- {
+		if contents[i].Role != genai.RoleUser {
+			continue
+		}
+		for _, p := range contents[i].Parts {
+			if p.FunctionResponse == nil {
+				start = i
+				break
+			}
+		}
+	}
+	if start < 0 {
+		return
+	}
+	for _, c := range contents[start+1:] {
+		if c.Role != genai.RoleModel {
+			continue
+		}
+		for _, p := range c.Parts {
+			if p.FunctionCall != nil {
+				if len(p.ThoughtSignature) == 0 {
+					p.ThoughtSignature = []byte(skipSignature)
+				}
+				break
+			}
+		}
+	}
 }
 
 // toContents converts the conversation to Gemini contents, one per message. A message of tool
@@ -144,3 +242,8 @@ func decodeJSON(raw json.RawMessage) (any, error) {
 	}
 	return v, nil
 }
+
+// skipSignature is the thought signature Gemini documents for a function call whose own
+// signature is not available: it skips the signature check of Gemini 3 and later
+// (ai.google.dev/gemini-api/docs/thought-signatures, FAQ).
+const skipSignature = "skip_thought_signature_validator"

@@ -7,24 +7,37 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/llm/gemini/retry"
 )
 
 // stream runs a streaming call: it hands each chunk's answer text to onDelta as it arrives
-// and assembles the chunks into one response.
+// and assembles the chunks into one response. A call that fails before its first chunk is
+// retried; one that fails later is not, since onDelta may have seen text.
 func (m *Model) stream(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig, onDelta llm.DeltaFunc) (llm.Response, error) {
 	var a assembler
-	for chunk, err := range m.client.Models.GenerateContentStream(ctx, m.name, contents, config) {
-		if err != nil {
-			return llm.Response{}, fmt.Errorf("gemini: stream content: %w", err)
-		}
-		for _, p := range candidateParts(chunk) {
-			if p != nil && isText(p) && !p.Thought && p.Text != "" {
-				if err := onDelta(p.Text); err != nil {
-					return llm.Response{}, fmt.Errorf("gemini: stream delta: %w", err)
+	err := m.retry.Do(ctx, func(ctx context.Context) error {
+		started := false
+		for chunk, err := range m.client.Models.GenerateContentStream(ctx, m.name, contents, config) {
+			if err != nil {
+				if started {
+					return retry.Permanent(err)
+				}
+				return err
+			}
+			started = true
+			for _, p := range candidateParts(chunk) {
+				if p != nil && isText(p) && !p.Thought && p.Text != "" {
+					if err := onDelta(p.Text); err != nil {
+						return retry.Permanent(fmt.Errorf("delta: %w", err))
+					}
 				}
 			}
+			a.add(chunk)
 		}
-		a.add(chunk)
+		return nil
+	})
+	if err != nil {
+		return llm.Response{}, fmt.Errorf("gemini: stream content: %w", err)
 	}
 	return m.toResponse(a.result)
 }
