@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/llm/gemini"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // geminiAPI fakes the Gemini REST API for loop tests that run the real adapter: request n
@@ -85,7 +85,7 @@ func TestFinalAnswerKeepsToolsWithModeNone(t *testing.T) {
 	})
 	h := newHarness(t, api.model("gemini-test"))
 	v := h.start("time, forever")
-	if v.Status != agent.StatusCompleted || v.Answer != "It is late." || !v.IterationLimit {
+	if v.Status != steward.StatusCompleted || v.Answer != "It is late." || !v.IterationLimit {
 		t.Fatalf("view = %+v, want completed at the iteration limit", v)
 	}
 	_, first := api.request(0)
@@ -131,12 +131,12 @@ func TestResumeUnderAnotherModel(t *testing.T) {
 			})
 			h := newHarness(t, api.model("gemini-2.5-flash"))
 			v := h.start("add milk")
-			if v.Status != agent.StatusSuspended || v.Model != "gemini-2.5-flash" {
+			if v.Status != steward.StatusSuspended || v.Model != "gemini-2.5-flash" {
 				t.Fatalf("view = %+v, want suspended under gemini-2.5-flash", v)
 			}
 			h.runner.Model = api.model(tt.model) // a deploy changed the model meanwhile
 			v, err := h.confirm(v, approveAll(v))
-			if err != nil || v.Status != agent.StatusCompleted || v.Answer != "Added." {
+			if err != nil || v.Status != steward.StatusCompleted || v.Answer != "Added." {
 				t.Fatalf("confirm: %+v, %v", v, err)
 			}
 			if v.Model != tt.model {
