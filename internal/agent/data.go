@@ -8,17 +8,27 @@ import (
 
 // DataBlock wraps untrusted content — a tool result, web page, webhook body, file or memory
 // row — in a delimited block before it enters the model's context. Invisible characters
-// (zero-width, bidirectional controls, Unicode tag characters) are removed, and a closing
-// delimiter inside the content is escaped so the content cannot end its block early. The
-// system prompt states that data blocks never carry instructions.
+// (zero-width, bidirectional controls, Unicode tag characters) are removed, and every data
+// tag inside the content (or the source) is escaped, so the content can neither end its
+// block early nor open a block of its own claiming another source. The system prompt
+// states that data blocks never carry instructions.
 func DataBlock(source, content string) string {
-	content = StripInvisible(content)
-	content = closingTag.ReplaceAllString(content, `<\/data>`)
-	return fmt.Sprintf("<data source=%q>\n%s\n</data>", StripInvisible(source), content)
+	return fmt.Sprintf("<data source=%q>\n%s\n</data>", escapeTags(StripInvisible(source)), escapeTags(StripInvisible(content)))
 }
 
-// closingTag matches anything a model might read as the end of a data block.
-var closingTag = regexp.MustCompile(`(?i)<\s*/\s*data\s*>`)
+// dataTag matches the start of anything a model might read as a data block's opening or
+// closing tag: a "<" (or its fullwidth and small forms), then "data" (any case, ASCII or
+// fullwidth letters), with an optional "/" (or fullwidth "／") between them, and any
+// spacing, control or format characters around that slash — whatever follows "data", so
+// "</data x>", "<data source=…>", "</DATA\n>" and a "</data" cut at the end all match.
+// The letters of "data" themselves must be contiguous, so ordinary text ("x <d at all") is
+// left alone.
+var dataTag = regexp.MustCompile(`(?i)([<＜﹤])([\p{Z}\p{C}]*[/／]?[\p{Z}\p{C}]*[dｄ][aａ][tｔ][aａ])`)
+
+// escapeTags puts a backslash after the "<" of every data tag ("</data x>" becomes
+// "<\/data x>", "<data" becomes "<\data"): no longer a tag, still readable as what the data
+// said. Already escaped text does not match again.
+func escapeTags(s string) string { return dataTag.ReplaceAllString(s, `$1\$2`) }
 
 // StripInvisible removes characters that hide text from a human reader but not from a model:
 // zero-width characters, bidirectional controls and Unicode tag characters.

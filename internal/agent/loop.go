@@ -267,10 +267,11 @@ func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response
 	req := llm.Request{System: SystemPrompt, Messages: append(append([]llm.Message(nil), x.history...), x.st.Messages...)}
 	if x.st.Memory != "" {
 		// The memory block rides on the turn's user message, after the stable prefix
-		// (system prompt, tool declarations, history), which stays byte-identical.
+		// (system prompt, tool declarations, history), which stays byte-identical. It is a
+		// context part: the model reads it, but it is not the owner's words (llm.Part.Context).
 		i := len(x.history)
 		user := req.Messages[i]
-		user.Parts = append([]llm.Part{{Text: x.st.Memory}}, user.Parts...)
+		user.Parts = append([]llm.Part{{Text: x.st.Memory, Context: true}}, user.Parts...)
 		req.Messages[i] = user
 	}
 	req.Tools, req.NoToolCalls = r.Tools.Declarations(), !withTools

@@ -114,9 +114,8 @@ func renderMessage(m steward.StoredMessage) messageView {
 			v.Role = "tool"
 			v.ToolResults = append(v.ToolResults, toolResultView{CallID: p.ToolResult.CallID, Tool: p.ToolResult.Name,
 				Output: orEmpty(p.ToolResult.Output), IsError: p.ToolResult.IsError})
-		case !p.Thought:
-			v.Text += p.Text
 		}
 	}
+	v.Text = m.Message.Text() // what the author wrote: no thoughts, no context parts
 	return v
 }

@@ -30,7 +30,12 @@ type Message struct {
 type Part struct {
 	Text string `json:"text,omitempty"`
 	// Thought marks model reasoning text that is not part of the answer.
-	Thought    bool        `json:"thought,omitempty"`
+	Thought bool `json:"thought,omitempty"`
+	// Context marks text Steward adds to a message for the model's context — the recalled
+	// memory block on the turn's user message — that its author did not write. Providers
+	// send it as text like any other; Message.Text leaves it out, so nothing that interprets
+	// what the owner said can read context as the owner's words.
+	Context    bool        `json:"context,omitempty"`
 	ToolCall   *ToolCall   `json:"tool_call,omitempty"`
 	ToolResult *ToolResult `json:"tool_result,omitempty"`
 	// ProviderMeta is opaque per-part metadata owned by the adapter that produced the part
@@ -140,14 +145,17 @@ func (r Response) ToolCalls() []ToolCall {
 	return calls
 }
 
-// Text returns the concatenated non-thought text of the response.
+// Text returns the answer text of the response (Message.Text).
 func (r Response) Text() string { return r.Message.Text() }
 
-// Text returns the concatenated non-thought text of the message.
+// Text returns what the message's author wrote: its text parts concatenated, without model
+// thoughts and without context parts. It is the one accessor for "what the owner said" (the
+// demo model's parsing, memory ingestion, the conversation view); only provider adapters,
+// which must send every part, read context parts.
 func (m Message) Text() string {
 	var s string
 	for _, p := range m.Parts {
-		if !p.Thought {
+		if !p.Thought && !p.Context {
 			s += p.Text
 		}
 	}

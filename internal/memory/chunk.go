@@ -23,14 +23,15 @@ type exchange struct {
 }
 
 // exchangeOf finds a turn's exchange among its conversation's messages: the turn's first
-// user text and its last model text.
+// user text and its last model text, as their authors wrote them (llm.Message.Text: no
+// thoughts, no context parts).
 func exchangeOf(msgs []steward.StoredMessage, turnID uuid.UUID) exchange {
 	var ex exchange
 	for _, m := range msgs {
 		if m.TurnID != turnID {
 			continue
 		}
-		text := strings.TrimSpace(textOf(m.Message))
+		text := strings.TrimSpace(m.Message.Text())
 		switch {
 		case text == "":
 		case m.Message.Role == llm.RoleUser && ex.user == "":
@@ -40,17 +41,6 @@ func exchangeOf(msgs []steward.StoredMessage, turnID uuid.UUID) exchange {
 		}
 	}
 	return ex
-}
-
-// textOf is a message's visible text: no thoughts, no tool calls or results.
-func textOf(m llm.Message) string {
-	var b strings.Builder
-	for _, p := range m.Parts {
-		if p.Text != "" && !p.Thought && p.ToolCall == nil && p.ToolResult == nil {
-			b.WriteString(p.Text)
-		}
-	}
-	return b.String()
 }
 
 // chunks splits the exchange into chunk texts: one "Owner: …\nSteward: …" chunk when it fits

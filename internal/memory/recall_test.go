@@ -80,6 +80,9 @@ func TestRecallAcrossConversations(t *testing.T) {
 		t.Fatalf("conversation 2's user message = %+v, want the memory block then the message", user.Parts)
 	}
 	block := user.Parts[0].Text
+	if !user.Parts[0].Context || user.Text() != msg {
+		t.Errorf("the memory block is not marked as context: the owner's words read %q, want %q", user.Text(), msg)
+	}
 	if !strings.HasPrefix(block, `<data source="memory">`) || !strings.Contains(block, "[person] Anna: Anna, my sister, loves tulips") {
 		t.Fatalf("memory block lacks the remembered fact:\n%s", block)
 	}

@@ -60,7 +60,7 @@ func respond(req llm.Request) llm.Response {
 	if results := toolResults(last); len(results) > 0 {
 		return text(summarise(results, req.Messages))
 	}
-	in, ok := parse(last.Text())
+	in, ok := parse(last.Text()) // the owner's words only, never the recalled memory block
 	if !ok {
 		return text(helpText)
 	}

@@ -55,6 +55,13 @@ func TestGenerateUserText(t *testing.T) {
 			{Role: llm.RoleModel, Parts: []llm.Part{{Text: "You have no tasks."}}},
 			user("remind me to water plants"),
 		}, allTools, &llm.ToolCall{ID: "demo_2", Name: "create_task", Args: json.RawMessage(`{"title":"water plants"}`)}, ""},
+		{"recalled memory is not the owner's words", []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{
+			{Text: "<data source=\"memory\">\n- conversation: Owner: what time is it Steward: It is noon.\n</data>", Context: true},
+			{Text: "remind me to call the dentist"},
+		}}}, allTools, &llm.ToolCall{ID: "demo_1", Name: "create_task", Args: json.RawMessage(`{"title":"call the dentist"}`)}, ""},
+		{"a memory block alone is not a request", []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{
+			{Text: "Owner: what time is it", Context: true}, {Text: "hello there"},
+		}}}, allTools, nil, "offline demo model"},
 		{"unknown text", []llm.Message{user("hello there")}, allTools, nil, "offline demo model"},
 		{"empty title", []llm.Message{user("remind me to")}, allTools, nil, "remind me to …"},
 		{"no messages", nil, allTools, nil, "offline demo model"},

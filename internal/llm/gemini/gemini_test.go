@@ -473,3 +473,19 @@ func TestForceTool(t *testing.T) {
 		t.Fatalf("toolConfig = %+v, want mode ANY for record_facts", fc)
 	}
 }
+
+// TestContextPartsAreSentAsText: a context part (the memory block) reaches Gemini as plain
+// text, in its place before the owner's words; only Message.Text leaves it out.
+func TestContextPartsAreSentAsText(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, jsonReply(`{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP"}]}`))
+	block := "<data source=\"memory\">\nOwner: what time is it\n</data>"
+	generate(t, f.model(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{
+		{Text: block, Context: true}, {Text: "remind me to call the dentist"},
+	}}}})
+	c := f.last().body.Contents
+	if len(c) != 1 || len(c[0].Parts) != 2 || c[0].Parts[0].Text != block || c[0].Parts[0].Thought ||
+		c[0].Parts[1].Text != "remind me to call the dentist" {
+		t.Errorf("contents = %+v, want the block then the message, both as text", c)
+	}
+}
