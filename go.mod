@@ -1,6 +1,6 @@
 module github.com/stewardhq/steward
 
-go 1.26.8
+go 1.27.3
 
 require (
 	code.dny.dev/ssrf v0.3.0
