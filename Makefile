@@ -48,8 +48,12 @@ ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 built = $(GO) version -m "$(1)" 2>/dev/null | awk 'NR == 1 { tc = $$NF == "$(GOTOOLCHAIN)" } \
 	$$1 == "mod" { m = $$2 == "$(2)" && $$3 == "$(3)" } END { exit !(tc && m) }'
 
-# lambda_build builds functions/$(1) into $(2)/bootstrap for provided.al2023 on arm64.
-lambda_build = cd "$(ROOT)" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -trimpath \
+# lambda_build builds functions/$(1) into $(2)/bootstrap for provided.al2023 on arm64,
+# stripped (-s -w). grpcnotrace (gRPC's own tag) leaves out golang.org/x/net/trace, which the
+# genai SDK's auth brings in through gRPC: it renders html/template, whose method lookups by
+# name make the linker keep every exported method of every type — 5.6 MB of each bootstrap
+# (internal/lambdatest caps each at 20 MB).
+lambda_build = cd "$(ROOT)" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc,grpcnotrace -trimpath \
 	-ldflags "-s -w" -o "$(2)/bootstrap" ./functions/$(1)
 # sam_build is lambda_build into $(ARTIFACTS_DIR), which `sam build` sets.
 sam_build = $(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: sam build sets it; locally, use make lambda))$(call lambda_build,$(1),$(ARTIFACTS_DIR))
@@ -86,7 +90,7 @@ migrate: build db ## bootstrap roles and database (as superuser), then apply mig
 	@$(load_env); bin/steward migrate bootstrap && bin/steward migrate up
 
 build: ## bin/steward
-	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o bin/steward ./cmd/steward
+	$(GO) build -tags grpcnotrace -trimpath -ldflags "-X main.version=$(VERSION)" -o bin/steward ./cmd/steward
 
 generate: ## regenerate db/ with sqlc v1.31.1 (installed if missing)
 	@if ! "$(SQLC)" version 2>/dev/null | grep -qx '$(SQLC_VERSION)'; then \
