@@ -99,7 +99,7 @@ func newSSMClient(a config.AWS, s ssmSettings) (*ssmClient, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("reading SSM needs AWS credentials, and %s is not set (Lambda sets them; elsewhere: eval \"$(aws configure export-credentials --format env)\" and export AWS_REGION)",
+		return nil, fmt.Errorf("reading SSM needs AWS credentials; not set: %s (Lambda sets them; elsewhere: eval \"$(aws configure export-credentials --format env)\" and export AWS_REGION)",
 			strings.Join(missing, ", "))
 	}
 	c := &ssmClient{
