@@ -4,10 +4,16 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
+# The Go toolchain every recipe uses: go.mod requires go1.27.3 (1.26.8 has reachable
+# standard-library vulnerabilities), and any installed go command (1.21 or later) fetches
+# this one from the Go module proxy once, then runs it. Set it in your shell too (README).
+export GOTOOLCHAIN := go1.27.3
+
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
-GOBIN := $(shell $(GO) env GOBIN)
+# $(shell) does not see exported variables before GNU make 4.4: pass GOTOOLCHAIN explicitly.
+GOBIN := $(shell GOTOOLCHAIN=$(GOTOOLCHAIN) $(GO) env GOBIN)
 ifeq ($(GOBIN),)
-GOBIN := $(shell $(GO) env GOPATH)/bin
+GOBIN := $(shell GOTOOLCHAIN=$(GOTOOLCHAIN) $(GO) env GOPATH)/bin
 endif
 
 SQLC_VERSION := v1.31.1
@@ -16,6 +22,12 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(GOBIN)/staticcheck
 RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
 RIE := $(GOBIN)/aws-lambda-rie
+GOVULNCHECK_VERSION := v1.9.0
+GOVULNCHECK := $(GOBIN)/govulncheck
+# The Go vulnerability database as the module proxy serves it (golang.org/x/vulndb: its OSV
+# files), indexed into bin/ for govulncheck -db file://…; a snapshot, so bump it now and then.
+VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
+VULNDB := bin/vulndb/$(VULNDB_VERSION)
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 TESTFLAGS ?=
 
@@ -23,15 +35,25 @@ TESTFLAGS ?=
 # of the dev database into the recipe's shell (scripts/devdb env single-quotes the values).
 load_env = eval "$$(scripts/devdb env | sed 's/^/export /')"
 
-.PHONY: help run test injection-report bench db migrate build generate generate-check lint lambda rie clean
+.PHONY: help run test injection-report bench db migrate build generate generate-check lint vuln lambda rie clean
 .PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction
 
 # ROOT is the module root (this Makefile's directory), wherever make runs from: `sam build`
 # may run the build-<LogicalId> targets from a scratch directory.
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 
-# lambda_build builds functions/$(1) into $(2)/bootstrap for provided.al2023 on arm64.
-lambda_build = cd "$(ROOT)" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -trimpath \
+# built is true when the program $(1) was installed from module $(2) at version $(3) by this
+# toolchain: staticcheck and govulncheck type-check this module, so they must be as new as the
+# go line of go.mod, and are reinstalled when GOTOOLCHAIN moves.
+built = $(GO) version -m "$(1)" 2>/dev/null | awk 'NR == 1 { tc = $$NF == "$(GOTOOLCHAIN)" } \
+	$$1 == "mod" { m = $$2 == "$(2)" && $$3 == "$(3)" } END { exit !(tc && m) }'
+
+# lambda_build builds functions/$(1) into $(2)/bootstrap for provided.al2023 on arm64,
+# stripped (-s -w). grpcnotrace (gRPC's own tag) leaves out golang.org/x/net/trace, which the
+# genai SDK's auth brings in through gRPC: it renders html/template, whose method lookups by
+# name make the linker keep every exported method of every type — 5.6 MB of each bootstrap
+# (internal/lambdatest caps each at 20 MB).
+lambda_build = cd "$(ROOT)" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc,grpcnotrace -trimpath \
 	-ldflags "-s -w" -o "$(2)/bootstrap" ./functions/$(1)
 # sam_build is lambda_build into $(ARTIFACTS_DIR), which `sam build` sets.
 sam_build = $(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: sam build sets it; locally, use make lambda))$(call lambda_build,$(1),$(ARTIFACTS_DIR))
@@ -68,7 +90,7 @@ migrate: build db ## bootstrap roles and database (as superuser), then apply mig
 	@$(load_env); bin/steward migrate bootstrap && bin/steward migrate up
 
 build: ## bin/steward
-	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o bin/steward ./cmd/steward
+	$(GO) build -tags grpcnotrace -trimpath -ldflags "-X main.version=$(VERSION)" -o bin/steward ./cmd/steward
 
 generate: ## regenerate db/ with sqlc v1.31.1 (installed if missing)
 	@if ! "$(SQLC)" version 2>/dev/null | grep -qx '$(SQLC_VERSION)'; then \
@@ -85,13 +107,28 @@ generate-check: generate ## fail if db/ differs from what sqlc generates
 	@echo "db/ is current"
 
 lint: ## gofmt -l, go vet, staticcheck v0.8.2
-	@files="$$(gofmt -l .)"; if [ -n "$$files" ]; then echo "gofmt -l: not formatted:"; echo "$$files"; exit 1; fi
+	@files="$$("$$($(GO) env GOROOT)/bin/gofmt" -l .)"; if [ -n "$$files" ]; then echo "gofmt -l: not formatted:"; echo "$$files"; exit 1; fi
 	$(GO) vet ./...
-	@if ! "$(STATICCHECK)" -version 2>/dev/null | grep -qF '$(STATICCHECK_VERSION:v%=%)'; then \
-		echo "installing staticcheck $(STATICCHECK_VERSION) into $(GOBIN)"; \
+	@if ! $(call built,$(STATICCHECK),honnef.co/go/tools,$(STATICCHECK_VERSION)); then \
+		echo "installing staticcheck $(STATICCHECK_VERSION) ($(GOTOOLCHAIN)) into $(GOBIN)"; \
 		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); \
 	fi
 	"$(STATICCHECK)" ./...
+
+vuln: ## govulncheck ./... against the vulnerability database module (no network but the module proxy)
+	@if ! $(call built,$(GOVULNCHECK),golang.org/x/vuln,$(GOVULNCHECK_VERSION)); then \
+		echo "installing govulncheck $(GOVULNCHECK_VERSION) ($(GOTOOLCHAIN)) into $(GOBIN)"; \
+		$(GO) install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION); \
+	fi
+	@if [ ! -f "$(VULNDB)/index/db.json" ]; then \
+		echo "indexing golang.org/x/vulndb@$(VULNDB_VERSION) into $(VULNDB)"; \
+		$(GO) mod download golang.org/x/vulndb@$(VULNDB_VERSION); \
+		rm -rf "$(VULNDB).tmp"; \
+		$(GO) run golang.org/x/vulndb/cmd/indexdb@$(VULNDB_VERSION) \
+			-vulns "$$($(GO) env GOMODCACHE)/golang.org/x/vulndb@$(VULNDB_VERSION)/data/osv" -out "$(VULNDB).tmp"; \
+		rm -rf "$(VULNDB)"; mv "$(VULNDB).tmp" "$(VULNDB)"; \
+	fi
+	"$(GOVULNCHECK)" -db "file://$(CURDIR)/$(VULNDB)" ./...
 
 lambda: ## build functions/*/ into bin/<name>/bootstrap for provided.al2023 on arm64
 	@found=0; \

@@ -4,33 +4,11 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"os"
-
 	"github.com/aws/aws-lambda-go/lambdaurl"
 
 	"github.com/stewardhq/steward/internal/app"
-	"github.com/stewardhq/steward/internal/config"
 )
 
 func main() {
-	if err := run(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, "chat:", err)
-		os.Exit(1)
-	}
-}
-
-func run(ctx context.Context) error {
-	cfg, err := config.Load(os.Getenv)
-	if err != nil {
-		return err
-	}
-	a, err := app.New(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	lambdaurl.Start(app.WriteThrough(a.Handler()))
-	return nil
+	app.Lambda("chat", func(a *app.App) { lambdaurl.Start(app.WriteThrough(a.Handler())) })
 }

@@ -36,6 +36,9 @@ func TestNewFromSSMWithTheDemoModel(t *testing.T) {
 		"DATABASE_URL_SSM":      "/steward/database-url",
 		"APP_DATABASE_URL_SSM":  "/steward/app-database-url",
 		"DOOR_DATABASE_URL_SSM": "/steward/door-database-url",
+		// what the Lambda runtime sets for the function's role
+		"AWS_REGION": testAWS.Region, "AWS_ACCESS_KEY_ID": testAWS.AccessKeyID,
+		"AWS_SECRET_ACCESS_KEY": testAWS.SecretAccessKey, "AWS_SESSION_TOKEN": testAWS.SessionToken,
 	})
 	var logs bytes.Buffer
 	ctx := context.Background()

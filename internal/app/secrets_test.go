@@ -1,7 +1,10 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,19 +13,22 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/stewardhq/steward/internal/config"
 )
 
 // fakeSSM is an httptest fake of the SSM JSON API (awsJson1_1): it answers GetParameter
-// from a map and records what it was asked.
+// from a map and records what it was asked. Its first `throttle` requests are answered with
+// a ThrottlingException, as SSM does when a burst of cold starts exceeds its rate.
 type fakeSSM struct {
-	t      *testing.T
-	srv    *httptest.Server
-	params map[string]string
+	t        *testing.T
+	srv      *httptest.Server
+	params   map[string]string
+	throttle int
 
 	mu    sync.Mutex
 	asked []ssmRequest
@@ -50,16 +56,28 @@ func (f *fakeSSM) serve(w http.ResponseWriter, r *http.Request) {
 	if got := r.Header.Get("Authorization"); !strings.HasPrefix(got, "AWS4-HMAC-SHA256 Credential=AKIDTEST/") || !strings.Contains(got, "/eu-west-1/ssm/aws4_request") {
 		f.t.Errorf("request is not SigV4-signed for ssm in eu-west-1: %q", got)
 	}
+	if got := r.Header.Get("X-Amz-Security-Token"); got != testAWS.SessionToken {
+		f.t.Errorf("X-Amz-Security-Token = %q, want the role's session token", got)
+	}
 	raw, _ := io.ReadAll(r.Body)
+	if err := checkSigV4(r, raw); err != nil {
+		f.t.Error(err)
+	}
 	var req ssmRequest
 	if err := json.Unmarshal(raw, &req); err != nil {
 		f.t.Errorf("decode %s: %v", raw, err)
 	}
 	f.mu.Lock()
 	f.asked = append(f.asked, req)
+	throttled := len(f.asked) <= f.throttle
 	f.mu.Unlock()
 
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+	if throttled {
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"__type":"ThrottlingException","message":"Rate exceeded"}`)
+		return
+	}
 	value, ok := f.params[req.Name]
 	if !ok {
 		w.WriteHeader(http.StatusBadRequest)
@@ -73,23 +91,46 @@ func (f *fakeSSM) serve(w http.ResponseWriter, r *http.Request) {
 	w.Write(out)
 }
 
+// checkSigV4 signs again what arrived (method, host, path, the signed headers, the body's
+// hash) with testAWS at the request's X-Amz-Date, as SSM would, and compares signatures.
+func checkSigV4(r *http.Request, body []byte) error {
+	auth := r.Header.Get("Authorization")
+	_, signed, _ := strings.Cut(auth, "SignedHeaders=")
+	signed, _, _ = strings.Cut(signed, ",")
+	when, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date"))
+	if err != nil {
+		return fmt.Errorf("X-Amz-Date: %v", err)
+	}
+	again, _ := http.NewRequest(r.Method, "http://"+r.Host+r.URL.RequestURI(), bytes.NewReader(body))
+	for _, h := range strings.Split(signed, ";") {
+		if h != "host" && h != "content-length" {
+			again.Header.Set(h, r.Header.Get(h))
+		}
+	}
+	sum := sha256.Sum256(body)
+	creds := aws.Credentials{AccessKeyID: testAWS.AccessKeyID, SecretAccessKey: testAWS.SecretAccessKey, SessionToken: testAWS.SessionToken}
+	if err := v4.NewSigner().SignHTTP(context.Background(), creds, again, hex.EncodeToString(sum[:]), "ssm", testAWS.Region, when); err != nil {
+		return err
+	}
+	if want := again.Header.Get("Authorization"); auth != want {
+		return fmt.Errorf("SigV4 signature does not match the request as received:\n got %s\nwant %s", auth, want)
+	}
+	return nil
+}
+
 func (f *fakeSSM) requests() []ssmRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]ssmRequest(nil), f.asked...)
 }
 
-// settings points the SSM client at the fake, with fixed region and credentials.
+// settings points the SSM client at the fake.
 func (f *fakeSSM) settings() ssmSettings {
-	return ssmSettings{options: []func(*ssm.Options){func(o *ssm.Options) {
-		o.BaseEndpoint = aws.String(f.srv.URL)
-		o.Region = "eu-west-1"
-		o.Credentials = aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "not-a-secret", Source: "test"}, nil
-		})
-		o.RetryMaxAttempts = 1
-	}}}
+	return ssmSettings{endpoint: f.srv.URL, backoff: time.Millisecond}
 }
+
+// testAWS is the region and role credentials the tests' Lambda runtime would set.
+var testAWS = config.AWS{Region: "eu-west-1", AccessKeyID: "AKIDTEST", SecretAccessKey: "not-a-secret", SessionToken: "session-token"}
 
 func TestResolveSecrets(t *testing.T) {
 	t.Parallel()
@@ -142,7 +183,9 @@ func TestResolveSecrets(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			fake := newFakeSSM(t, params)
-			got, err := resolveSecrets(context.Background(), tt.in, fake.settings())
+			in := tt.in
+			in.AWS = testAWS
+			got, err := resolveSecrets(context.Background(), in, fake.settings())
 			var names []string
 			for _, r := range fake.requests() {
 				if !r.WithDecryption {
@@ -177,5 +220,46 @@ func TestResolveSecrets(t *testing.T) {
 					tt.want.DatabaseURL, tt.want.AppDatabaseURL, tt.want.GeminiAPIKey)
 			}
 		})
+	}
+}
+
+// TestResolveSecretsRetriesThrottling: a burst of cold starts is throttled by SSM; a throttled
+// GetParameter is tried again (up to ssmAttempts), not a failed cold start.
+func TestResolveSecretsRetriesThrottling(t *testing.T) {
+	t.Parallel()
+	fake := newFakeSSM(t, map[string]string{"/steward/gemini-api-key": "AIza-from-ssm"})
+	fake.throttle = ssmAttempts - 1
+	got, err := resolveSecrets(context.Background(), config.Config{AWS: testAWS, GeminiAPIKeyParam: "/steward/gemini-api-key"}, fake.settings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GeminiAPIKey != "AIza-from-ssm" || len(fake.requests()) != ssmAttempts {
+		t.Errorf("key %q after %d requests, want the parameter's value after %d", got.GeminiAPIKey, len(fake.requests()), ssmAttempts)
+	}
+
+	fake = newFakeSSM(t, map[string]string{"/steward/gemini-api-key": "AIza-from-ssm"})
+	fake.throttle = ssmAttempts
+	_, err = resolveSecrets(context.Background(), config.Config{AWS: testAWS, GeminiAPIKeyParam: "/steward/gemini-api-key"}, fake.settings())
+	if err == nil || !strings.Contains(err.Error(), "ThrottlingException") || len(fake.requests()) != ssmAttempts {
+		t.Errorf("throttled %d times: error %v after %d requests, want ThrottlingException after %d", ssmAttempts, err, len(fake.requests()), ssmAttempts)
+	}
+}
+
+// TestResolveSecretsNeedsCredentials: a parameter name without the AWS_* variables Lambda
+// sets fails before any request, naming what is missing.
+func TestResolveSecretsNeedsCredentials(t *testing.T) {
+	t.Parallel()
+	fake := newFakeSSM(t, nil)
+	_, err := resolveSecrets(context.Background(), config.Config{AppDatabaseURLParam: "/steward/app-database-url", AWS: config.AWS{Region: "eu-west-1"}}, fake.settings())
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, s := range []string{"APP_DATABASE_URL_SSM", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q does not mention %s", err, s)
+		}
+	}
+	if n := len(fake.requests()); n != 0 {
+		t.Errorf("SSM was asked %d times without credentials", n)
 	}
 }

@@ -58,6 +58,10 @@ type Config struct {
 	// DOOR_DATABASE_URL_SSM, GEMINI_API_KEY_SSM. There is none for DATABASE_URL: the runtime
 	// never holds steward_owner's credentials.
 	AppDatabaseURLParam, DoorDatabaseURLParam, GeminiAPIKeyParam string
+	// AWS is the region and credentials those parameters are read with: the variables the
+	// Lambda runtime sets for the function's role (AWS_REGION, AWS_ACCESS_KEY_ID,
+	// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN).
+	AWS AWS
 
 	// AllowAutoMode lets owners use gate mode "auto" (writes without asking); development only.
 	AllowAutoMode bool
@@ -68,6 +72,11 @@ type Config struct {
 	SuspendTTL time.Duration
 	// MaxBodyBytes caps request bodies.
 	MaxBodyBytes int64
+}
+
+// AWS is a region and the credentials of one role (temporary ones carry a session token).
+type AWS struct {
+	Region, AccessKeyID, SecretAccessKey, SessionToken string
 }
 
 // Default Gemini models, when STEWARD_MODEL and STEWARD_FAST_MODEL are unset: the newest GA
@@ -110,6 +119,7 @@ func Load(getenv func(string) string) (Config, error) {
 		AppDatabaseURLParam:  r.str("APP_DATABASE_URL_SSM", ""),
 		DoorDatabaseURLParam: r.str("DOOR_DATABASE_URL_SSM", ""),
 		GeminiAPIKeyParam:    r.str("GEMINI_API_KEY_SSM", ""),
+		AWS:                  r.aws(),
 		AllowAutoMode:        r.boolean("STEWARD_ALLOW_AUTO_MODE"),
 		MaxIterations:        r.intIn("STEWARD_MAX_ITERATIONS", 8, 1, 50),
 		SuspendTTL:           r.duration("STEWARD_SUSPEND_TTL", 7*24*time.Hour),
@@ -158,6 +168,12 @@ func (r *reader) str(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// aws reads the region and credentials the Lambda runtime sets for the function's role.
+func (r *reader) aws() AWS {
+	return AWS{Region: r.str("AWS_REGION", ""), AccessKeyID: r.str("AWS_ACCESS_KEY_ID", ""),
+		SecretAccessKey: r.str("AWS_SECRET_ACCESS_KEY", ""), SessionToken: r.str("AWS_SESSION_TOKEN", "")}
 }
 
 func (r *reader) dbURL(name string) string {

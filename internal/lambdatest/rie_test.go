@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -63,6 +64,8 @@ func TestTwoProcessesUnderTheLambdaEmulator(t *testing.T) {
 		"AWS_LAMBDA_FUNCTION_TIMEOUT=120",
 	}
 	bins := buildBootstraps(t, runtime.GOARCH, "functions/chat", "functions/confirm")
+	checkInitError(t, "chat", bins["functions/chat"])
+	checkInitError(t, "confirm", bins["functions/confirm"])
 	chat := startRIE(t, rie, "chat", bins["functions/chat"], env)
 	confirm := startRIE(t, rie, "confirm", bins["functions/confirm"], env)
 
@@ -179,6 +182,20 @@ func chatEvent(key, accept, message string) events.LambdaFunctionURLRequest {
 			DomainName: "chat.lambda-url.test.on.aws", RequestID: "chat-" + accept,
 			HTTP: events.LambdaFunctionURLRequestContextHTTPDescription{Method: "POST", Path: "/v1/chat", Protocol: "HTTP/1.1", SourceIP: "127.0.0.1"},
 		},
+	}
+}
+
+// checkInitError runs bootstrap outside the emulator with a malformed setting: the cold start
+// must fail on its own (app.Lambda) — exit 1, "<name>: " and the variable on stderr, which
+// Lambda reports as an init error — not in the runtime loop it never reached.
+func checkInitError(t *testing.T, name, bootstrap string) {
+	t.Helper()
+	cmd := exec.Command(bootstrap)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "STEWARD_LOG_LEVEL=loud"}
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.HasPrefix(string(out), name+": ") || !strings.Contains(string(out), "STEWARD_LOG_LEVEL") {
+		t.Errorf("%s with STEWARD_LOG_LEVEL=loud: %v, output %q; want exit status 1 and %q", name, err, out, name+": …STEWARD_LOG_LEVEL…")
 	}
 }
 

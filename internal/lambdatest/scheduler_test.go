@@ -156,6 +156,7 @@ func TestSchedulerUnderTheLambdaEmulator(t *testing.T) {
 	due := v.Next.UTC() // the next 07:00 in Berlin: the time the rule's tick is scheduled for
 
 	bins := buildBootstraps(t, runtime.GOARCH, "functions/scheduler")
+	checkInitError(t, "scheduler", bins["functions/scheduler"])
 	first := startRIE(t, rie, "scheduler-1", bins["functions/scheduler"], f.env())
 	second := startRIE(t, rie, "scheduler-2", bins["functions/scheduler"], f.env())
 
@@ -241,6 +242,7 @@ func TestWebhookUnderTheLambdaEmulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	bins := buildBootstraps(t, runtime.GOARCH, "functions/webhook", "functions/scheduler")
+	checkInitError(t, "webhook", bins["functions/webhook"])
 	webhook := startRIE(t, rie, "webhook", bins["functions/webhook"], f.env())
 	scheduler := startRIE(t, rie, "scheduler", bins["functions/scheduler"], f.env())
 

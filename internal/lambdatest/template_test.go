@@ -108,8 +108,13 @@ func TestTemplateFunctions(t *testing.T) {
 	}
 }
 
+// maxBootstrapBytes caps each function's bootstrap: a cold start loads the whole binary, and
+// every byte is paid again by each function that ships it.
+const maxBootstrapBytes = 20_000_000
+
 // TestTemplateCodeBuilds builds every function's CodeUri the way `make lambda` and `sam build`
-// do: CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc.
+// do (CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc,grpcnotrace, stripped),
+// and each bootstrap stays under 20 MB.
 func TestTemplateCodeBuilds(t *testing.T) {
 	t.Parallel()
 	tpl, _ := openTemplate(t)
@@ -118,8 +123,14 @@ func TestTemplateCodeBuilds(t *testing.T) {
 		dirs = append(dirs, codeURI(t, fn))
 	}
 	for dir, bin := range buildBootstraps(t, "arm64", dirs...) {
-		if fi, err := os.Stat(bin); err != nil || fi.Size() == 0 {
+		fi, err := os.Stat(bin)
+		switch {
+		case err != nil || fi.Size() == 0:
 			t.Errorf("%s: no bootstrap built (%v)", dir, err)
+		case fi.Size() > maxBootstrapBytes:
+			t.Errorf("%s: bootstrap is %.1f MB, over the %d MB limit", dir, float64(fi.Size())/1e6, maxBootstrapBytes/1_000_000)
+		default:
+			t.Logf("%s: bootstrap is %.1f MB", dir, float64(fi.Size())/1e6)
 		}
 	}
 }
@@ -266,13 +277,17 @@ func TestTemplateRoutes(t *testing.T) {
 	}
 }
 
+// lambdaTags are the build tags of `make lambda`: lambda.norpc (aws-lambda-go without the
+// net/rpc entry point only the retired go1.x runtime used) and grpcnotrace (see the Makefile).
+const lambdaTags = "lambda.norpc,grpcnotrace"
+
 // buildBootstraps builds the main packages in dirs (relative to the module root) as Lambda
 // bootstraps for linux/goarch, with the flags of `make lambda`, in one go command so shared
 // packages compile once. It returns each dir's <tmp>/<name>/bootstrap.
 func buildBootstraps(t *testing.T, goarch string, dirs ...string) map[string]string {
 	t.Helper()
 	out := t.TempDir()
-	args := []string{"build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", out + string(filepath.Separator)}
+	args := []string{"build", "-tags", lambdaTags, "-trimpath", "-ldflags", "-s -w", "-o", out + string(filepath.Separator)}
 	for _, d := range dirs {
 		args = append(args, "./"+filepath.ToSlash(d))
 	}
@@ -455,7 +470,7 @@ func TestTemplateMakefileTargets(t *testing.T) {
 			continue
 		}
 		recipe := string(out)
-		for _, want := range []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64", "-tags lambda.norpc",
+		for _, want := range []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64", "-tags " + lambdaTags, `-ldflags "-s -w"`,
 			`-o "` + artifacts + `/bootstrap"`, "./" + codeURI(t, fn)} {
 			if !strings.Contains(recipe, want) {
 				t.Errorf("make build-%s does not contain %q:\n%s", name, want, recipe)
