@@ -261,3 +261,15 @@ func TestNewRefusesARuntimeURLOfTheTableOwner(t *testing.T) {
 		}
 	}
 }
+
+// adminDoor is the operator's door (steward_owner), for what the runtime's door may not do:
+// creating owners, setting limits and the deployment's cap.
+func adminDoor(t *testing.T, db *testdb.DB) *store.Door {
+	t.Helper()
+	d, err := store.OpenDoor(context.Background(), db.OwnerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	return d
+}

@@ -21,7 +21,7 @@ func TestDemoModelReadsOnlyTheOwnersWords(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := context.Background()
-	a, err := build(ctx, loadConfig(t, map[string]string{"DATABASE_URL": db.OwnerURL, "APP_DATABASE_URL": db.AppURL}),
+	a, err := build(ctx, loadConfig(t, map[string]string{"DATABASE_URL": db.OwnerURL, "APP_DATABASE_URL": db.AppURL, "DOOR_DATABASE_URL": db.DoorURL}),
 		settings{logOut: io.Discard})
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +29,7 @@ func TestDemoModelReadsOnlyTheOwnersWords(t *testing.T) {
 	defer a.Close()
 	srv := httptest.NewServer(a.Handler())
 	defer srv.Close()
-	owner, key, err := a.Door.CreateOwner(ctx, "newcomer")
+	owner, key, err := adminDoor(t, &db).CreateOwner(ctx, "newcomer")
 	if err != nil {
 		t.Fatal(err)
 	}

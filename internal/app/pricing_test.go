@@ -83,7 +83,7 @@ func TestUnpricedResponseModelStillCountsAgainstBudgets(t *testing.T) {
 	// 100k input and 10k output tokens: $0.1125 at gemini-3.8-flash's price until 2027.
 	gem := fakeGemini(t, "gemini-9-unpriced", 100_000, 10_000)
 	cfg := loadConfig(t, map[string]string{
-		"DATABASE_URL": db.OwnerURL, "APP_DATABASE_URL": db.AppURL,
+		"DATABASE_URL": db.OwnerURL, "APP_DATABASE_URL": db.AppURL, "DOOR_DATABASE_URL": db.DoorURL,
 		"GEMINI_API_KEY": "test-key", "GEMINI_BASE_URL": gem.URL, "STEWARD_MODEL": "gemini-3.8-flash",
 	})
 	a, err := build(ctx, cfg, settings{logOut: io.Discard})
@@ -92,11 +92,11 @@ func TestUnpricedResponseModelStillCountsAgainstBudgets(t *testing.T) {
 	}
 	defer a.Close()
 
-	owner, key, err := a.Door.CreateOwner(ctx, "budget")
+	owner, key, err := adminDoor(t, &db).CreateOwner(ctx, "budget")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Door.SetDailyLimits(ctx, owner.ID, 100, 10_000); err != nil { // $0.01 a day
+	if err := adminDoor(t, &db).SetDailyLimits(ctx, owner.ID, 100, 10_000); err != nil { // $0.01 a day
 		t.Fatal(err)
 	}
 	status, body := chat(t, a.Handler(), key, "hello")
@@ -113,7 +113,7 @@ func TestUnpricedResponseModelStillCountsAgainstBudgets(t *testing.T) {
 
 	// The deployment's cap: another owner with a fresh budget, the cap at $0.01, and a fresh
 	// App (a new Lambda instance, with no cached figures) that sees today's spend.
-	if err := a.Door.SetGlobalCostCap(ctx, 10_000); err != nil {
+	if err := adminDoor(t, &db).SetGlobalCostCap(ctx, 10_000); err != nil {
 		t.Fatal(err)
 	}
 	b, err := build(ctx, cfg, settings{logOut: io.Discard})
@@ -121,7 +121,7 @@ func TestUnpricedResponseModelStillCountsAgainstBudgets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	_, key2, err := b.Door.CreateOwner(ctx, "other")
+	_, key2, err := adminDoor(t, &db).CreateOwner(ctx, "other")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestNewRefusesAnUnpricedModel(t *testing.T) {
 	ctx := context.Background()
 	db := testdb.New(t)
 	gem := fakeGemini(t, "", 1, 1)
-	base := map[string]string{"DATABASE_URL": db.OwnerURL, "APP_DATABASE_URL": db.AppURL, "GEMINI_API_KEY": "test-key", "GEMINI_BASE_URL": gem.URL}
+	base := map[string]string{"DATABASE_URL": db.OwnerURL, "APP_DATABASE_URL": db.AppURL, "DOOR_DATABASE_URL": db.DoorURL, "GEMINI_API_KEY": "test-key", "GEMINI_BASE_URL": gem.URL}
 	with := func(kv ...string) map[string]string {
 		env := map[string]string{}
 		for k, v := range base {
