@@ -1,6 +1,6 @@
 // Package agent is Steward's turn: the loop that calls the model, runs read tools, sends
 // every write through the gate, suspends the turn to Postgres when a write needs a human,
-// and resumes it — in another request, another process — once the owner decided (DESIGN §2).
+// and resumes it — in another request, another process — once the owner decided (docs/ARCHITECTURE.md §2).
 //
 // The package holds no SQL, no HTTP and no SDK: it depends on llm.Model, tools.Registry, the
 // Store interface and the Gate interface; adapters implement them and internal/app wires
@@ -39,7 +39,7 @@ type Runner struct {
 	// HistoryMessages caps the prior conversation messages sent to the model.
 	HistoryMessages int
 	// Price estimates the cost of a model call in millionths of a US dollar; nil means 0.
-	Price func(model string, u llm.Usage) int64
+	Price func(model string, u steward.Usage) int64
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
@@ -71,11 +71,11 @@ const MaxMessageRunes = 32000
 // StreamEvent is one event of a running turn, for streaming clients.
 type StreamEvent struct {
 	// Type is text | tool_call | tool_result | suspended | completed | error.
-	Type   string          `json:"type"`
-	Text   string          `json:"text,omitempty"`
-	Call   *llm.ToolCall   `json:"call,omitempty"`
-	Result *llm.ToolResult `json:"result,omitempty"`
-	Turn   *steward.View   `json:"turn,omitempty"`
+	Type   string              `json:"type"`
+	Text   string              `json:"text,omitempty"`
+	Call   *steward.ToolCall   `json:"call,omitempty"`
+	Result *steward.ToolResult `json:"result,omitempty"`
+	Turn   *steward.View       `json:"turn,omitempty"`
 }
 
 // Emit receives stream events; it may be nil.

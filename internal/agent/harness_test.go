@@ -114,8 +114,8 @@ func (h *harness) journal(turnID uuid.UUID) map[string]steward.CallRecord {
 }
 
 // resultsOf returns the tool results of the last message of a request, in order.
-func resultsOf(req llm.Request) []llm.ToolResult {
-	var out []llm.ToolResult
+func resultsOf(req llm.Request) []steward.ToolResult {
+	var out []steward.ToolResult
 	last := req.Messages[len(req.Messages)-1]
 	for _, p := range last.Parts {
 		if p.ToolResult != nil {
@@ -125,7 +125,7 @@ func resultsOf(req llm.Request) []llm.ToolResult {
 	return out
 }
 
-func outputString(r llm.ToolResult) string {
+func outputString(r steward.ToolResult) string {
 	var s string
 	if json.Unmarshal(r.Output, &s) == nil {
 		return s

@@ -23,7 +23,7 @@ import (
 // run is one turn in flight in this process.
 type run struct {
 	turn    steward.Turn
-	history []llm.Message
+	history []steward.Message
 	st      *steward.State
 	emit    Emit
 	events  []event
@@ -90,7 +90,7 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (steward.View, 
 		in.Trigger = steward.TriggerChat
 	}
 	x := &run{emit: emit, st: &steward.State{SchemaVersion: steward.StateSchemaVersion,
-		Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Text: msg}}}}}}
+		Messages: []steward.Message{{Role: steward.RoleUser, Parts: []steward.Part{{Text: msg}}}}}}
 	err := r.Store.InOwner(ctx, in.OwnerID, func(tx Tx) error {
 		var conv steward.Conversation
 		var err error
@@ -153,9 +153,9 @@ func (r *Runner) recall(ctx context.Context, ownerID uuid.UUID, msg string) stri
 
 // fit turns stored messages into the history sent to the model: at most HistoryMessages,
 // up to seq upTo (-1 = all), starting at a user message that is not a tool result.
-func (r *Runner) fit(stored []steward.StoredMessage, upTo int) ([]llm.Message, int) {
+func (r *Runner) fit(stored []steward.StoredMessage, upTo int) ([]steward.Message, int) {
 	last := 0
-	msgs := make([]llm.Message, 0, len(stored))
+	msgs := make([]steward.Message, 0, len(stored))
 	for _, m := range stored {
 		if upTo >= 0 && m.Seq > upTo {
 			break
@@ -170,13 +170,13 @@ func (r *Runner) fit(stored []steward.StoredMessage, upTo int) ([]llm.Message, i
 	if len(msgs) > limit {
 		msgs = msgs[len(msgs)-limit:]
 	}
-	for len(msgs) > 0 && (msgs[0].Role != llm.RoleUser || hasToolResults(msgs[0])) {
+	for len(msgs) > 0 && (msgs[0].Role != steward.RoleUser || hasToolResults(msgs[0])) {
 		msgs = msgs[1:]
 	}
 	return msgs, last
 }
 
-func hasToolResults(m llm.Message) bool {
+func hasToolResults(m steward.Message) bool {
 	for _, p := range m.Parts {
 		if p.ToolResult != nil {
 			return true
@@ -194,7 +194,7 @@ func title(msg string) string {
 	return string([]rune(msg)[:60]) + "…"
 }
 
-// loop calls the model until the turn completes, fails or suspends (DESIGN §2 steps 2–6).
+// loop calls the model until the turn completes, fails or suspends (docs/ARCHITECTURE.md §2).
 func (r *Runner) loop(ctx context.Context, x *run) (steward.View, error) {
 	maxIter := r.MaxIterations
 	if maxIter <= 0 {
@@ -241,7 +241,7 @@ func (r *Runner) loop(ctx context.Context, x *run) (steward.View, error) {
 
 // uniqueCallIDs gives every call of msg an id unique within the turn: a call without an id,
 // or reusing one, gets a minted id (never sent back to the provider).
-func uniqueCallIDs(turn []llm.Message, msg llm.Message) {
+func uniqueCallIDs(turn []steward.Message, msg steward.Message) {
 	seen := map[string]bool{}
 	for _, m := range turn {
 		for _, p := range m.Parts {
@@ -264,14 +264,14 @@ func uniqueCallIDs(turn []llm.Message, msg llm.Message) {
 // completion after the iteration cap, which keeps the tools declared (the request's prefix
 // stays byte-identical, so it is cached like the calls before it) but forbids calling them.
 func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response, error) {
-	req := llm.Request{System: SystemPrompt, Messages: append(append([]llm.Message(nil), x.history...), x.st.Messages...)}
+	req := llm.Request{System: SystemPrompt, Messages: append(append([]steward.Message(nil), x.history...), x.st.Messages...)}
 	if x.st.Memory != "" {
 		// The memory block rides on the turn's user message, after the stable prefix
 		// (system prompt, tool declarations, history), which stays byte-identical. It is a
-		// context part: the model reads it, but it is not the owner's words (llm.Part.Context).
+		// context part: the model reads it, but it is not the owner's words (steward.Part.Context).
 		i := len(x.history)
 		user := req.Messages[i]
-		user.Parts = append([]llm.Part{{Text: x.st.Memory, Context: true}}, user.Parts...)
+		user.Parts = append([]steward.Part{{Text: x.st.Memory, Context: true}}, user.Parts...)
 		req.Messages[i] = user
 	}
 	req.Tools, req.NoToolCalls = r.Tools.Declarations(), !withTools
@@ -374,8 +374,8 @@ func (r *Runner) suspend(ctx context.Context, x *run) (steward.View, error) {
 // batch handles one batch of tool calls: unknown tools and invalid arguments become error
 // results, reads run, writes go through the gate. It returns true when writes wait for a
 // human; otherwise the results were appended as one message in call order.
-func (r *Runner) batch(ctx context.Context, x *run, calls []llm.ToolCall) (bool, error) {
-	results := make([]*llm.ToolResult, len(calls))
+func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (bool, error) {
+	results := make([]*steward.ToolResult, len(calls))
 	var pending []steward.PendingCall
 	var allowed []int
 	var killed error
@@ -473,14 +473,14 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []llm.ToolCall) (bool,
 
 // runTool runs a validated tool inside tx and turns tool errors into results for the model;
 // other errors (the database) are returned.
-func (r *Runner) runTool(ctx context.Context, tx Tx, x *run, c llm.ToolCall) (llm.ToolResult, error) {
+func (r *Runner) runTool(ctx context.Context, tx Tx, x *run, c steward.ToolCall) (steward.ToolResult, error) {
 	start := time.Now()
 	env := tools.Env{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Now: r.Now}
 	if tx != nil {
 		env.Data = tx
 	}
 	out, err := r.Tools.Run(ctx, env, c.Name, c.Args)
-	res := llm.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: out}
+	res := steward.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: out}
 	var argErr *tools.ArgError
 	switch {
 	case err == nil:
@@ -499,10 +499,10 @@ func (r *Runner) runTool(ctx context.Context, tx Tx, x *run, c llm.ToolCall) (ll
 // A tool whose effect stays in Postgres runs in the same transaction as its journal rows, so
 // effect and journal commit together. An external tool is journaled executing in its own
 // commit first; a crash before its result leaves it executing, later marked unknown.
-func (r *Runner) execute(ctx context.Context, x *run, c llm.ToolCall) (llm.ToolResult, error) {
+func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (steward.ToolResult, error) {
 	tool, _ := r.Tools.Get(c.Name)
 	toExecuting := steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallExecuting}
-	var res llm.ToolResult
+	var res steward.ToolResult
 	finish := func(tx Tx) error {
 		to := steward.CallSucceeded
 		if res.IsError {
@@ -595,7 +595,7 @@ func (r *Runner) check(ctx context.Context, tx Tx) error {
 
 // gateRequest describes a write call to the gate, with the money it moves if its tool
 // declares an amount.
-func (r *Runner) gateRequest(x *run, c llm.ToolCall) steward.GateRequest {
+func (r *Runner) gateRequest(x *run, c steward.ToolCall) steward.GateRequest {
 	req := steward.GateRequest{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Trigger: x.turn.Trigger, CallID: c.ID, Tool: c.Name, Args: c.Args}
 	if tool, ok := r.Tools.Get(c.Name); ok && tool.Money != nil {
 		var args map[string]json.RawMessage
@@ -610,12 +610,12 @@ func (r *Runner) gateRequest(x *run, c llm.ToolCall) steward.GateRequest {
 
 // resultsMessage is the one message carrying every result of a batch, in call order. Each
 // output enters the model's context as untrusted data, inside a data block.
-func resultsMessage(calls []llm.ToolCall, results []*llm.ToolResult) llm.Message {
-	msg := llm.Message{Role: llm.RoleUser, Parts: make([]llm.Part, len(calls))}
+func resultsMessage(calls []steward.ToolCall, results []*steward.ToolResult) steward.Message {
+	msg := steward.Message{Role: steward.RoleUser, Parts: make([]steward.Part, len(calls))}
 	for i := range calls {
 		res := *results[i]
 		res.Output, _ = json.Marshal(DataBlock("tool:"+res.Name, plainJSON(res.Output)))
-		msg.Parts[i] = llm.Part{ToolResult: &res}
+		msg.Parts[i] = steward.Part{ToolResult: &res}
 	}
 	return msg
 }
@@ -639,13 +639,13 @@ func plainJSON(raw json.RawMessage) string {
 }
 
 // errorResult is a tool error the model can read and correct.
-func errorResult(c llm.ToolCall, msg string) llm.ToolResult {
+func errorResult(c steward.ToolCall, msg string) steward.ToolResult {
 	b, _ := json.Marshal(msg)
-	return llm.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: b, IsError: true}
+	return steward.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: b, IsError: true}
 }
 
 // refusal is the result of a write that was not run, with who refused and why.
-func refusal(c llm.ToolCall, by, message string) llm.ToolResult {
+func refusal(c steward.ToolCall, by, message string) steward.ToolResult {
 	b, _ := json.Marshal(map[string]string{"status": "not done", "refused_by": by, "message": message})
-	return llm.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: b, IsError: true}
+	return steward.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: b, IsError: true}
 }

@@ -11,11 +11,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
-
-	"github.com/stewardhq/steward/internal/llm"
 )
 
-// Confirm applies the owner's decisions to a suspended turn and resumes it (DESIGN §2,
+// Confirm applies the owner's decisions to a suspended turn and resumes it (docs/ARCHITECTURE.md §2,
 // "Suspend and resume"): the decisions are checked against the pending calls (one for each,
 // bound to its args_hash), the turn is claimed exactly once, approved calls run with the
 // journal, denied ones become refusals, and the loop continues in the same turn and trace.
@@ -94,7 +92,7 @@ func (r *Runner) adoptModel(x *run) {
 	}
 	x.record("model_changed", map[string]any{"from": x.turn.Model, "to": name})
 	x.turn.Model = name
-	x.st.Messages = llm.WithoutProviderMeta(x.st.Messages)
+	x.st.Messages = steward.WithoutProviderMeta(x.st.Messages)
 }
 
 // resumable refuses turns that are not waiting for decisions.
@@ -189,19 +187,19 @@ func (r *Runner) decide(ctx context.Context, tx Tx, x *run, byCall map[string]st
 
 // batchResults reassembles the suspended batch's results in the model's call order: results
 // produced before the suspension, approved calls run now, refusals, and unknown outcomes.
-func (r *Runner) batchResults(ctx context.Context, x *run, journal map[string]steward.CallRecord) ([]*llm.ToolResult, error) {
-	done := make(map[string]llm.ToolResult, len(x.st.Results))
+func (r *Runner) batchResults(ctx context.Context, x *run, journal map[string]steward.CallRecord) ([]*steward.ToolResult, error) {
+	done := make(map[string]steward.ToolResult, len(x.st.Results))
 	for _, res := range x.st.Results {
 		done[res.CallID] = res
 	}
-	results := make([]*llm.ToolResult, len(x.st.Calls))
+	results := make([]*steward.ToolResult, len(x.st.Calls))
 	for i, c := range x.st.Calls {
 		if res, ok := done[c.ID]; ok {
 			results[i] = &res
 			continue
 		}
 		j := journal[c.ID]
-		var res llm.ToolResult
+		var res steward.ToolResult
 		switch j.Status {
 		case steward.CallApproved:
 			var err error
@@ -213,7 +211,7 @@ func (r *Runner) batchResults(ctx context.Context, x *run, journal map[string]st
 		case steward.CallUnknown:
 			res = errorResult(c, "outcome unknown: this action was interrupted while running; it may or may not have happened and was not retried. Tell the owner to check.")
 		case steward.CallSucceeded, steward.CallFailed:
-			res = llm.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: j.Result, IsError: j.Status == steward.CallFailed}
+			res = steward.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: j.Result, IsError: j.Status == steward.CallFailed}
 		default:
 			return nil, fmt.Errorf("call %s is %q after decisions", c.ID, j.Status)
 		}

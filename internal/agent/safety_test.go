@@ -202,7 +202,7 @@ func TestBudgetRefusalsCarryReasonsAndResumeIsNotRefusedForQuota(t *testing.T) {
 func TestAuditLogTellsOneContinuousStory(t *testing.T) {
 	t.Parallel()
 	resp := func(r llm.Response, in, out int64) scripted.Step {
-		r.Usage = llm.Usage{InputTokens: in, OutputTokens: out}
+		r.Usage = steward.Usage{InputTokens: in, OutputTokens: out}
 		return scripted.Reply(r)
 	}
 	m := scripted.New(
@@ -211,7 +211,7 @@ func TestAuditLogTellsOneContinuousStory(t *testing.T) {
 	)
 	h := newHarness(t, m)
 	withSafety(h)
-	h.runner.Price = func(string, llm.Usage) int64 { return 7 }
+	h.runner.Price = func(string, steward.Usage) int64 { return 7 }
 	v := h.start("remind me to buy milk")
 	v, err := h.confirm(v, approveAll(v))
 	if err != nil || v.Status != steward.StatusCompleted {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/tools"
 )
 
@@ -28,7 +27,7 @@ type Tx interface {
 	CreateConversation(ctx context.Context, title string) (steward.Conversation, error)
 	GetConversation(ctx context.Context, id uuid.UUID) (steward.Conversation, error)
 	TouchConversation(ctx context.Context, id uuid.UUID, title string) error
-	AppendMessages(ctx context.Context, conversationID, turnID uuid.UUID, msgs ...llm.Message) error
+	AppendMessages(ctx context.Context, conversationID, turnID uuid.UUID, msgs ...steward.Message) error
 	// EnqueueIngest queues a completed turn for memory ingestion (the outbox).
 	EnqueueIngest(ctx context.Context, turnID, conversationID uuid.UUID) error
 	Messages(ctx context.Context, conversationID uuid.UUID) ([]steward.StoredMessage, error)

@@ -8,8 +8,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/config"
-	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/demo"
+	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/trace"
 )
 
@@ -69,8 +69,8 @@ func (unpriced) Is(target error) bool { return target == ErrUnpriced }
 // names. A response naming a model without a price — an alias resolved, a deprecated model
 // routed to its replacement — is charged at the configured model's price and logged: never
 // free. The configured model has a price: New refused to start otherwise (CheckPrices).
-func priceCalls(prices *trace.Prices, configured string, log zerolog.Logger) func(string, llm.Usage) int64 {
-	return func(model string, u llm.Usage) int64 {
+func priceCalls(prices *trace.Prices, configured string, log zerolog.Logger) func(string, steward.Usage) int64 {
+	return func(model string, u steward.Usage) int64 {
 		if c, ok := prices.Cost(model, u); ok {
 			return c
 		}

@@ -55,14 +55,14 @@ func (m *obedient) turnsStarted() []llm.Request {
 	defer m.mu.Unlock()
 	var out []llm.Request
 	for _, r := range m.requests {
-		if len(r.Messages) > 0 && r.Messages[len(r.Messages)-1].Role == llm.RoleUser && !hasResults(r.Messages[len(r.Messages)-1]) {
+		if len(r.Messages) > 0 && r.Messages[len(r.Messages)-1].Role == steward.RoleUser && !hasResults(r.Messages[len(r.Messages)-1]) {
 			out = append(out, r)
 		}
 	}
 	return out
 }
 
-func hasResults(msg llm.Message) bool {
+func hasResults(msg steward.Message) bool {
 	for _, p := range msg.Parts {
 		if p.ToolResult != nil {
 			return true

@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -103,7 +102,7 @@ func (a *api) conversation(w http.ResponseWriter, r *http.Request) {
 // renderMessage turns a stored provider-neutral message into its client view.
 func renderMessage(m steward.StoredMessage) messageView {
 	v := messageView{Seq: m.Seq, TurnID: m.TurnID, CreatedAt: m.CreatedAt, Role: "user"}
-	if m.Message.Role == llm.RoleModel {
+	if m.Message.Role == steward.RoleModel {
 		v.Role = "assistant"
 	}
 	for _, p := range m.Message.Parts {

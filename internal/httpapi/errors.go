@@ -16,7 +16,7 @@ import (
 	"github.com/stewardhq/steward/internal/trace"
 )
 
-// statusOf is the one table from error codes to HTTP statuses (DESIGN §5).
+// statusOf is the one table from error codes to HTTP statuses (docs/ARCHITECTURE.md §4).
 //
 // invalid is 422: the body was well-formed JSON of the right shape but its values are
 // unacceptable (an empty message, a missing or unknown decision). A body that is not a

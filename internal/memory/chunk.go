@@ -7,8 +7,6 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 
 	"github.com/google/uuid"
-
-	"github.com/stewardhq/steward/internal/llm"
 )
 
 // MaxChunkRunes caps a chunk's text: well inside the embedding model's input limit
@@ -23,7 +21,7 @@ type exchange struct {
 }
 
 // exchangeOf finds a turn's exchange among its conversation's messages: the turn's first
-// user text and its last model text, as their authors wrote them (llm.Message.Text: no
+// user text and its last model text, as their authors wrote them (steward.Message.Text: no
 // thoughts, no context parts).
 func exchangeOf(msgs []steward.StoredMessage, turnID uuid.UUID) exchange {
 	var ex exchange
@@ -34,9 +32,9 @@ func exchangeOf(msgs []steward.StoredMessage, turnID uuid.UUID) exchange {
 		text := strings.TrimSpace(m.Message.Text())
 		switch {
 		case text == "":
-		case m.Message.Role == llm.RoleUser && ex.user == "":
+		case m.Message.Role == steward.RoleUser && ex.user == "":
 			ex.user = text
-		case m.Message.Role == llm.RoleModel:
+		case m.Message.Role == steward.RoleModel:
 			ex.answer = text
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -154,7 +155,7 @@ func (s *Service) summarize(ctx context.Context, ownerID, conversationID uuid.UU
 	}
 	resp, err := s.Model.Generate(ctx, llm.Request{
 		System:          summarizePrompt,
-		Messages:        []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Text: agent.DataBlock("conversation", notes.String())}}}},
+		Messages:        []steward.Message{{Role: steward.RoleUser, Parts: []steward.Part{{Text: agent.DataBlock("conversation", notes.String())}}}},
 		MaxOutputTokens: 512,
 		// Low, so that reasoning cannot use up the output limit before the summary.
 		Thinking: llm.ThinkingLow,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // RecordFactsTool is the one tool the fast model is given, and asked to call, when facts are
@@ -65,7 +66,7 @@ func (s *Service) extractFacts(ctx context.Context, ex exchange) ([]NewFact, err
 	}
 	req := llm.Request{
 		System:          extractPrompt,
-		Messages:        []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Text: content}}}},
+		Messages:        []steward.Message{{Role: steward.RoleUser, Parts: []steward.Part{{Text: content}}}},
 		Tools:           []llm.ToolDecl{recordFactsDecl},
 		ForceTool:       RecordFactsTool,
 		MaxOutputTokens: 1024,

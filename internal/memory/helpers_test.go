@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
@@ -77,8 +76,8 @@ func (e *env) turn(owner uuid.UUID, conv *uuid.UUID, user, answer string) (uuid.
 			return err
 		}
 		err = tx.AppendMessages(e.ctx, convID, turnID,
-			llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Text: user}}},
-			llm.Message{Role: llm.RoleModel, Parts: []llm.Part{{Text: answer}}})
+			steward.Message{Role: steward.RoleUser, Parts: []steward.Part{{Text: user}}},
+			steward.Message{Role: steward.RoleModel, Parts: []steward.Part{{Text: answer}}})
 		if err != nil {
 			return err
 		}

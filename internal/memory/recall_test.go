@@ -221,7 +221,7 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 // memoryParts returns the memory blocks among msgs' parts.
-func memoryParts(msgs []llm.Message) []string {
+func memoryParts(msgs []steward.Message) []string {
 	var out []string
 	for _, m := range msgs {
 		for _, p := range m.Parts {

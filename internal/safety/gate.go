@@ -1,5 +1,5 @@
 // Package safety decides every write the model asks for, in code, never in the prompt, and
-// admits or stops turns. The gate's order is fixed (DESIGN §2), first match decides: kill
+// admits or stops turns. The gate's order is fixed (docs/ARCHITECTURE.md §2), first match decides: kill
 // switch → hard money caps → mode → standing rules → ask the human.
 package safety
 

@@ -8,7 +8,7 @@ import (
 // Code classifies an error for clients; internal/httpapi maps each code to an HTTP status.
 type Code string
 
-// Error codes (DESIGN §5).
+// Error codes (docs/ARCHITECTURE.md §4).
 const (
 	CodeInvalid      Code = "invalid"
 	CodeUnauthorized Code = "unauthorized"

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/stewardhq/steward/internal/llm"
 )
 
 // Status is where a turn is in its life.
@@ -51,7 +49,7 @@ type Turn struct {
 	LeaseUntil *time.Time
 	State      *State // set while suspended or resuming
 	Iterations int
-	Usage      llm.Usage
+	Usage      Usage
 	CostMicros int64
 	Model      string
 	Answer     string
@@ -66,17 +64,17 @@ type State struct {
 	SchemaVersion int `json:"schema_version"`
 	// Messages are the turn's messages so far, exactly as the provider returned them, starting
 	// with the user message that began the turn.
-	Messages []llm.Message `json:"messages"`
+	Messages []Message `json:"messages"`
 	// Pending are the write calls of the suspended batch, waiting for decisions.
 	Pending []PendingCall `json:"pending"`
 	// Calls is the whole suspended batch in the model's call order.
-	Calls []llm.ToolCall `json:"calls"`
+	Calls []ToolCall `json:"calls"`
 	// Results already produced for calls of the batch (reads, and writes decided by a rule).
-	Results    []llm.ToolResult `json:"results"`
-	Usage      llm.Usage        `json:"usage"`
-	CostMicros int64            `json:"cost_micros"`
-	Iterations int              `json:"iterations"`
-	TraceSeq   int              `json:"trace_seq"`
+	Results    []ToolResult `json:"results"`
+	Usage      Usage        `json:"usage"`
+	CostMicros int64        `json:"cost_micros"`
+	Iterations int          `json:"iterations"`
+	TraceSeq   int          `json:"trace_seq"`
 	// HistorySeq is the last conversation message (seq) the turn was given as history.
 	HistorySeq int `json:"history_seq"`
 	// Memory is the recalled memory block shown with the turn's user message; it is part of
@@ -154,8 +152,8 @@ type Conversation struct {
 
 // StoredMessage is one persisted message of a conversation.
 type StoredMessage struct {
-	Seq       int         `json:"seq"`
-	TurnID    uuid.UUID   `json:"turn_id"`
-	Message   llm.Message `json:"message"`
-	CreatedAt time.Time   `json:"created_at"`
+	Seq       int       `json:"seq"`
+	TurnID    uuid.UUID `json:"turn_id"`
+	Message   Message   `json:"message"`
+	CreatedAt time.Time `json:"created_at"`
 }

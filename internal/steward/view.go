@@ -18,7 +18,7 @@ type Decision struct {
 	Always bool `json:"always,omitempty"`
 }
 
-// View is what a client sees of a turn (the TurnView of DESIGN §5).
+// View is what a client sees of a turn (docs/ARCHITECTURE.md §2).
 type View struct {
 	TurnID         uuid.UUID `json:"turn_id"`
 	ConversationID uuid.UUID `json:"conversation_id"`

@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/db"
-	"github.com/stewardhq/steward/internal/llm"
 )
 
 // CreateConversation starts a conversation.
@@ -59,7 +58,7 @@ func (t *Tx) DeleteConversation(ctx context.Context, id uuid.UUID) error {
 // AppendMessages appends messages of a turn to its conversation, in order, in one
 // statement. Call TouchConversation first in the same transaction: it locks the conversation
 // so concurrent turns cannot take the same seq.
-func (t *Tx) AppendMessages(ctx context.Context, conversationID, turnID uuid.UUID, msgs ...llm.Message) error {
+func (t *Tx) AppendMessages(ctx context.Context, conversationID, turnID uuid.UUID, msgs ...steward.Message) error {
 	p := db.InsertMessagesParams{OwnerID: t.ownerID, ConversationID: conversationID, TurnID: turnID,
 		Roles: make([]string, len(msgs)), Contents: make([][]byte, len(msgs))}
 	for i, m := range msgs {

@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/stewardhq/steward/internal/llm"
 	. "github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 )
@@ -61,7 +60,7 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 			return err
 		}
 		sd.turn = turn.ID
-		if err := tx.AppendMessages(ctx, conv.ID, turn.ID, llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Text: "hello from " + name}}}); err != nil {
+		if err := tx.AppendMessages(ctx, conv.ID, turn.ID, steward.Message{Role: steward.RoleUser, Parts: []steward.Part{{Text: "hello from " + name}}}); err != nil {
 			return err
 		}
 		if err := tx.RecordCall(ctx, steward.CallRecord{TurnID: turn.ID, CallID: "c1", Tool: "create_task", Kind: steward.KindWrite,

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/db"
-	"github.com/stewardhq/steward/internal/llm"
 )
 
 // CreateTurn starts a running turn in a conversation.
@@ -128,7 +127,7 @@ func toTurn(r db.Turn) (steward.Turn, error) {
 	turn := steward.Turn{
 		ID: r.ID, OwnerID: r.OwnerID, ConversationID: r.ConversationID, Trigger: steward.Trigger(r.Trigger),
 		Status: steward.Status(r.Status), Version: r.Version, LeaseUntil: r.LeaseUntil, Iterations: int(r.Iterations),
-		Usage:      llm.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CachedTokens: r.CachedTokens},
+		Usage:      steward.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CachedTokens: r.CachedTokens},
 		CostMicros: r.CostMicros, Model: r.Model, Answer: str(r.Answer), Error: str(r.Error),
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ExpiresAt: r.ExpiresAt,
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // Price is a model's list price in US dollars per million tokens, until a date.
@@ -108,7 +108,7 @@ func (p *Prices) Lookup(model string) (Price, bool) {
 
 // Cost estimates one call's cost in millionths of a US dollar; ok is false when the model has
 // no price (and the cost is then 0: the caller decides what to charge instead).
-func (p *Prices) Cost(model string, u llm.Usage) (micros int64, ok bool) {
+func (p *Prices) Cost(model string, u steward.Usage) (micros int64, ok bool) {
 	pr, ok := p.Lookup(model)
 	if !ok {
 		return 0, false
@@ -128,7 +128,7 @@ func (p *Prices) Models() []string {
 
 // Micros is the cost of u at this price in millionths of a US dollar: cached input tokens at
 // the cached rate, the rest of the input at the full rate.
-func (pr Price) Micros(u llm.Usage) int64 {
+func (pr Price) Micros(u steward.Usage) int64 {
 	cached := min(max(u.CachedTokens, 0), u.InputTokens)
 	// $/Mtok × tokens = micro-dollars.
 	cost := pr.Input*float64(u.InputTokens-cached) + pr.CachedInput*float64(cached) + pr.Output*float64(u.OutputTokens)

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/config"
-	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/demo"
 	"github.com/stewardhq/steward/internal/llm/scripted"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 func TestRedact(t *testing.T) {
@@ -53,7 +53,7 @@ func TestRedact(t *testing.T) {
 func TestPrices(t *testing.T) {
 	t.Parallel()
 	p := NewPrices(nil, func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) })
-	u := llm.Usage{InputTokens: 1_000_000, OutputTokens: 100_000, CachedTokens: 400_000}
+	u := steward.Usage{InputTokens: 1_000_000, OutputTokens: 100_000, CachedTokens: 400_000}
 	// 600k × 0.30 + 400k × 0.03 + 100k × 2.50 = 180000 + 12000 + 250000 micro-dollars.
 	for _, m := range []string{"gemini-3.5-flash-lite", "models/gemini-3.5-flash-lite", "gemini-3.5-flash-lite-001"} {
 		if got, ok := p.Cost(m, u); !ok || got != 442000 {
@@ -78,7 +78,7 @@ func TestPrices(t *testing.T) {
 // follows, and an operator's price replaces both.
 func TestPricesByDate(t *testing.T) {
 	t.Parallel()
-	u := llm.Usage{InputTokens: 1_000_000, OutputTokens: 1_000_000}
+	u := steward.Usage{InputTokens: 1_000_000, OutputTokens: 1_000_000}
 	at := func(s string) func() time.Time {
 		return func() time.Time { tm, _ := time.Parse(time.RFC3339, s); return tm }
 	}

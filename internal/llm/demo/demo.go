@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // Name is the name the demo model reports, so that a session says it is not talking to Gemini.
@@ -67,35 +68,35 @@ func respond(req llm.Request) llm.Response {
 	if req.NoToolCalls || !declared(req.Tools, in.tool) {
 		return text(fmt.Sprintf("I would use the %s tool for that, but it is not available right now.", in.tool))
 	}
-	call := llm.ToolCall{
+	call := steward.ToolCall{
 		ID:   fmt.Sprintf("demo_%d", countCalls(req.Messages)+1),
 		Name: in.tool,
 		Args: in.args,
 	}
 	return llm.Response{
-		Message: llm.Message{Role: llm.RoleModel, Parts: []llm.Part{{ToolCall: &call}}},
+		Message: steward.Message{Role: steward.RoleModel, Parts: []steward.Part{{ToolCall: &call}}},
 		Finish:  llm.FinishToolCalls,
 	}
 }
 
 func text(s string) llm.Response {
 	return llm.Response{
-		Message: llm.Message{Role: llm.RoleModel, Parts: []llm.Part{{Text: s}}},
+		Message: steward.Message{Role: steward.RoleModel, Parts: []steward.Part{{Text: s}}},
 		Finish:  llm.FinishStop,
 	}
 }
 
-func lastUserMessage(msgs []llm.Message) (llm.Message, bool) {
+func lastUserMessage(msgs []steward.Message) (steward.Message, bool) {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == llm.RoleUser {
+		if msgs[i].Role == steward.RoleUser {
 			return msgs[i], true
 		}
 	}
-	return llm.Message{}, false
+	return steward.Message{}, false
 }
 
-func toolResults(msg llm.Message) []llm.ToolResult {
-	var out []llm.ToolResult
+func toolResults(msg steward.Message) []steward.ToolResult {
+	var out []steward.ToolResult
 	for _, p := range msg.Parts {
 		if p.ToolResult != nil {
 			out = append(out, *p.ToolResult)
@@ -115,7 +116,7 @@ func declared(tools []llm.ToolDecl, name string) bool {
 
 // countCalls counts the tool calls already in the conversation, so call ids are deterministic
 // and do not repeat within it.
-func countCalls(msgs []llm.Message) int {
+func countCalls(msgs []steward.Message) int {
 	n := 0
 	for _, m := range msgs {
 		for _, p := range m.Parts {

@@ -8,65 +8,66 @@ import (
 	"testing"
 
 	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 var allTools = []llm.ToolDecl{
 	{Name: "create_task"}, {Name: "remember"}, {Name: "get_current_time"}, {Name: "list_tasks"},
 }
 
-func user(s string) llm.Message {
-	return llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Text: s}}}
+func user(s string) steward.Message {
+	return steward.Message{Role: steward.RoleUser, Parts: []steward.Part{{Text: s}}}
 }
 
 func TestGenerateUserText(t *testing.T) {
 	t.Parallel()
-	earlier := llm.ToolCall{ID: "demo_1", Name: "list_tasks", Args: json.RawMessage(`{}`)}
+	earlier := steward.ToolCall{ID: "demo_1", Name: "list_tasks", Args: json.RawMessage(`{}`)}
 	tests := []struct {
 		name     string
-		msgs     []llm.Message
+		msgs     []steward.Message
 		tools    []llm.ToolDecl
-		wantCall *llm.ToolCall // nil: a text answer
-		wantText string        // a substring of the text answer
+		wantCall *steward.ToolCall // nil: a text answer
+		wantText string            // a substring of the text answer
 	}{
-		{"remind me", []llm.Message{user("remind me to buy milk")}, allTools,
-			&llm.ToolCall{ID: "demo_1", Name: "create_task", Args: json.RawMessage(`{"title":"buy milk"}`)}, ""},
-		{"add a task, mixed case and punctuation", []llm.Message{user("  Add a task: Call Mom!  ")}, allTools,
-			&llm.ToolCall{ID: "demo_1", Name: "create_task", Args: json.RawMessage(`{"title":"Call Mom"}`)}, ""},
-		{"add task quoted", []llm.Message{user(`please add task "file taxes".`)}, allTools,
-			&llm.ToolCall{ID: "demo_1", Name: "create_task", Args: json.RawMessage(`{"title":"file taxes"}`)}, ""},
-		{"remember", []llm.Message{user("REMEMBER THAT I like green tea")}, allTools,
-			&llm.ToolCall{ID: "demo_1", Name: "remember", Args: json.RawMessage(`{"content":"I like green tea"}`)}, ""},
-		{"time", []llm.Message{user("What time is it?")}, allTools,
-			&llm.ToolCall{ID: "demo_1", Name: "get_current_time", Args: json.RawMessage(`{}`)}, ""},
-		{"time variant", []llm.Message{user("what’s the time")}, allTools,
-			&llm.ToolCall{ID: "demo_1", Name: "get_current_time", Args: json.RawMessage(`{}`)}, ""},
-		{"time in a sentence", []llm.Message{user("hey, what time is it in here?")}, allTools,
-			&llm.ToolCall{ID: "demo_1", Name: "get_current_time", Args: json.RawMessage(`{}`)}, ""},
-		{"list", []llm.Message{user("List my tasks")}, allTools,
-			&llm.ToolCall{ID: "demo_1", Name: "list_tasks", Args: json.RawMessage(`{}`)}, ""},
-		{"what are my tasks", []llm.Message{user("what are my tasks?")}, allTools,
-			&llm.ToolCall{ID: "demo_1", Name: "list_tasks", Args: json.RawMessage(`{}`)}, ""},
-		{"show", []llm.Message{user("show my tasks")}, allTools,
-			&llm.ToolCall{ID: "demo_1", Name: "list_tasks", Args: json.RawMessage(`{}`)}, ""},
-		{"ids continue the conversation's", []llm.Message{
+		{"remind me", []steward.Message{user("remind me to buy milk")}, allTools,
+			&steward.ToolCall{ID: "demo_1", Name: "create_task", Args: json.RawMessage(`{"title":"buy milk"}`)}, ""},
+		{"add a task, mixed case and punctuation", []steward.Message{user("  Add a task: Call Mom!  ")}, allTools,
+			&steward.ToolCall{ID: "demo_1", Name: "create_task", Args: json.RawMessage(`{"title":"Call Mom"}`)}, ""},
+		{"add task quoted", []steward.Message{user(`please add task "file taxes".`)}, allTools,
+			&steward.ToolCall{ID: "demo_1", Name: "create_task", Args: json.RawMessage(`{"title":"file taxes"}`)}, ""},
+		{"remember", []steward.Message{user("REMEMBER THAT I like green tea")}, allTools,
+			&steward.ToolCall{ID: "demo_1", Name: "remember", Args: json.RawMessage(`{"content":"I like green tea"}`)}, ""},
+		{"time", []steward.Message{user("What time is it?")}, allTools,
+			&steward.ToolCall{ID: "demo_1", Name: "get_current_time", Args: json.RawMessage(`{}`)}, ""},
+		{"time variant", []steward.Message{user("what’s the time")}, allTools,
+			&steward.ToolCall{ID: "demo_1", Name: "get_current_time", Args: json.RawMessage(`{}`)}, ""},
+		{"time in a sentence", []steward.Message{user("hey, what time is it in here?")}, allTools,
+			&steward.ToolCall{ID: "demo_1", Name: "get_current_time", Args: json.RawMessage(`{}`)}, ""},
+		{"list", []steward.Message{user("List my tasks")}, allTools,
+			&steward.ToolCall{ID: "demo_1", Name: "list_tasks", Args: json.RawMessage(`{}`)}, ""},
+		{"what are my tasks", []steward.Message{user("what are my tasks?")}, allTools,
+			&steward.ToolCall{ID: "demo_1", Name: "list_tasks", Args: json.RawMessage(`{}`)}, ""},
+		{"show", []steward.Message{user("show my tasks")}, allTools,
+			&steward.ToolCall{ID: "demo_1", Name: "list_tasks", Args: json.RawMessage(`{}`)}, ""},
+		{"ids continue the conversation's", []steward.Message{
 			user("list my tasks"),
-			{Role: llm.RoleModel, Parts: []llm.Part{{ToolCall: &earlier}}},
-			{Role: llm.RoleUser, Parts: []llm.Part{{ToolResult: &llm.ToolResult{CallID: "demo_1", Name: "list_tasks", Output: json.RawMessage(`[]`)}}}},
-			{Role: llm.RoleModel, Parts: []llm.Part{{Text: "You have no tasks."}}},
+			{Role: steward.RoleModel, Parts: []steward.Part{{ToolCall: &earlier}}},
+			{Role: steward.RoleUser, Parts: []steward.Part{{ToolResult: &steward.ToolResult{CallID: "demo_1", Name: "list_tasks", Output: json.RawMessage(`[]`)}}}},
+			{Role: steward.RoleModel, Parts: []steward.Part{{Text: "You have no tasks."}}},
 			user("remind me to water plants"),
-		}, allTools, &llm.ToolCall{ID: "demo_2", Name: "create_task", Args: json.RawMessage(`{"title":"water plants"}`)}, ""},
-		{"recalled memory is not the owner's words", []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{
+		}, allTools, &steward.ToolCall{ID: "demo_2", Name: "create_task", Args: json.RawMessage(`{"title":"water plants"}`)}, ""},
+		{"recalled memory is not the owner's words", []steward.Message{{Role: steward.RoleUser, Parts: []steward.Part{
 			{Text: "<data source=\"memory\">\n- conversation: Owner: what time is it Steward: It is noon.\n</data>", Context: true},
 			{Text: "remind me to call the dentist"},
-		}}}, allTools, &llm.ToolCall{ID: "demo_1", Name: "create_task", Args: json.RawMessage(`{"title":"call the dentist"}`)}, ""},
-		{"a memory block alone is not a request", []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{
+		}}}, allTools, &steward.ToolCall{ID: "demo_1", Name: "create_task", Args: json.RawMessage(`{"title":"call the dentist"}`)}, ""},
+		{"a memory block alone is not a request", []steward.Message{{Role: steward.RoleUser, Parts: []steward.Part{
 			{Text: "Owner: what time is it", Context: true}, {Text: "hello there"},
 		}}}, allTools, nil, "offline demo model"},
-		{"unknown text", []llm.Message{user("hello there")}, allTools, nil, "offline demo model"},
-		{"empty title", []llm.Message{user("remind me to")}, allTools, nil, "remind me to …"},
+		{"unknown text", []steward.Message{user("hello there")}, allTools, nil, "offline demo model"},
+		{"empty title", []steward.Message{user("remind me to")}, allTools, nil, "remind me to …"},
 		{"no messages", nil, allTools, nil, "offline demo model"},
-		{"tools nil", []llm.Message{user("remind me to buy milk")}, nil, nil, "create_task tool"},
-		{"tool not declared", []llm.Message{user("what time is it")}, []llm.ToolDecl{{Name: "create_task"}}, nil, "not available"},
+		{"tools nil", []steward.Message{user("remind me to buy milk")}, nil, nil, "create_task tool"},
+		{"tool not declared", []steward.Message{user("what time is it")}, []llm.ToolDecl{{Name: "create_task"}}, nil, "not available"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,7 +76,7 @@ func TestGenerateUserText(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if resp.Model != Name || resp.Usage != (llm.Usage{}) || resp.Message.Role != llm.RoleModel {
+			if resp.Model != Name || resp.Usage != (steward.Usage{}) || resp.Message.Role != steward.RoleModel {
 				t.Errorf("response = %+v, want model %q, zero usage, role model", resp, Name)
 			}
 			calls := resp.ToolCalls()
@@ -98,74 +99,74 @@ func TestGenerateUserText(t *testing.T) {
 
 func TestGenerateToolResults(t *testing.T) {
 	t.Parallel()
-	call := func(id, name, args string) llm.Part {
-		return llm.Part{ToolCall: &llm.ToolCall{ID: id, Name: name, Args: json.RawMessage(args)}}
+	call := func(id, name, args string) steward.Part {
+		return steward.Part{ToolCall: &steward.ToolCall{ID: id, Name: name, Args: json.RawMessage(args)}}
 	}
-	result := func(id, name, out string, isErr bool) llm.Part {
-		return llm.Part{ToolResult: &llm.ToolResult{CallID: id, Name: name, Output: json.RawMessage(out), IsError: isErr}}
+	result := func(id, name, out string, isErr bool) steward.Part {
+		return steward.Part{ToolResult: &steward.ToolResult{CallID: id, Name: name, Output: json.RawMessage(out), IsError: isErr}}
 	}
 	tests := []struct {
 		name    string
-		calls   []llm.Part
-		results []llm.Part
+		calls   []steward.Part
+		results []steward.Part
 		want    string
 	}{
 		{"task created",
-			[]llm.Part{call("demo_1", "create_task", `{"title":"buy milk"}`)},
-			[]llm.Part{result("demo_1", "create_task", `{"id":"7f1c","title":"buy milk","status":"open"}`, false)},
+			[]steward.Part{call("demo_1", "create_task", `{"title":"buy milk"}`)},
+			[]steward.Part{result("demo_1", "create_task", `{"id":"7f1c","title":"buy milk","status":"open"}`, false)},
 			"Done — I added the task “buy milk”."},
 		{"task created, title only in the call",
-			[]llm.Part{call("demo_1", "create_task", `{"title":"buy milk"}`)},
-			[]llm.Part{result("demo_1", "create_task", `{"id":"7f1c"}`, false)},
+			[]steward.Part{call("demo_1", "create_task", `{"title":"buy milk"}`)},
+			[]steward.Part{result("demo_1", "create_task", `{"id":"7f1c"}`, false)},
 			"Done — I added the task “buy milk”."},
 		{"task denied",
-			[]llm.Part{call("demo_1", "create_task", `{"title":"buy milk"}`)},
-			[]llm.Part{result("demo_1", "create_task", `{"error":"denied by the owner: not today"}`, true)},
+			[]steward.Part{call("demo_1", "create_task", `{"title":"buy milk"}`)},
+			[]steward.Part{result("demo_1", "create_task", `{"error":"denied by the owner: not today"}`, true)},
 			"I did not add the task “buy milk”: “denied by the owner: not today”."},
 		{"error as a string",
-			[]llm.Part{call("demo_1", "get_current_time", `{}`)},
-			[]llm.Part{result("demo_1", "get_current_time", `"clock unavailable"`, true)},
+			[]steward.Part{call("demo_1", "get_current_time", `{}`)},
+			[]steward.Part{result("demo_1", "get_current_time", `"clock unavailable"`, true)},
 			"I did not run get_current_time: “clock unavailable”."},
 		{"nested error message",
-			[]llm.Part{call("demo_1", "remember", `{"content":"I like tea"}`)},
-			[]llm.Part{result("demo_1", "remember", `{"error":{"code":"killed","message":"the kill switch is engaged"}}`, true)},
+			[]steward.Part{call("demo_1", "remember", `{"content":"I like tea"}`)},
+			[]steward.Part{result("demo_1", "remember", `{"error":{"code":"killed","message":"the kill switch is engaged"}}`, true)},
 			"I did not remember that I like tea: “the kill switch is engaged”."},
 		{"remembered",
-			[]llm.Part{call("demo_1", "remember", `{"content":"I like tea"}`)},
-			[]llm.Part{result("demo_1", "remember", `{"id":3}`, false)},
+			[]steward.Part{call("demo_1", "remember", `{"content":"I like tea"}`)},
+			[]steward.Part{result("demo_1", "remember", `{"id":3}`, false)},
 			"Done — I will remember that I like tea."},
 		{"tasks listed",
-			[]llm.Part{call("demo_1", "list_tasks", `{}`)},
-			[]llm.Part{result("demo_1", "list_tasks", `{"tasks":[{"title":"buy milk","status":"open"},{"title":"call mom"}]}`, false)},
+			[]steward.Part{call("demo_1", "list_tasks", `{}`)},
+			[]steward.Part{result("demo_1", "list_tasks", `{"tasks":[{"title":"buy milk","status":"open"},{"title":"call mom"}]}`, false)},
 			"Your tasks:\n- buy milk\n- call mom"},
 		{"task list as an array",
-			[]llm.Part{call("demo_1", "list_tasks", `{}`)},
-			[]llm.Part{result("demo_1", "list_tasks", `["a","b"]`, false)},
+			[]steward.Part{call("demo_1", "list_tasks", `{}`)},
+			[]steward.Part{result("demo_1", "list_tasks", `["a","b"]`, false)},
 			"Your tasks:\n- a\n- b"},
 		{"no tasks",
-			[]llm.Part{call("demo_1", "list_tasks", `{}`)},
-			[]llm.Part{result("demo_1", "list_tasks", `{"tasks":[]}`, false)},
+			[]steward.Part{call("demo_1", "list_tasks", `{}`)},
+			[]steward.Part{result("demo_1", "list_tasks", `{"tasks":[]}`, false)},
 			"You have no tasks."},
 		{"time",
-			[]llm.Part{call("demo_1", "get_current_time", `{}`)},
-			[]llm.Part{result("demo_1", "get_current_time", `{"time":"2026-03-01T09:30:00+01:00","timezone":"Europe/Paris"}`, false)},
+			[]steward.Part{call("demo_1", "get_current_time", `{}`)},
+			[]steward.Part{result("demo_1", "get_current_time", `{"time":"2026-03-01T09:30:00+01:00","timezone":"Europe/Paris"}`, false)},
 			"It is 2026-03-01T09:30:00+01:00."},
 		{"other tool",
-			[]llm.Part{call("demo_1", "weather", `{}`)},
-			[]llm.Part{result("demo_1", "weather", `{"temp":21,"sky":"clear","hourly":[1,2]}`, false)},
+			[]steward.Part{call("demo_1", "weather", `{}`)},
+			[]steward.Part{result("demo_1", "weather", `{"temp":21,"sky":"clear","hourly":[1,2]}`, false)},
 			"weather returned sky: clear, temp: 21."},
 		{"batch, one line per result in order",
-			[]llm.Part{call("demo_1", "create_task", `{"title":"a"}`), call("demo_2", "get_current_time", `{}`)},
-			[]llm.Part{result("demo_1", "create_task", `{"error":"denied"}`, true), result("demo_2", "get_current_time", `{"now":"noon"}`, false)},
+			[]steward.Part{call("demo_1", "create_task", `{"title":"a"}`), call("demo_2", "get_current_time", `{}`)},
+			[]steward.Part{result("demo_1", "create_task", `{"error":"denied"}`, true), result("demo_2", "get_current_time", `{"now":"noon"}`, false)},
 			"I did not add the task “a”: “denied”.\nIt is noon."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			msgs := []llm.Message{
+			msgs := []steward.Message{
 				user("do it"),
-				{Role: llm.RoleModel, Parts: tt.calls},
-				{Role: llm.RoleUser, Parts: tt.results},
+				{Role: steward.RoleModel, Parts: tt.calls},
+				{Role: steward.RoleUser, Parts: tt.results},
 			}
 			for _, tools := range [][]llm.ToolDecl{allTools, nil} {
 				resp, err := New().Generate(context.Background(), llm.Request{Messages: msgs, Tools: tools}, nil)
@@ -194,7 +195,7 @@ func TestGenerateStreams(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var deltas []string
-			resp, err := New().Generate(context.Background(), llm.Request{Messages: []llm.Message{user(tt.msg)}, Tools: allTools},
+			resp, err := New().Generate(context.Background(), llm.Request{Messages: []steward.Message{user(tt.msg)}, Tools: allTools},
 				func(s string) error { deltas = append(deltas, s); return nil })
 			if err != nil {
 				t.Fatal(err)
@@ -209,7 +210,7 @@ func TestGenerateStreams(t *testing.T) {
 	}
 
 	stop := errors.New("stop")
-	_, err := New().Generate(context.Background(), llm.Request{Messages: []llm.Message{user("hello")}},
+	_, err := New().Generate(context.Background(), llm.Request{Messages: []steward.Message{user("hello")}},
 		func(string) error { return stop })
 	if !errors.Is(err, stop) {
 		t.Errorf("err = %v, want the delta error", err)
@@ -229,7 +230,7 @@ func TestName(t *testing.T) {
 func TestNoToolCallsAnswersInText(t *testing.T) {
 	t.Parallel()
 	resp, err := New().Generate(context.Background(), llm.Request{
-		Messages: []llm.Message{user("remind me to buy milk")}, Tools: allTools, NoToolCalls: true}, nil)
+		Messages: []steward.Message{user("remind me to buy milk")}, Tools: allTools, NoToolCalls: true}, nil)
 	if err != nil || len(resp.ToolCalls()) != 0 || resp.Finish != llm.FinishStop || resp.Text() == "" {
 		t.Fatalf("response = %+v, %v; want a text answer and no call", resp, err)
 	}

@@ -6,12 +6,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // summarise answers a batch of tool results in plain text, one line per result, using the
 // arguments of the calls they answer (found in msgs) where the output does not repeat them.
-func summarise(results []llm.ToolResult, msgs []llm.Message) string {
+func summarise(results []steward.ToolResult, msgs []steward.Message) string {
 	lines := make([]string, 0, len(results))
 	for _, r := range results {
 		out := decode(r.Output)
@@ -21,7 +21,7 @@ func summarise(results []llm.ToolResult, msgs []llm.Message) string {
 	return strings.Join(lines, "\n")
 }
 
-func summariseOne(r llm.ToolResult, out any, args map[string]any) string {
+func summariseOne(r steward.ToolResult, out any, args map[string]any) string {
 	// value reads an argument the output echoes, else the call's own.
 	value := func(key string) string {
 		if v := stringField(out, key); v != "" {
@@ -167,7 +167,7 @@ func decode(raw json.RawMessage) any {
 }
 
 // findArgs returns the arguments of the call with id callID.
-func findArgs(msgs []llm.Message, callID string) json.RawMessage {
+func findArgs(msgs []steward.Message, callID string) json.RawMessage {
 	for _, m := range msgs {
 		for _, p := range m.Parts {
 			if p.ToolCall != nil && p.ToolCall.ID == callID {

@@ -4,9 +4,9 @@
 // Function calling is manual: tools are declared to the model and its calls come back to the
 // caller, which runs them and sends the results in a later request. The adapter keeps what
 // Gemini needs to continue a conversation across requests, and across a turn suspended to
-// Postgres: a part's thought signature travels in llm.Part.ProviderMeta and is sent back
+// Postgres: a part's thought signature travels in steward.Part.ProviderMeta and is sent back
 // byte-for-byte on the same part; a function call Gemini returned without an id gets a minted
-// id (llm.ToolCall.MintedID) that is never sent back to Gemini.
+// id (steward.ToolCall.MintedID) that is never sent back to Gemini.
 //
 // A call that is rate limited or finds the API unavailable is retried under package retry's
 // bounded policy; a stream is retried only until its first chunk.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/gemini/retry"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // sig is a thought signature with bytes that are not valid UTF-8, so any re-encoding shows.
@@ -22,8 +23,8 @@ var sig = []byte{0x00, 0xff, 0xfe, 0x80, 's', 'i', 'g', 0x01}
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
-func userText(s string) llm.Message {
-	return llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Text: s}}}
+func userText(s string) steward.Message {
+	return steward.Message{Role: steward.RoleUser, Parts: []steward.Part{{Text: s}}}
 }
 
 func generate(t *testing.T, m *Model, req llm.Request) llm.Response {
@@ -36,10 +37,10 @@ func generate(t *testing.T, m *Model, req llm.Request) llm.Response {
 }
 
 // results answers every call with a result, in call order.
-func results(calls []llm.ToolCall, outputs ...string) llm.Message {
-	msg := llm.Message{Role: llm.RoleUser}
+func results(calls []steward.ToolCall, outputs ...string) steward.Message {
+	msg := steward.Message{Role: steward.RoleUser}
 	for i, c := range calls {
-		msg.Parts = append(msg.Parts, llm.Part{ToolResult: &llm.ToolResult{
+		msg.Parts = append(msg.Parts, steward.Part{ToolResult: &steward.ToolResult{
 			CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: json.RawMessage(outputs[i]),
 		}})
 	}
@@ -66,7 +67,7 @@ func TestGenerateRequest(t *testing.T) {
 			f := newFake(t, jsonReply(`{"candidates":[{"content":{"role":"model","parts":[{"text":"hi"}]},"finishReason":"STOP"}]}`))
 			resp := generate(t, f.model(), llm.Request{
 				System:          "You are Steward.",
-				Messages:        []llm.Message{userText("hello")},
+				Messages:        []steward.Message{userText("hello")},
 				Tools:           tt.tools,
 				MaxOutputTokens: 256,
 			})
@@ -129,12 +130,12 @@ func TestGenerateParallelCalls(t *testing.T) {
 		"usageMetadata": {"promptTokenCount": 120, "candidatesTokenCount": 30, "thoughtsTokenCount": 7, "cachedContentTokenCount": 100},
 		"modelVersion": "gemini-test-001"
 	}`))
-	resp := generate(t, f.model(), llm.Request{Messages: []llm.Message{userText("do things")}})
+	resp := generate(t, f.model(), llm.Request{Messages: []steward.Message{userText("do things")}})
 
 	if resp.Finish != llm.FinishToolCalls || resp.FinishDetail != "STOP" {
 		t.Errorf("finish = %s (%s), want tool_calls (STOP)", resp.Finish, resp.FinishDetail)
 	}
-	want := []llm.ToolCall{
+	want := []steward.ToolCall{
 		{ID: "c1", Name: "create_task", Args: json.RawMessage(`{"title":"milk"}`)},
 		{ID: "c2", Name: "list_tasks", Args: json.RawMessage(`{}`)},
 		{ID: "c3", Name: "remember", Args: json.RawMessage(`{"content":"likes tea"}`)},
@@ -148,7 +149,7 @@ func TestGenerateParallelCalls(t *testing.T) {
 			t.Errorf("call %d = %+v, want %+v", i, c, want[i])
 		}
 	}
-	if wantUsage := (llm.Usage{InputTokens: 120, OutputTokens: 37, CachedTokens: 100}); resp.Usage != wantUsage {
+	if wantUsage := (steward.Usage{InputTokens: 120, OutputTokens: 37, CachedTokens: 100}); resp.Usage != wantUsage {
 		t.Errorf("usage = %+v, want %+v", resp.Usage, wantUsage)
 	}
 	if resp.Model != "gemini-test-001" {
@@ -166,7 +167,7 @@ func TestMintedIDNeverSentBack(t *testing.T) {
 		jsonReply(`{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP"}]}`),
 	)
 	m := f.model()
-	history := []llm.Message{userText("time and tasks?")}
+	history := []steward.Message{userText("time and tasks?")}
 	resp := generate(t, m, llm.Request{Messages: history})
 
 	calls := resp.ToolCalls()
@@ -208,9 +209,9 @@ func TestThoughtSignatureRoundTrip(t *testing.T) {
 	sig2 := []byte{0xde, 0xad, 0xbe, 0xef}
 	tests := []struct {
 		name  string
-		store func(t *testing.T, m llm.Message) llm.Message
+		store func(t *testing.T, m steward.Message) steward.Message
 	}{
-		{"in memory", func(t *testing.T, m llm.Message) llm.Message { return m }},
+		{"in memory", func(t *testing.T, m steward.Message) steward.Message { return m }},
 		{"through jsonb", jsonbRoundTrip},
 	}
 	for _, tt := range tests {
@@ -225,7 +226,7 @@ func TestThoughtSignatureRoundTrip(t *testing.T) {
 				jsonReply(`{"candidates":[{"content":{"role":"model","parts":[{"text":"done"}]},"finishReason":"STOP"}]}`),
 			)
 			m := f.model()
-			history := []llm.Message{userText("tasks?")}
+			history := []steward.Message{userText("tasks?")}
 			resp := generate(t, m, llm.Request{Messages: history})
 			parts := resp.Message.Parts
 			if len(parts) != 3 || !parts[0].Thought || parts[0].ProviderMeta != nil ||
@@ -256,7 +257,7 @@ func TestThoughtSignatureRoundTrip(t *testing.T) {
 
 // jsonbRoundTrip stores a message the way a suspended turn is stored: marshalled, decoded into
 // generic JSON (as jsonb does), encoded again and read back.
-func jsonbRoundTrip(t *testing.T, m llm.Message) llm.Message {
+func jsonbRoundTrip(t *testing.T, m steward.Message) steward.Message {
 	t.Helper()
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -269,7 +270,7 @@ func jsonbRoundTrip(t *testing.T, m llm.Message) llm.Message {
 	if b, err = json.Marshal(generic); err != nil {
 		t.Fatal(err)
 	}
-	var out llm.Message
+	var out steward.Message
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -279,19 +280,19 @@ func jsonbRoundTrip(t *testing.T, m llm.Message) llm.Message {
 func TestToolResultsBatchIsOneContent(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, jsonReply(`{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP"}]}`))
-	calls := []llm.ToolCall{
+	calls := []steward.ToolCall{
 		{ID: "c1", Name: "create_task", Args: json.RawMessage(`{"title":"milk"}`)},
 		{ID: "call_minted", Name: "get_current_time", Args: json.RawMessage(`{}`), MintedID: true},
 		{ID: "c3", Name: "remember", Args: json.RawMessage(`{"content":"x"}`)},
 	}
-	model := llm.Message{Role: llm.RoleModel}
+	model := steward.Message{Role: steward.RoleModel}
 	for i := range calls {
-		model.Parts = append(model.Parts, llm.Part{ToolCall: &calls[i]})
+		model.Parts = append(model.Parts, steward.Part{ToolCall: &calls[i]})
 	}
 	batch := results(calls, `{"id":7,"title":"milk"}`, `{"time":"12:00"}`, `"denied by owner"`)
 	batch.Parts[2].ToolResult.IsError = true
 
-	generate(t, f.model(), llm.Request{Messages: []llm.Message{userText("go"), model, batch}})
+	generate(t, f.model(), llm.Request{Messages: []steward.Message{userText("go"), model, batch}})
 
 	contents := f.last().body.Contents
 	if len(contents) != 3 {
@@ -375,7 +376,7 @@ func TestGenerateFinish(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFake(t, jsonReply(tt.body))
-			resp := generate(t, f.model(), llm.Request{Messages: []llm.Message{userText("hi")}})
+			resp := generate(t, f.model(), llm.Request{Messages: []steward.Message{userText("hi")}})
 			if resp.Finish != tt.finish || resp.FinishDetail != tt.detail || resp.Text() != tt.text {
 				t.Errorf("got finish %s (%s) text %q, want %s (%s) text %q",
 					resp.Finish, resp.FinishDetail, resp.Text(), tt.finish, tt.detail, tt.text)
@@ -407,7 +408,7 @@ func TestGenerateAPIError(t *testing.T) {
 			if tt.stream {
 				onDelta = func(string) error { t.Error("delta on an error response"); return nil }
 			}
-			_, err := f.modelWith(Config{Retry: retry.Policy{Backoff: time.Millisecond}}).Generate(context.Background(), llm.Request{Messages: []llm.Message{userText("hi")}}, onDelta)
+			_, err := f.modelWith(Config{Retry: retry.Policy{Backoff: time.Millisecond}}).Generate(context.Background(), llm.Request{Messages: []steward.Message{userText("hi")}}, onDelta)
 			var apiErr genai.APIError
 			if !errors.As(err, &apiErr) || apiErr.Code != tt.status {
 				t.Fatalf("err = %v, want a wrapped genai.APIError with code %d", err, tt.status)
@@ -450,7 +451,7 @@ func TestForceTool(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, jsonReply(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"record_facts","args":{"facts":[]}}}]},"finishReason":"STOP"}]}`))
 	resp := generate(t, f.model(), llm.Request{
-		Messages:  []llm.Message{userText("I live in Berlin")},
+		Messages:  []steward.Message{userText("I live in Berlin")},
 		Tools:     []llm.ToolDecl{{Name: "record_facts", Description: "Record facts.", Parameters: json.RawMessage(`{"type":"object"}`)}},
 		ForceTool: "record_facts",
 	})
@@ -480,7 +481,7 @@ func TestContextPartsAreSentAsText(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, jsonReply(`{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP"}]}`))
 	block := "<data source=\"memory\">\nOwner: what time is it\n</data>"
-	generate(t, f.model(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{
+	generate(t, f.model(), llm.Request{Messages: []steward.Message{{Role: steward.RoleUser, Parts: []steward.Part{
 		{Text: block, Context: true}, {Text: "remind me to call the dentist"},
 	}}}})
 	c := f.last().body.Contents

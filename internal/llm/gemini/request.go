@@ -11,6 +11,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // toConfig builds the generation config of a request to model: system instruction, tools,
@@ -143,7 +144,7 @@ func signCurrentTurn(contents []*genai.Content) {
 
 // toContents converts the conversation to Gemini contents, one per message. A message of tool
 // results becomes one user content holding every function response in the message's order.
-func toContents(msgs []llm.Message) ([]*genai.Content, error) {
+func toContents(msgs []steward.Message) ([]*genai.Content, error) {
 	contents := make([]*genai.Content, 0, len(msgs))
 	for i, msg := range msgs {
 		c, err := toContent(msg)
@@ -157,12 +158,12 @@ func toContents(msgs []llm.Message) ([]*genai.Content, error) {
 	return contents, nil
 }
 
-func toContent(msg llm.Message) (*genai.Content, error) {
+func toContent(msg steward.Message) (*genai.Content, error) {
 	var role string
 	switch msg.Role {
-	case llm.RoleUser:
+	case steward.RoleUser:
 		role = genai.RoleUser
-	case llm.RoleModel:
+	case steward.RoleModel:
 		role = genai.RoleModel
 	default:
 		return nil, fmt.Errorf("unknown role %q", msg.Role)
@@ -182,7 +183,7 @@ func toContent(msg llm.Message) (*genai.Content, error) {
 
 // toPart converts one part; it returns nil for a part that carries nothing. Minted ids are
 // dropped: Gemini never saw them.
-func toPart(p llm.Part) (*genai.Part, error) {
+func toPart(p steward.Part) (*genai.Part, error) {
 	gp := &genai.Part{ThoughtSignature: p.ProviderMeta}
 	switch {
 	case p.ToolCall != nil:

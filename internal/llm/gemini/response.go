@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // result is what one call produced, from a single response or assembled from a stream.
@@ -50,7 +51,7 @@ func candidateParts(resp *genai.GenerateContentResponse) []*genai.Part {
 // error; a response with neither a candidate nor a block reason is an error.
 func (m *Model) toResponse(r result) (llm.Response, error) {
 	resp := llm.Response{
-		Message: llm.Message{Role: llm.RoleModel},
+		Message: steward.Message{Role: steward.RoleModel},
 		Usage:   toUsage(r.usage),
 		Model:   m.name,
 	}
@@ -77,13 +78,13 @@ func (m *Model) toResponse(r result) (llm.Response, error) {
 
 // fromParts converts the model's parts: text and thoughts, and function calls. A call without
 // an id gets a minted one. Each part's thought signature is kept as its ProviderMeta.
-func fromParts(parts []*genai.Part) ([]llm.Part, error) {
-	out := make([]llm.Part, 0, len(parts))
+func fromParts(parts []*genai.Part) ([]steward.Part, error) {
+	out := make([]steward.Part, 0, len(parts))
 	for _, p := range parts {
 		if p == nil {
 			continue
 		}
-		lp := llm.Part{ProviderMeta: cloneBytes(p.ThoughtSignature)}
+		lp := steward.Part{ProviderMeta: cloneBytes(p.ThoughtSignature)}
 		switch {
 		case p.FunctionCall != nil:
 			tc, err := fromCall(p.FunctionCall)
@@ -102,7 +103,7 @@ func fromParts(parts []*genai.Part) ([]llm.Part, error) {
 	return out, nil
 }
 
-func fromCall(fc *genai.FunctionCall) (*llm.ToolCall, error) {
+func fromCall(fc *genai.FunctionCall) (*steward.ToolCall, error) {
 	args := json.RawMessage("{}")
 	if len(fc.Args) > 0 {
 		b, err := json.Marshal(fc.Args)
@@ -111,7 +112,7 @@ func fromCall(fc *genai.FunctionCall) (*llm.ToolCall, error) {
 		}
 		args = b
 	}
-	tc := &llm.ToolCall{ID: fc.ID, Name: fc.Name, Args: args}
+	tc := &steward.ToolCall{ID: fc.ID, Name: fc.Name, Args: args}
 	if tc.ID == "" {
 		tc.ID = mintID()
 		tc.MintedID = true
@@ -158,11 +159,11 @@ func toFinish(reason genai.FinishReason, hasCalls bool) llm.Finish {
 
 // toUsage converts usage metadata. Thinking tokens are billed as output; tool-use prompt
 // tokens as input. Cached tokens are a part of the input tokens.
-func toUsage(u *genai.GenerateContentResponseUsageMetadata) llm.Usage {
+func toUsage(u *genai.GenerateContentResponseUsageMetadata) steward.Usage {
 	if u == nil {
-		return llm.Usage{}
+		return steward.Usage{}
 	}
-	return llm.Usage{
+	return steward.Usage{
 		InputTokens:  int64(u.PromptTokenCount) + int64(u.ToolUsePromptTokenCount),
 		OutputTokens: int64(u.CandidatesTokenCount) + int64(u.ThoughtsTokenCount),
 		CachedTokens: int64(u.CachedContentTokenCount),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/gemini/retry"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 const (
@@ -41,7 +42,7 @@ func TestRateLimitedThenSucceeds(t *testing.T) {
 			}
 			start := time.Now()
 			resp, err := f.modelWith(Config{Retry: retry.Policy{Backoff: time.Millisecond}}).
-				Generate(context.Background(), llm.Request{Messages: []llm.Message{userText("hello")}}, onDelta)
+				Generate(context.Background(), llm.Request{Messages: []steward.Message{userText("hello")}}, onDelta)
 			if err != nil {
 				t.Fatalf("Generate after one 429: %v", err)
 			}
@@ -87,7 +88,7 @@ func TestUnavailableFailsWithinBound(t *testing.T) {
 				defer cancel()
 			}
 			start := time.Now()
-			_, err := f.modelWith(Config{Retry: tt.policy}).Generate(ctx, llm.Request{Messages: []llm.Message{userText("hello")}}, nil)
+			_, err := f.modelWith(Config{Retry: tt.policy}).Generate(ctx, llm.Request{Messages: []steward.Message{userText("hello")}}, nil)
 			elapsed := time.Since(start)
 			var apiErr genai.APIError
 			if !errors.As(err, &apiErr) || apiErr.Code != tt.forever.status {
@@ -110,7 +111,7 @@ func TestStreamIsNotReplayedAfterText(t *testing.T) {
 	f := newFake(t, sseReply(`{"candidates":[{"content":{"role":"model","parts":[{"text":"Hel"}]}}]}`, overloadBody), sseReply(okChunk))
 	var deltas []string
 	_, err := f.modelWith(Config{Retry: retry.Policy{Backoff: time.Millisecond}}).Generate(context.Background(),
-		llm.Request{Messages: []llm.Message{userText("hello")}}, func(s string) error { deltas = append(deltas, s); return nil })
+		llm.Request{Messages: []steward.Message{userText("hello")}}, func(s string) error { deltas = append(deltas, s); return nil })
 	if err == nil || len(f.requests()) != 1 || strings.Join(deltas, "") != "Hel" {
 		t.Fatalf("err %v after %d requests, deltas %q: want the error, 1 request, Hel once", err, len(f.requests()), deltas)
 	}
@@ -140,7 +141,7 @@ func TestThinkingLow(t *testing.T) {
 		t.Run(tt.model+"/"+string(tt.thinking), func(t *testing.T) {
 			t.Parallel()
 			f := newFake(t, jsonReply(okBody))
-			generate(t, f.modelWith(Config{Model: tt.model}), llm.Request{Messages: []llm.Message{userText("hi")}, Thinking: tt.thinking})
+			generate(t, f.modelWith(Config{Model: tt.model}), llm.Request{Messages: []steward.Message{userText("hi")}, Thinking: tt.thinking})
 			var raw struct {
 				GenerationConfig struct {
 					ThinkingConfig json.RawMessage `json:"thinkingConfig"`
@@ -170,8 +171,8 @@ func TestNoToolCallsKeepsToolsWithModeNone(t *testing.T) {
 	tools := []llm.ToolDecl{{Name: "create_task", Description: "Create a task.", Parameters: json.RawMessage(`{"type":"object"}`)}}
 	f := newFake(t, jsonReply(okBody), jsonReply(okBody))
 	m := f.model()
-	generate(t, m, llm.Request{System: "S", Messages: []llm.Message{userText("hi")}, Tools: tools})
-	generate(t, m, llm.Request{System: "S", Messages: []llm.Message{userText("hi")}, Tools: tools, NoToolCalls: true})
+	generate(t, m, llm.Request{System: "S", Messages: []steward.Message{userText("hi")}, Tools: tools})
+	generate(t, m, llm.Request{System: "S", Messages: []steward.Message{userText("hi")}, Tools: tools, NoToolCalls: true})
 	var before, final struct {
 		Tools      json.RawMessage `json:"tools"`
 		ToolConfig *struct {
@@ -195,7 +196,7 @@ func TestNoToolCallsKeepsToolsWithModeNone(t *testing.T) {
 		t.Errorf("final toolConfig = %+v, want function calling mode NONE", tc)
 	}
 
-	if _, err := m.Generate(context.Background(), llm.Request{Messages: []llm.Message{userText("hi")}, Tools: tools,
+	if _, err := m.Generate(context.Background(), llm.Request{Messages: []steward.Message{userText("hi")}, Tools: tools,
 		ForceTool: "create_task", NoToolCalls: true}, nil); err == nil || len(f.requests()) != 2 {
 		t.Errorf("ForceTool with NoToolCalls: err %v after %d requests, want an error and no request", err, len(f.requests()))
 	}
@@ -207,22 +208,22 @@ func TestNoToolCallsKeepsToolsWithModeNone(t *testing.T) {
 // model families are sent as they are.
 func TestUnsignedCallsInTheCurrentTurn(t *testing.T) {
 	t.Parallel()
-	call := func(id string) llm.Part {
-		return llm.Part{ToolCall: &llm.ToolCall{ID: id, Name: "list_tasks", Args: json.RawMessage(`{}`)}}
+	call := func(id string) steward.Part {
+		return steward.Part{ToolCall: &steward.ToolCall{ID: id, Name: "list_tasks", Args: json.RawMessage(`{}`)}}
 	}
-	result := func(id string) llm.Part {
-		return llm.Part{ToolResult: &llm.ToolResult{CallID: id, Name: "list_tasks", Output: json.RawMessage(`{}`)}}
+	result := func(id string) steward.Part {
+		return steward.Part{ToolResult: &steward.ToolResult{CallID: id, Name: "list_tasks", Output: json.RawMessage(`{}`)}}
 	}
-	msgs := []llm.Message{
+	msgs := []steward.Message{
 		userText("earlier turn"),
-		{Role: llm.RoleModel, Parts: []llm.Part{call("a")}},
-		{Role: llm.RoleUser, Parts: []llm.Part{result("a")}},
-		{Role: llm.RoleModel, Parts: []llm.Part{{Text: "done"}}},
+		{Role: steward.RoleModel, Parts: []steward.Part{call("a")}},
+		{Role: steward.RoleUser, Parts: []steward.Part{result("a")}},
+		{Role: steward.RoleModel, Parts: []steward.Part{{Text: "done"}}},
 		userText("this turn"),
-		{Role: llm.RoleModel, Parts: []llm.Part{{Text: "checking"}, call("b"), call("c")}},
-		{Role: llm.RoleUser, Parts: []llm.Part{result("b"), result("c")}},
-		{Role: llm.RoleModel, Parts: []llm.Part{call("d")}},
-		{Role: llm.RoleUser, Parts: []llm.Part{result("d")}},
+		{Role: steward.RoleModel, Parts: []steward.Part{{Text: "checking"}, call("b"), call("c")}},
+		{Role: steward.RoleUser, Parts: []steward.Part{result("b"), result("c")}},
+		{Role: steward.RoleModel, Parts: []steward.Part{call("d")}},
+		{Role: steward.RoleUser, Parts: []steward.Part{result("d")}},
 	}
 	for _, tt := range []struct {
 		model  string

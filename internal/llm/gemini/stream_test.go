@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 func TestStreamTextDeltasAndUsage(t *testing.T) {
@@ -21,7 +22,7 @@ func TestStreamTextDeltasAndUsage(t *testing.T) {
 			`"usageMetadata":{"promptTokenCount":200,"candidatesTokenCount":12,"thoughtsTokenCount":30,"cachedContentTokenCount":150},"modelVersion":"gemini-test-002"}`,
 	))
 	var deltas []string
-	resp, err := f.model().Generate(context.Background(), llm.Request{Messages: []llm.Message{userText("hi")}},
+	resp, err := f.model().Generate(context.Background(), llm.Request{Messages: []steward.Message{userText("hi")}},
 		func(s string) error { deltas = append(deltas, s); return nil })
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
@@ -41,7 +42,7 @@ func TestStreamTextDeltasAndUsage(t *testing.T) {
 	if resp.Finish != llm.FinishStop || resp.Model != "gemini-test-002" {
 		t.Errorf("finish %s model %s, want stop gemini-test-002", resp.Finish, resp.Model)
 	}
-	if want := (llm.Usage{InputTokens: 200, OutputTokens: 42, CachedTokens: 150}); resp.Usage != want {
+	if want := (steward.Usage{InputTokens: 200, OutputTokens: 42, CachedTokens: 150}); resp.Usage != want {
 		t.Errorf("usage = %+v, want %+v", resp.Usage, want)
 	}
 }
@@ -69,7 +70,7 @@ func TestStreamSignatures(t *testing.T) {
 		jsonReply(`{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP"}]}`),
 	)
 	m := f.model()
-	history := []llm.Message{userText("tasks and time?")}
+	history := []steward.Message{userText("tasks and time?")}
 	var deltas []string
 	resp, err := m.Generate(context.Background(), llm.Request{Messages: history},
 		func(s string) error { deltas = append(deltas, s); return nil })
@@ -136,7 +137,7 @@ func TestStreamSignatures(t *testing.T) {
 func TestStreamBlocked(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, sseReply(`{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":4}}`))
-	resp, err := f.model().Generate(context.Background(), llm.Request{Messages: []llm.Message{userText("hi")}},
+	resp, err := f.model().Generate(context.Background(), llm.Request{Messages: []steward.Message{userText("hi")}},
 		func(string) error { return nil })
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
@@ -154,7 +155,7 @@ func TestStreamDeltaErrorStops(t *testing.T) {
 	))
 	stop := errors.New("client went away")
 	calls := 0
-	_, err := f.model().Generate(context.Background(), llm.Request{Messages: []llm.Message{userText("hi")}},
+	_, err := f.model().Generate(context.Background(), llm.Request{Messages: []steward.Message{userText("hi")}},
 		func(string) error { calls++; return stop })
 	if !errors.Is(err, stop) {
 		t.Errorf("err = %v, want it to wrap the delta error", err)

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // cloneRequest deep-copies a request, so neither the caller nor a step can change a recorded
@@ -22,11 +23,11 @@ func cloneRequest(r llm.Request) llm.Request {
 	return out
 }
 
-func cloneMessages(msgs []llm.Message) []llm.Message {
+func cloneMessages(msgs []steward.Message) []steward.Message {
 	if msgs == nil {
 		return nil
 	}
-	out := make([]llm.Message, len(msgs))
+	out := make([]steward.Message, len(msgs))
 	for i, m := range msgs {
 		m.Parts = slices.Clone(m.Parts)
 		for j := range m.Parts {

@@ -10,10 +10,11 @@ import (
 	"testing"
 
 	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
-func userText(s string) llm.Message {
-	return llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Text: s}}}
+func userText(s string) steward.Message {
+	return steward.Message{Role: steward.RoleUser, Parts: []steward.Part{{Text: s}}}
 }
 
 func TestModelReplaysScript(t *testing.T) {
@@ -27,7 +28,7 @@ func TestModelReplaysScript(t *testing.T) {
 		},
 	)
 	ctx := context.Background()
-	req := llm.Request{System: "sys", Messages: []llm.Message{userText("add milk")}, Tools: []llm.ToolDecl{{Name: "create_task"}}}
+	req := llm.Request{System: "sys", Messages: []steward.Message{userText("add milk")}, Tools: []llm.ToolDecl{{Name: "create_task"}}}
 
 	first, err := m.Generate(ctx, req, nil)
 	if err != nil {
@@ -41,9 +42,9 @@ func TestModelReplaysScript(t *testing.T) {
 		t.Errorf("empty args = %s, want {}", calls[1].Args)
 	}
 
-	results := llm.Message{Role: llm.RoleUser, Parts: []llm.Part{
-		{ToolResult: &llm.ToolResult{CallID: "c1", Name: "create_task", Output: json.RawMessage(`{"id":1}`)}},
-		{ToolResult: &llm.ToolResult{CallID: "c2", Name: "list_tasks", Output: json.RawMessage(`[]`)}},
+	results := steward.Message{Role: steward.RoleUser, Parts: []steward.Part{
+		{ToolResult: &steward.ToolResult{CallID: "c1", Name: "create_task", Output: json.RawMessage(`{"id":1}`)}},
+		{ToolResult: &steward.ToolResult{CallID: "c2", Name: "list_tasks", Output: json.RawMessage(`[]`)}},
 	}}
 	req.Messages = append(req.Messages, first.Message, results)
 	second, err := m.Generate(ctx, req, nil)
@@ -73,7 +74,7 @@ func TestModelExhausted(t *testing.T) {
 	if _, err := m.Generate(ctx, llm.Request{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err := m.Generate(ctx, llm.Request{Messages: []llm.Message{userText("again")}}, nil)
+	_, err := m.Generate(ctx, llm.Request{Messages: []steward.Message{userText("again")}}, nil)
 	if !errors.Is(err, ErrExhausted) || !strings.Contains(err.Error(), "call 2") {
 		t.Errorf("err = %v, want ErrExhausted naming call 2", err)
 	}
@@ -116,7 +117,7 @@ func TestModelRecordsCopies(t *testing.T) {
 	})
 	call := Call("c1", "create_task", `{"title":"milk"}`)
 	req := llm.Request{
-		Messages: []llm.Message{{Role: llm.RoleModel, Parts: []llm.Part{{ToolCall: &call, ProviderMeta: []byte{1}}}}},
+		Messages: []steward.Message{{Role: steward.RoleModel, Parts: []steward.Part{{ToolCall: &call, ProviderMeta: []byte{1}}}}},
 		Tools:    []llm.ToolDecl{{Name: "create_task", Parameters: json.RawMessage(`{}`)}},
 	}
 	for range 2 {
@@ -187,8 +188,8 @@ func TestModelFinishDefaults(t *testing.T) {
 		resp llm.Response
 		want llm.Finish
 	}{
-		{"text", llm.Response{Message: llm.Message{Role: llm.RoleModel, Parts: []llm.Part{{Text: "hi"}}}}, llm.FinishStop},
-		{"calls", llm.Response{Message: llm.Message{Role: llm.RoleModel, Parts: []llm.Part{{ToolCall: &call}}}}, llm.FinishToolCalls},
+		{"text", llm.Response{Message: steward.Message{Role: steward.RoleModel, Parts: []steward.Part{{Text: "hi"}}}}, llm.FinishStop},
+		{"calls", llm.Response{Message: steward.Message{Role: steward.RoleModel, Parts: []steward.Part{{ToolCall: &call}}}}, llm.FinishToolCalls},
 		{"explicit", llm.Response{Finish: llm.FinishBlocked, FinishDetail: "SAFETY"}, llm.FinishBlocked},
 	}
 	for _, tt := range tests {
@@ -217,7 +218,7 @@ func TestModelConcurrentUse(t *testing.T) {
 	errs := make(chan error, n+1)
 	for range n + 1 {
 		wg.Go(func() {
-			_, err := m.Generate(context.Background(), llm.Request{Messages: []llm.Message{userText("hi")}}, func(string) error { return nil })
+			_, err := m.Generate(context.Background(), llm.Request{Messages: []steward.Message{userText("hi")}}, func(string) error { return nil })
 			errs <- err
 		})
 	}

@@ -1,0 +1,109 @@
+package steward_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/stewardhq/steward/"
+
+// pkg is what go list says of one package of the module.
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+// listModule runs go list over the whole module (tests excluded: rules are about shipped code).
+func listModule(t *testing.T) []pkg {
+	t.Helper()
+	// Open every Go file, so that go test's cache sees them: a cached pass must not outlive
+	// a new import.
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") {
+			_, err = os.ReadFile(path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "list", "-deps=false", "-json=ImportPath,Imports,Deps", module+"...")
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []pkg
+	for dec := json.NewDecoder(&out); dec.More(); {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found %d packages; want the whole module", len(pkgs))
+	}
+	return pkgs
+}
+
+// TestArchitecture enforces the import rules of docs/ARCHITECTURE.md: the domain package is a
+// leaf; the agent loop reaches no database, HTTP face or SDK; only the store imports the
+// generated db package; nothing imports a main.
+func TestArchitecture(t *testing.T) {
+	for _, p := range listModule(t) {
+		name := strings.TrimPrefix(p.ImportPath, module)
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			dep := strings.TrimPrefix(imp, module)
+			switch {
+			case name == "internal/steward":
+				t.Errorf("internal/steward imports %s: the domain package must be a leaf", dep)
+			case dep == "db" && name != "internal/store":
+				t.Errorf("%s imports db: only internal/store may", name)
+			case strings.HasPrefix(dep, "cmd/") || strings.HasPrefix(dep, "functions/"):
+				t.Errorf("%s imports %s: nothing imports a main", name, dep)
+			}
+		}
+		if name == "internal/agent" {
+			for _, dep := range p.Deps {
+				for _, bad := range []string{module + "db", module + "internal/store", module + "internal/httpapi",
+					"google.golang.org/genai", "github.com/jackc/pgx", "github.com/aws/", "net/http"} {
+					if dep == bad || strings.HasPrefix(dep, bad+"/") || (strings.HasSuffix(bad, "/") && strings.HasPrefix(dep, bad)) {
+						t.Errorf("internal/agent depends on %s: the loop holds no SQL, no HTTP and no SDK", dep)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestArchitectureCatchesAViolation: the rules above are not vacuous — the module's real
+// graph has the edges they are written against.
+func TestArchitectureCatchesAViolation(t *testing.T) {
+	var store, agent pkg
+	for _, p := range listModule(t) {
+		switch p.ImportPath {
+		case module + "internal/store":
+			store = p
+		case module + "internal/agent":
+			agent = p
+		}
+	}
+	if !slices.Contains(store.Imports, module+"db") {
+		t.Fatal("internal/store does not import db: the db rule checks nothing")
+	}
+	if !slices.Contains(agent.Imports, module+"internal/steward") {
+		t.Fatal("internal/agent does not import internal/steward")
+	}
+}
