@@ -57,8 +57,8 @@ type NewFact struct {
 	TurnID                      *uuid.UUID
 }
 
-// Notification is a message for the owner. Delivery channels come later; for now it is
-// stored and listed.
+// Notification is a message for the owner: stored and listed, and delivered to the owner's
+// channel when one is set (internal/delivery).
 type Notification struct {
 	ID        uuid.UUID `json:"id"`
 	Title     string    `json:"title,omitempty"`
