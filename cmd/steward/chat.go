@@ -25,7 +25,9 @@ const chatUsage = `Usage:
 
 Chat with Steward as an owner, over the HTTP API (STEWARD_URL, default the local server;
 STEWARD_API_KEY). Answers stream as they are written; at each pending write you are asked
-y (approve), n (deny, with an optional reason) or a (approve and always allow this tool).
+y (approve), n (deny, with an optional reason), a (approve and always allow this tool with
+these exact arguments) or t (approve and always allow this tool with any arguments); money
+and egress tools offer neither a nor t and are asked every time.
 With MESSAGE, one turn runs and the command exits; without, it reads messages line by line
 until end of input or "exit".
 
@@ -145,19 +147,25 @@ func (c *chatClient) turn(ctx context.Context, msg string) error {
 func (c *chatClient) decide(v steward.View) ([]steward.Decision, error) {
 	var ds []steward.Decision
 	for _, p := range v.Pending {
-		fmt.Fprintf(c.prompt, "\nSteward wants to run %s %s\napprove? [y]es / [n]o / [a]lways: ", p.Tool, p.Args)
+		choices := "[y]es / [n]o / [a]lways with these arguments / always for any [t]ool arguments"
+		if !p.AlwaysOffered {
+			choices = "[y]es / [n]o (always is not offered: this tool is asked every time)"
+		}
+		fmt.Fprintf(c.prompt, "\nSteward wants to run %s %s\napprove? %s: ", p.Tool, p.Args, choices)
 		line, err := c.in.ReadString('\n')
 		answer := strings.ToLower(strings.TrimSpace(line))
 		if answer == "" && err != nil {
 			return nil, errors.New("no answer for a pending write (end of input); the turn stays in /v1/approvals")
 		}
 		d := steward.Decision{CallID: p.CallID, ArgsHash: p.ArgsHash}
-		switch answer {
-		case "y", "yes":
+		switch {
+		case answer == "y" || answer == "yes":
 			d.Approve = true
-		case "a", "always":
-			d.Approve, d.Always = true, true
-		default:
+		case p.AlwaysOffered && (answer == "a" || answer == "always"):
+			d.Approve, d.Always = true, steward.AlwaysArgs
+		case p.AlwaysOffered && (answer == "t" || answer == "tool"):
+			d.Approve, d.Always = true, steward.AlwaysTool
+		default: // anything else, and always where it is not offered, denies
 			fmt.Fprint(c.prompt, "reason (optional): ")
 			reason, _ := c.in.ReadString('\n')
 			d.Message = strings.TrimSpace(reason)

@@ -435,7 +435,7 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 				rec.Status, rec.Result = steward.CallDenied, res.Output
 			default:
 				rec.Status, rec.DecidedBy = steward.CallPending, ""
-				pending = append(pending, steward.PendingCall{CallID: c.ID, Tool: c.Name, Args: c.Args, ArgsHash: hash})
+				pending = append(pending, steward.PendingCall{CallID: c.ID, Tool: c.Name, Args: c.Args, ArgsHash: hash, AlwaysOffered: tool.AlwaysOffered()})
 			}
 			if err := tx.RecordCall(ctx, rec); err != nil {
 				return err
@@ -597,7 +597,9 @@ func (r *Runner) check(ctx context.Context, tx Tx) error {
 // declares an amount.
 func (r *Runner) gateRequest(x *run, c steward.ToolCall) steward.GateRequest {
 	req := steward.GateRequest{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Trigger: x.turn.Trigger, CallID: c.ID, Tool: c.Name, Args: c.Args}
-	if tool, ok := r.Tools.Get(c.Name); ok && tool.Money != nil {
+	tool, ok := r.Tools.Get(c.Name)
+	req.NoAllowRules = !ok || !tool.AlwaysOffered()
+	if ok && tool.Money != nil {
 		var args map[string]json.RawMessage
 		var m steward.Money
 		if json.Unmarshal(c.Args, &args) == nil && json.Unmarshal(args[tool.Money.Amount], &m.Minor) == nil &&

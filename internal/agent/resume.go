@@ -37,6 +37,9 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 	if err != nil {
 		return steward.View{}, err
 	}
+	if err := r.checkAlways(turn.State.Pending, byCall); err != nil {
+		return steward.View{}, err
+	}
 
 	x := &run{emit: emit}
 	var journal map[string]steward.CallRecord
@@ -143,6 +146,26 @@ func checkDecisions(pending []steward.PendingCall, decisions []steward.Decision)
 	return byCall, nil
 }
 
+// checkAlways refuses, before anything is decided, an "always" of unknown scope and one for
+// a tool that does not offer it (money and egress tools: no standing rule may run them
+// without asking, README "Safety, in code").
+func (r *Runner) checkAlways(pending []steward.PendingCall, byCall map[string]steward.Decision) error {
+	for _, p := range pending {
+		d := byCall[p.CallID]
+		switch d.Always {
+		case steward.AlwaysNone:
+			continue
+		case steward.AlwaysArgs, steward.AlwaysTool:
+		default:
+			return steward.Errorf(steward.CodeInvalid, "always of call %q must be %q or %q, not %q", p.CallID, steward.AlwaysArgs, steward.AlwaysTool, d.Always)
+		}
+		if tool, ok := r.Tools.Get(p.Tool); d.Approve && (!ok || !tool.AlwaysOffered()) {
+			return steward.Errorf(steward.CodeInvalid, "always is not offered for %s: it moves money or sends data out, so it is asked every time and no standing rule can allow it; approve it without always (nothing was decided)", p.Tool)
+		}
+	}
+	return nil
+}
+
 // decide writes the owner's decisions into the journal (calls already decided, by an earlier
 // resume that died, keep their journal state) and stores standing rules for "always". A call
 // left executing by a dead resume becomes unknown. It returns the journal by call id.
@@ -174,15 +197,25 @@ func (r *Runner) decide(ctx context.Context, tx Tx, x *run, byCall map[string]st
 		c.Status, c.DecidedBy, c.Message = to, "human", d.Message
 		journal[p.CallID] = c
 		x.record("gate_decision", map[string]any{"call_id": p.CallID, "tool": p.Tool, "verdict": map[bool]steward.Verdict{true: steward.Allow, false: steward.Deny}[d.Approve], "by": "human"})
-		if d.Approve && d.Always {
-			rule, err := tx.CreateRule(ctx, steward.Rule{Tool: p.Tool, Predicate: json.RawMessage(`{}`), Effect: "allow", Source: "approval", Note: "approved with always"})
+		if d.Approve && d.Always != steward.AlwaysNone {
+			rule, err := tx.CreateRule(ctx, alwaysRule(p, d.Always))
 			if err != nil {
 				return nil, err
 			}
-			x.record("rule_created", map[string]any{"rule_id": rule.ID, "tool": p.Tool, "effect": "allow"})
+			x.record("rule_created", map[string]any{"rule_id": rule.ID, "tool": p.Tool, "effect": "allow", "scope": d.Always})
 		}
 	}
 	return journal, nil
+}
+
+// alwaysRule is the standing allow rule an approval with "always" stores: for scope "tool"
+// its predicate is empty (any arguments); for "args" it is the approved arguments, so only a
+// call with these argument values is allowed again.
+func alwaysRule(p steward.PendingCall, scope steward.Always) steward.Rule {
+	if scope == steward.AlwaysTool {
+		return steward.Rule{Tool: p.Tool, Predicate: json.RawMessage(`{}`), Effect: "allow", Source: "approval", Note: "approved with always (any arguments)"}
+	}
+	return steward.Rule{Tool: p.Tool, Predicate: p.Args, Effect: "allow", Source: "approval", Note: "approved with always (these arguments)"}
 }
 
 // batchResults reassembles the suspended batch's results in the model's call order: results

@@ -156,7 +156,7 @@ func TestAlwaysStoresARuleAndResumedTurnCanSuspendAgain(t *testing.T) {
 		scripted.Reply(scripted.Text("added bread")),
 	)
 	ds := approveAll(v)
-	ds[0].Always = true
+	ds[0].Always = steward.AlwaysTool
 	v2, err := h.confirm(v, ds)
 	if err != nil || v2.Status != steward.StatusSuspended || v2.TurnID != v.TurnID || v2.Pending[0].Tool != "notify" {
 		t.Fatalf("resumed turn: %+v, %v; want it suspended again on notify", v2, err)

@@ -145,13 +145,18 @@ func TestRollingWindowSurvivesRestart(t *testing.T) {
 	h := newHarness(t, m)
 	withSafety(h)
 	h.tx(func(tx *store.Tx) error {
-		if _, err := tx.CreateRule(h.ctx, steward.Rule{Tool: "pay", Effect: "allow", Source: "api"}); err != nil {
-			return err
-		}
 		_, err := tx.SetCap(h.ctx, steward.Cap{Currency: "EUR", PerActionMinor: 1000, WindowMinor: 2000, Window: time.Hour})
 		return err
 	})
-	v1, v2 := h.start("pay"), h.start("pay again")
+	// No standing rule can allow a money tool: the owner approves each payment.
+	approved := func(msg string) steward.View {
+		v := h.start(msg)
+		if _, err := h.confirm(v, approveAll(v)); err != nil {
+			t.Fatalf("confirm %q: %v", msg, err)
+		}
+		return v
+	}
+	v1, v2 := approved("pay"), approved("pay again")
 	// Restart: a new process, a new pool. The ledger is in Postgres, so the window remembers.
 	s2, err := store.Open(h.ctx, h.store.URL(), 4)
 	if err != nil {
@@ -268,6 +273,49 @@ func TestSecretsNeverReachLogsOrTrace(t *testing.T) {
 	for where, text := range map[string]string{"log": logs.String(), "trace": string(trail), "turn": v.Error} {
 		if strings.Contains(text, secret) {
 			t.Errorf("the secret reached the %s", where) // never print it
+		}
+	}
+}
+
+// TestMoneyAndEgressToolsOfferNoAlways: a money tool and an egress tool are shown without
+// "always", an approval with always is refused with nothing decided, and a standing allow
+// rule (from the rules API) never runs them without asking.
+func TestMoneyAndEgressToolsOfferNoAlways(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ tool, args string }{
+		{"pay", `{"to":"bob","amount_minor":500,"currency":"EUR"}`},
+		{"send_mail", `{"to":"bob@example.com"}`},
+	} {
+		m := scripted.New(scripted.Reply(scripted.Calls(scripted.Call("c1", tc.tool, tc.args))), scripted.Reply(scripted.Text("done")))
+		h := newHarness(t, m) // its send_mail is External
+		if tc.tool == "pay" {
+			withSafety(h)
+		}
+		h.tx(func(tx *store.Tx) error {
+			if _, err := tx.CreateRule(h.ctx, steward.Rule{Tool: tc.tool, Effect: "allow", Source: "api"}); err != nil {
+				return err
+			}
+			_, err := tx.SetCap(h.ctx, steward.Cap{Currency: "EUR", PerActionMinor: 1000, WindowMinor: 3000, Window: time.Hour})
+			return err
+		})
+		v := h.start("do it")
+		if v.Status != steward.StatusSuspended || len(v.Pending) != 1 || v.Pending[0].AlwaysOffered {
+			t.Fatalf("%s with a tool-wide allow rule: %+v; want it asked, without always offered", tc.tool, v)
+		}
+		for _, scope := range []steward.Always{steward.AlwaysArgs, steward.AlwaysTool} {
+			ds := approveAll(v)
+			ds[0].Always = scope
+			_, err := h.confirm(v, ds)
+			var e *steward.Error
+			if !errors.As(err, &e) || e.Code != steward.CodeInvalid || !strings.Contains(e.Message, "always is not offered for "+tc.tool) {
+				t.Fatalf("%s: confirm with always %q: %v", tc.tool, scope, err)
+			}
+		}
+		if got, _ := h.runner.Turn(h.ctx, h.owner, v.TurnID); got.Status != steward.StatusSuspended || h.journal(v.TurnID)["c1"].Status != steward.CallPending {
+			t.Fatalf("%s: after refused always: turn %s, call %s; want nothing decided", tc.tool, got.Status, h.journal(v.TurnID)["c1"].Status)
+		}
+		if got, err := h.confirm(v, approveAll(v)); err != nil || got.Status != steward.StatusCompleted {
+			t.Fatalf("%s: plain approval: %+v, %v", tc.tool, got, err)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -49,7 +50,8 @@ type decisionRequest struct {
 	Approve  *bool  `json:"approve"`
 	ArgsHash string `json:"args_hash"`
 	Message  string `json:"message"`
-	Always   bool   `json:"always"`
+	// Always is "args", "tool", or true (meaning "args"); see steward.ParseAlways.
+	Always json.RawMessage `json:"always"`
 }
 
 // confirmRequest is the body of POST /v1/turns/{id}/confirm.
@@ -82,7 +84,12 @@ func (a *api) confirm(w http.ResponseWriter, r *http.Request) {
 			fail(w, r, steward.Errorf(steward.CodeInvalid, "decision for call %q needs the args_hash it was shown", d.CallID))
 			return
 		}
-		decisions[i] = steward.Decision{CallID: d.CallID, Approve: *d.Approve, ArgsHash: d.ArgsHash, Message: d.Message, Always: d.Always}
+		always, err := steward.ParseAlways(d.Always)
+		if err != nil {
+			fail(w, r, steward.Errorf(steward.CodeInvalid, "decision for call %q: %s", d.CallID, err.Message))
+			return
+		}
+		decisions[i] = steward.Decision{CallID: d.CallID, Approve: *d.Approve, ArgsHash: d.ArgsHash, Message: d.Message, Always: always}
 	}
 	owner := principal(r.Context()).OwnerID
 	a.runTurn(w, r, func(ctx context.Context, emit agent.Emit) (steward.View, error) {

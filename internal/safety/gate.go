@@ -95,8 +95,9 @@ func guards(ctx context.Context, tx agent.Tx, req steward.GateRequest) (steward.
 }
 
 // decideByRules applies standing rules: any matching deny wins; a matching allow runs the
-// call — except for runs triggered by outside data (webhooks), where allow rules never apply
-// and a human decides; no match asks the human.
+// call — except for runs triggered by outside data (webhooks) and for tools that do not offer
+// "always" (money and egress), where allow rules never apply and a human decides; no match
+// asks the human.
 func decideByRules(rules []steward.Rule, req steward.GateRequest) steward.GateDecision {
 	var allow *steward.Rule
 	for i, r := range rules {
@@ -110,7 +111,7 @@ func decideByRules(rules []steward.Rule, req steward.GateRequest) steward.GateDe
 			allow = &rules[i]
 		}
 	}
-	if allow != nil && req.Trigger != steward.TriggerWebhook {
+	if allow != nil && req.Trigger != steward.TriggerWebhook && !req.NoAllowRules {
 		return steward.GateDecision{Verdict: steward.Allow, By: "rule:" + allow.ID.String()}
 	}
 	return steward.GateDecision{Verdict: steward.Ask}

@@ -48,3 +48,22 @@ func TestDecideByRules(t *testing.T) {
 		})
 	}
 }
+
+// TestNoAllowRulesForToolsWithoutAlways: for money and egress tools (no "always"), allow
+// rules never run a call without asking; deny rules still refuse.
+func TestNoAllowRulesForToolsWithoutAlways(t *testing.T) {
+	t.Parallel()
+	req := steward.GateRequest{Tool: "pay", Args: json.RawMessage(`{"to":"bob"}`), Trigger: steward.TriggerChat, NoAllowRules: true}
+	for _, tc := range []struct {
+		rules []steward.Rule
+		want  steward.Verdict
+	}{
+		{[]steward.Rule{rule("pay", "allow", `{}`)}, steward.Ask},
+		{[]steward.Rule{rule("*", "allow", `{"to":"bob"}`)}, steward.Ask},
+		{[]steward.Rule{rule("pay", "allow", `{}`), rule("pay", "deny", `{}`)}, steward.Deny},
+	} {
+		if d := decideByRules(tc.rules, req); d.Verdict != tc.want {
+			t.Errorf("rules %+v: verdict %s (by %s), want %s", tc.rules, d.Verdict, d.By, tc.want)
+		}
+	}
+}

@@ -66,6 +66,9 @@ type GateRequest struct {
 	Args    json.RawMessage
 	// Money is the amount the call moves, for tools that declare one.
 	Money *Money
+	// NoAllowRules is set for tools that do not offer "always" (money and egress): no
+	// standing allow rule runs them without asking.
+	NoAllowRules bool
 }
 
 // GateDecision is a verdict with who or what decided it, for the journal and the audit log.

@@ -88,6 +88,9 @@ type PendingCall struct {
 	Tool     string          `json:"tool"`
 	Args     json.RawMessage `json:"args"`
 	ArgsHash string          `json:"args_hash"`
+	// AlwaysOffered is false for tools whose calls no standing rule may allow (money and
+	// egress): the card hides "always" and says why.
+	AlwaysOffered bool `json:"always_offered"`
 }
 
 // CallStatus is the journal status of one tool call.

@@ -1,6 +1,7 @@
 package steward
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -14,8 +15,43 @@ type Decision struct {
 	// ArgsHash must equal the pending call's args_hash: the owner approves what was shown.
 	ArgsHash string `json:"args_hash"`
 	Message  string `json:"message,omitempty"`
-	// Always stores a standing allow rule for the tool, so the owner is not asked again.
-	Always bool `json:"always,omitempty"`
+	// Always, with an approval, stores a standing allow rule so the owner is not asked again;
+	// its scope says for what (README, "Safety, in code"). Empty stores nothing.
+	Always Always `json:"always,omitempty"`
+}
+
+// Always is the scope of the standing allow rule an approval stores.
+type Always string
+
+// Scopes of "always".
+const (
+	// AlwaysNone stores no rule.
+	AlwaysNone Always = ""
+	// AlwaysArgs allows this tool again with exactly the approved arguments (the rule's
+	// predicate is the arguments). It is the default of the approval card and the CLI.
+	AlwaysArgs Always = "args"
+	// AlwaysTool allows this tool with any arguments.
+	AlwaysTool Always = "tool"
+)
+
+// ParseAlways reads the "always" field of a decision: "tool", "args", or (for clients of
+// the first API) true, which means the safe scope "args"; false, null and absent mean none.
+// Anything else is a client error.
+func ParseAlways(raw json.RawMessage) (Always, *Error) {
+	var b bool
+	var s string
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return AlwaysNone, nil
+	case json.Unmarshal(raw, &b) == nil:
+		if b {
+			return AlwaysArgs, nil
+		}
+		return AlwaysNone, nil
+	case json.Unmarshal(raw, &s) == nil && (Always(s) == AlwaysArgs || Always(s) == AlwaysTool):
+		return Always(s), nil
+	}
+	return AlwaysNone, Errorf(CodeInvalid, "always must be \"args\" (these exact arguments) or \"tool\" (any arguments of this tool), not %s", raw)
 }
 
 // View is what a client sees of a turn (docs/ARCHITECTURE.md §2).

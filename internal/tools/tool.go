@@ -81,6 +81,9 @@ type Tool struct {
 	// a write that moves money; hard caps apply to it before anyone is asked. Nil for tools
 	// that move no money.
 	Money *MoneyArgs
+	// NoAlways marks a write that no standing allow rule may ever run without asking, besides
+	// money and External tools, which never offer it (see AlwaysOffered).
+	NoAlways bool
 
 	params json.RawMessage // canonical JSON Schema of the arguments
 	check  func(args json.RawMessage) error
@@ -135,6 +138,14 @@ func New[A any](name, description string, kind steward.ToolKind, run func(ctx co
 		return run(ctx, env, args)
 	}
 	return t
+}
+
+// AlwaysOffered reports whether an approval of this tool may store a standing allow rule
+// ("always"), and whether allow rules apply to it at all. Money and egress (External) tools
+// never offer it: their calls are asked every time, and no rule lifts a cap
+// (README, "Safety, in code").
+func (t Tool) AlwaysOffered() bool {
+	return !t.NoAlways && t.Money == nil && !t.External
 }
 
 // Parameters returns the tool's argument schema as canonical JSON (sorted keys, no
