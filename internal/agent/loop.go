@@ -86,6 +86,9 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (steward.View, 
 	case !utf8.ValidString(msg):
 		return steward.View{}, steward.Errorf(steward.CodeInvalid, "message is not valid UTF-8")
 	}
+	if err := steward.CheckText("message", msg); err != nil {
+		return steward.View{}, err
+	}
 	if in.Trigger == "" {
 		in.Trigger = steward.TriggerChat
 	}
@@ -328,6 +331,9 @@ func (r *Runner) finish(ctx context.Context, x *run, status steward.Status, answ
 		}
 		return x.flush(ctx, tx)
 	})
+	if steward.ErrorCode(err) == steward.CodeInvalid {
+		return r.failUnsaved(ctx, x, err)
+	}
 	if err != nil {
 		return steward.View{}, fmt.Errorf("finish turn %s: %w", x.turn.ID, err)
 	}
@@ -337,6 +343,35 @@ func (r *Runner) finish(ctx context.Context, x *run, status steward.Status, answ
 		typ = "error"
 	}
 	x.send(StreamEvent{Type: typ, Turn: &v, Text: errMsg})
+	return v, nil
+}
+
+// unsavedError is the error of a turn whose outcome could not be saved.
+const unsavedError = "the turn's result could not be saved"
+
+// failUnsaved ends a turn whose outcome Postgres refused (a value it cannot hold, such as a
+// NUL in the model's answer or in a tool's arguments): in a fresh transaction the turn is
+// failed with a generic error and only its final event (the queued ones may hold the same
+// value), so it never stays running until the sweep. The cause goes to the log.
+func (r *Runner) failUnsaved(ctx context.Context, x *run, cause error) (steward.View, error) {
+	zerolog.Ctx(ctx).Error().Err(cause).Stringer("turn_id", x.turn.ID).Msg("the turn could not be saved; failing it")
+	x.turn.Status, x.turn.Answer, x.turn.Error = steward.StatusFailed, "", unsavedError
+	x.turn.State, x.turn.ExpiresAt = nil, nil
+	x.events = nil
+	x.record("turn_failed", map[string]any{"error": unsavedError, "iterations": x.st.Iterations, "usage": x.st.Usage})
+	err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
+		saved, err := tx.SaveTurn(ctx, x.turn)
+		if err != nil {
+			return err
+		}
+		x.turn = saved
+		return x.flush(ctx, tx)
+	})
+	if err != nil {
+		return steward.View{}, fmt.Errorf("fail unsaved turn %s: %w (after %w)", x.turn.ID, err, cause)
+	}
+	v := steward.ViewOf(x.turn)
+	x.send(StreamEvent{Type: "error", Turn: &v, Text: unsavedError})
 	return v, nil
 }
 
@@ -363,6 +398,9 @@ func (r *Runner) suspend(ctx context.Context, x *run) (steward.View, error) {
 		x.turn = saved
 		return x.flush(ctx, tx)
 	})
+	if steward.ErrorCode(err) == steward.CodeInvalid {
+		return r.failUnsaved(ctx, x, err)
+	}
 	if err != nil {
 		return steward.View{}, fmt.Errorf("suspend turn %s: %w", x.turn.ID, err)
 	}

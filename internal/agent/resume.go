@@ -135,6 +135,8 @@ func checkDecisions(pending []steward.PendingCall, decisions []steward.Decision)
 			return nil, steward.Errorf(steward.CodeConflict, "args_hash of call %q does not match its arguments: reload the turn and decide on what it shows", d.CallID)
 		case len(d.Message) > 2000:
 			return nil, steward.Errorf(steward.CodeInvalid, "message of call %q is longer than 2000 bytes", d.CallID)
+		case steward.CheckText("message", d.Message) != nil:
+			return nil, steward.CheckText(fmt.Sprintf("message of call %q", d.CallID), d.Message)
 		}
 		byCall[d.CallID] = d
 	}

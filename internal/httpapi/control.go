@@ -63,6 +63,10 @@ func (a *api) stop(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, steward.Errorf(steward.CodeInvalid, "reason is longer than 500 characters"))
 		return
 	}
+	if err := steward.CheckText("reason", body.Reason); err != nil {
+		fail(w, r, err)
+		return
+	}
 	a.setKill(w, r, true, body.Reason)
 }
 
@@ -130,7 +134,7 @@ func (a *api) createRule(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	if err := validRule(&body); err != nil {
+	if err := a.validRule(&body); err != nil {
 		fail(w, r, err)
 		return
 	}
@@ -148,8 +152,9 @@ func (a *api) createRule(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, rule)
 }
 
-// validRule checks a rule body: a known tool or "*", allow or deny, an object predicate.
-func validRule(b *ruleBody) error {
+// validRule checks a rule body: a registered write tool or "*" (every write tool), allow or
+// deny, an object predicate, and text Postgres can store.
+func (a *api) validRule(b *ruleBody) error {
 	b.Tool, b.Effect = strings.TrimSpace(b.Tool), strings.TrimSpace(b.Effect)
 	if len(b.Predicate) == 0 || string(b.Predicate) == "null" {
 		b.Predicate = json.RawMessage(`{}`)
@@ -164,6 +169,36 @@ func validRule(b *ruleBody) error {
 		return steward.Errorf(steward.CodeInvalid, "predicate must be a JSON object of argument values")
 	case utf8.RuneCountInString(b.Note) > 500:
 		return steward.Errorf(steward.CodeInvalid, "note is longer than 500 characters")
+	}
+	if err := a.d.Runner.Tools.CheckRuleTool(b.Tool); err != nil {
+		return err
+	}
+	if err := steward.CheckText("note", b.Note); err != nil {
+		return err
+	}
+	return checkJSONText("predicate", pred)
+}
+
+// checkJSONText applies steward.CheckText to every key and string inside a decoded JSON value.
+func checkJSONText(field string, v any) error {
+	switch v := v.(type) {
+	case string:
+		return steward.CheckText(field, v)
+	case []any:
+		for _, e := range v {
+			if err := checkJSONText(field, e); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			if err := steward.CheckText(field, k); err != nil {
+				return err
+			}
+			if err := checkJSONText(field, e); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -135,8 +135,10 @@ func (nf NewFact) check() (NewFact, error) {
 		return nf, steward.Errorf(steward.CodeInvalid, "kind must be one of %s", strings.Join(FactKinds, ", "))
 	case nf.Content == "":
 		return nf, steward.Errorf(steward.CodeInvalid, "content is empty")
-	case !utf8.ValidString(nf.Content) || !utf8.ValidString(nf.Subject):
-		return nf, steward.Errorf(steward.CodeInvalid, "content and subject must be valid UTF-8")
+	case steward.CheckText("content", nf.Content) != nil:
+		return nf, steward.CheckText("content", nf.Content)
+	case steward.CheckText("subject", nf.Subject) != nil:
+		return nf, steward.CheckText("subject", nf.Subject)
 	case utf8.RuneCountInString(nf.Content) > MaxFactContent:
 		return nf, steward.Errorf(steward.CodeInvalid, "content is %d characters long; the limit is %d", utf8.RuneCountInString(nf.Content), MaxFactContent)
 	case utf8.RuneCountInString(nf.Subject) > MaxFactSubject:

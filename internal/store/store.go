@@ -124,10 +124,25 @@ func notFound(what string, err error) error {
 		return fmt.Errorf("%s: %w", what, ErrNotFound)
 	}
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		return fmt.Errorf("%s: %w", what, ErrConflict)
+	if errors.As(err, &pgErr) {
+		if pgErr.Code == "23505" {
+			return fmt.Errorf("%s: %w", what, ErrConflict)
+		}
+		if why, ok := refusedValue[pgErr.Code]; ok {
+			// A client's value the schema refuses: a 4xx naming the operation and the kind of
+			// value, never the SQL (the detail stays in the wrapped chain for the log).
+			return fmt.Errorf("%w (%w)", steward.Errorf(steward.CodeInvalid, "%s: %s", what, why), err)
+		}
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// refusedValue maps the SQLSTATEs of values PostgreSQL refuses to what a client is told.
+var refusedValue = map[string]string{
+	"23514": "a value is not allowed (it breaks a check on its field)",
+	"22021": "a text value contains a NUL character or bytes that are not UTF-8",
+	"22P05": "a JSON value contains a NUL character (\\u0000), which cannot be stored",
+	"22001": "a value is longer than its field allows",
 }
 
 // rowsOrNotFound turns "0 rows affected" into ErrNotFound.

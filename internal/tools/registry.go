@@ -112,3 +112,28 @@ func (r *Registry) lookup(name string) (Tool, error) {
 	}
 	return t, nil
 }
+
+// RuleTool is "*" in a standing rule: the rule covers every write tool.
+const RuleTool = "*"
+
+// CheckRuleTool is the one check of the tool a standing rule names (the API's POST /v1/rules
+// and every other face that stores rules call it): a registered write tool, or RuleTool.
+// Rules only ever decide writes (reads run without the gate), so a rule on a read tool or an
+// unknown name would be stored and never apply; both are CodeInvalid, listing the valid
+// names.
+func (r *Registry) CheckRuleTool(name string) error {
+	if name == RuleTool {
+		return nil
+	}
+	if t, ok := r.tools[name]; ok && t.Kind == steward.KindWrite {
+		return nil
+	}
+	var writes []string
+	for _, n := range r.names {
+		if r.tools[n].Kind == steward.KindWrite {
+			writes = append(writes, n)
+		}
+	}
+	return steward.Errorf(steward.CodeInvalid, "tool %q is not a write tool; a rule names one of %s, or %q for every write tool",
+		truncate(name, 64), strings.Join(writes, ", "), RuleTool)
+}
