@@ -1,7 +1,7 @@
 -- Memory provenance: every chunk records where its text came from, so recall never shows
 -- untrusted text (a webhook's payload, a tool's or a web page's output, a document) as the
 -- owner's words, and a turn that recalls it is gated like a webhook turn
--- (docs/ARCHITECTURE.md, memory and safety).
+-- (issue 10, item 2).
 
 -- +goose Up
 ALTER TABLE memory_chunks ADD COLUMN origin text NOT NULL DEFAULT 'owner'

@@ -20,7 +20,7 @@ import (
 // owner and Steward said, then one agent.DataBlock("memory:<origin>", …) per untrusted origin
 // (a webhook's payload, …) of text that came from outside; "" when nothing is remembered.
 // untrusted says whether any untrusted text was recalled: the turn is then gated like a
-// webhook turn (docs/ARCHITECTURE.md, safety). It embeds the message (outside any
+// webhook turn. It embeds the message (outside any
 // transaction) and reads in one owner transaction. If embedding fails, it still recalls the
 // facts that share words with the message, and logs the failure; only a database error is
 // returned.
