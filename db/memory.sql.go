@@ -74,8 +74,8 @@ func (q *Queries) GetFact(ctx context.Context, arg GetFactParams) (MemoryFact, e
 }
 
 const insertChunk = `-- name: InsertChunk :one
-INSERT INTO memory_chunks (owner_id, source_kind, source_id, text, embedding)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO memory_chunks (owner_id, source_kind, source_id, text, embedding, origin)
+VALUES ($1, $2, $3, $4, $5, $6)
 RETURNING id, owner_id, source_kind, source_id, text, created_at, superseded_at
 `
 
@@ -85,6 +85,7 @@ type InsertChunkParams struct {
 	SourceID   string
 	Text       string
 	Embedding  pgvector.Vector
+	Origin     string
 }
 
 type InsertChunkRow struct {
@@ -104,6 +105,7 @@ func (q *Queries) InsertChunk(ctx context.Context, arg InsertChunkParams) (Inser
 		arg.SourceID,
 		arg.Text,
 		arg.Embedding,
+		arg.Origin,
 	)
 	var i InsertChunkRow
 	err := row.Scan(

@@ -14,8 +14,8 @@ import (
 )
 
 const addFactChunk = `-- name: AddFactChunk :execrows
-INSERT INTO memory_chunks (owner_id, source_kind, source_id, text, embedding)
-SELECT f.owner_id, 'fact', f.id::text, $1, $2
+INSERT INTO memory_chunks (owner_id, source_kind, source_id, text, embedding, origin)
+SELECT f.owner_id, 'fact', f.id::text, $1, $2, 'owner'
 FROM memory_facts f
 WHERE f.owner_id = $3 AND f.id = $4 AND f.superseded_at IS NULL
 FOR SHARE OF f
@@ -101,7 +101,7 @@ func (q *Queries) CompleteIngest(ctx context.Context, arg CompleteIngestParams) 
 }
 
 const conversationChunks = `-- name: ConversationChunks :many
-SELECT c.id, c.text, c.created_at
+SELECT c.id, c.text, c.created_at, c.origin
 FROM memory_chunks c JOIN turns t ON t.owner_id = c.owner_id AND t.id::text = c.source_id
 WHERE c.owner_id = $1 AND c.source_kind = 'conversation' AND c.superseded_at IS NULL
     AND t.conversation_id = $2
@@ -119,6 +119,7 @@ type ConversationChunksRow struct {
 	ID        uuid.UUID
 	Text      string
 	CreatedAt time.Time
+	Origin    string
 }
 
 func (q *Queries) ConversationChunks(ctx context.Context, arg ConversationChunksParams) ([]ConversationChunksRow, error) {
@@ -130,7 +131,12 @@ func (q *Queries) ConversationChunks(ctx context.Context, arg ConversationChunks
 	items := []ConversationChunksRow{}
 	for rows.Next() {
 		var i ConversationChunksRow
-		if err := rows.Scan(&i.ID, &i.Text, &i.CreatedAt); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.Text,
+			&i.CreatedAt,
+			&i.Origin,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -355,7 +361,7 @@ func (q *Queries) MatchFacts(ctx context.Context, arg MatchFactsParams) ([]Match
 }
 
 const nearestChunks = `-- name: NearestChunks :many
-SELECT id, source_kind, source_id, text, created_at,
+SELECT id, source_kind, source_id, text, created_at, origin,
     (embedding <=> $1::vector)::float8 AS distance
 FROM memory_chunks
 WHERE owner_id = $2 AND superseded_at IS NULL
@@ -377,6 +383,7 @@ type NearestChunksRow struct {
 	SourceID   string
 	Text       string
 	CreatedAt  time.Time
+	Origin     string
 	Distance   float64
 }
 
@@ -403,6 +410,7 @@ func (q *Queries) NearestChunks(ctx context.Context, arg NearestChunksParams) ([
 			&i.SourceID,
 			&i.Text,
 			&i.CreatedAt,
+			&i.Origin,
 			&i.Distance,
 		); err != nil {
 			return nil, err

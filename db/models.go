@@ -71,6 +71,7 @@ type MemoryChunk struct {
 	Embedding    pgvector.Vector
 	CreatedAt    time.Time
 	SupersededAt *time.Time
+	Origin       string
 }
 
 type MemoryFact struct {

@@ -28,8 +28,8 @@ WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND superseded_at IS N
 RETURNING *;
 
 -- name: InsertChunk :one
-INSERT INTO memory_chunks (owner_id, source_kind, source_id, text, embedding)
-VALUES (sqlc.arg(owner_id), sqlc.arg(source_kind), sqlc.arg(source_id), sqlc.arg(text), sqlc.arg(embedding))
+INSERT INTO memory_chunks (owner_id, source_kind, source_id, text, embedding, origin)
+VALUES (sqlc.arg(owner_id), sqlc.arg(source_kind), sqlc.arg(source_id), sqlc.arg(text), sqlc.arg(embedding), sqlc.arg(origin))
 RETURNING id, owner_id, source_kind, source_id, text, created_at, superseded_at;
 
 -- name: SearchChunks :many

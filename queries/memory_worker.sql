@@ -61,7 +61,7 @@ WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND attempts = sqlc.ar
 -- The k current chunks nearest to the query (cosine), optionally of some kinds only. Under
 -- hnsw.iterative_scan the index keeps scanning until k rows pass the filters; with
 -- relaxed_order the caller re-sorts by distance.
-SELECT id, source_kind, source_id, text, created_at,
+SELECT id, source_kind, source_id, text, created_at, origin,
     (embedding <=> sqlc.arg(query)::vector)::float8 AS distance
 FROM memory_chunks
 WHERE owner_id = sqlc.arg(owner_id) AND superseded_at IS NULL
@@ -73,8 +73,8 @@ LIMIT sqlc.arg(max_rows);
 -- A fact's embedding; a no-op when the fact already has a current one, or is no longer
 -- current itself. The fact row is locked (FOR SHARE) so a concurrent forget either waits for
 -- this insert, and its trigger supersedes the new chunk, or wins and nothing is inserted.
-INSERT INTO memory_chunks (owner_id, source_kind, source_id, text, embedding)
-SELECT f.owner_id, 'fact', f.id::text, sqlc.arg(text), sqlc.arg(embedding)
+INSERT INTO memory_chunks (owner_id, source_kind, source_id, text, embedding, origin)
+SELECT f.owner_id, 'fact', f.id::text, sqlc.arg(text), sqlc.arg(embedding), 'owner'
 FROM memory_facts f
 WHERE f.owner_id = sqlc.arg(owner_id) AND f.id = sqlc.arg(fact_id) AND f.superseded_at IS NULL
 FOR SHARE OF f
@@ -125,7 +125,7 @@ ORDER BY max(c.created_at), t.conversation_id
 LIMIT sqlc.arg(max_rows);
 
 -- name: ConversationChunks :many
-SELECT c.id, c.text, c.created_at
+SELECT c.id, c.text, c.created_at, c.origin
 FROM memory_chunks c JOIN turns t ON t.owner_id = c.owner_id AND t.id::text = c.source_id
 WHERE c.owner_id = sqlc.arg(owner_id) AND c.source_kind = 'conversation' AND c.superseded_at IS NULL
     AND t.conversation_id = sqlc.arg(conversation_id)

@@ -51,9 +51,11 @@ type Runner struct {
 // Memory is recall for the loop. internal/memory implements it.
 type Memory interface {
 	// Recall returns a memory block for an incoming message — already delimited as data —
-	// or "" when nothing is relevant. It runs outside any transaction (it may call an
-	// embedding API); a failure never fails the turn.
-	Recall(ctx context.Context, ownerID uuid.UUID, message string) (string, error)
+	// or "" when nothing is relevant; untrusted says it holds text that came from outside
+	// (a webhook's payload, …), and the turn's writes are then gated like a webhook turn's.
+	// It runs outside any transaction (it may call an embedding API); a failure never fails
+	// the turn.
+	Recall(ctx context.Context, ownerID uuid.UUID, message string) (block string, untrusted bool, err error)
 }
 
 // Input starts a turn.

@@ -132,26 +132,27 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (steward.View, 
 		return steward.View{}, fmt.Errorf("start turn: %w", err)
 	}
 	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", x.turn.ID) })
-	x.st.Memory = r.recall(ctx, in.OwnerID, msg)
+	x.st.Memory, x.st.Untrusted = r.recall(ctx, in.OwnerID, msg)
 	return r.loop(ctx, x)
 }
 
 // recallTimeout bounds recall so a slow embedder cannot hold a turn.
 const recallTimeout = 3 * time.Second
 
-// recall asks Memory for a memory block; failures are logged, never fatal.
-func (r *Runner) recall(ctx context.Context, ownerID uuid.UUID, msg string) string {
+// recall asks Memory for a memory block, and whether it holds untrusted text; failures are
+// logged, never fatal.
+func (r *Runner) recall(ctx context.Context, ownerID uuid.UUID, msg string) (string, bool) {
 	if r.Memory == nil {
-		return ""
+		return "", false
 	}
 	ctx, cancel := context.WithTimeout(ctx, recallTimeout)
 	defer cancel()
-	block, err := r.Memory.Recall(ctx, ownerID, msg)
+	block, untrusted, err := r.Memory.Recall(ctx, ownerID, msg)
 	if err != nil {
 		logError(ctx, err, "memory recall failed; the turn goes on without it")
-		return ""
+		return "", false
 	}
-	return block
+	return block, untrusted
 }
 
 // fit turns stored messages into the history sent to the model: at most HistoryMessages,
@@ -634,7 +635,8 @@ func (r *Runner) check(ctx context.Context, tx Tx) error {
 // gateRequest describes a write call to the gate, with the money it moves if its tool
 // declares an amount.
 func (r *Runner) gateRequest(x *run, c steward.ToolCall) steward.GateRequest {
-	req := steward.GateRequest{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Trigger: x.turn.Trigger, CallID: c.ID, Tool: c.Name, Args: c.Args}
+	req := steward.GateRequest{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Trigger: x.turn.Trigger, Untrusted: x.st.Untrusted,
+		CallID: c.ID, Tool: c.Name, Args: c.Args}
 	tool, ok := r.Tools.Get(c.Name)
 	req.NoAllowRules = !ok || !tool.AlwaysOffered()
 	if ok && tool.Money != nil {

@@ -15,13 +15,18 @@ import (
 
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/store"
 )
 
-// fullEnv is env with memory and webhooks wired as app wires them.
-func fullEnv(t *testing.T) (*env, *autonomy.Webhooks, chan uuid.UUID) {
-	e := newEnv(t, nil, text("Noted the event."))
+// fullEnv is env with memory and webhooks wired as app wires them; its model plays steps,
+// by default one answer.
+func fullEnv(t *testing.T, steps ...scripted.Step) (*env, *autonomy.Webhooks, chan uuid.UUID) {
+	if len(steps) == 0 {
+		steps = []scripted.Step{text("Noted the event.")}
+	}
+	e := newEnv(t, nil, steps...)
 	hooks := &autonomy.Webhooks{Runner: &autonomy.Runner{Agent: e.runner, Store: e.store}, Directory: e.door}
 	processed := make(chan uuid.UUID, 4)
 	h := httpapi.New(httpapi.Deps{Runner: e.runner, Store: e.store, Auth: e.door, Logger: zerolog.Nop(),

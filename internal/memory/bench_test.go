@@ -104,7 +104,7 @@ func BenchmarkRecall(b *testing.B) {
 			}
 			b.ResetTimer()
 			for b.Loop() {
-				block, err := e.svc.Recall(e.ctx, owner, "What did we plan for Anna's birthday gift and the sailing trip?")
+				block, _, err := e.svc.Recall(e.ctx, owner, "What did we plan for Anna's birthday gift and the sailing trip?")
 				if err != nil || block == "" {
 					b.Fatalf("recall: %q, %v", block, err)
 				}

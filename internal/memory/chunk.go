@@ -7,17 +7,45 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 
 	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/store"
 )
 
 // MaxChunkRunes caps a chunk's text: well inside the embedding model's input limit
 // (2,048 tokens for gemini-embedding-001), small enough to quote in a memory block.
 const MaxChunkRunes = 1500
 
-// exchange is what a finished turn adds to memory: the owner's message and the final answer.
+// exchange is what a finished turn adds to memory: the turn's message and the final answer.
 // Tool calls and their results are not remembered: they are where injected text lives, and
 // the answer already says what came of them.
 type exchange struct {
 	user, answer string
+	// origin is who wrote the message (a store.Origin* constant), from the turn's trigger:
+	// only a chat or CLI turn's message is the owner's own words.
+	origin string
+}
+
+// originOf is the origin of a turn's message, by its trigger; an unknown trigger is
+// untrusted.
+func originOf(trigger steward.Trigger) string {
+	switch trigger {
+	case steward.TriggerChat, steward.TriggerCLI:
+		return store.OriginOwner
+	case steward.TriggerSchedule:
+		return store.OriginSchedule
+	}
+	return store.OriginWebhook
+}
+
+// label is how the message is introduced in a chunk: never as the owner's unless it is.
+func (ex exchange) label() string {
+	switch ex.origin {
+	case store.OriginOwner:
+		return "Owner"
+	case store.OriginSchedule:
+		return "Scheduled job"
+	}
+	return "Webhook event (untrusted)"
 }
 
 // exchangeOf finds a turn's exchange among its conversation's messages: the turn's first
@@ -41,10 +69,12 @@ func exchangeOf(msgs []steward.StoredMessage, turnID uuid.UUID) exchange {
 	return ex
 }
 
-// chunks splits the exchange into chunk texts: one "Owner: …\nSteward: …" chunk when it fits
-// in MaxChunkRunes, otherwise each side split on its own, every piece labelled.
+// chunks splits the exchange into chunk texts: one "Owner: …\nSteward: …" chunk (the message
+// labelled by its origin) when it fits in MaxChunkRunes, otherwise each side split on its
+// own, every piece labelled. Every chunk takes the exchange's origin: the answer to an
+// untrusted message may repeat it.
 func (ex exchange) chunks() []string {
-	user, answer := "Owner: "+ex.user, "Steward: "+ex.answer
+	user, answer := ex.label()+": "+ex.user, "Steward: "+ex.answer
 	switch {
 	case ex.user == "" && ex.answer == "":
 		return nil
@@ -63,7 +93,7 @@ func (ex exchange) chunks() []string {
 // is cut hard. Pieces after the first keep s's label ("Owner:", "Steward:") with "(cont.)".
 func splitText(s string, n int) []string {
 	label := ""
-	if i := strings.Index(s, ": "); i > 0 && i < 10 {
+	if i := strings.Index(s, ": "); i > 0 && i < 30 {
 		label = s[:i] + " (cont.): "
 	}
 	var out []string

@@ -174,14 +174,18 @@ func (s *Service) summarize(ctx context.Context, ownerID, conversationID uuid.UU
 		return 0, fmt.Errorf("embed summary: %w", err)
 	}
 	ids := make([]uuid.UUID, len(chunks))
+	origin := store.OriginModel // Steward's words, unless it summarises untrusted text
 	for i, c := range chunks {
 		ids[i] = c.ID
+		if !store.Trusted(c.Origin) {
+			origin = c.Origin
+		}
 	}
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		if err := tx.SupersedeChunks(ctx, ids); err != nil {
 			return err
 		}
-		_, err := tx.AddChunk(ctx, KindSummary, conversationID.String(), text, vec)
+		_, err := tx.AddChunk(ctx, KindSummary, conversationID.String(), origin, text, vec)
 		return err
 	})
 	if err != nil {

@@ -56,7 +56,7 @@ func TestConsolidateSupersedesNearDuplicates(t *testing.T) {
 	if seen[ids[0]] || seen[ids[1]] || !seen[ids[2]] || !seen[ids[3]] || facts != 1 {
 		t.Errorf("search after consolidation = %+v; want the newest duplicate, the distinct chunk and the fact", hits)
 	}
-	block, err := e.svc.Recall(e.ctx, owner, "green tea in the morning")
+	block, _, err := e.svc.Recall(e.ctx, owner, "green tea in the morning")
 	if err != nil || strings.Count(block, "likes green tea in the morning") != 1 { // the fact
 		t.Errorf("recall after consolidation:\n%s", block)
 	}

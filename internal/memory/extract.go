@@ -9,6 +9,7 @@ import (
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/store"
 )
 
 // RecordFactsTool is the one tool the fast model is given, and asked to call, when facts are
@@ -57,8 +58,8 @@ type extracted struct {
 // cut-off one) means no facts; a failed model call is an error, so the item is retried.
 // Invalid facts are dropped.
 func (s *Service) extractFacts(ctx context.Context, ex exchange) ([]NewFact, error) {
-	if s.Model == nil || ex.user == "" {
-		return nil, nil
+	if s.Model == nil || ex.user == "" || ex.origin != store.OriginOwner {
+		return nil, nil // facts are what the owner said, never what a webhook or a job said
 	}
 	content := agent.DataBlock("owner message", ex.user)
 	if ex.answer != "" {

@@ -56,6 +56,12 @@ func (e *env) owner(name string) uuid.UUID {
 // it for ingestion, as the loop does; it returns the conversation and turn ids.
 func (e *env) turn(owner uuid.UUID, conv *uuid.UUID, user, answer string) (uuid.UUID, uuid.UUID) {
 	e.t.Helper()
+	return e.turnBy(owner, conv, steward.TriggerChat, user, answer)
+}
+
+// turnBy is turn with the given trigger.
+func (e *env) turnBy(owner uuid.UUID, conv *uuid.UUID, trigger steward.Trigger, user, answer string) (uuid.UUID, uuid.UUID) {
+	e.t.Helper()
 	var convID, turnID uuid.UUID
 	err := e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error {
 		if conv == nil {
@@ -67,7 +73,7 @@ func (e *env) turn(owner uuid.UUID, conv *uuid.UUID, user, answer string) (uuid.
 		} else {
 			convID = *conv
 		}
-		turn, err := tx.CreateTurn(e.ctx, convID, steward.TriggerChat, "scripted")
+		turn, err := tx.CreateTurn(e.ctx, convID, trigger, "scripted")
 		if err != nil {
 			return err
 		}
@@ -129,7 +135,7 @@ func (e *env) addChunk(owner uuid.UUID, kind, sourceID, text string, vec []float
 	var id uuid.UUID
 	err := e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error {
 		var err error
-		id, err = tx.AddChunk(e.ctx, kind, sourceID, text, vec)
+		id, err = tx.AddChunk(e.ctx, kind, sourceID, store.OriginOwner, text, vec)
 		return err
 	})
 	if err != nil {

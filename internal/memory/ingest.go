@@ -26,7 +26,12 @@ func (s *Service) ingest(ctx context.Context, ownerID uuid.UUID, in store.Ingest
 		if err != nil {
 			return err
 		}
+		turn, err := tx.GetTurn(ctx, in.TurnID)
+		if err != nil {
+			return err
+		}
 		ex = exchangeOf(msgs, in.TurnID)
+		ex.origin = originOf(turn.Trigger)
 		backfill, err = tx.UnembeddedFacts(ctx, backfillFacts)
 		return err
 	})
@@ -64,7 +69,7 @@ func (s *Service) ingest(ctx context.Context, ownerID uuid.UUID, in store.Ingest
 			return err
 		}
 		for i, c := range chunks {
-			if _, err := tx.AddChunk(ctx, KindConversation, turnID.String(), c, vecs[i]); err != nil {
+			if _, err := tx.AddChunk(ctx, KindConversation, turnID.String(), ex.origin, c, vecs[i]); err != nil {
 				return err
 			}
 			out.chunks++

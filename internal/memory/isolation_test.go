@@ -63,7 +63,7 @@ func TestIsolation(t *testing.T) {
 				}
 			}
 
-			block, err := e.svc.Recall(e.ctx, a, query)
+			block, _, err := e.svc.Recall(e.ctx, a, query)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -153,7 +153,7 @@ func TestRecallBudgetAndSuperseded(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	block, err := e.svc.Recall(e.ctx, owner, "How is the garden project going?")
+	block, _, err := e.svc.Recall(e.ctx, owner, "How is the garden project going?")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestRecallWithoutEmbeddings(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.svc.Embedder = &hookEmbedder{hook: func(context.Context, int, []string) error { return errors.New("embedding API down") }}
-	block, err := e.svc.Recall(e.ctx, owner, "How do I take my coffee?")
+	block, _, err := e.svc.Recall(e.ctx, owner, "How do I take my coffee?")
 	if err != nil || !strings.Contains(block, "coffee black") {
 		t.Fatalf("recall without embeddings = %q, %v", block, err)
 	}
@@ -206,7 +206,7 @@ func TestRecallWithoutEmbeddings(t *testing.T) {
 	ctx, cancel := context.WithTimeout(e.ctx, 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	if _, err := e.svc.Recall(ctx, owner, "coffee"); err == nil || time.Since(start) > time.Second {
+	if _, _, err := e.svc.Recall(ctx, owner, "coffee"); err == nil || time.Since(start) > time.Second {
 		t.Fatalf("recall with a hung embedder: err %v after %s, want a prompt error", err, time.Since(start))
 	}
 }

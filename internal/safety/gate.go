@@ -36,7 +36,7 @@ func (g *Gate) Decide(ctx context.Context, tx agent.Tx, req steward.GateRequest)
 	case "deny":
 		return steward.GateDecision{Verdict: steward.Deny, By: "mode:deny", Reason: "the owner has Steward in read-only mode"}, nil
 	case "auto":
-		if g.AllowAuto && req.Trigger != steward.TriggerWebhook {
+		if g.AllowAuto && !untrusted(req) {
 			return steward.GateDecision{Verdict: steward.Allow, By: "mode:auto"}, nil
 		}
 	}
@@ -111,10 +111,16 @@ func decideByRules(rules []steward.Rule, req steward.GateRequest) steward.GateDe
 			allow = &rules[i]
 		}
 	}
-	if allow != nil && req.Trigger != steward.TriggerWebhook && !req.NoAllowRules {
+	if allow != nil && !untrusted(req) && !req.NoAllowRules {
 		return steward.GateDecision{Verdict: steward.Allow, By: "rule:" + allow.ID.String()}
 	}
 	return steward.GateDecision{Verdict: steward.Ask}
+}
+
+// untrusted reports whether a call's turn has untrusted text in its context — a webhook's
+// payload, as its message or recalled from memory — so only the owner may allow its writes.
+func untrusted(req steward.GateRequest) bool {
+	return req.Trigger == steward.TriggerWebhook || req.Untrusted
 }
 
 // Matches reports whether a rule covers a call: its tool is the call's tool or "*", and

@@ -13,6 +13,19 @@ func rule(tool, effect, pred string) steward.Rule {
 	return steward.Rule{ID: uuid.New(), Tool: tool, Effect: effect, Predicate: json.RawMessage(pred)}
 }
 
+// TestUntrustedTurnIgnoresAllowRules: a chat turn with recalled webhook text in its context
+// is gated like a webhook turn (issue 10, item 2).
+func TestUntrustedTurnIgnoresAllowRules(t *testing.T) {
+	t.Parallel()
+	req := steward.GateRequest{Tool: "create_task", Args: json.RawMessage(`{"title":"wire money"}`), Trigger: steward.TriggerChat, Untrusted: true}
+	if d := decideByRules([]steward.Rule{rule("create_task", "allow", `{}`)}, req); d.Verdict != steward.Ask {
+		t.Errorf("allow rule in an untrusted turn: %s (by %s), want ask", d.Verdict, d.By)
+	}
+	if d := decideByRules([]steward.Rule{rule("create_task", "deny", `{}`)}, req); d.Verdict != steward.Deny {
+		t.Errorf("deny rule in an untrusted turn: %s, want deny", d.Verdict)
+	}
+}
+
 func TestDecideByRules(t *testing.T) {
 	t.Parallel()
 	args := json.RawMessage(`{"title":"buy milk","notes":"2 l"}`)

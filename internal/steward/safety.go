@@ -61,9 +61,12 @@ type GateRequest struct {
 	OwnerID uuid.UUID
 	TurnID  uuid.UUID
 	Trigger Trigger
-	CallID  string
-	Tool    string
-	Args    json.RawMessage
+	// Untrusted says untrusted text (recalled webhook data, …) is in the turn's context:
+	// like a webhook turn, its writes are never allowed by a standing rule or auto mode.
+	Untrusted bool
+	CallID    string
+	Tool      string
+	Args      json.RawMessage
 	// Money is the amount the call moves, for tools that declare one.
 	Money *Money
 	// NoAllowRules is set for tools that do not offer "always" (money and egress): no

@@ -80,6 +80,9 @@ type State struct {
 	// Memory is the recalled memory block shown with the turn's user message; it is part of
 	// the request, never of the stored conversation.
 	Memory string `json:"memory,omitempty"`
+	// Untrusted says Memory holds text that came from outside (a webhook's payload, …): the
+	// turn's writes are gated like a webhook turn's (GateRequest.Untrusted).
+	Untrusted bool `json:"untrusted,omitempty"`
 }
 
 // PendingCall is a write call waiting for the owner's decision.

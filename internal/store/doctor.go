@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pressly/goose/v3"
+
 	"github.com/stewardhq/steward/db"
 
 	"github.com/stewardhq/steward/migrations"

@@ -93,7 +93,7 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 			return err
 		}
 		sd.fact = fact.ID
-		if sd.chunk, err = tx.AddChunk(ctx, "conversation", conv.ID.String(), "chunk of "+name, sd.vector); err != nil {
+		if sd.chunk, err = tx.AddChunk(ctx, "conversation", conv.ID.String(), OriginOwner, "chunk of "+name, sd.vector); err != nil {
 			return err
 		}
 		if _, err := tx.SetCap(ctx, steward.Cap{Currency: "EUR", PerActionMinor: 100, WindowMinor: 1000, Window: time.Hour}); err != nil {

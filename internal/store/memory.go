@@ -48,6 +48,24 @@ type NewMemoryFact struct {
 	TurnID                 *uuid.UUID
 }
 
+// Chunk origins: who wrote a chunk's text (memory_chunks.origin). A chunk mixing texts takes
+// the least trusted one's origin.
+const (
+	OriginOwner    = "owner"    // the owner's own words (chat, CLI), and facts
+	OriginSchedule = "schedule" // a scheduled job's instruction, and Steward's answer to it
+	OriginModel    = "model"    // Steward's own words (summaries of owner conversations)
+	OriginTool     = "tool"     // a tool's output
+	OriginWebhook  = "webhook"  // a webhook delivery's payload, from outside
+	OriginDocument = "document" // an uploaded document
+	OriginWeb      = "web"      // a fetched web page
+)
+
+// Trusted reports whether text of origin o speaks for the owner or Steward; any other text
+// is untrusted data, and a turn that recalls it is gated like a webhook turn.
+func Trusted(o string) bool {
+	return o == OriginOwner || o == OriginSchedule || o == OriginModel
+}
+
 // MemoryChunk is a remembered text found by meaning.
 type MemoryChunk struct {
 	ID         uuid.UUID
@@ -55,6 +73,7 @@ type MemoryChunk struct {
 	SourceID   string
 	Text       string
 	CreatedAt  time.Time
+	Origin     string  // an Origin* constant
 	Distance   float64 // cosine distance to the query, in searches
 }
 
@@ -178,7 +197,8 @@ func (t *Tx) ConversationChunks(ctx context.Context, conversationID uuid.UUID, l
 	}
 	out := make([]MemoryChunk, len(rows))
 	for i, r := range rows {
-		out[i] = MemoryChunk{ID: r.ID, SourceKind: "conversation", SourceID: conversationID.String(), Text: r.Text, CreatedAt: r.CreatedAt}
+		out[i] = MemoryChunk{ID: r.ID, SourceKind: "conversation", SourceID: conversationID.String(), Text: r.Text,
+			CreatedAt: r.CreatedAt, Origin: r.Origin}
 	}
 	return out, nil
 }

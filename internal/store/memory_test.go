@@ -123,7 +123,7 @@ func TestFilteredVectorSearchReturnsK(t *testing.T) {
 	fill := func(owner uuid.UUID, n int) {
 		err := s.WithOwner(ctx, owner, func(tx *Tx) error {
 			for range n {
-				if _, err := tx.AddChunk(ctx, "conversation", "", "chunk", randomUnit(rng)); err != nil {
+				if _, err := tx.AddChunk(ctx, "conversation", "", OriginOwner, "chunk", randomUnit(rng)); err != nil {
 					return err
 				}
 			}

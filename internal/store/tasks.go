@@ -146,10 +146,10 @@ type Chunk struct {
 	Distance   float64 // cosine distance to the query, in searches
 }
 
-// AddChunk stores a text with its embedding.
-func (t *Tx) AddChunk(ctx context.Context, sourceKind, sourceID, text string, embedding []float32) (uuid.UUID, error) {
+// AddChunk stores a text with its embedding and its origin (an Origin* constant).
+func (t *Tx) AddChunk(ctx context.Context, sourceKind, sourceID, origin, text string, embedding []float32) (uuid.UUID, error) {
 	row, err := t.q.InsertChunk(ctx, db.InsertChunkParams{OwnerID: t.ownerID, SourceKind: sourceKind,
-		SourceID: sourceID, Text: text, Embedding: pgvector.NewVector(embedding)})
+		SourceID: sourceID, Origin: origin, Text: text, Embedding: pgvector.NewVector(embedding)})
 	if err != nil {
 		return uuid.Nil, notFound("add chunk", err)
 	}
