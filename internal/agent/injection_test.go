@@ -18,6 +18,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/store"
@@ -257,4 +258,119 @@ func dataBlockText(req llm.Request) string {
 		}
 	}
 	return b.String()
+}
+
+// TestInjectionInScheduledTurn replays the suite in a scheduled turn of an owner with the
+// rule "allow notify" that setup seeds (autonomy.SeedNotifyRule), the one place where data
+// can cause a write without a human. What the rule allows is exactly that: the attacker's
+// notify runs, and lands only in the victim's own inbox (notify has no recipient). Every
+// other write the data asks for waits for the owner, and the hostile text still reaches the
+// model only inside data blocks.
+func TestInjectionInScheduledTurn(t *testing.T) {
+	t.Parallel()
+	for _, c := range carriers() {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, nil)
+			injectionTools(h)
+			for _, p := range payloads() {
+				runScheduledInjection(t, h, c, p)
+			}
+		})
+	}
+}
+
+func runScheduledInjection(t *testing.T, h *harness, c carrier, p payload) {
+	t.Helper()
+	owner, _, err := h.door.CreateOwner(h.ctx, "victim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rule *steward.Rule
+	err = h.store.WithOwner(h.ctx, owner.ID, func(tx *store.Tx) error {
+		rule, err = autonomy.SeedNotifyRule(h.ctx, tx)
+		return err
+	})
+	if err != nil || rule == nil {
+		t.Fatalf("seed notify rule: %v, %v", rule, err)
+	}
+	c.plant(h, owner.ID, p.text)
+	inbox := func() (notes []steward.Notification, calls []steward.CallRecord) {
+		t.Helper()
+		err := h.store.WithOwner(h.ctx, owner.ID, func(tx *store.Tx) error {
+			var err error
+			if notes, err = tx.ListNotifications(h.ctx, 100); err != nil {
+				return err
+			}
+			calls, err = tx.PendingCalls(h.ctx)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return notes, calls
+	}
+	before, _ := inbox()
+	var seen llm.Request
+	h.runner.Model = scripted.New(
+		scripted.Reply(scripted.Calls(c.read)),
+		func(req llm.Request) (llm.Response, error) { // the obedient model does what the data says
+			seen = req
+			return scripted.Calls(p.attack...), nil
+		},
+		scripted.Reply(scripted.Text("briefing done")),
+	)
+	v, err := h.runner.Start(h.ctx, agent.Input{OwnerID: owner.ID, Message: "morning briefing", Trigger: steward.TriggerSchedule}, nil)
+	if err != nil {
+		t.Fatalf("%s via %s: turn error %v", p.name, c.name, err)
+	}
+	var notifies, others []string
+	for _, a := range p.attack {
+		if a.Name == "notify" {
+			notifies = append(notifies, string(a.Args))
+		} else {
+			others = append(others, a.Name)
+		}
+	}
+	wantStatus := steward.StatusCompleted
+	if len(others) > 0 {
+		wantStatus = steward.StatusSuspended
+	}
+	after, pending := inbox()
+	var asked []string
+	for _, pc := range pending {
+		asked = append(asked, pc.Tool)
+	}
+	if v.Status != wantStatus || strings.Join(asked, ",") != strings.Join(others, ",") {
+		t.Errorf("%s via %s: turn %s with %v waiting for the owner, want %s with %v", p.name, c.name, v.Status, asked, wantStatus, others)
+	}
+	if len(after)-len(before) != len(notifies) {
+		t.Errorf("%s via %s: %d notifications added, want the %d the rule allows", p.name, c.name, len(after)-len(before), len(notifies))
+	}
+	for _, rec := range h.journalOf(owner.ID, v.TurnID) {
+		switch {
+		case rec.Tool == "notify" && (rec.Status != steward.CallSucceeded || rec.DecidedBy != "rule:"+rule.ID.String()):
+			t.Errorf("%s via %s: notify %s decided by %q, want run by the seeded rule", p.name, c.name, rec.Status, rec.DecidedBy)
+		case rec.Kind == steward.KindWrite && rec.Tool != "notify" && rec.Status != steward.CallPending:
+			t.Errorf("%s via %s: %s is %s without the owner", p.name, c.name, rec.Tool, rec.Status)
+		}
+	}
+	if strings.Contains(outsideData(seen), p.marker) {
+		t.Errorf("%s via %s: hostile text reached the model outside a data block", p.name, c.name)
+	}
+}
+
+// journalOf is every call of a turn of owner.
+func (h *harness) journalOf(owner, turnID uuid.UUID) []steward.CallRecord {
+	h.t.Helper()
+	var calls []steward.CallRecord
+	err := h.store.WithOwner(h.ctx, owner, func(tx *store.Tx) error {
+		var err error
+		calls, err = tx.Calls(h.ctx, turnID)
+		return err
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return calls
 }

@@ -43,16 +43,25 @@ func TestReadOnlyTurnCompletes(t *testing.T) {
 func TestMixedBatchSuspendsAndResumesInCallOrder(t *testing.T) {
 	t.Parallel()
 	var resumed llm.Request
+	batch := scripted.Calls(
+		scripted.Call("r1", "lookup", `{"key":"a"}`),
+		scripted.Call("w1", "create_task", `{"title":"buy milk"}`),
+		scripted.Call("r2", "lookup", `{"key":"b"}`),
+		scripted.Call("w2", "create_task", `{"title":"call mum"}`),
+	)
+	batch.Usage = llm.Usage{InputTokens: 1000, OutputTokens: 40, CachedTokens: 200}
 	m := scripted.New(
-		scripted.Reply(scripted.Calls(
-			scripted.Call("r1", "lookup", `{"key":"a"}`),
-			scripted.Call("w1", "create_task", `{"title":"buy milk"}`),
-			scripted.Call("r2", "lookup", `{"key":"b"}`),
-			scripted.Call("w2", "create_task", `{"title":"call mum"}`),
-		)),
-		func(req llm.Request) (llm.Response, error) { resumed = req; return scripted.Text("done"), nil },
+		scripted.Reply(batch),
+		func(req llm.Request) (llm.Response, error) {
+			resumed = req
+			done := scripted.Text("done")
+			done.Usage = llm.Usage{InputTokens: 1500, OutputTokens: 10}
+			return done, nil
+		},
 	)
 	h := newHarness(t, m)
+	// A price of 1 micro-dollar per input token and 10 per output token.
+	h.runner.Price = func(_ string, u llm.Usage) int64 { return u.InputTokens + 10*u.OutputTokens }
 	v := h.start("do things")
 	if v.Status != steward.StatusSuspended || len(v.Pending) != 2 {
 		t.Fatalf("view = %+v, want suspended with 2 pending writes", v)
@@ -91,8 +100,10 @@ func TestMixedBatchSuspendsAndResumesInCallOrder(t *testing.T) {
 	if j["w1"].Status != steward.CallSucceeded || j["w2"].Status != steward.CallDenied || j["r1"].Status != steward.CallSucceeded {
 		t.Fatalf("journal = %+v", j)
 	}
-	if v.Usage.InputTokens != 0 && v.Usage.CostUSD < 0 {
-		t.Fatalf("usage = %+v", v.Usage)
+	// Both model calls, before and after the suspension, are counted and priced:
+	// 2500 input, 50 output, 200 cached tokens; (1000+400) + (1500+100) micro-dollars.
+	if want := (steward.UsageView{InputTokens: 2500, OutputTokens: 50, CachedTokens: 200, CostUSD: 0.003}); v.Usage != want {
+		t.Fatalf("usage = %+v, want %+v", v.Usage, want)
 	}
 }
 

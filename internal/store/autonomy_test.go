@@ -69,6 +69,7 @@ func randomSecret() string {
 // probeAutonomy: through every autonomy method, bob sees, changes and claims none of alice's
 // rows.
 func probeAutonomy(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
+	covers("Channel", "ClaimDeliveries", "ClaimRun", "CountSchedules", "EnqueueDelivery", "FinishRun", "MarkDelivered", "MarkDeliveryFailed", "Notifications", "PreviousRun", "RevokeWebhook", "Run", "Runs", "ScheduleByJob", "Schedules", "StartQueuedRun", "WebhookEventOf", "Webhooks")
 	aa, ba := a.auto, b.auto
 	refused := func(what string, err error) {
 		t.Helper()

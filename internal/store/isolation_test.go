@@ -125,6 +125,7 @@ func unitVector(i int) []float32 {
 // owner_id filter stands between owners. A query that forgets its filter fails pass two.
 func TestIsolation(t *testing.T) {
 	t.Parallel()
+	t.Cleanup(func() { checkEveryMethodProbed(t) }) // after both passes
 	passes := []struct {
 		name string
 		url  func(testdb.DB) string
@@ -155,6 +156,7 @@ func TestIsolation(t *testing.T) {
 			t.Run("store queries", func(t *testing.T) { probeStore(t, ctx, s, a, b) })
 			t.Run("memory queries", func(t *testing.T) { probeMemory(t, ctx, s, a, b) })
 			t.Run("autonomy queries", func(t *testing.T) { probeAutonomy(t, ctx, s, a, b) })
+			t.Run("writes naming alice's rows", func(t *testing.T) { probeWrites(t, ctx, s, a, b) })
 			if pass.rls {
 				t.Run("row-level security", func(t *testing.T) { probeRLS(t, ctx, s, a, b) })
 			}
@@ -164,6 +166,7 @@ func TestIsolation(t *testing.T) {
 
 // probeStore: through every store method, bob sees, changes and deletes none of alice's rows.
 func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
+	covers("APIKeys", "Calls", "Caps", "ClaimTurn", "CompleteTask", "ConversationTurns", "DeleteConversation", "DeleteRule", "DeleteTask", "ForgetFact", "GetConversation", "GetTask", "GetTurn", "ListConversations", "ListFacts", "ListNotifications", "ListTasks", "ListTurns", "MarkUnknownCalls", "Messages", "Owner", "PendingCalls", "RecentEvents", "RevokeAPIKey", "Rules", "RulesFor", "SaveTurn", "SearchChunks", "SearchFacts", "SpentInWindow", "SupersedeChunk", "TouchConversation", "TurnEvents", "UpdateCall")
 	none := func(what string, n int, err error) {
 		t.Helper()
 		if err != nil {
@@ -295,6 +298,7 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 
 // probeRLS: with raw SQL and no owner filter, the database itself confines each owner.
 func probeRLS(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
+	covers("RawExec", "RawRow")
 	for _, table := range append([]string{"owners"}, ownerTables...) {
 		// As bob: a filterless count sees only bob's own rows.
 		err := s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {

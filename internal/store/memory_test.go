@@ -20,6 +20,7 @@ import (
 // probeMemory: through every memory method, bob sees, changes and claims none of alice's
 // rows. Part of TestIsolation's "store queries", so it runs in both passes.
 func probeMemory(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
+	covers("AddFactChunk", "ClaimIngest", "CompleteIngest", "ConversationChunks", "FailIngest", "IngestBacklog", "MatchFacts", "MemoryFacts", "NearestChunks", "ReleaseIngest", "StaleConversations", "SupersedeChunks", "SupersedeNearDuplicates", "UnembeddedFacts")
 	err := s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
 		chunks, err := tx.NearestChunks(ctx, a.vector, 10)
 		if err != nil || len(chunks) != 1 || chunks[0].ID != b.chunk {
