@@ -51,9 +51,14 @@ func runServe(ctx context.Context, e env, cfg config.Config, args []string) erro
 	if err != nil {
 		return fmt.Errorf("listen on STEWARD_ADDR %s: %w", cfg.Addr, err)
 	}
+	// Slow or silent clients cannot hold connections: turn routes replace WriteTimeout by
+	// their own per-write deadline (internal/httpapi), since a turn may run longer.
 	srv := &http.Server{
 		Handler:           a.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      time.Minute,
+		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	serveErr := make(chan error, 1)

@@ -27,6 +27,11 @@ type run struct {
 	st      *steward.State
 	emit    Emit
 	events  []event
+	// inTx is set while one of the run's transactions is open; stream events sent then wait
+	// in queued, so that no client I/O ever happens inside a transaction (a client that
+	// stops reading must not hold a database connection): see inOwner.
+	inTx   bool
+	queued []StreamEvent
 }
 
 // event is an audit row waiting for the run's next transaction.
@@ -36,10 +41,29 @@ type event struct {
 	data any
 }
 
+// send hands a stream event to the client, or queues it while a transaction is open.
 func (x *run) send(e StreamEvent) {
-	if x.emit != nil {
+	switch {
+	case x.emit == nil:
+	case x.inTx:
+		x.queued = append(x.queued, e)
+	default:
 		x.emit(e)
 	}
+}
+
+// inOwner runs fn in one of the run's transactions, then delivers the stream events fn
+// queued, after the transaction ended (committed or not).
+func (r *Runner) inOwner(ctx context.Context, x *run, fn func(Tx) error) error {
+	x.inTx = true
+	err := r.Store.InOwner(ctx, x.turn.OwnerID, fn)
+	x.inTx = false
+	queued := x.queued
+	x.queued = nil
+	for _, e := range queued {
+		x.send(e)
+	}
+	return err
 }
 
 // record queues an audit event; it is written in the run's next transaction.
@@ -94,7 +118,8 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (steward.View, 
 	}
 	x := &run{emit: emit, st: &steward.State{SchemaVersion: steward.StateSchemaVersion,
 		Messages: []steward.Message{{Role: steward.RoleUser, Parts: []steward.Part{{Text: msg}}}}}}
-	err := r.Store.InOwner(ctx, in.OwnerID, func(tx Tx) error {
+	x.turn.OwnerID = in.OwnerID
+	err := r.inOwner(ctx, x, func(tx Tx) error {
 		var conv steward.Conversation
 		var err error
 		if in.ConversationID != nil {
@@ -311,7 +336,7 @@ func (r *Runner) finish(ctx context.Context, x *run, status steward.Status, answ
 	x.turn.State, x.turn.ExpiresAt = nil, nil
 	r.account(x)
 	x.record("turn_"+string(status), map[string]any{"error": errMsg, "iterations": x.st.Iterations, "usage": x.st.Usage})
-	err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
+	err := r.inOwner(ctx, x, func(tx Tx) error {
 		saved, err := tx.SaveTurn(ctx, x.turn)
 		if err != nil {
 			return err
@@ -391,7 +416,7 @@ func (r *Runner) suspend(ctx context.Context, x *run) (steward.View, error) {
 	x.turn.Status, x.turn.State, x.turn.ExpiresAt = steward.StatusSuspended, x.st, &exp
 	r.account(x)
 	x.record("turn_suspended", map[string]any{"pending": len(x.st.Pending), "expires_at": exp})
-	err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
+	err := r.inOwner(ctx, x, func(tx Tx) error {
 		saved, err := tx.SaveTurn(ctx, x.turn)
 		if err != nil {
 			return err
@@ -418,7 +443,7 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 	var pending []steward.PendingCall
 	var allowed []int
 	var killed error
-	err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
+	err := r.inOwner(ctx, x, func(tx Tx) error {
 		if err := r.check(ctx, tx); err != nil {
 			return err // stopped before any tool ran
 		}
@@ -563,7 +588,7 @@ func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (stewa
 		return false, tx.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallDenied, Result: res.Output, DecidedBy: d.By})
 	}
 	if !tool.External {
-		err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
+		err := r.inOwner(ctx, x, func(tx Tx) error {
 			if ok, err := enforce(tx); !ok {
 				return err
 			}
@@ -582,13 +607,13 @@ func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (stewa
 		// The tool's transaction rolled back: nothing happened. Journal the failure.
 		logError(ctx, err, "write tool "+c.Name+" failed")
 		res = errorResult(c, "the tool failed unexpectedly; nothing was changed")
-		err = r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
+		err = r.inOwner(ctx, x, func(tx Tx) error {
 			return tx.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallFailed, Result: res.Output})
 		})
 		return res, err
 	}
 	allowed := false
-	err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
+	err := r.inOwner(ctx, x, func(tx Tx) error {
 		ok, err := enforce(tx)
 		if !ok {
 			return err
@@ -608,7 +633,7 @@ func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (stewa
 	if err != nil {
 		res = errorResult(c, "the tool failed unexpectedly")
 	}
-	return res, r.Store.InOwner(ctx, x.turn.OwnerID, finish)
+	return res, r.inOwner(ctx, x, finish)
 }
 
 // logError logs an internal error with secrets redacted.

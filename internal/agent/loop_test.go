@@ -49,19 +49,19 @@ func TestMixedBatchSuspendsAndResumesInCallOrder(t *testing.T) {
 		scripted.Call("r2", "lookup", `{"key":"b"}`),
 		scripted.Call("w2", "create_task", `{"title":"call mum"}`),
 	)
-	batch.Usage = llm.Usage{InputTokens: 1000, OutputTokens: 40, CachedTokens: 200}
+	batch.Usage = steward.Usage{InputTokens: 1000, OutputTokens: 40, CachedTokens: 200}
 	m := scripted.New(
 		scripted.Reply(batch),
 		func(req llm.Request) (llm.Response, error) {
 			resumed = req
 			done := scripted.Text("done")
-			done.Usage = llm.Usage{InputTokens: 1500, OutputTokens: 10}
+			done.Usage = steward.Usage{InputTokens: 1500, OutputTokens: 10}
 			return done, nil
 		},
 	)
 	h := newHarness(t, m)
 	// A price of 1 micro-dollar per input token and 10 per output token.
-	h.runner.Price = func(_ string, u llm.Usage) int64 { return u.InputTokens + 10*u.OutputTokens }
+	h.runner.Price = func(_ string, u steward.Usage) int64 { return u.InputTokens + 10*u.OutputTokens }
 	v := h.start("do things")
 	if v.Status != steward.StatusSuspended || len(v.Pending) != 2 {
 		t.Fatalf("view = %+v, want suspended with 2 pending writes", v)

@@ -41,9 +41,9 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 		return steward.View{}, err
 	}
 
-	x := &run{emit: emit}
+	x := &run{emit: emit, turn: steward.Turn{OwnerID: ownerID}}
 	var journal map[string]steward.CallRecord
-	err = r.Store.InOwner(ctx, ownerID, func(tx Tx) error {
+	err = r.inOwner(ctx, x, func(tx Tx) error {
 		if err := r.admit(ctx, tx, steward.Admission{OwnerID: ownerID, Trigger: turn.Trigger, Resume: true}); err != nil {
 			return err
 		}

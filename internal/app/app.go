@@ -137,16 +137,17 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks,
 		Drainers: []autonomy.Drainer{a.Webhooks, deliverer, drainer(a.drainMemory), drainer(a.expireTurns)}}
 	a.handler = httpapi.New(httpapi.Deps{
-		Runner:         a.Runner,
-		Store:          a.Store,
-		Auth:           a.Door,
-		MaxBodyBytes:   cfg.MaxBodyBytes,
-		Logger:         log,
-		Health:         a.Store.Ping,
-		AllowAutoMode:  cfg.AllowAutoMode,
-		Memory:         a.Memory,
-		Webhooks:       a.Webhooks,
-		ProcessWebhook: a.processWebhook,
+		Runner:           a.Runner,
+		Store:            a.Store,
+		Auth:             a.Door,
+		MaxBodyBytes:     cfg.MaxBodyBytes,
+		MaxTurnsPerOwner: cfg.MaxTurnsPerOwner,
+		Logger:           log,
+		Health:           a.Store.Ping,
+		AllowAutoMode:    cfg.AllowAutoMode,
+		Memory:           a.Memory,
+		Webhooks:         a.Webhooks,
+		ProcessWebhook:   a.processWebhook,
 	})
 	return a, nil
 }

@@ -72,6 +72,9 @@ type Config struct {
 	SuspendTTL time.Duration
 	// MaxBodyBytes caps request bodies.
 	MaxBodyBytes int64
+	// MaxTurnsPerOwner caps an owner's turns running at once in one process
+	// (STEWARD_MAX_TURNS_PER_OWNER); more are refused 429 rate_limited.
+	MaxTurnsPerOwner int
 }
 
 // AWS is a region and the credentials of one role (temporary ones carry a session token).
@@ -124,6 +127,7 @@ func Load(getenv func(string) string) (Config, error) {
 		MaxIterations:        r.intIn("STEWARD_MAX_ITERATIONS", 8, 1, 50),
 		SuspendTTL:           r.duration("STEWARD_SUSPEND_TTL", 7*24*time.Hour),
 		MaxBodyBytes:         int64(r.intIn("STEWARD_MAX_BODY_BYTES", 1<<20, 1024, 64<<20)),
+		MaxTurnsPerOwner:     r.intIn("STEWARD_MAX_TURNS_PER_OWNER", 4, 1, 100),
 	}
 	if c.ServerURL == "" {
 		c.ServerURL = "http://" + c.Addr

@@ -21,6 +21,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
 
@@ -68,22 +69,36 @@ type Deps struct {
 	// ProcessWebhook runs an accepted delivery's turn after the 202 was written (under
 	// `steward serve`, in a goroutine); nil leaves it to the scheduler tick's drain.
 	ProcessWebhook func(ownerID, runID uuid.UUID)
+	// StreamWriteTimeout bounds each write of an event stream: a client that does not take
+	// an event within it loses its stream (the turn goes on); zero means
+	// DefaultStreamWriteTimeout.
+	StreamWriteTimeout time.Duration
+	// MaxTurnsPerOwner caps an owner's turns running at once in this process (429
+	// rate_limited beyond it); zero means DefaultMaxTurnsPerOwner.
+	MaxTurnsPerOwner int
 }
 
 // api holds the handlers' dependencies.
 type api struct {
-	d Deps
+	d     Deps
+	turns *turnLimit
 }
 
 // New returns the router with every route of the API.
 func New(d Deps) http.Handler {
+	if d.StreamWriteTimeout <= 0 {
+		d.StreamWriteTimeout = DefaultStreamWriteTimeout
+	}
+	if d.MaxTurnsPerOwner <= 0 {
+		d.MaxTurnsPerOwner = DefaultMaxTurnsPerOwner
+	}
 	if d.MaxBodyBytes <= 0 {
 		d.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if d.Health == nil && d.Store != nil {
 		d.Health = d.Store.Ping
 	}
-	a := &api{d: d}
+	a := &api{d: d, turns: &turnLimit{max: d.MaxTurnsPerOwner}}
 
 	r := chi.NewRouter()
 	r.Use(withRequest(d.Logger), accessLog, recoverPanics)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
 
@@ -57,13 +58,21 @@ type toolResultView struct {
 	IsError bool            `json:"is_error,omitempty"`
 }
 
+// DefaultStreamWriteTimeout is Deps.StreamWriteTimeout when zero.
+const DefaultStreamWriteTimeout = 10 * time.Second
+
 // stream writes a turn's events to one response. It starts the response (200, event-stream
 // headers) lazily, at the first event, so a request refused before any event still gets a
-// JSON error with its status. Once the client is gone, events are dropped; the turn goes on.
+// JSON error with its status. Each event must be taken by the client within the write
+// timeout; once the client is gone or too slow, events are dropped and the turn goes on (the
+// client can GET the turn). The runner never emits inside a transaction (agent.Runner), so a
+// client that stops reading holds this goroutine for at most the timeout, never a database
+// connection.
 type stream struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	log *zerolog.Logger
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	log     *zerolog.Logger
+	timeout time.Duration
 
 	mu       sync.Mutex
 	started  bool
@@ -71,8 +80,8 @@ type stream struct {
 	finished bool // a terminal event (suspended, completed, error) was sent
 }
 
-func newStream(w http.ResponseWriter, r *http.Request) *stream {
-	return &stream{w: w, rc: http.NewResponseController(w), log: zerolog.Ctx(r.Context())}
+func newStream(w http.ResponseWriter, r *http.Request, timeout time.Duration) *stream {
+	return &stream{w: w, rc: http.NewResponseController(w), log: zerolog.Ctx(r.Context()), timeout: timeout}
 }
 
 // emit is the agent.Emit of the turn.
@@ -138,6 +147,14 @@ func (s *stream) send(typ string, data any) {
 		s.finished = true
 	}
 	if s.gone {
+		return
+	}
+	// Each write gets its own deadline, which also replaces the server's WriteTimeout for
+	// this long-lived response. A writer without deadlines (lambdaurl's) is bounded by its
+	// platform instead.
+	if err := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		s.gone = true
+		s.log.Info().Err(err).Msg("stream write deadline failed; the turn continues")
 		return
 	}
 	if !s.started {

@@ -100,11 +100,22 @@ func (a *api) confirm(w http.ResponseWriter, r *http.Request) {
 // runTurn runs a turn (start or resume) and answers with its TurnView, or streams it when the
 // client asked for events. The turn runs on a context that a client disconnect does not
 // cancel (it keeps the request's values, so its logger), so it always ends in a written
-// state: completed, failed or suspended.
+// state: completed, failed or suspended. An owner runs at most Deps.MaxTurnsPerOwner turns
+// at once (a request waits briefly for a slot, then 429 rate_limited). A turn outlasts the server's WriteTimeout, so its
+// response has its own write deadline (Deps.StreamWriteTimeout, per write when streaming).
 func (a *api) runTurn(w http.ResponseWriter, r *http.Request, run func(context.Context, agent.Emit) (steward.View, error)) {
+	owner := principal(r.Context()).OwnerID
+	if !a.turns.acquire(r.Context(), owner) {
+		fail(w, r, steward.Errorf(steward.CodeRateLimited, "%d turns are already running for this owner; retry when one has finished", a.d.MaxTurnsPerOwner))
+		return
+	}
+	defer a.turns.release(owner)
 	ctx := context.WithoutCancel(r.Context())
+	rc := http.NewResponseController(w)
 	if !wantsStream(r) {
+		_ = rc.SetWriteDeadline(time.Time{}) // not supported by every writer (lambdaurl): fine
 		v, err := run(ctx, nil)
+		_ = rc.SetWriteDeadline(time.Now().Add(a.d.StreamWriteTimeout))
 		if err != nil {
 			fail(w, r, err)
 			return
@@ -112,7 +123,7 @@ func (a *api) runTurn(w http.ResponseWriter, r *http.Request, run func(context.C
 		writeJSON(w, http.StatusOK, v)
 		return
 	}
-	s := newStream(w, r)
+	s := newStream(w, r, a.d.StreamWriteTimeout)
 	v, err := run(ctx, s.emit)
 	if err != nil && !s.hasStarted() {
 		fail(w, r, err)

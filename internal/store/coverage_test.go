@@ -133,7 +133,7 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 			"CreateSchedule", "UpsertFact", "RememberFact", "SetCap", "SetChannel", "SetKill", "SetMode",
 			"ExpireTurns", "FailStaleTurns", "FailStaleRuns", "FailedIngests", "DeleteChannel", "DeleteSchedule",
 			"Cap", "Controls", "Mode", "AdmitState")
-		msg := llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Text: "planted by bob"}}}
+		msg := steward.Message{Role: steward.RoleUser, Parts: []steward.Part{{Text: "planted by bob"}}}
 		// Writes naming alice's rows: each savepoint keeps a refused write from aborting the rest.
 		named := map[string]func(tx *Tx) error{
 			"messages append to alice's conversation": func(tx *Tx) error { return tx.AppendMessages(ctx, a.conv, a.turn, msg) },
@@ -179,7 +179,7 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		if err := tx.RecordSpend(ctx, a.turn, "planted", "pay", steward.Money{Minor: 7, Currency: "EUR"}); err != nil {
 			t.Errorf("spend naming alice's turn: %v", err)
 		}
-		if _, err := tx.AddChunk(ctx, "conversation", a.conv.String(), "planted by bob", b.vector); err != nil {
+		if _, err := tx.AddChunk(ctx, "conversation", a.conv.String(), store.OriginOwner, "planted by bob", b.vector); err != nil {
 			t.Errorf("chunk naming alice's conversation: %v", err)
 		}
 		if n, err := tx.StateSize(ctx, a.turn); err == nil || n != 0 {

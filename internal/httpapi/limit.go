@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// DefaultMaxTurnsPerOwner is Deps.MaxTurnsPerOwner when zero.
+const DefaultMaxTurnsPerOwner = 4
+
+// turnWait is how long a turn request waits for one of its owner's slots before 429.
+const turnWait = 2 * time.Second
+
+// turnLimit caps each owner's turns running at once in this process, so that one owner (one
+// key) cannot occupy every database connection and every worker with turns.
+type turnLimit struct {
+	max    int
+	mu     sync.Mutex
+	owners map[uuid.UUID]*slots
+}
+
+// slots is one owner's semaphore and how many requests hold or wait for it.
+type slots struct {
+	ch    chan struct{}
+	users int
+}
+
+// acquire takes a slot for owner, waiting up to turnWait (or until ctx ends); false means the
+// owner still ran max turns.
+func (l *turnLimit) acquire(ctx context.Context, owner uuid.UUID) bool {
+	l.mu.Lock()
+	if l.owners == nil {
+		l.owners = map[uuid.UUID]*slots{}
+	}
+	s := l.owners[owner]
+	if s == nil {
+		s = &slots{ch: make(chan struct{}, l.max)}
+		l.owners[owner] = s
+	}
+	s.users++
+	l.mu.Unlock()
+	t := time.NewTimer(turnWait)
+	defer t.Stop()
+	select {
+	case s.ch <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	l.leave(owner, s)
+	return false
+}
+
+// release gives back a slot taken by acquire.
+func (l *turnLimit) release(owner uuid.UUID) {
+	l.mu.Lock()
+	s := l.owners[owner]
+	l.mu.Unlock()
+	<-s.ch
+	l.leave(owner, s)
+}
+
+// leave forgets an owner nobody holds or waits for.
+func (l *turnLimit) leave(owner uuid.UUID, s *slots) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s.users--; s.users == 0 {
+		delete(l.owners, owner)
+	}
+}
