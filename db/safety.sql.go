@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const admitState = `-- name: AdmitState :one
@@ -207,23 +208,30 @@ func (q *Queries) RecordSpend(ctx context.Context, arg RecordSpendParams) error 
 	return err
 }
 
-const setDailyLimits = `-- name: SetDailyLimits :execrows
-UPDATE owners SET daily_messages = $1, daily_cost_micros = $2
+const setDailyLimits = `-- name: SetDailyLimits :one
+UPDATE owners SET daily_messages = COALESCE($1, daily_messages),
+    daily_cost_micros = COALESCE($2, daily_cost_micros)
 WHERE id = $3
+RETURNING daily_messages, daily_cost_micros
 `
 
 type SetDailyLimitsParams struct {
-	DailyMessages   int32
-	DailyCostMicros int64
+	DailyMessages   pgtype.Int4
+	DailyCostMicros pgtype.Int8
 	OwnerID         uuid.UUID
 }
 
-func (q *Queries) SetDailyLimits(ctx context.Context, arg SetDailyLimitsParams) (int64, error) {
-	result, err := q.db.Exec(ctx, setDailyLimits, arg.DailyMessages, arg.DailyCostMicros, arg.OwnerID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+type SetDailyLimitsRow struct {
+	DailyMessages   int32
+	DailyCostMicros int64
+}
+
+// A NULL limit keeps its current value.
+func (q *Queries) SetDailyLimits(ctx context.Context, arg SetDailyLimitsParams) (SetDailyLimitsRow, error) {
+	row := q.db.QueryRow(ctx, setDailyLimits, arg.DailyMessages, arg.DailyCostMicros, arg.OwnerID)
+	var i SetDailyLimitsRow
+	err := row.Scan(&i.DailyMessages, &i.DailyCostMicros)
+	return i, err
 }
 
 const setGlobalCostCap = `-- name: SetGlobalCostCap :exec

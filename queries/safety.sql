@@ -45,9 +45,12 @@ VALUES (sqlc.arg(owner_id), sqlc.narg(turn_id), sqlc.arg(call_id), sqlc.arg(tool
 -- Serialises budget checks of one owner's concurrent turn starts.
 SELECT pg_advisory_xact_lock(hashtextextended(sqlc.arg(owner_id)::text, 7));
 
--- name: SetDailyLimits :execrows
-UPDATE owners SET daily_messages = sqlc.arg(daily_messages), daily_cost_micros = sqlc.arg(daily_cost_micros)
-WHERE id = sqlc.arg(owner_id);
+-- name: SetDailyLimits :one
+-- A NULL limit keeps its current value.
+UPDATE owners SET daily_messages = COALESCE(sqlc.narg(daily_messages), daily_messages),
+    daily_cost_micros = COALESCE(sqlc.narg(daily_cost_micros), daily_cost_micros)
+WHERE id = sqlc.arg(owner_id)
+RETURNING daily_messages, daily_cost_micros;
 
 -- name: GlobalControl :one
 SELECT killed_at, kill_reason, daily_cost_cap_micros FROM controls;

@@ -6,9 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/config"
@@ -18,18 +21,26 @@ import (
 const ownersUsage = `Usage:
   steward owners add NAME [--json]
   steward owners list [--json]
+  steward owners budget --owner ID [--messages N] [--cost-usd X] [--json]
 
-  add   create an owner and its first API key. The key is printed once and cannot be
-        shown again (only its hash is stored). --json prints {"owner_id","name","api_key"}.
-  list  list every owner.
+  add     create an owner and its first API key. The key is printed once and cannot be
+          shown again (only its hash is stored). --json prints {"owner_id","name","api_key"}.
+  list    list every owner.
+  budget  set the owner's daily limits, counted since midnight UTC: --messages, the chats a
+          day (a whole number); --cost-usd, the model cost a day in dollars (at most 6
+          decimals, at most 1000000). Give one or both; the other is kept. There is no
+          "unlimited" (budgets fail closed): 0 refuses every new turn. New owners get 500
+          messages and $5. Prints the resulting limits; --json prints
+          {"owner_id","message_limit","cost_limit_usd","cost_limit_micros"}.
 
-Both connect as DATABASE_URL (steward_owner).
+All connect as DATABASE_URL (steward_owner).
 `
 
 func runOwners(ctx context.Context, e env, cfg config.Config, args []string) error {
 	return subcommand(ctx, e, cfg, args, ownersUsage, map[string]func(context.Context, env, config.Config, []string) error{
-		"add":  ownersAdd,
-		"list": ownersList,
+		"add":    ownersAdd,
+		"list":   ownersList,
+		"budget": ownersBudget,
 	})
 }
 
@@ -115,6 +126,115 @@ func ownersList(ctx context.Context, e env, cfg config.Config, args []string) er
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", o.ID, o.Name, o.Mode, o.CreatedAt.Local().Format(time.DateTime))
 	}
 	return tw.Flush()
+}
+
+// maxCostMicros bounds a daily cost budget: $1,000,000.
+const maxCostMicros = 1_000_000 * 1_000_000
+
+func ownersBudget(ctx context.Context, e env, cfg config.Config, args []string) error {
+	fs := flag.NewFlagSet("owners budget", flag.ContinueOnError)
+	owner := ownerFlag(fs)
+	messages := fs.String("messages", "", "chats a day (0 refuses every new turn)")
+	cost := fs.String("cost-usd", "", "model cost a day in dollars, e.g. 0.25")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if _, err := parseFlags(fs, args, ownersUsage, 0, 0); err != nil {
+		return err
+	}
+	if owner.id == uuid.Nil {
+		return usageError{msg: "--owner ID is required", usage: ownersUsage}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["messages"] && !set["cost-usd"] {
+		return usageError{msg: "give --messages N, --cost-usd X, or both", usage: ownersUsage}
+	}
+	var msgLimit *int32
+	var costLimit *int64
+	if set["messages"] {
+		n, err := strconv.ParseInt(*messages, 10, 32)
+		if err != nil || n < 0 {
+			return fmt.Errorf("owners budget: --messages must be a whole number from 0 to 2147483647, got %q", *messages)
+		}
+		m := int32(n)
+		msgLimit = &m
+	}
+	if set["cost-usd"] {
+		micros, err := parseMicros(*cost)
+		if err != nil {
+			return fmt.Errorf("owners budget: --cost-usd %w", err)
+		}
+		costLimit = &micros
+	}
+	door, err := openDoor(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer door.Close()
+	got, err := door.UpdateDailyLimits(ctx, owner.id, msgLimit, costLimit)
+	if err != nil {
+		return fmt.Errorf("owners budget: %w", err)
+	}
+	if *asJSON {
+		return writeJSON(e.stdout, struct {
+			OwnerID         string  `json:"owner_id"`
+			MessageLimit    int32   `json:"message_limit"`
+			CostLimitUSD    float64 `json:"cost_limit_usd"`
+			CostLimitMicros int64   `json:"cost_limit_micros"`
+		}{owner.id.String(), got.Messages, float64(got.CostMicros) / 1e6, got.CostMicros})
+	}
+	plural := "s"
+	if got.Messages == 1 {
+		plural = ""
+	}
+	fmt.Fprintf(e.stdout, "Daily limits of owner %s: %d message%s a day, $%s a day (reset at midnight UTC).\n",
+		owner.id, got.Messages, plural, formatMicros(got.CostMicros))
+	return nil
+}
+
+// parseMicros reads a non-negative dollar amount with at most 6 decimals as an exact number
+// of millionths of a dollar (no floating point: "4.35" is 4350000).
+func parseMicros(s string) (int64, error) {
+	whole, frac, dot := strings.Cut(s, ".")
+	if !isDigits(whole) || (dot && !isDigits(frac)) {
+		return 0, fmt.Errorf("must be a dollar amount such as 5 or 0.25, got %q", s)
+	}
+	if len(frac) > 6 {
+		return 0, fmt.Errorf("has at most 6 decimals (millionths of a dollar), got %q", s)
+	}
+	tooMuch := fmt.Errorf("is at most $1000000 a day, got %q", s)
+	if len(whole) > 7 {
+		return 0, tooMuch
+	}
+	w, _ := strconv.ParseInt(whole, 10, 64)
+	f, _ := strconv.ParseInt((frac + "000000")[:6], 10, 64)
+	micros := w*1_000_000 + f
+	if micros > maxCostMicros {
+		return 0, tooMuch
+	}
+	return micros, nil
+}
+
+// isDigits reports whether s is one or more ASCII digits.
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// formatMicros prints millionths of a dollar exactly, with at least two decimals: 5000000 is
+// "5.00", 4350000 "4.35", 1 "0.000001".
+func formatMicros(micros int64) string {
+	s := fmt.Sprintf("%d.%06d", micros/1_000_000, micros%1_000_000)
+	for strings.HasSuffix(s, "0") && len(s)-strings.IndexByte(s, '.') > 3 {
+		s = s[:len(s)-1]
+	}
+	return s
 }
 
 // writeJSON writes v as one line of JSON.

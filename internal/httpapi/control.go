@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stewardhq/steward/internal/steward"
@@ -17,23 +18,38 @@ const (
 	maxRules    = 1000
 )
 
-// controlView is GET /v1/control: the kill switches and gate mode that apply to the owner.
+// controlView is GET /v1/control: the kill switches, gate mode and daily budget that apply
+// to the owner.
 type controlView struct {
 	steward.Controls
-	Stopped bool   `json:"stopped"`
-	Mode    string `json:"mode"`
+	Stopped bool       `json:"stopped"`
+	Mode    string     `json:"mode"`
+	Budget  budgetView `json:"budget"`
 }
 
-// control shows the owner's kill switch, the deployment's, and the gate mode.
+// budgetView is the owner's use since midnight UTC and their daily limits, which an operator
+// sets (steward owners budget). Every limit is finite: budgets fail closed.
+type budgetView struct {
+	MessagesToday int       `json:"messages_today"`
+	MessageLimit  int       `json:"message_limit"`
+	CostUSDToday  float64   `json:"cost_usd_today"`
+	CostLimitUSD  float64   `json:"cost_limit_usd"`
+	ResetsAt      time.Time `json:"resets_at"`
+}
+
+// control shows the owner's kill switch, the deployment's, the gate mode and the budget.
 func (a *api) control(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	var out controlView
 	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
-		c, err := tx.Controls(ctx)
+		c, u, err := tx.AdmitState(ctx)
 		if err != nil {
 			return err
 		}
 		out.Controls = c
+		out.Budget = budgetView{MessagesToday: u.Messages, MessageLimit: u.MessageLimit,
+			CostUSDToday: float64(u.CostMicros) / 1e6, CostLimitUSD: float64(u.CostLimitMicros) / 1e6,
+			ResetsAt: time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)}
 		out.Stopped, _ = c.Killed()
 		out.Mode, err = tx.Mode(ctx)
 		return err

@@ -127,3 +127,24 @@ func TestModeDenyRefusesWrites(t *testing.T) {
 		t.Fatalf("in deny mode: %+v, %d tasks", v, len(e.tasks()))
 	}
 }
+
+// TestControlShowsBudget: GET /v1/control shows the owner their daily limits and today's use
+// (issue 9.3).
+func TestControlShowsBudget(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, text("hi"))
+	if err := e.door.SetDailyLimits(e.ctx, e.owner, 10, 250_000); err != nil {
+		t.Fatal(err)
+	}
+	e.chat("hello")
+	resp := e.do(request{method: "GET", path: "/v1/control", key: e.key})
+	if resp.status != http.StatusOK || !strings.Contains(string(resp.body), `"budget":{"messages_today":1,"message_limit":10,"cost_usd_today":0,"cost_limit_usd":0.25,"resets_at":"`) {
+		t.Fatalf("alice's control: %d %s", resp.status, resp.body)
+	}
+	// Another owner's use is theirs alone; the defaults are 500 messages and $5 a day.
+	bob := e.addOwner("bob")
+	resp = e.do(request{method: "GET", path: "/v1/control", key: bob})
+	if !strings.Contains(string(resp.body), `"budget":{"messages_today":0,"message_limit":500,"cost_usd_today":0,"cost_limit_usd":5,`) {
+		t.Fatalf("bob's control: %s", resp.body)
+	}
+}

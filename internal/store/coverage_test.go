@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/steward"
 
 	. "github.com/stewardhq/steward/internal/store"
@@ -179,7 +178,7 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		if err := tx.RecordSpend(ctx, a.turn, "planted", "pay", steward.Money{Minor: 7, Currency: "EUR"}); err != nil {
 			t.Errorf("spend naming alice's turn: %v", err)
 		}
-		if _, err := tx.AddChunk(ctx, "conversation", a.conv.String(), store.OriginOwner, "planted by bob", b.vector); err != nil {
+		if _, err := tx.AddChunk(ctx, "conversation", a.conv.String(), OriginOwner, "planted by bob", b.vector); err != nil {
 			t.Errorf("chunk naming alice's conversation: %v", err)
 		}
 		if n, err := tx.StateSize(ctx, a.turn); err == nil || n != 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stewardhq/steward/db"
@@ -232,8 +233,33 @@ func (d *Door) SetGlobalCostCap(ctx context.Context, capMicros int64) error {
 // SetDailyLimits sets an owner's daily message quota and cost budget (an operator's choice,
 // not the owner's: the app role cannot change them).
 func (d *Door) SetDailyLimits(ctx context.Context, ownerID uuid.UUID, messages int, costMicros int64) error {
-	n, err := db.New(d.pool).SetDailyLimits(ctx, db.SetDailyLimitsParams{OwnerID: ownerID, DailyMessages: int32(messages), DailyCostMicros: costMicros})
-	return rowsOrNotFound("set daily limits", n, err)
+	m := int32(messages)
+	_, err := d.UpdateDailyLimits(ctx, ownerID, &m, &costMicros)
+	return err
+}
+
+// DailyLimits are an owner's daily message quota and cost budget (millionths of a dollar).
+// There is no "unlimited": budgets fail closed, and 0 refuses every new turn.
+type DailyLimits struct {
+	Messages   int32
+	CostMicros int64
+}
+
+// UpdateDailyLimits changes the limits given (nil keeps one) and returns both as they now
+// are. The database refuses a negative limit.
+func (d *Door) UpdateDailyLimits(ctx context.Context, ownerID uuid.UUID, messages *int32, costMicros *int64) (DailyLimits, error) {
+	arg := db.SetDailyLimitsParams{OwnerID: ownerID}
+	if messages != nil {
+		arg.DailyMessages = pgtype.Int4{Int32: *messages, Valid: true}
+	}
+	if costMicros != nil {
+		arg.DailyCostMicros = pgtype.Int8{Int64: *costMicros, Valid: true}
+	}
+	r, err := db.New(d.pool).SetDailyLimits(ctx, arg)
+	if err != nil {
+		return DailyLimits{}, notFound("set daily limits", err)
+	}
+	return DailyLimits{Messages: r.DailyMessages, CostMicros: r.DailyCostMicros}, nil
 }
 
 // DueIngests lists memory outbox items due for ingestion, across owners, oldest due first.
