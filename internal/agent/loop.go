@@ -385,7 +385,7 @@ func (r *Runner) failUnsaved(ctx context.Context, x *run, cause error) (steward.
 	x.turn.State, x.turn.ExpiresAt = nil, nil
 	x.events = nil
 	x.record("turn_failed", map[string]any{"error": unsavedError, "iterations": x.st.Iterations, "usage": x.st.Usage})
-	err := r.Store.InOwner(ctx, x.turn.OwnerID, func(tx Tx) error {
+	err := r.inOwner(ctx, x, func(tx Tx) error {
 		saved, err := tx.SaveTurn(ctx, x.turn)
 		if err != nil {
 			return err
