@@ -58,7 +58,7 @@ func TestChatApprovesInlineAndStreams(t *testing.T) {
 	var tasks []steward.Task
 	s.WithOwner(context.Background(), owner.ID, func(tx *store.Tx) error {
 		var err error
-		tasks, err = tx.ListTasks(context.Background(), "all")
+		tasks, err = tx.Tasks.ListTasks(context.Background(), "all")
 		return err
 	})
 	if len(tasks) != 1 {
@@ -105,7 +105,7 @@ func TestChatExitCodes(t *testing.T) {
 	t.Run("killed", func(t *testing.T) {
 		t.Parallel()
 		cfg, _, s, owner := chatServer(t, 4)
-		s.WithOwner(context.Background(), owner.ID, func(tx *store.Tx) error { return tx.SetKill(context.Background(), true, "holiday") })
+		s.WithOwner(context.Background(), owner.ID, func(tx *store.Tx) error { return tx.Safety.SetKill(context.Background(), true, "holiday") })
 		if _, _, code := chat(t, cfg, "", "hello"); code != 4 {
 			t.Fatalf("exit %d, want 4", code)
 		}

@@ -23,7 +23,7 @@ func TestControlStopResumeStatus(t *testing.T) {
 		var c steward.Controls
 		if err := s.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
 			var err error
-			c, err = tx.Controls(ctx)
+			c, err = tx.Safety.Controls(ctx)
 			return err
 		}); err != nil {
 			t.Fatal(err)

@@ -94,7 +94,7 @@ func (r *Runner) now() time.Time {
 func (r *Runner) Turn(ctx context.Context, ownerID, turnID uuid.UUID) (steward.View, error) {
 	var v steward.View
 	err := r.Store.InOwner(ctx, ownerID, func(tx Tx) error {
-		t, err := tx.GetTurn(ctx, turnID)
+		t, err := tx.Turns.Get(ctx, turnID)
 		v = steward.ViewOf(t)
 		return err
 	})

@@ -73,7 +73,7 @@ func BenchmarkSuspend(b *testing.B) {
 	var size int
 	err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
 		var err error
-		size, err = tx.StateSize(h.ctx, last.TurnID)
+		size, err = tx.Turns.StateSize(h.ctx, last.TurnID)
 		return err
 	})
 	if err != nil {

@@ -87,7 +87,7 @@ func (h *harness) tasks() []steward.Task {
 	var out []steward.Task
 	err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.ListTasks(h.ctx, "all")
+		out, err = tx.Tasks.ListTasks(h.ctx, "all")
 		return err
 	})
 	if err != nil {
@@ -101,7 +101,7 @@ func (h *harness) journal(turnID uuid.UUID) map[string]steward.CallRecord {
 	h.t.Helper()
 	out := map[string]steward.CallRecord{}
 	err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
-		calls, err := tx.Calls(h.ctx, turnID)
+		calls, err := tx.Journal.Calls(h.ctx, turnID)
 		for _, c := range calls {
 			out[c.CallID] = c
 		}

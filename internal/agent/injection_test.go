@@ -76,19 +76,19 @@ func carriers() []carrier {
 		}},
 		{"task title", scripted.Call("r1", "list_tasks", `{}`), func(h *harness, owner uuid.UUID, text string) {
 			in(h, owner, func(tx *store.Tx) error {
-				_, err := tx.CreateTask(h.ctx, steward.NewTask{Title: text})
+				_, err := tx.Tasks.CreateTask(h.ctx, steward.NewTask{Title: text})
 				return err
 			})
 		}},
 		{"memory row", scripted.Call("r1", "search_memory", `{"query":"milk"}`), func(h *harness, owner uuid.UUID, text string) {
 			in(h, owner, func(tx *store.Tx) error {
-				_, _, err := tx.UpsertFact(h.ctx, steward.NewFact{Kind: "fact", Content: "milk: " + text, Key: "k"})
+				_, _, err := tx.Tasks.UpsertFact(h.ctx, steward.NewFact{Kind: "fact", Content: "milk: " + text, Key: "k"})
 				return err
 			})
 		}},
 		{"notification body", scripted.Call("r1", "list_notifications", `{}`), func(h *harness, owner uuid.UUID, text string) {
 			in(h, owner, func(tx *store.Tx) error {
-				_, err := tx.CreateNotification(h.ctx, "from a webhook", text)
+				_, err := tx.Tasks.CreateNotification(h.ctx, "from a webhook", text)
 				return err
 			})
 		}},
@@ -106,7 +106,7 @@ func injectionTools(h *harness) {
 	})
 	type noArgs struct{}
 	inbox := tools.New("list_notifications", "List notifications.", steward.KindRead, func(ctx context.Context, env tools.Env, _ noArgs) (any, error) {
-		notes, err := env.Data.(*store.Tx).ListNotifications(ctx, 20)
+		notes, err := env.Data.(store.Tasks).ListNotifications(ctx, 20)
 		return map[string]any{"notifications": notes}, err
 	})
 	reg, err := tools.NewRegistry(append(tools.Builtins(), fetch, inbox)...)
@@ -215,13 +215,13 @@ func runInjection(t *testing.T, h *harness, c carrier, p payload) string {
 	}
 	var executed, inbox int
 	err = h.store.WithOwner(h.ctx, owner.ID, func(tx *store.Tx) error {
-		calls, err := tx.Calls(h.ctx, v.TurnID)
+		calls, err := tx.Journal.Calls(h.ctx, v.TurnID)
 		for _, rec := range calls {
 			if rec.Kind == steward.KindWrite && rec.Status != steward.CallPending {
 				executed++
 			}
 		}
-		pending, err2 := tx.PendingCalls(h.ctx)
+		pending, err2 := tx.Journal.PendingCalls(h.ctx)
 		inbox = len(pending)
 		return errors.Join(err, err2)
 	})
@@ -299,10 +299,10 @@ func runScheduledInjection(t *testing.T, h *harness, c carrier, p payload) {
 		t.Helper()
 		err := h.store.WithOwner(h.ctx, owner.ID, func(tx *store.Tx) error {
 			var err error
-			if notes, err = tx.ListNotifications(h.ctx, 100); err != nil {
+			if notes, err = tx.Tasks.ListNotifications(h.ctx, 100); err != nil {
 				return err
 			}
-			calls, err = tx.PendingCalls(h.ctx)
+			calls, err = tx.Journal.PendingCalls(h.ctx)
 			return err
 		})
 		if err != nil {
@@ -366,7 +366,7 @@ func (h *harness) journalOf(owner, turnID uuid.UUID) []steward.CallRecord {
 	var calls []steward.CallRecord
 	err := h.store.WithOwner(h.ctx, owner, func(tx *store.Tx) error {
 		var err error
-		calls, err = tx.Calls(h.ctx, turnID)
+		calls, err = tx.Journal.Calls(h.ctx, turnID)
 		return err
 	})
 	if err != nil {

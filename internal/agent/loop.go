@@ -92,7 +92,7 @@ func (x *run) flush(ctx context.Context, tx Tx) error {
 		}
 		rows[i] = steward.NewEvent{Seq: e.seq, Kind: e.kind, Data: b}
 	}
-	if err := tx.AppendEvents(ctx, &x.turn.ID, rows); err != nil {
+	if err := tx.Journal.AppendEvents(ctx, &x.turn.ID, rows); err != nil {
 		return err
 	}
 	x.events = x.events[:0]
@@ -123,21 +123,21 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (steward.View, 
 		var conv steward.Conversation
 		var err error
 		if in.ConversationID != nil {
-			if conv, err = tx.GetConversation(ctx, *in.ConversationID); err != nil {
+			if conv, err = tx.Conversations.Get(ctx, *in.ConversationID); err != nil {
 				return err
 			}
-			stored, err := tx.Messages(ctx, conv.ID)
+			stored, err := tx.Conversations.Messages(ctx, conv.ID)
 			if err != nil {
 				return err
 			}
 			x.history, x.st.HistorySeq = r.fit(stored, -1)
-		} else if conv, err = tx.CreateConversation(ctx, title(msg)); err != nil {
+		} else if conv, err = tx.Conversations.Create(ctx, title(msg)); err != nil {
 			return err // a new conversation has no history
 		}
 		if err := r.admit(ctx, tx, steward.Admission{OwnerID: in.OwnerID, Trigger: in.Trigger}); err != nil {
 			return err
 		}
-		x.turn, err = tx.CreateTurn(ctx, conv.ID, in.Trigger, r.Model.Name())
+		x.turn, err = tx.Turns.Create(ctx, conv.ID, in.Trigger, r.Model.Name())
 		if err != nil {
 			return err
 		}
@@ -337,20 +337,20 @@ func (r *Runner) finish(ctx context.Context, x *run, status steward.Status, answ
 	r.account(x)
 	x.record("turn_"+string(status), map[string]any{"error": errMsg, "iterations": x.st.Iterations, "usage": x.st.Usage})
 	err := r.inOwner(ctx, x, func(tx Tx) error {
-		saved, err := tx.SaveTurn(ctx, x.turn)
+		saved, err := tx.Turns.Save(ctx, x.turn)
 		if err != nil {
 			return err
 		}
 		x.turn = saved
 		if status == steward.StatusCompleted {
-			if err := tx.TouchConversation(ctx, x.turn.ConversationID, ""); err != nil {
+			if err := tx.Conversations.Touch(ctx, x.turn.ConversationID, ""); err != nil {
 				return err
 			}
-			if err := tx.AppendMessages(ctx, x.turn.ConversationID, x.turn.ID, x.st.Messages...); err != nil {
+			if err := tx.Conversations.AppendMessages(ctx, x.turn.ConversationID, x.turn.ID, x.st.Messages...); err != nil {
 				return err
 			}
 			if r.Memory != nil {
-				if err := tx.EnqueueIngest(ctx, x.turn.ID, x.turn.ConversationID); err != nil {
+				if err := tx.Conversations.EnqueueIngest(ctx, x.turn.ID, x.turn.ConversationID); err != nil {
 					return err
 				}
 			}
@@ -386,7 +386,7 @@ func (r *Runner) failUnsaved(ctx context.Context, x *run, cause error) (steward.
 	x.events = nil
 	x.record("turn_failed", map[string]any{"error": unsavedError, "iterations": x.st.Iterations, "usage": x.st.Usage})
 	err := r.inOwner(ctx, x, func(tx Tx) error {
-		saved, err := tx.SaveTurn(ctx, x.turn)
+		saved, err := tx.Turns.Save(ctx, x.turn)
 		if err != nil {
 			return err
 		}
@@ -417,7 +417,7 @@ func (r *Runner) suspend(ctx context.Context, x *run) (steward.View, error) {
 	r.account(x)
 	x.record("turn_suspended", map[string]any{"pending": len(x.st.Pending), "expires_at": exp})
 	err := r.inOwner(ctx, x, func(tx Tx) error {
-		saved, err := tx.SaveTurn(ctx, x.turn)
+		saved, err := tx.Turns.Save(ctx, x.turn)
 		if err != nil {
 			return err
 		}
@@ -469,7 +469,7 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 			rec := steward.CallRecord{TurnID: x.turn.ID, CallID: c.ID, Tool: c.Name, Kind: tool.Kind, Args: c.Args, ArgsHash: hash}
 			x.record("tool_requested", map[string]any{"call_id": c.ID, "tool": c.Name, "kind": tool.Kind, "args_hash": hash})
 			if tool.Kind == steward.KindRead {
-				res, err := r.runTool(ctx, tx, x, c)
+				res, err := r.runTool(ctx, tx.Data, x, c)
 				if err != nil {
 					return err
 				}
@@ -478,7 +478,7 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 				if res.IsError {
 					rec.Status = steward.CallFailed
 				}
-				if err := tx.RecordCall(ctx, rec); err != nil {
+				if err := tx.Journal.RecordCall(ctx, rec); err != nil {
 					return err
 				}
 				continue
@@ -501,7 +501,7 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 				rec.Status, rec.DecidedBy = steward.CallPending, ""
 				pending = append(pending, steward.PendingCall{CallID: c.ID, Tool: c.Name, Args: c.Args, ArgsHash: hash, AlwaysOffered: tool.AlwaysOffered()})
 			}
-			if err := tx.RecordCall(ctx, rec); err != nil {
+			if err := tx.Journal.RecordCall(ctx, rec); err != nil {
 				return err
 			}
 		}
@@ -535,14 +535,11 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 	return false, nil
 }
 
-// runTool runs a validated tool inside tx and turns tool errors into results for the model;
-// other errors (the database) are returned.
-func (r *Runner) runTool(ctx context.Context, tx Tx, x *run, c steward.ToolCall) (steward.ToolResult, error) {
+// runTool runs a validated tool with data (nil: outside any transaction) and turns tool
+// errors into results for the model; other errors (the database) are returned.
+func (r *Runner) runTool(ctx context.Context, data tools.Data, x *run, c steward.ToolCall) (steward.ToolResult, error) {
 	start := time.Now()
-	env := tools.Env{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Now: r.Now}
-	if tx != nil {
-		env.Data = tx
-	}
+	env := tools.Env{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Now: r.Now, Data: data}
 	out, err := r.Tools.Run(ctx, env, c.Name, c.Args)
 	res := steward.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: out}
 	var argErr *tools.ArgError
@@ -572,7 +569,7 @@ func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (stewa
 		if res.IsError {
 			to = steward.CallFailed
 		}
-		if err := tx.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallExecuting, To: to, Result: res.Output}); err != nil {
+		if err := tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallExecuting, To: to, Result: res.Output}); err != nil {
 			return err
 		}
 		return x.flush(ctx, tx)
@@ -585,18 +582,18 @@ func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (stewa
 		}
 		res = refusal(c, "refused by "+d.By, d.Reason)
 		x.record("gate_decision", map[string]any{"call_id": c.ID, "tool": c.Name, "verdict": d.Verdict, "by": d.By, "at": "execution"})
-		return false, tx.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallDenied, Result: res.Output, DecidedBy: d.By})
+		return false, tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallDenied, Result: res.Output, DecidedBy: d.By})
 	}
 	if !tool.External {
 		err := r.inOwner(ctx, x, func(tx Tx) error {
 			if ok, err := enforce(tx); !ok {
 				return err
 			}
-			if err := tx.UpdateCall(ctx, toExecuting); err != nil {
+			if err := tx.Journal.UpdateCall(ctx, toExecuting); err != nil {
 				return err
 			}
 			var err error
-			if res, err = r.runTool(ctx, tx, x, c); err != nil {
+			if res, err = r.runTool(ctx, tx.Data, x, c); err != nil {
 				return err
 			}
 			return finish(tx)
@@ -608,7 +605,7 @@ func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (stewa
 		logError(ctx, err, "write tool "+c.Name+" failed")
 		res = errorResult(c, "the tool failed unexpectedly; nothing was changed")
 		err = r.inOwner(ctx, x, func(tx Tx) error {
-			return tx.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallFailed, Result: res.Output})
+			return tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallFailed, Result: res.Output})
 		})
 		return res, err
 	}
@@ -619,7 +616,7 @@ func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (stewa
 			return err
 		}
 		allowed = true
-		return tx.UpdateCall(ctx, toExecuting)
+		return tx.Journal.UpdateCall(ctx, toExecuting)
 	})
 	if err != nil || !allowed {
 		return res, err

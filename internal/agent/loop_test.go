@@ -204,7 +204,7 @@ func TestBadInputLeavesNoRow(t *testing.T) {
 	}
 	var turns []steward.Turn
 	h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
-		turns, err = tx.ListTurns(h.ctx, "", 10)
+		turns, err = tx.Turns.List(h.ctx, "", 10)
 		return err
 	})
 	if len(turns) != 0 {

@@ -21,7 +21,7 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 	var turn steward.Turn
 	err := r.Store.InOwner(ctx, ownerID, func(tx Tx) error {
 		var err error
-		turn, err = tx.GetTurn(ctx, turnID)
+		turn, err = tx.Turns.Get(ctx, turnID)
 		return err
 	})
 	if err != nil {
@@ -47,7 +47,7 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 		if err := r.admit(ctx, tx, steward.Admission{OwnerID: ownerID, Trigger: turn.Trigger, Resume: true}); err != nil {
 			return err
 		}
-		claimed, err := tx.ClaimTurn(ctx, turnID, r.lease())
+		claimed, err := tx.Turns.Claim(ctx, turnID, r.lease())
 		if err != nil {
 			return err
 		}
@@ -56,7 +56,7 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 			return err
 		}
 		r.adoptModel(x)
-		stored, err := tx.Messages(ctx, x.turn.ConversationID)
+		stored, err := tx.Conversations.Messages(ctx, x.turn.ConversationID)
 		if err != nil {
 			return err
 		}
@@ -172,10 +172,10 @@ func (r *Runner) checkAlways(pending []steward.PendingCall, byCall map[string]st
 // resume that died, keep their journal state) and stores standing rules for "always". A call
 // left executing by a dead resume becomes unknown. It returns the journal by call id.
 func (r *Runner) decide(ctx context.Context, tx Tx, x *run, byCall map[string]steward.Decision) (map[string]steward.CallRecord, error) {
-	if _, err := tx.MarkUnknownCalls(ctx, x.turn.ID); err != nil {
+	if _, err := tx.Journal.MarkUnknownCalls(ctx, x.turn.ID); err != nil {
 		return nil, err
 	}
-	calls, err := tx.Calls(ctx, x.turn.ID)
+	calls, err := tx.Journal.Calls(ctx, x.turn.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -193,14 +193,14 @@ func (r *Runner) decide(ctx context.Context, tx Tx, x *run, byCall map[string]st
 		if d.Approve {
 			to = steward.CallApproved
 		}
-		if err := tx.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: p.CallID, From: steward.CallPending, To: to, DecidedBy: "human", Message: d.Message}); err != nil {
+		if err := tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: p.CallID, From: steward.CallPending, To: to, DecidedBy: "human", Message: d.Message}); err != nil {
 			return nil, err
 		}
 		c.Status, c.DecidedBy, c.Message = to, "human", d.Message
 		journal[p.CallID] = c
 		x.record("gate_decision", map[string]any{"call_id": p.CallID, "tool": p.Tool, "verdict": map[bool]steward.Verdict{true: steward.Allow, false: steward.Deny}[d.Approve], "by": "human"})
 		if d.Approve && d.Always != steward.AlwaysNone {
-			rule, err := tx.CreateRule(ctx, alwaysRule(p, d.Always))
+			rule, err := tx.Rules.Create(ctx, alwaysRule(p, d.Always))
 			if err != nil {
 				return nil, err
 			}

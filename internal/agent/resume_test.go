@@ -186,7 +186,7 @@ func TestSuspendedTurnExpires(t *testing.T) {
 		t.Fatalf("err = %v, want conflict: expired", err)
 	}
 	err = h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
-		n, err := tx.ExpireTurns(h.ctx)
+		n, err := tx.Turns.Expire(h.ctx)
 		if n != 1 {
 			t.Errorf("swept %d turns, want 1", n)
 		}
@@ -281,11 +281,11 @@ func TestStaleRunningTurnIsFailed(t *testing.T) {
 	h := newHarness(t, scripted.New())
 	var turn steward.Turn
 	err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
-		conv, err := tx.CreateConversation(h.ctx, "x")
+		conv, err := tx.Conversations.Create(h.ctx, "x")
 		if err != nil {
 			return err
 		}
-		turn, err = tx.CreateTurn(h.ctx, conv.ID, steward.TriggerChat, "m")
+		turn, err = tx.Turns.Create(h.ctx, conv.ID, steward.TriggerChat, "m")
 		return err
 	})
 	if err != nil {
@@ -295,7 +295,7 @@ func TestStaleRunningTurnIsFailed(t *testing.T) {
 		var n int64
 		if err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
 			var err error
-			n, err = tx.FailStaleTurns(h.ctx, olderThan)
+			n, err = tx.Turns.FailStale(h.ctx, olderThan)
 			return err
 		}); err != nil {
 			t.Fatal(err)

@@ -60,7 +60,7 @@ func TestKillSwitchFromAnotherConnectionAbortsBeforeNextModelCall(t *testing.T) 
 	m := scripted.New(
 		func(llm.Request) (llm.Response, error) {
 			// While the turn runs, the owner hits stop from another request (another connection).
-			if err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error { return tx.SetKill(h.ctx, true, "stop now") }); err != nil {
+			if err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error { return tx.Safety.SetKill(h.ctx, true, "stop now") }); err != nil {
 				return llm.Response{}, err
 			}
 			return scripted.Calls(scripted.Call("r1", "lookup", `{"key":"a"}`)), nil
@@ -83,7 +83,7 @@ func TestKillSwitchFromAnotherConnectionAbortsBeforeNextModelCall(t *testing.T) 
 		t.Fatalf("start while stopped: %v", err)
 	}
 	h.tx(func(tx *store.Tx) error {
-		turns, err := tx.ListTurns(h.ctx, "", 10)
+		turns, err := tx.Turns.List(h.ctx, "", 10)
 		if len(turns) != 1 {
 			t.Errorf("%d turns, want only the aborted one", len(turns))
 		}
@@ -121,10 +121,10 @@ func TestCapsBeatStandingAllowRules(t *testing.T) {
 	h := newHarness(t, m)
 	withSafety(h)
 	h.tx(func(tx *store.Tx) error {
-		if _, err := tx.CreateRule(h.ctx, steward.Rule{Tool: "pay", Effect: "allow", Source: "api"}); err != nil {
+		if _, err := tx.Rules.Create(h.ctx, steward.Rule{Tool: "pay", Effect: "allow", Source: "api"}); err != nil {
 			return err
 		}
-		_, err := tx.SetCap(h.ctx, steward.Cap{Currency: "EUR", PerActionMinor: 1000, WindowMinor: 3000, Window: time.Hour})
+		_, err := tx.Safety.SetCap(h.ctx, steward.Cap{Currency: "EUR", PerActionMinor: 1000, WindowMinor: 3000, Window: time.Hour})
 		return err
 	})
 	v := h.start("pay bob 50 euros")
@@ -145,7 +145,7 @@ func TestRollingWindowSurvivesRestart(t *testing.T) {
 	h := newHarness(t, m)
 	withSafety(h)
 	h.tx(func(tx *store.Tx) error {
-		_, err := tx.SetCap(h.ctx, steward.Cap{Currency: "EUR", PerActionMinor: 1000, WindowMinor: 2000, Window: time.Hour})
+		_, err := tx.Safety.SetCap(h.ctx, steward.Cap{Currency: "EUR", PerActionMinor: 1000, WindowMinor: 2000, Window: time.Hour})
 		return err
 	})
 	// No standing rule can allow a money tool: the owner approves each payment.
@@ -228,7 +228,7 @@ func TestAuditLogTellsOneContinuousStory(t *testing.T) {
 	var events []steward.Event
 	h.tx(func(tx *store.Tx) error {
 		var err error
-		events, err = tx.TurnEvents(h.ctx, v.TurnID)
+		events, err = tx.Journal.TurnEvents(h.ctx, v.TurnID)
 		return err
 	})
 	var story []string
@@ -266,7 +266,7 @@ func TestSecretsNeverReachLogsOrTrace(t *testing.T) {
 	var events []steward.Event
 	h.tx(func(tx *store.Tx) error {
 		var err error
-		events, err = tx.TurnEvents(h.ctx, v.TurnID)
+		events, err = tx.Journal.TurnEvents(h.ctx, v.TurnID)
 		return err
 	})
 	trail, _ := json.Marshal(events)
@@ -292,10 +292,10 @@ func TestMoneyAndEgressToolsOfferNoAlways(t *testing.T) {
 			withSafety(h)
 		}
 		h.tx(func(tx *store.Tx) error {
-			if _, err := tx.CreateRule(h.ctx, steward.Rule{Tool: tc.tool, Effect: "allow", Source: "api"}); err != nil {
+			if _, err := tx.Rules.Create(h.ctx, steward.Rule{Tool: tc.tool, Effect: "allow", Source: "api"}); err != nil {
 				return err
 			}
-			_, err := tx.SetCap(h.ctx, steward.Cap{Currency: "EUR", PerActionMinor: 1000, WindowMinor: 3000, Window: time.Hour})
+			_, err := tx.Safety.SetCap(h.ctx, steward.Cap{Currency: "EUR", PerActionMinor: 1000, WindowMinor: 3000, Window: time.Hour})
 			return err
 		})
 		v := h.start("do it")

@@ -4,10 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/stewardhq/steward/internal/steward"
-
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/tools"
 )
 
@@ -16,41 +15,61 @@ type Store interface {
 	InOwner(ctx context.Context, ownerID uuid.UUID, fn func(Tx) error) error
 }
 
-// Tx is what the loop reads and writes inside one owner's transaction. It includes the
-// tools' Data, so a write tool's effect commits with its journal row.
-type Tx interface {
-	tools.Data
+// Tx is one owner's transaction as the loop sees it: one narrow port per area, all over the
+// same transaction, so a write tool's effect commits with its journal row
+// (docs/ARCHITECTURE.md §6).
+type Tx struct {
+	Turns         Turns
+	Journal       Journal
+	Conversations Conversations
+	Safety        Safety
+	Rules         Rules
+	Data          tools.Data
+}
 
-	// Mode is the owner's gate mode: ask, deny or auto.
-	Mode(ctx context.Context) (string, error)
+// Turns stores a turn's row: its status and suspended state.
+type Turns interface {
+	Create(ctx context.Context, conversationID uuid.UUID, trigger steward.Trigger, model string) (steward.Turn, error)
+	Get(ctx context.Context, id uuid.UUID) (steward.Turn, error)
+	Save(ctx context.Context, turn steward.Turn) (steward.Turn, error)
+	// Claim takes a suspended turn for one resume (exactly once) with a lease.
+	Claim(ctx context.Context, id uuid.UUID, lease time.Duration) (steward.Turn, error)
+}
 
-	CreateConversation(ctx context.Context, title string) (steward.Conversation, error)
-	GetConversation(ctx context.Context, id uuid.UUID) (steward.Conversation, error)
-	TouchConversation(ctx context.Context, id uuid.UUID, title string) error
-	AppendMessages(ctx context.Context, conversationID, turnID uuid.UUID, msgs ...steward.Message) error
-	// EnqueueIngest queues a completed turn for memory ingestion (the outbox).
-	EnqueueIngest(ctx context.Context, turnID, conversationID uuid.UUID) error
-	Messages(ctx context.Context, conversationID uuid.UUID) ([]steward.StoredMessage, error)
-
-	CreateTurn(ctx context.Context, conversationID uuid.UUID, trigger steward.Trigger, model string) (steward.Turn, error)
-	GetTurn(ctx context.Context, id uuid.UUID) (steward.Turn, error)
-	SaveTurn(ctx context.Context, turn steward.Turn) (steward.Turn, error)
-	ClaimTurn(ctx context.Context, id uuid.UUID, lease time.Duration) (steward.Turn, error)
-
+// Journal records every tool call's decision and outcome, and the turn's audit events.
+type Journal interface {
 	RecordCall(ctx context.Context, c steward.CallRecord) error
 	Calls(ctx context.Context, turnID uuid.UUID) ([]steward.CallRecord, error)
 	UpdateCall(ctx context.Context, u steward.CallUpdate) error
 	MarkUnknownCalls(ctx context.Context, turnID uuid.UUID) ([]steward.CallRecord, error)
-
-	RulesFor(ctx context.Context, tool string) ([]steward.Rule, error)
-	CreateRule(ctx context.Context, r steward.Rule) (steward.Rule, error)
-
 	AppendEvents(ctx context.Context, turnID *uuid.UUID, events []steward.NewEvent) error
+}
 
+// Conversations stores conversations and their messages.
+type Conversations interface {
+	Create(ctx context.Context, title string) (steward.Conversation, error)
+	Get(ctx context.Context, id uuid.UUID) (steward.Conversation, error)
+	Touch(ctx context.Context, id uuid.UUID, title string) error
+	AppendMessages(ctx context.Context, conversationID, turnID uuid.UUID, msgs ...steward.Message) error
+	Messages(ctx context.Context, conversationID uuid.UUID) ([]steward.StoredMessage, error)
+	// EnqueueIngest queues a completed turn for memory ingestion (the outbox).
+	EnqueueIngest(ctx context.Context, turnID, conversationID uuid.UUID) error
+}
+
+// Safety is the owner's safety state the gate and admission read and charge.
+type Safety interface {
+	// Mode is the owner's gate mode: ask, deny or auto.
+	Mode(ctx context.Context) (string, error)
 	Controls(ctx context.Context) (steward.Controls, error)
 	AdmitState(ctx context.Context) (steward.Controls, steward.DailyUsage, error)
 	LockOwner(ctx context.Context) error
 	Cap(ctx context.Context, currency string) (steward.Cap, bool, error)
 	SpentInWindow(ctx context.Context, currency string, window time.Duration) (int64, error)
 	RecordSpend(ctx context.Context, turnID uuid.UUID, callID, tool string, m steward.Money) error
+}
+
+// Rules are the owner's standing allow/deny rules.
+type Rules interface {
+	For(ctx context.Context, tool string) ([]steward.Rule, error)
+	Create(ctx context.Context, r steward.Rule) (steward.Rule, error)
 }

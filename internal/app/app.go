@@ -201,13 +201,13 @@ func (a *App) expireTurns(ctx context.Context) error {
 	}
 	for _, o := range owners {
 		if err := a.Store.WithOwner(ctx, o.ID, func(tx *store.Tx) error {
-			if _, err := tx.ExpireTurns(ctx); err != nil {
+			if _, err := tx.Turns.Expire(ctx); err != nil {
 				return err
 			}
-			if _, err := tx.FailStaleTurns(ctx, staleTurn); err != nil {
+			if _, err := tx.Turns.FailStale(ctx, staleTurn); err != nil {
 				return err
 			}
-			_, err := tx.FailStaleRuns(ctx, staleTurn)
+			_, err := tx.Runs.FailStale(ctx, staleTurn)
 			return err
 		}); err != nil {
 			return err

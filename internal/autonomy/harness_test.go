@@ -152,7 +152,7 @@ func (h *harness) runs() []store.JobRun {
 	var runs []store.JobRun
 	h.in(func(tx *store.Tx) error {
 		var err error
-		runs, err = tx.Runs(h.ctx, "", 100)
+		runs, err = tx.Runs.List(h.ctx, "", 100)
 		return err
 	})
 	return runs
@@ -163,7 +163,7 @@ func (h *harness) notifications() []store.Notification {
 	var ns []store.Notification
 	h.in(func(tx *store.Tx) error {
 		var err error
-		ns, err = tx.Notifications(h.ctx, 100)
+		ns, err = tx.Deliveries.Notifications(h.ctx, 100)
 		return err
 	})
 	return ns
@@ -174,7 +174,7 @@ func (h *harness) pending() []steward.CallRecord {
 	var calls []steward.CallRecord
 	h.in(func(tx *store.Tx) error {
 		var err error
-		calls, err = tx.PendingCalls(h.ctx)
+		calls, err = tx.Journal.PendingCalls(h.ctx)
 		return err
 	})
 	return calls
@@ -185,7 +185,7 @@ func (h *harness) turn(id uuid.UUID) steward.Turn {
 	var turn steward.Turn
 	h.in(func(tx *store.Tx) error {
 		var err error
-		turn, err = tx.GetTurn(h.ctx, id)
+		turn, err = tx.Turns.Get(h.ctx, id)
 		return err
 	})
 	return turn
@@ -193,7 +193,7 @@ func (h *harness) turn(id uuid.UUID) steward.Turn {
 
 func (h *harness) setKill(engaged bool) {
 	h.t.Helper()
-	h.in(func(tx *store.Tx) error { return tx.SetKill(h.ctx, engaged, "owner is on holiday") })
+	h.in(func(tx *store.Tx) error { return tx.Safety.SetKill(h.ctx, engaged, "owner is on holiday") })
 }
 
 // addSchedule adds a schedule through the scheduler (which seeds the notify rule).

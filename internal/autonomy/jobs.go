@@ -120,7 +120,7 @@ func composeBriefing(ctx context.Context, tx *store.Tx, jc JobContext) (string, 
 		Overdue: []taskView{}, DueToday: []taskView{}, OpenUndated: []taskView{}, Memory: []string{},
 		Sources: map[string]string{"tasks": "connected", "approvals": "connected", "memory": "connected", "mail": "not connected", "calendar": "not connected"}}
 
-	open, err := tx.ListTasks(ctx, steward.TaskOpen)
+	open, err := tx.Tasks.ListTasks(ctx, steward.TaskOpen)
 	if err != nil {
 		return "", err
 	}
@@ -139,7 +139,7 @@ func composeBriefing(ctx context.Context, tx *store.Tx, jc JobContext) (string, 
 	}
 
 	b.ActivitySince = now.Add(-24 * time.Hour)
-	prev, ok, err := tx.PreviousRun(ctx, jc.Run.Job, jc.Run.ID)
+	prev, ok, err := tx.Runs.Previous(ctx, jc.Run.Job, jc.Run.ID)
 	if err != nil {
 		return "", err
 	}
@@ -152,7 +152,7 @@ func composeBriefing(ctx context.Context, tx *store.Tx, jc JobContext) (string, 
 	if b.CompletedTasks, err = completedSince(ctx, tx, b.ActivitySince, loc); err != nil {
 		return "", err
 	}
-	facts, err := tx.ListFacts(ctx, 20)
+	facts, err := tx.Tasks.ListFacts(ctx, 20)
 	if err != nil {
 		return "", err
 	}
@@ -194,11 +194,11 @@ func composeReview(ctx context.Context, tx *store.Tx, jc JobContext) (string, er
 	r := review{Week: now.Format("2 January 2006"), TimeZone: loc.String(), TurnsThisWeek: map[string]int{},
 		Projects: []project{}, OtherOpenTasks: []taskView{}}
 
-	facts, err := tx.ListFacts(ctx, 200)
+	facts, err := tx.Tasks.ListFacts(ctx, 200)
 	if err != nil {
 		return "", err
 	}
-	all, err := tx.ListTasks(ctx, "all")
+	all, err := tx.Tasks.ListTasks(ctx, "all")
 	if err != nil {
 		return "", err
 	}
@@ -241,7 +241,7 @@ func composeReview(ctx context.Context, tx *store.Tx, jc JobContext) (string, er
 	if r.PendingApprovals, err = pendingApprovals(ctx, tx, now); err != nil {
 		return "", err
 	}
-	turns, err := tx.ListTurns(ctx, "", 200)
+	turns, err := tx.Turns.List(ctx, "", 200)
 	if err != nil {
 		return "", err
 	}
@@ -255,7 +255,7 @@ func composeReview(ctx context.Context, tx *store.Tx, jc JobContext) (string, er
 
 // pendingApprovals lists the writes waiting in the owner's inbox.
 func pendingApprovals(ctx context.Context, tx *store.Tx, now time.Time) ([]approvalView, error) {
-	calls, err := tx.PendingCalls(ctx)
+	calls, err := tx.Journal.PendingCalls(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +273,7 @@ func pendingApprovals(ctx context.Context, tx *store.Tx, now time.Time) ([]appro
 
 // activitySince lists the owner's turns since a time, newest first.
 func activitySince(ctx context.Context, tx *store.Tx, since time.Time, loc *time.Location) ([]turnView, error) {
-	turns, err := tx.ListTurns(ctx, "", 100)
+	turns, err := tx.Turns.List(ctx, "", 100)
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +288,7 @@ func activitySince(ctx context.Context, tx *store.Tx, since time.Time, loc *time
 
 // completedSince lists the tasks completed since a time.
 func completedSince(ctx context.Context, tx *store.Tx, since time.Time, loc *time.Location) ([]taskView, error) {
-	done, err := tx.ListTasks(ctx, steward.TaskDone)
+	done, err := tx.Tasks.ListTasks(ctx, steward.TaskDone)
 	if err != nil {
 		return nil, err
 	}

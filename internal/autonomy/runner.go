@@ -57,7 +57,7 @@ func (r *Runner) now() time.Time {
 func (r *Runner) claim(ctx context.Context, ownerID uuid.UUID, n store.NewRun) (run store.JobRun, claimed bool, err error) {
 	n.Now = r.now()
 	err = r.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		ctl, err := tx.Controls(ctx)
+		ctl, err := tx.Safety.Controls(ctx)
 		if err != nil {
 			return err
 		}
@@ -65,7 +65,7 @@ func (r *Runner) claim(ctx context.Context, ownerID uuid.UUID, n store.NewRun) (
 		if killed, why := ctl.Killed(); killed {
 			n.Status, n.Error = store.RunSkipped, why
 		}
-		if run, claimed, err = tx.ClaimRun(ctx, n); err != nil || !claimed {
+		if run, claimed, err = tx.Runs.Claim(ctx, n); err != nil || !claimed {
 			return err
 		}
 		return appendRunEvent(ctx, tx, run)
@@ -77,7 +77,7 @@ func (r *Runner) claim(ctx context.Context, ownerID uuid.UUID, n store.NewRun) (
 // engaged. Exactly one caller wins; the others get an error matching store.ErrConflict.
 func (r *Runner) begin(ctx context.Context, ownerID, runID uuid.UUID) (run store.JobRun, err error) {
 	err = r.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		ctl, err := tx.Controls(ctx)
+		ctl, err := tx.Safety.Controls(ctx)
 		if err != nil {
 			return err
 		}
@@ -85,7 +85,7 @@ func (r *Runner) begin(ctx context.Context, ownerID, runID uuid.UUID) (run store
 		if killed, why := ctl.Killed(); killed {
 			status, reason = store.RunSkipped, why
 		}
-		if run, err = tx.StartQueuedRun(ctx, runID, status, reason, r.now()); err != nil {
+		if run, err = tx.Runs.StartQueued(ctx, runID, status, reason, r.now()); err != nil {
 			return err
 		}
 		return appendRunEvent(ctx, tx, run)
@@ -144,7 +144,7 @@ func (r *Runner) execute(ctx context.Context, run store.JobRun, trigger steward.
 func (r *Runner) finish(ctx context.Context, run store.JobRun, status store.RunStatus, turnID *uuid.UUID, reason string) (store.JobRun, error) {
 	err := r.Store.WithOwner(ctx, run.OwnerID, func(tx *store.Tx) error {
 		var err error
-		if run, err = tx.FinishRun(ctx, run.ID, status, turnID, reason, r.now()); err != nil {
+		if run, err = tx.Runs.Finish(ctx, run.ID, status, turnID, reason, r.now()); err != nil {
 			return err
 		}
 		return appendRunEvent(ctx, tx, run)
@@ -164,7 +164,7 @@ func appendRunEvent(ctx context.Context, tx *store.Tx, run store.JobRun) error {
 	if err != nil {
 		return err
 	}
-	return tx.AppendEvents(ctx, nil, []steward.NewEvent{{Kind: "autonomy_run", Data: data}})
+	return tx.Journal.AppendEvents(ctx, nil, []steward.NewEvent{{Kind: "autonomy_run", Data: data}})
 }
 
 // triggerOf is the turn trigger of a run's trigger.

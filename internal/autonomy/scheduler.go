@@ -184,7 +184,7 @@ func (s *Scheduler) RunJob(ctx context.Context, ownerID uuid.UUID, job string, s
 	}
 	var sched *store.Schedule
 	err := s.Runner.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		sc, err := tx.ScheduleByJob(ctx, job)
+		sc, err := tx.Schedules.ByJob(ctx, job)
 		if err == nil {
 			sched = &sc
 		} else if steward.ErrorCode(err) == steward.CodeNotFound {
@@ -254,11 +254,11 @@ func (s *Scheduler) AddSchedule(ctx context.Context, ownerID uuid.UUID, job, exp
 	var v ScheduleView
 	var rule *steward.Rule
 	err = s.Runner.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		n, err := tx.CountSchedules(ctx)
+		n, err := tx.Schedules.Count(ctx)
 		if err != nil {
 			return err
 		}
-		if v.Schedule, err = tx.CreateSchedule(ctx, store.NewSchedule{Job: job, Cron: c.String(), Timezone: c.Location().String(), Payload: payload}); err != nil {
+		if v.Schedule, err = tx.Schedules.Create(ctx, store.NewSchedule{Job: job, Cron: c.String(), Timezone: c.Location().String(), Payload: payload}); err != nil {
 			if steward.ErrorCode(err) == steward.CodeConflict {
 				return steward.Errorf(steward.CodeConflict, "a schedule for %s exists; remove it first", job)
 			}
@@ -280,7 +280,7 @@ func (s *Scheduler) AddSchedule(ctx context.Context, ownerID uuid.UUID, job, exp
 
 // RemoveSchedule deletes an owner's schedule of a job; its runs stay in the history.
 func (s *Scheduler) RemoveSchedule(ctx context.Context, ownerID uuid.UUID, job string) error {
-	return s.Runner.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error { return tx.DeleteSchedule(ctx, job) })
+	return s.Runner.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error { return tx.Schedules.Delete(ctx, job) })
 }
 
 // ListSchedules lists an owner's schedules with their next firing times.
@@ -288,7 +288,7 @@ func (s *Scheduler) ListSchedules(ctx context.Context, ownerID uuid.UUID) ([]Sch
 	var scheds []store.Schedule
 	err := s.Runner.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		scheds, err = tx.Schedules(ctx)
+		scheds, err = tx.Schedules.List(ctx)
 		return err
 	})
 	if err != nil {
@@ -311,7 +311,7 @@ func (s *Scheduler) ListSchedules(ctx context.Context, ownerID uuid.UUID) ([]Sch
 // visible rule the owner may delete (GET/DELETE /v1/rules); it never applies to webhook runs.
 // It does nothing (and returns nil) when the owner already has a rule for notify.
 func SeedNotifyRule(ctx context.Context, tx *store.Tx) (*steward.Rule, error) {
-	rules, err := tx.RulesFor(ctx, "notify")
+	rules, err := tx.Rules.For(ctx, "notify")
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +320,7 @@ func SeedNotifyRule(ctx context.Context, tx *store.Tx) (*steward.Rule, error) {
 			return nil, nil
 		}
 	}
-	r, err := tx.CreateRule(ctx, steward.Rule{Tool: "notify", Effect: "allow", Source: "setup",
+	r, err := tx.Rules.Create(ctx, steward.Rule{Tool: "notify", Effect: "allow", Source: "setup",
 		Note: "seeded with the first scheduled job so briefings arrive without asking; delete it to approve each notification"})
 	if err != nil {
 		return nil, err

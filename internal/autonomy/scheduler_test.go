@@ -127,7 +127,7 @@ func TestKillSwitchSkipsRuns(t *testing.T) {
 	var activity []steward.Event
 	h.in(func(tx *store.Tx) error {
 		var err error
-		activity, err = tx.RecentEvents(h.ctx, 10)
+		activity, err = tx.Journal.RecentEvents(h.ctx, 10)
 		return err
 	})
 	if len(activity) == 0 || activity[0].Kind != "autonomy_run" || !strings.Contains(string(activity[0].Data), `"skipped"`) {
@@ -208,23 +208,23 @@ func TestMorningBriefingGathersContext(t *testing.T) {
 	yesterday, tonight := now.Add(-24*time.Hour), now.Add(10*time.Hour)
 	h.in(func(tx *store.Tx) error {
 		for _, nt := range []steward.NewTask{{Title: "pay rent", Due: &yesterday}, {Title: "call mum", Due: &tonight}, {Title: "read a book"}} {
-			if _, err := tx.CreateTask(h.ctx, nt); err != nil {
+			if _, err := tx.Tasks.CreateTask(h.ctx, nt); err != nil {
 				return err
 			}
 		}
-		conv, err := tx.CreateConversation(h.ctx, "x")
+		conv, err := tx.Conversations.Create(h.ctx, "x")
 		if err != nil {
 			return err
 		}
-		turn, err := tx.CreateTurn(h.ctx, conv.ID, steward.TriggerChat, "m")
+		turn, err := tx.Turns.Create(h.ctx, conv.ID, steward.TriggerChat, "m")
 		if err != nil {
 			return err
 		}
-		if err := tx.RecordCall(h.ctx, steward.CallRecord{TurnID: turn.ID, CallID: "c1", Tool: "create_task", Kind: steward.KindWrite,
+		if err := tx.Journal.RecordCall(h.ctx, steward.CallRecord{TurnID: turn.ID, CallID: "c1", Tool: "create_task", Kind: steward.KindWrite,
 			Args: json.RawMessage(`{"title":"book flights"}`), ArgsHash: "h", Status: steward.CallPending}); err != nil {
 			return err
 		}
-		_, _, err = tx.UpsertFact(h.ctx, steward.NewFact{Kind: "preference", Content: "prefers tea in the morning", Key: "k"})
+		_, _, err = tx.Tasks.UpsertFact(h.ctx, steward.NewFact{Kind: "preference", Content: "prefers tea in the morning", Key: "k"})
 		return err
 	})
 	h.tick(now, 1)
@@ -257,19 +257,19 @@ func TestWeeklyReviewPerProject(t *testing.T) {
 			{Kind: steward.FactKindProject, Subject: "Garden", Content: "replant the vegetable beds this spring", Key: "p1"},
 			{Kind: steward.FactKindDecision, Subject: "Garden", Content: "no pesticides", Key: "d1"},
 		} {
-			if _, _, err := tx.UpsertFact(h.ctx, f); err != nil {
+			if _, _, err := tx.Tasks.UpsertFact(h.ctx, f); err != nil {
 				return err
 			}
 		}
-		done, err := tx.CreateTask(h.ctx, steward.NewTask{Title: "Garden: plan the beds"})
+		done, err := tx.Tasks.CreateTask(h.ctx, steward.NewTask{Title: "Garden: plan the beds"})
 		if err != nil {
 			return err
 		}
-		if _, err := tx.CompleteTask(h.ctx, done.ID); err != nil {
+		if _, err := tx.Tasks.CompleteTask(h.ctx, done.ID); err != nil {
 			return err
 		}
 		for _, title := range []string{"Garden: buy seeds", "renew passport"} {
-			if _, err := tx.CreateTask(h.ctx, steward.NewTask{Title: title}); err != nil {
+			if _, err := tx.Tasks.CreateTask(h.ctx, steward.NewTask{Title: title}); err != nil {
 				return err
 			}
 		}
@@ -313,7 +313,7 @@ func TestSetupSeedsNotifyRuleOnce(t *testing.T) {
 	if err != nil || rule == nil || rule.Tool != "notify" || rule.Effect != "allow" || rule.Source != "setup" {
 		t.Fatalf("first schedule: rule %+v, %v", rule, err)
 	}
-	h.in(func(tx *store.Tx) error { return tx.DeleteRule(h.ctx, rule.ID) })
+	h.in(func(tx *store.Tx) error { return tx.Rules.Delete(h.ctx, rule.ID) })
 	_, again, err := h.sched.AddSchedule(h.ctx, h.owner, autonomy.JobWeeklyReview, "0 17 * * fri", "Europe/Berlin", json.RawMessage(`{"scope":"work"}`))
 	if err != nil || again != nil {
 		t.Fatalf("second schedule: rule %+v, %v; want none", again, err)

@@ -77,7 +77,7 @@ func (w *Webhooks) Create(ctx context.Context, ownerID uuid.UUID, source string)
 		return NewHook{}, err
 	}
 	err = w.Runner.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		_, err := tx.CreateWebhook(ctx, hookID, source, secret)
+		_, err := tx.Webhooks.Create(ctx, hookID, source, secret)
 		return err
 	})
 	if err != nil {
@@ -127,7 +127,7 @@ func (w *Webhooks) Receive(ctx context.Context, hookID string, h http.Header, bo
 	rc := Receipt{OwnerID: route.OwnerID}
 	err = w.Runner.Store.WithOwner(ctx, route.OwnerID, func(tx *store.Tx) error {
 		var err error
-		rc.RunID, rc.Replay, err = tx.EnqueueDelivery(ctx, route.ID, msgID, body, store.NewRun{
+		rc.RunID, rc.Replay, err = tx.Deliveries.Enqueue(ctx, route.ID, msgID, body, store.NewRun{
 			Job: "webhook:" + route.Source, Trigger: store.RunByWebhook, ScheduledFor: now, Now: now})
 		return err
 	})
@@ -167,7 +167,7 @@ func (w *Webhooks) Process(ctx context.Context, ownerID, runID uuid.UUID) (store
 		return run, err
 	}
 	return w.Runner.execute(ctx, run, steward.TriggerWebhook, func(ctx context.Context, tx *store.Tx) (string, error) {
-		ev, err := tx.WebhookEventOf(ctx, runID)
+		ev, err := tx.Webhooks.EventOf(ctx, runID)
 		if err != nil {
 			return "", err
 		}

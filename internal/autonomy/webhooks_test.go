@@ -46,11 +46,11 @@ func signed(t *testing.T, secret, id string, at time.Time, body []byte) signedDe
 func (h *harness) webhookRows() (deliveries, runs int) {
 	h.t.Helper()
 	h.in(func(tx *store.Tx) error {
-		rs, err := tx.Runs(h.ctx, "", 100)
+		rs, err := tx.Runs.List(h.ctx, "", 100)
 		for _, r := range rs {
 			if r.Trigger == store.RunByWebhook {
 				runs++
-				if _, err := tx.WebhookEventOf(h.ctx, r.ID); err == nil {
+				if _, err := tx.Webhooks.EventOf(h.ctx, r.ID); err == nil {
 					deliveries++
 				}
 			}
@@ -75,7 +75,7 @@ func TestWebhookRefusals(t *testing.T) {
 		t.Fatalf("hook %+v", hook)
 	}
 	revoked, _ := h.hooks.Create(h.ctx, h.owner, "old")
-	h.in(func(tx *store.Tx) error { return tx.RevokeWebhook(h.ctx, revoked.HookID) })
+	h.in(func(tx *store.Tx) error { return tx.Webhooks.Revoke(h.ctx, revoked.HookID) })
 	other, _ := autonomy.NewSecret()
 	now := time.Now()
 	h.clock.Set(now)
@@ -315,7 +315,7 @@ func runByID(h *harness, id uuid.UUID) store.JobRun {
 	var r store.JobRun
 	h.in(func(tx *store.Tx) error {
 		var err error
-		r, err = tx.Run(h.ctx, id)
+		r, err = tx.Runs.Get(h.ctx, id)
 		return err
 	})
 	return r

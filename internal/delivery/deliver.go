@@ -99,7 +99,7 @@ func (d *Deliverer) SetChannel(ctx context.Context, ownerID uuid.UUID, rawURL, t
 	var ch store.Channel
 	err := d.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		ch, err = tx.SetChannel(ctx, rawURL, topic)
+		ch, err = tx.Deliveries.SetChannel(ctx, rawURL, topic)
 		return err
 	})
 	return ch, err
@@ -114,13 +114,13 @@ func (d *Deliverer) Flush(ctx context.Context, ownerID uuid.UUID) error {
 	now := d.now()
 	err := d.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		if ch, err = tx.Channel(ctx); err != nil {
+		if ch, err = tx.Deliveries.Channel(ctx); err != nil {
 			return err
 		}
 		if !ch.Enabled {
 			return nil
 		}
-		due, err = tx.ClaimDeliveries(ctx, now, lease, ch.CreatedAt, batch)
+		due, err = tx.Deliveries.Claim(ctx, now, lease, ch.CreatedAt, batch)
 		return err
 	})
 	if steward.ErrorCode(err) == steward.CodeNotFound {
@@ -145,7 +145,7 @@ func (d *Deliverer) deliver(ctx context.Context, ownerID uuid.UUID, ch store.Cha
 	return d.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		if sendErr == nil {
 			log.Info().Int("attempt", n.DeliveryAttempts).Msg("notification delivered")
-			return tx.MarkDelivered(ctx, n.ID, d.now())
+			return tx.Deliveries.MarkDelivered(ctx, n.ID, d.now())
 		}
 		var next *time.Time
 		if !final && n.DeliveryAttempts < d.maxAttempts() {
@@ -153,7 +153,7 @@ func (d *Deliverer) deliver(ctx context.Context, ownerID uuid.UUID, ch store.Cha
 			next = &t
 		}
 		log.Warn().Err(sendErr).Int("attempt", n.DeliveryAttempts).Bool("retry", next != nil).Msg("notification delivery failed")
-		return tx.MarkDeliveryFailed(ctx, n.ID, next, truncate(sendErr.Error(), 500))
+		return tx.Deliveries.MarkFailed(ctx, n.ID, next, truncate(sendErr.Error(), 500))
 	})
 }
 

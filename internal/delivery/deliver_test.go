@@ -90,7 +90,7 @@ func (e *env) notify(t *testing.T, title, msg string) uuid.UUID {
 	t.Helper()
 	var id uuid.UUID
 	err := e.store.WithOwner(e.ctx, e.owner, func(tx *store.Tx) error {
-		n, err := tx.CreateNotification(e.ctx, title, msg)
+		n, err := tx.Tasks.CreateNotification(e.ctx, title, msg)
 		id = n.ID
 		return err
 	})
@@ -104,7 +104,7 @@ func (e *env) notifications(t *testing.T) map[uuid.UUID]store.Notification {
 	t.Helper()
 	out := map[uuid.UUID]store.Notification{}
 	err := e.store.WithOwner(e.ctx, e.owner, func(tx *store.Tx) error {
-		ns, err := tx.Notifications(e.ctx, 100)
+		ns, err := tx.Deliveries.Notifications(e.ctx, 100)
 		for _, n := range ns {
 			out[n.ID] = n
 		}

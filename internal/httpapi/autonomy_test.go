@@ -67,7 +67,7 @@ func TestWebhookRoute(t *testing.T) {
 	runs := func() int {
 		var n int
 		e.store.WithOwner(e.ctx, e.owner, func(tx *store.Tx) error {
-			rs, err := tx.Runs(e.ctx, "", 10)
+			rs, err := tx.Runs.List(e.ctx, "", 10)
 			n = len(rs)
 			return err
 		})

@@ -42,7 +42,7 @@ func (a *api) control(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	var out controlView
 	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
-		c, u, err := tx.AdmitState(ctx)
+		c, u, err := tx.Safety.AdmitState(ctx)
 		if err != nil {
 			return err
 		}
@@ -51,7 +51,7 @@ func (a *api) control(w http.ResponseWriter, r *http.Request) {
 			CostUSDToday: float64(u.CostMicros) / 1e6, CostLimitUSD: float64(u.CostLimitMicros) / 1e6,
 			ResetsAt: time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)}
 		out.Stopped, _ = c.Killed()
-		out.Mode, err = tx.Mode(ctx)
+		out.Mode, err = tx.Safety.Mode(ctx)
 		return err
 	})
 	if err != nil {
@@ -94,7 +94,7 @@ func (a *api) resume(w http.ResponseWriter, r *http.Request) {
 func (a *api) setKill(w http.ResponseWriter, r *http.Request, engaged bool, reason string) {
 	ctx := r.Context()
 	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
-		return tx.SetKill(ctx, engaged, reason)
+		return tx.Safety.SetKill(ctx, engaged, reason)
 	})
 	if err != nil {
 		fail(w, r, err)
@@ -127,7 +127,7 @@ func (a *api) setMode(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	if err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
-		return tx.SetMode(ctx, body.Mode)
+		return tx.Safety.SetMode(ctx, body.Mode)
 	}); err != nil {
 		fail(w, r, err)
 		return
@@ -158,7 +158,7 @@ func (a *api) createRule(w http.ResponseWriter, r *http.Request) {
 	var rule steward.Rule
 	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
 		var err error
-		rule, err = tx.CreateRule(ctx, steward.Rule{Tool: body.Tool, Effect: body.Effect, Predicate: body.Predicate, Source: "api", Note: body.Note})
+		rule, err = tx.Rules.Create(ctx, steward.Rule{Tool: body.Tool, Effect: body.Effect, Predicate: body.Predicate, Source: "api", Note: body.Note})
 		return err
 	})
 	if err != nil {
@@ -225,7 +225,7 @@ func (a *api) rules(w http.ResponseWriter, r *http.Request) {
 	var rules []steward.Rule
 	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
 		var err error
-		rules, err = tx.Rules(ctx)
+		rules, err = tx.Rules.List(ctx)
 		return err
 	})
 	if err != nil {
@@ -246,7 +246,7 @@ func (a *api) deleteRule(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
-		return tx.DeleteRule(ctx, id)
+		return tx.Rules.Delete(ctx, id)
 	})
 	if err != nil {
 		fail(w, r, err)
@@ -264,11 +264,11 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	var events []steward.Event
 	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
-		if _, err := tx.GetTurn(ctx, id); err != nil {
+		if _, err := tx.Turns.Get(ctx, id); err != nil {
 			return err
 		}
 		var err error
-		events, err = tx.TurnEvents(ctx, id)
+		events, err = tx.Journal.TurnEvents(ctx, id)
 		return err
 	})
 	if err != nil {
@@ -285,7 +285,7 @@ func (a *api) activity(w http.ResponseWriter, r *http.Request) {
 	var turns []steward.Turn
 	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
 		var err error
-		turns, err = tx.ListTurns(ctx, "", maxActivity)
+		turns, err = tx.Turns.List(ctx, "", maxActivity)
 		return err
 	})
 	if err != nil {

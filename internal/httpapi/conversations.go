@@ -24,7 +24,7 @@ func (a *api) conversations(w http.ResponseWriter, r *http.Request) {
 	var convs []steward.Conversation
 	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
 		var err error
-		convs, err = tx.ListConversations(ctx, maxConversations)
+		convs, err = tx.Conversations.List(ctx, maxConversations)
 		return err
 	})
 	if err != nil {
@@ -68,15 +68,15 @@ func (a *api) conversation(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	var out conversationView
 	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
-		conv, err := tx.GetConversation(ctx, id)
+		conv, err := tx.Conversations.Get(ctx, id)
 		if err != nil {
 			return err
 		}
-		msgs, err := tx.Messages(ctx, id)
+		msgs, err := tx.Conversations.Messages(ctx, id)
 		if err != nil {
 			return err
 		}
-		turns, err := tx.ConversationTurns(ctx, id, maxConversationTurns)
+		turns, err := tx.Turns.InConversation(ctx, id, maxConversationTurns)
 		if err != nil {
 			return err
 		}

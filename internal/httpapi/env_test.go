@@ -194,11 +194,11 @@ func errorOf(t *testing.T, resp response, status int, code string) apiError {
 func (e *env) counts() (turns, conversations int) {
 	e.t.Helper()
 	err := e.store.WithOwner(e.ctx, e.owner, func(tx *store.Tx) error {
-		ts, err := tx.ListTurns(e.ctx, "", 1000)
+		ts, err := tx.Turns.List(e.ctx, "", 1000)
 		if err != nil {
 			return err
 		}
-		cs, err := tx.ListConversations(e.ctx, 1000)
+		cs, err := tx.Conversations.List(e.ctx, 1000)
 		turns, conversations = len(ts), len(cs)
 		return err
 	})
@@ -214,7 +214,7 @@ func (e *env) tasks() []steward.Task {
 	var out []steward.Task
 	err := e.store.WithOwner(e.ctx, e.owner, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.ListTasks(e.ctx, "all")
+		out, err = tx.Tasks.ListTasks(e.ctx, "all")
 		return err
 	})
 	if err != nil {
@@ -229,7 +229,7 @@ func (e *env) turns() []steward.Turn {
 	var out []steward.Turn
 	err := e.store.WithOwner(e.ctx, e.owner, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.ListTurns(e.ctx, "", 1000)
+		out, err = tx.Turns.List(e.ctx, "", 1000)
 		return err
 	})
 	if err != nil {
@@ -243,7 +243,7 @@ func (e *env) turnStatus(id uuid.UUID) steward.Status {
 	e.t.Helper()
 	var st steward.Status
 	err := e.store.WithOwner(e.ctx, e.owner, func(tx *store.Tx) error {
-		t, err := tx.GetTurn(e.ctx, id)
+		t, err := tx.Turns.Get(e.ctx, id)
 		st = t.Status
 		return err
 	})

@@ -44,11 +44,11 @@ func TestClientMistakesAreRefusedNot500(t *testing.T) {
 		t.Errorf("refused requests left %d turns and %d conversations", turns, convs)
 	}
 	err := e.store.WithOwner(e.ctx, e.owner, func(tx *store.Tx) error {
-		rules, err := tx.Rules(e.ctx)
+		rules, err := tx.Rules.List(e.ctx)
 		if err != nil || len(rules) != 0 {
 			t.Errorf("rules stored: %v %v", rules, err)
 		}
-		ctl, err := tx.Controls(e.ctx)
+		ctl, err := tx.Safety.Controls(e.ctx)
 		if killed, _ := ctl.Killed(); err != nil || killed {
 			t.Errorf("the kill switch was engaged: %v", err)
 		}
@@ -108,7 +108,7 @@ func TestWebhookBodyWithNULIsRefused(t *testing.T) {
 	}
 	errorOf(t, resp, http.StatusUnprocessableEntity, "invalid")
 	err = e.store.WithOwner(e.ctx, e.owner, func(tx *store.Tx) error {
-		rs, err := tx.Runs(e.ctx, "", 10)
+		rs, err := tx.Runs.List(e.ctx, "", 10)
 		if len(rs) != 0 {
 			t.Errorf("refused delivery left %d runs", len(rs))
 		}

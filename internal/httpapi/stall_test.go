@@ -127,7 +127,7 @@ func TestNonReadingStreamsDoNotFreezeOtherOwners(t *testing.T) {
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
 		statuses = statuses[:0]
 		err := db.Store.WithOwner(ctx, alice.ID, func(tx *store.Tx) error {
-			turns, err := tx.ListTurns(ctx, "", 100)
+			turns, err := tx.Turns.List(ctx, "", 100)
 			for _, tr := range turns {
 				statuses = append(statuses, tr.Status)
 			}

@@ -178,7 +178,7 @@ func (a *api) approvals(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []approval{}
 	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
-		turns, err := tx.ListTurns(ctx, steward.StatusSuspended, maxApprovals)
+		turns, err := tx.Turns.List(ctx, steward.StatusSuspended, maxApprovals)
 		for _, t := range turns {
 			if t.ExpiresAt != nil && !now.Before(*t.ExpiresAt) {
 				continue // expired, waiting for the sweep; a confirm would be refused

@@ -57,7 +57,7 @@ func (a *api) notifications(w http.ResponseWriter, r *http.Request) {
 	var notes []store.Notification
 	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
 		var err error
-		notes, err = tx.Notifications(ctx, maxNotifications)
+		notes, err = tx.Deliveries.Notifications(ctx, maxNotifications)
 		return err
 	})
 	if err != nil {

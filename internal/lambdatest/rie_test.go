@@ -120,10 +120,10 @@ func TestTwoProcessesUnderTheLambdaEmulator(t *testing.T) {
 	var calls []steward.CallRecord
 	err = st.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
 		var err error
-		if tasks, err = tx.ListTasks(ctx, ""); err != nil {
+		if tasks, err = tx.Tasks.ListTasks(ctx, ""); err != nil {
 			return err
 		}
-		calls, err = tx.Calls(ctx, suspended.TurnID)
+		calls, err = tx.Journal.Calls(ctx, suspended.TurnID)
 		return err
 	})
 	if err != nil {
@@ -327,7 +327,7 @@ func countTasks(t *testing.T, appURL string, owner uuid.UUID) int {
 	defer st.Close()
 	var n int
 	err = st.WithOwner(ctx, owner, func(tx *store.Tx) error {
-		tasks, err := tx.ListTasks(ctx, "")
+		tasks, err := tx.Tasks.ListTasks(ctx, "")
 		n = len(tasks)
 		return err
 	})

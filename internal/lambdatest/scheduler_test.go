@@ -74,7 +74,7 @@ func (f *autonomyFixture) runs(job string) []store.JobRun {
 	var runs []store.JobRun
 	err := f.store.WithOwner(f.ctx, f.owner, func(tx *store.Tx) error {
 		var err error
-		runs, err = tx.Runs(f.ctx, job, 100)
+		runs, err = tx.Runs.List(f.ctx, job, 100)
 		return err
 	})
 	if err != nil {
@@ -89,7 +89,7 @@ func (f *autonomyFixture) turn(id uuid.UUID) steward.Turn {
 	var turn steward.Turn
 	err := f.store.WithOwner(f.ctx, f.owner, func(tx *store.Tx) error {
 		var err error
-		turn, err = tx.GetTurn(f.ctx, id)
+		turn, err = tx.Turns.Get(f.ctx, id)
 		return err
 	})
 	if err != nil {

@@ -79,7 +79,7 @@ func (s *Service) Facts(ctx context.Context, ownerID uuid.UUID, limit int) ([]Fa
 	var rows []store.MemoryFact
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		rows, err = tx.MemoryFacts(ctx, orDefault(limit, DefaultFacts))
+		rows, err = tx.Memory.MemoryFacts(ctx, orDefault(limit, DefaultFacts))
 		return err
 	})
 	if err != nil {
@@ -109,11 +109,11 @@ func (s *Service) AddFact(ctx context.Context, ownerID uuid.UUID, nf NewFact) (F
 	var f store.MemoryFact
 	var created bool
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		f, created, err = tx.RememberFact(ctx, store.NewMemoryFact{Kind: nf.Kind, Subject: nf.Subject, Content: nf.Content, Source: store.FactSourceAPI})
+		f, created, err = tx.Memory.RememberFact(ctx, store.NewMemoryFact{Kind: nf.Kind, Subject: nf.Subject, Content: nf.Content, Source: store.FactSourceAPI})
 		if err != nil || vec == nil {
 			return err
 		}
-		_, err = tx.AddFactChunk(ctx, f.ID, text, vec)
+		_, err = tx.Memory.AddFactChunk(ctx, f.ID, text, vec)
 		return err
 	})
 	if err != nil {
@@ -152,7 +152,7 @@ func (nf NewFact) check() (NewFact, error) {
 // found.
 func (s *Service) ForgetFact(ctx context.Context, ownerID, factID uuid.UUID) error {
 	return s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		_, err := tx.ForgetFact(ctx, factID)
+		_, err := tx.Tasks.ForgetFact(ctx, factID)
 		return err
 	})
 }
@@ -177,7 +177,7 @@ func (s *Service) Search(ctx context.Context, ownerID uuid.UUID, q string, k int
 	}
 	var chunks []store.MemoryChunk
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		chunks, err = tx.NearestChunks(ctx, vec, orDefault(k, DefaultK))
+		chunks, err = tx.Memory.NearestChunks(ctx, vec, orDefault(k, DefaultK))
 		return err
 	})
 	if err != nil {

@@ -203,7 +203,7 @@ func BenchmarkHNSW(b *testing.B) {
 				var got []store.MemoryChunk
 				err := s.WithOwner(e.ctx, q.owner, func(tx *store.Tx) error {
 					var err error
-					got, err = tx.NearestChunks(e.ctx, q.vec, k)
+					got, err = tx.Memory.NearestChunks(e.ctx, q.vec, k)
 					return err
 				})
 				lat = append(lat, time.Since(start))

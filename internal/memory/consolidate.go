@@ -53,7 +53,7 @@ func (s *Service) Consolidate(ctx context.Context, ownerID uuid.UUID) (Consolida
 		var ids []uuid.UUID
 		err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 			var err error
-			ids, err = tx.SupersedeNearDuplicates(ctx, orDefault(s.DuplicateDistance, 0.05), consolidateBatch)
+			ids, err = tx.Memory.SupersedeNearDuplicates(ctx, orDefault(s.DuplicateDistance, 0.05), consolidateBatch)
 			return err
 		})
 		if err != nil {
@@ -70,7 +70,7 @@ func (s *Service) Consolidate(ctx context.Context, ownerID uuid.UUID) (Consolida
 	var stale []store.StaleConversation
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		stale, err = tx.StaleConversations(ctx, s.now().Add(-orDefault(s.SummarizeAfter, 30*24*time.Hour)),
+		stale, err = tx.Memory.StaleConversations(ctx, s.now().Add(-orDefault(s.SummarizeAfter, 30*24*time.Hour)),
 			orDefault(s.SummarizeMin, 4), summariesPerRun)
 		return err
 	})
@@ -98,7 +98,7 @@ func (s *Service) embedMissingFacts(ctx context.Context, ownerID uuid.UUID) (int
 	var facts []store.MemoryFact
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		facts, err = tx.UnembeddedFacts(ctx, factsEmbeddedOfRun)
+		facts, err = tx.Memory.UnembeddedFacts(ctx, factsEmbeddedOfRun)
 		return err
 	})
 	if err != nil || len(facts) == 0 {
@@ -116,7 +116,7 @@ func (s *Service) embedMissingFacts(ctx context.Context, ownerID uuid.UUID) (int
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		n = 0
 		for i, f := range facts {
-			added, err := tx.AddFactChunk(ctx, f.ID, texts[i], vecs[i])
+			added, err := tx.Memory.AddFactChunk(ctx, f.ID, texts[i], vecs[i])
 			if err != nil {
 				return err
 			}
@@ -143,7 +143,7 @@ func (s *Service) summarize(ctx context.Context, ownerID, conversationID uuid.UU
 	var chunks []store.MemoryChunk
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		chunks, err = tx.ConversationChunks(ctx, conversationID, chunksPerSummary)
+		chunks, err = tx.Memory.ConversationChunks(ctx, conversationID, chunksPerSummary)
 		return err
 	})
 	if err != nil || len(chunks) == 0 {
@@ -182,10 +182,10 @@ func (s *Service) summarize(ctx context.Context, ownerID, conversationID uuid.UU
 		}
 	}
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		if err := tx.SupersedeChunks(ctx, ids); err != nil {
+		if err := tx.Memory.SupersedeChunks(ctx, ids); err != nil {
 			return err
 		}
-		_, err := tx.AddChunk(ctx, KindSummary, conversationID.String(), origin, text, vec)
+		_, err := tx.Memory.AddChunk(ctx, KindSummary, conversationID.String(), origin, text, vec)
 		return err
 	})
 	if err != nil {

@@ -65,7 +65,7 @@ func (e *env) turnBy(owner uuid.UUID, conv *uuid.UUID, trigger steward.Trigger, 
 	var convID, turnID uuid.UUID
 	err := e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error {
 		if conv == nil {
-			c, err := tx.CreateConversation(e.ctx, "test")
+			c, err := tx.Conversations.Create(e.ctx, "test")
 			if err != nil {
 				return err
 			}
@@ -73,21 +73,21 @@ func (e *env) turnBy(owner uuid.UUID, conv *uuid.UUID, trigger steward.Trigger, 
 		} else {
 			convID = *conv
 		}
-		turn, err := tx.CreateTurn(e.ctx, convID, trigger, "scripted")
+		turn, err := tx.Turns.Create(e.ctx, convID, trigger, "scripted")
 		if err != nil {
 			return err
 		}
 		turnID = turn.ID
-		if err := tx.TouchConversation(e.ctx, convID, ""); err != nil {
+		if err := tx.Conversations.Touch(e.ctx, convID, ""); err != nil {
 			return err
 		}
-		err = tx.AppendMessages(e.ctx, convID, turnID,
+		err = tx.Conversations.AppendMessages(e.ctx, convID, turnID,
 			steward.Message{Role: steward.RoleUser, Parts: []steward.Part{{Text: user}}},
 			steward.Message{Role: steward.RoleModel, Parts: []steward.Part{{Text: answer}}})
 		if err != nil {
 			return err
 		}
-		return tx.EnqueueIngest(e.ctx, turnID, convID)
+		return tx.Conversations.EnqueueIngest(e.ctx, turnID, convID)
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -101,7 +101,7 @@ func (e *env) backlog(owner uuid.UUID) store.IngestBacklog {
 	var b store.IngestBacklog
 	err := e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error {
 		var err error
-		b, err = tx.IngestBacklog(e.ctx)
+		b, err = tx.Outbox.IngestBacklog(e.ctx)
 		return err
 	})
 	if err != nil {
@@ -120,7 +120,7 @@ func (e *env) chunks(owner uuid.UUID, text string, kinds ...string) []store.Memo
 	var out []store.MemoryChunk
 	err = e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.NearestChunks(e.ctx, vs[0], 100, kinds...)
+		out, err = tx.Memory.NearestChunks(e.ctx, vs[0], 100, kinds...)
 		return err
 	})
 	if err != nil {
@@ -135,7 +135,7 @@ func (e *env) addChunk(owner uuid.UUID, kind, sourceID, text string, vec []float
 	var id uuid.UUID
 	err := e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error {
 		var err error
-		id, err = tx.AddChunk(e.ctx, kind, sourceID, store.OriginOwner, text, vec)
+		id, err = tx.Memory.AddChunk(e.ctx, kind, sourceID, store.OriginOwner, text, vec)
 		return err
 	})
 	if err != nil {

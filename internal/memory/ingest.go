@@ -22,17 +22,17 @@ func (s *Service) ingest(ctx context.Context, ownerID uuid.UUID, in store.Ingest
 	var ex exchange
 	var backfill []store.MemoryFact
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		msgs, err := tx.Messages(ctx, in.ConversationID)
+		msgs, err := tx.Conversations.Messages(ctx, in.ConversationID)
 		if err != nil {
 			return err
 		}
-		turn, err := tx.GetTurn(ctx, in.TurnID)
+		turn, err := tx.Turns.Get(ctx, in.TurnID)
 		if err != nil {
 			return err
 		}
 		ex = exchangeOf(msgs, in.TurnID)
 		ex.origin = originOf(turn.Trigger)
-		backfill, err = tx.UnembeddedFacts(ctx, backfillFacts)
+		backfill, err = tx.Memory.UnembeddedFacts(ctx, backfillFacts)
 		return err
 	})
 	if err != nil {
@@ -65,17 +65,17 @@ func (s *Service) ingest(ctx context.Context, ownerID uuid.UUID, in store.Ingest
 	turnID := in.TurnID
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		out = ingested{}
-		if err := tx.CompleteIngest(ctx, in); err != nil {
+		if err := tx.Outbox.CompleteIngest(ctx, in); err != nil {
 			return err
 		}
 		for i, c := range chunks {
-			if _, err := tx.AddChunk(ctx, KindConversation, turnID.String(), ex.origin, c, vecs[i]); err != nil {
+			if _, err := tx.Memory.AddChunk(ctx, KindConversation, turnID.String(), ex.origin, c, vecs[i]); err != nil {
 				return err
 			}
 			out.chunks++
 		}
 		for i, nf := range facts {
-			f, created, err := tx.RememberFact(ctx, store.NewMemoryFact{Kind: nf.Kind, Subject: nf.Subject, Content: nf.Content,
+			f, created, err := tx.Memory.RememberFact(ctx, store.NewMemoryFact{Kind: nf.Kind, Subject: nf.Subject, Content: nf.Content,
 				Source: store.FactSourceIngest, TurnID: &turnID})
 			if err != nil {
 				return err
@@ -83,13 +83,13 @@ func (s *Service) ingest(ctx context.Context, ownerID uuid.UUID, in store.Ingest
 			if created {
 				out.facts++
 			}
-			if _, err := tx.AddFactChunk(ctx, f.ID, texts[len(chunks)+i], vecs[len(chunks)+i]); err != nil {
+			if _, err := tx.Memory.AddFactChunk(ctx, f.ID, texts[len(chunks)+i], vecs[len(chunks)+i]); err != nil {
 				return err
 			}
 		}
 		for i, f := range backfill {
 			j := len(chunks) + len(facts) + i
-			added, err := tx.AddFactChunk(ctx, f.ID, texts[j], vecs[j])
+			added, err := tx.Memory.AddFactChunk(ctx, f.ID, texts[j], vecs[j])
 			if err != nil {
 				return err
 			}

@@ -93,7 +93,7 @@ func TestIsolation(t *testing.T) {
 			}
 			bobItem = due[0]
 			err = e.store.WithOwner(e.ctx, a, func(tx *store.Tx) error {
-				_, err := tx.ClaimIngest(e.ctx, bobItem.ID, 0)
+				_, err := tx.Outbox.ClaimIngest(e.ctx, bobItem.ID, 0)
 				return err
 			})
 			if !errors.Is(err, store.ErrConflict) {

@@ -37,11 +37,11 @@ func (s *Service) Recall(ctx context.Context, ownerID uuid.UUID, message string)
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
 		if vec != nil {
-			if chunks, err = tx.NearestChunks(ctx, vec, orDefault(s.RecallChunks, 8)); err != nil {
+			if chunks, err = tx.Memory.NearestChunks(ctx, vec, orDefault(s.RecallChunks, 8)); err != nil {
 				return err
 			}
 		}
-		facts, err = tx.MatchFacts(ctx, Keywords(message), orDefault(s.RecallFacts, 8))
+		facts, err = tx.Memory.MatchFacts(ctx, Keywords(message), orDefault(s.RecallFacts, 8))
 		return err
 	})
 	if err != nil {

@@ -102,7 +102,7 @@ func TestRecallAcrossConversations(t *testing.T) {
 	}
 	var stored []steward.StoredMessage
 	err = e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error {
-		stored, err = tx.Messages(e.ctx, v2.ConversationID)
+		stored, err = tx.Conversations.Messages(e.ctx, v2.ConversationID)
 		return err
 	})
 	if err != nil {
@@ -148,7 +148,7 @@ func TestRecallBudgetAndSuperseded(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := e.chunks(owner, "garden project part A", memory.KindConversation)[0]
-	err = e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error { return tx.SupersedeChunk(e.ctx, old.ID) })
+	err = e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error { return tx.Memory.SupersedeChunk(e.ctx, old.ID) })
 	if err != nil {
 		t.Fatal(err)
 	}

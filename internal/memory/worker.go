@@ -126,7 +126,7 @@ func (w *Worker) one(ctx context.Context, item store.DueIngest) Drained {
 	var in store.Ingest
 	err := st.WithOwner(ctx, item.OwnerID, func(tx *store.Tx) error {
 		var err error
-		in, err = tx.ClaimIngest(ctx, item.ID, orDefault(w.Lease, 2*time.Minute))
+		in, err = tx.Outbox.ClaimIngest(ctx, item.ID, orDefault(w.Lease, 2*time.Minute))
 		return err
 	})
 	if err != nil {
@@ -146,7 +146,7 @@ func (w *Worker) one(ctx context.Context, item store.DueIngest) Drained {
 	if ctx.Err() != nil {
 		// Interrupted, not failed: give the attempt back. If even this fails, the lease
 		// lapses and the item is claimed again.
-		_ = st.WithOwner(rec, item.OwnerID, func(tx *store.Tx) error { return tx.ReleaseIngest(rec, in) })
+		_ = st.WithOwner(rec, item.OwnerID, func(tx *store.Tx) error { return tx.Outbox.ReleaseIngest(rec, in) })
 		return Drained{Skipped: 1}
 	}
 	if errors.Is(err, store.ErrConflict) {
@@ -154,7 +154,7 @@ func (w *Worker) one(ctx context.Context, item store.DueIngest) Drained {
 	}
 	giveUp := in.Attempts >= orDefault(w.MaxAttempts, 5)
 	retryIn := w.backoff(in.Attempts)
-	ferr := st.WithOwner(rec, item.OwnerID, func(tx *store.Tx) error { return tx.FailIngest(rec, in, err.Error(), retryIn, giveUp) })
+	ferr := st.WithOwner(rec, item.OwnerID, func(tx *store.Tx) error { return tx.Outbox.FailIngest(rec, in, err.Error(), retryIn, giveUp) })
 	if ferr != nil {
 		log.Error().Err(ferr).Msg("memory worker: recording a failure failed; the item is retried when its lease lapses")
 	}

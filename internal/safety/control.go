@@ -29,7 +29,7 @@ var _ agent.Control = (*Control)(nil)
 
 // Check refuses when a kill switch is engaged.
 func (c *Control) Check(ctx context.Context, tx agent.Tx) error {
-	ctl, err := tx.Controls(ctx)
+	ctl, err := tx.Safety.Controls(ctx)
 	if err != nil {
 		return err
 	}
@@ -45,11 +45,11 @@ func (c *Control) Check(ctx context.Context, tx agent.Tx) error {
 // transaction is the charge, and the owner lock serialises concurrent starts.
 func (c *Control) Admit(ctx context.Context, tx agent.Tx, a steward.Admission) error {
 	if !a.Resume {
-		if err := tx.LockOwner(ctx); err != nil {
+		if err := tx.Safety.LockOwner(ctx); err != nil {
 			return err
 		}
 	}
-	ctl, u, err := tx.AdmitState(ctx)
+	ctl, u, err := tx.Safety.AdmitState(ctx)
 	if err != nil {
 		return err
 	}

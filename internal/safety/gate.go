@@ -28,7 +28,7 @@ func (g *Gate) Decide(ctx context.Context, tx agent.Tx, req steward.GateRequest)
 	if d, refused, err := guards(ctx, tx, req); err != nil || refused {
 		return d, err
 	}
-	mode, err := tx.Mode(ctx)
+	mode, err := tx.Safety.Mode(ctx)
 	if err != nil {
 		return steward.GateDecision{}, fmt.Errorf("owner mode: %w", err)
 	}
@@ -40,7 +40,7 @@ func (g *Gate) Decide(ctx context.Context, tx agent.Tx, req steward.GateRequest)
 			return steward.GateDecision{Verdict: steward.Allow, By: "mode:auto"}, nil
 		}
 	}
-	rules, err := tx.RulesFor(ctx, req.Tool)
+	rules, err := tx.Rules.For(ctx, req.Tool)
 	if err != nil {
 		return steward.GateDecision{}, err
 	}
@@ -54,7 +54,7 @@ func (g *Gate) Enforce(ctx context.Context, tx agent.Tx, req steward.GateRequest
 		return d, err
 	}
 	if req.Money != nil {
-		if err := tx.RecordSpend(ctx, req.TurnID, req.CallID, req.Tool, *req.Money); err != nil {
+		if err := tx.Safety.RecordSpend(ctx, req.TurnID, req.CallID, req.Tool, *req.Money); err != nil {
 			return steward.GateDecision{}, err
 		}
 	}
@@ -64,7 +64,7 @@ func (g *Gate) Enforce(ctx context.Context, tx agent.Tx, req steward.GateRequest
 // guards are the checks no rule, mode or human can override: the kill switch and the hard
 // money caps (per action, and over the rolling window of the durable ledger).
 func guards(ctx context.Context, tx agent.Tx, req steward.GateRequest) (steward.GateDecision, bool, error) {
-	c, err := tx.Controls(ctx)
+	c, err := tx.Safety.Controls(ctx)
 	if err != nil {
 		return steward.GateDecision{}, false, err
 	}
@@ -75,7 +75,7 @@ func guards(ctx context.Context, tx agent.Tx, req steward.GateRequest) (steward.
 		return steward.GateDecision{}, false, nil
 	}
 	m := *req.Money
-	limit, ok, err := tx.Cap(ctx, m.Currency)
+	limit, ok, err := tx.Safety.Cap(ctx, m.Currency)
 	if err != nil || !ok {
 		return steward.GateDecision{}, false, err
 	}
@@ -83,7 +83,7 @@ func guards(ctx context.Context, tx agent.Tx, req steward.GateRequest) (steward.
 		return steward.GateDecision{Verdict: steward.Deny, By: "cap:per_action",
 			Reason: fmt.Sprintf("%d %s exceeds the per-action cap of %d", m.Minor, m.Currency, limit.PerActionMinor)}, true, nil
 	}
-	spent, err := tx.SpentInWindow(ctx, m.Currency, limit.Window)
+	spent, err := tx.Safety.SpentInWindow(ctx, m.Currency, limit.Window)
 	if err != nil {
 		return steward.GateDecision{}, false, err
 	}

@@ -36,7 +36,7 @@ func TestAuditLogAppendOnly(t *testing.T) {
 	}
 	defer s.Close()
 	err = s.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
-		return tx.AppendEvents(ctx, nil, []steward.NewEvent{{Seq: 1, Kind: "approval", Data: []byte(`{"approved":true}`)}})
+		return tx.Journal.AppendEvents(ctx, nil, []steward.NewEvent{{Seq: 1, Kind: "approval", Data: []byte(`{"approved":true}`)}})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func TestAuditLogAppendOnly(t *testing.T) {
 	}
 
 	err = s.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
-		events, err := tx.RecentEvents(ctx, 10)
+		events, err := tx.Journal.RecentEvents(ctx, 10)
 		if err != nil {
 			return err
 		}

@@ -127,7 +127,7 @@ type Notification struct {
 }
 
 // CreateSchedule adds a schedule; a second schedule for the same job is ErrConflict.
-func (t *Tx) CreateSchedule(ctx context.Context, s NewSchedule) (Schedule, error) {
+func (t Schedules) Create(ctx context.Context, s NewSchedule) (Schedule, error) {
 	r, err := t.q.CreateSchedule(ctx, db.CreateScheduleParams{OwnerID: t.ownerID, Job: s.Job, Cron: s.Cron,
 		Timezone: s.Timezone, Payload: jsonOrEmpty(s.Payload), Enabled: true})
 	if err != nil {
@@ -137,7 +137,7 @@ func (t *Tx) CreateSchedule(ctx context.Context, s NewSchedule) (Schedule, error
 }
 
 // Schedules lists the owner's schedules by job name.
-func (t *Tx) Schedules(ctx context.Context) ([]Schedule, error) {
+func (t Schedules) List(ctx context.Context) ([]Schedule, error) {
 	rows, err := t.q.ListSchedules(ctx, t.ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("list schedules: %w", err)
@@ -150,7 +150,7 @@ func (t *Tx) Schedules(ctx context.Context) ([]Schedule, error) {
 }
 
 // ScheduleByJob reads the owner's schedule of a job.
-func (t *Tx) ScheduleByJob(ctx context.Context, job string) (Schedule, error) {
+func (t Schedules) ByJob(ctx context.Context, job string) (Schedule, error) {
 	r, err := t.q.GetScheduleByJob(ctx, db.GetScheduleByJobParams{OwnerID: t.ownerID, Job: job})
 	if err != nil {
 		return Schedule{}, notFound("schedule "+job, err)
@@ -159,7 +159,7 @@ func (t *Tx) ScheduleByJob(ctx context.Context, job string) (Schedule, error) {
 }
 
 // CountSchedules counts the owner's schedules.
-func (t *Tx) CountSchedules(ctx context.Context) (int, error) {
+func (t Schedules) Count(ctx context.Context) (int, error) {
 	n, err := t.q.CountSchedules(ctx, t.ownerID)
 	if err != nil {
 		return 0, fmt.Errorf("count schedules: %w", err)
@@ -168,7 +168,7 @@ func (t *Tx) CountSchedules(ctx context.Context) (int, error) {
 }
 
 // DeleteSchedule removes the owner's schedule of a job; its past runs stay.
-func (t *Tx) DeleteSchedule(ctx context.Context, job string) error {
+func (t Schedules) Delete(ctx context.Context, job string) error {
 	n, err := t.q.DeleteSchedule(ctx, db.DeleteScheduleParams{OwnerID: t.ownerID, Job: job})
 	return rowsOrNotFound("delete schedule "+job, n, err)
 }
@@ -182,7 +182,7 @@ func toSchedule(r db.Schedule) Schedule {
 // SKIP LOCKED (a concurrent tick holding it makes this claim step aside), then inserts with
 // ON CONFLICT DO NOTHING on (schedule, scheduled time) and (owner, job, scheduled time).
 // claimed is false when another claim got there first; nothing was written then.
-func (t *Tx) ClaimRun(ctx context.Context, n NewRun) (run JobRun, claimed bool, err error) {
+func (t Runs) Claim(ctx context.Context, n NewRun) (run JobRun, claimed bool, err error) {
 	if n.ScheduleID != nil {
 		locked, err := t.q.LockSchedule(ctx, db.LockScheduleParams{OwnerID: t.ownerID, ID: *n.ScheduleID})
 		if err != nil {
@@ -217,7 +217,7 @@ func (t *Tx) ClaimRun(ctx context.Context, n NewRun) (run JobRun, claimed bool, 
 
 // StartQueuedRun moves a queued run to running (or straight to skipped); exactly one caller
 // wins, the others get ErrConflict.
-func (t *Tx) StartQueuedRun(ctx context.Context, id uuid.UUID, status RunStatus, reason string, now time.Time) (JobRun, error) {
+func (t Runs) StartQueued(ctx context.Context, id uuid.UUID, status RunStatus, reason string, now time.Time) (JobRun, error) {
 	r, err := t.q.StartQueuedRun(ctx, db.StartQueuedRunParams{OwnerID: t.ownerID, ID: id, Status: string(status), Error: reason, Now: &now})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return JobRun{}, fmt.Errorf("start run %s: not queued: %w", id, ErrConflict)
@@ -229,7 +229,7 @@ func (t *Tx) StartQueuedRun(ctx context.Context, id uuid.UUID, status RunStatus,
 }
 
 // FinishRun records a running run's outcome and the turn it ran.
-func (t *Tx) FinishRun(ctx context.Context, id uuid.UUID, status RunStatus, turnID *uuid.UUID, reason string, now time.Time) (JobRun, error) {
+func (t Runs) Finish(ctx context.Context, id uuid.UUID, status RunStatus, turnID *uuid.UUID, reason string, now time.Time) (JobRun, error) {
 	r, err := t.q.FinishRun(ctx, db.FinishRunParams{OwnerID: t.ownerID, ID: id, Status: string(status),
 		TurnID: nullUUID(turnID), Error: reason, Now: &now})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -242,7 +242,7 @@ func (t *Tx) FinishRun(ctx context.Context, id uuid.UUID, status RunStatus, turn
 }
 
 // Run reads one run.
-func (t *Tx) Run(ctx context.Context, id uuid.UUID) (JobRun, error) {
+func (t Runs) Get(ctx context.Context, id uuid.UUID) (JobRun, error) {
 	r, err := t.q.GetRun(ctx, db.GetRunParams{OwnerID: t.ownerID, ID: id})
 	if err != nil {
 		return JobRun{}, notFound("run "+id.String(), err)
@@ -251,7 +251,7 @@ func (t *Tx) Run(ctx context.Context, id uuid.UUID) (JobRun, error) {
 }
 
 // Runs lists the owner's runs, newest first; job "" means every job.
-func (t *Tx) Runs(ctx context.Context, job string, limit int) ([]JobRun, error) {
+func (t Runs) List(ctx context.Context, job string, limit int) ([]JobRun, error) {
 	rows, err := t.q.ListRuns(ctx, db.ListRunsParams{OwnerID: t.ownerID, Job: job, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -265,7 +265,7 @@ func (t *Tx) Runs(ctx context.Context, job string, limit int) ([]JobRun, error) 
 
 // PreviousRun is the latest run of a job, other than exclude, that completed or suspended;
 // ok is false when there is none.
-func (t *Tx) PreviousRun(ctx context.Context, job string, exclude uuid.UUID) (JobRun, bool, error) {
+func (t Runs) Previous(ctx context.Context, job string, exclude uuid.UUID) (JobRun, bool, error) {
 	r, err := t.q.PreviousRun(ctx, db.PreviousRunParams{OwnerID: t.ownerID, Job: job, ExcludeID: exclude})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return JobRun{}, false, nil
@@ -284,7 +284,7 @@ func toRun(r db.JobRun) JobRun {
 
 // CreateWebhook stores a webhook endpoint. The application role may write the secret but
 // never read it back.
-func (t *Tx) CreateWebhook(ctx context.Context, hookID, source, secret string) (Webhook, error) {
+func (t Webhooks) Create(ctx context.Context, hookID, source, secret string) (Webhook, error) {
 	r, err := t.q.CreateWebhook(ctx, db.CreateWebhookParams{OwnerID: t.ownerID, HookID: hookID, Source: source, Secret: secret})
 	if err != nil {
 		return Webhook{}, notFound("create webhook", err)
@@ -293,7 +293,7 @@ func (t *Tx) CreateWebhook(ctx context.Context, hookID, source, secret string) (
 }
 
 // Webhooks lists the owner's webhook endpoints (never their secrets).
-func (t *Tx) Webhooks(ctx context.Context) ([]Webhook, error) {
+func (t Webhooks) List(ctx context.Context) ([]Webhook, error) {
 	rows, err := t.q.ListWebhooks(ctx, t.ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("list webhooks: %w", err)
@@ -306,7 +306,7 @@ func (t *Tx) Webhooks(ctx context.Context) ([]Webhook, error) {
 }
 
 // RevokeWebhook revokes an endpoint: later deliveries to it are unknown (404).
-func (t *Tx) RevokeWebhook(ctx context.Context, hookID string) error {
+func (t Webhooks) Revoke(ctx context.Context, hookID string) error {
 	n, err := t.q.RevokeWebhook(ctx, db.RevokeWebhookParams{OwnerID: t.ownerID, HookID: hookID})
 	return rowsOrNotFound("revoke webhook "+hookID, n, err)
 }
@@ -314,7 +314,7 @@ func (t *Tx) RevokeWebhook(ctx context.Context, hookID string) error {
 // EnqueueDelivery records an accepted webhook delivery and its queued run in this
 // transaction, deduplicated on the sender's message id per hook: a replay returns the
 // original run's id, replay=true, and writes nothing.
-func (t *Tx) EnqueueDelivery(ctx context.Context, webhookID uuid.UUID, messageID string, body []byte, run NewRun) (uuid.UUID, bool, error) {
+func (t Deliveries) Enqueue(ctx context.Context, webhookID uuid.UUID, messageID string, body []byte, run NewRun) (uuid.UUID, bool, error) {
 	if run.ID == uuid.Nil {
 		run.ID = uuid.New()
 	}
@@ -331,14 +331,14 @@ func (t *Tx) EnqueueDelivery(ctx context.Context, webhookID uuid.UUID, messageID
 		return id, true, nil
 	}
 	run.Status = RunQueued
-	if _, claimed, err := t.ClaimRun(ctx, run); err != nil || !claimed {
+	if _, claimed, err := Runs(t).Claim(ctx, run); err != nil || !claimed {
 		return uuid.Nil, false, fmt.Errorf("queue webhook run (claimed %v): %w", claimed, err)
 	}
 	return run.ID, false, nil
 }
 
 // WebhookEventOf reads the delivery behind a webhook run.
-func (t *Tx) WebhookEventOf(ctx context.Context, runID uuid.UUID) (WebhookEvent, error) {
+func (t Webhooks) EventOf(ctx context.Context, runID uuid.UUID) (WebhookEvent, error) {
 	r, err := t.q.RunDelivery(ctx, db.RunDeliveryParams{OwnerID: t.ownerID, RunID: runID})
 	if err != nil {
 		return WebhookEvent{}, notFound("delivery of run "+runID.String(), err)
@@ -348,7 +348,7 @@ func (t *Tx) WebhookEventOf(ctx context.Context, runID uuid.UUID) (WebhookEvent,
 
 // SetChannel sets (or replaces) the owner's webhook channel. Only notifications created from
 // now on are delivered to it.
-func (t *Tx) SetChannel(ctx context.Context, url, topic string) (Channel, error) {
+func (t Deliveries) SetChannel(ctx context.Context, url, topic string) (Channel, error) {
 	r, err := t.q.UpsertChannel(ctx, db.UpsertChannelParams{OwnerID: t.ownerID, Url: url, Topic: topic})
 	if err != nil {
 		return Channel{}, notFound("set channel", err)
@@ -357,7 +357,7 @@ func (t *Tx) SetChannel(ctx context.Context, url, topic string) (Channel, error)
 }
 
 // Channel reads the owner's webhook channel.
-func (t *Tx) Channel(ctx context.Context) (Channel, error) {
+func (t Deliveries) Channel(ctx context.Context) (Channel, error) {
 	r, err := t.q.GetChannel(ctx, t.ownerID)
 	if err != nil {
 		return Channel{}, notFound("channel", err)
@@ -366,7 +366,7 @@ func (t *Tx) Channel(ctx context.Context) (Channel, error) {
 }
 
 // DeleteChannel removes the owner's webhook channel.
-func (t *Tx) DeleteChannel(ctx context.Context) error {
+func (t Deliveries) DeleteChannel(ctx context.Context) error {
 	n, err := t.q.DeleteChannel(ctx, t.ownerID)
 	return rowsOrNotFound("delete channel", n, err)
 }
@@ -377,7 +377,7 @@ func toChannel(r db.NotificationChannel) Channel {
 
 // ClaimDeliveries leases up to limit notifications due for delivery at now (created since
 // since, undelivered, not leased by a concurrent flush) and counts the attempt.
-func (t *Tx) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, since time.Time, limit int) ([]Notification, error) {
+func (t Deliveries) Claim(ctx context.Context, now time.Time, lease time.Duration, since time.Time, limit int) ([]Notification, error) {
 	until := now.Add(lease)
 	rows, err := t.q.ClaimDeliveries(ctx, db.ClaimDeliveriesParams{OwnerID: t.ownerID, Now: &now, LeaseUntil: &until,
 		Since: since, MaxRows: int32(limit)})
@@ -388,19 +388,19 @@ func (t *Tx) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dura
 }
 
 // MarkDelivered records a delivered notification.
-func (t *Tx) MarkDelivered(ctx context.Context, id uuid.UUID, now time.Time) error {
+func (t Deliveries) MarkDelivered(ctx context.Context, id uuid.UUID, now time.Time) error {
 	n, err := t.q.MarkDelivered(ctx, db.MarkDeliveredParams{OwnerID: t.ownerID, ID: id, Now: &now})
 	return rowsOrNotFound("mark delivered", n, err)
 }
 
 // MarkDeliveryFailed records a failed attempt; next is the next attempt, nil to give up.
-func (t *Tx) MarkDeliveryFailed(ctx context.Context, id uuid.UUID, next *time.Time, reason string) error {
+func (t Deliveries) MarkFailed(ctx context.Context, id uuid.UUID, next *time.Time, reason string) error {
 	n, err := t.q.MarkDeliveryFailed(ctx, db.MarkDeliveryFailedParams{OwnerID: t.ownerID, ID: id, NextAt: next, Error: reason})
 	return rowsOrNotFound("mark delivery failed", n, err)
 }
 
 // Notifications lists the owner's notifications with their delivery state, newest first.
-func (t *Tx) Notifications(ctx context.Context, limit int) ([]Notification, error) {
+func (t Deliveries) Notifications(ctx context.Context, limit int) ([]Notification, error) {
 	rows, err := t.q.ListNotificationsWithDelivery(ctx, db.ListNotificationsWithDeliveryParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("list notifications: %w", err)
@@ -419,7 +419,7 @@ func toNotifications(rows []db.Notification) []Notification {
 }
 
 // FailStaleRuns fails the owner's job runs still running after olderThan: their process died.
-func (t *Tx) FailStaleRuns(ctx context.Context, olderThan time.Duration) (int64, error) {
+func (t Runs) FailStale(ctx context.Context, olderThan time.Duration) (int64, error) {
 	n, err := t.q.FailStaleRuns(ctx, db.FailStaleRunsParams{OwnerID: t.ownerID, OlderThanSeconds: olderThan.Seconds()})
 	if err != nil {
 		return 0, fmt.Errorf("fail stale runs: %w", err)

@@ -32,27 +32,27 @@ var seedTime = time.Date(2026, 3, 29, 5, 0, 0, 0, time.UTC)
 func seedAutonomy(ctx context.Context, tx *Tx, name string) (autonomySeed, error) {
 	var sd autonomySeed
 	var err error
-	if sd.schedule, err = tx.CreateSchedule(ctx, NewSchedule{Job: "morning-briefing", Cron: "0 7 * * *", Timezone: "Europe/Berlin"}); err != nil {
+	if sd.schedule, err = tx.Schedules.Create(ctx, NewSchedule{Job: "morning-briefing", Cron: "0 7 * * *", Timezone: "Europe/Berlin"}); err != nil {
 		return sd, err
 	}
 	var claimed bool
-	sd.run, claimed, err = tx.ClaimRun(ctx, NewRun{ScheduleID: &sd.schedule.ID, Job: "morning-briefing", Trigger: RunBySchedule,
+	sd.run, claimed, err = tx.Runs.Claim(ctx, NewRun{ScheduleID: &sd.schedule.ID, Job: "morning-briefing", Trigger: RunBySchedule,
 		ScheduledFor: seedTime, Status: RunRunning, Now: time.Now()})
 	if err != nil || !claimed {
 		return sd, errors.Join(err, errors.New("seed run not claimed"))
 	}
 	sd.secret = randomSecret()
-	if sd.webhook, err = tx.CreateWebhook(ctx, "wh_"+name+"_"+strings.Repeat("x", 16), "github", sd.secret); err != nil {
+	if sd.webhook, err = tx.Webhooks.Create(ctx, "wh_"+name+"_"+strings.Repeat("x", 16), "github", sd.secret); err != nil {
 		return sd, err
 	}
-	if sd.webhookRun, _, err = tx.EnqueueDelivery(ctx, sd.webhook.ID, "msg_1", []byte(`{"from":"`+name+`"}`),
+	if sd.webhookRun, _, err = tx.Deliveries.Enqueue(ctx, sd.webhook.ID, "msg_1", []byte(`{"from":"`+name+`"}`),
 		NewRun{Job: "webhook:github", Trigger: RunByWebhook, ScheduledFor: time.Now(), Now: time.Now()}); err != nil {
 		return sd, err
 	}
-	if _, err = tx.SetChannel(ctx, "https://example.com/"+name, ""); err != nil {
+	if _, err = tx.Deliveries.SetChannel(ctx, "https://example.com/"+name, ""); err != nil {
 		return sd, err
 	}
-	notes, err := tx.Notifications(ctx, 10)
+	notes, err := tx.Deliveries.Notifications(ctx, 10)
 	if err != nil || len(notes) != 1 {
 		return sd, errors.Join(err, errors.New("seed wants the owner's one notification"))
 	}
@@ -69,7 +69,7 @@ func randomSecret() string {
 // probeAutonomy: through every autonomy method, bob sees, changes and claims none of alice's
 // rows.
 func probeAutonomy(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
-	covers("Channel", "ClaimDeliveries", "ClaimRun", "CountSchedules", "EnqueueDelivery", "FinishRun", "MarkDelivered", "MarkDeliveryFailed", "Notifications", "PreviousRun", "RevokeWebhook", "Run", "Runs", "ScheduleByJob", "Schedules", "StartQueuedRun", "WebhookEventOf", "Webhooks")
+	covers("Deliveries.Channel", "Deliveries.Claim", "Runs.Claim", "Schedules.Count", "Deliveries.Enqueue", "Runs.Finish", "Deliveries.MarkDelivered", "Deliveries.MarkFailed", "Deliveries.Notifications", "Runs.Previous", "Webhooks.Revoke", "Runs.Get", "Runs.List", "Schedules.ByJob", "Schedules.List", "Runs.StartQueued", "Webhooks.EventOf", "Webhooks.List")
 	aa, ba := a.auto, b.auto
 	refused := func(what string, err error) {
 		t.Helper()
@@ -84,55 +84,55 @@ func probeAutonomy(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		}
 	}
 	err := s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
-		scheds, err := tx.Schedules(ctx)
+		scheds, err := tx.Schedules.List(ctx)
 		only("schedules list", len(scheds), 1, err)
-		sc, err := tx.ScheduleByJob(ctx, "morning-briefing")
+		sc, err := tx.Schedules.ByJob(ctx, "morning-briefing")
 		if err != nil || sc.ID != ba.schedule.ID {
 			t.Errorf("schedule by job: %v, %v; want bob's own", sc.ID, err)
 		}
-		n, err := tx.CountSchedules(ctx)
+		n, err := tx.Schedules.Count(ctx)
 		only("schedules count", n, 1, err)
 
-		runs, err := tx.Runs(ctx, "", 100)
+		runs, err := tx.Runs.List(ctx, "", 100)
 		only("job_runs list", len(runs), 2, err)
-		_, err = tx.Run(ctx, aa.run.ID)
+		_, err = tx.Runs.Get(ctx, aa.run.ID)
 		refused("job_runs get", err)
-		_, err = tx.FinishRun(ctx, aa.run.ID, RunCompleted, nil, "", time.Now())
+		_, err = tx.Runs.Finish(ctx, aa.run.ID, RunCompleted, nil, "", time.Now())
 		refused("job_runs finish", err)
-		_, err = tx.StartQueuedRun(ctx, aa.webhookRun, RunRunning, "", time.Now())
+		_, err = tx.Runs.StartQueued(ctx, aa.webhookRun, RunRunning, "", time.Now())
 		refused("job_runs start queued", err)
-		_, claimed, err := tx.ClaimRun(ctx, NewRun{ScheduleID: &aa.schedule.ID, Job: "morning-briefing", Trigger: RunBySchedule,
+		_, claimed, err := tx.Runs.Claim(ctx, NewRun{ScheduleID: &aa.schedule.ID, Job: "morning-briefing", Trigger: RunBySchedule,
 			ScheduledFor: seedTime.Add(time.Hour), Status: RunRunning, Now: time.Now()})
 		if err != nil || claimed {
 			t.Errorf("claiming a run on alice's schedule: claimed %v, err %v; want nothing claimed", claimed, err)
 		}
-		if prev, ok, err := tx.PreviousRun(ctx, "morning-briefing", uuid.Nil); err != nil || (ok && prev.OwnerID != b.owner.ID) {
+		if prev, ok, err := tx.Runs.Previous(ctx, "morning-briefing", uuid.Nil); err != nil || (ok && prev.OwnerID != b.owner.ID) {
 			t.Errorf("previous run: %+v, %v, %v", prev, ok, err)
 		}
 
-		hooks, err := tx.Webhooks(ctx)
+		hooks, err := tx.Webhooks.List(ctx)
 		only("webhooks list", len(hooks), 1, err)
-		refused("webhooks revoke", tx.RevokeWebhook(ctx, aa.webhook.HookID))
-		_, err = tx.WebhookEventOf(ctx, aa.webhookRun)
+		refused("webhooks revoke", tx.Webhooks.Revoke(ctx, aa.webhook.HookID))
+		_, err = tx.Webhooks.EventOf(ctx, aa.webhookRun)
 		refused("webhook_deliveries read", err)
 
-		ch, err := tx.Channel(ctx)
+		ch, err := tx.Deliveries.Channel(ctx)
 		if err != nil || ch.URL != "https://example.com/bob" {
 			t.Errorf("channel: %+v, %v; want bob's own", ch, err)
 		}
-		notes, err := tx.Notifications(ctx, 100)
+		notes, err := tx.Deliveries.Notifications(ctx, 100)
 		only("notifications with delivery", len(notes), 1, err)
-		claimedNotes, err := tx.ClaimDeliveries(ctx, time.Now().Add(time.Minute), time.Minute, time.Time{}, 100)
+		claimedNotes, err := tx.Deliveries.Claim(ctx, time.Now().Add(time.Minute), time.Minute, time.Time{}, 100)
 		only("notifications claim", len(claimedNotes), 1, err)
-		refused("notifications mark delivered", tx.MarkDelivered(ctx, aa.notification, time.Now()))
-		refused("notifications mark failed", tx.MarkDeliveryFailed(ctx, aa.notification, nil, "x"))
+		refused("notifications mark delivered", tx.Deliveries.MarkDelivered(ctx, aa.notification, time.Now()))
+		refused("notifications mark failed", tx.Deliveries.MarkFailed(ctx, aa.notification, nil, "x"))
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
-		_, _, err := tx.EnqueueDelivery(ctx, aa.webhook.ID, "planted", []byte("x"), NewRun{Job: "webhook:github",
+		_, _, err := tx.Deliveries.Enqueue(ctx, aa.webhook.ID, "planted", []byte("x"), NewRun{Job: "webhook:github",
 			Trigger: RunByWebhook, ScheduledFor: time.Now(), Now: time.Now()})
 		return err
 	})
@@ -140,15 +140,15 @@ func probeAutonomy(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		t.Errorf("bob enqueued a delivery on alice's webhook")
 	}
 	err = s.WithOwner(ctx, a.owner.ID, func(tx *Tx) error {
-		run, err := tx.Run(ctx, aa.webhookRun)
+		run, err := tx.Runs.Get(ctx, aa.webhookRun)
 		if err != nil || run.Status != RunQueued {
 			t.Errorf("alice's queued run after bob: %+v, %v", run, err)
 		}
-		hooks, err := tx.Webhooks(ctx)
+		hooks, err := tx.Webhooks.List(ctx)
 		if err != nil || len(hooks) != 1 || hooks[0].RevokedAt != nil {
 			t.Errorf("alice's webhook after bob: %+v, %v", hooks, err)
 		}
-		notes, err := tx.Notifications(ctx, 100)
+		notes, err := tx.Deliveries.Notifications(ctx, 100)
 		for _, n := range notes {
 			if n.DeliveredAt != nil || n.DeliveryAttempts != 0 {
 				t.Errorf("alice's notification after bob: %+v", n)
@@ -229,7 +229,7 @@ func TestClaimRunOnce(t *testing.T) {
 			var claimed bool
 			err := s.WithOwner(ctx, a.owner.ID, func(tx *Tx) error {
 				var err error
-				_, claimed, err = tx.ClaimRun(ctx, NewRun{ScheduleID: &a.auto.schedule.ID, Job: "morning-briefing",
+				_, claimed, err = tx.Runs.Claim(ctx, NewRun{ScheduleID: &a.auto.schedule.ID, Job: "morning-briefing",
 					Trigger: RunBySchedule, ScheduledFor: at, Status: RunRunning, Now: time.Now()})
 				time.Sleep(20 * time.Millisecond) // hold the lock a while
 				return err
@@ -251,7 +251,7 @@ func TestClaimRunOnce(t *testing.T) {
 	}
 	// Without a schedule row, (owner, job, time) still keys a scheduled run.
 	err = s.WithOwner(ctx, a.owner.ID, func(tx *Tx) error {
-		_, claimed, err := tx.ClaimRun(ctx, NewRun{Job: "morning-briefing", Trigger: RunBySchedule, ScheduledFor: at,
+		_, claimed, err := tx.Runs.Claim(ctx, NewRun{Job: "morning-briefing", Trigger: RunBySchedule, ScheduledFor: at,
 			Status: RunRunning, Now: time.Now()})
 		if claimed {
 			t.Errorf("a direct run for the same job and time was claimed again")

@@ -12,7 +12,7 @@ import (
 )
 
 // RecordCall adds a call to the tool-call journal.
-func (t *Tx) RecordCall(ctx context.Context, c steward.CallRecord) error {
+func (t Journal) RecordCall(ctx context.Context, c steward.CallRecord) error {
 	_, err := t.q.InsertToolCall(ctx, db.InsertToolCallParams{
 		OwnerID: t.ownerID, TurnID: c.TurnID, CallID: c.CallID, Tool: c.Tool, Kind: string(c.Kind),
 		Args: jsonOrEmpty(c.Args), ArgsHash: c.ArgsHash, Status: string(c.Status),
@@ -22,7 +22,7 @@ func (t *Tx) RecordCall(ctx context.Context, c steward.CallRecord) error {
 }
 
 // Calls lists a turn's journal.
-func (t *Tx) Calls(ctx context.Context, turnID uuid.UUID) ([]steward.CallRecord, error) {
+func (t Journal) Calls(ctx context.Context, turnID uuid.UUID) ([]steward.CallRecord, error) {
 	rows, err := t.q.ListToolCalls(ctx, db.ListToolCallsParams{OwnerID: t.ownerID, TurnID: turnID})
 	if err != nil {
 		return nil, fmt.Errorf("list calls: %w", err)
@@ -31,7 +31,7 @@ func (t *Tx) Calls(ctx context.Context, turnID uuid.UUID) ([]steward.CallRecord,
 }
 
 // PendingCalls lists every call of the owner waiting for a decision.
-func (t *Tx) PendingCalls(ctx context.Context) ([]steward.CallRecord, error) {
+func (t Journal) PendingCalls(ctx context.Context) ([]steward.CallRecord, error) {
 	rows, err := t.q.ListPendingToolCalls(ctx, t.ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("list pending calls: %w", err)
@@ -40,7 +40,7 @@ func (t *Tx) PendingCalls(ctx context.Context) ([]steward.CallRecord, error) {
 }
 
 // UpdateCall applies u; ErrConflict when the call is not in u.From.
-func (t *Tx) UpdateCall(ctx context.Context, u steward.CallUpdate) error {
+func (t Journal) UpdateCall(ctx context.Context, u steward.CallUpdate) error {
 	n, err := t.q.UpdateToolCall(ctx, db.UpdateToolCallParams{
 		OwnerID: t.ownerID, TurnID: u.TurnID, CallID: u.CallID, FromStatus: string(u.From), Status: string(u.To),
 		Result: u.Result, DecidedBy: ptrString(u.DecidedBy), DecisionMessage: ptrString(u.Message),
@@ -55,7 +55,7 @@ func (t *Tx) UpdateCall(ctx context.Context, u steward.CallUpdate) error {
 }
 
 // MarkUnknownCalls turns calls left executing (a crash mid-call) into unknown and returns them.
-func (t *Tx) MarkUnknownCalls(ctx context.Context, turnID uuid.UUID) ([]steward.CallRecord, error) {
+func (t Journal) MarkUnknownCalls(ctx context.Context, turnID uuid.UUID) ([]steward.CallRecord, error) {
 	rows, err := t.q.MarkUnknownToolCalls(ctx, db.MarkUnknownToolCallsParams{OwnerID: t.ownerID, TurnID: turnID})
 	if err != nil {
 		return nil, fmt.Errorf("mark unknown calls: %w", err)

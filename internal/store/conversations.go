@@ -13,7 +13,7 @@ import (
 )
 
 // CreateConversation starts a conversation.
-func (t *Tx) CreateConversation(ctx context.Context, title string) (steward.Conversation, error) {
+func (t Conversations) Create(ctx context.Context, title string) (steward.Conversation, error) {
 	r, err := t.q.CreateConversation(ctx, db.CreateConversationParams{OwnerID: t.ownerID, Title: title})
 	if err != nil {
 		return steward.Conversation{}, notFound("create conversation", err)
@@ -22,7 +22,7 @@ func (t *Tx) CreateConversation(ctx context.Context, title string) (steward.Conv
 }
 
 // GetConversation reads one conversation.
-func (t *Tx) GetConversation(ctx context.Context, id uuid.UUID) (steward.Conversation, error) {
+func (t Conversations) Get(ctx context.Context, id uuid.UUID) (steward.Conversation, error) {
 	r, err := t.q.GetConversation(ctx, db.GetConversationParams{OwnerID: t.ownerID, ID: id})
 	if err != nil {
 		return steward.Conversation{}, notFound("conversation "+id.String(), err)
@@ -31,7 +31,7 @@ func (t *Tx) GetConversation(ctx context.Context, id uuid.UUID) (steward.Convers
 }
 
 // ListConversations lists conversations, most recently active first.
-func (t *Tx) ListConversations(ctx context.Context, limit int) ([]steward.Conversation, error) {
+func (t Conversations) List(ctx context.Context, limit int) ([]steward.Conversation, error) {
 	rows, err := t.q.ListConversations(ctx, db.ListConversationsParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("list conversations: %w", err)
@@ -44,13 +44,13 @@ func (t *Tx) ListConversations(ctx context.Context, limit int) ([]steward.Conver
 }
 
 // TouchConversation marks a conversation active, giving it a title if it has none.
-func (t *Tx) TouchConversation(ctx context.Context, id uuid.UUID, title string) error {
+func (t Conversations) Touch(ctx context.Context, id uuid.UUID, title string) error {
 	n, err := t.q.TouchConversation(ctx, db.TouchConversationParams{OwnerID: t.ownerID, ID: id, Title: title})
 	return rowsOrNotFound("touch conversation", n, err)
 }
 
 // DeleteConversation deletes a conversation with its turns and messages.
-func (t *Tx) DeleteConversation(ctx context.Context, id uuid.UUID) error {
+func (t Conversations) Delete(ctx context.Context, id uuid.UUID) error {
 	n, err := t.q.DeleteConversation(ctx, db.DeleteConversationParams{OwnerID: t.ownerID, ID: id})
 	return rowsOrNotFound("delete conversation", n, err)
 }
@@ -58,7 +58,7 @@ func (t *Tx) DeleteConversation(ctx context.Context, id uuid.UUID) error {
 // AppendMessages appends messages of a turn to its conversation, in order, in one
 // statement. Call TouchConversation first in the same transaction: it locks the conversation
 // so concurrent turns cannot take the same seq.
-func (t *Tx) AppendMessages(ctx context.Context, conversationID, turnID uuid.UUID, msgs ...steward.Message) error {
+func (t Conversations) AppendMessages(ctx context.Context, conversationID, turnID uuid.UUID, msgs ...steward.Message) error {
 	p := db.InsertMessagesParams{OwnerID: t.ownerID, ConversationID: conversationID, TurnID: turnID,
 		Roles: make([]string, len(msgs)), Contents: make([][]byte, len(msgs))}
 	for i, m := range msgs {
@@ -73,7 +73,7 @@ func (t *Tx) AppendMessages(ctx context.Context, conversationID, turnID uuid.UUI
 }
 
 // Messages returns a conversation's messages in order.
-func (t *Tx) Messages(ctx context.Context, conversationID uuid.UUID) ([]steward.StoredMessage, error) {
+func (t Conversations) Messages(ctx context.Context, conversationID uuid.UUID) ([]steward.StoredMessage, error) {
 	rows, err := t.q.ListMessages(ctx, db.ListMessagesParams{OwnerID: t.ownerID, ConversationID: conversationID})
 	if err != nil {
 		return nil, fmt.Errorf("list messages: %w", err)
@@ -93,6 +93,6 @@ func toConversation(r db.Conversation) steward.Conversation {
 }
 
 // EnqueueIngest queues a finished turn for memory ingestion, in the turn's transaction.
-func (t *Tx) EnqueueIngest(ctx context.Context, turnID, conversationID uuid.UUID) error {
+func (t Conversations) EnqueueIngest(ctx context.Context, turnID, conversationID uuid.UUID) error {
 	return notFoundOrNil("enqueue ingest", t.q.EnqueueIngest(ctx, db.EnqueueIngestParams{OwnerID: t.ownerID, TurnID: turnID, ConversationID: conversationID}))
 }

@@ -27,17 +27,17 @@ func covers(methods ...string) {
 
 // notProbed are the *Tx methods that cannot reach another owner's rows, and why.
 var notProbed = map[string]string{
-	"OwnerID":   "returns the transaction's own owner id; no query",
-	"LockOwner": "locks the owners row of the transaction's own owner; takes no id",
+	"OwnerID":          "returns the transaction's own owner id; no query",
+	"Agent":            "the same transaction as the agent's ports; no query of its own",
+	"Safety.LockOwner": "locks the owners row of the transaction's own owner; takes no id",
 }
 
-// checkEveryMethodProbed fails the suite when an exported *Tx method (from reflection, so a
-// new method counts the day it is written) has no probe and no reason in notProbed.
+// checkEveryMethodProbed fails the suite when an exported method of a *Tx repository (from
+// reflection, so a new repository or method counts the day it is written), named
+// "Area.Method", has no probe and no reason in notProbed.
 func checkEveryMethodProbed(t *testing.T) {
-	tx := reflect.TypeOf(&Tx{})
 	var missing []string
-	for i := range tx.NumMethod() {
-		name := tx.Method(i).Name
+	for _, name := range txMethods() {
 		if _, ok := probed.Load(name); !ok && notProbed[name] == "" {
 			missing = append(missing, name)
 		}
@@ -45,6 +45,25 @@ func checkEveryMethodProbed(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("%d store methods are never probed for isolation across owners: %v", len(missing), missing)
 	}
+}
+
+// txMethods lists the exported methods of *Tx and of each of its repository fields.
+func txMethods() []string {
+	tx := reflect.TypeOf(&Tx{})
+	var names []string
+	for i := range tx.NumMethod() {
+		names = append(names, tx.Method(i).Name)
+	}
+	for i := range tx.Elem().NumField() {
+		f := tx.Elem().Field(i)
+		if !f.IsExported() || f.Anonymous {
+			continue
+		}
+		for j := range f.Type.NumMethod() {
+			names = append(names, f.Name+"."+f.Type.Method(j).Name)
+		}
+	}
+	return names
 }
 
 // probeWrites: bob's writes that name alice's ids fail or land in bob's own rows, and his
@@ -71,49 +90,49 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 				}
 				return k
 			}
-			msgs, err := tx.Messages(ctx, a.conv)
+			msgs, err := tx.Conversations.Messages(ctx, a.conv)
 			v.msgs = n(len(msgs), err)
-			turns, err := tx.ConversationTurns(ctx, a.conv, 100)
+			turns, err := tx.Turns.InConversation(ctx, a.conv, 100)
 			v.turns = n(len(turns), err)
-			events, err := tx.TurnEvents(ctx, a.turn)
+			events, err := tx.Journal.TurnEvents(ctx, a.turn)
 			v.events = n(len(events), err)
-			calls, err := tx.Calls(ctx, a.turn)
+			calls, err := tx.Journal.Calls(ctx, a.turn)
 			v.calls = n(len(calls), err)
-			convs, err := tx.ListConversations(ctx, 100)
+			convs, err := tx.Conversations.List(ctx, 100)
 			v.convs = n(len(convs), err)
-			tasks, err := tx.ListTasks(ctx, "all")
+			tasks, err := tx.Tasks.ListTasks(ctx, "all")
 			v.tasks = n(len(tasks), err)
-			notes, err := tx.ListNotifications(ctx, 100)
+			notes, err := tx.Tasks.ListNotifications(ctx, 100)
 			v.notes = n(len(notes), err)
-			rules, err := tx.Rules(ctx)
+			rules, err := tx.Rules.List(ctx)
 			v.rules = n(len(rules), err)
-			schedules, err := tx.Schedules(ctx)
+			schedules, err := tx.Schedules.List(ctx)
 			v.schedules = n(len(schedules), err)
-			hooks, err := tx.Webhooks(ctx)
+			hooks, err := tx.Webhooks.List(ctx)
 			v.hooks = n(len(hooks), err)
-			facts, err := tx.ListFacts(ctx, 100)
+			facts, err := tx.Tasks.ListFacts(ctx, 100)
 			v.facts = n(len(facts), err)
-			caps, err := tx.Caps(ctx)
+			caps, err := tx.Safety.Caps(ctx)
 			v.caps = n(len(caps), err)
-			chunks, err := tx.ConversationChunks(ctx, a.conv, 100)
+			chunks, err := tx.Memory.ConversationChunks(ctx, a.conv, 100)
 			v.chunks = n(len(chunks), err)
-			backlog, err := tx.IngestBacklog(ctx)
+			backlog, err := tx.Outbox.IngestBacklog(ctx)
 			v.backlog = int64(n(int(backlog.Pending), err))
-			if v.spent, err = tx.SpentInWindow(ctx, "EUR", time.Hour); err != nil {
+			if v.spent, err = tx.Safety.SpentInWindow(ctx, "EUR", time.Hour); err != nil {
 				t.Fatal(err)
 			}
-			if v.controls, err = tx.Controls(ctx); err != nil {
+			if v.controls, err = tx.Safety.Controls(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if v.mode, err = tx.Mode(ctx); err != nil {
+			if v.mode, err = tx.Safety.Mode(ctx); err != nil {
 				t.Fatal(err)
 			}
-			ch, err := tx.Channel(ctx)
+			ch, err := tx.Deliveries.Channel(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			v.channel = ch.URL
-			run, err := tx.Run(ctx, aa.run.ID)
+			run, err := tx.Runs.Get(ctx, aa.run.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,25 +146,25 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 	}
 	before := look()
 	err := s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
-		covers("AppendMessages", "CreateTurn", "AppendEvents", "RecordCall", "RecordSpend", "EnqueueIngest", "StateSize",
-			"AddChunk", "CreateWebhook", "CreateConversation", "CreateTask", "CreateNotification", "CreateRule",
-			"CreateSchedule", "UpsertFact", "RememberFact", "SetCap", "SetChannel", "SetKill", "SetMode",
-			"ExpireTurns", "FailStaleTurns", "FailStaleRuns", "FailedIngests", "DeleteChannel", "DeleteSchedule",
-			"Cap", "Controls", "Mode", "AdmitState")
+		covers("Conversations.AppendMessages", "Turns.Create", "Journal.AppendEvents", "Journal.RecordCall", "Safety.RecordSpend", "Conversations.EnqueueIngest", "Turns.StateSize",
+			"Memory.AddChunk", "Webhooks.Create", "Conversations.Create", "Tasks.CreateTask", "Tasks.CreateNotification", "Rules.Create",
+			"Schedules.Create", "Tasks.UpsertFact", "Memory.RememberFact", "Safety.SetCap", "Deliveries.SetChannel", "Safety.SetKill", "Safety.SetMode",
+			"Turns.Expire", "Turns.FailStale", "Runs.FailStale", "Outbox.FailedIngests", "Deliveries.DeleteChannel", "Schedules.Delete",
+			"Safety.Cap", "Safety.Controls", "Safety.Mode", "Safety.AdmitState")
 		msg := steward.Message{Role: steward.RoleUser, Parts: []steward.Part{{Text: "planted by bob"}}}
 		// Writes naming alice's rows: each savepoint keeps a refused write from aborting the rest.
 		named := map[string]func(tx *Tx) error{
-			"messages append to alice's conversation": func(tx *Tx) error { return tx.AppendMessages(ctx, a.conv, a.turn, msg) },
+			"messages append to alice's conversation": func(tx *Tx) error { return tx.Conversations.AppendMessages(ctx, a.conv, a.turn, msg) },
 			"turn in alice's conversation": func(tx *Tx) error {
-				_, err := tx.CreateTurn(ctx, a.conv, steward.TriggerChat, "scripted")
+				_, err := tx.Turns.Create(ctx, a.conv, steward.TriggerChat, "scripted")
 				return err
 			},
 			"call in alice's turn": func(tx *Tx) error {
-				return tx.RecordCall(ctx, steward.CallRecord{TurnID: a.turn, CallID: "planted", Tool: "notify", Kind: steward.KindWrite,
+				return tx.Journal.RecordCall(ctx, steward.CallRecord{TurnID: a.turn, CallID: "planted", Tool: "notify", Kind: steward.KindWrite,
 					Args: json.RawMessage(`{}`), ArgsHash: "h", Status: steward.CallPending})
 			},
 			"webhook with alice's hook id": func(tx *Tx) error {
-				_, err := tx.CreateWebhook(ctx, aa.webhook.HookID, "github", randomSecret())
+				_, err := tx.Webhooks.Create(ctx, aa.webhook.HookID, "github", randomSecret())
 				return err
 			},
 		}
@@ -161,69 +180,69 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 			}
 		}
 		// Alice's turn already has its outbox item: bob's enqueue adds no row to either owner.
-		mine, err := tx.IngestBacklog(ctx)
+		mine, err := tx.Outbox.IngestBacklog(ctx)
 		if err != nil {
 			return err
 		}
-		if err := tx.EnqueueIngest(ctx, a.turn, a.conv); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := tx.Conversations.EnqueueIngest(ctx, a.turn, a.conv); err != nil && !errors.Is(err, ErrNotFound) {
 			t.Errorf("ingest of alice's turn: %v", err)
 		}
-		if after, err := tx.IngestBacklog(ctx); err != nil || after != mine {
+		if after, err := tx.Outbox.IngestBacklog(ctx); err != nil || after != mine {
 			t.Errorf("ingest of alice's turn: bob's backlog %+v -> %+v (err %v)", mine, after, err)
 		}
 		// Writes that reach alice's rows only by id inside bob's data: they stay bob's.
-		if err := tx.AppendEvents(ctx, &a.turn, []steward.NewEvent{{Seq: 99, Kind: "planted", Data: []byte(`{}`)}}); err != nil {
+		if err := tx.Journal.AppendEvents(ctx, &a.turn, []steward.NewEvent{{Seq: 99, Kind: "planted", Data: []byte(`{}`)}}); err != nil {
 			t.Errorf("audit event naming alice's turn: %v", err)
 		}
-		if err := tx.RecordSpend(ctx, a.turn, "planted", "pay", steward.Money{Minor: 7, Currency: "EUR"}); err != nil {
+		if err := tx.Safety.RecordSpend(ctx, a.turn, "planted", "pay", steward.Money{Minor: 7, Currency: "EUR"}); err != nil {
 			t.Errorf("spend naming alice's turn: %v", err)
 		}
-		if _, err := tx.AddChunk(ctx, "conversation", a.conv.String(), OriginOwner, "planted by bob", b.vector); err != nil {
+		if _, err := tx.Memory.AddChunk(ctx, "conversation", a.conv.String(), OriginOwner, "planted by bob", b.vector); err != nil {
 			t.Errorf("chunk naming alice's conversation: %v", err)
 		}
-		if n, err := tx.StateSize(ctx, a.turn); err == nil || n != 0 {
+		if n, err := tx.Turns.StateSize(ctx, a.turn); err == nil || n != 0 {
 			t.Errorf("state size of alice's turn: %d, %v; want not found", n, err)
 		}
 		// Bob's own rows and settings.
 		for what, err := range map[string]error{
-			"conversation": second(tx.CreateConversation(ctx, "bob's")),
-			"task":         second(tx.CreateTask(ctx, steward.NewTask{Title: "bob's"})),
-			"notification": second(tx.CreateNotification(ctx, "", "bob's")),
-			"rule":         second(tx.CreateRule(ctx, steward.Rule{Tool: "create_task", Effect: "deny", Source: "api"})),
-			"schedule":     second(tx.CreateSchedule(ctx, NewSchedule{Job: "evening", Cron: "0 19 * * *", Timezone: "UTC"})),
-			"fact":         third(tx.UpsertFact(ctx, steward.NewFact{Kind: "fact", Content: "bob's words", Key: "fact::bob's words"})),
-			"memory fact":  third(tx.RememberFact(ctx, NewMemoryFact{Kind: "fact", Content: "bob remembers", Source: FactSourceAPI})),
-			"cap":          second(tx.SetCap(ctx, steward.Cap{Currency: "USD", PerActionMinor: 1, WindowMinor: 2, Window: time.Hour})),
-			"kill":         tx.SetKill(ctx, true, "bob stops"),
-			"mode":         tx.SetMode(ctx, "deny"),
+			"conversation": second(tx.Conversations.Create(ctx, "bob's")),
+			"task":         second(tx.Tasks.CreateTask(ctx, steward.NewTask{Title: "bob's"})),
+			"notification": second(tx.Tasks.CreateNotification(ctx, "", "bob's")),
+			"rule":         second(tx.Rules.Create(ctx, steward.Rule{Tool: "create_task", Effect: "deny", Source: "api"})),
+			"schedule":     second(tx.Schedules.Create(ctx, NewSchedule{Job: "evening", Cron: "0 19 * * *", Timezone: "UTC"})),
+			"fact":         third(tx.Tasks.UpsertFact(ctx, steward.NewFact{Kind: "fact", Content: "bob's words", Key: "fact::bob's words"})),
+			"memory fact":  third(tx.Memory.RememberFact(ctx, NewMemoryFact{Kind: "fact", Content: "bob remembers", Source: FactSourceAPI})),
+			"cap":          second(tx.Safety.SetCap(ctx, steward.Cap{Currency: "USD", PerActionMinor: 1, WindowMinor: 2, Window: time.Hour})),
+			"kill":         tx.Safety.SetKill(ctx, true, "bob stops"),
+			"mode":         tx.Safety.SetMode(ctx, "deny"),
 		} {
 			if err != nil {
 				t.Errorf("bob's own %s: %v", what, err)
 			}
 		}
-		if c, ok, err := tx.Cap(ctx, "USD"); err != nil || !ok || c.PerActionMinor != 1 {
+		if c, ok, err := tx.Safety.Cap(ctx, "USD"); err != nil || !ok || c.PerActionMinor != 1 {
 			t.Errorf("bob's cap: %+v, %v, %v", c, ok, err)
 		}
-		if c, _, err := tx.AdmitState(ctx); err != nil || !c.OwnerKilled {
+		if c, _, err := tx.Safety.AdmitState(ctx); err != nil || !c.OwnerKilled {
 			t.Errorf("bob's admit state: %+v, %v", c, err)
 		}
 		// Sweeps and deletes scoped to bob.
 		for what, err := range map[string]error{
-			"expire turns":     second(tx.ExpireTurns(ctx)),
-			"fail stale turns": second(tx.FailStaleTurns(ctx, 0)),
-			"fail stale runs":  second(tx.FailStaleRuns(ctx, 0)),
-			"delete channel":   tx.DeleteChannel(ctx),
-			"delete schedule":  tx.DeleteSchedule(ctx, "morning-briefing"),
+			"expire turns":     second(tx.Turns.Expire(ctx)),
+			"fail stale turns": second(tx.Turns.FailStale(ctx, 0)),
+			"fail stale runs":  second(tx.Runs.FailStale(ctx, 0)),
+			"delete channel":   tx.Deliveries.DeleteChannel(ctx),
+			"delete schedule":  tx.Schedules.Delete(ctx, "morning-briefing"),
 		} {
 			if err != nil {
 				t.Errorf("bob's %s: %v", what, err)
 			}
 		}
 		// Bob's channel again, for the row-level security probe that follows.
-		if ch, err := tx.SetChannel(ctx, "https://example.com/bob-again", ""); err != nil || ch.URL != "https://example.com/bob-again" {
+		if ch, err := tx.Deliveries.SetChannel(ctx, "https://example.com/bob-again", ""); err != nil || ch.URL != "https://example.com/bob-again" {
 			t.Errorf("bob's channel: %+v, %v", ch, err)
 		}
-		failed, err := tx.FailedIngests(ctx, 100)
+		failed, err := tx.Outbox.FailedIngests(ctx, 100)
 		if err != nil || slices.ContainsFunc(failed, func(f FailedIngest) bool { return f.ID == a.ingest }) {
 			t.Errorf("failed ingests: bob sees %+v (err %v)", failed, err)
 		}

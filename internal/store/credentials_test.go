@@ -59,7 +59,7 @@ func TestAppRoleCannotMintOrUnrevokeKeys(t *testing.T) {
 	err = o.Store.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
 		for _, k := range keys {
 			if k.Name == "spare" {
-				return tx.RevokeAPIKey(ctx, k.ID)
+				return tx.Account.RevokeAPIKey(ctx, k.ID)
 			}
 		}
 		return errors.New("no spare key")

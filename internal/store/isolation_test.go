@@ -45,64 +45,64 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 	}
 	sd := seeded{owner: owner, vector: unitVector(3)}
 	err = s.WithOwner(ctx, owner.ID, func(tx *Tx) error {
-		keys, err := tx.APIKeys(ctx)
+		keys, err := tx.Account.APIKeys(ctx)
 		if err != nil || len(keys) != 1 {
 			t.Fatalf("keys = %v, %v", keys, err)
 		}
 		sd.keyID = keys[0].ID
-		conv, err := tx.CreateConversation(ctx, "plans")
+		conv, err := tx.Conversations.Create(ctx, "plans")
 		if err != nil {
 			return err
 		}
 		sd.conv = conv.ID
-		turn, err := tx.CreateTurn(ctx, conv.ID, steward.TriggerChat, "scripted")
+		turn, err := tx.Turns.Create(ctx, conv.ID, steward.TriggerChat, "scripted")
 		if err != nil {
 			return err
 		}
 		sd.turn = turn.ID
-		if err := tx.AppendMessages(ctx, conv.ID, turn.ID, steward.Message{Role: steward.RoleUser, Parts: []steward.Part{{Text: "hello from " + name}}}); err != nil {
+		if err := tx.Conversations.AppendMessages(ctx, conv.ID, turn.ID, steward.Message{Role: steward.RoleUser, Parts: []steward.Part{{Text: "hello from " + name}}}); err != nil {
 			return err
 		}
-		if err := tx.RecordCall(ctx, steward.CallRecord{TurnID: turn.ID, CallID: "c1", Tool: "create_task", Kind: steward.KindWrite,
+		if err := tx.Journal.RecordCall(ctx, steward.CallRecord{TurnID: turn.ID, CallID: "c1", Tool: "create_task", Kind: steward.KindWrite,
 			Args: json.RawMessage(`{"title":"x"}`), ArgsHash: "h", Status: steward.CallPending}); err != nil {
 			return err
 		}
 		exp := time.Now().Add(time.Hour)
 		turn.Status, turn.State, turn.ExpiresAt = steward.StatusSuspended, &steward.State{SchemaVersion: steward.StateSchemaVersion}, &exp
-		if _, err := tx.SaveTurn(ctx, turn); err != nil {
+		if _, err := tx.Turns.Save(ctx, turn); err != nil {
 			return err
 		}
-		if err := tx.EnqueueIngest(ctx, turn.ID, conv.ID); err != nil {
+		if err := tx.Conversations.EnqueueIngest(ctx, turn.ID, conv.ID); err != nil {
 			return err
 		}
-		rule, err := tx.CreateRule(ctx, steward.Rule{Tool: "notify", Effect: "allow", Source: "api"})
+		rule, err := tx.Rules.Create(ctx, steward.Rule{Tool: "notify", Effect: "allow", Source: "api"})
 		if err != nil {
 			return err
 		}
 		sd.rule = rule.ID
-		if err := tx.AppendEvents(ctx, &turn.ID, []steward.NewEvent{{Seq: 1, Kind: "model_call", Data: []byte(`{}`)}}); err != nil {
+		if err := tx.Journal.AppendEvents(ctx, &turn.ID, []steward.NewEvent{{Seq: 1, Kind: "model_call", Data: []byte(`{}`)}}); err != nil {
 			return err
 		}
-		task, err := tx.CreateTask(ctx, steward.NewTask{Title: "secret task of " + name})
+		task, err := tx.Tasks.CreateTask(ctx, steward.NewTask{Title: "secret task of " + name})
 		if err != nil {
 			return err
 		}
 		sd.task = task.ID
-		fact, _, err := tx.UpsertFact(ctx, steward.NewFact{Kind: "fact", Content: "shared words", Key: "fact::shared words"})
+		fact, _, err := tx.Tasks.UpsertFact(ctx, steward.NewFact{Kind: "fact", Content: "shared words", Key: "fact::shared words"})
 		if err != nil {
 			return err
 		}
 		sd.fact = fact.ID
-		if sd.chunk, err = tx.AddChunk(ctx, "conversation", conv.ID.String(), OriginOwner, "chunk of "+name, sd.vector); err != nil {
+		if sd.chunk, err = tx.Memory.AddChunk(ctx, "conversation", conv.ID.String(), OriginOwner, "chunk of "+name, sd.vector); err != nil {
 			return err
 		}
-		if _, err := tx.SetCap(ctx, steward.Cap{Currency: "EUR", PerActionMinor: 100, WindowMinor: 1000, Window: time.Hour}); err != nil {
+		if _, err := tx.Safety.SetCap(ctx, steward.Cap{Currency: "EUR", PerActionMinor: 100, WindowMinor: 1000, Window: time.Hour}); err != nil {
 			return err
 		}
-		if err := tx.RecordSpend(ctx, turn.ID, "c1", "pay", steward.Money{Minor: 40, Currency: "EUR"}); err != nil {
+		if err := tx.Safety.RecordSpend(ctx, turn.ID, "c1", "pay", steward.Money{Minor: 40, Currency: "EUR"}); err != nil {
 			return err
 		}
-		if _, err = tx.CreateNotification(ctx, "", "note for "+name); err != nil {
+		if _, err = tx.Tasks.CreateNotification(ctx, "", "note for "+name); err != nil {
 			return err
 		}
 		sd.auto, err = seedAutonomy(ctx, tx, name)
@@ -166,7 +166,7 @@ func TestIsolation(t *testing.T) {
 
 // probeStore: through every store method, bob sees, changes and deletes none of alice's rows.
 func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
-	covers("APIKeys", "Calls", "Caps", "ClaimTurn", "CompleteTask", "ConversationTurns", "DeleteConversation", "DeleteRule", "DeleteTask", "ForgetFact", "GetConversation", "GetTask", "GetTurn", "ListConversations", "ListFacts", "ListNotifications", "ListTasks", "ListTurns", "MarkUnknownCalls", "Messages", "Owner", "PendingCalls", "RecentEvents", "RevokeAPIKey", "Rules", "RulesFor", "SaveTurn", "SearchChunks", "SearchFacts", "SpentInWindow", "SupersedeChunk", "TouchConversation", "TurnEvents", "UpdateCall")
+	covers("Account.APIKeys", "Journal.Calls", "Safety.Caps", "Turns.Claim", "Tasks.CompleteTask", "Turns.InConversation", "Conversations.Delete", "Rules.Delete", "Tasks.DeleteTask", "Tasks.ForgetFact", "Conversations.Get", "Tasks.GetTask", "Turns.Get", "Conversations.List", "Tasks.ListFacts", "Tasks.ListNotifications", "Tasks.ListTasks", "Turns.List", "Journal.MarkUnknownCalls", "Conversations.Messages", "Account.Get", "Journal.PendingCalls", "Journal.RecentEvents", "Account.RevokeAPIKey", "Rules.List", "Rules.For", "Turns.Save", "Memory.SearchChunks", "Tasks.SearchFacts", "Safety.SpentInWindow", "Memory.SupersedeChunk", "Conversations.Touch", "Journal.TurnEvents", "Journal.UpdateCall")
 	none := func(what string, n int, err error) {
 		t.Helper()
 		if err != nil {
@@ -188,85 +188,85 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		}
 	}
 	err := s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
-		keys, err := tx.APIKeys(ctx)
+		keys, err := tx.Account.APIKeys(ctx)
 		none("api_keys list", len(keys), err)
-		refused("api_keys revoke", tx.RevokeAPIKey(ctx, a.keyID))
+		refused("api_keys revoke", tx.Account.RevokeAPIKey(ctx, a.keyID))
 
-		convs, err := tx.ListConversations(ctx, 100)
+		convs, err := tx.Conversations.List(ctx, 100)
 		none("conversations list", len(convs), err)
-		_, err = tx.GetConversation(ctx, a.conv)
+		_, err = tx.Conversations.Get(ctx, a.conv)
 		refused("conversations get", err)
-		refused("conversations touch", tx.TouchConversation(ctx, a.conv, "x"))
-		refused("conversations delete", tx.DeleteConversation(ctx, a.conv))
+		refused("conversations touch", tx.Conversations.Touch(ctx, a.conv, "x"))
+		refused("conversations delete", tx.Conversations.Delete(ctx, a.conv))
 
-		msgs, err := tx.Messages(ctx, a.conv)
+		msgs, err := tx.Conversations.Messages(ctx, a.conv)
 		zero("messages list", len(msgs), err)
 
-		turns, err := tx.ListTurns(ctx, "", 100)
+		turns, err := tx.Turns.List(ctx, "", 100)
 		none("turns list", len(turns), err)
-		susp, err := tx.ListTurns(ctx, steward.StatusSuspended, 100)
+		susp, err := tx.Turns.List(ctx, steward.StatusSuspended, 100)
 		none("turns list suspended", len(susp), err)
-		_, err = tx.GetTurn(ctx, a.turn)
+		_, err = tx.Turns.Get(ctx, a.turn)
 		refused("turns get", err)
-		convTurns, err := tx.ConversationTurns(ctx, a.conv, 100)
+		convTurns, err := tx.Turns.InConversation(ctx, a.conv, 100)
 		zero("turns of alice's conversation", len(convTurns), err)
-		_, err = tx.ClaimTurn(ctx, a.turn, time.Minute)
+		_, err = tx.Turns.Claim(ctx, a.turn, time.Minute)
 		refused("turns claim", err)
-		_, err = tx.SaveTurn(ctx, steward.Turn{ID: a.turn, Version: 2, Status: steward.StatusCompleted})
+		_, err = tx.Turns.Save(ctx, steward.Turn{ID: a.turn, Version: 2, Status: steward.StatusCompleted})
 		refused("turns save", err)
 
-		calls, err := tx.Calls(ctx, a.turn)
+		calls, err := tx.Journal.Calls(ctx, a.turn)
 		zero("tool_calls list", len(calls), err)
-		pending, err := tx.PendingCalls(ctx)
+		pending, err := tx.Journal.PendingCalls(ctx)
 		none("tool_calls pending", len(pending), err)
-		refused("tool_calls update", tx.UpdateCall(ctx, steward.CallUpdate{TurnID: a.turn, CallID: "c1", From: steward.CallPending, To: steward.CallApproved}))
-		unknown, err := tx.MarkUnknownCalls(ctx, a.turn)
+		refused("tool_calls update", tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: a.turn, CallID: "c1", From: steward.CallPending, To: steward.CallApproved}))
+		unknown, err := tx.Journal.MarkUnknownCalls(ctx, a.turn)
 		zero("tool_calls mark unknown", len(unknown), err)
 
-		rules, err := tx.Rules(ctx)
+		rules, err := tx.Rules.List(ctx)
 		none("standing_rules list", len(rules), err)
-		rules, err = tx.RulesFor(ctx, "notify")
+		rules, err = tx.Rules.For(ctx, "notify")
 		none("standing_rules for tool", len(rules), err)
-		refused("standing_rules delete", tx.DeleteRule(ctx, a.rule))
+		refused("standing_rules delete", tx.Rules.Delete(ctx, a.rule))
 
-		events, err := tx.TurnEvents(ctx, a.turn)
+		events, err := tx.Journal.TurnEvents(ctx, a.turn)
 		zero("audit_log turn events", len(events), err)
-		events, err = tx.RecentEvents(ctx, 100)
+		events, err = tx.Journal.RecentEvents(ctx, 100)
 		none("audit_log recent", len(events), err)
 
-		tasks, err := tx.ListTasks(ctx, "")
+		tasks, err := tx.Tasks.ListTasks(ctx, "")
 		none("tasks list", len(tasks), err)
-		_, err = tx.GetTask(ctx, a.task)
+		_, err = tx.Tasks.GetTask(ctx, a.task)
 		refused("tasks get", err)
-		_, err = tx.CompleteTask(ctx, a.task)
+		_, err = tx.Tasks.CompleteTask(ctx, a.task)
 		refused("tasks complete", err)
-		refused("tasks delete", tx.DeleteTask(ctx, a.task))
+		refused("tasks delete", tx.Tasks.DeleteTask(ctx, a.task))
 
-		facts, err := tx.ListFacts(ctx, 100)
+		facts, err := tx.Tasks.ListFacts(ctx, 100)
 		none("memory_facts list", len(facts), err)
-		facts, err = tx.SearchFacts(ctx, "shared", 100)
+		facts, err = tx.Tasks.SearchFacts(ctx, "shared", 100)
 		none("memory_facts search", len(facts), err)
-		_, err = tx.ForgetFact(ctx, a.fact)
+		_, err = tx.Tasks.ForgetFact(ctx, a.fact)
 		refused("memory_facts forget", err)
 
-		chunks, err := tx.SearchChunks(ctx, a.vector, 10)
+		chunks, err := tx.Memory.SearchChunks(ctx, a.vector, 10)
 		none("memory_chunks search", len(chunks), err)
 		if len(chunks) == 1 && chunks[0].ID == a.chunk {
 			t.Errorf("memory_chunks search returned alice's chunk")
 		}
-		refused("memory_chunks supersede", tx.SupersedeChunk(ctx, a.chunk))
+		refused("memory_chunks supersede", tx.Memory.SupersedeChunk(ctx, a.chunk))
 
-		notes, err := tx.ListNotifications(ctx, 100)
+		notes, err := tx.Tasks.ListNotifications(ctx, 100)
 		none("notifications list", len(notes), err)
 
-		caps, err := tx.Caps(ctx)
+		caps, err := tx.Safety.Caps(ctx)
 		none("spending_caps list", len(caps), err)
-		spent, err := tx.SpentInWindow(ctx, "EUR", time.Hour)
+		spent, err := tx.Safety.SpentInWindow(ctx, "EUR", time.Hour)
 		if err != nil || spent != 40 {
 			t.Errorf("spend_ledger window: bob's sum is %d (err %v), want only his own 40", spent, err)
 		}
 
-		owner, err := tx.Owner(ctx)
+		owner, err := tx.Account.Get(ctx)
 		if err != nil || owner.ID != b.owner.ID {
 			t.Errorf("owner = %v, %v", owner, err)
 		}
@@ -277,15 +277,15 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 	}
 	// Alice's rows are all still there and unchanged.
 	err = s.WithOwner(ctx, a.owner.ID, func(tx *Tx) error {
-		task, err := tx.GetTask(ctx, a.task)
+		task, err := tx.Tasks.GetTask(ctx, a.task)
 		if err != nil || task.Status != steward.TaskOpen {
 			t.Errorf("alice's task after bob: %+v, %v", task, err)
 		}
-		turn, err := tx.GetTurn(ctx, a.turn)
+		turn, err := tx.Turns.Get(ctx, a.turn)
 		if err != nil || turn.Status != steward.StatusSuspended {
 			t.Errorf("alice's turn after bob: %+v, %v", turn, err)
 		}
-		keys, err := tx.APIKeys(ctx)
+		keys, err := tx.Account.APIKeys(ctx)
 		if err != nil || len(keys) != 1 || keys[0].RevokedAt != nil {
 			t.Errorf("alice's key after bob: %+v, %v", keys, err)
 		}

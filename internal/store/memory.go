@@ -79,7 +79,7 @@ type MemoryChunk struct {
 
 // RememberFact stores a fact with its source, or finds the current fact with the same key;
 // created says which.
-func (t *Tx) RememberFact(ctx context.Context, f NewMemoryFact) (MemoryFact, bool, error) {
+func (t Memory) RememberFact(ctx context.Context, f NewMemoryFact) (MemoryFact, bool, error) {
 	if f.Kind == "" {
 		f.Kind = steward.FactKindFact
 	}
@@ -95,7 +95,7 @@ func (t *Tx) RememberFact(ctx context.Context, f NewMemoryFact) (MemoryFact, boo
 }
 
 // MemoryFacts lists current facts with their provenance, most recently confirmed first.
-func (t *Tx) MemoryFacts(ctx context.Context, limit int) ([]MemoryFact, error) {
+func (t Memory) MemoryFacts(ctx context.Context, limit int) ([]MemoryFact, error) {
 	rows, err := t.q.ListFacts(ctx, db.ListFactsParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("list facts: %w", err)
@@ -105,7 +105,7 @@ func (t *Tx) MemoryFacts(ctx context.Context, limit int) ([]MemoryFact, error) {
 
 // MatchFacts lists current facts sharing whole words (lower case, no regular-expression
 // characters) with words, the most shared first.
-func (t *Tx) MatchFacts(ctx context.Context, words []string, limit int) ([]MemoryFact, error) {
+func (t Memory) MatchFacts(ctx context.Context, words []string, limit int) ([]MemoryFact, error) {
 	if len(words) == 0 {
 		return nil, nil
 	}
@@ -122,7 +122,7 @@ func (t *Tx) MatchFacts(ctx context.Context, words []string, limit int) ([]Memor
 }
 
 // UnembeddedFacts lists current facts that have no current embedding, oldest first.
-func (t *Tx) UnembeddedFacts(ctx context.Context, limit int) ([]MemoryFact, error) {
+func (t Memory) UnembeddedFacts(ctx context.Context, limit int) ([]MemoryFact, error) {
 	rows, err := t.q.UnembeddedFacts(ctx, db.UnembeddedFactsParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("unembedded facts: %w", err)
@@ -132,7 +132,7 @@ func (t *Tx) UnembeddedFacts(ctx context.Context, limit int) ([]MemoryFact, erro
 
 // AddFactChunk stores a fact's embedding, unless the fact already has a current one; added
 // says which.
-func (t *Tx) AddFactChunk(ctx context.Context, factID uuid.UUID, text string, embedding []float32) (added bool, err error) {
+func (t Memory) AddFactChunk(ctx context.Context, factID uuid.UUID, text string, embedding []float32) (added bool, err error) {
 	n, err := t.q.AddFactChunk(ctx, db.AddFactChunkParams{OwnerID: t.ownerID, FactID: factID, Text: text, Embedding: pgvector.NewVector(embedding)})
 	if err != nil {
 		return false, notFound("add fact chunk", err)
@@ -143,7 +143,7 @@ func (t *Tx) AddFactChunk(ctx context.Context, factID uuid.UUID, text string, em
 // NearestChunks returns the k current chunks nearest to query by cosine distance, nearest
 // first, of the given source kinds (none = all). WithOwner's iterative index scan keeps
 // looking until k of this owner's rows are found.
-func (t *Tx) NearestChunks(ctx context.Context, query []float32, k int, kinds ...string) ([]MemoryChunk, error) {
+func (t Memory) NearestChunks(ctx context.Context, query []float32, k int, kinds ...string) ([]MemoryChunk, error) {
 	rows, err := t.q.NearestChunks(ctx, db.NearestChunksParams{OwnerID: t.ownerID, Query: pgvector.NewVector(query),
 		Kinds: append([]string{}, kinds...), MaxRows: int32(k)})
 	if err != nil {
@@ -160,7 +160,7 @@ func (t *Tx) NearestChunks(ctx context.Context, query []float32, k int, kinds ..
 
 // SupersedeNearDuplicates supersedes, at most limit at a time, every current chunk (fact
 // chunks aside) that has a newer current chunk closer than maxDistance, and returns their ids.
-func (t *Tx) SupersedeNearDuplicates(ctx context.Context, maxDistance float64, limit int) ([]uuid.UUID, error) {
+func (t Memory) SupersedeNearDuplicates(ctx context.Context, maxDistance float64, limit int) ([]uuid.UUID, error) {
 	ids, err := t.q.SupersedeNearDuplicates(ctx, db.SupersedeNearDuplicatesParams{OwnerID: t.ownerID, MaxDistance: maxDistance, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("supersede near duplicates: %w", err)
@@ -176,7 +176,7 @@ type StaleConversation struct {
 
 // StaleConversations lists conversations whose current conversation chunks number at least
 // minChunks and are all older than before.
-func (t *Tx) StaleConversations(ctx context.Context, before time.Time, minChunks, limit int) ([]StaleConversation, error) {
+func (t Memory) StaleConversations(ctx context.Context, before time.Time, minChunks, limit int) ([]StaleConversation, error) {
 	rows, err := t.q.StaleConversations(ctx, db.StaleConversationsParams{OwnerID: t.ownerID, Cutoff: before,
 		MinChunks: int64(minChunks), MaxRows: int32(limit)})
 	if err != nil {
@@ -190,7 +190,7 @@ func (t *Tx) StaleConversations(ctx context.Context, before time.Time, minChunks
 }
 
 // ConversationChunks lists a conversation's current conversation chunks, oldest first.
-func (t *Tx) ConversationChunks(ctx context.Context, conversationID uuid.UUID, limit int) ([]MemoryChunk, error) {
+func (t Memory) ConversationChunks(ctx context.Context, conversationID uuid.UUID, limit int) ([]MemoryChunk, error) {
 	rows, err := t.q.ConversationChunks(ctx, db.ConversationChunksParams{OwnerID: t.ownerID, ConversationID: conversationID, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("conversation chunks: %w", err)
@@ -205,7 +205,7 @@ func (t *Tx) ConversationChunks(ctx context.Context, conversationID uuid.UUID, l
 
 // SupersedeChunks takes every chunk of ids out of recall. It is ErrConflict, and nothing
 // changes once the caller rolls back, unless every one of them was current.
-func (t *Tx) SupersedeChunks(ctx context.Context, ids []uuid.UUID) error {
+func (t Memory) SupersedeChunks(ctx context.Context, ids []uuid.UUID) error {
 	n, err := t.q.SupersedeChunks(ctx, db.SupersedeChunksParams{OwnerID: t.ownerID, Ids: ids})
 	if err != nil {
 		return fmt.Errorf("supersede chunks: %w", err)

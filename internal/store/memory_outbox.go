@@ -71,7 +71,7 @@ type FailedIngest struct {
 
 // ClaimIngest leases a due outbox item for lease and counts the attempt. It is ErrConflict
 // when the item is not due (done, failed, waiting for a retry, or leased by another worker).
-func (t *Tx) ClaimIngest(ctx context.Context, id int64, lease time.Duration) (Ingest, error) {
+func (t Outbox) ClaimIngest(ctx context.Context, id int64, lease time.Duration) (Ingest, error) {
 	r, err := t.q.ClaimIngest(ctx, db.ClaimIngestParams{OwnerID: t.ownerID, ID: id, LeaseSeconds: lease.Seconds()})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Ingest{}, fmt.Errorf("claim ingest %d: %w", id, ErrConflict)
@@ -83,7 +83,7 @@ func (t *Tx) ClaimIngest(ctx context.Context, id int64, lease time.Duration) (In
 }
 
 // CompleteIngest marks a claimed item done; ErrConflict when the claim was lost.
-func (t *Tx) CompleteIngest(ctx context.Context, in Ingest) error {
+func (t Outbox) CompleteIngest(ctx context.Context, in Ingest) error {
 	n, err := t.q.CompleteIngest(ctx, db.CompleteIngestParams{OwnerID: t.ownerID, ID: in.ID, Attempts: int32(in.Attempts)})
 	return fenced("complete ingest", in, n, err)
 }
@@ -93,7 +93,7 @@ const MaxIngestError = 500
 
 // FailIngest records a failed attempt: the item is retried after retryIn, or, with giveUp,
 // never again (it stays visible as failed). ErrConflict when the claim was lost.
-func (t *Tx) FailIngest(ctx context.Context, in Ingest, msg string, retryIn time.Duration, giveUp bool) error {
+func (t Outbox) FailIngest(ctx context.Context, in Ingest, msg string, retryIn time.Duration, giveUp bool) error {
 	n, err := t.q.FailIngest(ctx, db.FailIngestParams{OwnerID: t.ownerID, ID: in.ID, Attempts: int32(in.Attempts),
 		LastError: truncate(msg, MaxIngestError), RetrySeconds: retryIn.Seconds(), GiveUp: giveUp})
 	return fenced("fail ingest", in, n, err)
@@ -101,13 +101,13 @@ func (t *Tx) FailIngest(ctx context.Context, in Ingest, msg string, retryIn time
 
 // ReleaseIngest gives an interrupted attempt back: the item is due again at once and the
 // attempt does not count. ErrConflict when the claim was lost.
-func (t *Tx) ReleaseIngest(ctx context.Context, in Ingest) error {
+func (t Outbox) ReleaseIngest(ctx context.Context, in Ingest) error {
 	n, err := t.q.ReleaseIngest(ctx, db.ReleaseIngestParams{OwnerID: t.ownerID, ID: in.ID, Attempts: int32(in.Attempts)})
 	return fenced("release ingest", in, n, err)
 }
 
 // IngestBacklog counts the owner's outbox items.
-func (t *Tx) IngestBacklog(ctx context.Context) (IngestBacklog, error) {
+func (t Outbox) IngestBacklog(ctx context.Context) (IngestBacklog, error) {
 	r, err := t.q.OwnerIngestBacklog(ctx, t.ownerID)
 	if err != nil {
 		return IngestBacklog{}, fmt.Errorf("ingest backlog: %w", err)
@@ -118,7 +118,7 @@ func (t *Tx) IngestBacklog(ctx context.Context) (IngestBacklog, error) {
 
 // FailedIngests lists the owner's failed outbox items, most recent first (for the activity
 // feed).
-func (t *Tx) FailedIngests(ctx context.Context, limit int) ([]FailedIngest, error) {
+func (t Outbox) FailedIngests(ctx context.Context, limit int) ([]FailedIngest, error) {
 	rows, err := t.q.FailedIngests(ctx, db.FailedIngestsParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("failed ingests: %w", err)

@@ -20,56 +20,56 @@ import (
 // probeMemory: through every memory method, bob sees, changes and claims none of alice's
 // rows. Part of TestIsolation's "store queries", so it runs in both passes.
 func probeMemory(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
-	covers("AddFactChunk", "ClaimIngest", "CompleteIngest", "ConversationChunks", "FailIngest", "IngestBacklog", "MatchFacts", "MemoryFacts", "NearestChunks", "ReleaseIngest", "StaleConversations", "SupersedeChunks", "SupersedeNearDuplicates", "UnembeddedFacts")
+	covers("Memory.AddFactChunk", "Outbox.ClaimIngest", "Outbox.CompleteIngest", "Memory.ConversationChunks", "Outbox.FailIngest", "Outbox.IngestBacklog", "Memory.MatchFacts", "Memory.MemoryFacts", "Memory.NearestChunks", "Outbox.ReleaseIngest", "Memory.StaleConversations", "Memory.SupersedeChunks", "Memory.SupersedeNearDuplicates", "Memory.UnembeddedFacts")
 	err := s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
-		chunks, err := tx.NearestChunks(ctx, a.vector, 10)
+		chunks, err := tx.Memory.NearestChunks(ctx, a.vector, 10)
 		if err != nil || len(chunks) != 1 || chunks[0].ID != b.chunk {
 			t.Errorf("memory_chunks nearest: bob sees %+v (err %v), want only his own", chunks, err)
 		}
-		facts, err := tx.MemoryFacts(ctx, 100)
+		facts, err := tx.Memory.MemoryFacts(ctx, 100)
 		if err != nil || len(facts) != 1 || facts[0].ID != b.fact {
 			t.Errorf("memory_facts list: bob sees %+v (err %v)", facts, err)
 		}
-		facts, err = tx.MatchFacts(ctx, []string{"shared", "words"}, 100)
+		facts, err = tx.Memory.MatchFacts(ctx, []string{"shared", "words"}, 100)
 		if err != nil || len(facts) != 1 || facts[0].ID != b.fact {
 			t.Errorf("memory_facts match: bob sees %+v (err %v)", facts, err)
 		}
-		facts, err = tx.UnembeddedFacts(ctx, 100)
+		facts, err = tx.Memory.UnembeddedFacts(ctx, 100)
 		if err != nil || len(facts) != 1 || facts[0].ID != b.fact {
 			t.Errorf("memory_facts unembedded: bob sees %+v (err %v)", facts, err)
 		}
-		if added, err := tx.AddFactChunk(ctx, a.fact, "planted", a.vector); err != nil || added {
+		if added, err := tx.Memory.AddFactChunk(ctx, a.fact, "planted", a.vector); err != nil || added {
 			t.Errorf("memory_chunks add for alice's fact: added %v (err %v)", added, err)
 		}
-		if _, err := tx.ClaimIngest(ctx, a.ingest, time.Minute); !errors.Is(err, ErrConflict) {
+		if _, err := tx.Outbox.ClaimIngest(ctx, a.ingest, time.Minute); !errors.Is(err, ErrConflict) {
 			t.Errorf("memory_outbox claim of alice's item: %v, want conflict", err)
 		}
 		theirs := Ingest{ID: a.ingest}
 		for what, err := range map[string]error{
-			"complete": tx.CompleteIngest(ctx, theirs),
-			"fail":     tx.FailIngest(ctx, theirs, "x", 0, true),
-			"release":  tx.ReleaseIngest(ctx, theirs),
+			"complete": tx.Outbox.CompleteIngest(ctx, theirs),
+			"fail":     tx.Outbox.FailIngest(ctx, theirs, "x", 0, true),
+			"release":  tx.Outbox.ReleaseIngest(ctx, theirs),
 		} {
 			if !errors.Is(err, ErrConflict) {
 				t.Errorf("memory_outbox %s of alice's item: %v, want conflict", what, err)
 			}
 		}
-		backlog, err := tx.IngestBacklog(ctx)
+		backlog, err := tx.Outbox.IngestBacklog(ctx)
 		if err != nil || backlog.Pending != 1 {
 			t.Errorf("memory_outbox backlog: bob counts %+v (err %v), want his own 1", backlog, err)
 		}
-		if ids, err := tx.SupersedeNearDuplicates(ctx, 2, 100); err != nil || len(ids) != 0 {
+		if ids, err := tx.Memory.SupersedeNearDuplicates(ctx, 2, 100); err != nil || len(ids) != 0 {
 			t.Errorf("memory_chunks near duplicates: bob superseded %v (err %v)", ids, err)
 		}
-		stale, err := tx.StaleConversations(ctx, time.Now().Add(time.Hour), 1, 100)
+		stale, err := tx.Memory.StaleConversations(ctx, time.Now().Add(time.Hour), 1, 100)
 		if err != nil || len(stale) != 0 {
 			t.Errorf("stale conversations: bob sees %+v (err %v)", stale, err)
 		}
-		chunks, err = tx.ConversationChunks(ctx, a.conv, 100)
+		chunks, err = tx.Memory.ConversationChunks(ctx, a.conv, 100)
 		if err != nil || len(chunks) != 0 {
 			t.Errorf("conversation chunks of alice's conversation: bob sees %+v (err %v)", chunks, err)
 		}
-		if err := tx.SupersedeChunks(ctx, []uuid.UUID{a.chunk}); !errors.Is(err, ErrConflict) {
+		if err := tx.Memory.SupersedeChunks(ctx, []uuid.UUID{a.chunk}); !errors.Is(err, ErrConflict) {
 			t.Errorf("memory_chunks supersede alice's: %v, want conflict", err)
 		}
 		return nil
@@ -78,11 +78,11 @@ func probeMemory(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		t.Fatal(err)
 	}
 	err = s.WithOwner(ctx, a.owner.ID, func(tx *Tx) error {
-		chunks, err := tx.NearestChunks(ctx, a.vector, 10)
+		chunks, err := tx.Memory.NearestChunks(ctx, a.vector, 10)
 		if err != nil || len(chunks) != 1 || chunks[0].ID != a.chunk {
 			t.Errorf("alice's chunk after bob: %+v, %v", chunks, err)
 		}
-		backlog, err := tx.IngestBacklog(ctx)
+		backlog, err := tx.Outbox.IngestBacklog(ctx)
 		if err != nil || backlog.Pending != 1 {
 			t.Errorf("alice's outbox after bob: %+v, %v", backlog, err)
 		}
@@ -124,7 +124,7 @@ func TestFilteredVectorSearchReturnsK(t *testing.T) {
 	fill := func(owner uuid.UUID, n int) {
 		err := s.WithOwner(ctx, owner, func(tx *Tx) error {
 			for range n {
-				if _, err := tx.AddChunk(ctx, "conversation", "", OriginOwner, "chunk", randomUnit(rng)); err != nil {
+				if _, err := tx.Memory.AddChunk(ctx, "conversation", "", OriginOwner, "chunk", randomUnit(rng)); err != nil {
 					return err
 				}
 			}
@@ -160,7 +160,7 @@ func TestFilteredVectorSearchReturnsK(t *testing.T) {
 				return err
 			}
 			plan.WriteString(line)
-			chunks, err := tx.NearestChunks(ctx, q, 10)
+			chunks, err := tx.Memory.NearestChunks(ctx, q, 10)
 			n = len(chunks)
 			return err
 		})

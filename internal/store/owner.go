@@ -10,7 +10,7 @@ import (
 )
 
 // Owner reads the transaction's own owner row.
-func (t *Tx) Owner(ctx context.Context) (Owner, error) {
+func (t Account) Get(ctx context.Context) (Owner, error) {
 	r, err := t.q.GetOwner(ctx, t.ownerID)
 	if err != nil {
 		return Owner{}, notFound("owner", err)
@@ -19,19 +19,19 @@ func (t *Tx) Owner(ctx context.Context) (Owner, error) {
 }
 
 // Mode is the owner's gate mode.
-func (t *Tx) Mode(ctx context.Context) (string, error) {
-	o, err := t.Owner(ctx)
+func (t Safety) Mode(ctx context.Context) (string, error) {
+	o, err := Account(t).Get(ctx)
 	return o.Mode, err
 }
 
 // SetMode sets the owner's gate mode (ask, deny or auto).
-func (t *Tx) SetMode(ctx context.Context, mode string) error {
+func (t Safety) SetMode(ctx context.Context, mode string) error {
 	n, err := t.q.SetOwnerMode(ctx, db.SetOwnerModeParams{ID: t.ownerID, Mode: mode})
 	return rowsOrNotFound("set mode", n, err)
 }
 
 // APIKeys lists the owner's own keys.
-func (t *Tx) APIKeys(ctx context.Context) ([]APIKey, error) {
+func (t Account) APIKeys(ctx context.Context) ([]APIKey, error) {
 	rows, err := t.q.ListAPIKeys(ctx, t.ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
@@ -44,7 +44,7 @@ func (t *Tx) APIKeys(ctx context.Context) ([]APIKey, error) {
 }
 
 // RevokeAPIKey revokes one of the owner's own keys.
-func (t *Tx) RevokeAPIKey(ctx context.Context, id uuid.UUID) error {
+func (t Account) RevokeAPIKey(ctx context.Context, id uuid.UUID) error {
 	n, err := t.q.RevokeAPIKey(ctx, db.RevokeAPIKeyParams{OwnerID: t.ownerID, ID: id})
 	return rowsOrNotFound("revoke key", n, err)
 }

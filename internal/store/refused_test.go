@@ -27,7 +27,7 @@ func TestRefusedValuesAreInvalid(t *testing.T) {
 		"NUL in jsonb (22P05)":     {Tool: "notify", Effect: "allow", Source: "api", Predicate: json.RawMessage(`{"t":"a\u0000b"}`)},
 	} {
 		err := db.Store.WithOwner(ctx, owner.ID, func(tx *Tx) error {
-			_, err := tx.CreateRule(ctx, rule)
+			_, err := tx.Rules.Create(ctx, rule)
 			return err
 		})
 		var e *steward.Error

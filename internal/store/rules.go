@@ -12,7 +12,7 @@ import (
 )
 
 // CreateRule stores a standing rule.
-func (t *Tx) CreateRule(ctx context.Context, r steward.Rule) (steward.Rule, error) {
+func (t Rules) Create(ctx context.Context, r steward.Rule) (steward.Rule, error) {
 	row, err := t.q.CreateRule(ctx, db.CreateRuleParams{OwnerID: t.ownerID, Tool: r.Tool,
 		Predicate: jsonOrEmpty(r.Predicate), Effect: r.Effect, Source: r.Source, Note: r.Note})
 	if err != nil {
@@ -22,7 +22,7 @@ func (t *Tx) CreateRule(ctx context.Context, r steward.Rule) (steward.Rule, erro
 }
 
 // Rules lists the owner's standing rules.
-func (t *Tx) Rules(ctx context.Context) ([]steward.Rule, error) {
+func (t Rules) List(ctx context.Context) ([]steward.Rule, error) {
 	rows, err := t.q.ListRules(ctx, t.ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("list rules: %w", err)
@@ -31,7 +31,7 @@ func (t *Tx) Rules(ctx context.Context) ([]steward.Rule, error) {
 }
 
 // RulesFor lists the rules that may apply to a tool (its own and "*").
-func (t *Tx) RulesFor(ctx context.Context, tool string) ([]steward.Rule, error) {
+func (t Rules) For(ctx context.Context, tool string) ([]steward.Rule, error) {
 	rows, err := t.q.RulesForTool(ctx, db.RulesForToolParams{OwnerID: t.ownerID, Tool: tool})
 	if err != nil {
 		return nil, fmt.Errorf("rules for %s: %w", tool, err)
@@ -40,7 +40,7 @@ func (t *Tx) RulesFor(ctx context.Context, tool string) ([]steward.Rule, error) 
 }
 
 // DeleteRule removes a standing rule.
-func (t *Tx) DeleteRule(ctx context.Context, id uuid.UUID) error {
+func (t Rules) Delete(ctx context.Context, id uuid.UUID) error {
 	n, err := t.q.DeleteRule(ctx, db.DeleteRuleParams{OwnerID: t.ownerID, ID: id})
 	return rowsOrNotFound("delete rule", n, err)
 }
@@ -59,7 +59,7 @@ func toRule(r db.StandingRule) steward.Rule {
 }
 
 // AppendEvents appends rows to the audit log in one statement.
-func (t *Tx) AppendEvents(ctx context.Context, turnID *uuid.UUID, events []steward.NewEvent) error {
+func (t Journal) AppendEvents(ctx context.Context, turnID *uuid.UUID, events []steward.NewEvent) error {
 	p := db.AppendAuditBatchParams{OwnerID: t.ownerID, TurnID: nullUUID(turnID),
 		Seqs: make([]int32, len(events)), Kinds: make([]string, len(events)), Datas: make([][]byte, len(events))}
 	for i, e := range events {
@@ -70,7 +70,7 @@ func (t *Tx) AppendEvents(ctx context.Context, turnID *uuid.UUID, events []stewa
 }
 
 // TurnEvents returns one turn's audit trail in order.
-func (t *Tx) TurnEvents(ctx context.Context, turnID uuid.UUID) ([]steward.Event, error) {
+func (t Journal) TurnEvents(ctx context.Context, turnID uuid.UUID) ([]steward.Event, error) {
 	rows, err := t.q.ListTurnAudit(ctx, db.ListTurnAuditParams{OwnerID: t.ownerID, TurnID: nullUUID(&turnID)})
 	if err != nil {
 		return nil, fmt.Errorf("turn events: %w", err)
@@ -79,7 +79,7 @@ func (t *Tx) TurnEvents(ctx context.Context, turnID uuid.UUID) ([]steward.Event,
 }
 
 // RecentEvents returns the owner's latest audit rows, newest first.
-func (t *Tx) RecentEvents(ctx context.Context, limit int) ([]steward.Event, error) {
+func (t Journal) RecentEvents(ctx context.Context, limit int) ([]steward.Event, error) {
 	rows, err := t.q.ListAudit(ctx, db.ListAuditParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("recent events: %w", err)

@@ -13,7 +13,7 @@ import (
 )
 
 // Controls reads the kill switches that apply to the owner.
-func (t *Tx) Controls(ctx context.Context) (steward.Controls, error) {
+func (t Safety) Controls(ctx context.Context) (steward.Controls, error) {
 	r, err := t.q.ControlState(ctx, t.ownerID)
 	if err != nil {
 		return steward.Controls{}, notFound("controls", err)
@@ -34,7 +34,7 @@ func toControls(ownerAt *time.Time, ownerWhy string, globalAt *time.Time, global
 
 // AdmitState reads, in one statement, what admitting a turn needs: the kill switches and
 // the owner's budget use since midnight UTC with their limits.
-func (t *Tx) AdmitState(ctx context.Context) (steward.Controls, steward.DailyUsage, error) {
+func (t Safety) AdmitState(ctx context.Context) (steward.Controls, steward.DailyUsage, error) {
 	r, err := t.q.AdmitState(ctx, t.ownerID)
 	if err != nil {
 		return steward.Controls{}, steward.DailyUsage{}, notFound("admit state", err)
@@ -44,7 +44,7 @@ func (t *Tx) AdmitState(ctx context.Context) (steward.Controls, steward.DailyUsa
 }
 
 // SetKill engages (with a reason) or releases the owner's kill switch.
-func (t *Tx) SetKill(ctx context.Context, engaged bool, reason string) error {
+func (t Safety) SetKill(ctx context.Context, engaged bool, reason string) error {
 	var at *time.Time
 	if engaged {
 		now := time.Now()
@@ -55,12 +55,12 @@ func (t *Tx) SetKill(ctx context.Context, engaged bool, reason string) error {
 }
 
 // LockOwner serialises the owner's concurrent budget checks until the transaction ends.
-func (t *Tx) LockOwner(ctx context.Context) error {
+func (t Safety) LockOwner(ctx context.Context) error {
 	return notFoundOrNil("lock owner", t.q.LockOwner(ctx, t.ownerID.String()))
 }
 
 // Cap returns the owner's money cap for a currency; ok=false when there is none.
-func (t *Tx) Cap(ctx context.Context, currency string) (steward.Cap, bool, error) {
+func (t Safety) Cap(ctx context.Context, currency string) (steward.Cap, bool, error) {
 	r, err := t.q.GetCap(ctx, db.GetCapParams{OwnerID: t.ownerID, Currency: currency})
 	if err != nil {
 		err = notFound("cap", err)
@@ -73,7 +73,7 @@ func (t *Tx) Cap(ctx context.Context, currency string) (steward.Cap, bool, error
 }
 
 // SetCap creates or replaces the owner's cap for a currency.
-func (t *Tx) SetCap(ctx context.Context, c steward.Cap) (steward.Cap, error) {
+func (t Safety) SetCap(ctx context.Context, c steward.Cap) (steward.Cap, error) {
 	r, err := t.q.UpsertCap(ctx, db.UpsertCapParams{OwnerID: t.ownerID, Currency: c.Currency,
 		PerActionMinor: c.PerActionMinor, WindowMinor: c.WindowMinor, WindowSeconds: int32(c.Window / time.Second)})
 	if err != nil {
@@ -83,7 +83,7 @@ func (t *Tx) SetCap(ctx context.Context, c steward.Cap) (steward.Cap, error) {
 }
 
 // Caps lists the owner's caps.
-func (t *Tx) Caps(ctx context.Context) ([]steward.Cap, error) {
+func (t Safety) Caps(ctx context.Context) ([]steward.Cap, error) {
 	rows, err := t.q.ListCaps(ctx, t.ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("list caps: %w", err)
@@ -101,7 +101,7 @@ func toCap(r db.SpendingCap) steward.Cap {
 }
 
 // SpentInWindow sums the ledger for a currency over the last window.
-func (t *Tx) SpentInWindow(ctx context.Context, currency string, window time.Duration) (int64, error) {
+func (t Safety) SpentInWindow(ctx context.Context, currency string, window time.Duration) (int64, error) {
 	n, err := t.q.SpentInWindow(ctx, db.SpentInWindowParams{OwnerID: t.ownerID, Currency: currency, WindowSeconds: window.Seconds()})
 	if err != nil {
 		return 0, fmt.Errorf("spent in window: %w", err)
@@ -110,7 +110,7 @@ func (t *Tx) SpentInWindow(ctx context.Context, currency string, window time.Dur
 }
 
 // RecordSpend adds an executed write's amount to the ledger.
-func (t *Tx) RecordSpend(ctx context.Context, turnID uuid.UUID, callID, tool string, m steward.Money) error {
+func (t Safety) RecordSpend(ctx context.Context, turnID uuid.UUID, callID, tool string, m steward.Money) error {
 	return notFoundOrNil("record spend", t.q.RecordSpend(ctx, db.RecordSpendParams{OwnerID: t.ownerID,
 		TurnID: nullUUID(&turnID), CallID: callID, Tool: tool, AmountMinor: m.Minor, Currency: m.Currency}))
 }

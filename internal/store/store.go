@@ -80,11 +80,54 @@ func (s *Store) CheckRuntime(ctx context.Context) error { return runtimeCheck(ct
 // Ping checks the database is reachable.
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 
-// Tx is one owner's transaction: every method reads and writes that owner's rows only.
-type Tx struct {
+// conn is one owner's open transaction, shared by the area repositories below.
+type conn struct {
 	q       *db.Queries
 	tx      pgx.Tx
 	ownerID uuid.UUID
+}
+
+// The area repositories of one owner transaction (docs/ARCHITECTURE.md §6). Each is a
+// small value over the same transaction; consumers declare the narrow interface they use.
+type (
+	Turns         struct{ *conn } // turns: create, claim, save, expire
+	Journal       struct{ *conn } // the call journal and the audit events
+	Conversations struct{ *conn } // conversations and their messages
+	Safety        struct{ *conn } // kill switch, gate mode, budgets, money caps and spend
+	Rules         struct{ *conn } // standing allow/deny rules
+	Memory        struct{ *conn } // memory chunks and their embeddings
+	Outbox        struct{ *conn } // the memory ingestion outbox
+	Tasks         struct{ *conn } // the owner's tasks, facts and notifications (tools.Data)
+	Schedules     struct{ *conn } // scheduled jobs
+	Runs          struct{ *conn } // job runs (schedules and webhooks)
+	Webhooks      struct{ *conn } // webhook endpoints and their events
+	Deliveries    struct{ *conn } // the notification channel and its delivery queue
+	Account       struct{ *conn } // the owner row and its API keys
+)
+
+// Tx is one owner's transaction: every repository reads and writes that owner's rows only.
+type Tx struct {
+	*conn
+	Turns         Turns
+	Journal       Journal
+	Conversations Conversations
+	Safety        Safety
+	Rules         Rules
+	Memory        Memory
+	Outbox        Outbox
+	Tasks         Tasks
+	Schedules     Schedules
+	Runs          Runs
+	Webhooks      Webhooks
+	Deliveries    Deliveries
+	Account       Account
+}
+
+func newTx(c *conn) *Tx {
+	return &Tx{conn: c, Turns: Turns{c}, Journal: Journal{c}, Conversations: Conversations{c},
+		Safety: Safety{c}, Rules: Rules{c}, Memory: Memory{c}, Outbox: Outbox{c}, Tasks: Tasks{c},
+		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Deliveries: Deliveries{c},
+		Account: Account{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.
@@ -102,19 +145,22 @@ func (s *Store) WithOwner(ctx context.Context, ownerID uuid.UUID, fn func(*Tx) e
 		if _, err := tx.Exec(ctx, setOwnerSQL, ownerID.String()); err != nil {
 			return fmt.Errorf("set owner: %w", err)
 		}
-		return fn(&Tx{q: db.New(tx), tx: tx, ownerID: ownerID})
+		return fn(newTx(&conn{q: db.New(tx), tx: tx, ownerID: ownerID}))
 	})
 }
 
-// InOwner is WithOwner for the agent: it implements agent.Store.
+// InOwner is WithOwner for the agent: it implements agent.Store with the agent's ports.
 func (s *Store) InOwner(ctx context.Context, ownerID uuid.UUID, fn func(agent.Tx) error) error {
-	return s.WithOwner(ctx, ownerID, func(tx *Tx) error { return fn(tx) })
+	return s.WithOwner(ctx, ownerID, func(tx *Tx) error { return fn(tx.Agent()) })
 }
 
-var (
-	_ agent.Store = (*Store)(nil)
-	_ agent.Tx    = (*Tx)(nil)
-)
+// Agent is this transaction as the turn loop's ports.
+func (t *Tx) Agent() agent.Tx {
+	return agent.Tx{Turns: t.Turns, Journal: t.Journal, Conversations: t.Conversations,
+		Safety: t.Safety, Rules: t.Rules, Data: t.Tasks}
+}
+
+var _ agent.Store = (*Store)(nil)
 
 const setOwnerSQL = `SELECT set_config('app.owner_id', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`
 

@@ -15,8 +15,8 @@ import (
 	"github.com/stewardhq/steward/internal/tools"
 )
 
-// Tx implements the persistence the built-in tools need, inside the caller's transaction.
-var _ tools.Data = (*Tx)(nil)
+// Tasks implements the persistence the built-in tools need, inside the caller's transaction.
+var _ tools.Data = Tasks{}
 
 // toolsNotFound maps the store's ErrNotFound to the tools package's, keeping the detail.
 func toolsNotFound(err error) error {
@@ -27,7 +27,7 @@ func toolsNotFound(err error) error {
 }
 
 // CreateTask adds an open task.
-func (t *Tx) CreateTask(ctx context.Context, in steward.NewTask) (steward.Task, error) {
+func (t Tasks) CreateTask(ctx context.Context, in steward.NewTask) (steward.Task, error) {
 	row, err := t.q.CreateTask(ctx, db.CreateTaskParams{
 		OwnerID: t.ownerID, Title: in.Title, Notes: in.Notes, Due: in.Due,
 	})
@@ -38,7 +38,7 @@ func (t *Tx) CreateTask(ctx context.Context, in steward.NewTask) (steward.Task, 
 }
 
 // GetTask reads one task.
-func (t *Tx) GetTask(ctx context.Context, id uuid.UUID) (steward.Task, error) {
+func (t Tasks) GetTask(ctx context.Context, id uuid.UUID) (steward.Task, error) {
 	row, err := t.q.GetTask(ctx, db.GetTaskParams{OwnerID: t.ownerID, ID: id})
 	if err != nil {
 		return steward.Task{}, toolsNotFound(notFound("task "+id.String(), err))
@@ -47,7 +47,7 @@ func (t *Tx) GetTask(ctx context.Context, id uuid.UUID) (steward.Task, error) {
 }
 
 // CompleteTask marks a task done (idempotently).
-func (t *Tx) CompleteTask(ctx context.Context, id uuid.UUID) (steward.Task, error) {
+func (t Tasks) CompleteTask(ctx context.Context, id uuid.UUID) (steward.Task, error) {
 	row, err := t.q.CompleteTask(ctx, db.CompleteTaskParams{OwnerID: t.ownerID, ID: id})
 	if err != nil {
 		return steward.Task{}, toolsNotFound(notFound("complete task "+id.String(), err))
@@ -56,7 +56,7 @@ func (t *Tx) CompleteTask(ctx context.Context, id uuid.UUID) (steward.Task, erro
 }
 
 // ListTasks lists tasks by status ("" or "all" = every task).
-func (t *Tx) ListTasks(ctx context.Context, status string) ([]steward.Task, error) {
+func (t Tasks) ListTasks(ctx context.Context, status string) ([]steward.Task, error) {
 	if status == "all" {
 		status = ""
 	}
@@ -72,7 +72,7 @@ func (t *Tx) ListTasks(ctx context.Context, status string) ([]steward.Task, erro
 }
 
 // DeleteTask removes a task.
-func (t *Tx) DeleteTask(ctx context.Context, id uuid.UUID) error {
+func (t Tasks) DeleteTask(ctx context.Context, id uuid.UUID) error {
 	n, err := t.q.DeleteTask(ctx, db.DeleteTaskParams{OwnerID: t.ownerID, ID: id})
 	return rowsOrNotFound("delete task "+id.String(), n, err)
 }
@@ -83,7 +83,7 @@ func toTask(r db.Task) steward.Task {
 }
 
 // UpsertFact stores a fact, deduplicated on its normalised key.
-func (t *Tx) UpsertFact(ctx context.Context, f steward.NewFact) (steward.Fact, bool, error) {
+func (t Tasks) UpsertFact(ctx context.Context, f steward.NewFact) (steward.Fact, bool, error) {
 	source := "api"
 	if f.TurnID != nil {
 		source = "turn"
@@ -99,7 +99,7 @@ func (t *Tx) UpsertFact(ctx context.Context, f steward.NewFact) (steward.Fact, b
 }
 
 // SearchFacts finds current facts containing every word of query.
-func (t *Tx) SearchFacts(ctx context.Context, query string, limit int) ([]steward.Fact, error) {
+func (t Tasks) SearchFacts(ctx context.Context, query string, limit int) ([]steward.Fact, error) {
 	rows, err := t.q.SearchFacts(ctx, db.SearchFactsParams{OwnerID: t.ownerID, Words: strings.Fields(query), MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("search facts: %w", err)
@@ -108,7 +108,7 @@ func (t *Tx) SearchFacts(ctx context.Context, query string, limit int) ([]stewar
 }
 
 // ListFacts lists current facts, newest first.
-func (t *Tx) ListFacts(ctx context.Context, limit int) ([]steward.Fact, error) {
+func (t Tasks) ListFacts(ctx context.Context, limit int) ([]steward.Fact, error) {
 	rows, err := t.q.ListFacts(ctx, db.ListFactsParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("list facts: %w", err)
@@ -117,7 +117,7 @@ func (t *Tx) ListFacts(ctx context.Context, limit int) ([]steward.Fact, error) {
 }
 
 // ForgetFact supersedes a fact: it leaves recall but stays for the audit trail.
-func (t *Tx) ForgetFact(ctx context.Context, id uuid.UUID) (steward.Fact, error) {
+func (t Tasks) ForgetFact(ctx context.Context, id uuid.UUID) (steward.Fact, error) {
 	r, err := t.q.ForgetFact(ctx, db.ForgetFactParams{OwnerID: t.ownerID, ID: id})
 	if err != nil {
 		return steward.Fact{}, toolsNotFound(notFound("forget fact "+id.String(), err))
@@ -147,7 +147,7 @@ type Chunk struct {
 }
 
 // AddChunk stores a text with its embedding and its origin (an Origin* constant).
-func (t *Tx) AddChunk(ctx context.Context, sourceKind, sourceID, origin, text string, embedding []float32) (uuid.UUID, error) {
+func (t Memory) AddChunk(ctx context.Context, sourceKind, sourceID, origin, text string, embedding []float32) (uuid.UUID, error) {
 	row, err := t.q.InsertChunk(ctx, db.InsertChunkParams{OwnerID: t.ownerID, SourceKind: sourceKind,
 		SourceID: sourceID, Origin: origin, Text: text, Embedding: pgvector.NewVector(embedding)})
 	if err != nil {
@@ -157,7 +157,7 @@ func (t *Tx) AddChunk(ctx context.Context, sourceKind, sourceID, origin, text st
 }
 
 // SearchChunks returns the k current chunks nearest to query by cosine distance.
-func (t *Tx) SearchChunks(ctx context.Context, query []float32, k int) ([]Chunk, error) {
+func (t Memory) SearchChunks(ctx context.Context, query []float32, k int) ([]Chunk, error) {
 	rows, err := t.q.SearchChunks(ctx, db.SearchChunksParams{OwnerID: t.ownerID, Query: pgvector.NewVector(query), MaxRows: int32(k)})
 	if err != nil {
 		return nil, fmt.Errorf("search chunks: %w", err)
@@ -170,13 +170,13 @@ func (t *Tx) SearchChunks(ctx context.Context, query []float32, k int) ([]Chunk,
 }
 
 // SupersedeChunk takes a chunk out of recall.
-func (t *Tx) SupersedeChunk(ctx context.Context, id uuid.UUID) error {
+func (t Memory) SupersedeChunk(ctx context.Context, id uuid.UUID) error {
 	n, err := t.q.SupersedeChunk(ctx, db.SupersedeChunkParams{OwnerID: t.ownerID, ID: id})
 	return rowsOrNotFound("supersede chunk", n, err)
 }
 
 // CreateNotification records a notification for the owner.
-func (t *Tx) CreateNotification(ctx context.Context, title, message string) (steward.Notification, error) {
+func (t Tasks) CreateNotification(ctx context.Context, title, message string) (steward.Notification, error) {
 	r, err := t.q.CreateNotification(ctx, db.CreateNotificationParams{OwnerID: t.ownerID, Title: title, Message: message})
 	if err != nil {
 		return steward.Notification{}, notFound("notify", err)
@@ -185,7 +185,7 @@ func (t *Tx) CreateNotification(ctx context.Context, title, message string) (ste
 }
 
 // ListNotifications lists the owner's notifications, newest first.
-func (t *Tx) ListNotifications(ctx context.Context, limit int) ([]steward.Notification, error) {
+func (t Tasks) ListNotifications(ctx context.Context, limit int) ([]steward.Notification, error) {
 	rows, err := t.q.ListNotifications(ctx, db.ListNotificationsParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("list notifications: %w", err)

@@ -14,7 +14,7 @@ import (
 )
 
 // CreateTurn starts a running turn in a conversation.
-func (t *Tx) CreateTurn(ctx context.Context, conversationID uuid.UUID, trigger steward.Trigger, model string) (steward.Turn, error) {
+func (t Turns) Create(ctx context.Context, conversationID uuid.UUID, trigger steward.Trigger, model string) (steward.Turn, error) {
 	r, err := t.q.CreateTurn(ctx, db.CreateTurnParams{OwnerID: t.ownerID, ConversationID: conversationID,
 		Trigger: string(trigger), Model: model})
 	if err != nil {
@@ -24,7 +24,7 @@ func (t *Tx) CreateTurn(ctx context.Context, conversationID uuid.UUID, trigger s
 }
 
 // GetTurn reads one turn.
-func (t *Tx) GetTurn(ctx context.Context, id uuid.UUID) (steward.Turn, error) {
+func (t Turns) Get(ctx context.Context, id uuid.UUID) (steward.Turn, error) {
 	r, err := t.q.GetTurn(ctx, db.GetTurnParams{OwnerID: t.ownerID, ID: id})
 	if err != nil {
 		return steward.Turn{}, notFound("turn "+id.String(), err)
@@ -33,7 +33,7 @@ func (t *Tx) GetTurn(ctx context.Context, id uuid.UUID) (steward.Turn, error) {
 }
 
 // ListTurns lists turns newest first; status "" means any.
-func (t *Tx) ListTurns(ctx context.Context, status steward.Status, limit int) ([]steward.Turn, error) {
+func (t Turns) List(ctx context.Context, status steward.Status, limit int) ([]steward.Turn, error) {
 	var rows []db.Turn
 	var err error
 	if status == "" {
@@ -60,7 +60,7 @@ func toTurns(rows []db.Turn) ([]steward.Turn, error) {
 }
 
 // ConversationTurns lists the turns of one conversation, oldest first, at most limit.
-func (t *Tx) ConversationTurns(ctx context.Context, conversationID uuid.UUID, limit int) ([]steward.Turn, error) {
+func (t Turns) InConversation(ctx context.Context, conversationID uuid.UUID, limit int) ([]steward.Turn, error) {
 	rows, err := t.q.ListConversationTurns(ctx, db.ListConversationTurnsParams{OwnerID: t.ownerID, ConversationID: conversationID, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("list turns of conversation %s: %w", conversationID, err)
@@ -70,7 +70,7 @@ func (t *Tx) ConversationTurns(ctx context.Context, conversationID uuid.UUID, li
 
 // SaveTurn writes a running or resuming turn's new status, state, usage and outcome. It fails
 // with ErrConflict when the turn's version moved on (someone else saved it first).
-func (t *Tx) SaveTurn(ctx context.Context, turn steward.Turn) (steward.Turn, error) {
+func (t Turns) Save(ctx context.Context, turn steward.Turn) (steward.Turn, error) {
 	var state []byte
 	if turn.State != nil {
 		var err error
@@ -96,7 +96,7 @@ func (t *Tx) SaveTurn(ctx context.Context, turn steward.Turn) (steward.Turn, err
 
 // ClaimTurn moves a suspended turn to resuming in one conditional update and returns it with
 // its state. Exactly one caller wins; the others get ErrConflict (or ErrNotFound).
-func (t *Tx) ClaimTurn(ctx context.Context, id uuid.UUID, lease time.Duration) (steward.Turn, error) {
+func (t Turns) Claim(ctx context.Context, id uuid.UUID, lease time.Duration) (steward.Turn, error) {
 	r, err := t.q.ClaimTurn(ctx, db.ClaimTurnParams{OwnerID: t.ownerID, ID: id, LeaseSeconds: lease.Seconds()})
 	if err != nil {
 		err = notFound("claim turn "+id.String(), err)
@@ -106,7 +106,7 @@ func (t *Tx) ClaimTurn(ctx context.Context, id uuid.UUID, lease time.Duration) (
 }
 
 // ExpireTurns moves the owner's suspended turns past their expiry to expired.
-func (t *Tx) ExpireTurns(ctx context.Context) (int64, error) {
+func (t Turns) Expire(ctx context.Context) (int64, error) {
 	n, err := t.q.ExpireTurns(ctx, t.ownerID)
 	if err != nil {
 		return 0, fmt.Errorf("expire turns: %w", err)
@@ -115,7 +115,7 @@ func (t *Tx) ExpireTurns(ctx context.Context) (int64, error) {
 }
 
 // FailStaleTurns fails the owner's turns still running after olderThan: their process died.
-func (t *Tx) FailStaleTurns(ctx context.Context, olderThan time.Duration) (int64, error) {
+func (t Turns) FailStale(ctx context.Context, olderThan time.Duration) (int64, error) {
 	n, err := t.q.FailStaleTurns(ctx, db.FailStaleTurnsParams{OwnerID: t.ownerID, OlderThanSeconds: olderThan.Seconds()})
 	if err != nil {
 		return 0, fmt.Errorf("fail stale turns: %w", err)
@@ -145,7 +145,7 @@ func toTurn(r db.Turn) (steward.Turn, error) {
 
 // StateSize is the stored size in bytes of a turn's suspended state (for benchmarks and
 // doctor).
-func (t *Tx) StateSize(ctx context.Context, id uuid.UUID) (int, error) {
+func (t Turns) StateSize(ctx context.Context, id uuid.UUID) (int, error) {
 	var n *int
 	err := t.tx.QueryRow(ctx, `SELECT pg_column_size(state) FROM turns WHERE owner_id = $1 AND id = $2`, t.ownerID, id).Scan(&n)
 	if err != nil || n == nil {
