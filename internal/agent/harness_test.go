@@ -27,6 +27,8 @@ type harness struct {
 	door   *store.Door
 	owner  uuid.UUID
 	runner *agent.Runner
+	// superURL connects as the superuser, which sees every session of the database.
+	superURL string
 	// lookups counts runs of the "lookup" read tool; sends counts runs of "send_mail".
 	lookups, sends atomic.Int32
 }
@@ -35,7 +37,7 @@ func newHarness(t testing.TB, model llm.Model) *harness {
 	t.Helper()
 	db := testdb.Open(t, 20)
 	owner, _ := db.Owner(t, "alice")
-	h := &harness{t: t, ctx: context.Background(), store: db.Store, door: db.Door, owner: owner.ID}
+	h := &harness{t: t, ctx: context.Background(), store: db.Store, door: db.Door, owner: owner.ID, superURL: db.SuperURL}
 	type lookupArgs struct {
 		Key string `json:"key"`
 	}

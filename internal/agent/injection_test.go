@@ -106,7 +106,12 @@ func injectionTools(h *harness) {
 	})
 	type noArgs struct{}
 	inbox := tools.New("list_notifications", "List notifications.", steward.KindRead, func(ctx context.Context, env tools.Env, _ noArgs) (any, error) {
-		notes, err := env.Data.(store.Tasks).ListNotifications(ctx, 20)
+		var notes []steward.Notification
+		err := h.store.WithOwner(ctx, env.OwnerID, func(tx *store.Tx) error {
+			var err error
+			notes, err = tx.Tasks.ListNotifications(ctx, 20)
+			return err
+		})
 		return map[string]any{"notifications": notes}, err
 	})
 	reg, err := tools.NewRegistry(append(tools.Builtins(), fetch, inbox)...)

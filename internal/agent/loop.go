@@ -436,12 +436,15 @@ func (r *Runner) suspend(ctx context.Context, x *run) (steward.View, error) {
 }
 
 // batch handles one batch of tool calls: unknown tools and invalid arguments become error
-// results, reads run, writes go through the gate. It returns true when writes wait for a
-// human; otherwise the results were appended as one message in call order.
+// results, writes go through the gate in one transaction, then reads run outside any
+// transaction (a slow read holds neither a transaction nor a pool connection) and are
+// journaled in a second one. It returns true when writes wait for a human; otherwise the
+// results were appended as one message in call order.
 func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (bool, error) {
 	results := make([]*steward.ToolResult, len(calls))
+	recs := make([]steward.CallRecord, len(calls))
 	var pending []steward.PendingCall
-	var allowed []int
+	var allowed, reads []int
 	var killed error
 	err := r.inOwner(ctx, x, func(tx Tx) error {
 		if err := r.check(ctx, tx); err != nil {
@@ -469,18 +472,8 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 			rec := steward.CallRecord{TurnID: x.turn.ID, CallID: c.ID, Tool: c.Name, Kind: tool.Kind, Args: c.Args, ArgsHash: hash}
 			x.record("tool_requested", map[string]any{"call_id": c.ID, "tool": c.Name, "kind": tool.Kind, "args_hash": hash})
 			if tool.Kind == steward.KindRead {
-				res, err := r.runTool(ctx, tx.Data, x, c)
-				if err != nil {
-					return err
-				}
-				results[i] = &res
-				rec.Status, rec.Result = steward.CallSucceeded, res.Output
-				if res.IsError {
-					rec.Status = steward.CallFailed
-				}
-				if err := tx.Journal.RecordCall(ctx, rec); err != nil {
-					return err
-				}
+				recs[i] = rec
+				reads = append(reads, i)
 				continue
 			}
 			d, err := r.Gate.Decide(ctx, tx, r.gateRequest(x, c))
@@ -505,10 +498,11 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 				return err
 			}
 		}
-		// Checked again before the next model call; what ran so far is kept.
-		killed = r.check(ctx, tx)
 		return x.flush(ctx, tx)
 	})
+	if err == nil && len(reads) > 0 {
+		killed, err = r.reads(ctx, x, calls, reads, recs, results)
+	}
 	if err == nil {
 		err = killed
 	}
@@ -533,6 +527,34 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 	}
 	x.st.Messages = append(x.st.Messages, resultsMessage(calls, results))
 	return false, nil
+}
+
+// reads runs the batch's read calls outside any transaction, each with data that opens a
+// short transaction per query and refuses writes, then journals them in one transaction
+// that also checks the kill switch again before the next model call (what ran is kept).
+func (r *Runner) reads(ctx context.Context, x *run, calls []steward.ToolCall, reads []int, recs []steward.CallRecord, results []*steward.ToolResult) (killed, err error) {
+	data := readData{r: r, x: x}
+	for _, i := range reads {
+		res, err := r.runTool(ctx, data, x, calls[i])
+		if err != nil {
+			return nil, err
+		}
+		results[i] = &res
+		recs[i].Status, recs[i].Result = steward.CallSucceeded, res.Output
+		if res.IsError {
+			recs[i].Status = steward.CallFailed
+		}
+	}
+	err = r.inOwner(ctx, x, func(tx Tx) error {
+		for _, i := range reads {
+			if err := tx.Journal.RecordCall(ctx, recs[i]); err != nil {
+				return err
+			}
+		}
+		killed = r.check(ctx, tx)
+		return x.flush(ctx, tx)
+	})
+	return killed, err
 }
 
 // runTool runs a validated tool with data (nil: outside any transaction) and turns tool

@@ -1,0 +1,62 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/tools"
+)
+
+// readData is the tools.Data a read tool gets: each query is its own short owner
+// transaction (the read itself runs outside any), and every write is refused, so a tool
+// declared as a read cannot change anything behind the gate.
+type readData struct {
+	r *Runner
+	x *run
+}
+
+var _ tools.Data = readData{}
+
+// errReadOnly is what a read tool gets when it tries to write.
+var errReadOnly = steward.Errorf(steward.CodeInvalid, "a read tool cannot write")
+
+// query runs one read in its own transaction.
+func query[T any](ctx context.Context, d readData, f func(tools.Data) (T, error)) (T, error) {
+	var out T
+	err := d.r.inOwner(ctx, d.x, func(tx Tx) error {
+		var err error
+		out, err = f(tx.Data)
+		return err
+	})
+	return out, err
+}
+
+func (d readData) ListTasks(ctx context.Context, status string) ([]steward.Task, error) {
+	return query(ctx, d, func(data tools.Data) ([]steward.Task, error) { return data.ListTasks(ctx, status) })
+}
+
+func (d readData) SearchFacts(ctx context.Context, q string, limit int) ([]steward.Fact, error) {
+	return query(ctx, d, func(data tools.Data) ([]steward.Fact, error) { return data.SearchFacts(ctx, q, limit) })
+}
+
+func (readData) CreateTask(context.Context, steward.NewTask) (steward.Task, error) {
+	return steward.Task{}, errReadOnly
+}
+
+func (readData) CompleteTask(context.Context, uuid.UUID) (steward.Task, error) {
+	return steward.Task{}, errReadOnly
+}
+
+func (readData) UpsertFact(context.Context, steward.NewFact) (steward.Fact, bool, error) {
+	return steward.Fact{}, false, errReadOnly
+}
+
+func (readData) ForgetFact(context.Context, uuid.UUID) (steward.Fact, error) {
+	return steward.Fact{}, errReadOnly
+}
+
+func (readData) CreateNotification(context.Context, string, string) (steward.Notification, error) {
+	return steward.Notification{}, errReadOnly
+}
