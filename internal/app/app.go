@@ -20,6 +20,7 @@ import (
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/delivery"
+	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/demo"
@@ -29,6 +30,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tools"
 	"github.com/stewardhq/steward/internal/trace"
+	"github.com/stewardhq/steward/internal/web"
 )
 
 // App is one process's wiring. Build it with New, serve Handler, Close it at the end.
@@ -120,9 +122,13 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		return nil, err
 	}
 	a.MemoryWorker = &memory.Worker{Memory: a.Memory, Queue: a.Door}
+	reg, err := newTools(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
 	a.Runner = &agent.Runner{
 		Model:         model,
-		Tools:         tools.DefaultRegistry(),
+		Tools:         reg,
 		Store:         a.Store,
 		Gate:          &safety.Gate{AllowAuto: cfg.AllowAutoMode},
 		Control:       &safety.Control{GlobalCost: a.Door.GlobalCostToday, GlobalCostTTL: 10 * time.Second},
@@ -131,7 +137,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		SuspendTTL:    cfg.SuspendTTL,
 		Price:         priceCalls(Prices(cfg), model.Name(), log),
 	}
-	deliverer := &delivery.Deliverer{Store: a.Store, Guard: delivery.NewGuard(delivery.Options{}), Channels: a.Door}
+	deliverer := &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}), Channels: a.Door}
 	runs := &autonomy.Runner{Agent: a.Runner, Store: a.Store, Notifier: deliverer}
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks,
@@ -150,6 +156,25 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		ProcessWebhook:   a.processWebhook,
 	})
 	return a, nil
+}
+
+// newTools builds the registry: the built-ins, web_fetch through the egress guard, and
+// web_search on SearXNG when STEWARD_SEARCH_URL is set, else on Gemini with Google Search
+// grounding when a key is set (without either there is no web_search).
+func newTools(ctx context.Context, cfg config.Config) (*tools.Registry, error) {
+	client := egress.NewClient(egress.Options{AllowHTTP: true, Allow: cfg.EgressAllow})
+	ts := append(tools.Builtins(), tools.WebFetchTool(&web.Fetcher{Client: client}))
+	switch {
+	case cfg.SearchURL != "":
+		ts = append(ts, tools.WebSearchTool(&web.SearXNG{Client: client, BaseURL: cfg.SearchURL}))
+	case cfg.GeminiAPIKey != "":
+		g, err := web.NewGemini(ctx, cfg.GeminiAPIKey, cfg.GeminiBaseURL, cfg.FastModel, nil)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, tools.WebSearchTool(g))
+	}
+	return tools.NewRegistry(ts...)
 }
 
 // newMemory builds recall and ingestion: Gemini embeddings and the fast model for fact

@@ -18,6 +18,7 @@ import (
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/delivery"
+	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/safety"
@@ -121,7 +122,7 @@ func newHarness(t *testing.T) *harness {
 
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { h.received.Add(1) }))
 	t.Cleanup(srv.Close)
-	guard := delivery.NewGuard(delivery.Options{
+	guard := egress.NewGuard(egress.Options{
 		Allow:   []netip.AddrPort{netip.MustParseAddrPort(srv.Listener.Addr().String())},
 		RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs,
 		Lookup: func(context.Context, string) ([]netip.Addr, error) {

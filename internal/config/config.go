@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +76,14 @@ type Config struct {
 	// MaxTurnsPerOwner caps an owner's turns running at once in one process
 	// (STEWARD_MAX_TURNS_PER_OWNER); more are refused 429 rate_limited.
 	MaxTurnsPerOwner int
+
+	// EgressAllow lists the private addresses (IP:port) that web_fetch and notification
+	// delivery may reach although the SSRF guard refuses every other private address
+	// (STEWARD_EGRESS_ALLOW, comma-separated).
+	EgressAllow []netip.AddrPort
+	// SearchURL is a SearXNG instance web_search queries instead of Gemini with Google Search
+	// grounding (STEWARD_SEARCH_URL).
+	SearchURL string
 }
 
 // AWS is a region and the credentials of one role (temporary ones carry a session token).
@@ -128,12 +137,17 @@ func Load(getenv func(string) string) (Config, error) {
 		SuspendTTL:           r.duration("STEWARD_SUSPEND_TTL", 7*24*time.Hour),
 		MaxBodyBytes:         int64(r.intIn("STEWARD_MAX_BODY_BYTES", 1<<20, 1024, 64<<20)),
 		MaxTurnsPerOwner:     r.intIn("STEWARD_MAX_TURNS_PER_OWNER", 4, 1, 100),
+		EgressAllow:          r.addrPorts("STEWARD_EGRESS_ALLOW"),
+		SearchURL:            r.str("STEWARD_SEARCH_URL", ""),
 	}
 	if c.ServerURL == "" {
 		c.ServerURL = "http://" + c.Addr
 	}
 	if c.GeminiBaseURL != "" && !strings.HasPrefix(c.GeminiBaseURL, "http://") && !strings.HasPrefix(c.GeminiBaseURL, "https://") {
 		r.fail("GEMINI_BASE_URL", c.GeminiBaseURL, "must start with http:// or https://")
+	}
+	if c.SearchURL != "" && !strings.HasPrefix(c.SearchURL, "http://") && !strings.HasPrefix(c.SearchURL, "https://") {
+		r.fail("STEWARD_SEARCH_URL", c.SearchURL, "must start with http:// or https://")
 	}
 	return c, errors.Join(r.errs...)
 }
@@ -190,6 +204,25 @@ func (r *reader) dbURL(name string) string {
 		r.errs = append(r.errs, fmt.Errorf("%s is malformed: want postgres://user:password@host:port/database", name))
 	}
 	return v
+}
+
+// addrPorts parses comma-separated IP:port entries ([::1]:8443 for IPv6). Host names are
+// refused: an allowance is one fixed address, which DNS cannot move.
+func (r *reader) addrPorts(name string) []netip.AddrPort {
+	var out []netip.AddrPort
+	for _, entry := range strings.Split(r.str(name, ""), ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		ap, err := netip.ParseAddrPort(entry)
+		if err != nil || ap.Port() == 0 {
+			r.fail(name, entry, "must be IP:port entries, comma-separated (e.g. 10.0.0.5:8080,[fd00::1]:443)")
+			continue
+		}
+		out = append(out, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
+	}
+	return out
 }
 
 func (r *reader) intIn(name string, def, lo, hi int) int {

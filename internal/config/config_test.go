@@ -39,6 +39,9 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		"infinite price":         {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:Inf"}, "STEWARD_MODEL_PRICES"},
 		"price twice":            {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:2,gemini-x=3:4"}, "STEWARD_MODEL_PRICES"},
 		"too many prices":        {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:2:0.1:9"}, "STEWARD_MODEL_PRICES"},
+		"egress allow name":      {map[string]string{"STEWARD_EGRESS_ALLOW": "intranet.example:80"}, "STEWARD_EGRESS_ALLOW"},
+		"egress allow no port":   {map[string]string{"STEWARD_EGRESS_ALLOW": "10.0.0.5"}, "STEWARD_EGRESS_ALLOW"},
+		"bad search url":         {map[string]string{"STEWARD_SEARCH_URL": "searx.local"}, "STEWARD_SEARCH_URL"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -51,6 +54,23 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 				t.Fatalf("error leaks a password: %v", err)
 			}
 		})
+	}
+}
+
+// TestLoadEgressAllow: IP:port entries, IPv6 in brackets, IPv4-mapped forms unmapped (the
+// guard compares plain IPv4).
+func TestLoadEgressAllow(t *testing.T) {
+	t.Parallel()
+	c, err := Load(env(map[string]string{"STEWARD_EGRESS_ALLOW": " 127.0.0.1:8080, [fd00::1]:443,[::ffff:10.0.0.5]:80 ,"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ap := range c.EgressAllow {
+		got = append(got, ap.String())
+	}
+	if strings.Join(got, " ") != "127.0.0.1:8080 [fd00::1]:443 10.0.0.5:80" {
+		t.Fatalf("EgressAllow = %v", got)
 	}
 }
 

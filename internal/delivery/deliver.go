@@ -1,3 +1,7 @@
+// Package delivery sends an owner's notifications to the channel they configured — an HTTPS
+// webhook taking JSON (ntfy, Slack incoming webhooks, anything else) — idempotently and with
+// retries, through the egress package's SSRF guard: Steward never lets an owner-supplied URL
+// reach its own network, loopback, link-local or cloud metadata addresses.
 package delivery
 
 import (
@@ -18,6 +22,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -28,7 +33,8 @@ import (
 // flushes until MaxAttempts; a 4xx answer other than 408 and 429 is final.
 type Deliverer struct {
 	Store *store.Store
-	Guard *Guard
+	// Guard is the SSRF guard every channel URL and connection passes (https only).
+	Guard *egress.Guard
 	// Channels lists owners with a channel (*store.Door); needed by Drain only.
 	Channels interface {
 		ScanChannelOwners(ctx context.Context) ([]uuid.UUID, error)
@@ -67,7 +73,8 @@ func (d *Deliverer) httpClient() *http.Client {
 		if timeout <= 0 {
 			timeout = 10 * time.Second
 		}
-		d.client = d.Guard.Client(timeout)
+		d.client = d.Guard.Client()
+		d.client.Timeout = timeout
 	})
 	return d.client
 }
@@ -91,7 +98,7 @@ func (d *Deliverer) SetChannel(ctx context.Context, ownerID uuid.UUID, rawURL, t
 		return store.Channel{}, steward.Errorf(steward.CodeInvalid, "the channel URL is longer than 2000 characters")
 	}
 	if _, err := d.Guard.CheckURL(rawURL); err != nil {
-		return store.Channel{}, steward.Errorf(steward.CodeInvalid, "the channel URL is refused: %s", strings.TrimPrefix(err.Error(), ErrBlocked.Error()+": "))
+		return store.Channel{}, steward.Errorf(steward.CodeInvalid, "the channel URL is refused: %s", strings.TrimPrefix(err.Error(), egress.ErrBlocked.Error()+": "))
 	}
 	if len(topic) > 64 {
 		return store.Channel{}, steward.Errorf(steward.CodeInvalid, "the topic is longer than 64 characters")
@@ -181,7 +188,7 @@ func (d *Deliverer) send(ctx context.Context, ch store.Channel, n store.Notifica
 	req.Header.Set("User-Agent", "Steward-Notify/1")
 	resp, err := d.httpClient().Do(req)
 	if err != nil {
-		return errors.Is(err, ErrBlocked), redactURL(err)
+		return errors.Is(err, egress.ErrBlocked), redactURL(err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))

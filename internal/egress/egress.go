@@ -1,8 +1,8 @@
-// Package delivery sends an owner's notifications to the channel they configured — an HTTPS
-// webhook taking JSON (ntfy, Slack incoming webhooks, anything else) — idempotently and with
-// retries, through an SSRF guard: Steward never lets an owner-supplied URL reach its own
-// network, loopback, link-local or cloud metadata addresses.
-package delivery
+// Package egress is Steward's one way out to URLs an owner or a model chose: notification
+// delivery (internal/delivery) and the web tools (internal/web) both get their HTTP client
+// here. Its dial-time SSRF guard never lets such a URL reach Steward's own network,
+// loopback, link-local or cloud metadata addresses (docs/ARCHITECTURE.md §6).
+package egress
 
 import (
 	"context"
@@ -25,14 +25,20 @@ import (
 // ErrBlocked is returned (wrapped) for every destination the guard refuses.
 var ErrBlocked = errors.New("destination refused by the SSRF guard")
 
-// Options relax the guard for tests and local development only; production uses the zero
-// value.
+// Options configure a guard. The zero value is the strictest: https on port 443 only, no
+// private address reachable.
 type Options struct {
-	// AllowHTTP permits http:// URLs (local development: a receiver on this machine).
+	// AllowHTTP permits http:// URLs on port 80 besides https on 443 (web_fetch; delivery
+	// stays https only).
 	AllowHTTP bool
 	// Allow lists exact addresses (IP and port) that may be dialled although the guard would
-	// refuse them — a test receiver on 127.0.0.1. Nothing else on that IP is reachable.
+	// refuse them — an intranet server, a test receiver on 127.0.0.1 — from the operator's
+	// STEWARD_EGRESS_ALLOW. Nothing else on that IP is reachable.
 	Allow []netip.AddrPort
+	// Timeout bounds a whole request, redirects and body included; zero means 30 seconds.
+	Timeout time.Duration
+	// MaxRedirects is how many redirects a request follows, each re-checked; zero means 5.
+	MaxRedirects int
 	// Lookup resolves a host name; nil means the system resolver. Tests map names to
 	// addresses with it.
 	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -84,6 +90,9 @@ func (g *Guard) checkURL(u *url.URL) error {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && g.opts.AllowHTTP:
 	default:
+		if g.opts.AllowHTTP {
+			return fmt.Errorf("%w: scheme %q (only http and https)", ErrBlocked, u.Scheme)
+		}
 		return fmt.Errorf("%w: scheme %q (only https)", ErrBlocked, u.Scheme)
 	}
 	host := u.Hostname()
@@ -199,12 +208,23 @@ func (g *Guard) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 	return ips, nil
 }
 
-// maxRedirects bounds the redirects a delivery follows.
-const maxRedirects = 3
+// NewClient returns an HTTP client whose every connection and redirect passes a guard with
+// opts: the one constructor for every request to a URL Steward did not fix itself.
+func NewClient(opts Options) *http.Client {
+	return NewGuard(opts).Client()
+}
 
 // Client returns an HTTP client whose every connection and redirect passes the guard. It
 // uses no proxy (a proxy would be the only address the guard saw).
-func (g *Guard) Client(timeout time.Duration) *http.Client {
+func (g *Guard) Client() *http.Client {
+	timeout := g.opts.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	maxRedirects := g.opts.MaxRedirects
+	if maxRedirects <= 0 {
+		maxRedirects = 5
+	}
 	t := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           g.dial,
@@ -219,7 +239,7 @@ func (g *Guard) Client(timeout time.Duration) *http.Client {
 		Transport: guarded{base: t, g: g},
 		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= maxRedirects {
+			if len(via) > maxRedirects {
 				return fmt.Errorf("stopped after %d redirects", maxRedirects)
 			}
 			return g.checkURL(req.URL)

@@ -1,4 +1,4 @@
-package delivery_test
+package egress_test
 
 import (
 	"context"
@@ -11,9 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/stewardhq/steward/internal/delivery"
+	"github.com/stewardhq/steward/internal/egress"
 )
 
 // server is a TLS test server on 127.0.0.1 that counts the connections made to it.
@@ -72,13 +71,13 @@ func testLookup(_ context.Context, host string) ([]netip.Addr, error) {
 
 // guardFor is the production guard plus the test's only allowance: the exact address of
 // allowed (nil: nothing allowed).
-func guardFor(allowed *server, t *testing.T) *delivery.Guard {
-	opts := delivery.Options{Lookup: testLookup}
+func guardFor(allowed *server, t *testing.T) *egress.Guard {
+	opts := egress.Options{Lookup: testLookup}
 	if allowed != nil {
 		opts.Allow = []netip.AddrPort{allowed.addr(t)}
 		opts.RootCAs = allowed.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
 	}
-	return delivery.NewGuard(opts)
+	return egress.NewGuard(opts)
 }
 
 // TestGuardRefusesBeforeConnecting: every refused destination fails with ErrBlocked, and a
@@ -86,7 +85,7 @@ func guardFor(allowed *server, t *testing.T) *delivery.Guard {
 func TestGuardRefusesBeforeConnecting(t *testing.T) {
 	t.Parallel()
 	victim := newServer(t, func(w http.ResponseWriter, _ *http.Request) {})
-	client := guardFor(nil, t).Client(5 * time.Second)
+	client := guardFor(nil, t).Client()
 	hosts := []string{
 		"127.0.0.1", "localhost", "[::1]", "169.254.169.254", "[fd00:ec2::254]", "[::ffff:169.254.169.254]",
 		"0x7f000001", "127.1", "10.0.0.1", "2130706433", "0177.0.0.1", "[::ffff:127.0.0.1]", "[::]", "0.0.0.0",
@@ -106,7 +105,7 @@ func TestGuardRefusesBeforeConnecting(t *testing.T) {
 					resp.Body.Close()
 					t.Fatalf("GET %s succeeded", url)
 				}
-				if !errors.Is(err, delivery.ErrBlocked) {
+				if !errors.Is(err, egress.ErrBlocked) {
 					t.Fatalf("GET %s: %v, want ErrBlocked (refused before connecting)", url, err)
 				}
 			})
@@ -137,13 +136,13 @@ func TestGuardRedirects(t *testing.T) {
 			allowed := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 				http.Redirect(w, r, target, http.StatusFound)
 			})
-			client := guardFor(allowed, t).Client(5 * time.Second)
+			client := guardFor(allowed, t).Client()
 			resp, err := client.Get(fmt.Sprintf("https://example.com:%d/start", allowed.port(t)))
 			if err == nil {
 				resp.Body.Close()
 				t.Fatal("the redirect was followed")
 			}
-			if !errors.Is(err, delivery.ErrBlocked) {
+			if !errors.Is(err, egress.ErrBlocked) {
 				t.Fatalf("redirect to %s: %v, want ErrBlocked", target, err)
 			}
 			if allowed.hits.Load() != 1 {
@@ -161,7 +160,7 @@ func TestGuardAllowance(t *testing.T) {
 	t.Parallel()
 	allowed := newServer(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	g := guardFor(allowed, t)
-	resp, err := g.Client(5 * time.Second).Get(fmt.Sprintf("https://example.com:%d/", allowed.port(t)))
+	resp, err := g.Client().Get(fmt.Sprintf("https://example.com:%d/", allowed.port(t)))
 	if err != nil {
 		t.Fatalf("the allowed test server: %v", err)
 	}
@@ -173,18 +172,18 @@ func TestGuardAllowance(t *testing.T) {
 		"http://example.com/hook", "ftp://example.com/", "https:///nohost", "//example.com/", "https://exa mple.com/",
 		"file:///etc/passwd", "gopher://example.com/",
 	} {
-		if _, err := g.CheckURL(raw); !errors.Is(err, delivery.ErrBlocked) {
+		if _, err := g.CheckURL(raw); !errors.Is(err, egress.ErrBlocked) {
 			t.Errorf("CheckURL(%q) = %v, want ErrBlocked", raw, err)
 		}
 	}
 	if _, err := g.CheckURL("https://hooks.slack.com/services/T0/B0/XXX"); err != nil {
 		t.Errorf("a public https URL: %v", err)
 	}
-	dev := delivery.NewGuard(delivery.Options{AllowHTTP: true})
+	dev := egress.NewGuard(egress.Options{AllowHTTP: true})
 	if _, err := dev.CheckURL("http://ntfy.example.org/topic"); err != nil {
 		t.Errorf("http with AllowHTTP: %v", err)
 	}
-	if _, err := dev.CheckURL("http://127.0.0.1/topic"); !errors.Is(err, delivery.ErrBlocked) {
+	if _, err := dev.CheckURL("http://127.0.0.1/topic"); !errors.Is(err, egress.ErrBlocked) {
 		t.Errorf("AllowHTTP must not allow loopback: %v", err)
 	}
 }
