@@ -51,10 +51,11 @@ type Options struct {
 	Steward, PeerDir string
 	// Cycles per phase, after Warmup cycles; Clients is the concurrent phase's client count.
 	Cycles, Warmup, Clients int
-	// DatabaseURL and SuperuserDatabaseURL are the dev database's (scripts/devdb env); the
-	// benchmark uses databases of its own on that server: Database (Steward) and PeerDatabase.
-	DatabaseURL, AppDatabaseURL, DoorDatabaseURL, SuperuserDatabaseURL string
-	Database, PeerDatabase            string
+	// The dev database's URLs (scripts/devdb env, through internal/config); the benchmark
+	// uses databases of its own on that server: Database (Steward) and PeerDatabase.
+	DatabaseURL, AppDatabaseURL, DoorDatabaseURL string
+	SuperuserDatabaseURL                         string
+	Database, PeerDatabase                       string
 	// Log receives progress lines.
 	Log io.Writer
 }
