@@ -35,7 +35,7 @@ TESTFLAGS ?=
 # of the dev database into the recipe's shell (scripts/devdb env single-quotes the values).
 load_env = eval "$$(scripts/devdb env | sed 's/^/export /')"
 
-.PHONY: help run test injection-report bench db migrate build generate generate-check lint vuln lambda rie clean
+.PHONY: help run test injection-report bench bench-cycle db migrate build generate generate-check lint vuln lambda rie clean
 .PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction
 
 # ROOT is the module root (this Makefile's directory), wherever make runs from: `sam build`
@@ -81,6 +81,23 @@ injection-report: db ## run the prompt-injection suite and print its block-rate 
 
 bench: db ## the agent benchmarks (turn overhead, suspend, resume) against real PostgreSQL
 	@$(load_env); $(GO) test -run '^$$' -bench . -benchmem -benchtime 300x ./internal/agent/
+
+# The LangGraph.js peer of bench-cycle: its bench.mjs and package.json are copied into
+# bin/peer-langgraph, where npm installs its pinned dependencies once (the source stays clean).
+PEER_LANGGRAPH ?= $(abspath $(ROOT)/../shared/peer-langgraph)
+CYCLES ?= 300
+
+bench-cycle: build db ## steward serve vs LangGraph.js, suspend → approve over HTTP on the dev PostgreSQL: one table
+	@if [ ! -f "$(PEER_LANGGRAPH)/bench.mjs" ]; then echo "bench-cycle: no $(PEER_LANGGRAPH)/bench.mjs; set PEER_LANGGRAPH=dir" >&2; exit 1; fi
+	@mkdir -p bin/peer-langgraph
+	@if ! cmp -s "$(PEER_LANGGRAPH)/package.json" bin/peer-langgraph/package.json || [ ! -d bin/peer-langgraph/node_modules ]; then \
+		cp "$(PEER_LANGGRAPH)/package.json" bin/peer-langgraph/; \
+		echo "bench-cycle: npm install (the peer's pinned dependencies) into bin/peer-langgraph"; \
+		npm --prefix bin/peer-langgraph install --no-audit --no-fund --silent; \
+	fi
+	@cp "$(PEER_LANGGRAPH)/bench.mjs" bin/peer-langgraph/
+	$(GO) build -trimpath -o bin/benchcycle ./cmd/benchcycle
+	@$(load_env); bin/benchcycle -steward bin/steward -peer bin/peer-langgraph -cycles $(CYCLES)
 
 db: ## start the dev database (PostgreSQL 17 + pgvector, see scripts/devdb)
 	@scripts/devdb start

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"expvar"
 	"flag"
 	"fmt"
 	"net"
@@ -63,6 +64,13 @@ func runServe(ctx context.Context, e env, cfg config.Config, args []string) erro
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
+	if cfg.DebugAddr != "" {
+		debug, err := debugServer(cfg.DebugAddr)
+		if err != nil {
+			return err
+		}
+		defer debug.Close()
+	}
 	bgCtx, stopBackground := context.WithCancel(ctx)
 	background := make(chan struct{})
 	go func() { defer close(background); a.RunBackground(bgCtx) }()
@@ -90,4 +98,20 @@ func runServe(ctx context.Context, e env, cfg config.Config, args []string) erro
 	}
 	log.Info().Msg("stopped")
 	return nil
+}
+
+// debugServer serves the process's runtime counters (expvar: memstats, with Mallocs, and the
+// command line) as JSON on GET /debug/vars at addr, STEWARD_DEBUG_ADDR: the cycle benchmark
+// (cmd/benchcycle) reads a run's allocations from it. No owner data; off unless set. It lives
+// here, not in internal/app, so the Lambda functions do not link expvar.
+func debugServer(addr string) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on STEWARD_DEBUG_ADDR %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /debug/vars", expvar.Handler())
+	srv := &http.Server{Addr: ln.Addr().String(), Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // ends with Close
+	return srv, nil
 }

@@ -32,6 +32,10 @@ type Config struct {
 
 	// Addr is where `steward serve` listens (STEWARD_ADDR).
 	Addr string
+	// DebugAddr, when set, is where `steward serve` also serves the process's runtime
+	// counters (expvar: memstats with allocations, GC, heap) on GET /debug/vars, for the
+	// cycle benchmark (STEWARD_DEBUG_ADDR); unset, nothing listens.
+	DebugAddr string
 	// ServerURL and APIKey are what `steward chat` talks to (STEWARD_URL, STEWARD_API_KEY);
 	// the URL defaults to the local server.
 	ServerURL string
@@ -119,6 +123,7 @@ func Load(getenv func(string) string) (Config, error) {
 		SuperuserDatabaseURL: r.dbURL("SUPERUSER_DATABASE_URL"),
 		DBMaxConns:           int32(r.intIn("STEWARD_DB_MAX_CONNS", 10, 1, 1000)),
 		Addr:                 r.addr("STEWARD_ADDR", "127.0.0.1:8080"),
+		DebugAddr:            r.addrOrEmpty("STEWARD_DEBUG_ADDR"),
 		ServerURL:            r.str("STEWARD_URL", ""),
 		APIKey:               r.str("STEWARD_API_KEY", ""),
 		LogLevel:             r.oneOf("STEWARD_LOG_LEVEL", "info", "trace", "debug", "info", "warn", "error"),
@@ -317,6 +322,14 @@ func (r *reader) oneOf(name, def string, allowed ...string) string {
 	}
 	r.fail(name, v, "must be one of "+strings.Join(allowed, ", "))
 	return def
+}
+
+// addrOrEmpty is an optional host:port: empty when unset.
+func (r *reader) addrOrEmpty(name string) string {
+	if r.str(name, "") == "" {
+		return ""
+	}
+	return r.addr(name, "")
 }
 
 func (r *reader) addr(name, def string) string {

@@ -14,7 +14,7 @@ func TestLoadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != "127.0.0.1:8080" || c.Model != DefaultModel || c.SuspendTTL != 7*24*time.Hour || c.MaxIterations != 8 {
+	if c.Addr != "127.0.0.1:8080" || c.DebugAddr != "" || c.Model != DefaultModel || c.SuspendTTL != 7*24*time.Hour || c.MaxIterations != 8 {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -30,6 +30,7 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		"int out of range":       {map[string]string{"STEWARD_MAX_ITERATIONS": "0"}, "STEWARD_MAX_ITERATIONS"},
 		"bad duration":           {map[string]string{"STEWARD_SUSPEND_TTL": "7 days"}, "STEWARD_SUSPEND_TTL"},
 		"bad addr":               {map[string]string{"STEWARD_ADDR": "8080"}, "STEWARD_ADDR"},
+		"bad debug addr":         {map[string]string{"STEWARD_DEBUG_ADDR": "6060"}, "STEWARD_DEBUG_ADDR"},
 		"bad level":              {map[string]string{"STEWARD_LOG_LEVEL": "loud"}, "STEWARD_LOG_LEVEL"},
 		"bad gemini url":         {map[string]string{"GEMINI_BASE_URL": "localhost:9"}, "GEMINI_BASE_URL"},
 		"price without a model":  {map[string]string{"STEWARD_MODEL_PRICES": "=1:2"}, "STEWARD_MODEL_PRICES"},

@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/llm/gemini/geminifake"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 )
@@ -138,7 +139,7 @@ func TestTwoProcessesUnderTheLambdaEmulator(t *testing.T) {
 
 	// 4. Gemini saw the thought signature come back, byte for byte, from the other process,
 	// and no minted call id.
-	reqs := gemini.received()
+	reqs := gemini.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("fake Gemini got %d generateContent requests, want 2 (one per process)", len(reqs))
 	}
@@ -146,7 +147,7 @@ func TestTwoProcessesUnderTheLambdaEmulator(t *testing.T) {
 	for _, c := range reqs[1].Contents {
 		for _, p := range c.Parts {
 			if p.FunctionCall != nil {
-				echoed = bytes.Equal(p.ThoughtSignature, thoughtSignature)
+				echoed = bytes.Equal(p.ThoughtSignature, geminifake.ThoughtSignature)
 				if p.FunctionCall.ID != "" {
 					t.Errorf("the minted call id %q was sent to Gemini", p.FunctionCall.ID)
 				}

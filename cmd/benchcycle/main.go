@@ -1,0 +1,46 @@
+// Command benchcycle is `make bench-cycle`: the approval cycle of the real `steward serve`
+// against a fake Gemini, then the LangGraph.js peer, on the same PostgreSQL server, printed
+// as one table (internal/benchcycle says what is measured and how).
+//
+//	benchcycle [-steward bin/steward] [-peer DIR] [-cycles N] [-clients N]
+//
+// The database URLs are the dev database's (scripts/devdb env); the benchmark bootstraps and
+// resets databases of its own on that server.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"github.com/stewardhq/steward/internal/benchcycle"
+	"github.com/stewardhq/steward/internal/config"
+)
+
+func main() {
+	o := benchcycle.Options{Database: "steward_bench", PeerDatabase: "steward_bench_peer", Log: os.Stderr}
+	flag.StringVar(&o.Steward, "steward", "bin/steward", "the steward binary")
+	flag.StringVar(&o.PeerDir, "peer", "bin/peer-langgraph", "the LangGraph.js peer: bench.mjs with node_modules installed")
+	flag.IntVar(&o.Cycles, "cycles", 300, "cycles per phase (sequential, concurrent)")
+	flag.IntVar(&o.Warmup, "warmup", 20, "warm-up cycles before measuring")
+	flag.IntVar(&o.Clients, "clients", 8, "clients of the concurrent phase")
+	flag.Parse()
+	cfg, err := config.Load(os.Getenv)
+	if err == nil {
+		err = cfg.Require("DATABASE_URL", "APP_DATABASE_URL", "DOOR_DATABASE_URL", "SUPERUSER_DATABASE_URL")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchcycle:", err)
+		os.Exit(2)
+	}
+	o.DatabaseURL, o.AppDatabaseURL, o.DoorDatabaseURL = cfg.DatabaseURL, cfg.AppDatabaseURL, cfg.DoorDatabaseURL
+	o.SuperuserDatabaseURL = cfg.SuperuserDatabaseURL
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := benchcycle.Run(ctx, o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "benchcycle:", err)
+		os.Exit(1)
+	}
+}
