@@ -16,9 +16,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/config"
+	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/delivery"
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/httpapi"
@@ -26,6 +28,7 @@ import (
 	"github.com/stewardhq/steward/internal/llm/demo"
 	"github.com/stewardhq/steward/internal/llm/gemini"
 	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tools"
@@ -151,6 +154,9 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Logger:           log,
 		Health:           a.Store.Ping,
 		AllowAutoMode:    cfg.AllowAutoMode,
+		Control:          &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode},
+		Rules:            &rules.Service{Store: a.Store, Tools: a.Runner.Tools},
+		Activity:         &activity.Service{Store: a.Store},
 		Memory:           a.Memory,
 		Webhooks:         a.Webhooks,
 		ProcessWebhook:   a.processWebhook,

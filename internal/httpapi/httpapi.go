@@ -29,9 +29,12 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/autonomy"
+	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -50,8 +53,16 @@ const DefaultMaxBodyBytes = 1 << 20
 type Deps struct {
 	// Runner starts, resumes and reads turns.
 	Runner *agent.Runner
-	// Store serves the owner's reads (approvals, conversations).
+	// Store backs the services below when they are nil, and GET /healthz when Health is nil.
 	Store *store.Store
+	// Control serves /v1/control; nil builds one over Store (with AllowAutoMode).
+	Control *control.Service
+	// Rules serves /v1/rules; nil builds one over Store, checking tools against
+	// Runner.Tools.
+	Rules *rules.Service
+	// Activity serves the history reads (conversations, approvals, activity, events,
+	// notifications); nil builds one over Store, on Runner.Now's clock.
+	Activity *activity.Service
 	// Auth turns API keys into owners.
 	Auth Authenticator
 	// MaxBodyBytes caps request bodies (413 above it); zero means DefaultMaxBodyBytes.
@@ -98,6 +109,18 @@ func New(d Deps) http.Handler {
 	if d.Health == nil && d.Store != nil {
 		d.Health = d.Store.Ping
 	}
+	if d.Control == nil {
+		d.Control = &control.Service{Store: d.Store, AllowAutoMode: d.AllowAutoMode, Now: runnerNow(d.Runner)}
+	}
+	if d.Rules == nil {
+		d.Rules = &rules.Service{Store: d.Store}
+		if d.Runner != nil && d.Runner.Tools != nil {
+			d.Rules.Tools = d.Runner.Tools
+		}
+	}
+	if d.Activity == nil {
+		d.Activity = &activity.Service{Store: d.Store, Now: runnerNow(d.Runner)}
+	}
 	a := &api{d: d, turns: &turnLimit{max: d.MaxTurnsPerOwner}}
 
 	r := chi.NewRouter()
@@ -133,6 +156,16 @@ func New(d Deps) http.Handler {
 		r.Get("/memory/search", a.searchMemory)
 	})
 	return r
+}
+
+// runnerNow is the runner's clock, read at each call (a test may set it after New).
+func runnerNow(r *agent.Runner) func() time.Time {
+	return func() time.Time {
+		if r != nil && r.Now != nil {
+			return r.Now()
+		}
+		return time.Now()
+	}
 }
 
 // methodNotAllowed answers 405 with the route's allowed methods in Allow (chi does not
