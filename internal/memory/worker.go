@@ -155,7 +155,9 @@ func (w *Worker) one(ctx context.Context, item store.DueIngest) Drained {
 	}
 	giveUp := in.Attempts >= orDefault(w.MaxAttempts, 5)
 	retryIn := w.backoff(in.Attempts)
-	ferr := st.WithOwner(rec, item.OwnerID, func(tx *store.Tx) error { return tx.Outbox.FailIngest(rec, in, err.Error(), w.Memory.now().Add(retryIn), giveUp) })
+	ferr := st.WithOwner(rec, item.OwnerID, func(tx *store.Tx) error {
+		return tx.Outbox.FailIngest(rec, in, err.Error(), w.Memory.now().Add(retryIn), giveUp)
+	})
 	if ferr != nil {
 		log.Error().Err(ferr).Msg("memory worker: recording a failure failed; the item is retried when its lease lapses")
 	}
