@@ -262,11 +262,11 @@ func (d *Door) UpdateDailyLimits(ctx context.Context, ownerID uuid.UUID, message
 	return DailyLimits{Messages: r.DailyMessages, CostMicros: r.DailyCostMicros}, nil
 }
 
-// DueIngests lists memory outbox items due for ingestion, across owners, oldest due first.
-// It only reads (through memory_outbox's directory policy): the memory worker claims each
-// item inside its owner's transaction (Tx.ClaimIngest).
-func (d *Door) DueIngests(ctx context.Context, limit int) ([]DueIngest, error) {
-	rows, err := db.New(d.pool).DueIngests(ctx, int32(limit))
+// DueIngests lists memory outbox items due for ingestion at now (the caller's clock), across
+// owners, oldest due first. It only reads (through memory_outbox's directory policy): the
+// memory worker claims each item inside its owner's transaction (Outbox.ClaimIngest).
+func (d *Door) DueIngests(ctx context.Context, now time.Time, limit int) ([]DueIngest, error) {
+	rows, err := db.New(d.pool).DueIngests(ctx, db.DueIngestsParams{Now: now, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("due ingests: %w", err)
 	}

@@ -142,7 +142,7 @@ func TestIsolation(t *testing.T) {
 			s, door := db.Store, db.Door
 			a := seed(t, ctx, s, door, "alice")
 			b := seed(t, ctx, s, door, "bob")
-			due, err := door.DueIngests(ctx, 10)
+			due, err := door.DueIngests(ctx, time.Now(), 10)
 			if err != nil || len(due) != 2 {
 				t.Fatalf("due ingests = %+v, %v; want one per owner", due, err)
 			}
@@ -210,7 +210,7 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		refused("turns get", err)
 		convTurns, err := tx.Turns.InConversation(ctx, a.conv, 100)
 		zero("turns of alice's conversation", len(convTurns), err)
-		_, err = tx.Turns.Claim(ctx, a.turn, time.Minute)
+		_, err = tx.Turns.Claim(ctx, a.turn, time.Now(), time.Minute)
 		refused("turns claim", err)
 		_, err = tx.Turns.Save(ctx, steward.Turn{ID: a.turn, Version: 2, Status: steward.StatusCompleted})
 		refused("turns save", err)
