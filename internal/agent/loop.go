@@ -693,12 +693,8 @@ func (r *Runner) gateRequest(x *run, c steward.ToolCall) steward.GateRequest {
 	tool, ok := r.Tools.Get(c.Name)
 	req.NoAllowRules = !ok || !tool.AlwaysOffered()
 	if ok && tool.Money != nil {
-		var args map[string]json.RawMessage
-		var m steward.Money
-		if json.Unmarshal(c.Args, &args) == nil && json.Unmarshal(args[tool.Money.Amount], &m.Minor) == nil &&
-			json.Unmarshal(args[tool.Money.Currency], &m.Currency) == nil {
-			req.Money = &m
-		}
+		req.MovesMoney = true
+		req.Money, _ = tool.MoneyIn(c.Args) // nil when unreadable: the gate denies it (ARCHITECTURE.md §2)
 	}
 	return req
 }
