@@ -26,8 +26,10 @@ import (
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/llm/chain"
 	"github.com/stewardhq/steward/internal/llm/demo"
 	"github.com/stewardhq/steward/internal/llm/gemini"
+	"github.com/stewardhq/steward/internal/llm/openai"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/safety"
@@ -287,8 +289,12 @@ func (a *App) tick(ctx context.Context) {
 	}
 }
 
-// newModel returns Gemini when an API key is configured, else the demo model.
+// newModel returns the chain of STEWARD_MODELS when it is set; else Gemini when an API key is
+// configured, else the demo model.
 func newModel(ctx context.Context, cfg config.Config, log zerolog.Logger) (llm.Model, error) {
+	if len(cfg.Models) > 0 {
+		return newChain(ctx, cfg, log)
+	}
 	if cfg.GeminiAPIKey == "" {
 		log.Warn().Str("model", demo.Name).
 			Msg("GEMINI_API_KEY is not set: answering with the offline demo model, not Gemini")
@@ -304,6 +310,35 @@ func newModel(ctx context.Context, cfg config.Config, log zerolog.Logger) (llm.M
 	}
 	ev.Msg("model: gemini")
 	return m, nil
+}
+
+// newChain builds the models of STEWARD_MODELS, first preferred, behind a fallback chain
+// (internal/llm/chain); a single model stands alone.
+func newChain(ctx context.Context, cfg config.Config, log zerolog.Logger) (llm.Model, error) {
+	models := make([]llm.Model, 0, len(cfg.Models))
+	names := make([]string, 0, len(cfg.Models))
+	for _, ref := range cfg.Models {
+		var m llm.Model
+		var err error
+		switch ref.Provider {
+		case config.ProviderGemini:
+			m, err = gemini.New(ctx, gemini.Config{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, Model: ref.Name})
+		case config.ProviderOpenAI:
+			m, err = openai.New(openai.Config{APIKey: cfg.OpenAIAPIKey, BaseURL: cfg.OpenAIBaseURL, Model: ref.Name})
+		default:
+			err = fmt.Errorf("unknown provider %q", ref.Provider)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("STEWARD_MODELS %s:%s: %w", ref.Provider, ref.Name, err)
+		}
+		models = append(models, m)
+		names = append(names, ref.Provider+":"+ref.Name)
+	}
+	log.Info().Strs("models", names).Msg("model: fallback chain")
+	if len(models) == 1 {
+		return models[0], nil
+	}
+	return chain.New(chain.Config{}, models...)
 }
 
 // Handler is every route of the API (internal/httpapi). Lambda mains wrap it in their
