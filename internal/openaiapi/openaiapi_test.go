@@ -340,3 +340,27 @@ func TestBadInputIs4xxAndWritesNothing(t *testing.T) {
 		t.Fatalf("bad requests wrote %d conversations, called the model %d times", n, len(e.model.Requests()))
 	}
 }
+
+func TestStreamedSuspendThenApprove(t *testing.T) {
+	e := newEnv(t, writeScript()...)
+	s := e.client.Chat.Completions.NewStreaming(e.ctx, openai.ChatCompletionNewParams{Model: "steward", Messages: history([]string{"remind me to buy milk"})})
+	acc := openai.ChatCompletionAccumulator{}
+	last := ""
+	for s.Next() {
+		acc.AddChunk(s.Current())
+		if f, ok := s.Current().JSON.ExtraFields["steward"]; ok {
+			last = f.Raw()
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	listing := acc.Choices[0].Message.Content
+	if x := extOf(t, last); x.Status != steward.StatusSuspended || len(x.Pending) != 1 || !strings.Contains(listing, "1. create_task") {
+		t.Fatalf("streamed %q, steward %s", listing, last)
+	}
+	e.chat("remind me to buy milk", listing, "approve 1")
+	if n := len(e.tasks()); n != 1 {
+		t.Fatalf("%d tasks after approving the streamed listing", n)
+	}
+}
