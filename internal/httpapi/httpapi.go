@@ -132,6 +132,7 @@ func New(d Deps) http.Handler {
 
 	r.Get("/healthz", a.healthz)
 	r.Post("/webhooks/{hook_id}", a.webhook)
+	a.mountOpenAI(r)
 	r.Route("/v1", func(r chi.Router) {
 		r.Use(authenticate(d.Auth), limitBody(d.MaxBodyBytes))
 		r.With(requireJSON).Post("/chat", a.chat)
