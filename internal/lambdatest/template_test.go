@@ -32,7 +32,7 @@ const repoRoot = "../.."
 
 // functionURLOnly are routes served only through the chat function's Function URL (which
 // serves the whole router), not through an HTTP API route of their own.
-var functionURLOnly = []string{"POST /v1/chat"}
+var functionURLOnly = []string{"POST /v1/chat", "POST /v1/chat/completions"}
 
 // parseTemplate parses template.yaml once: goformation's YAML tag registry is global and not
 // safe for concurrent use, so parallel tests share one parse (and only read it).
