@@ -76,6 +76,8 @@ type Deps struct {
 	// MaxTurnsPerOwner caps an owner's turns running at once in this process (429
 	// rate_limited beyond it); zero means DefaultMaxTurnsPerOwner.
 	MaxTurnsPerOwner int
+	// Web adds the web app's pages (internal/webapp) to the router; nil serves none.
+	Web func(chi.Router)
 }
 
 // api holds the handlers' dependencies.
@@ -108,6 +110,9 @@ func New(d Deps) http.Handler {
 	r.MethodNotAllowed(a.methodNotAllowed(r))
 
 	r.Get("/healthz", a.healthz)
+	if d.Web != nil {
+		d.Web(r)
+	}
 	r.Post("/webhooks/{hook_id}", a.webhook)
 	r.Route("/v1", func(r chi.Router) {
 		r.Use(authenticate(d.Auth), limitBody(d.MaxBodyBytes))

@@ -23,20 +23,20 @@ var ownerTables = []string{"api_keys", "audit_log", "conversations", "job_runs",
 
 // seeded is what seed creates for one owner.
 type seeded struct {
-	owner  Owner
-	keyID  uuid.UUID
-	conv   uuid.UUID
-	turn   uuid.UUID
-	task   uuid.UUID
-	fact   uuid.UUID
-	chunk  uuid.UUID
-	rule   uuid.UUID
+	owner Owner
+	keyID uuid.UUID
+	conv  uuid.UUID
+	turn  uuid.UUID
+	task  uuid.UUID
+	fact  uuid.UUID
+	chunk uuid.UUID
+	rule  uuid.UUID
 	// session is the owner's web session, secret its cookie value.
 	session uuid.UUID
 	secret  string
-	ingest int64 // the memory outbox item of turn
-	vector []float32
-	auto   autonomySeed
+	ingest  int64 // the memory outbox item of turn
+	vector  []float32
+	auto    autonomySeed
 }
 
 // seed gives an owner one row in every owner-scoped table, through the store's own methods.
