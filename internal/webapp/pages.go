@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
 	"net/http"
 	"time"
 
@@ -17,40 +16,8 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
-// parsePages parses each page with the shared layout.
-func parsePages() map[string]*template.Template {
-	funcs := template.FuncMap{
-		"short": func(h string) string {
-			if len(h) > 12 {
-				return h[:12]
-			}
-			return h
-		},
-		"ago":  func(t time.Time) string { return time.Since(t).Round(time.Second).String() },
-		"when": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
-		"raw":  func(b json.RawMessage) string { return string(b) },
-	}
-	pages := map[string]*template.Template{}
-	for _, name := range []string{"signin", "chat", "approvals", "settings"} {
-		pages[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/card.html", "templates/"+name+".html"))
-	}
-	return pages
-}
-
-// render writes a page; data gets the signed-in owner and CSRF token.
-func (a *web) render(w http.ResponseWriter, r *http.Request, page string, status int, data map[string]any) {
-	me := current(r)
-	data["Owner"], data["CSRF"], data["Page"] = me.OwnerName, me.csrf, page
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	if err := a.pages[page].Execute(w, data); err != nil {
-		a.d.Logger.Error().Err(err).Str("page", page).Msg("render")
-	}
-}
-
 func (a *web) chatPage(w http.ResponseWriter, r *http.Request) {
-	a.render(w, r, "chat", http.StatusOK, map[string]any{})
+	a.write(w, r, "chat", http.StatusOK, chatBody)
 }
 
 // approval is one suspended turn awaiting the owner.
@@ -80,7 +47,7 @@ func (a *web) approvalsPage(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.render(w, r, "approvals", http.StatusOK, map[string]any{"Approvals": out})
+	a.write(w, r, "approvals", http.StatusOK, approvalsBody(out))
 }
 
 func (a *web) settingsPage(w http.ResponseWriter, r *http.Request) {
@@ -94,7 +61,7 @@ func (a *web) settingsPage(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.render(w, r, "settings", http.StatusOK, map[string]any{"Sessions": sessions, "Current": current(r).SessionID})
+	a.write(w, r, "settings", http.StatusOK, settingsBody(current(r).csrf, current(r).SessionID, sessions))
 }
 
 // maxMessage bounds a chat message sent from the page.

@@ -8,7 +8,7 @@
 //     came over HTTPS); only its SHA-256 is stored (migrations/00012_web_sessions.sql). The
 //     lookup by hash crosses owners, so it goes through the read-only door (§5).
 //   - CSRF: every state-changing request carries a per-session token (form field csrf or
-//     header X-CSRF-Token), an HMAC-free derivation of the session secret the server
+//     header X-CSRF-Token), a one-way derivation of the session secret that the server
 //     recomputes; a missing or wrong token is 403 and nothing is written.
 package webapp
 
@@ -19,8 +19,6 @@ import (
 	"embed"
 	"encoding/base64"
 	"errors"
-	"html/template"
-	"io/fs"
 	"net/http"
 	"strings"
 	"time"
@@ -33,7 +31,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
-//go:embed assets templates
+//go:embed assets
 var files embed.FS
 
 // Doors are the cross-owner lookups the web app needs: an API key at sign-in, a session on
@@ -65,8 +63,7 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 type web struct {
-	d     Deps
-	pages map[string]*template.Template
+	d Deps
 }
 
 // Routes returns a function that adds the web app's routes to the API's router.
@@ -74,12 +71,12 @@ func Routes(d Deps) func(chi.Router) {
 	if d.SessionTTL <= 0 {
 		d.SessionTTL = DefaultSessionTTL
 	}
-	w := &web{d: d, pages: parsePages()}
-	static, _ := fs.Sub(files, "assets")
+	w := &web{d: d}
 	return func(r chi.Router) {
 		r.Group(func(r chi.Router) {
 			r.Use(headers)
-			r.Handle("/assets/*", http.StripPrefix("/assets/", http.FileServer(http.FS(static))))
+			r.Get("/assets/app.js", asset("assets/app.js", "text/javascript; charset=utf-8"))
+			r.Get("/assets/app.css", asset("assets/app.css", "text/css; charset=utf-8"))
 			r.Get("/signin", w.signinPage)
 			r.Post("/signin", w.signin)
 			r.Group(func(r chi.Router) {
@@ -96,6 +93,19 @@ func Routes(d Deps) func(chi.Router) {
 				})
 			})
 		})
+	}
+}
+
+// asset serves one embedded file.
+func asset(name, contentType string) http.HandlerFunc {
+	b, err := files.ReadFile(name)
+	if err != nil {
+		panic(err) // embedded at build time: cannot happen
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Cache-Control", "no-cache")
+		_, _ = w.Write(b)
 	}
 }
 
@@ -179,7 +189,7 @@ func secure(r *http.Request) bool {
 }
 
 func (a *web) signinPage(w http.ResponseWriter, r *http.Request) {
-	a.render(w, r, "signin", http.StatusOK, map[string]any{})
+	a.write(w, r, "signin", http.StatusOK, signinBody(""))
 }
 
 // signin trades an API key for a session.
@@ -191,7 +201,7 @@ func (a *web) signin(w http.ResponseWriter, r *http.Request) {
 		if !errors.Is(err, store.ErrNotFound) {
 			zerolog.Ctx(r.Context()).Error().Err(err).Msg("sign in")
 		}
-		a.render(w, r, "signin", http.StatusUnauthorized, map[string]any{"Error": "That API key is unknown or revoked."})
+		a.write(w, r, "signin", http.StatusUnauthorized, signinBody("That API key is unknown or revoked."))
 		return
 	}
 	var secret string
