@@ -167,6 +167,27 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("tasks after approval = %v; want [buy milk]", got)
 	}
 	shot(t, ctx, "chat-desktop.png")
+	// The turn's story: the call, who approved it, the model calls.
+	var story string
+	var storyLink chromedp.AttributeResult
+	err = chromedp.Do(ctx, into(&storyLink, chromedp.AttributeValue(chromedp.CSS(`a.story`), "href")),
+		chromedp.Click(chromedp.CSS(`a.story`)), chromedp.WaitVisible(chromedp.CSS(`ol.events`)),
+		into(&story, chromedp.Text(chromedp.CSS(`main`))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	storyURL := storyLink.Value
+	if !strings.Contains(story, "create_task") || !strings.Contains(story, "decided by human") || !strings.Contains(story, "model_call") {
+		t.Errorf("turn story = %q; want the create_task call decided by human and the model calls", story)
+	}
+	shot(t, ctx, "turn-story-desktop.png")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Sleep(200*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	shot(t, ctx, "turn-story-phone.png")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(srv.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Sleep(200*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
@@ -215,6 +236,13 @@ func TestBrowser(t *testing.T) {
 	}
 	if strings.Contains(bobInbox, "call mom") || !strings.Contains(bobInbox, "Nothing is waiting") || strings.Contains(bobChat, "milk") {
 		t.Errorf("bob sees alice's data: inbox %q, chat %q", bobInbox, bobChat)
+	}
+	var bobStory string
+	if err := chromedp.Do(bobCtx, chromedp.Navigate(srv.URL+storyURL), into(&bobStory, chromedp.Text(chromedp.CSS(`main`)))); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(bobStory, "Turn not found") || strings.Contains(bobStory, "buy milk") {
+		t.Errorf("bob opens alice's turn story: %q; want not found", bobStory)
 	}
 	if got := tasksOf(t, o, bob); len(got) != 0 {
 		t.Errorf("bob's tasks = %v", got)

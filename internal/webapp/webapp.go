@@ -84,6 +84,7 @@ func Routes(d Deps) func(chi.Router) {
 				r.Get("/", w.chatPage)
 				r.Get("/approvals", w.approvalsPage)
 				r.Get("/settings", w.settingsPage)
+				r.Get("/turns/{id}", w.storyPage)
 				r.Group(func(r chi.Router) {
 					r.Use(checkCSRF)
 					r.Post("/signout", w.signout)

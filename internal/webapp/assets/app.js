@@ -117,6 +117,7 @@
         if (c) c.value = e.turn.conversation_id;
         if (!streamed && e.turn.answer) container.appendChild(el("p", "msg assistant", e.turn.answer));
         container.appendChild(el("p", "status", "Done."));
+        var a = el("a", "story", "The turn's story"); a.href = "/turns/" + e.turn.turn_id; container.appendChild(a);
       } else if (e.type === "error") {
         container.appendChild(el("p", "error", "Error: " + (e.text || (e.turn && e.turn.error) || "the turn failed")));
       }
