@@ -244,6 +244,16 @@ type Turn struct {
 	FinishedAt     *time.Time
 }
 
+type WebSession struct {
+	ID        uuid.UUID
+	OwnerID   uuid.UUID
+	Hash      []byte
+	UserAgent string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	RevokedAt *time.Time
+}
+
 type Webhook struct {
 	ID        uuid.UUID
 	OwnerID   uuid.UUID

@@ -38,6 +38,7 @@ import (
 	"github.com/stewardhq/steward/internal/tools"
 	"github.com/stewardhq/steward/internal/trace"
 	"github.com/stewardhq/steward/internal/web"
+	"github.com/stewardhq/steward/internal/webapp"
 )
 
 // App is one process's wiring. Build it with New, serve Handler, Close it at the end.
@@ -178,6 +179,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Memory:           a.Memory,
 		Webhooks:         a.Webhooks,
 		ProcessWebhook:   a.processWebhook,
+		Web:              webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log}),
 	})
 	return a, nil
 }

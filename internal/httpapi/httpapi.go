@@ -87,6 +87,8 @@ type Deps struct {
 	// MaxTurnsPerOwner caps an owner's turns running at once in this process (429
 	// rate_limited beyond it); zero means DefaultMaxTurnsPerOwner.
 	MaxTurnsPerOwner int
+	// Web adds the web app's pages (internal/webapp) to the router; nil serves none.
+	Web func(chi.Router)
 }
 
 // api holds the handlers' dependencies.
@@ -131,6 +133,9 @@ func New(d Deps) http.Handler {
 	r.MethodNotAllowed(a.methodNotAllowed(r))
 
 	r.Get("/healthz", a.healthz)
+	if d.Web != nil {
+		d.Web(r)
+	}
 	r.Post("/webhooks/{hook_id}", a.webhook)
 	a.mountOpenAI(r)
 	r.Route("/v1", func(r chi.Router) {

@@ -19,21 +19,24 @@ import (
 // ownerTables is every owner-scoped table; TestCatalogLint checks the list is complete.
 var ownerTables = []string{"api_keys", "audit_log", "conversations", "job_runs", "memory_chunks", "memory_facts",
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
-	"standing_rules", "tasks", "tool_calls", "turns", "webhook_deliveries", "webhooks"}
+	"standing_rules", "tasks", "tool_calls", "turns", "web_sessions", "webhook_deliveries", "webhooks"}
 
 // seeded is what seed creates for one owner.
 type seeded struct {
-	owner  Owner
-	keyID  uuid.UUID
-	conv   uuid.UUID
-	turn   uuid.UUID
-	task   uuid.UUID
-	fact   uuid.UUID
-	chunk  uuid.UUID
-	rule   uuid.UUID
-	ingest int64 // the memory outbox item of turn
-	vector []float32
-	auto   autonomySeed
+	owner Owner
+	keyID uuid.UUID
+	conv  uuid.UUID
+	turn  uuid.UUID
+	task  uuid.UUID
+	fact  uuid.UUID
+	chunk uuid.UUID
+	rule  uuid.UUID
+	// session is the owner's web session, secret its cookie value.
+	session uuid.UUID
+	secret  string
+	ingest  int64 // the memory outbox item of turn
+	vector  []float32
+	auto    autonomySeed
 }
 
 // seed gives an owner one row in every owner-scoped table, through the store's own methods.
@@ -105,6 +108,11 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 		if _, err = tx.Tasks.CreateNotification(ctx, "", "note for "+name); err != nil {
 			return err
 		}
+		sess, secret, err := tx.Sessions.Create(ctx, "browser of "+name, time.Now().Add(time.Hour))
+		if err != nil {
+			return err
+		}
+		sd.session, sd.secret = sess.ID, secret
 		sd.auto, err = seedAutonomy(ctx, tx, name)
 		return err
 	})
@@ -166,7 +174,8 @@ func TestIsolation(t *testing.T) {
 
 // probeStore: through every store method, bob sees, changes and deletes none of alice's rows.
 func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
-	covers("Account.APIKeys", "Journal.Calls", "Safety.Caps", "Turns.Claim", "Tasks.CompleteTask", "Turns.InConversation", "Conversations.Delete", "Rules.Delete", "Tasks.DeleteTask", "Tasks.ForgetFact", "Conversations.Get", "Tasks.GetTask", "Turns.Get", "Conversations.List", "Tasks.ListFacts", "Tasks.ListNotifications", "Tasks.ListTasks", "Turns.List", "Journal.MarkUnknownCalls", "Conversations.Messages", "Account.Get", "Journal.PendingCalls", "Journal.RecentEvents", "Account.RevokeAPIKey", "Rules.List", "Rules.For", "Turns.Save", "Memory.SearchChunks", "Tasks.SearchFacts", "Safety.SpentInWindow", "Memory.SupersedeChunk", "Conversations.Touch", "Journal.TurnEvents", "Journal.UpdateCall")
+	covers("Account.APIKeys", "Journal.Calls", "Safety.Caps", "Turns.Claim", "Tasks.CompleteTask", "Turns.InConversation", "Conversations.Delete", "Rules.Delete", "Tasks.DeleteTask", "Tasks.ForgetFact", "Conversations.Get", "Tasks.GetTask", "Turns.Get", "Conversations.List", "Tasks.ListFacts", "Tasks.ListNotifications", "Tasks.ListTasks", "Turns.List", "Journal.MarkUnknownCalls", "Conversations.Messages", "Account.Get", "Journal.PendingCalls", "Journal.RecentEvents", "Account.RevokeAPIKey", "Rules.List", "Rules.For", "Turns.Save", "Memory.SearchChunks", "Tasks.SearchFacts", "Safety.SpentInWindow", "Memory.SupersedeChunk", "Conversations.Touch", "Journal.TurnEvents", "Journal.UpdateCall",
+		"Sessions.Create", "Sessions.List", "Sessions.Revoke")
 	none := func(what string, n int, err error) {
 		t.Helper()
 		if err != nil {
@@ -266,6 +275,14 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 			t.Errorf("spend_ledger window: bob's sum is %d (err %v), want only his own 40", spent, err)
 		}
 
+		sessions, err := tx.Sessions.List(ctx)
+		none("web_sessions list", len(sessions), err)
+		refused("web_sessions revoke", tx.Sessions.Revoke(ctx, a.session))
+		// A session bob creates is bob's: alice's list does not grow (checked below).
+		if _, _, err := tx.Sessions.Create(ctx, "bob's second browser", time.Now().Add(time.Hour)); err != nil {
+			t.Errorf("web_sessions create: %v", err)
+		}
+
 		owner, err := tx.Account.Get(ctx)
 		if err != nil || owner.ID != b.owner.ID {
 			t.Errorf("owner = %v, %v", owner, err)
@@ -288,6 +305,10 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		keys, err := tx.Account.APIKeys(ctx)
 		if err != nil || len(keys) != 1 || keys[0].RevokedAt != nil {
 			t.Errorf("alice's key after bob: %+v, %v", keys, err)
+		}
+		sessions, err := tx.Sessions.List(ctx)
+		if err != nil || len(sessions) != 1 || sessions[0].ID != a.session {
+			t.Errorf("alice's sessions after bob: %+v, %v", sessions, err)
 		}
 		return nil
 	})
