@@ -21,6 +21,7 @@ import (
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/delivery"
 	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/ledger"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/demo"
 	"github.com/stewardhq/steward/internal/llm/gemini"
@@ -45,6 +46,7 @@ type App struct {
 	Runner *agent.Runner
 	// Memory recalls and ingests (internal/memory); MemoryWorker drains its outbox.
 	Memory       *memory.Service
+	Ledger       *ledger.Service
 	MemoryWorker *memory.Worker
 	// Scheduler runs due jobs, queued webhook runs and the drains (functions/scheduler,
 	// and the ticker of `steward serve`); Webhooks receives signed deliveries.
@@ -119,6 +121,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if a.Memory, err = newMemory(ctx, cfg, a.Store, log); err != nil {
 		return nil, err
 	}
+	a.Ledger = &ledger.Service{Store: a.Store}
 	a.MemoryWorker = &memory.Worker{Memory: a.Memory, Queue: a.Door}
 	a.Runner = &agent.Runner{
 		Model:         model,
@@ -146,6 +149,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Health:           a.Store.Ping,
 		AllowAutoMode:    cfg.AllowAutoMode,
 		Memory:           a.Memory,
+		Ledger:           a.Ledger,
 		Webhooks:         a.Webhooks,
 		ProcessWebhook:   a.processWebhook,
 	})
