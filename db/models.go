@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 	pgvector "github.com/pgvector/pgvector-go"
 )
 
@@ -60,6 +61,44 @@ type JobRun struct {
 	CreatedAt    time.Time
 	StartedAt    *time.Time
 	FinishedAt   *time.Time
+}
+
+type LedgerAccount struct {
+	ID        uuid.UUID
+	OwnerID   uuid.UUID
+	Name      string
+	Kind      string
+	Currency  string
+	CreatedAt time.Time
+}
+
+type LedgerBudget struct {
+	ID           uuid.UUID
+	OwnerID      uuid.UUID
+	Category     string
+	MonthlyMinor int64
+	Currency     string
+	UpdatedAt    time.Time
+}
+
+type LedgerPosting struct {
+	ID            int64
+	OwnerID       uuid.UUID
+	TransactionID uuid.UUID
+	AccountID     uuid.UUID
+	AmountMinor   int64
+	Currency      string
+}
+
+type LedgerTransaction struct {
+	ID          uuid.UUID
+	OwnerID     uuid.UUID
+	Date        pgtype.Date
+	Description string
+	Merchant    string
+	Source      string
+	ImportHash  *string
+	CreatedAt   time.Time
 }
 
 type MemoryChunk struct {

@@ -25,6 +25,7 @@ import (
 	"github.com/stewardhq/steward/internal/delivery"
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/ledger"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/chain"
 	"github.com/stewardhq/steward/internal/llm/demo"
@@ -55,6 +56,7 @@ type App struct {
 	Runner *agent.Runner
 	// Memory recalls and ingests (internal/memory); MemoryWorker drains its outbox.
 	Memory       *memory.Service
+	Ledger       *ledger.Service
 	MemoryWorker *memory.Worker
 	// Scheduler runs due jobs, queued webhook runs and the drains (functions/scheduler,
 	// and the ticker of `steward serve`); Webhooks receives signed deliveries.
@@ -141,6 +143,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		return nil, err
 	}
 	a.Memory.Now = a.Now
+	a.Ledger = &ledger.Service{Store: a.Store}
 	a.MemoryWorker = &memory.Worker{Memory: a.Memory, Queue: a.Door}
 	reg, err := newTools(ctx, cfg)
 	if err != nil {
@@ -177,6 +180,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Rules:            &rules.Service{Store: a.Store, Tools: a.Runner.Tools},
 		Activity:         &activity.Service{Store: a.Store},
 		Memory:           a.Memory,
+		Ledger:           a.Ledger,
 		Webhooks:         a.Webhooks,
 		ProcessWebhook:   a.processWebhook,
 		Web:              webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log}),

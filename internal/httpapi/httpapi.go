@@ -33,6 +33,7 @@ import (
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/control"
+	"github.com/stewardhq/steward/internal/ledger"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/store"
@@ -75,6 +76,8 @@ type Deps struct {
 	AllowAutoMode bool
 	// Memory serves /v1/memory; nil answers 404 there.
 	Memory *memory.Service
+	// Ledger imports bank statements (POST /v1/ledger/import); nil answers 404 there.
+	Ledger *ledger.Service
 	// Webhooks receives POST /webhooks/{hook_id}; nil answers 404 there.
 	Webhooks *autonomy.Webhooks
 	// ProcessWebhook runs an accepted delivery's turn after the 202 was written (under
@@ -160,6 +163,7 @@ func New(d Deps) http.Handler {
 		r.With(requireJSON).Post("/memory/facts", a.addFact)
 		r.Delete("/memory/facts/{id}", a.forgetFact)
 		r.Get("/memory/search", a.searchMemory)
+		r.Post("/ledger/import", a.importStatement)
 	})
 	return r
 }

@@ -17,7 +17,8 @@ import (
 )
 
 // ownerTables is every owner-scoped table; TestCatalogLint checks the list is complete.
-var ownerTables = []string{"api_keys", "audit_log", "conversations", "job_runs", "memory_chunks", "memory_facts",
+var ownerTables = []string{"api_keys", "audit_log", "conversations", "job_runs", "ledger_accounts", "ledger_budgets",
+	"ledger_postings", "ledger_transactions", "memory_chunks", "memory_facts",
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
 	"standing_rules", "tasks", "tool_calls", "turns", "web_sessions", "webhook_deliveries", "webhooks"}
 
@@ -37,6 +38,7 @@ type seeded struct {
 	ingest  int64 // the memory outbox item of turn
 	vector  []float32
 	auto    autonomySeed
+	ledger  ledgerSeed
 }
 
 // seed gives an owner one row in every owner-scoped table, through the store's own methods.
@@ -113,7 +115,10 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 			return err
 		}
 		sd.session, sd.secret = sess.ID, secret
-		sd.auto, err = seedAutonomy(ctx, tx, name)
+		if sd.auto, err = seedAutonomy(ctx, tx, name); err != nil {
+			return err
+		}
+		sd.ledger, err = seedLedger(ctx, tx, name)
 		return err
 	})
 	if err != nil {
@@ -164,6 +169,7 @@ func TestIsolation(t *testing.T) {
 			t.Run("store queries", func(t *testing.T) { probeStore(t, ctx, s, a, b) })
 			t.Run("memory queries", func(t *testing.T) { probeMemory(t, ctx, s, a, b) })
 			t.Run("autonomy queries", func(t *testing.T) { probeAutonomy(t, ctx, s, a, b) })
+			t.Run("ledger queries", func(t *testing.T) { probeLedger(t, ctx, s, a, b) })
 			t.Run("writes naming alice's rows", func(t *testing.T) { probeWrites(t, ctx, s, a, b) })
 			if pass.rls {
 				t.Run("row-level security", func(t *testing.T) { probeRLS(t, ctx, s, a, b) })

@@ -104,6 +104,7 @@ type (
 	Deliveries    struct{ *conn } // the notification channel and its delivery queue
 	Account       struct{ *conn } // the owner row and its API keys
 	Sessions      struct{ *conn } // the web app's sessions (sign-in, sign-out, revocation)
+	Ledger        struct{ *conn } // the double-entry ledger: accounts, transactions, budgets
 )
 
 // Tx is one owner's transaction: every repository reads and writes that owner's rows only.
@@ -123,13 +124,14 @@ type Tx struct {
 	Deliveries    Deliveries
 	Account       Account
 	Sessions      Sessions
+	Ledger        Ledger
 }
 
 func newTx(c *conn) *Tx {
 	return &Tx{conn: c, Turns: Turns{c}, Journal: Journal{c}, Conversations: Conversations{c},
 		Safety: Safety{c}, Rules: Rules{c}, Memory: Memory{c}, Outbox: Outbox{c}, Tasks: Tasks{c},
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Deliveries: Deliveries{c},
-		Account: Account{c}, Sessions: Sessions{c}}
+		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.
