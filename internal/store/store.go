@@ -103,6 +103,7 @@ type (
 	Webhooks      struct{ *conn } // webhook endpoints and their events
 	Deliveries    struct{ *conn } // the notification channel and its delivery queue
 	Account       struct{ *conn } // the owner row and its API keys
+	Documents     struct{ *conn } // the owner's documents (their chunks are memory chunks)
 )
 
 // Tx is one owner's transaction: every repository reads and writes that owner's rows only.
@@ -121,13 +122,14 @@ type Tx struct {
 	Webhooks      Webhooks
 	Deliveries    Deliveries
 	Account       Account
+	Documents     Documents
 }
 
 func newTx(c *conn) *Tx {
 	return &Tx{conn: c, Turns: Turns{c}, Journal: Journal{c}, Conversations: Conversations{c},
 		Safety: Safety{c}, Rules: Rules{c}, Memory: Memory{c}, Outbox: Outbox{c}, Tasks: Tasks{c},
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Deliveries: Deliveries{c},
-		Account: Account{c}}
+		Account: Account{c}, Documents: Documents{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.
