@@ -1,10 +1,8 @@
-// Package document reads the owner's documents (docs/ARCHITECTURE.md §9): Extract turns an
-// upload's bytes into text with well-kept libraries — github.com/ledongthuc/pdf for PDF,
+// Package document reads the owner's documents (issue 12): Extract turns an upload's bytes
+// into text with well-kept libraries — github.com/ledongthuc/pdf for PDF,
 // github.com/xuri/excelize/v2 for XLSX, archive/zip and encoding/xml for DOCX, encoding/csv,
-// and codeberg.org/readeck/go-readability for HTML — refusing encrypted, corrupt,
-// decompression-bomb and unknown uploads with a client error; Service stores documents per
-// owner, chunks and embeds their text into memory (origin "document": untrusted) and serves
-// the routes and the document tools.
+// and codeberg.org/readeck/go-readability for HTML — and refuses encrypted, corrupt,
+// decompression-bomb and unknown uploads with a client error (invalid: 422) and a reason.
 package document
 
 import (
