@@ -48,6 +48,20 @@ type Conversation struct {
 	UpdatedAt time.Time
 }
 
+type Document struct {
+	ID          uuid.UUID
+	OwnerID     uuid.UUID
+	Name        string
+	ContentType string
+	SizeBytes   int64
+	Sha256      string
+	Content     []byte
+	Text        string
+	Source      string
+	TurnID      uuid.NullUUID
+	CreatedAt   time.Time
+}
+
 type JobRun struct {
 	ID           uuid.UUID
 	OwnerID      uuid.UUID

@@ -92,6 +92,8 @@ type Config struct {
 	// delivery may reach although the SSRF guard refuses every other private address
 	// (STEWARD_EGRESS_ALLOW, comma-separated).
 	EgressAllow []netip.AddrPort
+	// MaxDocumentBytes caps an uploaded document (POST /v1/documents), 20 MB by default.
+	MaxDocumentBytes int64
 	// SearchURL is a SearXNG instance web_search queries instead of Gemini with Google Search
 	// grounding (STEWARD_SEARCH_URL).
 	SearchURL string
@@ -165,6 +167,7 @@ func Load(getenv func(string) string) (Config, error) {
 		MaxTurnsPerOwner:     r.intIn("STEWARD_MAX_TURNS_PER_OWNER", 4, 1, 100),
 		EgressAllow:          r.addrPorts("STEWARD_EGRESS_ALLOW"),
 		SearchURL:            r.str("STEWARD_SEARCH_URL", ""),
+		MaxDocumentBytes:     int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
 	}
 	if c.ServerURL == "" {
 		c.ServerURL = "http://" + c.Addr

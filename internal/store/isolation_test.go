@@ -17,7 +17,7 @@ import (
 )
 
 // ownerTables is every owner-scoped table; TestCatalogLint checks the list is complete.
-var ownerTables = []string{"api_keys", "audit_log", "conversations", "job_runs", "ledger_accounts", "ledger_budgets",
+var ownerTables = []string{"api_keys", "audit_log", "conversations", "documents", "job_runs", "ledger_accounts", "ledger_budgets",
 	"ledger_postings", "ledger_transactions", "memory_chunks", "memory_facts",
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
 	"standing_rules", "tasks", "tool_calls", "turns", "web_sessions", "webhook_deliveries", "webhooks"}
@@ -39,6 +39,7 @@ type seeded struct {
 	vector  []float32
 	auto    autonomySeed
 	ledger  ledgerSeed
+	doc     uuid.UUID
 }
 
 // seed gives an owner one row in every owner-scoped table, through the store's own methods.
@@ -110,6 +111,12 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 		if _, err = tx.Tasks.CreateNotification(ctx, "", "note for "+name); err != nil {
 			return err
 		}
+		doc, err := tx.Documents.Create(ctx, NewDocument{Name: "secret.txt", ContentType: "text/plain", SHA256: "x",
+			Content: []byte("secret document of " + name), Text: "secret document of " + name, Source: DocumentSourceUpload})
+		if err != nil {
+			return err
+		}
+		sd.doc = doc.ID
 		sess, secret, err := tx.Sessions.Create(ctx, "browser of "+name, time.Now().Add(time.Hour))
 		if err != nil {
 			return err
@@ -181,7 +188,8 @@ func TestIsolation(t *testing.T) {
 // probeStore: through every store method, bob sees, changes and deletes none of alice's rows.
 func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 	covers("Account.APIKeys", "Journal.Calls", "Safety.Caps", "Turns.Claim", "Tasks.CompleteTask", "Turns.InConversation", "Conversations.Delete", "Rules.Delete", "Tasks.DeleteTask", "Tasks.ForgetFact", "Conversations.Get", "Tasks.GetTask", "Turns.Get", "Conversations.List", "Tasks.ListFacts", "Tasks.ListNotifications", "Tasks.ListTasks", "Turns.List", "Journal.MarkUnknownCalls", "Conversations.Messages", "Account.Get", "Journal.PendingCalls", "Journal.RecentEvents", "Account.RevokeAPIKey", "Rules.List", "Rules.For", "Turns.Save", "Memory.SearchChunks", "Tasks.SearchFacts", "Safety.SpentInWindow", "Memory.SupersedeChunk", "Conversations.Touch", "Journal.TurnEvents", "Journal.UpdateCall",
-		"Sessions.Create", "Sessions.List", "Sessions.Revoke")
+		"Sessions.Create", "Sessions.List", "Sessions.Revoke",
+		"Documents.Create", "Documents.List", "Documents.Get", "Documents.Content", "Documents.Delete")
 	none := func(what string, n int, err error) {
 		t.Helper()
 		if err != nil {
@@ -274,6 +282,20 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		notes, err := tx.Tasks.ListNotifications(ctx, 100)
 		none("notifications list", len(notes), err)
 
+		docs, err := tx.Documents.List(ctx, 100)
+		none("documents list", len(docs), err)
+		_, text, err := tx.Documents.Get(ctx, a.doc, 0, 1000)
+		if text != "" {
+			t.Errorf("documents get: bob read alice's text %q", text)
+		}
+		refused("documents get", err)
+		_, _, content, err := tx.Documents.Content(ctx, a.doc)
+		if len(content) != 0 {
+			t.Errorf("documents content: bob read alice's bytes %q", content)
+		}
+		refused("documents content", err)
+		refused("documents delete", tx.Documents.Delete(ctx, a.doc))
+
 		caps, err := tx.Safety.Caps(ctx)
 		none("spending_caps list", len(caps), err)
 		spent, err := tx.Safety.SpentInWindow(ctx, "EUR", time.Hour)
@@ -315,6 +337,9 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		sessions, err := tx.Sessions.List(ctx)
 		if err != nil || len(sessions) != 1 || sessions[0].ID != a.session {
 			t.Errorf("alice's sessions after bob: %+v, %v", sessions, err)
+		}
+		if _, text, err := tx.Documents.Get(ctx, a.doc, 0, 1000); err != nil || text != "secret document of alice" {
+			t.Errorf("alice's document after bob: %q, %v", text, err)
 		}
 		return nil
 	})

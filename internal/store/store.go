@@ -105,6 +105,7 @@ type (
 	Account       struct{ *conn } // the owner row and its API keys
 	Sessions      struct{ *conn } // the web app's sessions (sign-in, sign-out, revocation)
 	Ledger        struct{ *conn } // the double-entry ledger: accounts, transactions, budgets
+	Documents     struct{ *conn } // the owner's documents (their chunks are memory chunks)
 )
 
 // Tx is one owner's transaction: every repository reads and writes that owner's rows only.
@@ -125,13 +126,14 @@ type Tx struct {
 	Account       Account
 	Sessions      Sessions
 	Ledger        Ledger
+	Documents     Documents
 }
 
 func newTx(c *conn) *Tx {
 	return &Tx{conn: c, Turns: Turns{c}, Journal: Journal{c}, Conversations: Conversations{c},
 		Safety: Safety{c}, Rules: Rules{c}, Memory: Memory{c}, Outbox: Outbox{c}, Tasks: Tasks{c},
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Deliveries: Deliveries{c},
-		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}}
+		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.

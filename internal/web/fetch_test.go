@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/go-pdf/fpdf"
 
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/egress/egresstest"
@@ -192,7 +195,8 @@ func TestWebFetchReadableHTML(t *testing.T) {
 	}
 }
 
-// TestWebFetchTypes: JSON and text pass through; PDF and other types are clear errors.
+// TestWebFetchTypes: JSON and text pass through, a PDF is read by the document extractor; a
+// corrupt PDF and other types are clear errors.
 func TestWebFetchTypes(t *testing.T) {
 	t.Parallel()
 	bodies := map[string]struct{ ctype, body string }{
@@ -200,6 +204,7 @@ func TestWebFetchTypes(t *testing.T) {
 		"/t":   {"text/plain; charset=utf-8", "plain <b>text</b> stays"},
 		"/l":   {"text/plain; charset=iso-8859-1", "caf\xe9"},
 		"/pdf": {"application/pdf", "%PDF-1.7 ..."},
+		"/doc": {"application/pdf", string(makePDF(t, "Page one.", "The second page names the harbour master."))},
 		"/png": {"image/png", "\x89PNG\r\n"},
 		"/404": {"", ""},
 	}
@@ -219,8 +224,11 @@ func TestWebFetchTypes(t *testing.T) {
 			t.Errorf("%s: %v %v, want text %q", path, out, err, want)
 		}
 	}
+	if out, err := fetch(t, reg, map[string]any{"url": s.URL + "/doc"}); err != nil || !strings.Contains(fmt.Sprint(out["text"]), "The second page names the harbour master.") {
+		t.Errorf("/doc: %v %v, want the PDF's second page", out, err)
+	}
 	for path, want := range map[string]string{
-		"/pdf": "PDF documents are not supported yet",
+		"/pdf": "the PDF could not be read: invalid: the PDF is corrupt",
 		"/png": "content type image/png is not supported",
 		"/404": "the server answered 404 Not Found",
 	} {
@@ -272,4 +280,20 @@ func TestWebFetchCaps(t *testing.T) {
 			t.Errorf("max_chars %d: %v", bad, err)
 		}
 	}
+}
+
+// makePDF writes a PDF with one page per text.
+func makePDF(t *testing.T, pages ...string) []byte {
+	t.Helper()
+	p := fpdf.New("P", "mm", "A4", "")
+	p.SetFont("Helvetica", "", 12)
+	for _, text := range pages {
+		p.AddPage()
+		p.MultiCell(180, 6, text, "", "L", false)
+	}
+	var buf bytes.Buffer
+	if err := p.Output(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
