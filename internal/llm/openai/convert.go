@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
+	"github.com/sashabaranov/go-openai"
 
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/steward"
@@ -19,13 +17,13 @@ import (
 
 // toParams builds the chat completion request: the system prompt as the first message, the
 // conversation, the tools and the tool choice, the output limit and the reasoning effort.
-func toParams(req llm.Request, model string) (openai.ChatCompletionNewParams, error) {
+func toParams(req llm.Request, model string) (openai.ChatCompletionRequest, error) {
 	if req.ForceTool != "" && req.NoToolCalls {
-		return openai.ChatCompletionNewParams{}, fmt.Errorf("request both forces tool %s and forbids tool calls", req.ForceTool)
+		return openai.ChatCompletionRequest{}, fmt.Errorf("request both forces tool %s and forbids tool calls", req.ForceTool)
 	}
-	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(model)}
+	p := openai.ChatCompletionRequest{Model: model}
 	if req.System != "" {
-		p.Messages = append(p.Messages, openai.SystemMessage(req.System))
+		p.Messages = append(p.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: req.System})
 	}
 	for i, msg := range req.Messages {
 		msgs, err := toMessages(msg)
@@ -35,34 +33,32 @@ func toParams(req llm.Request, model string) (openai.ChatCompletionNewParams, er
 		p.Messages = append(p.Messages, msgs...)
 	}
 	for _, t := range req.Tools {
-		fn := shared.FunctionDefinitionParam{Name: t.Name}
-		if t.Description != "" {
-			fn.Description = param.NewOpt(t.Description)
-		}
+		// The client always sends "parameters"; a tool without any declares an empty object,
+		// which the API documents as the same as leaving them out.
+		schema := map[string]any{"type": "object", "properties": map[string]any{}}
 		if len(bytes.TrimSpace(t.Parameters)) > 0 {
-			var schema shared.FunctionParameters
+			schema = nil
 			if err := json.Unmarshal(t.Parameters, &schema); err != nil {
 				return p, fmt.Errorf("tool %s parameters: %w", t.Name, err)
 			}
-			fn.Parameters = schema
 		}
-		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fn))
+		p.Tools = append(p.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+			Name: t.Name, Description: t.Description, Parameters: schema}})
 	}
 	if len(req.Tools) > 0 {
 		switch {
 		case req.ForceTool != "":
-			p.ToolChoice = openai.ToolChoiceOptionFunctionToolChoice(
-				openai.ChatCompletionNamedToolChoiceFunctionParam{Name: req.ForceTool})
+			p.ToolChoice = openai.ToolChoice{Type: openai.ToolTypeFunction, Function: openai.ToolFunction{Name: req.ForceTool}}
 		case req.NoToolCalls:
 			// The tools stay declared, so the request keeps the prefix of the calls before it.
-			p.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: param.NewOpt("none")}
+			p.ToolChoice = "none"
 		}
 	}
 	if req.MaxOutputTokens > 0 {
-		p.MaxCompletionTokens = param.NewOpt(int64(req.MaxOutputTokens))
+		p.MaxCompletionTokens = req.MaxOutputTokens
 	}
 	if req.Thinking == llm.ThinkingLow && reasons(model) {
-		p.ReasoningEffort = shared.ReasoningEffortLow
+		p.ReasoningEffort = openai.ReasoningEffortLow
 	}
 	return p, nil
 }
@@ -82,8 +78,8 @@ func reasons(model string) bool {
 // its tool results (in order) and a user message for its text; a model message becomes one
 // assistant message with its answer text and tool calls. Thoughts and provider metadata are
 // dropped.
-func toMessages(msg steward.Message) ([]openai.ChatCompletionMessageParamUnion, error) {
-	var out []openai.ChatCompletionMessageParamUnion
+func toMessages(msg steward.Message) ([]openai.ChatCompletionMessage, error) {
+	var out []openai.ChatCompletionMessage
 	var text []string
 	switch msg.Role {
 	case steward.RoleUser:
@@ -94,16 +90,16 @@ func toMessages(msg steward.Message) ([]openai.ChatCompletionMessageParamUnion, 
 				if err != nil {
 					return nil, err
 				}
-				out = append(out, openai.ToolMessage(content, p.ToolResult.CallID))
+				out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: content, ToolCallID: p.ToolResult.CallID})
 			case p.Text != "" && !p.Thought:
 				text = append(text, p.Text)
 			}
 		}
 		if len(text) > 0 {
-			out = append(out, openai.UserMessage(strings.Join(text, "\n\n")))
+			out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: strings.Join(text, "\n\n")})
 		}
 	case steward.RoleModel:
-		var a openai.ChatCompletionAssistantMessageParam
+		a := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant}
 		for _, p := range msg.Parts {
 			switch {
 			case p.ToolCall != nil:
@@ -111,20 +107,17 @@ func toMessages(msg steward.Message) ([]openai.ChatCompletionMessageParamUnion, 
 				if args == "" {
 					args = "{}"
 				}
-				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID:       p.ToolCall.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: p.ToolCall.Name, Arguments: args},
-					}})
+				a.ToolCalls = append(a.ToolCalls, openai.ToolCall{ID: p.ToolCall.ID, Type: openai.ToolTypeFunction,
+					Function: openai.FunctionCall{Name: p.ToolCall.Name, Arguments: args}})
 			case p.Text != "" && !p.Thought:
 				text = append(text, p.Text)
 			}
 		}
 		if len(text) > 0 {
-			a.Content.OfString = param.NewOpt(strings.Join(text, ""))
+			a.Content = strings.Join(text, "")
 		}
 		if len(text) > 0 || len(a.ToolCalls) > 0 {
-			out = append(out, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+			out = append(out, a)
 		}
 	default:
 		return nil, fmt.Errorf("unknown role %q", msg.Role)
@@ -153,15 +146,17 @@ func resultContent(tr steward.ToolResult) (string, error) {
 // toResponse converts the first choice of a completion. Usage: prompt tokens are the input
 // (cached tokens are a part of them), completion tokens the output (reasoning tokens are a
 // part of them, billed as output).
-func toResponse(c *openai.ChatCompletion, model string) (llm.Response, error) {
+func toResponse(c *openai.ChatCompletionResponse, model string) (llm.Response, error) {
 	resp := llm.Response{
 		Message: steward.Message{Role: steward.RoleModel},
 		Model:   model,
 		Usage: steward.Usage{
-			InputTokens:  c.Usage.PromptTokens,
-			OutputTokens: c.Usage.CompletionTokens,
-			CachedTokens: c.Usage.PromptTokensDetails.CachedTokens,
+			InputTokens:  int64(c.Usage.PromptTokens),
+			OutputTokens: int64(c.Usage.CompletionTokens),
 		},
+	}
+	if d := c.Usage.PromptTokensDetails; d != nil {
+		resp.Usage.CachedTokens = int64(d.CachedTokens)
 	}
 	if len(c.Choices) == 0 {
 		return llm.Response{}, errors.New("response has no choice")
@@ -188,18 +183,18 @@ func toResponse(c *openai.ChatCompletion, model string) (llm.Response, error) {
 		}
 		resp.Message.Parts = append(resp.Message.Parts, steward.Part{ToolCall: call})
 	}
-	resp.FinishDetail = choice.FinishReason
+	resp.FinishDetail = string(choice.FinishReason)
 	switch {
 	case msg.Refusal != "":
 		resp.Finish = llm.FinishRefused
-	case choice.FinishReason == "length":
+	case choice.FinishReason == openai.FinishReasonLength:
 		resp.Finish = llm.FinishMaxTokens
-	case choice.FinishReason == "content_filter":
+	case choice.FinishReason == openai.FinishReasonContentFilter:
 		resp.Finish = llm.FinishBlocked
 	case len(resp.ToolCalls()) > 0:
 		// Some compatible servers (Ollama) say "stop" for a message of tool calls.
 		resp.Finish = llm.FinishToolCalls
-	case choice.FinishReason == "stop" || choice.FinishReason == "":
+	case choice.FinishReason == openai.FinishReasonStop || choice.FinishReason == "":
 		resp.Finish = llm.FinishStop
 	default:
 		resp.Finish = llm.FinishRefused

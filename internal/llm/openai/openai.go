@@ -1,6 +1,9 @@
 // Package openai is the llm.Model adapter for OpenAI-compatible chat completions
-// (POST {base}/chat/completions), built on the official SDK github.com/openai/openai-go. Any
-// server speaking that API works through BaseURL: OpenAI, OpenRouter, a local Ollama or vLLM.
+// (POST {base}/chat/completions), built on github.com/sashabaranov/go-openai: a small client for
+// that wire format with no dependency outside the standard library (the official SDK,
+// github.com/openai/openai-go, added 16 MB to every Lambda bootstrap; README.md, Libraries).
+// Any server speaking that API works through BaseURL: OpenAI, OpenRouter, a local Ollama or
+// vLLM.
 //
 // Tool calls map both ways: an assistant message's tool_calls (with their ids) are
 // steward.ToolCall parts, and each steward.ToolResult is sent as a role "tool" message with
@@ -8,10 +11,10 @@
 // signatures) and model thoughts are never sent: chat completions has no place for them, and
 // only the model that made them may be sent them (docs/ARCHITECTURE.md §2).
 //
-// The SDK's own retries stay off (it would sleep through a turn's deadline): a call that is
-// rate limited or finds the server failing is retried under the bounded policy of package
-// retry, which honours Retry-After; once spent, the error is llm.Unavailable so that a chain
-// (internal/llm/chain) can move on. The SDK reads no environment variable here: every option
+// The client makes one attempt per call (it has no retries of its own): a call that is rate
+// limited or finds the server failing is retried under the bounded policy of package retry,
+// which honours Retry-After; once spent, the error is llm.Unavailable so that a chain
+// (internal/llm/chain) can move on. The client reads no environment variable: every setting
 // is passed explicitly (internal/config is the only reader of the environment).
 package openai
 
@@ -23,8 +26,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
+	"github.com/sashabaranov/go-openai"
 
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/gemini/retry"
@@ -53,7 +55,7 @@ type Config struct {
 
 // Model is an OpenAI-compatible chat model. It is safe for concurrent use.
 type Model struct {
-	chat  openai.ChatCompletionService
+	chat  *openai.Client
 	name  string
 	retry retry.Policy
 }
@@ -72,17 +74,13 @@ func New(cfg Config) (*Model, error) {
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
 		return nil, fmt.Errorf("openai: base URL %q must start with http:// or https://", base)
 	}
-	opts := []option.RequestOption{
-		option.WithBaseURL(base),
-		option.WithHTTPClient(retry.Client(cfg.HTTPClient)),
-		option.WithMaxRetries(0),
-	}
-	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
-	}
+	// An empty key sends no Authorization header.
+	oc := openai.DefaultConfig(cfg.APIKey)
+	oc.BaseURL = base // the client joins it to "/chat/completions" without its trailing slash
+	oc.HTTPClient = retry.Client(cfg.HTTPClient)
 	p := cfg.Retry
 	p.Retryable = Retryable
-	return &Model{chat: openai.NewChatCompletionService(opts...), name: cfg.Model, retry: p}, nil
+	return &Model{chat: openai.NewClientWithConfig(oc), name: cfg.Model, retry: p}, nil
 }
 
 // Name returns the configured model name.
@@ -99,10 +97,10 @@ func (m *Model) Generate(ctx context.Context, req llm.Request, onDelta llm.Delta
 	if err != nil {
 		return llm.Response{}, fmt.Errorf("openai: %w", err)
 	}
-	var out *openai.ChatCompletion
+	var out openai.ChatCompletionResponse
 	err = m.retry.Do(ctx, func(ctx context.Context) error {
 		var err error
-		out, err = m.chat.New(ctx, params)
+		out, err = m.chat.CreateChatCompletion(ctx, params)
 		return err
 	})
 	if err != nil {
@@ -112,7 +110,7 @@ func (m *Model) Generate(ctx context.Context, req llm.Request, onDelta llm.Delta
 		}
 		return llm.Response{}, err
 	}
-	resp, err := toResponse(out, m.name)
+	resp, err := toResponse(&out, m.name)
 	if err != nil {
 		return llm.Response{}, fmt.Errorf("openai: %w", err)
 	}
@@ -130,14 +128,24 @@ func (m *Model) Generate(ctx context.Context, req llm.Request, onDelta llm.Delta
 // (429), the server failing or unavailable (500, 502, 503, 504), or the server unreachable (a
 // network error, status 0).
 func Retryable(err error) (int, bool) {
-	var apiErr *openai.Error
-	if errors.As(err, &apiErr) {
-		switch apiErr.StatusCode {
+	// An error answer is an *openai.APIError when its body is OpenAI's {"error": {...}}, and an
+	// *openai.RequestError otherwise (say, a proxy's HTML 502 page).
+	status := 0
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	switch {
+	case errors.As(err, &reqErr): // first: it may wrap an *APIError that has no status
+		status = reqErr.HTTPStatusCode
+	case errors.As(err, &apiErr):
+		status = apiErr.HTTPStatusCode
+	}
+	if status != 0 {
+		switch status {
 		case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
 			http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-			return apiErr.StatusCode, true
+			return status, true
 		}
-		return apiErr.StatusCode, false
+		return status, false
 	}
 	var netErr net.Error
 	if errors.As(err, &netErr) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {

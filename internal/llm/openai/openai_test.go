@@ -257,3 +257,32 @@ func TestGeminiProviderMetaIsNeverSent(t *testing.T) {
 		t.Fatalf("tool result lost its call id:\n%s", body)
 	}
 }
+
+// A proxy in front of the API may answer a failure with a page that is not OpenAI's JSON
+// error; it is retried like any 502 and, once the retries are spent, is unavailable.
+func TestNonJSONServerErrorIsRetriedThenUnavailable(t *testing.T) {
+	bad := reply{status: 502, body: `<html><body>502 Bad Gateway</body></html>`}
+	f := newFake(t, bad, bad, bad)
+	_, err := newModel(t, f).Generate(context.Background(), llm.Request{Messages: []steward.Message{userHi}}, nil)
+	if err == nil || !llm.IsUnavailable(err) {
+		t.Fatalf("err = %v, want unavailable", err)
+	}
+	if n := len(f.bodies); n != retry.DefaultAttempts {
+		t.Fatalf("requests = %d, want %d", n, retry.DefaultAttempts)
+	}
+}
+
+// A tool declared without parameters is sent with an empty object schema, never a null one.
+func TestToolWithoutParametersSendsEmptyObject(t *testing.T) {
+	f := newFake(t, reply{body: completion(`{"role":"assistant","content":"ok"}`, "stop", 1, 1, 0)})
+	if _, err := newModel(t, f).Generate(context.Background(), llm.Request{Messages: []steward.Message{userHi},
+		Tools: []llm.ToolDecl{{Name: "ping"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	fn := f.requests(t)[0]["tools"].([]any)[0].(map[string]any)["function"].(map[string]any)
+	if params, present := fn["parameters"]; present {
+		if schema, ok := params.(map[string]any); !ok || schema["type"] != "object" {
+			t.Fatalf("parameters = %v, want an object schema or none", params)
+		}
+	}
+}
