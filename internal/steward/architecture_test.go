@@ -60,7 +60,8 @@ func listModule(t *testing.T) []pkg {
 
 // TestArchitecture enforces the import rules of docs/ARCHITECTURE.md: the domain package is a
 // leaf; the agent loop reaches no database, HTTP face or SDK; only the store imports the
-// generated db package; nothing imports a main.
+// generated db package; nothing imports a main; only the CLI (and the test databases) use the
+// operator's tools.
 func TestArchitecture(t *testing.T) {
 	for _, p := range listModule(t) {
 		name := strings.TrimPrefix(p.ImportPath, module)
@@ -76,6 +77,8 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("%s imports db: only internal/store may", name)
 			case strings.HasPrefix(dep, "cmd/") || strings.HasPrefix(dep, "functions/"):
 				t.Errorf("%s imports %s: nothing imports a main", name, dep)
+			case dep == "internal/admin" && name != "cmd/steward" && name != "internal/testdb":
+				t.Errorf("%s imports internal/admin: the operator's tools stay out of the runtime", name)
 			}
 		}
 		if name == "internal/agent" {
