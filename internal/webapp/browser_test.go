@@ -20,6 +20,7 @@ import (
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm/demo"
+	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
@@ -65,7 +66,8 @@ func server(t *testing.T) (*httptest.Server, testdb.Opened) {
 	}
 	t.Cleanup(runtimeDoor.Close)
 	h := httpapi.New(httpapi.Deps{Runner: runner, Store: o.Store, Auth: runtimeDoor, Logger: zerolog.Nop(),
-		Web: webapp.Routes(webapp.Deps{Runner: runner, Store: o.Store, Door: runtimeDoor, Logger: zerolog.Nop()})})
+		Web: webapp.Routes(webapp.Deps{Runner: runner, Store: o.Store, Door: runtimeDoor, Logger: zerolog.Nop(),
+			Memory: memory.New(o.Store, memory.Offline{}, nil)})})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv, o
