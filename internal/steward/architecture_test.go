@@ -114,42 +114,47 @@ func TestArchitectureCatchesAViolation(t *testing.T) {
 	}
 }
 
-// TestHTTPAPIOpensNoTransaction: internal/httpapi only decodes, calls a service and encodes
-// (docs/ARCHITECTURE.md §7). None of its shipped files may open an owner transaction
-// (WithOwner, InOwner) or touch a store transaction (store.Tx).
-func TestHTTPAPIOpensNoTransaction(t *testing.T) {
-	files, err := filepath.Glob("../httpapi/*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checked := 0
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+// TestFacesOpenNoTransaction: the faces internal/httpapi and internal/webapp only decode,
+// call a service and encode (docs/ARCHITECTURE.md §7). None of their shipped files may open
+// an owner transaction (WithOwner, InOwner) or touch a store transaction (store.Tx).
+func TestFacesOpenNoTransaction(t *testing.T) {
+	for _, face := range []struct {
+		pkg      string
+		minFiles int
+	}{{"httpapi", 5}, {"webapp", 3}} {
+		files, err := filepath.Glob("../" + face.pkg + "/*.go")
 		if err != nil {
 			t.Fatal(err)
 		}
-		checked++
-		ast.Inspect(f, func(n ast.Node) bool {
-			sel, ok := n.(*ast.SelectorExpr)
-			if !ok {
-				return true
+		checked := 0
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
 			}
-			switch name := sel.Sel.Name; {
-			case name == "WithOwner" || name == "InOwner":
-				t.Errorf("%s uses %s: internal/httpapi opens no transaction; call a service (docs/ARCHITECTURE.md §7)", fset.Position(sel.Pos()), name)
-			case name == "Tx":
-				if x, ok := sel.X.(*ast.Ident); ok && x.Name == "store" {
-					t.Errorf("%s uses store.Tx: internal/httpapi opens no transaction; call a service (docs/ARCHITECTURE.md §7)", fset.Position(sel.Pos()))
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			ast.Inspect(f, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
 				}
-			}
-			return true
-		})
-	}
-	if checked < 5 {
-		t.Fatalf("found %d non-test files in internal/httpapi; the check reads nothing", checked)
+				switch name := sel.Sel.Name; {
+				case name == "WithOwner" || name == "InOwner":
+					t.Errorf("%s uses %s: internal/%s opens no transaction; call a service (docs/ARCHITECTURE.md §7)", fset.Position(sel.Pos()), name, face.pkg)
+				case name == "Tx":
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == "store" {
+						t.Errorf("%s uses store.Tx: internal/%s opens no transaction; call a service (docs/ARCHITECTURE.md §7)", fset.Position(sel.Pos()), face.pkg)
+					}
+				}
+				return true
+			})
+		}
+		if checked < face.minFiles {
+			t.Fatalf("found %d non-test files in internal/%s; the check reads nothing", checked, face.pkg)
+		}
 	}
 }
