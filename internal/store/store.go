@@ -163,7 +163,7 @@ func (s *Store) InOwner(ctx context.Context, ownerID uuid.UUID, fn func(agent.Tx
 // Agent is this transaction as the turn loop's ports.
 func (t *Tx) Agent() agent.Tx {
 	return agent.Tx{Turns: t.Turns, Journal: t.Journal, Conversations: t.Conversations,
-		Safety: t.Safety, Rules: t.Rules, Data: t.Tasks}
+		Safety: t.Safety, Rules: t.Rules, Data: t.Tasks, Ledger: t.Ledger}
 }
 
 var _ agent.Store = (*Store)(nil)
