@@ -23,6 +23,7 @@ import (
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/delivery"
+	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/ledger"
@@ -58,6 +59,7 @@ type App struct {
 	// Memory recalls and ingests (internal/memory); MemoryWorker drains its outbox.
 	Memory       *memory.Service
 	Ledger       *ledger.Service
+	Documents    *document.Service
 	MemoryWorker *memory.Worker
 	// Scheduler runs due jobs, queued webhook runs and the drains (functions/scheduler,
 	// and the ticker of `steward serve`); Webhooks receives signed deliveries.
@@ -145,8 +147,9 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}
 	a.Memory.Now = a.Now
 	a.Ledger = &ledger.Service{Store: a.Store}
+	a.Documents = &document.Service{Store: a.Store, MaxBytes: cfg.MaxDocumentBytes}
 	a.MemoryWorker = &memory.Worker{Memory: a.Memory, Queue: a.Door}
-	reg, err := newTools(ctx, cfg)
+	reg, err := newTools(ctx, cfg, a.Documents)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +188,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Activity:         act,
 		Memory:           a.Memory,
 		Ledger:           a.Ledger,
+		Documents:        a.Documents,
 		Webhooks:         a.Webhooks,
 		ProcessWebhook:   a.processWebhook,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
@@ -193,12 +197,15 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	return a, nil
 }
 
-// newTools builds the registry: the built-ins, web_fetch through the egress guard, and
+// newTools builds the registry: the built-ins, web_fetch through the egress guard, the
+// document tools over docs (save_document fetching through the same guard), and
 // web_search on SearXNG when STEWARD_SEARCH_URL is set, else on Gemini with Google Search
 // grounding when a key is set (without either there is no web_search).
-func newTools(ctx context.Context, cfg config.Config) (*tools.Registry, error) {
+func newTools(ctx context.Context, cfg config.Config, docs tools.Documents) (*tools.Registry, error) {
 	client := egress.NewClient(egress.Options{AllowHTTP: true, Allow: cfg.EgressAllow})
-	ts := append(tools.Builtins(), tools.WebFetchTool(&web.Fetcher{Client: client}))
+	fetcher := &web.Fetcher{Client: client}
+	ts := append(tools.Builtins(), tools.WebFetchTool(fetcher))
+	ts = append(ts, tools.DocumentTools(docs, fetcher)...)
 	switch {
 	case cfg.SearchURL != "":
 		ts = append(ts, tools.WebSearchTool(&web.SearXNG{Client: client, BaseURL: cfg.SearchURL}))

@@ -33,6 +33,7 @@ import (
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/control"
+	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/ledger"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/rules"
@@ -76,6 +77,9 @@ type Deps struct {
 	AllowAutoMode bool
 	// Memory serves /v1/memory; nil answers 404 there.
 	Memory *memory.Service
+	// Documents serves /v1/documents (its MaxBytes caps an upload's body instead of
+	// MaxBodyBytes); nil answers 404 there.
+	Documents *document.Service
 	// Ledger imports bank statements and reports (/v1/ledger/import, /v1/ledger/report); nil answers 404 there.
 	Ledger *ledger.Service
 	// Webhooks receives POST /webhooks/{hook_id}; nil answers 404 there.
@@ -142,31 +146,44 @@ func New(d Deps) http.Handler {
 	r.Post("/webhooks/{hook_id}", a.webhook)
 	a.mountOpenAI(r)
 	r.Route("/v1", func(r chi.Router) {
-		r.Use(authenticate(d.Auth), limitBody(d.MaxBodyBytes))
-		r.With(requireJSON).Post("/chat", a.chat)
-		r.Get("/turns/{id}", a.turn)
-		r.With(requireJSON).Post("/turns/{id}/confirm", a.confirm)
-		r.Get("/approvals", a.approvals)
-		r.Get("/conversations", a.conversations)
-		r.Get("/conversations/{id}", a.conversation)
-		r.Get("/turns/{id}/events", a.events)
-		r.Get("/activity", a.activity)
-		r.Get("/control", a.control)
-		r.With(requireJSON).Post("/control/stop", a.stop)
-		r.Post("/control/resume", a.resume)
-		r.With(requireJSON).Post("/control/mode", a.setMode)
-		r.Get("/rules", a.rules)
-		r.With(requireJSON).Post("/rules", a.createRule)
-		r.Delete("/rules/{id}", a.deleteRule)
-		r.Get("/notifications", a.notifications)
-		r.Get("/memory/facts", a.facts)
-		r.With(requireJSON).Post("/memory/facts", a.addFact)
-		r.Delete("/memory/facts/{id}", a.forgetFact)
-		r.Get("/memory/search", a.searchMemory)
-		r.Post("/ledger/import", a.importStatement)
-		r.Get("/ledger/report", a.ledgerReport)
+		r.Use(authenticate(d.Auth))
+		// An upload is capped by the documents' own limit, every other body by MaxBodyBytes.
+		r.With(limitBody(a.documentLimit())).Post("/documents", a.uploadDocument)
+		r.Group(func(r chi.Router) {
+			r.Use(limitBody(d.MaxBodyBytes))
+			a.routesV1(r)
+		})
 	})
 	return r
+}
+
+// routesV1 adds the /v1 routes whose bodies MaxBodyBytes caps.
+func (a *api) routesV1(r chi.Router) {
+	r.With(requireJSON).Post("/chat", a.chat)
+	r.Get("/turns/{id}", a.turn)
+	r.With(requireJSON).Post("/turns/{id}/confirm", a.confirm)
+	r.Get("/approvals", a.approvals)
+	r.Get("/conversations", a.conversations)
+	r.Get("/conversations/{id}", a.conversation)
+	r.Get("/turns/{id}/events", a.events)
+	r.Get("/activity", a.activity)
+	r.Get("/control", a.control)
+	r.With(requireJSON).Post("/control/stop", a.stop)
+	r.Post("/control/resume", a.resume)
+	r.With(requireJSON).Post("/control/mode", a.setMode)
+	r.Get("/rules", a.rules)
+	r.With(requireJSON).Post("/rules", a.createRule)
+	r.Delete("/rules/{id}", a.deleteRule)
+	r.Get("/notifications", a.notifications)
+	r.Get("/memory/facts", a.facts)
+	r.With(requireJSON).Post("/memory/facts", a.addFact)
+	r.Delete("/memory/facts/{id}", a.forgetFact)
+	r.Get("/memory/search", a.searchMemory)
+	r.Post("/ledger/import", a.importStatement)
+	r.Get("/ledger/report", a.ledgerReport)
+	r.Get("/documents", a.documents)
+	r.Get("/documents/{id}", a.document)
+	r.Delete("/documents/{id}", a.deleteDocument)
 }
 
 // runnerNow is the runner's clock, read at each call (a test may set it after New).

@@ -1,0 +1,79 @@
+// Package documenttest builds small real documents (PDF, DOCX, XLSX) for tests of the
+// document routes and tools.
+package documenttest
+
+import (
+	"archive/zip"
+	"bytes"
+	"fmt"
+	"html"
+	"testing"
+
+	"github.com/go-pdf/fpdf"
+	"github.com/xuri/excelize/v2"
+)
+
+// PDF writes a PDF with one page per text, in a core font.
+func PDF(t testing.TB, pages ...string) []byte {
+	t.Helper()
+	p := fpdf.New("P", "mm", "A4", "")
+	p.SetFont("Helvetica", "", 12)
+	for _, text := range pages {
+		p.AddPage()
+		p.MultiCell(180, 6, text, "", "L", false)
+	}
+	var buf bytes.Buffer
+	if err := p.Output(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// DOCX writes a minimal Word document with one paragraph per text.
+func DOCX(t testing.TB, paragraphs ...string) []byte {
+	t.Helper()
+	body := ""
+	for _, p := range paragraphs {
+		body += fmt.Sprintf(`<w:p><w:r><w:t xml:space="preserve">%s</w:t></w:r></w:p>`, html.EscapeString(p))
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, text := range map[string]string{
+		"[Content_Types].xml": `<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`,
+		"word/document.xml": `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>` +
+			body + `</w:body></w:document>`,
+	} {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(text)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// XLSX writes a workbook with a sheet "Budget" of the given rows.
+func XLSX(t testing.TB, rows ...[]any) []byte {
+	t.Helper()
+	f := excelize.NewFile()
+	defer f.Close()
+	if err := f.SetSheetName("Sheet1", "Budget"); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rows {
+		cell, _ := excelize.CoordinatesToCellName(1, i+1)
+		if err := f.SetSheetRow("Budget", cell, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := f.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}

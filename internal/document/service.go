@@ -1,0 +1,181 @@
+package document
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/url"
+	"path"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// Paging of a document's text (GET /v1/documents/{id}, read_document).
+const (
+	DefaultPageChars = 20000
+	MaxPageChars     = 100000
+	// ListLimit is how many documents List returns at most, newest first.
+	ListLimit = 200
+	// DefaultMaxBytes caps a document when Service.MaxBytes is zero
+	// (STEWARD_MAX_DOCUMENT_BYTES's default).
+	DefaultMaxBytes = 20 << 20
+	maxNameChars    = 255
+)
+
+// Service is the owner's documents (docs/ARCHITECTURE.md §7): upload, list, read a page of
+// the text, delete, and store a page save_document fetched. Each method opens the owner
+// transaction and returns domain types or *steward.Errors.
+type Service struct {
+	Store *store.Store
+	// MaxBytes caps an uploaded document and a saved page's text
+	// (STEWARD_MAX_DOCUMENT_BYTES); zero means DefaultMaxBytes.
+	MaxBytes int64
+}
+
+// Limit is the largest document Upload takes, in bytes.
+func (s *Service) Limit() int64 { return s.maxBytes() }
+
+func (s *Service) maxBytes() int64 {
+	if s.MaxBytes > 0 {
+		return s.MaxBytes
+	}
+	return DefaultMaxBytes
+}
+
+// Upload extracts the text of an uploaded document and stores it. A document over MaxBytes
+// is too_large, a bad name or a document Extract refuses is invalid (with Extract's reason);
+// nothing is stored then.
+func (s *Service) Upload(ctx context.Context, ownerID uuid.UUID, name, contentType string, data []byte) (steward.Document, error) {
+	name, err := checkName(name)
+	if err != nil {
+		return steward.Document{}, err
+	}
+	if int64(len(data)) > s.maxBytes() {
+		return steward.Document{}, steward.Errorf(steward.CodeTooLarge, "the document is larger than %d bytes", s.maxBytes())
+	}
+	ex, err := Extract(name, contentType, data)
+	if err != nil {
+		return steward.Document{}, err
+	}
+	return s.create(ctx, ownerID, store.NewDocument{Name: name, ContentType: ex.ContentType, Content: data, Text: ex.Text(),
+		Source: store.DocumentSourceUpload})
+}
+
+// SavePage stores a page the save_document tool fetched (its text, already extracted) as a
+// text/plain document; the name defaults to the URL's last path segment or its host.
+func (s *Service) SavePage(ctx context.Context, ownerID uuid.UUID, p steward.SavedPage) (steward.Document, error) {
+	name := strings.TrimSpace(p.Name)
+	if name == "" {
+		name = nameOfURL(p.URL)
+	}
+	name, err := checkName(name)
+	if err != nil {
+		return steward.Document{}, err
+	}
+	if int64(len(p.Text)) > s.maxBytes() {
+		return steward.Document{}, steward.Errorf(steward.CodeTooLarge, "the page's text is larger than %d bytes", s.maxBytes())
+	}
+	if strings.TrimSpace(p.Text) == "" {
+		return steward.Document{}, steward.Refusef(steward.CodeInvalid, ReasonEmpty, "the page has no text to save")
+	}
+	turn := p.TurnID
+	return s.create(ctx, ownerID, store.NewDocument{Name: name, ContentType: TypeText, Content: []byte(p.Text), Text: p.Text,
+		Source: store.DocumentSourceTool, TurnID: &turn})
+}
+
+func (s *Service) create(ctx context.Context, ownerID uuid.UUID, d store.NewDocument) (steward.Document, error) {
+	sum := sha256.Sum256(d.Content)
+	d.SHA256 = hex.EncodeToString(sum[:])
+	var out steward.Document
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		doc, err := tx.Documents.Create(ctx, d)
+		out = domain(doc)
+		return err
+	})
+	return out, err
+}
+
+// List lists the owner's documents, newest first (at most ListLimit).
+func (s *Service) List(ctx context.Context, ownerID uuid.UUID) ([]steward.Document, error) {
+	var out []steward.Document
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		docs, err := tx.Documents.List(ctx, ListLimit)
+		out = make([]steward.Document, len(docs))
+		for i, d := range docs {
+			out[i] = domain(d)
+		}
+		return err
+	})
+	return out, err
+}
+
+// Read returns a document's metadata and up to maxChars characters of its text from offset
+// (characters; maxChars 0 means DefaultPageChars). Another owner's document, like an unknown
+// one, is not_found.
+func (s *Service) Read(ctx context.Context, ownerID, id uuid.UUID, offset, maxChars int) (steward.DocumentText, error) {
+	if maxChars == 0 {
+		maxChars = DefaultPageChars
+	}
+	if offset < 0 {
+		return steward.DocumentText{}, steward.Errorf(steward.CodeInvalid, "offset must not be negative")
+	}
+	if maxChars < 1 || maxChars > MaxPageChars {
+		return steward.DocumentText{}, steward.Errorf(steward.CodeInvalid, "max_chars must be from 1 to %d", MaxPageChars)
+	}
+	var out steward.DocumentText
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		doc, text, err := tx.Documents.Get(ctx, id, offset, maxChars)
+		if err != nil {
+			return err
+		}
+		out = steward.DocumentText{Document: domain(doc), Offset: offset, Text: text}
+		if end := offset + utf8.RuneCountInString(text); int64(end) < doc.TextChars {
+			out.NextOffset = end
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Delete deletes a document and takes its chunks out of recall; not_found when the owner
+// has no such document.
+func (s *Service) Delete(ctx context.Context, ownerID, id uuid.UUID) error {
+	return s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error { return tx.Documents.Delete(ctx, id) })
+}
+
+func domain(d store.Document) steward.Document {
+	return steward.Document{ID: d.ID, Name: d.Name, ContentType: d.ContentType, Size: d.Size, Source: d.Source,
+		TextChars: d.TextChars, CreatedAt: d.CreatedAt}
+}
+
+// checkName trims a document's name and refuses an empty, over-long or control-character one.
+func checkName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	switch {
+	case name == "":
+		return "", steward.Errorf(steward.CodeInvalid, "a document needs a name (the name query parameter)")
+	case !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return "", steward.Errorf(steward.CodeInvalid, "the document's name must be UTF-8 text without control characters")
+	case utf8.RuneCountInString(name) > maxNameChars:
+		return "", steward.Errorf(steward.CodeInvalid, "the document's name is longer than %d characters", maxNameChars)
+	}
+	return name, nil
+}
+
+// nameOfURL names a saved page after its URL's last path segment, else its host.
+func nameOfURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	if base := path.Base(u.Path); base != "." && base != "/" && base != "" {
+		return base
+	}
+	return u.Host
+}

@@ -1,0 +1,161 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/stewardhq/steward/internal/document"
+	"github.com/stewardhq/steward/internal/document/documenttest"
+	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/testdb"
+)
+
+// docServer serves the API with documents capped at maxDoc bytes and every other body at
+// 1 KiB, for two owners; it returns the server's URL and their keys.
+func docServer(t *testing.T, maxDoc int64) (base, alice, bob string) {
+	t.Helper()
+	db := testdb.Open(t, 4)
+	_, alice = db.Owner(t, "alice")
+	_, bob = db.Owner(t, "bob")
+	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Store: db.Store, Auth: db.Door, Logger: zerolog.Nop(), MaxBodyBytes: 1024,
+		Documents: &document.Service{Store: db.Store, MaxBytes: maxDoc}}))
+	t.Cleanup(srv.Close)
+	return srv.URL, alice, bob
+}
+
+func upload(t *testing.T, base, key, name, contentType string, data []byte) response {
+	t.Helper()
+	h := map[string]string{}
+	if contentType != "" {
+		h["Content-Type"] = contentType
+	}
+	return doHTTP(t, base, request{method: "POST", path: "/v1/documents?name=" + name, key: key, body: string(data), header: h})
+}
+
+func listDocs(t *testing.T, base, key string) []steward.Document {
+	t.Helper()
+	resp := doHTTP(t, base, request{method: "GET", path: "/v1/documents", key: key})
+	var out struct{ Documents []steward.Document }
+	if err := json.Unmarshal(resp.body, &out); err != nil || resp.status != 200 {
+		t.Fatalf("list: %d %s", resp.status, resp.body)
+	}
+	return out.Documents
+}
+
+// TestDocumentUploadAndRead: a PDF, a DOCX and an XLSX upload (the PDF larger than the
+// API's 1 KiB body limit: uploads have their own) and their extracted text is read back,
+// paged, through GET /v1/documents/{id}; the list shows all three.
+func TestDocumentUploadAndRead(t *testing.T) {
+	t.Parallel()
+	base, alice, _ := docServer(t, 1<<20)
+	files := []struct {
+		name, ct string
+		data     []byte
+		want     string
+	}{
+		{"report.pdf", "application/pdf", documenttest.PDF(t, "Quarterly revenue rose to 42 million.", "Page two mentions the harbour."), "harbour"},
+		{"letter.docx", "application/octet-stream", documenttest.DOCX(t, "Dear tenant, the rent rises in May."), "the rent rises in May"},
+		{"budget.xlsx", document.TypeXLSX, documenttest.XLSX(t, []any{"Item", "Cost"}, []any{"Bicycle repair", 85}), "Bicycle repair"},
+	}
+	if len(files[0].data) <= 1024 {
+		t.Fatalf("the PDF is %d bytes; it must exceed the 1 KiB body limit", len(files[0].data))
+	}
+	for _, f := range files {
+		resp := upload(t, base, alice, f.name, f.ct, f.data)
+		var created struct{ Document steward.Document }
+		if err := json.Unmarshal(resp.body, &created); err != nil || resp.status != 201 || created.Document.Name != f.name {
+			t.Fatalf("upload %s: %d %s", f.name, resp.status, resp.body)
+		}
+		resp = doHTTP(t, base, request{method: "GET", path: "/v1/documents/" + created.Document.ID.String(), key: alice})
+		var page steward.DocumentText
+		if err := json.Unmarshal(resp.body, &page); err != nil || resp.status != 200 || !strings.Contains(page.Text, f.want) {
+			t.Fatalf("read %s: %d %s; want text containing %q", f.name, resp.status, resp.body, f.want)
+		}
+		// A page of 5 characters, then the next.
+		resp = doHTTP(t, base, request{method: "GET", path: "/v1/documents/" + created.Document.ID.String() + "?max_chars=5", key: alice})
+		if err := json.Unmarshal(resp.body, &page); err != nil || resp.status != 200 || len([]rune(page.Text)) != 5 || page.NextOffset != 5 {
+			t.Fatalf("page of %s: %d %s", f.name, resp.status, resp.body)
+		}
+	}
+	if docs := listDocs(t, base, alice); len(docs) != 3 {
+		t.Fatalf("alice has %d documents, want 3: %+v", len(docs), docs)
+	}
+	if resp := doHTTP(t, base, request{method: "GET", path: "/v1/documents/" + listDocs(t, base, alice)[0].ID.String() + "?offset=x", key: alice}); resp.status != 400 {
+		t.Errorf("offset=x: %d %s; want 400", resp.status, resp.body)
+	}
+}
+
+// TestDocumentUploadRefusals: over the limit (declared or chunked) is 413, a type Steward
+// does not read 415, a corrupt PDF or no name 422 — and nothing is stored.
+func TestDocumentUploadRefusals(t *testing.T) {
+	t.Parallel()
+	base, alice, _ := docServer(t, 4096)
+	var pages []string
+	for i := range 20 {
+		pages = append(pages, fmt.Sprintf("Page %d of the long report, line %x.", i, i*7919))
+	}
+	big := documenttest.PDF(t, pages...)
+	if len(big) <= 4096 {
+		t.Fatalf("the big PDF is only %d bytes", len(big))
+	}
+	if resp := upload(t, base, alice, "big.pdf", "application/pdf", big); resp.status != 413 {
+		t.Errorf("over the limit: %d %s; want 413", resp.status, resp.body)
+	}
+	resp := doHTTP(t, base, request{method: "POST", path: "/v1/documents?name=big.pdf", key: alice, body: string(big), chunked: true,
+		header: map[string]string{"Content-Type": "application/pdf"}})
+	if resp.status != 413 {
+		t.Errorf("over the limit, chunked: %d %s; want 413", resp.status, resp.body)
+	}
+	if resp := upload(t, base, alice, "tool.exe", "application/x-msdownload", []byte("MZ")); resp.status != 415 || !strings.Contains(string(resp.body), "not a type Steward reads") {
+		t.Errorf("unknown type: %d %s; want 415 with a clear message", resp.status, resp.body)
+	}
+	if resp := upload(t, base, alice, "broken.pdf", "application/pdf", []byte("%PDF-1.4 not really")); resp.status != 422 {
+		t.Errorf("corrupt PDF: %d %s; want 422", resp.status, resp.body)
+	}
+	if resp := upload(t, base, alice, "", "text/plain", []byte("hello")); resp.status != 422 {
+		t.Errorf("no name: %d %s; want 422", resp.status, resp.body)
+	}
+	if docs := listDocs(t, base, alice); len(docs) != 0 {
+		t.Fatalf("refused uploads stored %d documents: %+v", len(docs), docs)
+	}
+}
+
+// TestDocumentOwners: bob can neither list, read nor delete alice's document (404, as for
+// an unknown id); alice can delete it, and then it is gone.
+func TestDocumentOwners(t *testing.T) {
+	t.Parallel()
+	base, alice, bob := docServer(t, 1<<20)
+	resp := upload(t, base, alice, "notes.txt", "text/plain", []byte("Alice's private notes."))
+	var created struct{ Document steward.Document }
+	if err := json.Unmarshal(resp.body, &created); err != nil || resp.status != 201 {
+		t.Fatalf("upload: %d %s", resp.status, resp.body)
+	}
+	path := "/v1/documents/" + created.Document.ID.String()
+	if docs := listDocs(t, base, bob); len(docs) != 0 {
+		t.Errorf("bob lists %+v", docs)
+	}
+	if resp := doHTTP(t, base, request{method: "GET", path: path, key: bob}); resp.status != 404 {
+		t.Errorf("bob reads alice's document: %d %s; want 404", resp.status, resp.body)
+	}
+	if resp := doHTTP(t, base, request{method: "DELETE", path: path, key: bob}); resp.status != 404 {
+		t.Errorf("bob deletes alice's document: %d %s; want 404", resp.status, resp.body)
+	}
+	if resp := doHTTP(t, base, request{method: "GET", path: path, key: alice}); resp.status != 200 || !strings.Contains(string(resp.body), "private notes") {
+		t.Fatalf("alice's document after bob's attempts: %d %s", resp.status, resp.body)
+	}
+	if resp := doHTTP(t, base, request{method: "DELETE", path: path, key: alice}); resp.status != 204 {
+		t.Fatalf("alice deletes: %d %s", resp.status, resp.body)
+	}
+	if resp := doHTTP(t, base, request{method: "GET", path: path, key: alice}); resp.status != 404 {
+		t.Errorf("after delete: %d %s; want 404", resp.status, resp.body)
+	}
+	if resp := doHTTP(t, base, request{method: "GET", path: "/v1/documents/not-a-uuid", key: alice}); resp.status != 404 {
+		t.Errorf("bad id: %d %s; want 404", resp.status, resp.body)
+	}
+}

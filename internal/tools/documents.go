@@ -1,0 +1,141 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/steward"
+)
+
+// Documents is the owner's documents as the document tools need them (internal/document's
+// Service implements it; each call opens a short owner transaction of its own, outside the
+// turn's).
+type Documents interface {
+	// List lists the owner's documents, newest first.
+	List(ctx context.Context, ownerID uuid.UUID) ([]steward.Document, error)
+	// Read returns a page of a document's text; ErrNotFound for an unknown document.
+	Read(ctx context.Context, ownerID, id uuid.UUID, offset, maxChars int) (steward.DocumentText, error)
+	// SavePage stores a fetched page's text as a document.
+	SavePage(ctx context.Context, ownerID uuid.UUID, p steward.SavedPage) (steward.Document, error)
+}
+
+// DocumentTools returns list_documents and read_document (reads) and save_document (a write
+// that fetches through f, the egress-guarded web fetcher, and so is External: asked every
+// time, never on an "always" rule). Document text is tool output: it reaches the model only
+// inside a data block (docs/ARCHITECTURE.md §3).
+func DocumentTools(d Documents, f Fetcher) []Tool {
+	save := saveDocumentTool(d, f)
+	save.External = true
+	return []Tool{listDocumentsTool(d), readDocumentTool(d), save}
+}
+
+type listDocumentsArgs struct{}
+
+func listDocumentsTool(d Documents) Tool {
+	return New("list_documents",
+		"List the owner's stored documents (id, name, type, size, text length), newest first.",
+		steward.KindRead,
+		func(ctx context.Context, env Env, _ listDocumentsArgs) (any, error) {
+			docs, err := d.List(ctx, env.OwnerID)
+			if err != nil {
+				return nil, fmt.Errorf("list documents: %w", err)
+			}
+			if docs == nil {
+				docs = []steward.Document{}
+			}
+			return map[string]any{"documents": docs}, nil
+		})
+}
+
+// readDocumentArgs are the arguments of read_document.
+type readDocumentArgs struct {
+	ID       string `json:"id" jsonschema:"id (UUID) of the document, as returned by list_documents"`
+	Offset   int    `json:"offset,omitempty" jsonschema:"the character to start at (default 0; next_offset of the previous read)"`
+	MaxChars int    `json:"max_chars,omitempty" jsonschema:"the most characters to return (default 20000, at most 100000)"`
+
+	id uuid.UUID
+}
+
+// Check parses the id and bounds offset and max_chars.
+func (a *readDocumentArgs) Check() (err error) {
+	if a.id, err = parseID("id", a.ID); err != nil {
+		return err
+	}
+	if a.Offset < 0 {
+		return &ArgError{Field: "offset", Msg: "must not be negative"}
+	}
+	if a.MaxChars == 0 {
+		a.MaxChars = DefaultMaxChars
+	}
+	if a.MaxChars < 1 || a.MaxChars > maxMaxChars {
+		return &ArgError{Field: "max_chars", Msg: fmt.Sprintf("must be from 1 to %d", maxMaxChars)}
+	}
+	return nil
+}
+
+func readDocumentTool(d Documents) Tool {
+	return New("read_document",
+		"Read a stored document's extracted text from offset, at most max_chars characters (default 20000); "+
+			"next_offset says where the rest starts.",
+		steward.KindRead,
+		func(ctx context.Context, env Env, a readDocumentArgs) (any, error) {
+			page, err := d.Read(ctx, env.OwnerID, a.id, a.Offset, a.MaxChars)
+			if errors.Is(err, steward.ErrNotFound) {
+				return nil, &ArgError{Field: "id", Msg: "no document with id " + a.id.String() + "; use list_documents to find it", Err: err}
+			}
+			if err != nil {
+				return nil, fmt.Errorf("read document %s: %w", a.id, err)
+			}
+			return page, nil
+		})
+}
+
+// saveDocumentArgs are the arguments of save_document.
+type saveDocumentArgs struct {
+	URL  string `json:"url" jsonschema:"the http or https URL of the page or PDF to save"`
+	Name string `json:"name,omitempty" jsonschema:"the document's name (default: the URL's last path segment)"`
+}
+
+// Check trims the URL and the name.
+func (a *saveDocumentArgs) Check() error {
+	a.URL, a.Name = strings.TrimSpace(a.URL), strings.TrimSpace(a.Name)
+	if err := checkLength("url", a.URL, 1, 4096); err != nil {
+		return err
+	}
+	return checkLength("name", a.Name, 0, 255)
+}
+
+func saveDocumentTool(d Documents, f Fetcher) Tool {
+	return New("save_document",
+		"Fetch a web page or PDF by URL and store its text as one of the owner's documents (asks the owner first).",
+		steward.KindWrite,
+		func(ctx context.Context, env Env, a saveDocumentArgs) (any, error) {
+			if f == nil {
+				return nil, errors.New("save_document has no fetcher")
+			}
+			p, err := f.Fetch(ctx, a.URL)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				return nil, &ArgError{Field: "url", Msg: err.Error(), Err: err}
+			}
+			name := a.Name
+			if name == "" {
+				name = p.Title
+			}
+			doc, err := d.SavePage(ctx, env.OwnerID, steward.SavedPage{Name: name, URL: p.URL, ContentType: p.ContentType, Text: p.Text, TurnID: env.TurnID})
+			var se *steward.Error
+			if errors.As(err, &se) && se.Code != steward.CodeInternal {
+				return nil, &ArgError{Field: "url", Msg: se.Message, Err: err}
+			}
+			if err != nil {
+				return nil, fmt.Errorf("save document: %w", err)
+			}
+			return map[string]any{"document": doc}, nil
+		})
+}
