@@ -267,17 +267,17 @@ const failStaleRuns = `-- name: FailStaleRuns :execrows
 UPDATE job_runs SET status = 'failed', finished_at = now(),
     error = 'interrupted: the process running this job stopped before it finished'
 WHERE owner_id = $1 AND status = 'running'
-    AND started_at < now() - make_interval(secs => $2::float8)
+    AND started_at < $2::timestamptz
 `
 
 type FailStaleRunsParams struct {
-	OwnerID          uuid.UUID
-	OlderThanSeconds float64
+	OwnerID uuid.UUID
+	Before  time.Time
 }
 
 // A run still marked running long after its process could be working on it died with it.
 func (q *Queries) FailStaleRuns(ctx context.Context, arg FailStaleRunsParams) (int64, error) {
-	result, err := q.db.Exec(ctx, failStaleRuns, arg.OwnerID, arg.OlderThanSeconds)
+	result, err := q.db.Exec(ctx, failStaleRuns, arg.OwnerID, arg.Before)
 	if err != nil {
 		return 0, err
 	}

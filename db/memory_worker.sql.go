@@ -47,17 +47,18 @@ func (q *Queries) AddFactChunk(ctx context.Context, arg AddFactChunkParams) (int
 
 const claimIngest = `-- name: ClaimIngest :one
 UPDATE memory_outbox
-SET attempts = attempts + 1, locked_until = now() + make_interval(secs => $1::float8)
+SET attempts = attempts + 1, locked_until = $1::timestamptz
 WHERE owner_id = $2 AND id = $3
-    AND done_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now()
-    AND (locked_until IS NULL OR locked_until <= now())
+    AND done_at IS NULL AND failed_at IS NULL AND next_attempt_at <= $4
+    AND (locked_until IS NULL OR locked_until <= $4)
 RETURNING id, turn_id, conversation_id, attempts
 `
 
 type ClaimIngestParams struct {
-	LeaseSeconds float64
-	OwnerID      uuid.UUID
-	ID           int64
+	LockedUntil time.Time
+	OwnerID     uuid.UUID
+	ID          int64
+	Now         time.Time
 }
 
 type ClaimIngestRow struct {
@@ -69,7 +70,12 @@ type ClaimIngestRow struct {
 
 // Leases a due item and counts the attempt; attempts is the lease's fencing token.
 func (q *Queries) ClaimIngest(ctx context.Context, arg ClaimIngestParams) (ClaimIngestRow, error) {
-	row := q.db.QueryRow(ctx, claimIngest, arg.LeaseSeconds, arg.OwnerID, arg.ID)
+	row := q.db.QueryRow(ctx, claimIngest,
+		arg.LockedUntil,
+		arg.OwnerID,
+		arg.ID,
+		arg.Now,
+	)
 	var i ClaimIngestRow
 	err := row.Scan(
 		&i.ID,
@@ -150,11 +156,16 @@ func (q *Queries) ConversationChunks(ctx context.Context, arg ConversationChunks
 const dueIngests = `-- name: DueIngests :many
 
 SELECT id, owner_id FROM memory_outbox
-WHERE done_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now()
-    AND (locked_until IS NULL OR locked_until <= now())
+WHERE done_at IS NULL AND failed_at IS NULL AND next_attempt_at <= $1
+    AND (locked_until IS NULL OR locked_until <= $1)
 ORDER BY next_attempt_at, id
-LIMIT $1
+LIMIT $2
 `
+
+type DueIngestsParams struct {
+	Now     time.Time
+	MaxRows int32
+}
 
 type DueIngestsRow struct {
 	ID      int64
@@ -164,8 +175,8 @@ type DueIngestsRow struct {
 // Memory: recall, the ingestion outbox, consolidation. (memory.sql holds the tools' queries.)
 // Cross-owner (the Door, through memory_outbox's directory policy): outbox items due now
 // and not leased. The worker claims each one inside its owner's transaction.
-func (q *Queries) DueIngests(ctx context.Context, maxRows int32) ([]DueIngestsRow, error) {
-	rows, err := q.db.Query(ctx, dueIngests, maxRows)
+func (q *Queries) DueIngests(ctx context.Context, arg DueIngestsParams) ([]DueIngestsRow, error) {
+	rows, err := q.db.Query(ctx, dueIngests, arg.Now, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -187,25 +198,25 @@ func (q *Queries) DueIngests(ctx context.Context, maxRows int32) ([]DueIngestsRo
 const failIngest = `-- name: FailIngest :execrows
 UPDATE memory_outbox
 SET last_error = $1, locked_until = NULL,
-    next_attempt_at = now() + make_interval(secs => $2::float8),
+    next_attempt_at = $2,
     failed_at = CASE WHEN $3::bool THEN now() END
 WHERE owner_id = $4 AND id = $5 AND attempts = $6
     AND done_at IS NULL AND failed_at IS NULL
 `
 
 type FailIngestParams struct {
-	LastError    string
-	RetrySeconds float64
-	GiveUp       bool
-	OwnerID      uuid.UUID
-	ID           int64
-	Attempts     int32
+	LastError string
+	RetryAt   time.Time
+	GiveUp    bool
+	OwnerID   uuid.UUID
+	ID        int64
+	Attempts  int32
 }
 
 func (q *Queries) FailIngest(ctx context.Context, arg FailIngestParams) (int64, error) {
 	result, err := q.db.Exec(ctx, failIngest,
 		arg.LastError,
-		arg.RetrySeconds,
+		arg.RetryAt,
 		arg.GiveUp,
 		arg.OwnerID,
 		arg.ID,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 	pgvector "github.com/pgvector/pgvector-go"
 )
 
@@ -47,6 +48,20 @@ type Conversation struct {
 	UpdatedAt time.Time
 }
 
+type Document struct {
+	ID          uuid.UUID
+	OwnerID     uuid.UUID
+	Name        string
+	ContentType string
+	SizeBytes   int64
+	Sha256      string
+	Content     []byte
+	Text        string
+	Source      string
+	TurnID      uuid.NullUUID
+	CreatedAt   time.Time
+}
+
 type JobRun struct {
 	ID           uuid.UUID
 	OwnerID      uuid.UUID
@@ -60,6 +75,44 @@ type JobRun struct {
 	CreatedAt    time.Time
 	StartedAt    *time.Time
 	FinishedAt   *time.Time
+}
+
+type LedgerAccount struct {
+	ID        uuid.UUID
+	OwnerID   uuid.UUID
+	Name      string
+	Kind      string
+	Currency  string
+	CreatedAt time.Time
+}
+
+type LedgerBudget struct {
+	ID           uuid.UUID
+	OwnerID      uuid.UUID
+	Category     string
+	MonthlyMinor int64
+	Currency     string
+	UpdatedAt    time.Time
+}
+
+type LedgerPosting struct {
+	ID            int64
+	OwnerID       uuid.UUID
+	TransactionID uuid.UUID
+	AccountID     uuid.UUID
+	AmountMinor   int64
+	Currency      string
+}
+
+type LedgerTransaction struct {
+	ID          uuid.UUID
+	OwnerID     uuid.UUID
+	Date        pgtype.Date
+	Description string
+	Merchant    string
+	Source      string
+	ImportHash  *string
+	CreatedAt   time.Time
 }
 
 type MemoryChunk struct {
@@ -242,6 +295,16 @@ type Turn struct {
 	UpdatedAt      time.Time
 	ExpiresAt      *time.Time
 	FinishedAt     *time.Time
+}
+
+type WebSession struct {
+	ID        uuid.UUID
+	OwnerID   uuid.UUID
+	Hash      []byte
+	UserAgent string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	RevokedAt *time.Time
 }
 
 type Webhook struct {

@@ -14,23 +14,31 @@ import (
 
 const claimTurn = `-- name: ClaimTurn :one
 UPDATE turns SET status = 'resuming', version = version + 1,
-    lease_until = now() + make_interval(secs => $1::float8), updated_at = now()
-WHERE owner_id = $2 AND id = $3
-    AND ((status = 'suspended' AND (expires_at IS NULL OR expires_at > now()))
-        OR (status = 'resuming' AND lease_until < now()))
+    lease_until = $1::timestamptz + make_interval(secs => $2::float8), updated_at = now()
+WHERE owner_id = $3 AND id = $4
+    AND ((status = 'suspended' AND (expires_at IS NULL OR expires_at > $1))
+        OR (status = 'resuming' AND lease_until < $1))
 RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at
 `
 
 type ClaimTurnParams struct {
+	Now          time.Time
 	LeaseSeconds float64
 	OwnerID      uuid.UUID
 	ID           uuid.UUID
 }
 
+// now is the caller's clock (docs/ARCHITECTURE.md §9): expiry and leases are decided by it,
+// never by the database's now().
 // The exactly-once claim of a suspended turn: one conditional update that returns the state.
 // A resuming turn whose lease lapsed (its process died) can be claimed again to recover it.
 func (q *Queries) ClaimTurn(ctx context.Context, arg ClaimTurnParams) (Turn, error) {
-	row := q.db.QueryRow(ctx, claimTurn, arg.LeaseSeconds, arg.OwnerID, arg.ID)
+	row := q.db.QueryRow(ctx, claimTurn,
+		arg.Now,
+		arg.LeaseSeconds,
+		arg.OwnerID,
+		arg.ID,
+	)
 	var i Turn
 	err := row.Scan(
 		&i.ID,
@@ -105,11 +113,16 @@ func (q *Queries) CreateTurn(ctx context.Context, arg CreateTurnParams) (Turn, e
 
 const expireTurns = `-- name: ExpireTurns :execrows
 UPDATE turns SET status = 'expired', version = version + 1, updated_at = now(), finished_at = now()
-WHERE owner_id = $1 AND status = 'suspended' AND expires_at <= now()
+WHERE owner_id = $1 AND status = 'suspended' AND expires_at <= $2::timestamptz
 `
 
-func (q *Queries) ExpireTurns(ctx context.Context, ownerID uuid.UUID) (int64, error) {
-	result, err := q.db.Exec(ctx, expireTurns, ownerID)
+type ExpireTurnsParams struct {
+	OwnerID uuid.UUID
+	Now     time.Time
+}
+
+func (q *Queries) ExpireTurns(ctx context.Context, arg ExpireTurnsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, expireTurns, arg.OwnerID, arg.Now)
 	if err != nil {
 		return 0, err
 	}
@@ -120,18 +133,18 @@ const failStaleTurns = `-- name: FailStaleTurns :execrows
 UPDATE turns SET status = 'failed', version = version + 1, updated_at = now(), finished_at = now(),
     error = 'interrupted: the process running this turn stopped before it finished', state = NULL
 WHERE owner_id = $1 AND status = 'running'
-    AND updated_at < now() - make_interval(secs => $2::float8)
+    AND updated_at < $2
 `
 
 type FailStaleTurnsParams struct {
-	OwnerID          uuid.UUID
-	OlderThanSeconds float64
+	OwnerID uuid.UUID
+	Before  time.Time
 }
 
 // A turn still running long after any process could be working on it (the longest function
 // timeout is 15 minutes) died with its process: it is failed, so it does not linger.
 func (q *Queries) FailStaleTurns(ctx context.Context, arg FailStaleTurnsParams) (int64, error) {
-	result, err := q.db.Exec(ctx, failStaleTurns, arg.OwnerID, arg.OlderThanSeconds)
+	result, err := q.db.Exec(ctx, failStaleTurns, arg.OwnerID, arg.Before)
 	if err != nil {
 		return 0, err
 	}

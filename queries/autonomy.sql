@@ -151,4 +151,4 @@ SELECT DISTINCT owner_id FROM notification_channels WHERE enabled ORDER BY owner
 UPDATE job_runs SET status = 'failed', finished_at = now(),
     error = 'interrupted: the process running this job stopped before it finished'
 WHERE owner_id = sqlc.arg(owner_id) AND status = 'running'
-    AND started_at < now() - make_interval(secs => sqlc.arg(older_than_seconds)::float8);
+    AND started_at < sqlc.arg(before)::timestamptz;

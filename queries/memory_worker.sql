@@ -4,8 +4,8 @@
 -- Cross-owner (the Door, through memory_outbox's directory policy): outbox items due now
 -- and not leased. The worker claims each one inside its owner's transaction.
 SELECT id, owner_id FROM memory_outbox
-WHERE done_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now()
-    AND (locked_until IS NULL OR locked_until <= now())
+WHERE done_at IS NULL AND failed_at IS NULL AND next_attempt_at <= sqlc.arg(now)
+    AND (locked_until IS NULL OR locked_until <= sqlc.arg(now))
 ORDER BY next_attempt_at, id
 LIMIT sqlc.arg(max_rows);
 
@@ -32,10 +32,10 @@ ORDER BY failed_at DESC, id LIMIT sqlc.arg(max_rows);
 -- name: ClaimIngest :one
 -- Leases a due item and counts the attempt; attempts is the lease's fencing token.
 UPDATE memory_outbox
-SET attempts = attempts + 1, locked_until = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8)
+SET attempts = attempts + 1, locked_until = sqlc.arg(locked_until)::timestamptz
 WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id)
-    AND done_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now()
-    AND (locked_until IS NULL OR locked_until <= now())
+    AND done_at IS NULL AND failed_at IS NULL AND next_attempt_at <= sqlc.arg(now)
+    AND (locked_until IS NULL OR locked_until <= sqlc.arg(now))
 RETURNING id, turn_id, conversation_id, attempts;
 
 -- name: CompleteIngest :execrows
@@ -46,7 +46,7 @@ WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND attempts = sqlc.ar
 -- name: FailIngest :execrows
 UPDATE memory_outbox
 SET last_error = sqlc.arg(last_error), locked_until = NULL,
-    next_attempt_at = now() + make_interval(secs => sqlc.arg(retry_seconds)::float8),
+    next_attempt_at = sqlc.arg(retry_at),
     failed_at = CASE WHEN sqlc.arg(give_up)::bool THEN now() END
 WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND attempts = sqlc.arg(attempts)
     AND done_at IS NULL AND failed_at IS NULL;

@@ -28,18 +28,20 @@ WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND version = sqlc.arg
     AND status IN ('running', 'resuming');
 
 -- name: ClaimTurn :one
+-- now is the caller's clock (docs/ARCHITECTURE.md §9): expiry and leases are decided by it,
+-- never by the database's now().
 -- The exactly-once claim of a suspended turn: one conditional update that returns the state.
 -- A resuming turn whose lease lapsed (its process died) can be claimed again to recover it.
 UPDATE turns SET status = 'resuming', version = version + 1,
-    lease_until = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8), updated_at = now()
+    lease_until = sqlc.arg(now)::timestamptz + make_interval(secs => sqlc.arg(lease_seconds)::float8), updated_at = now()
 WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id)
-    AND ((status = 'suspended' AND (expires_at IS NULL OR expires_at > now()))
-        OR (status = 'resuming' AND lease_until < now()))
+    AND ((status = 'suspended' AND (expires_at IS NULL OR expires_at > sqlc.arg(now)))
+        OR (status = 'resuming' AND lease_until < sqlc.arg(now)))
 RETURNING *;
 
 -- name: ExpireTurns :execrows
 UPDATE turns SET status = 'expired', version = version + 1, updated_at = now(), finished_at = now()
-WHERE owner_id = sqlc.arg(owner_id) AND status = 'suspended' AND expires_at <= now();
+WHERE owner_id = sqlc.arg(owner_id) AND status = 'suspended' AND expires_at <= sqlc.arg(now)::timestamptz;
 
 -- name: ListConversationTurns :many
 SELECT * FROM turns WHERE owner_id = sqlc.arg(owner_id) AND conversation_id = sqlc.arg(conversation_id)
@@ -51,4 +53,4 @@ ORDER BY created_at, id LIMIT sqlc.arg(max_rows);
 UPDATE turns SET status = 'failed', version = version + 1, updated_at = now(), finished_at = now(),
     error = 'interrupted: the process running this turn stopped before it finished', state = NULL
 WHERE owner_id = sqlc.arg(owner_id) AND status = 'running'
-    AND updated_at < now() - make_interval(secs => sqlc.arg(older_than_seconds)::float8);
+    AND updated_at < sqlc.arg(before);

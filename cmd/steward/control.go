@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"strings"
 
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/config"
+	"github.com/stewardhq/steward/internal/control"
 )
 
 const controlUsage = `Usage:
@@ -46,25 +46,19 @@ func setKill(ctx context.Context, e env, cfg config.Config, args []string, engag
 	if _, err := parseFlags(fs, args, controlUsage, 0, 0); err != nil {
 		return err
 	}
-	if !engaged {
-		*reason = ""
-	}
-	*reason = strings.TrimSpace(*reason)
-	if len(*reason) > 500 {
-		return fmt.Errorf("control: reason is longer than 500 characters")
-	}
 	door, err := openDoor(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer door.Close()
+	op := control.Operator{Door: door}
 	what := "the deployment"
 	if owner.id != uuid.Nil {
-		if err := door.SetOwnerKill(ctx, owner.id, engaged, *reason); err != nil {
+		if err := op.SetOwnerKill(ctx, owner.id, engaged, *reason); err != nil {
 			return fmt.Errorf("control: %w", err)
 		}
 		what = "owner " + owner.id.String()
-	} else if err := door.SetGlobalKill(ctx, engaged, *reason); err != nil {
+	} else if err := op.SetDeploymentKill(ctx, engaged, *reason); err != nil {
 		return fmt.Errorf("control: %w", err)
 	}
 	state := "resumed"
@@ -86,7 +80,7 @@ func controlStatus(ctx context.Context, e env, cfg config.Config, args []string)
 		return err
 	}
 	defer door.Close()
-	st, err := door.Control(ctx)
+	st, err := control.Operator{Door: door}.Status(ctx)
 	if err != nil {
 		return fmt.Errorf("control status: %w", err)
 	}

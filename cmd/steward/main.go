@@ -48,6 +48,8 @@ Commands:
   jobs list|add|remove|run NAME  scheduled jobs (morning-briefing, weekly-review)
   webhooks add --source NAME     an incoming signed webhook (secret shown once)
   memory consolidate             supersede near-duplicate memories, summarise old conversations
+  ledger import FILE --account NAME
+                                 import a bank statement (CSV) into the ledger
   version                        print the version
   help                           print this help
 
@@ -88,6 +90,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"jobs":     runJobs,
 		"webhooks": runWebhooks,
 		"memory":   runMemory,
+		"ledger":   runLedger,
 	}
 	command, ok := commands[cmd]
 	if !ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/config"
+	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -128,9 +129,6 @@ func ownersList(ctx context.Context, e env, cfg config.Config, args []string) er
 	return tw.Flush()
 }
 
-// maxCostMicros bounds a daily cost budget: $1,000,000.
-const maxCostMicros = 1_000_000 * 1_000_000
-
 func ownersBudget(ctx context.Context, e env, cfg config.Config, args []string) error {
 	fs := flag.NewFlagSet("owners budget", flag.ContinueOnError)
 	owner := ownerFlag(fs)
@@ -170,7 +168,7 @@ func ownersBudget(ctx context.Context, e env, cfg config.Config, args []string) 
 		return err
 	}
 	defer door.Close()
-	got, err := door.UpdateDailyLimits(ctx, owner.id, msgLimit, costLimit)
+	got, err := control.Operator{Door: door}.SetBudget(ctx, owner.id, msgLimit, costLimit)
 	if err != nil {
 		return fmt.Errorf("owners budget: %w", err)
 	}
@@ -208,7 +206,7 @@ func parseMicros(s string) (int64, error) {
 	w, _ := strconv.ParseInt(whole, 10, 64)
 	f, _ := strconv.ParseInt((frac + "000000")[:6], 10, 64)
 	micros := w*1_000_000 + f
-	if micros > maxCostMicros {
+	if micros > control.MaxDailyCostMicros {
 		return 0, tooMuch
 	}
 	return micros, nil

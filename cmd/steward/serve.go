@@ -71,27 +71,35 @@ func runServe(ctx context.Context, e env, cfg config.Config, args []string) erro
 		}
 		defer debug.Close()
 	}
-	bgCtx, stopBackground := context.WithCancel(ctx)
-	background := make(chan struct{})
-	go func() { defer close(background); a.RunBackground(bgCtx) }()
+	// The background work (scheduler ticks, memory worker, webhook runs) is one errgroup:
+	// stopBackground cancels it and waits until all of it returned. It runs before the
+	// deferred a.Close on every path, so no goroutine uses a closed pool (ARCHITECTURE.md §10).
+	bgCtx, cancelBackground := context.WithCancel(ctx)
+	background := make(chan error, 1)
+	go func() { background <- a.RunBackground(bgCtx) }()
+	stopBackground := func() error {
+		cancelBackground()
+		return <-background
+	}
 	log.Info().Str("addr", ln.Addr().String()).Msg("listening")
 	fmt.Fprintf(e.stdout, "Steward listening on http://%s (model: %s). Ctrl-C stops it.\n", ln.Addr(), a.Runner.Model.Name())
 
 	select {
 	case err = <-serveErr:
-		err = fmt.Errorf("serve: %w", err)
+		return errors.Join(fmt.Errorf("serve: %w", err), stopBackground())
 	case <-ctx.Done():
 	}
-	stopBackground()
-	<-background
-	if err != nil {
-		return err
-	}
 	log.Info().Msg("shutting down")
+	// In-flight requests finish first (one may hand a webhook run to the background group),
+	// then the background stops; the pools close last (deferred).
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+	shutdownErr := srv.Shutdown(sctx)
+	if err := stopBackground(); err != nil {
+		return fmt.Errorf("background: %w", err)
+	}
+	if shutdownErr != nil {
+		return fmt.Errorf("shutdown: %w", shutdownErr)
 	}
 	if err := <-serveErr; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)

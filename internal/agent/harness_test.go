@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,6 +30,9 @@ type harness struct {
 	runner *agent.Runner
 	// superURL connects as the superuser, which sees every session of the database.
 	superURL string
+	// clock is the runner's clock: tests advance it instead of sleeping past a lease or an
+	// expiry (docs/ARCHITECTURE.md §9).
+	clock *testClock
 	// lookups counts runs of the "lookup" read tool; sends counts runs of "send_mail".
 	lookups, sends atomic.Int32
 }
@@ -37,7 +41,7 @@ func newHarness(t testing.TB, model llm.Model) *harness {
 	t.Helper()
 	db := testdb.Open(t, 20)
 	owner, _ := db.Owner(t, "alice")
-	h := &harness{t: t, ctx: context.Background(), store: db.Store, door: db.Door, owner: owner.ID, superURL: db.SuperURL}
+	h := &harness{t: t, ctx: context.Background(), store: db.Store, door: db.Door, owner: owner.ID, superURL: db.SuperURL, clock: &testClock{}}
 	type lookupArgs struct {
 		Key string `json:"key"`
 	}
@@ -57,8 +61,28 @@ func newHarness(t testing.TB, model llm.Model) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.runner = &agent.Runner{Model: model, Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour}
+	h.runner = &agent.Runner{Model: model, Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Now: h.clock.Now}
 	return h
+}
+
+// testClock is the wall clock moved forward by what Advance added, so that rows the
+// database stamps with now() (created_at, updated_at) stay in the clock's past.
+type testClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+// Advance moves the clock forward by d.
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
 }
 
 func (h *harness) start(msg string) steward.View {

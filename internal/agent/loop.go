@@ -460,7 +460,6 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 			return err // stopped before any tool ran
 		}
 		for i, c := range calls {
-			x.send(StreamEvent{Type: "tool_call", Call: &calls[i]})
 			tool, ok := r.Tools.Get(c.Name)
 			if !ok {
 				res := errorResult(c, fmt.Sprintf("unknown tool %q; available tools: %s", c.Name, strings.Join(r.Tools.Names(), ", ")))
@@ -509,7 +508,7 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 		}
 		return x.flush(ctx, tx)
 	})
-	if err == nil && len(reads) > 0 {
+	if err == nil {
 		killed, err = r.reads(ctx, x, calls, reads, recs, results)
 	}
 	if err == nil {
@@ -543,7 +542,14 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 // that also checks the kill switch again before the next model call (what ran is kept).
 func (r *Runner) reads(ctx context.Context, x *run, calls []steward.ToolCall, reads []int, recs []steward.CallRecord, results []*steward.ToolResult) (killed, err error) {
 	data := readData{r: r, x: x}
-	for _, i := range reads {
+	next := 0
+	for i := range calls {
+		// The client sees the calls in the model's order, each read's result after its call.
+		x.send(StreamEvent{Type: "tool_call", Call: &calls[i]})
+		if next >= len(reads) || reads[next] != i {
+			continue
+		}
+		next++
 		res, err := r.runTool(ctx, data, x, calls[i])
 		if err != nil {
 			return nil, err
@@ -553,6 +559,9 @@ func (r *Runner) reads(ctx context.Context, x *run, calls []steward.ToolCall, re
 		if res.IsError {
 			recs[i].Status = steward.CallFailed
 		}
+	}
+	if len(reads) == 0 {
+		return nil, nil
 	}
 	err = r.inOwner(ctx, x, func(tx Tx) error {
 		for _, i := range reads {
@@ -693,12 +702,8 @@ func (r *Runner) gateRequest(x *run, c steward.ToolCall) steward.GateRequest {
 	tool, ok := r.Tools.Get(c.Name)
 	req.NoAllowRules = !ok || !tool.AlwaysOffered()
 	if ok && tool.Money != nil {
-		var args map[string]json.RawMessage
-		var m steward.Money
-		if json.Unmarshal(c.Args, &args) == nil && json.Unmarshal(args[tool.Money.Amount], &m.Minor) == nil &&
-			json.Unmarshal(args[tool.Money.Currency], &m.Currency) == nil {
-			req.Money = &m
-		}
+		req.MovesMoney = true
+		req.Money, _ = tool.MoneyIn(c.Args) // nil when unreadable: the gate denies it (ARCHITECTURE.md §2)
 	}
 	return req
 }

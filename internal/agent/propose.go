@@ -13,8 +13,9 @@ import (
 )
 
 // Read runs one read tool for a client of a face that calls tools directly (MCP), outside
-// any transaction, with data that refuses writes, after the kill switch is checked. A tool
-// that refuses its arguments answers with an error result (isError), not an error.
+// any transaction, with data that refuses writes, after the kill switch is checked. It makes
+// no turn, so nothing is journaled (the face's access log records the request). A tool that
+// refuses its arguments answers with an error result (isError), not an error.
 func (r *Runner) Read(ctx context.Context, ownerID uuid.UUID, name string, args json.RawMessage) (steward.ToolResult, error) {
 	tool, ok := r.Tools.Get(name)
 	switch {
@@ -30,7 +31,8 @@ func (r *Runner) Read(ctx context.Context, ownerID uuid.UUID, name string, args 
 	if err := tool.Validate(args); err != nil {
 		return errorResult(c, err.Error()), nil
 	}
-	x := &run{turn: steward.Turn{OwnerID: ownerID}}
+	// No turn: the run's state only collects the tool_result event, which no turn keeps.
+	x := &run{turn: steward.Turn{OwnerID: ownerID}, st: &steward.State{}}
 	if err := r.inOwner(ctx, x, func(tx Tx) error { return r.check(ctx, tx) }); err != nil {
 		return steward.ToolResult{}, err
 	}

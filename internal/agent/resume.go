@@ -47,7 +47,7 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 		if err := r.admit(ctx, tx, steward.Admission{OwnerID: ownerID, Trigger: turn.Trigger, Resume: true}); err != nil {
 			return err
 		}
-		claimed, err := tx.Turns.Claim(ctx, turnID, r.lease())
+		claimed, err := tx.Turns.Claim(ctx, turnID, r.now(), r.lease())
 		if err != nil {
 			return err
 		}

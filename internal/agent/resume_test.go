@@ -130,7 +130,7 @@ func TestCrashBetweenExecutingAndResultIsUnknown(t *testing.T) {
 		t.Fatalf("journal after crash = %+v", j["m1"])
 	}
 	h.runner.SetAfterExecuting(nil)
-	time.Sleep(300 * time.Millisecond) // the dead resume's lease lapses
+	h.clock.Advance(300 * time.Millisecond) // the dead resume's lease lapses
 	got, err := h.confirm(v, approveAll(v))
 	if err != nil || got.Status != steward.StatusCompleted {
 		t.Fatalf("recovery confirm: %+v, %v", got, err)
@@ -178,15 +178,15 @@ func TestAlwaysStoresARuleAndResumedTurnCanSuspendAgain(t *testing.T) {
 func TestSuspendedTurnExpires(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, scripted.New(scripted.Reply(scripted.Calls(scripted.Call("w1", "create_task", `{"title":"milk"}`)))))
-	h.runner.SuspendTTL = time.Millisecond
+	h.runner.SuspendTTL = time.Minute
 	v := h.start("milk")
-	time.Sleep(20 * time.Millisecond)
+	h.clock.Advance(time.Minute)
 	_, err := h.confirm(v, approveAll(v))
 	if steward.ErrorCode(err) != steward.CodeConflict || !strings.Contains(err.Error(), "expired") {
 		t.Fatalf("err = %v, want conflict: expired", err)
 	}
 	err = h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
-		n, err := tx.Turns.Expire(h.ctx)
+		n, err := tx.Turns.Expire(h.ctx, h.clock.Now())
 		if n != 1 {
 			t.Errorf("swept %d turns, want 1", n)
 		}
@@ -295,7 +295,7 @@ func TestStaleRunningTurnIsFailed(t *testing.T) {
 		var n int64
 		if err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
 			var err error
-			n, err = tx.Turns.FailStale(h.ctx, olderThan)
+			n, err = tx.Turns.FailStale(h.ctx, h.clock.Now().Add(-olderThan))
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -305,8 +305,8 @@ func TestStaleRunningTurnIsFailed(t *testing.T) {
 	if n := sweep(time.Hour); n != 0 {
 		t.Fatalf("a fresh running turn was swept (%d)", n)
 	}
-	time.Sleep(20 * time.Millisecond)
-	if n := sweep(10 * time.Millisecond); n != 1 {
+	h.clock.Advance(2 * time.Hour)
+	if n := sweep(time.Hour); n != 1 {
 		t.Fatalf("swept %d turns, want 1", n)
 	}
 	got, err := h.runner.Turn(h.ctx, h.owner, turn.ID)

@@ -32,8 +32,9 @@ type Turns interface {
 	Create(ctx context.Context, conversationID uuid.UUID, trigger steward.Trigger, model string) (steward.Turn, error)
 	Get(ctx context.Context, id uuid.UUID) (steward.Turn, error)
 	Save(ctx context.Context, turn steward.Turn) (steward.Turn, error)
-	// Claim takes a suspended turn for one resume (exactly once) with a lease.
-	Claim(ctx context.Context, id uuid.UUID, lease time.Duration) (steward.Turn, error)
+	// Claim takes a suspended turn for one resume (exactly once), leased until now+lease;
+	// now (Runner.Now) decides expiry and lapsed leases.
+	Claim(ctx context.Context, id uuid.UUID, now time.Time, lease time.Duration) (steward.Turn, error)
 }
 
 // Journal records every tool call's decision and outcome, and the turn's audit events.

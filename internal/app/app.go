@@ -10,27 +10,37 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
 
+	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/config"
+	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/delivery"
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/ledger"
 	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/llm/chain"
 	"github.com/stewardhq/steward/internal/llm/demo"
 	"github.com/stewardhq/steward/internal/llm/gemini"
+	"github.com/stewardhq/steward/internal/llm/openai"
+	"github.com/stewardhq/steward/internal/mcpserver"
 	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/sweep"
 	"github.com/stewardhq/steward/internal/tools"
 	"github.com/stewardhq/steward/internal/trace"
 	"github.com/stewardhq/steward/internal/web"
+	"github.com/stewardhq/steward/internal/webapp"
 )
 
 // App is one process's wiring. Build it with New, serve Handler, Close it at the end.
@@ -47,16 +57,24 @@ type App struct {
 	Runner *agent.Runner
 	// Memory recalls and ingests (internal/memory); MemoryWorker drains its outbox.
 	Memory       *memory.Service
+	Ledger       *ledger.Service
 	MemoryWorker *memory.Worker
 	// Scheduler runs due jobs, queued webhook runs and the drains (functions/scheduler,
 	// and the ticker of `steward serve`); Webhooks receives signed deliveries.
 	Scheduler *autonomy.Scheduler
 	Webhooks  *autonomy.Webhooks
 
+	// Now is the one clock every expiry and lease is decided by (docs/ARCHITECTURE.md §9):
+	// the runner, the memory service, the deliverer, the autonomy runner and the sweep share it.
+	Now func() time.Time
+
 	handler http.Handler
-	// inline is set by RunBackground: accepted webhooks are processed in this process
-	// right after their 202 (on Lambda they wait for the scheduler's drain instead).
-	inline atomic.Bool
+	// background is set while RunBackground runs: accepted webhooks are then processed in
+	// this process right after their 202, under its group (on Lambda they wait for the
+	// scheduler's drain instead).
+	mu         sync.Mutex
+	background *errgroup.Group
+	bgCtx      context.Context
 }
 
 // New builds the App for cfg: it reads the secrets named by cfg's *_SSM parameters from AWS
@@ -73,6 +91,7 @@ func New(ctx context.Context, cfg config.Config) (*App, error) {
 type settings struct {
 	logOut io.Writer
 	ssm    ssmSettings
+	now    func() time.Time // nil means time.Now
 }
 
 // openTimeout bounds reading secrets and connecting at start, so a cold start facing an
@@ -96,7 +115,10 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if err := CheckPrices(cfg); err != nil {
 		return nil, err
 	}
-	a := &App{Logger: log}
+	a := &App{Logger: log, Now: s.now}
+	if a.Now == nil {
+		a.Now = time.Now
+	}
 	defer func() {
 		if err != nil {
 			a.Close()
@@ -121,6 +143,8 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if a.Memory, err = newMemory(ctx, cfg, a.Store, log); err != nil {
 		return nil, err
 	}
+	a.Memory.Now = a.Now
+	a.Ledger = &ledger.Service{Store: a.Store}
 	a.MemoryWorker = &memory.Worker{Memory: a.Memory, Queue: a.Door}
 	reg, err := newTools(ctx, cfg)
 	if err != nil {
@@ -136,12 +160,14 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		MaxIterations: cfg.MaxIterations,
 		SuspendTTL:    cfg.SuspendTTL,
 		Price:         priceCalls(Prices(cfg), model.Name(), log),
+		Now:           a.Now,
 	}
-	deliverer := &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}), Channels: a.Door}
-	runs := &autonomy.Runner{Agent: a.Runner, Store: a.Store, Notifier: deliverer}
+	deliverer := &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}), Channels: a.Door, Now: a.Now}
+	runs := &autonomy.Runner{Agent: a.Runner, Store: a.Store, Notifier: deliverer, Now: a.Now}
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
+	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now}
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks,
-		Drainers: []autonomy.Drainer{a.Webhooks, deliverer, drainer(a.drainMemory), drainer(a.expireTurns)}}
+		Drainers: []autonomy.Drainer{a.Webhooks, deliverer, drainer(a.drainMemory), sweeper}}
 	a.handler = httpapi.New(httpapi.Deps{
 		Runner:           a.Runner,
 		Store:            a.Store,
@@ -151,9 +177,15 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Logger:           log,
 		Health:           a.Store.Ping,
 		AllowAutoMode:    cfg.AllowAutoMode,
+		Control:          &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode},
+		Rules:            &rules.Service{Store: a.Store, Tools: a.Runner.Tools},
+		Activity:         &activity.Service{Store: a.Store},
 		Memory:           a.Memory,
+		Ledger:           a.Ledger,
 		Webhooks:         a.Webhooks,
 		ProcessWebhook:   a.processWebhook,
+		MCP:              &mcpserver.Server{Runner: a.Runner},
+		Web:              webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log}),
 	})
 	return a, nil
 }
@@ -213,71 +245,64 @@ func (a *App) drainMemory(ctx context.Context) error {
 	return err
 }
 
-// staleTurn is how long a turn may stay running before it is taken for dead: twice the
-// longest function timeout (15 minutes).
-const staleTurn = 30 * time.Minute
-
-// expireTurns sweeps every owner's suspended turns past their expiry to expired, and fails
-// turns and job runs whose process died while they were running.
-func (a *App) expireTurns(ctx context.Context) error {
-	owners, err := a.Door.ListOwners(ctx)
-	if err != nil {
-		return err
-	}
-	for _, o := range owners {
-		if err := a.Store.WithOwner(ctx, o.ID, func(tx *store.Tx) error {
-			if _, err := tx.Turns.Expire(ctx); err != nil {
-				return err
-			}
-			if _, err := tx.Turns.FailStale(ctx, staleTurn); err != nil {
-				return err
-			}
-			_, err := tx.Runs.FailStale(ctx, staleTurn)
-			return err
-		}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // processWebhook runs an accepted delivery's turn in this process when it is a long-lived
-// server; on Lambda the scheduler's drain picks it up instead.
+// server, under RunBackground's group, so shutdown waits for it; on Lambda (or once
+// shutdown began) the scheduler's drain picks it up instead.
 func (a *App) processWebhook(ownerID, runID uuid.UUID) {
-	if !a.inline.Load() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.background == nil {
 		return
 	}
-	go func() {
-		ctx := a.Logger.WithContext(context.Background())
-		if _, err := a.Webhooks.Process(ctx, ownerID, runID); err != nil {
+	ctx := a.bgCtx
+	a.background.Go(func() error {
+		if _, err := a.Webhooks.Process(ctx, ownerID, runID); err != nil && ctx.Err() == nil {
 			a.Logger.Warn().Str("error", trace.Redact(err.Error())).Stringer("run_id", runID).Msg("webhook run failed")
 		}
-	}()
+		return nil
+	})
 }
 
 // RunBackground is the in-process side of a long-lived server (`steward serve`): the memory
-// worker, a scheduler tick every minute, and webhooks processed right after their 202. It
-// returns when ctx ends.
-func (a *App) RunBackground(ctx context.Context) {
-	a.inline.Store(true)
-	ctx = a.Logger.WithContext(ctx)
-	go a.MemoryWorker.Run(ctx) //nolint:errcheck // it returns only when ctx ends
-	tick := time.NewTicker(time.Minute)
-	defer tick.Stop()
+// worker, a scheduler tick every minute, and webhooks processed right after their 202, all
+// under one errgroup (docs/ARCHITECTURE.md §10). When ctx ends it stops taking new work and
+// returns only once every one of them has returned, so the pools can be closed after it.
+func (a *App) RunBackground(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(a.Logger.WithContext(ctx))
+	a.mu.Lock()
+	a.background, a.bgCtx = g, gctx
+	a.mu.Unlock()
+	g.Go(func() error { return a.MemoryWorker.Run(gctx) })
+	g.Go(func() error { a.tick(gctx); return nil })
+	<-gctx.Done()
+	a.mu.Lock()
+	a.background, a.bgCtx = nil, nil // no goroutine joins the group once Wait may have begun
+	a.mu.Unlock()
+	return g.Wait()
+}
+
+// tick runs the scheduler now and every minute until ctx ends.
+func (a *App) tick(ctx context.Context) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
 	for {
-		if _, err := a.Scheduler.Handle(ctx, autonomy.Event{ScheduledTime: time.Now().Truncate(time.Minute)}); err != nil && ctx.Err() == nil {
+		if _, err := a.Scheduler.Handle(ctx, autonomy.Event{ScheduledTime: a.Now().Truncate(time.Minute)}); err != nil && ctx.Err() == nil {
 			a.Logger.Warn().Str("error", trace.Redact(err.Error())).Msg("scheduler tick failed")
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-t.C:
 		}
 	}
 }
 
-// newModel returns Gemini when an API key is configured, else the demo model.
+// newModel returns the chain of STEWARD_MODELS when it is set; else Gemini when an API key is
+// configured, else the demo model.
 func newModel(ctx context.Context, cfg config.Config, log zerolog.Logger) (llm.Model, error) {
+	if len(cfg.Models) > 0 {
+		return newChain(ctx, cfg, log)
+	}
 	if cfg.GeminiAPIKey == "" {
 		log.Warn().Str("model", demo.Name).
 			Msg("GEMINI_API_KEY is not set: answering with the offline demo model, not Gemini")
@@ -293,6 +318,35 @@ func newModel(ctx context.Context, cfg config.Config, log zerolog.Logger) (llm.M
 	}
 	ev.Msg("model: gemini")
 	return m, nil
+}
+
+// newChain builds the models of STEWARD_MODELS, first preferred, behind a fallback chain
+// (internal/llm/chain); a single model stands alone.
+func newChain(ctx context.Context, cfg config.Config, log zerolog.Logger) (llm.Model, error) {
+	models := make([]llm.Model, 0, len(cfg.Models))
+	names := make([]string, 0, len(cfg.Models))
+	for _, ref := range cfg.Models {
+		var m llm.Model
+		var err error
+		switch ref.Provider {
+		case config.ProviderGemini:
+			m, err = gemini.New(ctx, gemini.Config{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, Model: ref.Name})
+		case config.ProviderOpenAI:
+			m, err = openai.New(openai.Config{APIKey: cfg.OpenAIAPIKey, BaseURL: cfg.OpenAIBaseURL, Model: ref.Name})
+		default:
+			err = fmt.Errorf("unknown provider %q", ref.Provider)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("STEWARD_MODELS %s:%s: %w", ref.Provider, ref.Name, err)
+		}
+		models = append(models, m)
+		names = append(names, ref.Provider+":"+ref.Name)
+	}
+	log.Info().Strs("models", names).Msg("model: fallback chain")
+	if len(models) == 1 {
+		return models[0], nil
+	}
+	return chain.New(chain.Config{}, models...)
 }
 
 // Handler is every route of the API (internal/httpapi). Lambda mains wrap it in their

@@ -30,13 +30,24 @@ func Prices(cfg config.Config) *trace.Prices {
 // ModelUse is a model cfg calls and the variable that names it.
 type ModelUse struct{ Variable, Model string }
 
-// Models returns the models cfg calls: STEWARD_MODEL and STEWARD_FAST_MODEL with Gemini;
-// without a key, the offline demo model (free by name).
+// Models returns the models cfg calls: every model of STEWARD_MODELS when it is set, else
+// STEWARD_MODEL with Gemini; STEWARD_FAST_MODEL with Gemini; without either, the offline demo
+// model (free by name).
 func Models(cfg config.Config) []ModelUse {
-	if cfg.GeminiAPIKey == "" {
-		return []ModelUse{{"model", demo.Name}}
+	var out []ModelUse
+	for _, m := range cfg.Models {
+		out = append(out, ModelUse{"STEWARD_MODELS", m.Name})
 	}
-	return []ModelUse{{"STEWARD_MODEL", cfg.Model}, {"STEWARD_FAST_MODEL", cfg.FastModel}}
+	if cfg.GeminiAPIKey != "" {
+		if len(cfg.Models) == 0 {
+			out = append(out, ModelUse{"STEWARD_MODEL", cfg.Model})
+		}
+		out = append(out, ModelUse{"STEWARD_FAST_MODEL", cfg.FastModel})
+	}
+	if len(out) == 0 {
+		out = append(out, ModelUse{"model", demo.Name})
+	}
+	return out
 }
 
 // CheckPrices fails when a model cfg calls has no price, naming the model and how to price

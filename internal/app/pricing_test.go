@@ -159,6 +159,9 @@ func TestNewRefusesAnUnpricedModel(t *testing.T) {
 		"priced by the operator": {with("STEWARD_MODEL", "gemini-9-unpriced", "STEWARD_FAST_MODEL", "gemini-9-lite",
 			"STEWARD_MODEL_PRICES", "gemini-9-unpriced=2:10, gemini-9-lite=0.5:3:0.05"), nil},
 		"the defaults": {base, nil},
+		"unpriced OpenAI model in the chain": {with("STEWARD_MODELS", "gemini:gemini-3.8-flash,openai:gpt-9-unpriced", "OPENAI_API_KEY", "k"),
+			[]string{"STEWARD_MODELS", "gpt-9-unpriced", "STEWARD_MODEL_PRICES=gpt-9-unpriced="}},
+		"a priced chain": {with("STEWARD_MODELS", "gemini:gemini-3.8-flash,openai:gpt-5-mini", "OPENAI_API_KEY", "k"), nil},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -53,6 +53,13 @@ type Config struct {
 	// FastModel is the Gemini model for background work: memory fact extraction and
 	// conversation summaries (STEWARD_FAST_MODEL).
 	FastModel string
+	// Models is the fallback chain of turns (STEWARD_MODELS), first preferred; nil keeps the
+	// single Gemini model (Model). When set, Model is not used for turns.
+	Models []ModelRef
+	// OpenAIAPIKey and OpenAIBaseURL reach an OpenAI-compatible chat completions API
+	// (OPENAI_API_KEY, OPENAI_BASE_URL: OpenAI when unset, or OpenRouter, Ollama, vLLM).
+	OpenAIAPIKey  string
+	OpenAIBaseURL string
 	// ModelPrices are the operator's prices (STEWARD_MODEL_PRICES), by model name: they
 	// extend and override Steward's list prices (internal/trace). With Gemini, a model with
 	// no price refuses to start.
@@ -85,6 +92,8 @@ type Config struct {
 	// delivery may reach although the SSRF guard refuses every other private address
 	// (STEWARD_EGRESS_ALLOW, comma-separated).
 	EgressAllow []netip.AddrPort
+	// MaxDocumentBytes caps an uploaded document (POST /v1/documents), 20 MB by default.
+	MaxDocumentBytes int64
 	// SearchURL is a SearXNG instance web_search queries instead of Gemini with Google Search
 	// grounding (STEWARD_SEARCH_URL).
 	SearchURL string
@@ -103,6 +112,17 @@ const (
 	DefaultModel     = "gemini-3.8-flash"
 	DefaultFastModel = "gemini-3.5-flash-lite"
 )
+
+// Providers of STEWARD_MODELS entries.
+const (
+	ProviderGemini = "gemini"
+	ProviderOpenAI = "openai"
+)
+
+// ModelRef is one entry of STEWARD_MODELS: provider:model.
+type ModelRef struct {
+	Provider, Name string
+}
 
 // ModelPrice is an operator's price for a model, in US dollars per million tokens.
 type ModelPrice struct {
@@ -132,6 +152,9 @@ func Load(getenv func(string) string) (Config, error) {
 		GeminiBaseURL:        r.str("GEMINI_BASE_URL", ""),
 		Model:                r.str("STEWARD_MODEL", DefaultModel),
 		FastModel:            r.str("STEWARD_FAST_MODEL", DefaultFastModel),
+		Models:               r.models("STEWARD_MODELS"),
+		OpenAIAPIKey:         r.str("OPENAI_API_KEY", ""),
+		OpenAIBaseURL:        r.str("OPENAI_BASE_URL", ""),
 		ModelPrices:          r.prices("STEWARD_MODEL_PRICES"),
 		AppDatabaseURLParam:  r.str("APP_DATABASE_URL_SSM", ""),
 		DoorDatabaseURLParam: r.str("DOOR_DATABASE_URL_SSM", ""),
@@ -144,17 +167,30 @@ func Load(getenv func(string) string) (Config, error) {
 		MaxTurnsPerOwner:     r.intIn("STEWARD_MAX_TURNS_PER_OWNER", 4, 1, 100),
 		EgressAllow:          r.addrPorts("STEWARD_EGRESS_ALLOW"),
 		SearchURL:            r.str("STEWARD_SEARCH_URL", ""),
+		MaxDocumentBytes:     int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
 	}
 	if c.ServerURL == "" {
 		c.ServerURL = "http://" + c.Addr
 	}
-	if c.GeminiBaseURL != "" && !strings.HasPrefix(c.GeminiBaseURL, "http://") && !strings.HasPrefix(c.GeminiBaseURL, "https://") {
-		r.fail("GEMINI_BASE_URL", c.GeminiBaseURL, "must start with http:// or https://")
-	}
-	if c.SearchURL != "" && !strings.HasPrefix(c.SearchURL, "http://") && !strings.HasPrefix(c.SearchURL, "https://") {
-		r.fail("STEWARD_SEARCH_URL", c.SearchURL, "must start with http:// or https://")
+	r.httpURL("GEMINI_BASE_URL", c.GeminiBaseURL)
+	r.httpURL("STEWARD_SEARCH_URL", c.SearchURL)
+	r.httpURL("OPENAI_BASE_URL", c.OpenAIBaseURL)
+	for _, m := range c.Models {
+		switch {
+		case m.Provider == ProviderGemini && c.GeminiAPIKey == "" && c.GeminiAPIKeyParam == "":
+			r.fail("STEWARD_MODELS", m.Provider+":"+m.Name, "names a Gemini model but GEMINI_API_KEY is not set")
+		case m.Provider == ProviderOpenAI && c.OpenAIAPIKey == "" && c.OpenAIBaseURL == "":
+			r.fail("STEWARD_MODELS", m.Provider+":"+m.Name, "names an OpenAI model but OPENAI_API_KEY is not set (a local server without a key needs OPENAI_BASE_URL)")
+		}
 	}
 	return c, errors.Join(r.errs...)
+}
+
+// httpURL fails when a set URL is not http:// or https://.
+func (r *reader) httpURL(name, v string) {
+	if v != "" && !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
+		r.fail(name, v, "must start with http:// or https://")
+	}
 }
 
 // Require fails, naming the variable and how to set it, when one of the named settings is
@@ -284,6 +320,37 @@ func (r *reader) prices(name string) map[string]ModelPrice {
 			continue
 		}
 		out[model] = ModelPrice{Input: p[0], Output: p[1], CachedInput: p[2]}
+	}
+	return out
+}
+
+// models parses provider:model entries, comma-separated, e.g.
+// gemini:gemini-3.8-flash,openai:gpt-5-mini. A model name may itself hold colons and slashes
+// (an Ollama tag, an OpenRouter route): only the first colon separates the provider.
+func (r *reader) models(name string) []ModelRef {
+	v := r.str(name, "")
+	if v == "" {
+		return nil
+	}
+	var out []ModelRef
+	seen := map[ModelRef]bool{}
+	for _, entry := range strings.Split(v, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		provider, model, ok := strings.Cut(entry, ":")
+		ref := ModelRef{Provider: strings.ToLower(strings.TrimSpace(provider)), Name: strings.TrimSpace(model)}
+		switch {
+		case !ok || ref.Name == "" || (ref.Provider != ProviderGemini && ref.Provider != ProviderOpenAI):
+			r.fail(name, entry, "must be provider:model entries, comma-separated, with provider gemini or openai (e.g. gemini:gemini-3.8-flash,openai:gpt-5-mini)")
+			continue
+		case seen[ref]:
+			r.fail(name, entry, "lists the same model twice")
+			continue
+		}
+		seen[ref] = true
+		out = append(out, ref)
 	}
 	return out
 }

@@ -101,3 +101,34 @@ func TestLoadModelPrices(t *testing.T) {
 		t.Fatalf("ModelPrices = %+v, want %+v", c.ModelPrices, want)
 	}
 }
+
+func TestLoadModels(t *testing.T) {
+	t.Parallel()
+	c, err := Load(env(map[string]string{"STEWARD_MODELS": " gemini:gemini-3.8-flash, openai:qwen3:8b ,", "GEMINI_API_KEY": "g",
+		"OPENAI_BASE_URL": "http://localhost:11434/v1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ModelRef{{ProviderGemini, "gemini-3.8-flash"}, {ProviderOpenAI, "qwen3:8b"}}
+	if len(c.Models) != 2 || c.Models[0] != want[0] || c.Models[1] != want[1] {
+		t.Fatalf("Models = %+v, want %+v", c.Models, want)
+	}
+	if c, err := Load(env(nil)); err != nil || c.Models != nil {
+		t.Fatalf("unset STEWARD_MODELS: %+v, %v; want no chain", c.Models, err)
+	}
+	for in, why := range map[string]string{
+		"anthropic:claude":                    "provider gemini or openai",
+		"gpt-5-mini":                          "provider gemini or openai",
+		"openai:gpt-5-mini":                   "OPENAI_API_KEY is not set",
+		"gemini:gemini-3.8-flash":             "GEMINI_API_KEY is not set",
+		"openai:gpt-5-mini,openai:gpt-5-mini": "same model twice",
+	} {
+		_, err := Load(env(map[string]string{"STEWARD_MODELS": in, "OPENAI_API_KEY": map[bool]string{true: "k"}[strings.Contains(why, "twice")]}))
+		if err == nil || !strings.Contains(err.Error(), "STEWARD_MODELS") || !strings.Contains(err.Error(), why) {
+			t.Errorf("STEWARD_MODELS=%s: err = %v, want %q", in, err, why)
+		}
+	}
+	if _, err := Load(env(map[string]string{"OPENAI_BASE_URL": "localhost:11434"})); err == nil || !strings.Contains(err.Error(), "OPENAI_BASE_URL") {
+		t.Errorf("OPENAI_BASE_URL without a scheme: err = %v", err)
+	}
+}

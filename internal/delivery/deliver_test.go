@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/delivery"
+	"github.com/stewardhq/steward/internal/egress/egresstest"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 )
@@ -38,7 +39,7 @@ func (c *clock) Add(d time.Duration) {
 // receiver is a channel endpoint that answers from a script of status codes (then 200) and
 // records what it received.
 type receiver struct {
-	*server
+	*egresstest.Server
 	mu       sync.Mutex
 	statuses []int
 	keys     []string
@@ -47,7 +48,7 @@ type receiver struct {
 
 func newReceiver(t *testing.T, statuses ...int) *receiver {
 	r := &receiver{statuses: statuses}
-	r.server = newServer(t, func(w http.ResponseWriter, req *http.Request) {
+	r.Server = egresstest.NewTLSServer(t, func(w http.ResponseWriter, req *http.Request) {
 		b, _ := io.ReadAll(req.Body)
 		var p delivery.Payload
 		if err := json.Unmarshal(b, &p); err != nil || req.Header.Get("Content-Type") != "application/json" {
@@ -81,7 +82,7 @@ func newEnv(t *testing.T, rcv *receiver) *env {
 	s, door := db.Store, db.Door
 	owner, _ := db.Owner(t, "alice")
 	c := &clock{t: time.Now().Add(5 * time.Second)}
-	e := &env{ctx: ctx, store: s, owner: owner.ID, clock: c, d: &delivery.Deliverer{Store: s, Guard: guardFor(rcv.server, t),
+	e := &env{ctx: ctx, store: s, owner: owner.ID, clock: c, d: &delivery.Deliverer{Store: s, Guard: guardFor(rcv.Server, t),
 		Channels: door, Now: c.Now, Backoff: func(n int) time.Duration { return time.Duration(n) * time.Minute }}}
 	return e
 }
@@ -131,7 +132,7 @@ func TestDeliveryRetriedAndIdempotent(t *testing.T) {
 	rcv := newReceiver(t, 500, 503)
 	e := newEnv(t, rcv)
 	before := e.notify(t, "", "made before the channel existed")
-	url := fmt.Sprintf("https://example.com:%d/hook", rcv.port(t))
+	url := fmt.Sprintf("https://example.com:%d/hook", rcv.Addr().Port())
 	if _, err := e.d.SetChannel(e.ctx, e.owner, url, "steward"); err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestDeliveryRetriedAndIdempotent(t *testing.T) {
 
 	e.flush(t) // attempt 1: 500
 	e.flush(t) // not due yet: nothing sent
-	if got := rcv.hits.Load(); got != 1 {
+	if got := rcv.Hits.Load(); got != 1 {
 		t.Fatalf("after two flushes within the backoff: %d requests, want 1", got)
 	}
 	n := e.notifications(t)[id]
@@ -157,7 +158,7 @@ func TestDeliveryRetriedAndIdempotent(t *testing.T) {
 	e.clock.Add(time.Hour)
 	e.flush(t)
 
-	if got := rcv.hits.Load(); got != 3 {
+	if got := rcv.Hits.Load(); got != 3 {
 		t.Fatalf("%d requests, want 3 (two failures, one success)", got)
 	}
 	for _, k := range rcv.keys {
@@ -185,7 +186,7 @@ func TestDeliveryGivesUp(t *testing.T) {
 	rcv := newReceiver(t, 404, 500, 500, 500, 500)
 	e := newEnv(t, rcv)
 	e.d.MaxAttempts = 2
-	if _, err := e.d.SetChannel(e.ctx, e.owner, fmt.Sprintf("https://example.com:%d/hook", rcv.port(t)), ""); err != nil {
+	if _, err := e.d.SetChannel(e.ctx, e.owner, fmt.Sprintf("https://example.com:%d/hook", rcv.Addr().Port()), ""); err != nil {
 		t.Fatal(err)
 	}
 	gone := e.notify(t, "", "the channel says 404")
@@ -202,7 +203,7 @@ func TestDeliveryGivesUp(t *testing.T) {
 	if n := ns[retried]; n.DeliveryAttempts != 2 || n.NextDeliveryAt != nil || n.DeliveredAt != nil {
 		t.Fatalf("after failures: %+v, want MaxAttempts=2 attempts then none", n)
 	}
-	if got := rcv.hits.Load(); got != 3 {
+	if got := rcv.Hits.Load(); got != 3 {
 		t.Fatalf("%d requests, want 3", got)
 	}
 }

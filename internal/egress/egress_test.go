@@ -1,80 +1,22 @@
 package egress_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
-	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stewardhq/steward/internal/egress"
+	"github.com/stewardhq/steward/internal/egress/egresstest"
 )
-
-// server is a TLS test server on 127.0.0.1 that counts the connections made to it.
-type server struct {
-	*httptest.Server
-	conns atomic.Int32
-	hits  atomic.Int32
-}
-
-func newServer(t *testing.T, h http.HandlerFunc) *server {
-	t.Helper()
-	s := &server{}
-	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.hits.Add(1)
-		h(w, r)
-	}))
-	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
-			s.conns.Add(1)
-		}
-	}
-	s.StartTLS()
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *server) addr(t *testing.T) netip.AddrPort {
-	t.Helper()
-	return netip.MustParseAddrPort(s.Listener.Addr().String())
-}
-
-func (s *server) port(t *testing.T) uint16 { return s.addr(t).Port() }
-
-// testLookup resolves the test's names: example.com (the name on httptest's certificate) and
-// names that rebind to refused addresses.
-func testLookup(_ context.Context, host string) ([]netip.Addr, error) {
-	m := map[string]string{
-		"example.com":      "127.0.0.1",
-		"rebind.example":   "127.0.0.1",
-		"metadata.example": "169.254.169.254",
-		"mapped.example":   "::ffff:127.0.0.1",
-		"private.example":  "10.0.0.1",
-		"dual.example":     "93.184.215.14,127.0.0.1",
-		"cgnat.example":    "100.64.0.1",
-	}
-	v, ok := m[host]
-	if !ok {
-		return nil, fmt.Errorf("no such host %s", host)
-	}
-	var out []netip.Addr
-	for _, s := range strings.Split(v, ",") {
-		out = append(out, netip.MustParseAddr(s))
-	}
-	return out, nil
-}
 
 // guardFor is the production guard plus the test's only allowance: the exact address of
 // allowed (nil: nothing allowed).
-func guardFor(allowed *server, t *testing.T) *egress.Guard {
-	opts := egress.Options{Lookup: testLookup}
+func guardFor(allowed *egresstest.Server, t *testing.T) *egress.Guard {
+	opts := egress.Options{Lookup: egresstest.Lookup}
 	if allowed != nil {
-		opts.Allow = []netip.AddrPort{allowed.addr(t)}
+		opts.Allow = []netip.AddrPort{allowed.Addr()}
 		opts.RootCAs = allowed.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
 	}
 	return egress.NewGuard(opts)
@@ -84,7 +26,7 @@ func guardFor(allowed *server, t *testing.T) *egress.Guard {
 // live server on loopback behind them sees no connection at all.
 func TestGuardRefusesBeforeConnecting(t *testing.T) {
 	t.Parallel()
-	victim := newServer(t, func(w http.ResponseWriter, _ *http.Request) {})
+	victim := egresstest.NewTLSServer(t, func(w http.ResponseWriter, _ *http.Request) {})
 	client := guardFor(nil, t).Client()
 	hosts := []string{
 		"127.0.0.1", "localhost", "[::1]", "169.254.169.254", "[fd00:ec2::254]", "[::ffff:169.254.169.254]",
@@ -94,7 +36,7 @@ func TestGuardRefusesBeforeConnecting(t *testing.T) {
 		"rebind.example", "metadata.example", "mapped.example", "private.example", "dual.example", "cgnat.example",
 	}
 	for _, host := range hosts {
-		for _, port := range []string{"", fmt.Sprint(victim.port(t))} {
+		for _, port := range []string{"", fmt.Sprint(victim.Addr().Port())} {
 			url := "https://" + host
 			if port != "" {
 				url += ":" + port
@@ -111,7 +53,7 @@ func TestGuardRefusesBeforeConnecting(t *testing.T) {
 			})
 		}
 	}
-	if n := victim.conns.Load(); n != 0 {
+	if n := victim.Conns.Load(); n != 0 {
 		t.Fatalf("the loopback server saw %d connections", n)
 	}
 }
@@ -120,8 +62,8 @@ func TestGuardRefusesBeforeConnecting(t *testing.T) {
 // another port of its own address) is refused before the second connection.
 func TestGuardRedirects(t *testing.T) {
 	t.Parallel()
-	victim := newServer(t, func(w http.ResponseWriter, _ *http.Request) {})
-	vp := victim.port(t)
+	victim := egresstest.NewTLSServer(t, func(w http.ResponseWriter, _ *http.Request) {})
+	vp := victim.Addr().Port()
 	targets := []string{
 		fmt.Sprintf("https://127.0.0.1:%d/", vp),
 		fmt.Sprintf("https://localhost:%d/", vp),
@@ -133,11 +75,11 @@ func TestGuardRedirects(t *testing.T) {
 	for _, target := range targets {
 		t.Run(target, func(t *testing.T) {
 			t.Parallel()
-			allowed := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+			allowed := egresstest.NewTLSServer(t, func(w http.ResponseWriter, r *http.Request) {
 				http.Redirect(w, r, target, http.StatusFound)
 			})
 			client := guardFor(allowed, t).Client()
-			resp, err := client.Get(fmt.Sprintf("https://example.com:%d/start", allowed.port(t)))
+			resp, err := client.Get(fmt.Sprintf("https://example.com:%d/start", allowed.Addr().Port()))
 			if err == nil {
 				resp.Body.Close()
 				t.Fatal("the redirect was followed")
@@ -145,12 +87,12 @@ func TestGuardRedirects(t *testing.T) {
 			if !errors.Is(err, egress.ErrBlocked) {
 				t.Fatalf("redirect to %s: %v, want ErrBlocked", target, err)
 			}
-			if allowed.hits.Load() != 1 {
-				t.Fatalf("the allowed server was asked %d times, want 1", allowed.hits.Load())
+			if allowed.Hits.Load() != 1 {
+				t.Fatalf("the allowed server was asked %d times, want 1", allowed.Hits.Load())
 			}
 		})
 	}
-	if n := victim.conns.Load(); n != 0 {
+	if n := victim.Conns.Load(); n != 0 {
 		t.Fatalf("the redirect target saw %d connections", n)
 	}
 }
@@ -158,9 +100,9 @@ func TestGuardRedirects(t *testing.T) {
 // TestGuardAllowance: the explicit test allowance reaches exactly its address, over https.
 func TestGuardAllowance(t *testing.T) {
 	t.Parallel()
-	allowed := newServer(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	allowed := egresstest.NewTLSServer(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	g := guardFor(allowed, t)
-	resp, err := g.Client().Get(fmt.Sprintf("https://example.com:%d/", allowed.port(t)))
+	resp, err := g.Client().Get(fmt.Sprintf("https://example.com:%d/", allowed.Addr().Port()))
 	if err != nil {
 		t.Fatalf("the allowed test server: %v", err)
 	}

@@ -29,9 +29,14 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/autonomy"
+	"github.com/stewardhq/steward/internal/control"
+	"github.com/stewardhq/steward/internal/ledger"
+	"github.com/stewardhq/steward/internal/mcpserver"
 	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -50,8 +55,16 @@ const DefaultMaxBodyBytes = 1 << 20
 type Deps struct {
 	// Runner starts, resumes and reads turns.
 	Runner *agent.Runner
-	// Store serves the owner's reads (approvals, conversations).
+	// Store backs the services below when they are nil, and GET /healthz when Health is nil.
 	Store *store.Store
+	// Control serves /v1/control; nil builds one over Store (with AllowAutoMode).
+	Control *control.Service
+	// Rules serves /v1/rules; nil builds one over Store, checking tools against
+	// Runner.Tools.
+	Rules *rules.Service
+	// Activity serves the history reads (conversations, approvals, activity, events,
+	// notifications); nil builds one over Store, on Runner.Now's clock.
+	Activity *activity.Service
 	// Auth turns API keys into owners.
 	Auth Authenticator
 	// MaxBodyBytes caps request bodies (413 above it); zero means DefaultMaxBodyBytes.
@@ -64,6 +77,8 @@ type Deps struct {
 	AllowAutoMode bool
 	// Memory serves /v1/memory; nil answers 404 there.
 	Memory *memory.Service
+	// Ledger imports bank statements (POST /v1/ledger/import); nil answers 404 there.
+	Ledger *ledger.Service
 	// Webhooks receives POST /webhooks/{hook_id}; nil answers 404 there.
 	Webhooks *autonomy.Webhooks
 	// ProcessWebhook runs an accepted delivery's turn after the 202 was written (under
@@ -76,6 +91,10 @@ type Deps struct {
 	// MaxTurnsPerOwner caps an owner's turns running at once in this process (429
 	// rate_limited beyond it); zero means DefaultMaxTurnsPerOwner.
 	MaxTurnsPerOwner int
+	// Web adds the web app's pages (internal/webapp) to the router; nil serves none.
+	Web func(chi.Router)
+	// MCP serves POST /mcp, the MCP face (internal/mcpserver); nil answers 404 there.
+	MCP *mcpserver.Server
 }
 
 // api holds the handlers' dependencies.
@@ -98,6 +117,18 @@ func New(d Deps) http.Handler {
 	if d.Health == nil && d.Store != nil {
 		d.Health = d.Store.Ping
 	}
+	if d.Control == nil {
+		d.Control = &control.Service{Store: d.Store, AllowAutoMode: d.AllowAutoMode, Now: runnerNow(d.Runner)}
+	}
+	if d.Rules == nil {
+		d.Rules = &rules.Service{Store: d.Store}
+		if d.Runner != nil && d.Runner.Tools != nil {
+			d.Rules.Tools = d.Runner.Tools
+		}
+	}
+	if d.Activity == nil {
+		d.Activity = &activity.Service{Store: d.Store, Now: runnerNow(d.Runner)}
+	}
 	a := &api{d: d, turns: &turnLimit{max: d.MaxTurnsPerOwner}}
 
 	r := chi.NewRouter()
@@ -108,7 +139,12 @@ func New(d Deps) http.Handler {
 	r.MethodNotAllowed(a.methodNotAllowed(r))
 
 	r.Get("/healthz", a.healthz)
+	if d.Web != nil {
+		d.Web(r)
+	}
 	r.Post("/webhooks/{hook_id}", a.webhook)
+	a.mountOpenAI(r)
+	a.mountMCP(r)
 	r.Route("/v1", func(r chi.Router) {
 		r.Use(authenticate(d.Auth), limitBody(d.MaxBodyBytes))
 		r.With(requireJSON).Post("/chat", a.chat)
@@ -131,8 +167,19 @@ func New(d Deps) http.Handler {
 		r.With(requireJSON).Post("/memory/facts", a.addFact)
 		r.Delete("/memory/facts/{id}", a.forgetFact)
 		r.Get("/memory/search", a.searchMemory)
+		r.Post("/ledger/import", a.importStatement)
 	})
 	return r
+}
+
+// runnerNow is the runner's clock, read at each call (a test may set it after New).
+func runnerNow(r *agent.Runner) func() time.Time {
+	return func() time.Time {
+		if r != nil && r.Now != nil {
+			return r.Now()
+		}
+		return time.Now()
+	}
 }
 
 // methodNotAllowed answers 405 with the route's allowed methods in Allow (chi does not

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 )
 
@@ -41,21 +42,6 @@ func wantsStream(r *http.Request) bool {
 		}
 	}
 	return false
-}
-
-// toolCallView is a tool call as clients see it (tool_call events, conversation history).
-type toolCallView struct {
-	CallID string          `json:"call_id"`
-	Tool   string          `json:"tool"`
-	Args   json.RawMessage `json:"args"`
-}
-
-// toolResultView is a tool result as clients see it (tool_result events, history).
-type toolResultView struct {
-	CallID  string          `json:"call_id"`
-	Tool    string          `json:"tool"`
-	Output  json.RawMessage `json:"output"`
-	IsError bool            `json:"is_error,omitempty"`
 }
 
 // DefaultStreamWriteTimeout is Deps.StreamWriteTimeout when zero.
@@ -94,12 +80,12 @@ func (s *stream) emit(e agent.StreamEvent) {
 		if e.Call == nil {
 			return
 		}
-		data = toolCallView{CallID: e.Call.ID, Tool: e.Call.Name, Args: orEmpty(e.Call.Args)}
+		data = activity.CallOf(*e.Call)
 	case "tool_result":
 		if e.Result == nil {
 			return
 		}
-		data = toolResultView{CallID: e.Result.CallID, Tool: e.Result.Name, Output: orEmpty(e.Result.Output), IsError: e.Result.IsError}
+		data = activity.ResultOf(*e.Result)
 	case "suspended", "completed", "error":
 		if e.Turn == nil {
 			data = errorBody{Error: errorDetail{Code: steward.CodeInternal, Message: internalMessage}}
@@ -182,12 +168,4 @@ func (s *stream) hasStarted() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.started
-}
-
-// orEmpty makes sure raw JSON is a value: nil becomes {}.
-func orEmpty(b json.RawMessage) json.RawMessage {
-	if len(b) == 0 {
-		return json.RawMessage(`{}`)
-	}
-	return b
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/agent"
-	"github.com/stewardhq/steward/internal/store"
 )
 
 // chatRequest is the body of POST /v1/chat.
@@ -155,43 +154,11 @@ func (a *api) turn(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, v)
 }
 
-// maxApprovals caps the inbox: the newest suspended turns first.
-const maxApprovals = 100
-
-// approval is one suspended turn in the owner's inbox.
-type approval struct {
-	TurnID         uuid.UUID             `json:"turn_id"`
-	ConversationID uuid.UUID             `json:"conversation_id"`
-	Trigger        steward.Trigger       `json:"trigger"`
-	CreatedAt      time.Time             `json:"created_at"`
-	ExpiresAt      *time.Time            `json:"expires_at"`
-	Pending        []steward.PendingCall `json:"pending"`
-}
-
 // approvals lists the owner's suspended turns that can still be confirmed: GET
 // /v1/approvals → {"approvals":[...]}, newest first.
 func (a *api) approvals(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	now := time.Now()
-	if a.d.Runner != nil && a.d.Runner.Now != nil {
-		now = a.d.Runner.Now()
-	}
-	out := []approval{}
-	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
-		turns, err := tx.Turns.List(ctx, steward.StatusSuspended, maxApprovals)
-		for _, t := range turns {
-			if t.ExpiresAt != nil && !now.Before(*t.ExpiresAt) {
-				continue // expired, waiting for the sweep; a confirm would be refused
-			}
-			v := steward.ViewOf(t)
-			if v.Pending == nil {
-				v.Pending = []steward.PendingCall{}
-			}
-			out = append(out, approval{TurnID: v.TurnID, ConversationID: v.ConversationID, Trigger: v.Trigger,
-				CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt, Pending: v.Pending})
-		}
-		return err
-	})
+	out, err := a.d.Activity.Approvals(ctx, principal(ctx).OwnerID)
 	if err != nil {
 		fail(w, r, err)
 		return

@@ -10,11 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/stewardhq/steward/internal/autonomy"
-	"github.com/stewardhq/steward/internal/store"
 )
-
-// maxNotifications caps GET /v1/notifications.
-const maxNotifications = 100
 
 // webhook receives a signed delivery: POST /webhooks/{hook_id}. The Standard Webhooks
 // signature is verified over the raw body before anything parses it; the answer is fast —
@@ -54,15 +50,10 @@ func (a *api) webhook(w http.ResponseWriter, r *http.Request) {
 // /v1/notifications.
 func (a *api) notifications(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	var notes []store.Notification
-	err := a.d.Store.WithOwner(ctx, principal(ctx).OwnerID, func(tx *store.Tx) error {
-		var err error
-		notes, err = tx.Deliveries.Notifications(ctx, maxNotifications)
-		return err
-	})
+	notes, err := a.d.Activity.Notifications(ctx, principal(ctx).OwnerID)
 	if err != nil {
 		fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"notifications": orEmptySlice(notes)})
+	writeJSON(w, http.StatusOK, map[string]any{"notifications": notes})
 }

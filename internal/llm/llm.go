@@ -7,6 +7,8 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
 )
@@ -68,6 +70,24 @@ type Response struct {
 	// FinishDetail is the provider's own reason (e.g. "SAFETY", "MAX_TOKENS"), for the trace.
 	FinishDetail string
 	Model        string
+	// Attempts are the calls that failed before this response when a fallback chain
+	// (internal/llm/chain) moved on to another model, in order; nil for a single model. The
+	// agent records each in the turn's story and counts its Usage (priced at its own Model)
+	// against the budgets.
+	Attempts []Attempt
+}
+
+// Attempt is one model call of a chain that did not answer: it failed, or was skipped while
+// its circuit breaker was open.
+type Attempt struct {
+	Model string `json:"model"`
+	// Error says why the call failed (or "circuit open" for a skipped model).
+	Error   string `json:"error"`
+	Skipped bool   `json:"skipped,omitempty"`
+	// Usage is what the failed call reported having used, if anything (a rate-limited or
+	// failing provider usually reports none).
+	Usage   steward.Usage `json:"usage"`
+	Latency time.Duration `json:"latency"`
 }
 
 // ToolCalls returns the tool calls of the response in the model's order.
@@ -95,3 +115,26 @@ type Model interface {
 	// text deltas; the returned Response is complete either way.
 	Generate(ctx context.Context, req Request, onDelta DeltaFunc) (Response, error)
 }
+
+// errUnavailable marks errors wrapped by Unavailable.
+var errUnavailable = errors.New("model unavailable")
+
+// Unavailable marks err as the failure of a call the provider could not serve now — rate
+// limited (429), failing or unavailable (5xx), unreachable, or timed out — after the
+// adapter's own bounded retries: another model may answer it. A chain moves on only past such
+// errors; any other error (a malformed request, a stream that already delivered text) ends
+// the call.
+func Unavailable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return unavailable{err}
+}
+
+// IsUnavailable reports whether err was marked by Unavailable.
+func IsUnavailable(err error) bool { return errors.Is(err, errUnavailable) }
+
+type unavailable struct{ err error }
+
+func (u unavailable) Error() string   { return u.err.Error() }
+func (u unavailable) Unwrap() []error { return []error{u.err, errUnavailable} }

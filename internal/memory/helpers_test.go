@@ -1,6 +1,7 @@
 package memory_test
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"sync"
@@ -26,6 +27,29 @@ type env struct {
 	door   *store.Door
 	svc    *memory.Service
 	worker *memory.Worker
+	// clock is the service's (and so the worker's) clock: tests advance it instead of
+	// sleeping past a lease or a backoff (docs/ARCHITECTURE.md §9).
+	clock *testClock
+}
+
+// testClock is the wall clock moved forward by what Advance added, so that rows the
+// database stamps with now() (an outbox item's first next_attempt_at) stay in its past.
+type testClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+// Advance moves the clock forward by d.
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
 }
 
 // newEnv builds an env connected as the app role, with the offline embedder and no model.
@@ -38,9 +62,11 @@ func newEnvAs(t testing.TB, url func(testdb.DB) string) *env {
 	ctx := context.Background()
 	db := testdb.OpenAs(t, 10, url)
 	d, s, door := db.DB, db.Store, db.Door
+	clock := &testClock{}
 	svc := memory.New(s, memory.Offline{}, nil)
+	svc.Now = clock.Now
 	w := &memory.Worker{Memory: svc, Queue: door, Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, Lease: time.Minute}
-	return &env{t: t, ctx: ctx, db: d, store: s, door: door, svc: svc, worker: w}
+	return &env{t: t, ctx: ctx, db: d, store: s, door: door, svc: svc, worker: w, clock: clock}
 }
 
 func (e *env) owner(name string) uuid.UUID {
@@ -159,7 +185,8 @@ func (e *env) superCount(sql string, args ...any) int {
 	return n
 }
 
-// drainAll drains until nothing is due, waiting out tiny backoffs, for at most 10 s.
+// drainAll drains until nothing is due, advancing the clock past each backoff, for at most
+// 10 s.
 func (e *env) drainAll(w *memory.Worker) memory.Drained {
 	e.t.Helper()
 	var total memory.Drained
@@ -184,7 +211,7 @@ func (e *env) drainAll(w *memory.Worker) memory.Drained {
 		if pending == 0 {
 			return total
 		}
-		time.Sleep(5 * time.Millisecond)
+		e.clock.Advance(cmp.Or(w.MaxBackoff, time.Hour)) // the retries are due (MaxBackoff caps them)
 	}
 	e.t.Fatal("the outbox did not drain in 10 s")
 	return total

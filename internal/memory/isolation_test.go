@@ -87,13 +87,13 @@ func TestIsolation(t *testing.T) {
 			// Outbox: alice cannot claim, complete or fail bob's items.
 			_, bobTurn := e.turn(b, nil, "hello", "hi")
 			var bobItem store.DueIngest
-			due, err := e.door.DueIngests(e.ctx, 10)
+			due, err := e.door.DueIngests(e.ctx, e.clock.Now(), 10)
 			if err != nil || len(due) != 1 || due[0].OwnerID != b {
 				t.Fatalf("due = %+v, %v", due, err)
 			}
 			bobItem = due[0]
 			err = e.store.WithOwner(e.ctx, a, func(tx *store.Tx) error {
-				_, err := tx.Outbox.ClaimIngest(e.ctx, bobItem.ID, 0)
+				_, err := tx.Outbox.ClaimIngest(e.ctx, bobItem.ID, e.clock.Now(), 0)
 				return err
 			})
 			if !errors.Is(err, store.ErrConflict) {

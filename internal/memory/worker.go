@@ -15,7 +15,7 @@ import (
 // Queue lists outbox items due for ingestion across owners. *store.Door implements it: the
 // scan is a cross-owner read; each item is then claimed in its owner's transaction.
 type Queue interface {
-	DueIngests(ctx context.Context, limit int) ([]store.DueIngest, error)
+	DueIngests(ctx context.Context, now time.Time, limit int) ([]store.DueIngest, error)
 }
 
 // Worker drains the memory outbox off the hot path: under `steward serve` as a goroutine
@@ -24,6 +24,7 @@ type Queue interface {
 // retried with exponential backoff and, after MaxAttempts, marked failed with its last error
 // (store.Tx.IngestBacklog, store.Door.IngestBacklog). An item whose worker dies mid-way is
 // claimed again once its lease lapses; one whose context is cancelled is released at once.
+// Leases and retries are decided by the Service's clock (Service.Now), passed into the SQL.
 // Zero fields take the defaults named on them.
 type Worker struct {
 	Memory *Service
@@ -74,7 +75,7 @@ func (w *Worker) Run(ctx context.Context) error {
 func (w *Worker) Drain(ctx context.Context, max int) (Drained, error) {
 	var total Drained
 	for handled := 0; handled < max; {
-		due, err := w.Queue.DueIngests(ctx, min(orDefault(w.Batch, 32), max-handled))
+		due, err := w.Queue.DueIngests(ctx, w.Memory.now(), min(orDefault(w.Batch, 32), max-handled))
 		if err != nil {
 			return total, err
 		}
@@ -126,7 +127,7 @@ func (w *Worker) one(ctx context.Context, item store.DueIngest) Drained {
 	var in store.Ingest
 	err := st.WithOwner(ctx, item.OwnerID, func(tx *store.Tx) error {
 		var err error
-		in, err = tx.Outbox.ClaimIngest(ctx, item.ID, orDefault(w.Lease, 2*time.Minute))
+		in, err = tx.Outbox.ClaimIngest(ctx, item.ID, w.Memory.now(), orDefault(w.Lease, 2*time.Minute))
 		return err
 	})
 	if err != nil {
@@ -154,7 +155,9 @@ func (w *Worker) one(ctx context.Context, item store.DueIngest) Drained {
 	}
 	giveUp := in.Attempts >= orDefault(w.MaxAttempts, 5)
 	retryIn := w.backoff(in.Attempts)
-	ferr := st.WithOwner(rec, item.OwnerID, func(tx *store.Tx) error { return tx.Outbox.FailIngest(rec, in, err.Error(), retryIn, giveUp) })
+	ferr := st.WithOwner(rec, item.OwnerID, func(tx *store.Tx) error {
+		return tx.Outbox.FailIngest(rec, in, err.Error(), w.Memory.now().Add(retryIn), giveUp)
+	})
 	if ferr != nil {
 		log.Error().Err(ferr).Msg("memory worker: recording a failure failed; the item is retried when its lease lapses")
 	}

@@ -82,12 +82,12 @@ func TestWorkerKilledMidBatchLosesNothing(t *testing.T) {
 	// A hard kill: the item is claimed and its worker vanishes. It is not due while the
 	// lease holds, and is ingested after it lapses.
 	_, lost := e.turn(owner, nil, "the anchor is rusty", "Noted.")
-	due, err := e.door.DueIngests(e.ctx, 10)
+	due, err := e.door.DueIngests(e.ctx, e.clock.Now(), 10)
 	if err != nil || len(due) != 1 {
 		t.Fatalf("due = %+v, %v", due, err)
 	}
 	err = e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error {
-		_, err := tx.Outbox.ClaimIngest(e.ctx, due[0].ID, 300*time.Millisecond)
+		_, err := tx.Outbox.ClaimIngest(e.ctx, due[0].ID, e.clock.Now(), 300*time.Millisecond)
 		return err
 	})
 	if err != nil {
@@ -96,7 +96,7 @@ func TestWorkerKilledMidBatchLosesNothing(t *testing.T) {
 	if d, err := e.worker.Drain(e.ctx, 10); err != nil || d.Done != 0 {
 		t.Fatalf("drain while leased = %+v, %v; want nothing done", d, err)
 	}
-	time.Sleep(400 * time.Millisecond)
+	e.clock.Advance(400 * time.Millisecond) // the lease lapses
 	if d, err := e.worker.Drain(e.ctx, 10); err != nil || d.Done != 1 {
 		t.Fatalf("drain after the lease lapsed = %+v, %v; want the item done", d, err)
 	}

@@ -6,6 +6,7 @@ package safety
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -71,8 +72,11 @@ func guards(ctx context.Context, tx agent.Tx, req steward.GateRequest) (steward.
 	if killed, why := c.Killed(); killed {
 		return steward.GateDecision{Verdict: steward.Deny, By: "kill", Reason: why}, true, nil
 	}
-	if req.Money == nil {
+	if !req.MovesMoney && req.Money == nil {
 		return steward.GateDecision{}, false, nil
+	}
+	if err := readable(req.Money); err != nil {
+		return steward.GateDecision{Verdict: steward.Deny, By: "cap:amount", Reason: err.Error()}, true, nil
 	}
 	m := *req.Money
 	limit, ok, err := tx.Safety.Cap(ctx, m.Currency)
@@ -92,6 +96,21 @@ func guards(ctx context.Context, tx agent.Tx, req steward.GateRequest) (steward.
 			Reason: fmt.Sprintf("%d %s more would exceed the cap of %d per %s (%d already spent)", m.Minor, m.Currency, limit.WindowMinor, limit.Window, spent)}, true, nil
 	}
 	return steward.GateDecision{}, false, nil
+}
+
+// readable checks the amount of a money call: present, not negative, in an ISO 4217 code.
+// An amount the gate cannot read is refused, never taken as zero (money fails closed).
+func readable(m *steward.Money) error {
+	if m == nil {
+		return errors.New("the amount of this payment could not be read: give a whole number of minor units and an ISO 4217 currency code")
+	}
+	if m.Minor < 0 {
+		return fmt.Errorf("the amount %d is negative", m.Minor)
+	}
+	if !steward.IsCurrencyCode(m.Currency) {
+		return fmt.Errorf("%q is not an ISO 4217 currency code (three capital letters, e.g. EUR)", m.Currency)
+	}
+	return nil
 }
 
 // decideByRules applies standing rules: any matching deny wins; a matching allow runs the

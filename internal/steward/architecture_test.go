@@ -3,6 +3,9 @@ package steward_test
 import (
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -105,5 +108,50 @@ func TestArchitectureCatchesAViolation(t *testing.T) {
 	}
 	if !slices.Contains(agent.Imports, module+"internal/steward") {
 		t.Fatal("internal/agent does not import internal/steward")
+	}
+}
+
+// TestHTTPAPIOpensNoTransaction: internal/httpapi only decodes, calls a service and encodes
+// (docs/ARCHITECTURE.md §7). None of its shipped files may open an owner transaction
+// (WithOwner, InOwner) or touch a store transaction (store.Tx).
+func TestHTTPAPIOpensNoTransaction(t *testing.T) {
+	files, err := filepath.Glob("../httpapi/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcp, err := filepath.Glob("../mcpserver/*.go") // the MCP face, same rule
+	if err != nil || len(mcp) == 0 {
+		t.Fatalf("no files in internal/mcpserver: %v", err)
+	}
+	files = append(files, mcp...)
+	checked := 0
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			switch name := sel.Sel.Name; {
+			case name == "WithOwner" || name == "InOwner":
+				t.Errorf("%s uses %s: a face opens no transaction; call a service (docs/ARCHITECTURE.md §7)", fset.Position(sel.Pos()), name)
+			case name == "Tx":
+				if x, ok := sel.X.(*ast.Ident); ok && x.Name == "store" {
+					t.Errorf("%s uses store.Tx: a face opens no transaction; call a service (docs/ARCHITECTURE.md §7)", fset.Position(sel.Pos()))
+				}
+			}
+			return true
+		})
+	}
+	if checked < 5 {
+		t.Fatalf("found %d non-test files in internal/httpapi; the check reads nothing", checked)
 	}
 }

@@ -30,6 +30,20 @@ type Money struct {
 	Currency string `json:"currency"`
 }
 
+// IsCurrencyCode reports whether code has the form of an ISO 4217 code: three capital
+// letters.
+func IsCurrencyCode(code string) bool {
+	if len(code) != 3 {
+		return false
+	}
+	for _, c := range code {
+		if c < 'A' || c > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
 // Cap is a hard money limit: per action, and per rolling window.
 type Cap struct {
 	Currency       string        `json:"currency"`
@@ -67,7 +81,10 @@ type GateRequest struct {
 	CallID    string
 	Tool      string
 	Args      json.RawMessage
-	// Money is the amount the call moves, for tools that declare one.
+	// MovesMoney is set for calls of tools that declare an amount (tools.MoneyArgs).
+	MovesMoney bool
+	// Money is the amount the call moves, for tools that declare one; nil when it could not
+	// be read, and the gate then denies the call (money fails closed, ARCHITECTURE.md §2).
 	Money *Money
 	// NoAllowRules is set for tools that do not offer "always" (money and egress): no
 	// standing allow rule runs them without asking.

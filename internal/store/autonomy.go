@@ -418,9 +418,10 @@ func toNotifications(rows []db.Notification) []Notification {
 	return out
 }
 
-// FailStaleRuns fails the owner's job runs still running after olderThan: their process died.
-func (t Runs) FailStale(ctx context.Context, olderThan time.Duration) (int64, error) {
-	n, err := t.q.FailStaleRuns(ctx, db.FailStaleRunsParams{OwnerID: t.ownerID, OlderThanSeconds: olderThan.Seconds()})
+// FailStale fails the owner's job runs still running and started before before: their
+// process died.
+func (t Runs) FailStale(ctx context.Context, before time.Time) (int64, error) {
+	n, err := t.q.FailStaleRuns(ctx, db.FailStaleRunsParams{OwnerID: t.ownerID, Before: before})
 	if err != nil {
 		return 0, fmt.Errorf("fail stale runs: %w", err)
 	}

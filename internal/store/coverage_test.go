@@ -228,9 +228,9 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		}
 		// Sweeps and deletes scoped to bob.
 		for what, err := range map[string]error{
-			"expire turns":     second(tx.Turns.Expire(ctx)),
-			"fail stale turns": second(tx.Turns.FailStale(ctx, 0)),
-			"fail stale runs":  second(tx.Runs.FailStale(ctx, 0)),
+			"expire turns":     second(tx.Turns.Expire(ctx, time.Now())),
+			"fail stale turns": second(tx.Turns.FailStale(ctx, time.Now())),
+			"fail stale runs":  second(tx.Runs.FailStale(ctx, time.Now())),
 			"delete channel":   tx.Deliveries.DeleteChannel(ctx),
 			"delete schedule":  tx.Schedules.Delete(ctx, "morning-briefing"),
 		} {

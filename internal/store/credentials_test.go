@@ -108,7 +108,7 @@ func TestDoorRoleReadsAcrossOwnersAndNothingMore(t *testing.T) {
 	if spent, limit, err := door.GlobalCostToday(ctx); err != nil || spent != 14 || limit != 50_000_000 {
 		t.Errorf("GlobalCostToday = %d of %d, %v; want 14 (7 per owner) of the default cap", spent, limit, err)
 	}
-	if due, err := door.DueIngests(ctx, 10); err != nil || len(due) != 2 {
+	if due, err := door.DueIngests(ctx, time.Now(), 10); err != nil || len(due) != 2 {
 		t.Errorf("DueIngests = %+v, %v; want one per owner", due, err)
 	}
 	if scans, err := door.ScanSchedules(ctx); err != nil || len(scans) != 2 || !scans[0].Since.Equal(seedTime) || !scans[1].Since.Equal(seedTime) {

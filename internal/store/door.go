@@ -2,9 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"strings"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stewardhq/steward/db"
+	"github.com/stewardhq/steward/internal/auth"
 )
 
 // Door is the one door for reads across owners: API-key lookup, the scheduler's scans,
@@ -160,39 +158,29 @@ func (d *Door) ListKeys(ctx context.Context, ownerID uuid.UUID) ([]APIKey, error
 
 // Authenticate finds the owner of an API key; an unknown or revoked key is ErrNotFound.
 func (d *Door) Authenticate(ctx context.Context, key string) (Principal, error) {
-	if !strings.HasPrefix(key, keyPrefix) || len(key) > 200 {
+	if !auth.Plausible(key) {
 		return Principal{}, fmt.Errorf("authenticate: %w", ErrNotFound)
 	}
-	row, err := db.New(d.pool).LookupAPIKey(ctx, hashKey(key))
+	row, err := db.New(d.pool).LookupAPIKey(ctx, auth.Hash(key))
 	if err != nil {
 		return Principal{}, notFound("authenticate", err)
 	}
 	return Principal{OwnerID: row.OwnerID, OwnerName: row.OwnerName, KeyID: row.ID}, nil
 }
 
-// keyPrefix starts every Steward API key, so leaked keys are easy to recognise and redact.
-const keyPrefix = "stw_"
-
-// createKey mints a random key and stores only its SHA-256.
+// createKey mints a random key (internal/auth) and stores only its hash.
 func createKey(ctx context.Context, tx pgx.Tx, ownerID uuid.UUID, name string) (string, APIKey, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", APIKey{}, fmt.Errorf("random key: %w", err)
+	key, err := auth.NewKey()
+	if err != nil {
+		return "", APIKey{}, err
 	}
-	key := keyPrefix + base64.RawURLEncoding.EncodeToString(b[:])
 	row, err := db.New(tx).CreateAPIKey(ctx, db.CreateAPIKeyParams{
-		OwnerID: ownerID, Name: name, Prefix: key[:len(keyPrefix)+6], Hash: hashKey(key),
+		OwnerID: ownerID, Name: name, Prefix: auth.Display(key), Hash: auth.Hash(key),
 	})
 	if err != nil {
 		return "", APIKey{}, notFound("create key", err)
 	}
 	return key, APIKey(row), nil
-}
-
-// hashKey is the stored form of a key. Keys carry 256 random bits, so a fast hash suffices.
-func hashKey(key string) []byte {
-	h := sha256.Sum256([]byte(key))
-	return h[:]
 }
 
 func toOwner(r db.Owner) Owner {
@@ -262,11 +250,11 @@ func (d *Door) UpdateDailyLimits(ctx context.Context, ownerID uuid.UUID, message
 	return DailyLimits{Messages: r.DailyMessages, CostMicros: r.DailyCostMicros}, nil
 }
 
-// DueIngests lists memory outbox items due for ingestion, across owners, oldest due first.
-// It only reads (through memory_outbox's directory policy): the memory worker claims each
-// item inside its owner's transaction (Tx.ClaimIngest).
-func (d *Door) DueIngests(ctx context.Context, limit int) ([]DueIngest, error) {
-	rows, err := db.New(d.pool).DueIngests(ctx, int32(limit))
+// DueIngests lists memory outbox items due for ingestion at now (the caller's clock), across
+// owners, oldest due first. It only reads (through memory_outbox's directory policy): the
+// memory worker claims each item inside its owner's transaction (Outbox.ClaimIngest).
+func (d *Door) DueIngests(ctx context.Context, now time.Time, limit int) ([]DueIngest, error) {
+	rows, err := db.New(d.pool).DueIngests(ctx, db.DueIngestsParams{Now: now, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("due ingests: %w", err)
 	}

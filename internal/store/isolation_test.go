@@ -17,23 +17,29 @@ import (
 )
 
 // ownerTables is every owner-scoped table; TestCatalogLint checks the list is complete.
-var ownerTables = []string{"api_keys", "audit_log", "conversations", "job_runs", "memory_chunks", "memory_facts",
+var ownerTables = []string{"api_keys", "audit_log", "conversations", "documents", "job_runs", "ledger_accounts", "ledger_budgets",
+	"ledger_postings", "ledger_transactions", "memory_chunks", "memory_facts",
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
-	"standing_rules", "tasks", "tool_calls", "turns", "webhook_deliveries", "webhooks"}
+	"standing_rules", "tasks", "tool_calls", "turns", "web_sessions", "webhook_deliveries", "webhooks"}
 
 // seeded is what seed creates for one owner.
 type seeded struct {
-	owner  Owner
-	keyID  uuid.UUID
-	conv   uuid.UUID
-	turn   uuid.UUID
-	task   uuid.UUID
-	fact   uuid.UUID
-	chunk  uuid.UUID
-	rule   uuid.UUID
-	ingest int64 // the memory outbox item of turn
-	vector []float32
-	auto   autonomySeed
+	owner Owner
+	keyID uuid.UUID
+	conv  uuid.UUID
+	turn  uuid.UUID
+	task  uuid.UUID
+	fact  uuid.UUID
+	chunk uuid.UUID
+	rule  uuid.UUID
+	// session is the owner's web session, secret its cookie value.
+	session uuid.UUID
+	secret  string
+	ingest  int64 // the memory outbox item of turn
+	vector  []float32
+	auto    autonomySeed
+	ledger  ledgerSeed
+	doc     uuid.UUID
 }
 
 // seed gives an owner one row in every owner-scoped table, through the store's own methods.
@@ -105,7 +111,21 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 		if _, err = tx.Tasks.CreateNotification(ctx, "", "note for "+name); err != nil {
 			return err
 		}
-		sd.auto, err = seedAutonomy(ctx, tx, name)
+		doc, err := tx.Documents.Create(ctx, NewDocument{Name: "secret.txt", ContentType: "text/plain", SHA256: "x",
+			Content: []byte("secret document of " + name), Text: "secret document of " + name, Source: DocumentSourceUpload})
+		if err != nil {
+			return err
+		}
+		sd.doc = doc.ID
+		sess, secret, err := tx.Sessions.Create(ctx, "browser of "+name, time.Now().Add(time.Hour))
+		if err != nil {
+			return err
+		}
+		sd.session, sd.secret = sess.ID, secret
+		if sd.auto, err = seedAutonomy(ctx, tx, name); err != nil {
+			return err
+		}
+		sd.ledger, err = seedLedger(ctx, tx, name)
 		return err
 	})
 	if err != nil {
@@ -142,7 +162,7 @@ func TestIsolation(t *testing.T) {
 			s, door := db.Store, db.Door
 			a := seed(t, ctx, s, door, "alice")
 			b := seed(t, ctx, s, door, "bob")
-			due, err := door.DueIngests(ctx, 10)
+			due, err := door.DueIngests(ctx, time.Now(), 10)
 			if err != nil || len(due) != 2 {
 				t.Fatalf("due ingests = %+v, %v; want one per owner", due, err)
 			}
@@ -156,6 +176,7 @@ func TestIsolation(t *testing.T) {
 			t.Run("store queries", func(t *testing.T) { probeStore(t, ctx, s, a, b) })
 			t.Run("memory queries", func(t *testing.T) { probeMemory(t, ctx, s, a, b) })
 			t.Run("autonomy queries", func(t *testing.T) { probeAutonomy(t, ctx, s, a, b) })
+			t.Run("ledger queries", func(t *testing.T) { probeLedger(t, ctx, s, a, b) })
 			t.Run("writes naming alice's rows", func(t *testing.T) { probeWrites(t, ctx, s, a, b) })
 			if pass.rls {
 				t.Run("row-level security", func(t *testing.T) { probeRLS(t, ctx, s, a, b) })
@@ -166,7 +187,9 @@ func TestIsolation(t *testing.T) {
 
 // probeStore: through every store method, bob sees, changes and deletes none of alice's rows.
 func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
-	covers("Account.APIKeys", "Journal.Calls", "Safety.Caps", "Turns.Claim", "Tasks.CompleteTask", "Turns.InConversation", "Conversations.Delete", "Rules.Delete", "Tasks.DeleteTask", "Tasks.ForgetFact", "Conversations.Get", "Tasks.GetTask", "Turns.Get", "Conversations.List", "Tasks.ListFacts", "Tasks.ListNotifications", "Tasks.ListTasks", "Turns.List", "Journal.MarkUnknownCalls", "Conversations.Messages", "Account.Get", "Journal.PendingCalls", "Journal.RecentEvents", "Account.RevokeAPIKey", "Rules.List", "Rules.For", "Turns.Save", "Memory.SearchChunks", "Tasks.SearchFacts", "Safety.SpentInWindow", "Memory.SupersedeChunk", "Conversations.Touch", "Journal.TurnEvents", "Journal.UpdateCall")
+	covers("Account.APIKeys", "Journal.Calls", "Safety.Caps", "Turns.Claim", "Tasks.CompleteTask", "Turns.InConversation", "Conversations.Delete", "Rules.Delete", "Tasks.DeleteTask", "Tasks.ForgetFact", "Conversations.Get", "Tasks.GetTask", "Turns.Get", "Conversations.List", "Tasks.ListFacts", "Tasks.ListNotifications", "Tasks.ListTasks", "Turns.List", "Journal.MarkUnknownCalls", "Conversations.Messages", "Account.Get", "Journal.PendingCalls", "Journal.RecentEvents", "Account.RevokeAPIKey", "Rules.List", "Rules.For", "Turns.Save", "Memory.SearchChunks", "Tasks.SearchFacts", "Safety.SpentInWindow", "Memory.SupersedeChunk", "Conversations.Touch", "Journal.TurnEvents", "Journal.UpdateCall",
+		"Sessions.Create", "Sessions.List", "Sessions.Revoke",
+		"Documents.Create", "Documents.List", "Documents.Get", "Documents.Content", "Documents.Delete")
 	none := func(what string, n int, err error) {
 		t.Helper()
 		if err != nil {
@@ -210,7 +233,7 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		refused("turns get", err)
 		convTurns, err := tx.Turns.InConversation(ctx, a.conv, 100)
 		zero("turns of alice's conversation", len(convTurns), err)
-		_, err = tx.Turns.Claim(ctx, a.turn, time.Minute)
+		_, err = tx.Turns.Claim(ctx, a.turn, time.Now(), time.Minute)
 		refused("turns claim", err)
 		_, err = tx.Turns.Save(ctx, steward.Turn{ID: a.turn, Version: 2, Status: steward.StatusCompleted})
 		refused("turns save", err)
@@ -259,11 +282,33 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		notes, err := tx.Tasks.ListNotifications(ctx, 100)
 		none("notifications list", len(notes), err)
 
+		docs, err := tx.Documents.List(ctx, 100)
+		none("documents list", len(docs), err)
+		_, text, err := tx.Documents.Get(ctx, a.doc, 0, 1000)
+		if text != "" {
+			t.Errorf("documents get: bob read alice's text %q", text)
+		}
+		refused("documents get", err)
+		_, _, content, err := tx.Documents.Content(ctx, a.doc)
+		if len(content) != 0 {
+			t.Errorf("documents content: bob read alice's bytes %q", content)
+		}
+		refused("documents content", err)
+		refused("documents delete", tx.Documents.Delete(ctx, a.doc))
+
 		caps, err := tx.Safety.Caps(ctx)
 		none("spending_caps list", len(caps), err)
 		spent, err := tx.Safety.SpentInWindow(ctx, "EUR", time.Hour)
 		if err != nil || spent != 40 {
 			t.Errorf("spend_ledger window: bob's sum is %d (err %v), want only his own 40", spent, err)
+		}
+
+		sessions, err := tx.Sessions.List(ctx)
+		none("web_sessions list", len(sessions), err)
+		refused("web_sessions revoke", tx.Sessions.Revoke(ctx, a.session))
+		// A session bob creates is bob's: alice's list does not grow (checked below).
+		if _, _, err := tx.Sessions.Create(ctx, "bob's second browser", time.Now().Add(time.Hour)); err != nil {
+			t.Errorf("web_sessions create: %v", err)
 		}
 
 		owner, err := tx.Account.Get(ctx)
@@ -288,6 +333,13 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		keys, err := tx.Account.APIKeys(ctx)
 		if err != nil || len(keys) != 1 || keys[0].RevokedAt != nil {
 			t.Errorf("alice's key after bob: %+v, %v", keys, err)
+		}
+		sessions, err := tx.Sessions.List(ctx)
+		if err != nil || len(sessions) != 1 || sessions[0].ID != a.session {
+			t.Errorf("alice's sessions after bob: %+v, %v", sessions, err)
+		}
+		if _, text, err := tx.Documents.Get(ctx, a.doc, 0, 1000); err != nil || text != "secret document of alice" {
+			t.Errorf("alice's document after bob: %q, %v", text, err)
 		}
 		return nil
 	})

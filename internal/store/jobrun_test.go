@@ -49,7 +49,7 @@ func TestSuspendedRunFollowsItsTurn(t *testing.T) {
 				t.Fatalf("run before the decision: %s", got.Status)
 			}
 			// The owner decides; the resumed turn ends.
-			if turn, err = tx.Turns.Claim(ctx, turn.ID, time.Minute); err != nil {
+			if turn, err = tx.Turns.Claim(ctx, turn.ID, now, time.Minute); err != nil {
 				return err
 			}
 			turn.Status, turn.State = tc.final, nil
@@ -81,10 +81,10 @@ func TestStaleRunIsFailed(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if n, err := tx.Runs.FailStale(ctx, 2*time.Hour); err != nil || n != 0 {
+		if n, err := tx.Runs.FailStale(ctx, time.Now().Add(-2*time.Hour)); err != nil || n != 0 {
 			t.Fatalf("a run younger than the limit was swept: %d, %v", n, err)
 		}
-		if n, err := tx.Runs.FailStale(ctx, 30*time.Minute); err != nil || n != 1 {
+		if n, err := tx.Runs.FailStale(ctx, time.Now().Add(-30*time.Minute)); err != nil || n != 1 {
 			t.Fatalf("swept %d, %v; want 1", n, err)
 		}
 		got, err := tx.Runs.Get(ctx, run.ID)

@@ -69,10 +69,11 @@ type FailedIngest struct {
 	CreatedAt      time.Time `json:"created_at"`
 }
 
-// ClaimIngest leases a due outbox item for lease and counts the attempt. It is ErrConflict
-// when the item is not due (done, failed, waiting for a retry, or leased by another worker).
-func (t Outbox) ClaimIngest(ctx context.Context, id int64, lease time.Duration) (Ingest, error) {
-	r, err := t.q.ClaimIngest(ctx, db.ClaimIngestParams{OwnerID: t.ownerID, ID: id, LeaseSeconds: lease.Seconds()})
+// ClaimIngest leases an outbox item due at now until now+lease and counts the attempt. It is
+// ErrConflict when the item is not due (done, failed, waiting for a retry, or leased by
+// another worker). now is the caller's clock.
+func (t Outbox) ClaimIngest(ctx context.Context, id int64, now time.Time, lease time.Duration) (Ingest, error) {
+	r, err := t.q.ClaimIngest(ctx, db.ClaimIngestParams{OwnerID: t.ownerID, ID: id, Now: now, LockedUntil: now.Add(lease)})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Ingest{}, fmt.Errorf("claim ingest %d: %w", id, ErrConflict)
 	}
@@ -91,11 +92,11 @@ func (t Outbox) CompleteIngest(ctx context.Context, in Ingest) error {
 // MaxIngestError caps the error text kept on an outbox item.
 const MaxIngestError = 500
 
-// FailIngest records a failed attempt: the item is retried after retryIn, or, with giveUp,
+// FailIngest records a failed attempt: the item is due again at retryAt, or, with giveUp,
 // never again (it stays visible as failed). ErrConflict when the claim was lost.
-func (t Outbox) FailIngest(ctx context.Context, in Ingest, msg string, retryIn time.Duration, giveUp bool) error {
+func (t Outbox) FailIngest(ctx context.Context, in Ingest, msg string, retryAt time.Time, giveUp bool) error {
 	n, err := t.q.FailIngest(ctx, db.FailIngestParams{OwnerID: t.ownerID, ID: in.ID, Attempts: int32(in.Attempts),
-		LastError: truncate(msg, MaxIngestError), RetrySeconds: retryIn.Seconds(), GiveUp: giveUp})
+		LastError: truncate(msg, MaxIngestError), RetryAt: retryAt, GiveUp: giveUp})
 	return fenced("fail ingest", in, n, err)
 }
 

@@ -41,13 +41,13 @@ func probeMemory(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		if added, err := tx.Memory.AddFactChunk(ctx, a.fact, "planted", a.vector); err != nil || added {
 			t.Errorf("memory_chunks add for alice's fact: added %v (err %v)", added, err)
 		}
-		if _, err := tx.Outbox.ClaimIngest(ctx, a.ingest, time.Minute); !errors.Is(err, ErrConflict) {
+		if _, err := tx.Outbox.ClaimIngest(ctx, a.ingest, time.Now(), time.Minute); !errors.Is(err, ErrConflict) {
 			t.Errorf("memory_outbox claim of alice's item: %v, want conflict", err)
 		}
 		theirs := Ingest{ID: a.ingest}
 		for what, err := range map[string]error{
 			"complete": tx.Outbox.CompleteIngest(ctx, theirs),
-			"fail":     tx.Outbox.FailIngest(ctx, theirs, "x", 0, true),
+			"fail":     tx.Outbox.FailIngest(ctx, theirs, "x", time.Now(), true),
 			"release":  tx.Outbox.ReleaseIngest(ctx, theirs),
 		} {
 			if !errors.Is(err, ErrConflict) {

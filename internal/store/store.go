@@ -103,6 +103,9 @@ type (
 	Webhooks      struct{ *conn } // webhook endpoints and their events
 	Deliveries    struct{ *conn } // the notification channel and its delivery queue
 	Account       struct{ *conn } // the owner row and its API keys
+	Sessions      struct{ *conn } // the web app's sessions (sign-in, sign-out, revocation)
+	Ledger        struct{ *conn } // the double-entry ledger: accounts, transactions, budgets
+	Documents     struct{ *conn } // the owner's documents (their chunks are memory chunks)
 )
 
 // Tx is one owner's transaction: every repository reads and writes that owner's rows only.
@@ -121,13 +124,16 @@ type Tx struct {
 	Webhooks      Webhooks
 	Deliveries    Deliveries
 	Account       Account
+	Sessions      Sessions
+	Ledger        Ledger
+	Documents     Documents
 }
 
 func newTx(c *conn) *Tx {
 	return &Tx{conn: c, Turns: Turns{c}, Journal: Journal{c}, Conversations: Conversations{c},
 		Safety: Safety{c}, Rules: Rules{c}, Memory: Memory{c}, Outbox: Outbox{c}, Tasks: Tasks{c},
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Deliveries: Deliveries{c},
-		Account: Account{c}}
+		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.

@@ -94,10 +94,11 @@ func (t Turns) Save(ctx context.Context, turn steward.Turn) (steward.Turn, error
 	return turn, nil
 }
 
-// ClaimTurn moves a suspended turn to resuming in one conditional update and returns it with
-// its state. Exactly one caller wins; the others get ErrConflict (or ErrNotFound).
-func (t Turns) Claim(ctx context.Context, id uuid.UUID, lease time.Duration) (steward.Turn, error) {
-	r, err := t.q.ClaimTurn(ctx, db.ClaimTurnParams{OwnerID: t.ownerID, ID: id, LeaseSeconds: lease.Seconds()})
+// Claim moves a suspended turn to resuming in one conditional update and returns it with
+// its state, leased until now+lease. Exactly one caller wins; the others get ErrConflict (or
+// ErrNotFound). now is the caller's clock: it decides expiry and lapsed leases.
+func (t Turns) Claim(ctx context.Context, id uuid.UUID, now time.Time, lease time.Duration) (steward.Turn, error) {
+	r, err := t.q.ClaimTurn(ctx, db.ClaimTurnParams{OwnerID: t.ownerID, ID: id, Now: now, LeaseSeconds: lease.Seconds()})
 	if err != nil {
 		err = notFound("claim turn "+id.String(), err)
 		return steward.Turn{}, err
@@ -105,18 +106,19 @@ func (t Turns) Claim(ctx context.Context, id uuid.UUID, lease time.Duration) (st
 	return toTurn(r)
 }
 
-// ExpireTurns moves the owner's suspended turns past their expiry to expired.
-func (t Turns) Expire(ctx context.Context) (int64, error) {
-	n, err := t.q.ExpireTurns(ctx, t.ownerID)
+// Expire moves the owner's suspended turns whose expiry is at or before now to expired.
+func (t Turns) Expire(ctx context.Context, now time.Time) (int64, error) {
+	n, err := t.q.ExpireTurns(ctx, db.ExpireTurnsParams{OwnerID: t.ownerID, Now: now})
 	if err != nil {
 		return 0, fmt.Errorf("expire turns: %w", err)
 	}
 	return n, nil
 }
 
-// FailStaleTurns fails the owner's turns still running after olderThan: their process died.
-func (t Turns) FailStale(ctx context.Context, olderThan time.Duration) (int64, error) {
-	n, err := t.q.FailStaleTurns(ctx, db.FailStaleTurnsParams{OwnerID: t.ownerID, OlderThanSeconds: olderThan.Seconds()})
+// FailStale fails the owner's turns still running and last updated before before: their
+// process died.
+func (t Turns) FailStale(ctx context.Context, before time.Time) (int64, error) {
+	n, err := t.q.FailStaleTurns(ctx, db.FailStaleTurnsParams{OwnerID: t.ownerID, Before: before})
 	if err != nil {
 		return 0, fmt.Errorf("fail stale turns: %w", err)
 	}

@@ -19,8 +19,8 @@ type Price struct {
 	Until time.Time
 }
 
-// ListPrices are Google's list prices for the current Gemini text models (GA, and no shutdown
-// date announced on https://ai.google.dev/gemini-api/docs/deprecations), paid tier, Standard
+// ListPrices are the providers' list prices. Google's: the current Gemini text models (GA, and
+// no shutdown date announced on https://ai.google.dev/gemini-api/docs/deprecations), paid tier, Standard
 // inference, text input, as read on 2026-11-30. A model's prices are in date order; Output
 // includes thinking tokens, as Gemini bills them.
 //
@@ -44,6 +44,17 @@ var ListPrices = map[string][]Price{
 	"gemini-3.6-flash":      {{Input: 1.50, CachedInput: 0.15, Output: 7.50}},
 	"gemini-3.5-flash":      {{Input: 1.50, CachedInput: 0.15, Output: 9.00}},
 	"gemini-3.5-flash-lite": {{Input: 0.30, CachedInput: 0.03, Output: 2.50}},
+
+	// OpenAI, Standard tier, text, as read on 2026-11-30 from stored copies of pages that
+	// quote https://developers.openai.com/api/docs/pricing (OpenAI's own page was not among
+	// the stored copies; check it before relying on these): gpt-5.4-mini $0.75 in / $0.075
+	// cached / $4.50 out (docs.rs adk-model src/openai/pricing.rs, "March 2026"; apidog.com
+	// and docs.venice.ai gpt-5-4-mini pages agree on input and output); gpt-5-mini $0.25 /
+	// $0.025 / $2.00 (nicolalazzari.ai "OpenAI API Pricing Explained (2026)"; Azure AI Foundry's
+	// list via ai.cloudprice.net, 2026-06-15). Output includes reasoning tokens, as OpenAI
+	// bills them. Any other OpenAI-compatible model is priced with STEWARD_MODEL_PRICES.
+	"gpt-5.4-mini": {{Input: 0.75, CachedInput: 0.075, Output: 4.50}},
+	"gpt-5-mini":   {{Input: 0.25, CachedInput: 0.025, Output: 2.00}},
 }
 
 // Free names the models that cost nothing: the offline demo model (internal/llm/demo) and the

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 
+	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/tools"
 )
@@ -96,9 +97,13 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (tools.Page, error) 
 			return tools.Page{}, err
 		}
 	case mt == "application/pdf":
-		return tools.Page{}, errors.New("PDF documents are not supported yet")
+		ex, err := document.ExtractPDF(body)
+		if err != nil {
+			return tools.Page{}, fmt.Errorf("the PDF could not be read: %w", err)
+		}
+		page.Text = ex.Text()
 	default:
-		return tools.Page{}, fmt.Errorf("content type %s is not supported: web_fetch reads HTML, JSON and text", mt)
+		return tools.Page{}, fmt.Errorf("content type %s is not supported: web_fetch reads HTML, JSON, text and PDF", mt)
 	}
 	return page, nil
 }

@@ -1,65 +1,30 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/netip"
 	"strings"
-	"sync/atomic"
 	"testing"
 
+	"github.com/go-pdf/fpdf"
+
 	"github.com/stewardhq/steward/internal/egress"
+	"github.com/stewardhq/steward/internal/egress/egresstest"
 	"github.com/stewardhq/steward/internal/tools"
 	"github.com/stewardhq/steward/internal/web"
 )
 
-// server is a plain-HTTP test server on 127.0.0.1 that counts the connections it accepts.
-type server struct {
-	*httptest.Server
-	conns atomic.Int32
-	hits  atomic.Int32
-}
-
-func newServer(t *testing.T, h http.HandlerFunc) *server {
-	t.Helper()
-	s := &server{}
-	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.hits.Add(1)
-		h(w, r)
-	}))
-	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
-			s.conns.Add(1)
-		}
-	}
-	s.Start()
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *server) addr() netip.AddrPort { return netip.MustParseAddrPort(s.Listener.Addr().String()) }
-
-// lookup is the test's resolver: names that resolve to refused addresses.
-func lookup(_ context.Context, host string) ([]netip.Addr, error) {
-	m := map[string]string{"rebind.example": "127.0.0.1", "metadata.example": "169.254.169.254", "mapped.example": "::ffff:127.0.0.1"}
-	if v, ok := m[host]; ok {
-		return []netip.Addr{netip.MustParseAddr(v)}, nil
-	}
-	return nil, fmt.Errorf("no such host %s", host)
-}
-
 // fetchRegistry is the production web_fetch (egress client with http allowed) whose only
 // allowances are the given servers' exact addresses, as STEWARD_EGRESS_ALLOW would give.
-func fetchRegistry(t *testing.T, maxBytes int64, allowed ...*server) *tools.Registry {
+func fetchRegistry(t *testing.T, maxBytes int64, allowed ...*egresstest.Server) *tools.Registry {
 	t.Helper()
-	opts := egress.Options{AllowHTTP: true, Lookup: lookup}
+	opts := egress.Options{AllowHTTP: true, Lookup: egresstest.Lookup}
 	for _, s := range allowed {
-		opts.Allow = append(opts.Allow, s.addr())
+		opts.Allow = append(opts.Allow, s.Addr())
 	}
 	reg, err := tools.NewRegistry(tools.WebFetchTool(&web.Fetcher{Client: egress.NewClient(opts), MaxBytes: maxBytes}))
 	if err != nil {
@@ -91,8 +56,8 @@ func fetch(t *testing.T, reg *tools.Registry, args map[string]any) (map[string]a
 // destination is refused, and a live loopback server behind them accepts no connection.
 func TestWebFetchRefusesBeforeConnecting(t *testing.T) {
 	t.Parallel()
-	victim := newServer(t, func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "secret") })
-	port := victim.addr().Port()
+	victim := egresstest.NewServer(t, func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "secret") })
+	port := victim.Addr().Port()
 	reg := fetchRegistry(t, 0)
 	urls := []string{
 		fmt.Sprintf("http://127.0.0.1:%d/", port),
@@ -130,7 +95,7 @@ func TestWebFetchRefusesBeforeConnecting(t *testing.T) {
 			}
 		})
 	}
-	if n := victim.conns.Load(); n != 0 {
+	if n := victim.Conns.Load(); n != 0 {
 		t.Fatalf("the loopback server accepted %d connections", n)
 	}
 }
@@ -139,8 +104,8 @@ func TestWebFetchRefusesBeforeConnecting(t *testing.T) {
 // literal, by name, by a disguised form) is refused before the second connection.
 func TestWebFetchRedirectToLoopback(t *testing.T) {
 	t.Parallel()
-	victim := newServer(t, func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "secret") })
-	port := victim.addr().Port()
+	victim := egresstest.NewServer(t, func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "secret") })
+	port := victim.Addr().Port()
 	for _, target := range []string{
 		fmt.Sprintf("http://127.0.0.1:%d/", port),
 		fmt.Sprintf("http://rebind.example:%d/", port),
@@ -149,17 +114,17 @@ func TestWebFetchRedirectToLoopback(t *testing.T) {
 		"http://169.254.169.254/latest/meta-data/",
 	} {
 		t.Run(target, func(t *testing.T) {
-			allowed := newServer(t, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, target, http.StatusFound) })
+			allowed := egresstest.NewServer(t, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, target, http.StatusFound) })
 			out, err := fetch(t, fetchRegistry(t, 0, allowed), map[string]any{"url": allowed.URL + "/start"})
 			if err == nil || !strings.Contains(err.Error(), "refused") {
 				t.Fatalf("redirect to %s: %v %v, want a refusal", target, out, err)
 			}
-			if allowed.hits.Load() != 1 {
-				t.Fatalf("the allowed server was asked %d times, want 1", allowed.hits.Load())
+			if allowed.Hits.Load() != 1 {
+				t.Fatalf("the allowed server was asked %d times, want 1", allowed.Hits.Load())
 			}
 		})
 	}
-	if n := victim.conns.Load(); n != 0 {
+	if n := victim.Conns.Load(); n != 0 {
 		t.Fatalf("the redirect target accepted %d connections", n)
 	}
 }
@@ -167,14 +132,14 @@ func TestWebFetchRedirectToLoopback(t *testing.T) {
 // TestWebFetchRedirectLimit: at most 5 redirects are followed.
 func TestWebFetchRedirectLimit(t *testing.T) {
 	t.Parallel()
-	var s *server
-	s = newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, fmt.Sprintf("%s/%d", s.URL, s.hits.Load()), http.StatusFound)
+	var s *egresstest.Server
+	s = egresstest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, fmt.Sprintf("%s/%d", s.URL, s.Hits.Load()), http.StatusFound)
 	})
 	if out, err := fetch(t, fetchRegistry(t, 0, s), map[string]any{"url": s.URL + "/"}); err == nil || !strings.Contains(err.Error(), "redirects") {
 		t.Fatalf("endless redirects: %v %v", out, err)
 	}
-	if n := s.hits.Load(); n != 6 {
+	if n := s.Hits.Load(); n != 6 {
 		t.Fatalf("the server was asked %d times, want 6 (the first request and 5 redirects)", n)
 	}
 }
@@ -203,7 +168,7 @@ traffic anywhere, and <a href="https://archive.example.org/ledgers">the digitise
 // the navigation, banner, script and footer around it.
 func TestWebFetchReadableHTML(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, func(w http.ResponseWriter, _ *http.Request) {
+	s := egresstest.NewServer(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, article)
 	})
@@ -230,7 +195,8 @@ func TestWebFetchReadableHTML(t *testing.T) {
 	}
 }
 
-// TestWebFetchTypes: JSON and text pass through; PDF and other types are clear errors.
+// TestWebFetchTypes: JSON and text pass through, a PDF is read by the document extractor; a
+// corrupt PDF and other types are clear errors.
 func TestWebFetchTypes(t *testing.T) {
 	t.Parallel()
 	bodies := map[string]struct{ ctype, body string }{
@@ -238,10 +204,11 @@ func TestWebFetchTypes(t *testing.T) {
 		"/t":   {"text/plain; charset=utf-8", "plain <b>text</b> stays"},
 		"/l":   {"text/plain; charset=iso-8859-1", "caf\xe9"},
 		"/pdf": {"application/pdf", "%PDF-1.7 ..."},
+		"/doc": {"application/pdf", string(makePDF(t, "Page one.", "The second page names the harbour master."))},
 		"/png": {"image/png", "\x89PNG\r\n"},
 		"/404": {"", ""},
 	}
-	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+	s := egresstest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		b, ok := bodies[r.URL.Path]
 		if !ok || b.ctype == "" {
 			http.NotFound(w, r)
@@ -257,8 +224,11 @@ func TestWebFetchTypes(t *testing.T) {
 			t.Errorf("%s: %v %v, want text %q", path, out, err, want)
 		}
 	}
+	if out, err := fetch(t, reg, map[string]any{"url": s.URL + "/doc"}); err != nil || !strings.Contains(fmt.Sprint(out["text"]), "The second page names the harbour master.") {
+		t.Errorf("/doc: %v %v, want the PDF's second page", out, err)
+	}
 	for path, want := range map[string]string{
-		"/pdf": "PDF documents are not supported yet",
+		"/pdf": "the PDF could not be read: invalid: the PDF is corrupt",
 		"/png": "content type image/png is not supported",
 		"/404": "the server answered 404 Not Found",
 	} {
@@ -272,7 +242,7 @@ func TestWebFetchTypes(t *testing.T) {
 // Content-Length); text over max_chars (default 20,000) is cut and the result says so.
 func TestWebFetchCaps(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+	s := egresstest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		switch r.URL.Path {
 		case "/big":
@@ -310,4 +280,20 @@ func TestWebFetchCaps(t *testing.T) {
 			t.Errorf("max_chars %d: %v", bad, err)
 		}
 	}
+}
+
+// makePDF writes a PDF with one page per text.
+func makePDF(t *testing.T, pages ...string) []byte {
+	t.Helper()
+	p := fpdf.New("P", "mm", "A4", "")
+	p.SetFont("Helvetica", "", 12)
+	for _, text := range pages {
+		p.AddPage()
+		p.MultiCell(180, 6, text, "", "L", false)
+	}
+	var buf bytes.Buffer
+	if err := p.Output(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stewardhq/steward/internal/egress"
+	"github.com/stewardhq/steward/internal/egress/egresstest"
 	"github.com/stewardhq/steward/internal/tools"
 	"github.com/stewardhq/steward/internal/web"
 )
@@ -50,7 +51,7 @@ const geminiAnswer = `{"candidates":[{"content":{"role":"model","parts":[{"text"
 func TestWebSearchGemini(t *testing.T) {
 	t.Parallel()
 	var path, body string
-	fake := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+	fake := egresstest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		path, body = r.URL.Path, string(b)
 		w.Header().Set("Content-Type", "application/json")
@@ -89,7 +90,7 @@ func TestWebSearchGemini(t *testing.T) {
 // the egress client (its private address allowed explicitly), and its results returned.
 func TestWebSearchSearXNG(t *testing.T) {
 	t.Parallel()
-	fake := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+	fake := egresstest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/search" || r.URL.Query().Get("format") != "json" || r.URL.Query().Get("q") != "go 1.27 release notes" {
 			http.Error(w, "bad query "+r.URL.String(), http.StatusBadRequest)
 			return
@@ -101,7 +102,7 @@ func TestWebSearchSearXNG(t *testing.T) {
 			{"title":"Go blog","url":"https://go.dev/blog/","content":"News."},
 			{"title":"Third","url":"https://example.org/3","content":"..."}]}`)
 	})
-	client := egress.NewClient(egress.Options{AllowHTTP: true, Allow: []netip.AddrPort{fake.addr()}})
+	client := egress.NewClient(egress.Options{AllowHTTP: true, Allow: []netip.AddrPort{fake.Addr()}})
 	res, err := search(t, &web.SearXNG{Client: client, BaseURL: fake.URL + "/"}, `{"query":"  go 1.27 release notes ","max_results":2}`)
 	if err != nil {
 		t.Fatal(err)
@@ -115,12 +116,12 @@ func TestWebSearchSearXNG(t *testing.T) {
 	}
 
 	// Without the allowance the same instance is a private address: refused, never reached.
-	hits := fake.hits.Load()
+	hits := fake.Hits.Load()
 	strict := &web.SearXNG{Client: egress.NewClient(egress.Options{AllowHTTP: true}), BaseURL: fake.URL}
 	if _, err := search(t, strict, `{"query":"anything"}`); err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Errorf("a private SearXNG without allowance: %v", err)
 	}
-	if fake.hits.Load() != hits {
+	if fake.Hits.Load() != hits {
 		t.Error("the refused instance was reached")
 	}
 	if _, err := search(t, strict, `{"query":"x","max_results":11}`); err == nil || !strings.Contains(err.Error(), "max_results") {

@@ -101,7 +101,16 @@ func (m *Model) Generate(ctx context.Context, req llm.Request, onDelta llm.Delta
 		resp, err = m.client.Models.GenerateContent(ctx, m.name, contents, config)
 		return err
 	}); err != nil {
-		return llm.Response{}, fmt.Errorf("gemini: generate content: %w", err)
+		return llm.Response{}, unavailable(fmt.Errorf("gemini: generate content: %w", err))
 	}
 	return m.toResponse(resultOf(resp))
+}
+
+// unavailable marks an error that retry would have retried (rate limited, 5xx) as
+// llm.Unavailable once the retries are spent, so that a fallback chain may move on.
+func unavailable(err error) error {
+	if _, ok := retry.Retryable(err); ok {
+		return llm.Unavailable(err)
+	}
+	return err
 }

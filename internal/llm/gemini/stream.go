@@ -37,7 +37,7 @@ func (m *Model) stream(ctx context.Context, contents []*genai.Content, config *g
 		return nil
 	})
 	if err != nil {
-		return llm.Response{}, fmt.Errorf("gemini: stream content: %w", err)
+		return llm.Response{}, unavailable(fmt.Errorf("gemini: stream content: %w", err))
 	}
 	return m.toResponse(a.result)
 }

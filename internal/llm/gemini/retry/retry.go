@@ -45,6 +45,10 @@ type Policy struct {
 	// named by the server is not waited: the call fails at once, as it does when the wait
 	// would pass the context's deadline.
 	MaxWait time.Duration
+	// Retryable classifies an error (status, worth another attempt); package function
+	// Retryable (Gemini's errors) when nil. Another SDK's adapter (internal/llm/openai) sets
+	// its own and shares the rest of the policy.
+	Retryable func(error) (int, bool)
 }
 
 func (p Policy) withDefaults() Policy {
@@ -56,6 +60,9 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.MaxWait <= 0 {
 		p.MaxWait = DefaultMaxWait
+	}
+	if p.Retryable == nil {
+		p.Retryable = Retryable
 	}
 	return p
 }
@@ -71,7 +78,7 @@ func (p Policy) Do(ctx context.Context, call func(ctx context.Context) error) er
 		if err == nil {
 			return nil
 		}
-		status, ok := Retryable(err)
+		status, ok := p.Retryable(err)
 		if !ok {
 			return err
 		}
@@ -92,7 +99,7 @@ func (p Policy) Do(ctx context.Context, call func(ctx context.Context) error) er
 			return fmt.Errorf("a retry in %s would pass the deadline: %w", wait, err)
 		}
 		zerolog.Ctx(ctx).Warn().Int("status", status).Int("attempt", attempt).Dur("wait", wait).
-			Bool("server_named", named).Msg("gemini call failed; retrying")
+			Bool("server_named", named).Msg("model call failed; retrying")
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -1,0 +1,237 @@
+// Package activity is what the owner sees of their history: conversations with their
+// messages and turns, the approvals inbox, the activity feed, a turn's events and the
+// notifications (docs/ARCHITECTURE.md §7). It only reads; internal/httpapi serves it.
+package activity
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// Limits of the reads; paging comes when someone needs it.
+const (
+	MaxConversations     = 100
+	MaxConversationTurns = 500
+	MaxApprovals         = 100 // the newest suspended turns first
+	MaxFeed              = 100
+	MaxNotifications     = 100
+)
+
+// Service reads an owner's history. It is safe for concurrent use.
+type Service struct {
+	Store *store.Store
+	// Now is the clock that decides which approvals have expired; nil means time.Now.
+	Now func() time.Time
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// Conversations lists the owner's conversations, most recently active first.
+func (s *Service) Conversations(ctx context.Context, ownerID uuid.UUID) ([]steward.Conversation, error) {
+	var convs []steward.Conversation
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		var err error
+		convs, err = tx.Conversations.List(ctx, MaxConversations)
+		return err
+	})
+	if convs == nil {
+		convs = []steward.Conversation{}
+	}
+	return convs, err
+}
+
+// Conversation is a conversation with its history.
+type Conversation struct {
+	steward.Conversation
+	Messages []Message `json:"messages"`
+	// Turns are the conversation's turns, oldest first.
+	Turns []steward.View `json:"turns"`
+}
+
+// Message is a stored message rendered simply: role user (the owner), assistant (the model)
+// or tool (results sent back to the model); text without the model's thoughts or recalled
+// context; tool calls and results without provider metadata.
+type Message struct {
+	Seq         int          `json:"seq"`
+	TurnID      uuid.UUID    `json:"turn_id"`
+	Role        string       `json:"role"`
+	Text        string       `json:"text,omitempty"`
+	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`
+	ToolResults []ToolResult `json:"tool_results,omitempty"`
+	CreatedAt   time.Time    `json:"created_at"`
+}
+
+// ToolCall is a tool call as clients see it (history, and tool_call stream events).
+type ToolCall struct {
+	CallID string          `json:"call_id"`
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args"`
+}
+
+// ToolResult is a tool result as clients see it (history, and tool_result stream events).
+type ToolResult struct {
+	CallID  string          `json:"call_id"`
+	Tool    string          `json:"tool"`
+	Output  json.RawMessage `json:"output"`
+	IsError bool            `json:"is_error,omitempty"`
+}
+
+// CallOf is the client's view of a tool call.
+func CallOf(c steward.ToolCall) ToolCall {
+	return ToolCall{CallID: c.ID, Tool: c.Name, Args: orEmpty(c.Args)}
+}
+
+// ResultOf is the client's view of a tool result.
+func ResultOf(r steward.ToolResult) ToolResult {
+	return ToolResult{CallID: r.CallID, Tool: r.Name, Output: orEmpty(r.Output), IsError: r.IsError}
+}
+
+// Conversation reads one conversation with its messages and turns; another owner's or an
+// unknown id is "conversation not found".
+func (s *Service) Conversation(ctx context.Context, ownerID, id uuid.UUID) (Conversation, error) {
+	var out Conversation
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		conv, err := tx.Conversations.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		msgs, err := tx.Conversations.Messages(ctx, id)
+		if err != nil {
+			return err
+		}
+		turns, err := tx.Turns.InConversation(ctx, id, MaxConversationTurns)
+		if err != nil {
+			return err
+		}
+		out = Conversation{Conversation: conv, Messages: make([]Message, 0, len(msgs)), Turns: make([]steward.View, 0, len(turns))}
+		for _, m := range msgs {
+			out.Messages = append(out.Messages, render(m))
+		}
+		for _, t := range turns {
+			out.Turns = append(out.Turns, steward.ViewOf(t))
+		}
+		return nil
+	})
+	if steward.ErrorCode(err) == steward.CodeNotFound {
+		err = steward.Errorf(steward.CodeNotFound, "conversation not found")
+	}
+	return out, err
+}
+
+// render turns a stored provider-neutral message into its client view.
+func render(m steward.StoredMessage) Message {
+	v := Message{Seq: m.Seq, TurnID: m.TurnID, CreatedAt: m.CreatedAt, Role: "user"}
+	if m.Message.Role == steward.RoleModel {
+		v.Role = "assistant"
+	}
+	for _, p := range m.Message.Parts {
+		switch {
+		case p.ToolCall != nil:
+			v.ToolCalls = append(v.ToolCalls, CallOf(*p.ToolCall))
+		case p.ToolResult != nil:
+			v.Role = "tool"
+			v.ToolResults = append(v.ToolResults, ResultOf(*p.ToolResult))
+		}
+	}
+	v.Text = m.Message.Text() // what the author wrote: no thoughts, no context parts
+	return v
+}
+
+// Approval is one suspended turn in the owner's inbox.
+type Approval struct {
+	TurnID         uuid.UUID             `json:"turn_id"`
+	ConversationID uuid.UUID             `json:"conversation_id"`
+	Trigger        steward.Trigger       `json:"trigger"`
+	CreatedAt      time.Time             `json:"created_at"`
+	ExpiresAt      *time.Time            `json:"expires_at"`
+	Pending        []steward.PendingCall `json:"pending"`
+}
+
+// Approvals lists the owner's suspended turns that can still be confirmed, newest first
+// (at most MaxApprovals). An expired turn waiting for the sweep is left out: a confirm would
+// be refused.
+func (s *Service) Approvals(ctx context.Context, ownerID uuid.UUID) ([]Approval, error) {
+	now := s.now()
+	out := []Approval{}
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		turns, err := tx.Turns.List(ctx, steward.StatusSuspended, MaxApprovals)
+		for _, t := range turns {
+			if t.ExpiresAt != nil && !now.Before(*t.ExpiresAt) {
+				continue
+			}
+			v := steward.ViewOf(t)
+			if v.Pending == nil {
+				v.Pending = []steward.PendingCall{}
+			}
+			out = append(out, Approval{TurnID: v.TurnID, ConversationID: v.ConversationID, Trigger: v.Trigger,
+				CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt, Pending: v.Pending})
+		}
+		return err
+	})
+	return out, err
+}
+
+// Feed is the owner's turns, newest first (at most MaxFeed), with lifecycle and trigger.
+func (s *Service) Feed(ctx context.Context, ownerID uuid.UUID) ([]steward.View, error) {
+	var turns []steward.Turn
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		var err error
+		turns, err = tx.Turns.List(ctx, "", MaxFeed)
+		return err
+	})
+	views := make([]steward.View, len(turns))
+	for i, t := range turns {
+		views[i] = steward.ViewOf(t)
+	}
+	return views, err
+}
+
+// TurnEvents is one turn's trace, in order; another owner's or an unknown turn is not found.
+func (s *Service) TurnEvents(ctx context.Context, ownerID, turnID uuid.UUID) ([]steward.Event, error) {
+	var events []steward.Event
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		if _, err := tx.Turns.Get(ctx, turnID); err != nil {
+			return err
+		}
+		var err error
+		events, err = tx.Journal.TurnEvents(ctx, turnID)
+		return err
+	})
+	if events == nil {
+		events = []steward.Event{}
+	}
+	return events, err
+}
+
+// Notifications lists the owner's notifications with their delivery state, newest first.
+func (s *Service) Notifications(ctx context.Context, ownerID uuid.UUID) ([]store.Notification, error) {
+	var notes []store.Notification
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		var err error
+		notes, err = tx.Deliveries.Notifications(ctx, MaxNotifications)
+		return err
+	})
+	if notes == nil {
+		notes = []store.Notification{}
+	}
+	return notes, err
+}
+
+// orEmpty makes sure raw JSON is a value: nil becomes {}.
+func orEmpty(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage(`{}`)
+	}
+	return b
+}

@@ -1,0 +1,94 @@
+package document_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/go-pdf/fpdf"
+	"github.com/xuri/excelize/v2"
+)
+
+// makePDF writes a PDF with one page per text, in a core font.
+func makePDF(t *testing.T, pages ...string) []byte {
+	t.Helper()
+	return writePDF(t, func(*fpdf.Fpdf) {}, pages...)
+}
+
+// makeEncryptedPDF writes a password-protected PDF.
+func makeEncryptedPDF(t *testing.T, text string) []byte {
+	t.Helper()
+	return writePDF(t, func(p *fpdf.Fpdf) { p.SetProtection(fpdf.CnProtectPrint, "user-secret", "owner-secret") }, text)
+}
+
+func writePDF(t *testing.T, setup func(*fpdf.Fpdf), pages ...string) []byte {
+	t.Helper()
+	p := fpdf.New("P", "mm", "A4", "")
+	setup(p)
+	p.SetFont("Helvetica", "", 12)
+	for _, text := range pages {
+		p.AddPage()
+		p.MultiCell(180, 6, text, "", "L", false)
+	}
+	var buf bytes.Buffer
+	if err := p.Output(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// makeZip writes a zip archive of the given files.
+func makeZip(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, body := range files {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// makeDOCX writes a minimal Word document with one paragraph per text.
+func makeDOCX(t *testing.T, paragraphs ...string) []byte {
+	t.Helper()
+	body := ""
+	for _, p := range paragraphs {
+		body += fmt.Sprintf(`<w:p><w:r><w:t xml:space="preserve">%s</w:t></w:r></w:p>`, p)
+	}
+	return makeZip(t, map[string]string{
+		"[Content_Types].xml": `<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`,
+		"word/document.xml": `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>` +
+			body + `</w:body></w:document>`,
+	})
+}
+
+// makeXLSX writes a workbook with a sheet "Budget" of the given rows.
+func makeXLSX(t *testing.T, rows [][]any) []byte {
+	t.Helper()
+	f := excelize.NewFile()
+	defer f.Close()
+	if err := f.SetSheetName("Sheet1", "Budget"); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rows {
+		cell, _ := excelize.CoordinatesToCellName(1, i+1)
+		if err := f.SetSheetRow("Budget", cell, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := f.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}

@@ -1,0 +1,84 @@
+// Package sweep ends what a dead process or an absent owner left behind: suspended turns past
+// their expiry become expired, and turns and job runs still running long after any process
+// could be working on them are failed. The scheduler runs it as one of its drains (on Lambda
+// from the scheduled tick, under `steward serve` from the minute ticker). Every decision is
+// made by the injected clock, passed into the SQL (docs/ARCHITECTURE.md §9).
+package sweep
+
+import (
+	"context"
+	"time"
+
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// Stale is how long a turn or job run may stay running before it is taken for dead: twice
+// the longest function timeout (15 minutes).
+const Stale = 30 * time.Minute
+
+// Owners lists every owner. *store.Door implements it (a cross-owner read).
+type Owners interface {
+	ListOwners(ctx context.Context) ([]store.Owner, error)
+}
+
+// Sweeper sweeps every owner's turns and job runs, each owner in its own transaction.
+type Sweeper struct {
+	Store  *store.Store
+	Owners Owners
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Stale overrides the package's Stale when positive.
+	Stale time.Duration
+}
+
+// Swept counts what one Sweep changed, across owners.
+type Swept struct {
+	Expired    int64 // suspended turns past their expiry
+	StaleTurns int64 // running turns failed as interrupted
+	StaleRuns  int64 // running job runs failed as interrupted
+}
+
+// Drain sweeps once; it makes a Sweeper an autonomy.Drainer.
+func (s *Sweeper) Drain(ctx context.Context) error {
+	_, err := s.Sweep(ctx)
+	return err
+}
+
+// Sweep expires every owner's suspended turns whose expiry has passed, and fails turns and
+// job runs running for longer than Stale. It stops at the first error.
+func (s *Sweeper) Sweep(ctx context.Context) (Swept, error) {
+	var total Swept
+	owners, err := s.Owners.ListOwners(ctx)
+	if err != nil {
+		return total, err
+	}
+	now := time.Now()
+	if s.Now != nil {
+		now = s.Now()
+	}
+	stale := Stale
+	if s.Stale > 0 {
+		stale = s.Stale
+	}
+	for _, o := range owners {
+		var swept Swept
+		err := s.Store.WithOwner(ctx, o.ID, func(tx *store.Tx) error {
+			var err error
+			if swept.Expired, err = tx.Turns.Expire(ctx, now); err != nil {
+				return err
+			}
+			if swept.StaleTurns, err = tx.Turns.FailStale(ctx, now.Add(-stale)); err != nil {
+				return err
+			}
+			swept.StaleRuns, err = tx.Runs.FailStale(ctx, now.Add(-stale))
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		total.Expired += swept.Expired
+		total.StaleTurns += swept.StaleTurns
+		total.StaleRuns += swept.StaleRuns
+	}
+	return total, nil
+}

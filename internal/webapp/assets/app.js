@@ -1,0 +1,143 @@
+// Steward web app: streaming chat and approval cards. No inline script (CSP script-src 'self');
+// every piece of server text goes in through textContent, never as HTML.
+"use strict";
+(function () {
+  var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  // post sends a request and calls onEvent for each server-sent event of the answer.
+  function post(url, body, type, onEvent) {
+    var headers = { "X-CSRF-Token": csrf, "Accept": "text/event-stream" };
+    if (type) headers["Content-Type"] = type;
+    return fetch(url, { method: "POST", headers: headers, body: body, credentials: "same-origin" }).then(function (res) {
+      if (!res.ok) {
+        return res.text().then(function (t) { onEvent({ type: "error", text: t.trim() || res.statusText }); });
+      }
+      var reader = res.body.getReader(), dec = new TextDecoder(), buf = "";
+      function pump() {
+        return reader.read().then(function (r) {
+          if (r.done) return;
+          buf += dec.decode(r.value, { stream: true });
+          var i;
+          while ((i = buf.indexOf("\n\n")) >= 0) {
+            var chunk = buf.slice(0, i); buf = buf.slice(i + 2);
+            chunk.split("\n").forEach(function (line) {
+              if (line.indexOf("data: ") === 0) onEvent(JSON.parse(line.slice(6)));
+            });
+          }
+          return pump();
+        });
+      }
+      return pump();
+    });
+  }
+
+  // card builds the approval form of a suspended turn: one card per pending call.
+  function card(turn, raw) {
+    var form = el("form", "approval");
+    form.dataset.turn = turn.turn_id;
+    form.setAttribute("aria-label", "Approval needed");
+    (turn.pending || []).forEach(function (p) {
+      var fs = el("fieldset", "card");
+      fs.dataset.call = p.call_id; fs.dataset.hash = p.args_hash;
+      var lg = el("legend", null, "Approve "); lg.appendChild(el("code", "tool", p.tool)); lg.appendChild(document.createTextNode("?"));
+      fs.appendChild(lg);
+      fs.appendChild(el("pre", "args", (raw && raw[p.call_id]) || JSON.stringify(p.args)));
+      var h = el("p", "hash", "args hash "); h.appendChild(el("code", null, p.args_hash.slice(0, 12))); fs.appendChild(h);
+      var lab = el("label", null, "Message if you deny (optional) ");
+      var inp = el("input"); inp.type = "text"; inp.name = "message"; inp.maxLength = 500; lab.appendChild(inp); fs.appendChild(lab);
+      var btns = el("div", "buttons");
+      [["approve", "Approve"], ["deny", "Deny"]].concat(p.always_offered ? [["always", "Always allow"]] : []).forEach(function (c) {
+        var b = el("button", null, c[1]); b.type = "button"; b.dataset.choice = c[0]; btns.appendChild(b);
+      });
+      fs.appendChild(btns);
+      form.appendChild(fs);
+    });
+    var s = el("button", "submit", "Submit decisions"); s.type = "submit"; form.appendChild(s);
+    wire(form);
+    return form;
+  }
+
+  // wire makes a card form work: a choice on the only card submits at once; with several,
+  // each card records its choice and "Submit decisions" sends them all in one request.
+  function wire(form) {
+    var cards = form.querySelectorAll("fieldset.card");
+    form.classList.toggle("single", cards.length === 1);
+    form.addEventListener("click", function (ev) {
+      var b = ev.target.closest("button[data-choice]");
+      if (!b) return;
+      var fs = b.closest("fieldset");
+      fs.dataset.choice = b.dataset.choice;
+      fs.querySelectorAll("button[data-choice]").forEach(function (x) { x.setAttribute("aria-pressed", String(x === b)); });
+      if (cards.length === 1) form.requestSubmit();
+    });
+    form.addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      var decisions = [], missing = false;
+      cards.forEach(function (fs) {
+        var c = fs.dataset.choice;
+        if (!c) { missing = true; return; }
+        var d = { call_id: fs.dataset.call, args_hash: fs.dataset.hash, approve: c !== "deny", message: fs.querySelector("input[name=message]").value };
+        if (c === "always") d.always = "args";
+        decisions.push(d);
+      });
+      if (missing) { form.appendChild(el("p", "error", "Choose for every card first.")); return; }
+      form.querySelectorAll("button").forEach(function (x) { x.disabled = true; });
+      var out = form.parentNode.querySelector(".result") || document.getElementById("log");
+      var view = turnView(out);
+      post("/turns/" + form.dataset.turn + "/confirm", JSON.stringify({ decisions: decisions }), "application/json", view);
+    });
+  }
+
+  // turnView renders a turn's events into container and returns the event handler.
+  function turnView(container) {
+    var answer = null, streamed = false;
+    return function (e) {
+      if (e.type === "text") {
+        if (!answer) { answer = el("p", "msg assistant"); container.appendChild(answer); }
+        answer.textContent += e.text; streamed = true;
+      } else if (e.type === "tool_call") {
+        container.appendChild(el("p", "tool-call", "→ " + e.call.name + " " + JSON.stringify(e.call.args || {})));
+        answer = null;
+      } else if (e.type === "tool_result") {
+        container.appendChild(el("p", "tool-result" + (e.result.is_error ? " error" : ""), "← " + e.result.name + " " + JSON.stringify(e.result.output)));
+        answer = null;
+      } else if (e.type === "suspended") {
+        var cid = document.querySelector("#chat input[name=conversation_id]");
+        if (cid) cid.value = e.turn.conversation_id;
+        container.appendChild(card(e.turn, e.raw_args));
+      } else if (e.type === "completed") {
+        var c = document.querySelector("#chat input[name=conversation_id]");
+        if (c) c.value = e.turn.conversation_id;
+        if (!streamed && e.turn.answer) container.appendChild(el("p", "msg assistant", e.turn.answer));
+        container.appendChild(el("p", "status", "Done."));
+        var a = el("a", "story", "The turn's story"); a.href = "/turns/" + e.turn.turn_id; container.appendChild(a);
+      } else if (e.type === "error") {
+        container.appendChild(el("p", "error", "Error: " + (e.text || (e.turn && e.turn.error) || "the turn failed")));
+      }
+      container.scrollIntoView({ block: "end" });
+    };
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("form.approval").forEach(wire);
+    var chat = document.getElementById("chat");
+    if (!chat) return;
+    var log = document.getElementById("log");
+    chat.addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      var msg = chat.message.value.trim();
+      if (!msg) return;
+      log.appendChild(el("p", "msg user", msg));
+      var body = new URLSearchParams(new FormData(chat));
+      chat.message.value = "";
+      post("/chat", body, "application/x-www-form-urlencoded", turnView(log));
+    });
+  });
+})();

@@ -1,0 +1,343 @@
+package webapp_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/jackc/pgx/v5"
+	"github.com/rs/zerolog"
+
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/llm/demo"
+	"github.com/stewardhq/steward/internal/safety"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/testdb"
+	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/webapp"
+)
+
+// browser starts headless Chromium (Debian's chromium; .ci/run installs it) with its own
+// profile, so each browser has its own cookies.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("the browser tests need Debian's chromium package (apt-get install chromium; .ci/run installs it): %v", err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.Flag("headless", "new"), chromedp.WindowSize(1280, 900))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel2 := chromedp.NewContext(actx)
+	t.Cleanup(cancel2)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	ctx, cancel3 := context.WithTimeout(ctx, 120*time.Second)
+	t.Cleanup(cancel3)
+	return ctx
+}
+
+// server is the API with the web app, on a fresh database, with the demo model.
+func server(t *testing.T) (*httptest.Server, testdb.Opened) {
+	t.Helper()
+	o := testdb.Open(t, 10)
+	reg, err := tools.NewRegistry(tools.Builtins()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := &agent.Runner{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4,
+		SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: o.Door.GlobalCostToday}}
+	runtimeDoor, err := store.OpenDoor(context.Background(), o.DoorURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(runtimeDoor.Close)
+	h := httpapi.New(httpapi.Deps{Runner: runner, Store: o.Store, Auth: runtimeDoor, Logger: zerolog.Nop(),
+		Web: webapp.Routes(webapp.Deps{Runner: runner, Store: o.Store, Door: runtimeDoor, Logger: zerolog.Nop()})})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv, o
+}
+
+func signIn(base, key string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=api_key]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=api_key]`), key),
+		chromedp.Click(chromedp.Search(`//button[text()="Sign in"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`textarea[name=message]`)),
+	)
+}
+
+func send(msg string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.SetValue(chromedp.CSS(`textarea[name=message]`), msg),
+		chromedp.Click(chromedp.Search(`//button[text()="Send"]`)),
+	)
+}
+
+func tasksOf(t *testing.T, o testdb.Opened, owner store.Owner) []string {
+	t.Helper()
+	var titles []string
+	err := o.Store.WithOwner(context.Background(), owner.ID, func(tx *store.Tx) error {
+		ts, err := tx.Tasks.ListTasks(context.Background(), "")
+		for _, x := range ts {
+			titles = append(titles, x.Title)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return titles
+}
+
+func shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("STEWARD_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	var png []byte
+	if err := chromedp.Do(ctx, into(&png, chromedp.FullScreenshot(100))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBrowser drives the web app in headless Chromium: sign in, a write waits on a card with
+// its raw arguments, approve, deny with a message, another owner sees none of it, a POST
+// without the CSRF token writes nothing, an expired session is back at sign-in.
+func TestBrowser(t *testing.T) {
+	t.Parallel()
+	srv, o := server(t)
+	alice, aliceKey := o.Owner(t, "alice")
+	bob, bobKey := o.Owner(t, "bob")
+	ctx := browser(t)
+
+	// Sign in and ask for a write: a card shows the tool and its raw arguments.
+	var args, tool, answer string
+	err := chromedp.Do(ctx, signIn(srv.URL, aliceKey), send("remind me to buy milk"),
+		chromedp.WaitVisible(chromedp.CSS(`fieldset.card pre.args`)),
+		into(&args, chromedp.Text(chromedp.CSS(`fieldset.card pre.args`))),
+		into(&tool, chromedp.Text(chromedp.CSS(`fieldset.card code.tool`))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := pendingArgs(t, o, alice); tool != "create_task" || args != want || !strings.Contains(want, "buy milk") {
+		t.Fatalf("card shows %s %s; want create_task with the stored raw arguments %s", tool, args, want)
+	}
+	if got := tasksOf(t, o, alice); len(got) != 0 {
+		t.Fatalf("tasks before approval: %v", got)
+	}
+	shot(t, ctx, "approval-card-desktop.png")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Sleep(200*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	shot(t, ctx, "approval-card-phone.png")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Approve: the answer streams in and the task exists.
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.Search(`//button[text()="Approve"]`)),
+		chromedp.WaitVisible(chromedp.Search(`//p[@class="status" and text()="Done."]`)),
+		into(&answer, chromedp.Text(chromedp.CSS(`#log`))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(answer, "buy milk") || !strings.Contains(answer, "← create_task") {
+		t.Errorf("chat after approval = %q; want the tool result and the answer about buy milk", answer)
+	}
+	if got := tasksOf(t, o, alice); len(got) != 1 || got[0] != "buy milk" {
+		t.Fatalf("tasks after approval = %v; want [buy milk]", got)
+	}
+	shot(t, ctx, "chat-desktop.png")
+	// The turn's story: the call, who approved it, the model calls.
+	var story string
+	var storyLink chromedp.AttributeResult
+	err = chromedp.Do(ctx, into(&storyLink, chromedp.AttributeValue(chromedp.CSS(`a.story`), "href")),
+		chromedp.Click(chromedp.CSS(`a.story`)), chromedp.WaitVisible(chromedp.CSS(`ol.events`)),
+		into(&story, chromedp.Text(chromedp.CSS(`main`))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	storyURL := storyLink.Value
+	if !strings.Contains(story, "create_task") || !strings.Contains(story, "decided by human") || !strings.Contains(story, "model_call") {
+		t.Errorf("turn story = %q; want the create_task call decided by human and the model calls", story)
+	}
+	shot(t, ctx, "turn-story-desktop.png")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Sleep(200*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	shot(t, ctx, "turn-story-phone.png")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(srv.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Sleep(200*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	shot(t, ctx, "chat-phone.png")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Deny with a message: nothing is written, the model hears why.
+	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), send("remind me to buy bread"),
+		chromedp.WaitVisible(chromedp.CSS(`fieldset.card input[name=message]`)),
+		chromedp.SendKeys(chromedp.CSS(`fieldset.card input[name=message]`), "not this week"),
+		chromedp.Click(chromedp.Search(`//button[text()="Deny"]`)),
+		chromedp.WaitVisible(chromedp.Search(`//p[@class="status" and text()="Done."]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tasksOf(t, o, alice); len(got) != 1 {
+		t.Fatalf("tasks after denial = %v; want only buy milk", got)
+	}
+	var journal string
+	if err := pgxScalar(t, o.SuperURL, `SELECT string_agg(coalesce(decision_message, ''), ' ') FROM tool_calls WHERE owner_id = $1 AND status = 'denied' `, alice.ID, &journal); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(journal, "not this week") {
+		t.Errorf("the denial's message is not in alice's call journal: %q", journal)
+	}
+
+	// A third request stays pending: alice's inbox has it, bob's has nothing of hers.
+	var inbox string
+	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), send("remind me to call mom"),
+		chromedp.WaitVisible(chromedp.CSS(`fieldset.card`)),
+		chromedp.Navigate(srv.URL+"/approvals"), into(&inbox, chromedp.Text(chromedp.CSS(`main`))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := pendingArgs(t, o, alice); !strings.Contains(inbox, want) || !strings.Contains(want, "call mom") {
+		t.Errorf("alice's approvals = %q; want the call mom card", inbox)
+	}
+	bobCtx := browser(t)
+	var bobInbox, bobChat string
+	err = chromedp.Do(bobCtx, signIn(srv.URL, bobKey), into(&bobChat, chromedp.Text(chromedp.CSS(`main`))),
+		chromedp.Navigate(srv.URL+"/approvals"), into(&bobInbox, chromedp.Text(chromedp.CSS(`main`))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(bobInbox, "call mom") || !strings.Contains(bobInbox, "Nothing is waiting") || strings.Contains(bobChat, "milk") {
+		t.Errorf("bob sees alice's data: inbox %q, chat %q", bobInbox, bobChat)
+	}
+	var bobStory string
+	if err := chromedp.Do(bobCtx, chromedp.Navigate(srv.URL+storyURL), into(&bobStory, chromedp.Text(chromedp.CSS(`main`)))); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(bobStory, "Turn not found") || strings.Contains(bobStory, "buy milk") {
+		t.Errorf("bob opens alice's turn story: %q; want not found", bobStory)
+	}
+	if got := tasksOf(t, o, bob); len(got) != 0 {
+		t.Errorf("bob's tasks = %v", got)
+	}
+
+	// A POST without the CSRF token, with alice's session cookie: 403 and no turn.
+	var cookies []*network.Cookie
+	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cookies = res.Cookies
+	var session *network.Cookie
+	for _, c := range cookies {
+		if c.Name == "steward_session" {
+			session = c
+		}
+	}
+	if session == nil || !session.HTTPOnly || session.SameSite != network.CookieSameSiteStrict {
+		t.Fatalf("session cookie = %+v; want HttpOnly and SameSite=Strict", session)
+	}
+	var before, after int
+	count := `SELECT count(*) FROM turns WHERE owner_id = $1`
+	if err := pgxScalar(t, o.SuperURL, count, alice.ID, &before); err != nil {
+		t.Fatal(err)
+	}
+	for _, token := range []string{"", "forged"} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/chat", strings.NewReader(url.Values{"message": {"remind me to steal"}, "csrf": {token}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.AddCookie(&http.Cookie{Name: session.Name, Value: session.Value})
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusForbidden {
+			t.Errorf("POST /chat with csrf %q: %d, want 403", token, res.StatusCode)
+		}
+	}
+	if err := pgxScalar(t, o.SuperURL, count, alice.ID, &after); err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Errorf("a refused POST wrote %d turns", after-before)
+	}
+
+	// Expired session: back at the sign-in page.
+	if err := pgxExec(t, o.SuperURL, `UPDATE web_sessions SET created_at = now() - interval '2 days', expires_at = now() - interval '1 day' WHERE owner_id = $1`, alice.ID); err != nil {
+		t.Fatal(err)
+	}
+	var loc string
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/approvals"), chromedp.WaitVisible(chromedp.CSS(`input[name=api_key]`)), into(&loc, chromedp.Location())); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(loc, "/signin") {
+		t.Errorf("expired session landed on %s; want /signin", loc)
+	}
+}
+
+func pgxScalar(t *testing.T, dsn, sql string, arg any, out any) error {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.Background())
+	return c.QueryRow(context.Background(), sql, arg).Scan(out)
+}
+
+func pgxExec(t *testing.T, dsn, sql string, arg any) error {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.Background())
+	_, err = c.Exec(context.Background(), sql, arg)
+	return err
+}
+
+// into runs a, keeping its value in dst.
+func into[T any](dst *T, a chromedp.Action[T]) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		v, err := a(ctx, t)
+		*dst = v
+		return chromedp.Void{}, err
+	}
+}
+
+// pendingArgs is the raw arguments of alice's one pending call, as the journal stores them.
+func pendingArgs(t *testing.T, o testdb.Opened, owner store.Owner) string {
+	t.Helper()
+	var args string
+	if err := pgxScalar(t, o.SuperURL, `SELECT args::text FROM tool_calls WHERE owner_id = $1 AND status = 'pending'`, owner.ID, &args); err != nil {
+		t.Fatal(err)
+	}
+	return args
+}

@@ -1,0 +1,199 @@
+package webapp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+func (a *web) chatPage(w http.ResponseWriter, r *http.Request) {
+	a.write(w, r, "chat", http.StatusOK, chatBody)
+}
+
+// approval is one suspended turn awaiting the owner.
+type approval struct {
+	TurnID    uuid.UUID
+	Trigger   steward.Trigger
+	CreatedAt time.Time
+	ExpiresAt *time.Time
+	Pending   []steward.PendingCall
+}
+
+func (a *web) approvalsPage(w http.ResponseWriter, r *http.Request) {
+	var out []approval
+	now := time.Now()
+	err := a.d.Store.WithOwner(r.Context(), current(r).OwnerID, func(tx *store.Tx) error {
+		turns, err := tx.Turns.List(r.Context(), steward.StatusSuspended, 100)
+		for _, t := range turns {
+			if t.ExpiresAt != nil && !now.Before(*t.ExpiresAt) {
+				continue
+			}
+			v := steward.ViewOf(t)
+			out = append(out, approval{TurnID: v.TurnID, Trigger: v.Trigger, CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt, Pending: v.Pending})
+		}
+		return err
+	})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.write(w, r, "approvals", http.StatusOK, approvalsBody(out))
+}
+
+func (a *web) settingsPage(w http.ResponseWriter, r *http.Request) {
+	var sessions []store.WebSession
+	err := a.d.Store.WithOwner(r.Context(), current(r).OwnerID, func(tx *store.Tx) error {
+		var err error
+		sessions, err = tx.Sessions.List(r.Context())
+		return err
+	})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.write(w, r, "settings", http.StatusOK, settingsBody(current(r).csrf, current(r).SessionID, sessions))
+}
+
+// maxMessage bounds a chat message sent from the page.
+const maxMessage = 32 << 10
+
+// chat starts a turn and streams it: POST /chat (form or fetch body, field message).
+func (a *web) chat(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxMessage)
+	in := agent.Input{OwnerID: current(r).OwnerID, Message: r.PostFormValue("message"), Trigger: steward.TriggerChat}
+	if c := r.PostFormValue("conversation_id"); c != "" {
+		id, err := uuid.Parse(c)
+		if err != nil {
+			http.Error(w, "conversation_id is not a UUID", http.StatusUnprocessableEntity)
+			return
+		}
+		in.ConversationID = &id
+	}
+	a.stream(w, r, func(ctx context.Context, emit agent.Emit) (steward.View, error) {
+		return a.d.Runner.Start(ctx, in, emit)
+	})
+}
+
+// decision is one card's answer, as app.js sends it.
+type decision struct {
+	CallID   string          `json:"call_id"`
+	Approve  bool            `json:"approve"`
+	ArgsHash string          `json:"args_hash"`
+	Message  string          `json:"message"`
+	Always   json.RawMessage `json:"always"`
+}
+
+// confirm decides a suspended turn's calls (every card of it, one submit) and streams the
+// resumed turn: POST /turns/{id}/confirm with {"decisions":[...]}.
+func (a *web) confirm(w http.ResponseWriter, r *http.Request) {
+	id, err := uuid.Parse(chi.URLParam(r, "id"))
+	if err != nil {
+		http.Error(w, "turn not found", http.StatusNotFound)
+		return
+	}
+	var body struct {
+		Decisions []decision `json:"decisions"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil || len(body.Decisions) == 0 {
+		http.Error(w, "send {\"decisions\": [...]}", http.StatusBadRequest)
+		return
+	}
+	ds := make([]steward.Decision, len(body.Decisions))
+	for i, d := range body.Decisions {
+		always, perr := steward.ParseAlways(d.Always)
+		if perr != nil || d.CallID == "" || d.ArgsHash == "" {
+			http.Error(w, "each decision needs call_id, args_hash and a valid always", http.StatusUnprocessableEntity)
+			return
+		}
+		ds[i] = steward.Decision{CallID: d.CallID, Approve: d.Approve, ArgsHash: d.ArgsHash, Message: d.Message, Always: always}
+	}
+	owner := current(r).OwnerID
+	a.stream(w, r, func(ctx context.Context, emit agent.Emit) (steward.View, error) {
+		return a.d.Runner.Confirm(ctx, owner, id, ds, emit)
+	})
+}
+
+// stream runs a turn and sends its events as server-sent events ("data: <StreamEvent>"); the
+// last is suspended, completed or error. The turn runs on a context a disconnect does not
+// cancel: a closed tab loses the stream, never the turn.
+func (a *web) stream(w http.ResponseWriter, r *http.Request, run func(context.Context, agent.Emit) (steward.View, error)) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{})
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	gone := false
+	owner := current(r).OwnerID
+	send := func(e agent.StreamEvent) {
+		if gone {
+			return
+		}
+		out := event{StreamEvent: e}
+		if e.Type == "suspended" && e.Turn != nil {
+			out.RawArgs = a.rawArgs(r.Context(), owner, e.Turn)
+		}
+		b, _ := json.Marshal(out)
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			gone = true
+			return
+		}
+		_ = rc.Flush()
+	}
+	final := false
+	v, err := run(context.WithoutCancel(r.Context()), func(e agent.StreamEvent) {
+		final = final || e.Type == "completed" || e.Type == "suspended" || e.Type == "error"
+		send(e)
+	})
+	switch {
+	case err != nil:
+		msg := "something went wrong"
+		var se *steward.Error
+		if errors.As(err, &se) && se.Code != steward.CodeInternal {
+			msg = se.Message
+		} else {
+			a.d.Logger.Error().Err(err).Msg("web turn")
+		}
+		send(agent.StreamEvent{Type: "error", Text: msg})
+	case !final:
+		typ := "error"
+		switch v.Status {
+		case steward.StatusCompleted:
+			typ = "completed"
+		case steward.StatusSuspended:
+			typ = "suspended"
+		}
+		send(agent.StreamEvent{Type: typ, Turn: &v})
+	}
+}
+
+// event is a stream event as app.js reads it: the runner's event, and for a suspended turn
+// each pending call's arguments as the text stored with the turn (json.Marshal would
+// re-format them), so the card shows exactly what an approval runs.
+type event struct {
+	agent.StreamEvent
+	RawArgs map[string]string `json:"raw_args,omitempty"`
+}
+
+// rawArgs reads a suspended turn back and returns its pending calls' stored arguments.
+func (a *web) rawArgs(ctx context.Context, owner uuid.UUID, v *steward.View) map[string]string {
+	stored, err := a.d.Runner.Turn(ctx, owner, v.TurnID)
+	if err != nil {
+		a.d.Logger.Error().Err(err).Msg("read suspended turn")
+		return nil
+	}
+	out := map[string]string{}
+	for _, p := range stored.Pending {
+		out[p.CallID] = string(p.Args)
+	}
+	return out
+}

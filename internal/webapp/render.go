@@ -1,0 +1,148 @@
+package webapp
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// Pages are written with a small builder that escapes every value (escape), not
+// html/template: text/template's reflection disables the linker's dead-method elimination
+// and would add about 5 MB to every Lambda bootstrap, over their 20 MB limit.
+
+// page builds one HTML page.
+type page struct{ strings.Builder }
+
+// text writes s escaped for HTML text and quoted attribute values.
+func (p *page) text(s string) *page { _, _ = escaper.WriteString(p, s); return p }
+
+// escaper escapes the five characters that matter in HTML text and quoted attributes.
+var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;")
+
+// raw writes trusted markup (constants of this package only).
+func (p *page) raw(s string) *page { p.WriteString(s); return p }
+
+// hidden writes the CSRF field of a form.
+func (p *page) hidden(csrf string) *page {
+	return p.raw(`<input type="hidden" name="csrf" value="`).text(csrf).raw(`">`)
+}
+
+var nav = []struct{ page, href, label string }{{"chat", "/", "Chat"}, {"approvals", "/approvals", "Approvals"}, {"settings", "/settings", "Settings"}}
+
+// write sends the page inside the layout: header, navigation, sign-out.
+func (a *web) write(w http.ResponseWriter, r *http.Request, name string, status int, body func(p *page)) {
+	me := current(r)
+	var p page
+	p.raw(`<!doctype html><html lang="en"><head><meta charset="utf-8">` +
+		`<meta name="viewport" content="width=device-width, initial-scale=1">` +
+		`<meta name="csrf-token" content="`).text(me.csrf).raw(`"><title>Steward</title>` +
+		`<link rel="stylesheet" href="/assets/app.css"><script src="/assets/app.js" defer></script></head><body><header><strong>Steward</strong>`)
+	if me.OwnerName != "" {
+		p.raw(`<nav aria-label="Main">`)
+		for _, n := range nav {
+			p.raw(`<a href="` + n.href + `"`)
+			if n.page == name {
+				p.raw(` aria-current="page"`)
+			}
+			p.raw(`>` + n.label + `</a>`)
+		}
+		p.raw(`</nav><form method="post" action="/signout" class="inline">`).hidden(me.csrf).raw(`<button type="submit">Sign out</button></form>`)
+	}
+	p.raw(`</header><main>`)
+	body(&p)
+	p.raw(`</main></body></html>`)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(p.String()))
+}
+
+func signinBody(msg string) func(p *page) {
+	return func(p *page) {
+		p.raw(`<h1>Sign in</h1>`)
+		if msg != "" {
+			p.raw(`<p role="alert" class="error">`).text(msg).raw(`</p>`)
+		}
+		p.raw(`<form method="post" action="/signin"><label for="api_key">API key</label>` +
+			`<input id="api_key" name="api_key" type="password" autocomplete="current-password" required>` +
+			`<button type="submit">Sign in</button></form>`)
+	}
+}
+
+func chatBody(p *page) {
+	p.raw(`<h1 class="sr-only">Chat</h1><section id="log" aria-live="polite" aria-label="Conversation"></section>` +
+		`<form id="chat"><label for="message">Message</label><textarea id="message" name="message" rows="3" required></textarea>` +
+		`<input type="hidden" name="conversation_id" value=""><button type="submit">Send</button></form>`)
+}
+
+// card writes the approval form of a suspended turn: one card per pending call, with the
+// raw arguments exactly as stored and run, and one submit (app.js mirrors this markup).
+func card(p *page, turnID uuid.UUID, pending []steward.PendingCall) {
+	p.raw(`<form class="approval" data-turn="`).text(turnID.String()).raw(`" aria-label="Approval needed">`)
+	for _, c := range pending {
+		p.raw(`<fieldset class="card" data-call="`).text(c.CallID).raw(`" data-hash="`).text(c.ArgsHash).raw(`">`)
+		p.raw(`<legend>Approve <code class="tool">`).text(c.Tool).raw(`</code>?</legend>`)
+		p.raw(`<pre class="args">`).text(string(json.RawMessage(c.Args))).raw(`</pre>`)
+		p.raw(`<p class="hash">args hash <code>`).text(short(c.ArgsHash)).raw(`</code></p>`)
+		p.raw(`<label>Message if you deny (optional) <input type="text" name="message" maxlength="500"></label><div class="buttons">` +
+			`<button type="button" data-choice="approve">Approve</button><button type="button" data-choice="deny">Deny</button>`)
+		if c.AlwaysOffered {
+			p.raw(`<button type="button" data-choice="always">Always allow</button>`)
+		}
+		p.raw(`</div></fieldset>`)
+	}
+	p.raw(`<button type="submit" class="submit">Submit decisions</button></form>`)
+}
+
+func approvalsBody(list []approval) func(p *page) {
+	return func(p *page) {
+		p.raw(`<h1>Approvals</h1>`)
+		if len(list) == 0 {
+			p.raw(`<p>Nothing is waiting for you.</p>`)
+		}
+		for _, ap := range list {
+			p.raw(`<article class="pending"><p class="meta">`).text(string(ap.Trigger)).raw(` · asked `).
+				text(time.Since(ap.CreatedAt).Round(time.Second).String()).raw(` ago`)
+			if ap.ExpiresAt != nil {
+				p.raw(` · expires `).text(when(*ap.ExpiresAt))
+			}
+			p.raw(`</p>`)
+			card(p, ap.TurnID, ap.Pending)
+			p.raw(`<div class="result" aria-live="polite"></div></article>`)
+		}
+	}
+}
+
+func settingsBody(csrf string, current uuid.UUID, sessions []store.WebSession) func(p *page) {
+	return func(p *page) {
+		p.raw(`<h1>Settings</h1><h2>Sessions</h2><ul class="sessions">`)
+		for _, s := range sessions {
+			ua := s.UserAgent
+			if ua == "" {
+				ua = "unknown browser"
+			}
+			p.raw(`<li><span>`).text(ua).raw(` · since `).text(when(s.CreatedAt)).raw(` · until `).text(when(s.ExpiresAt))
+			if s.ID == current {
+				p.raw(` · <strong>this one</strong>`)
+			}
+			p.raw(`</span><form method="post" action="/settings/sessions/`).text(s.ID.String()).raw(`/revoke">`).hidden(csrf).
+				raw(`<button type="submit">Revoke</button></form></li>`)
+		}
+		p.raw(`</ul>`)
+	}
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }

@@ -1,0 +1,56 @@
+-- name: LedgerAccounts :many
+SELECT * FROM ledger_accounts WHERE owner_id = sqlc.arg(owner_id) ORDER BY kind, name;
+
+-- name: LedgerAccountByName :one
+SELECT * FROM ledger_accounts WHERE owner_id = sqlc.arg(owner_id) AND name = sqlc.arg(name);
+
+-- name: CreateLedgerAccount :one
+INSERT INTO ledger_accounts (owner_id, name, kind, currency)
+VALUES (sqlc.arg(owner_id), sqlc.arg(name), sqlc.arg(kind), sqlc.arg(currency))
+ON CONFLICT (owner_id, name) DO NOTHING
+RETURNING *;
+
+-- name: InsertLedgerTransaction :one
+-- An import whose hash is already in the book inserts nothing (no row returned).
+INSERT INTO ledger_transactions (owner_id, date, description, merchant, source, import_hash)
+VALUES (sqlc.arg(owner_id), sqlc.arg(date), sqlc.arg(description), sqlc.arg(merchant), sqlc.arg(source),
+    sqlc.narg(import_hash))
+ON CONFLICT (owner_id, import_hash) WHERE import_hash IS NOT NULL DO NOTHING
+RETURNING id;
+
+-- name: InsertLedgerPosting :exec
+INSERT INTO ledger_postings (owner_id, transaction_id, account_id, amount_minor, currency)
+VALUES (sqlc.arg(owner_id), sqlc.arg(transaction_id), sqlc.arg(account_id), sqlc.arg(amount_minor),
+    sqlc.arg(currency));
+
+-- name: LedgerEntries :many
+-- One row per posting to an asset or liability account (the money side of a transaction),
+-- with its category: the expense or income account(s) of the same transaction.
+SELECT t.id, t.date, t.description, t.merchant, t.source, a.name AS account, p.amount_minor, p.currency,
+    COALESCE((SELECT string_agg(ca.name, ', ' ORDER BY ca.name) FROM ledger_postings cp
+        JOIN ledger_accounts ca ON ca.owner_id = cp.owner_id AND ca.id = cp.account_id
+        WHERE cp.owner_id = t.owner_id AND cp.transaction_id = t.id AND ca.kind IN ('expense', 'income')), '')::text AS category
+FROM ledger_transactions t
+JOIN ledger_postings p ON p.owner_id = t.owner_id AND p.transaction_id = t.id
+JOIN ledger_accounts a ON a.owner_id = p.owner_id AND a.id = p.account_id
+WHERE t.owner_id = sqlc.arg(owner_id) AND a.kind IN ('asset', 'liability')
+    AND t.date >= sqlc.arg(from_date) AND t.date < sqlc.arg(to_date)
+ORDER BY t.date, t.created_at, t.id;
+
+-- name: RepointCategory :execrows
+-- Categorising moves a transaction's expense or income postings to another account: the
+-- amounts do not change, so the transaction still balances.
+UPDATE ledger_postings p SET account_id = sqlc.arg(account_id)
+FROM ledger_accounts a
+WHERE p.owner_id = sqlc.arg(owner_id) AND a.owner_id = p.owner_id AND a.id = p.account_id
+    AND a.kind IN ('expense', 'income') AND p.transaction_id = ANY(sqlc.arg(transaction_ids)::uuid[]);
+
+-- name: UpsertLedgerBudget :one
+INSERT INTO ledger_budgets (owner_id, category, monthly_minor, currency)
+VALUES (sqlc.arg(owner_id), sqlc.arg(category), sqlc.arg(monthly_minor), sqlc.arg(currency))
+ON CONFLICT (owner_id, category) DO UPDATE SET monthly_minor = EXCLUDED.monthly_minor,
+    currency = EXCLUDED.currency, updated_at = now()
+RETURNING *;
+
+-- name: LedgerBudgets :many
+SELECT * FROM ledger_budgets WHERE owner_id = sqlc.arg(owner_id) ORDER BY category;
