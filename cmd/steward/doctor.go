@@ -7,10 +7,11 @@ import (
 	"io"
 	"time"
 
+	"github.com/stewardhq/steward/internal/admin"
+
 	"github.com/stewardhq/steward/internal/app"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/memory"
-	"github.com/stewardhq/steward/internal/store"
 )
 
 const doctorUsage = `Usage: steward doctor [--json]
@@ -72,14 +73,14 @@ func runDoctor(ctx context.Context, e env, cfg config.Config, args []string) err
 	return nil
 }
 
-// diagnose runs every check: configuration, the database's (store.Diagnose), the model's.
+// diagnose runs every check: configuration, the database's (admin.Diagnose), the model's.
 func diagnose(ctx context.Context, cfg config.Config) []doctorCheck {
 	var checks []doctorCheck
 	if err := cfg.Require("DATABASE_URL", "APP_DATABASE_URL", "DOOR_DATABASE_URL"); err != nil {
 		checks = append(checks, doctorCheck{"configuration", statusFail, oneLine(err.Error())})
 	} else {
-		urls := store.RoleURLs{Owner: cfg.DatabaseURL, App: cfg.AppDatabaseURL, Door: cfg.DoorDatabaseURL}
-		for _, c := range store.Diagnose(ctx, urls, memory.Dimension) {
+		urls := admin.RoleURLs{Owner: cfg.DatabaseURL, App: cfg.AppDatabaseURL, Door: cfg.DoorDatabaseURL}
+		for _, c := range admin.Diagnose(ctx, urls, memory.Dimension) {
 			status := statusOK
 			if !c.OK {
 				status = statusFail

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stewardhq/steward/internal/admin"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/rs/zerolog"
 
@@ -61,20 +63,20 @@ func migrateBootstrap(ctx context.Context, e env, cfg config.Config, args []stri
 -- passwords of DATABASE_URL (steward_owner), APP_DATABASE_URL (steward_app) and
 -- DOOR_DATABASE_URL (steward_door). Then: steward migrate up
 `, database)
-		fmt.Fprint(e.stdout, store.BootstrapSQL(database, [3]string{"<owner-password>", "<app-password>", "<door-password>"}))
+		fmt.Fprint(e.stdout, admin.BootstrapSQL(database, [3]string{"<owner-password>", "<app-password>", "<door-password>"}))
 		return nil
 	}
 	if err := cfg.Require("SUPERUSER_DATABASE_URL", "DATABASE_URL", "APP_DATABASE_URL", "DOOR_DATABASE_URL"); err != nil {
 		return err
 	}
 	octx, cancel := context.WithTimeout(ctx, openTimeout)
-	vector, err := store.VectorAvailable(octx, cfg.SuperuserDatabaseURL)
+	vector, err := admin.VectorAvailable(octx, cfg.SuperuserDatabaseURL)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
-	urls := store.RoleURLs{Owner: cfg.DatabaseURL, App: cfg.AppDatabaseURL, Door: cfg.DoorDatabaseURL}
-	if err := store.Bootstrap(ctx, cfg.SuperuserDatabaseURL, urls); err != nil {
+	urls := admin.RoleURLs{Owner: cfg.DatabaseURL, App: cfg.AppDatabaseURL, Door: cfg.DoorDatabaseURL}
+	if err := admin.Bootstrap(ctx, cfg.SuperuserDatabaseURL, urls); err != nil {
 		return store.VectorError(err)
 	}
 	c, _ := pgx.ParseConfig(cfg.DatabaseURL) // valid: config.Load checked it
@@ -85,13 +87,13 @@ func migrateBootstrap(ctx context.Context, e env, cfg config.Config, args []stri
 }
 
 // openMigrator connects as DATABASE_URL for migrations.
-func openMigrator(ctx context.Context, cfg config.Config) (*store.Migrator, error) {
+func openMigrator(ctx context.Context, cfg config.Config) (*admin.Migrator, error) {
 	if err := cfg.Require("DATABASE_URL"); err != nil {
 		return nil, err
 	}
 	octx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
-	m, err := store.NewMigrator(octx, cfg.DatabaseURL)
+	m, err := admin.NewMigrator(octx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", store.VectorError(err))
 	}

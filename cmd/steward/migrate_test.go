@@ -9,16 +9,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/admin"
+
 	"github.com/jackc/pgx/v5"
 
-	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 )
 
 func TestMigrateUpDownUp(t *testing.T) {
 	t.Parallel()
 	env := dbEnv(testdb.New(t)) // migrated from the template
-	latest, err := store.LatestMigration()
+	latest, err := admin.LatestMigration()
 	if err != nil {
 		t.Fatal(err)
 	}

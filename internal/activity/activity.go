@@ -214,6 +214,32 @@ func (s *Service) TurnEvents(ctx context.Context, ownerID, turnID uuid.UUID) ([]
 	return events, err
 }
 
+// Story is one turn told in full: the turn, its tool calls with the gate's decisions and who
+// made them, and its events in order (the web app's turn page).
+type Story struct {
+	Turn   steward.View
+	Calls  []steward.CallRecord
+	Events []steward.Event
+}
+
+// Story reads one turn's story; another owner's or an unknown turn is not found.
+func (s *Service) Story(ctx context.Context, ownerID, turnID uuid.UUID) (Story, error) {
+	var st Story
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		t, err := tx.Turns.Get(ctx, turnID)
+		if err != nil {
+			return err
+		}
+		st.Turn = steward.ViewOf(t)
+		if st.Calls, err = tx.Journal.Calls(ctx, turnID); err != nil {
+			return err
+		}
+		st.Events, err = tx.Journal.TurnEvents(ctx, turnID)
+		return err
+	})
+	return st, err
+}
+
 // Notifications lists the owner's notifications with their delivery state, newest first.
 func (s *Service) Notifications(ctx context.Context, ownerID uuid.UUID) ([]store.Notification, error) {
 	var notes []store.Notification

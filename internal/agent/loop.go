@@ -541,7 +541,7 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 // short transaction per query and refuses writes, then journals them in one transaction
 // that also checks the kill switch again before the next model call (what ran is kept).
 func (r *Runner) reads(ctx context.Context, x *run, calls []steward.ToolCall, reads []int, recs []steward.CallRecord, results []*steward.ToolResult) (killed, err error) {
-	data := readData{r: r, x: x}
+	data, ledger := readData{r: r, x: x}, readLedger{r: r, x: x}
 	next := 0
 	for i := range calls {
 		// The client sees the calls in the model's order, each read's result after its call.
@@ -550,7 +550,7 @@ func (r *Runner) reads(ctx context.Context, x *run, calls []steward.ToolCall, re
 			continue
 		}
 		next++
-		res, err := r.runTool(ctx, data, x, calls[i])
+		res, err := r.runTool(ctx, data, ledger, x, calls[i])
 		if err != nil {
 			return nil, err
 		}
@@ -575,11 +575,11 @@ func (r *Runner) reads(ctx context.Context, x *run, calls []steward.ToolCall, re
 	return killed, err
 }
 
-// runTool runs a validated tool with data (nil: outside any transaction) and turns tool
-// errors into results for the model; other errors (the database) are returned.
-func (r *Runner) runTool(ctx context.Context, data tools.Data, x *run, c steward.ToolCall) (steward.ToolResult, error) {
+// runTool runs a validated tool with data and ledger (nil: outside any transaction) and
+// turns tool errors into results for the model; other errors (the database) are returned.
+func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledger, x *run, c steward.ToolCall) (steward.ToolResult, error) {
 	start := time.Now()
-	env := tools.Env{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Now: r.Now, Data: data}
+	env := tools.Env{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Now: r.Now, Data: data, Ledger: ledger}
 	out, err := r.Tools.Run(ctx, env, c.Name, c.Args)
 	res := steward.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: out}
 	var argErr *tools.ArgError
@@ -633,7 +633,7 @@ func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (stewa
 				return err
 			}
 			var err error
-			if res, err = r.runTool(ctx, tx.Data, x, c); err != nil {
+			if res, err = r.runTool(ctx, tx.Data, tx.Ledger, x, c); err != nil {
 				return err
 			}
 			return finish(tx)
@@ -666,7 +666,7 @@ func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (stewa
 			return res, err
 		}
 	}
-	res, err = r.runTool(ctx, nil, x, c)
+	res, err = r.runTool(ctx, nil, nil, x, c)
 	if err != nil {
 		res = errorResult(c, "the tool failed unexpectedly")
 	}

@@ -36,7 +36,7 @@ func (r *Runner) Read(ctx context.Context, ownerID uuid.UUID, name string, args 
 	if err := r.inOwner(ctx, x, func(tx Tx) error { return r.check(ctx, tx) }); err != nil {
 		return steward.ToolResult{}, err
 	}
-	return r.runTool(ctx, readData{r: r, x: x}, x, c)
+	return r.runTool(ctx, readData{r: r, x: x}, readLedger{r: r, x: x}, x, c)
 }
 
 // Propose turns a write a client asked for (MCP) into a suspended turn, trigger mcp: the call

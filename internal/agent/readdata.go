@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -59,4 +60,56 @@ func (readData) ForgetFact(context.Context, uuid.UUID) (steward.Fact, error) {
 
 func (readData) CreateNotification(context.Context, string, string) (steward.Notification, error) {
 	return steward.Notification{}, errReadOnly
+}
+
+// readLedger is the tools.Ledger a read tool gets, like readData: a short transaction per
+// query, and every write refused.
+type readLedger struct {
+	r *Runner
+	x *run
+}
+
+var _ tools.Ledger = readLedger{}
+
+// ledgerQuery runs one ledger read in its own transaction.
+func ledgerQuery[T any](ctx context.Context, d readLedger, f func(tools.Ledger) (T, error)) (T, error) {
+	var out T
+	err := d.r.inOwner(ctx, d.x, func(tx Tx) error {
+		var err error
+		out, err = f(tx.Ledger)
+		return err
+	})
+	return out, err
+}
+
+func (d readLedger) Accounts(ctx context.Context) ([]steward.LedgerAccount, error) {
+	return ledgerQuery(ctx, d, func(l tools.Ledger) ([]steward.LedgerAccount, error) { return l.Accounts(ctx) })
+}
+
+func (d readLedger) Account(ctx context.Context, name string) (steward.LedgerAccount, error) {
+	return ledgerQuery(ctx, d, func(l tools.Ledger) (steward.LedgerAccount, error) { return l.Account(ctx, name) })
+}
+
+func (d readLedger) Entries(ctx context.Context, from, to time.Time) ([]steward.LedgerEntry, error) {
+	return ledgerQuery(ctx, d, func(l tools.Ledger) ([]steward.LedgerEntry, error) { return l.Entries(ctx, from, to) })
+}
+
+func (d readLedger) Budgets(ctx context.Context) ([]steward.Budget, error) {
+	return ledgerQuery(ctx, d, func(l tools.Ledger) ([]steward.Budget, error) { return l.Budgets(ctx) })
+}
+
+func (readLedger) EnsureAccount(context.Context, string, string, string) (steward.LedgerAccount, error) {
+	return steward.LedgerAccount{}, errReadOnly
+}
+
+func (readLedger) Record(context.Context, steward.NewLedgerTxn) (uuid.UUID, bool, error) {
+	return uuid.Nil, false, errReadOnly
+}
+
+func (readLedger) Categorize(context.Context, []uuid.UUID, uuid.UUID) (int64, error) {
+	return 0, errReadOnly
+}
+
+func (readLedger) SetBudget(context.Context, steward.Budget) (steward.Budget, error) {
+	return steward.Budget{}, errReadOnly
 }

@@ -25,6 +25,7 @@ type Tx struct {
 	Safety        Safety
 	Rules         Rules
 	Data          tools.Data
+	Ledger        tools.Ledger
 }
 
 // Turns stores a turn's row: its status and suspended state.

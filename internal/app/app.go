@@ -35,6 +35,7 @@ import (
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/safety"
+	"github.com/stewardhq/steward/internal/sessions"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/sweep"
 	"github.com/stewardhq/steward/internal/tools"
@@ -168,6 +169,9 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now}
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks,
 		Drainers: []autonomy.Drainer{a.Webhooks, deliverer, drainer(a.drainMemory), sweeper}}
+	ctl := &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode, Now: a.Now}
+	rs := &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
+	act := &activity.Service{Store: a.Store, Now: a.Now}
 	a.handler = httpapi.New(httpapi.Deps{
 		Runner:           a.Runner,
 		Store:            a.Store,
@@ -177,15 +181,16 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Logger:           log,
 		Health:           a.Store.Ping,
 		AllowAutoMode:    cfg.AllowAutoMode,
-		Control:          &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode},
-		Rules:            &rules.Service{Store: a.Store, Tools: a.Runner.Tools},
-		Activity:         &activity.Service{Store: a.Store},
+		Control:          ctl,
+		Rules:            rs,
+		Activity:         act,
 		Memory:           a.Memory,
 		Ledger:           a.Ledger,
 		Webhooks:         a.Webhooks,
 		ProcessWebhook:   a.processWebhook,
 		MCP:              &mcpserver.Server{Runner: a.Runner},
-		Web:              webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log}),
+		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
+			Sessions: &sessions.Service{Store: a.Store, Now: a.Now}, Activity: act, Control: ctl, Rules: rs, Memory: a.Memory}),
 	})
 	return a, nil
 }

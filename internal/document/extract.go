@@ -21,7 +21,7 @@ import (
 	"codeberg.org/readeck/go-readability/v2"
 	"codeberg.org/readeck/go-readability/v2/render"
 	"github.com/ledongthuc/pdf"
-	"github.com/xuri/excelize/v2"
+	"github.com/thedatashed/xlsxreader"
 	"golang.org/x/net/html/charset"
 
 	"github.com/stewardhq/steward/internal/steward"
@@ -256,30 +256,57 @@ func extractXLSX(data []byte) ([]Section, error) {
 	if _, err := openZip(data, "XLSX"); err != nil {
 		return nil, err
 	}
-	f, err := excelize.OpenReader(bytes.NewReader(data), excelize.Options{UnzipSizeLimit: MaxUnzipped, UnzipXMLSizeLimit: MaxUnzipped})
+	f, err := xlsxreader.NewReader(data)
 	if err != nil {
 		return nil, refuse(ReasonCorrupt, "the XLSX is corrupt: %v", err)
 	}
-	defer f.Close()
 	var out []Section
 	size := 0
-	for _, sheet := range f.GetSheetList() {
-		rows, err := f.GetRows(sheet)
-		if err != nil {
-			return nil, refuse(ReasonCorrupt, "the XLSX is corrupt: sheet %q: %v", sheet, err)
-		}
-		lines := make([]string, 0, len(rows))
-		for _, r := range rows {
-			line := strings.Join(r, "\t")
-			size += len(line)
-			if size > MaxTextBytes {
-				return nil, refuse(ReasonBomb, "the XLSX's text is over %d bytes", MaxTextBytes)
+	for _, sheet := range f.Sheets {
+		var lines []string
+		var failed error
+		// ReadRows streams from a goroutine: drain it to the end even after a failure.
+		for r := range f.ReadRows(sheet) {
+			if failed != nil {
+				continue
+			}
+			if r.Error != nil {
+				failed = refuse(ReasonCorrupt, "the XLSX is corrupt: sheet %q: %v", sheet, r.Error)
+				continue
+			}
+			line := rowText(r.Cells)
+			if size += len(line); size > MaxTextBytes {
+				failed = refuse(ReasonBomb, "the XLSX's text is over %d bytes", MaxTextBytes)
+				continue
 			}
 			lines = append(lines, line)
+		}
+		if failed != nil {
+			return nil, failed
 		}
 		out = append(out, Section{Label: "sheet " + sheet, Text: strings.Join(lines, "\n")})
 	}
 	return out, nil
+}
+
+// rowText is a row's cells separated by tabs, each in its column (an empty cell between two
+// values stays an empty field).
+func rowText(cells []xlsxreader.Cell) string {
+	var b strings.Builder
+	col := 0
+	for _, c := range cells {
+		for i := c.ColumnIndex(); col < i; col++ {
+			if col > 0 {
+				b.WriteByte('\t')
+			}
+		}
+		if col > 0 {
+			b.WriteByte('\t')
+		}
+		b.WriteString(c.Value)
+		col++
+	}
+	return b.String()
 }
 
 // extractCSV checks the CSV parses and keeps its text.

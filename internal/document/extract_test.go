@@ -22,6 +22,7 @@ func TestExtract(t *testing.T) {
 			[]string{"apples", "pears", "the vault code is 4711"}},
 		{"docx", "letter.docx", "", makeDOCX(t, "Dear Ada,", "The meeting moves to Thursday."), []string{"Dear Ada,", "The meeting moves to Thursday."}},
 		{"xlsx", "budget.xlsx", document.TypeXLSX, makeXLSX(t, [][]any{{"Item", "Cost"}, {"Rent", 1200}, {"Coffee", 42}}), []string{"Item\tCost", "Rent\t1200", "Coffee\t42"}},
+		{"xlsx with an empty cell", "gaps.xlsx", document.TypeXLSX, makeXLSX(t, [][]any{{"Item", nil, "Note"}, {nil, "Cost"}}), []string{"Item\t\tNote", "\tCost"}},
 		{"csv", "people.csv", "text/csv; charset=utf-8", []byte("name,city\nAda,London\n\"Grace, Rear Admiral\",Arlington\n"), []string{"Ada,London", "Grace, Rear Admiral"}},
 		{"txt", "notes.txt", "application/octet-stream", []byte("plain notes about the garden"), []string{"plain notes about the garden"}},
 		{"markdown", "readme.md", "text/markdown", []byte("# Title\n\nSome *markdown* text."), []string{"Some *markdown* text."}},

@@ -77,7 +77,7 @@ type Deps struct {
 	AllowAutoMode bool
 	// Memory serves /v1/memory; nil answers 404 there.
 	Memory *memory.Service
-	// Ledger imports bank statements (POST /v1/ledger/import); nil answers 404 there.
+	// Ledger imports bank statements and reports (/v1/ledger/import, /v1/ledger/report); nil answers 404 there.
 	Ledger *ledger.Service
 	// Webhooks receives POST /webhooks/{hook_id}; nil answers 404 there.
 	Webhooks *autonomy.Webhooks
@@ -168,6 +168,7 @@ func New(d Deps) http.Handler {
 		r.Delete("/memory/facts/{id}", a.forgetFact)
 		r.Get("/memory/search", a.searchMemory)
 		r.Post("/ledger/import", a.importStatement)
+		r.Get("/ledger/report", a.ledgerReport)
 	})
 	return r
 }

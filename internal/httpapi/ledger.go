@@ -40,3 +40,20 @@ func (a *api) importStatement(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, res)
 }
+
+// ledgerReport answers the owner's money out and in, grouped:
+// GET /v1/ledger/report?from=YYYY-MM-DD&to=YYYY-MM-DD[&by=category|month|merchant|account]
+// → 200 {from, to, by, lines: [{key, currency, count, out_minor, in_minor, net_minor, out, in, net}], totals}.
+func (a *api) ledgerReport(w http.ResponseWriter, r *http.Request) {
+	if a.d.Ledger == nil {
+		fail(w, r, errorf(http.StatusNotFound, steward.CodeNotFound, "the ledger is not configured on this server"))
+		return
+	}
+	q := r.URL.Query()
+	rep, err := a.d.Ledger.Report(r.Context(), principal(r.Context()).OwnerID, q.Get("from"), q.Get("to"), q.Get("by"))
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}

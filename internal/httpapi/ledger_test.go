@@ -44,3 +44,45 @@ func TestLedgerImportRoute(t *testing.T) {
 		t.Errorf("no account: %d %s; want 422", resp.status, resp.body)
 	}
 }
+
+// TestLedgerReportRoute: the report sums an owner's imported statement by category; another
+// owner sees nothing of it; a bad date or grouping is 422.
+func TestLedgerReportRoute(t *testing.T) {
+	t.Parallel()
+	db := testdb.Open(t, 4)
+	_, alice := db.Owner(t, "alice")
+	_, bob := db.Owner(t, "bob")
+	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Store: db.Store, Auth: db.Door, Logger: zerolog.Nop(),
+		Ledger: &ledger.Service{Store: db.Store}}))
+	t.Cleanup(srv.Close)
+	csv := "Date,Description,Amount\n2026-04-01,Edeka,-12.30\n2026-04-03,Edeka,-7.70\n2026-04-30,Salary,3000.00\n2026-05-01,Edeka,-1.00\n"
+	if r := doHTTP(t, srv.URL, request{method: "POST", path: "/v1/ledger/import?account=Giro", key: alice, body: csv,
+		header: map[string]string{"Content-Type": "text/csv"}}); r.status != 200 {
+		t.Fatalf("import: %d %s", r.status, r.body)
+	}
+	get := func(key, q string) response {
+		return doHTTP(t, srv.URL, request{method: "GET", path: "/v1/ledger/report?" + q, key: key})
+	}
+	var rep struct {
+		Lines []struct {
+			Key      string `json:"key"`
+			OutMinor int64  `json:"out_minor"`
+			InMinor  int64  `json:"in_minor"`
+			Out      string `json:"out"`
+		} `json:"lines"`
+	}
+	r := get(alice, "from=2026-04-01&to=2026-04-30&by=merchant")
+	if err := json.Unmarshal(r.body, &rep); err != nil || r.status != 200 || len(rep.Lines) != 2 ||
+		rep.Lines[0].Key != "Edeka" || rep.Lines[0].OutMinor != 2000 || rep.Lines[0].Out != "20.00 EUR" || rep.Lines[1].InMinor != 300000 {
+		t.Fatalf("alice's report: %d %s", r.status, r.body)
+	}
+	r = get(bob, "from=2026-04-01&to=2026-04-30&by=merchant")
+	if err := json.Unmarshal(r.body, &rep); err != nil || r.status != 200 || len(rep.Lines) != 0 {
+		t.Fatalf("bob's report: %d %s; want nothing of alice's", r.status, r.body)
+	}
+	for _, q := range []string{"from=April&to=2026-04-30", "from=2026-04-01&to=2026-04-30&by=weekday", "from=2026-05-01&to=2026-04-30"} {
+		if r := get(alice, q); r.status != 422 {
+			t.Errorf("%s: %d %s; want 422", q, r.status, r.body)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // DefaultMaxTurnsPerOwner is Deps.MaxTurnsPerOwner when zero.
@@ -26,6 +27,15 @@ type turnLimit struct {
 type slots struct {
 	ch    chan struct{}
 	users int
+}
+
+// admit takes one of owner's turn slots for a turn started by any face (/v1, the
+// OpenAI-compatible API): a rate_limited error when the owner still runs the maximum.
+func (a *api) admit(ctx context.Context, owner uuid.UUID) (release func(), err error) {
+	if !a.turns.acquire(ctx, owner) {
+		return nil, steward.Errorf(steward.CodeRateLimited, "%d turns are already running for this owner; retry when one has finished", a.d.MaxTurnsPerOwner)
+	}
+	return func() { a.turns.release(owner) }, nil
 }
 
 // acquire takes a slot for owner, waiting up to turnWait (or until ctx ends); false means the

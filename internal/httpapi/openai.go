@@ -13,7 +13,7 @@ import (
 // auth as /v1, its errors in OpenAI's shape.
 func (a *api) mountOpenAI(r chi.Router) {
 	o := &openaiapi.API{Service: &openaiapi.Service{Runner: a.d.Runner, Store: a.d.Store}, MaxBodyBytes: a.d.MaxBodyBytes,
-		Owner: func(ctx context.Context) uuid.UUID { return principal(ctx).OwnerID }}
+		Owner: func(ctx context.Context) uuid.UUID { return principal(ctx).OwnerID }, Admit: a.admit}
 	r.Group(func(r chi.Router) {
 		r.Use(openaiapi.InOpenAIShape(authenticate(a.d.Auth)))
 		r.Post("/v1/chat/completions", o.ChatCompletions)

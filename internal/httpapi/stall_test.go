@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -187,6 +188,60 @@ func TestTurnsPerOwnerCapped(t *testing.T) {
 	}
 	close(release)
 	for i := 0; i < n+1; i++ {
+		if v := viewOf(t, <-done); v.Status != steward.StatusCompleted {
+			t.Errorf("turn %s is %s, want completed", v.TurnID, v.Status)
+		}
+	}
+}
+
+// TestOpenAIChatSharesTheTurnLimit: the OpenAI-compatible face starts turns too, so it takes
+// the same per-owner slots: with the owner's DefaultMaxTurnsPerOwner turns running through
+// /v1/chat, a chat completion is refused 429 rate_limit_error in OpenAI's shape and starts no
+// turn.
+func TestOpenAIChatSharesTheTurnLimit(t *testing.T) {
+	entered, release := make(chan struct{}, 10), make(chan struct{})
+	step := func(llm.Request) (llm.Response, error) {
+		entered <- struct{}{}
+		<-release
+		return scripted.Text("done"), nil
+	}
+	n := httpapi.DefaultMaxTurnsPerOwner
+	steps := make([]scripted.Step, n+1)
+	for i := range steps {
+		steps[i] = step
+	}
+	e := newEnv(t, nil, steps...)
+	done := make(chan response, n)
+	for i := 0; i < n; i++ {
+		go func() { done <- e.do(request{method: "POST", path: "/v1/chat", key: e.key, body: `{"message":"hi"}`}) }()
+	}
+	for i := 0; i < n; i++ {
+		select {
+		case <-entered:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("only %d of %d turns started", i, n)
+		}
+	}
+	over := make(chan response, 1)
+	go func() {
+		over <- e.do(request{method: "POST", path: "/v1/chat/completions", key: e.key,
+			body: `{"model":"steward","messages":[{"role":"user","content":"hi"}]}`})
+	}()
+	select {
+	case resp := <-over:
+		var body struct {
+			Error struct{ Type, Code string } `json:"error"`
+		}
+		if err := json.Unmarshal(resp.body, &body); resp.status != http.StatusTooManyRequests || err != nil ||
+			body.Error.Type != "rate_limit_error" || body.Error.Code != "rate_limited" {
+			t.Errorf("chat completion over the limit = %d %s; want 429 rate_limit_error/rate_limited", resp.status, resp.body)
+		}
+	case <-entered:
+		close(release)
+		t.Fatalf("a chat completion started turn %d of one owner; want 429", n+1)
+	}
+	close(release)
+	for i := 0; i < n; i++ {
 		if v := viewOf(t, <-done); v.Status != steward.StatusCompleted {
 			t.Errorf("turn %s is %s, want completed", v.TurnID, v.Status)
 		}

@@ -103,12 +103,12 @@ func (a *api) confirm(w http.ResponseWriter, r *http.Request) {
 // at once (a request waits briefly for a slot, then 429 rate_limited). A turn outlasts the server's WriteTimeout, so its
 // response has its own write deadline (Deps.StreamWriteTimeout, per write when streaming).
 func (a *api) runTurn(w http.ResponseWriter, r *http.Request, run func(context.Context, agent.Emit) (steward.View, error)) {
-	owner := principal(r.Context()).OwnerID
-	if !a.turns.acquire(r.Context(), owner) {
-		fail(w, r, steward.Errorf(steward.CodeRateLimited, "%d turns are already running for this owner; retry when one has finished", a.d.MaxTurnsPerOwner))
+	release, err := a.admit(r.Context(), principal(r.Context()).OwnerID)
+	if err != nil {
+		fail(w, r, err)
 		return
 	}
-	defer a.turns.release(owner)
+	defer release()
 	ctx := context.WithoutCancel(r.Context())
 	rc := http.NewResponseController(w)
 	if !wantsStream(r) {

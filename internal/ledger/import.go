@@ -9,11 +9,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/tools"
 )
 
 // Service imports statements into an owner's ledger.
@@ -141,4 +143,29 @@ func clipTo(s string, n int) string {
 		return string(r[:n])
 	}
 	return s
+}
+
+// Report sums the owner's money out and in between from and to (both included, YYYY-MM-DD)
+// grouped by by (category, month, merchant or account), like the ledger_report tool.
+func (s *Service) Report(ctx context.Context, ownerID uuid.UUID, from, to, by string) (tools.Report, error) {
+	f, err := time.Parse(time.DateOnly, from)
+	if err != nil {
+		return tools.Report{}, steward.Errorf(steward.CodeInvalid, "from must be a date, YYYY-MM-DD")
+	}
+	t, err := time.Parse(time.DateOnly, to)
+	if err != nil {
+		return tools.Report{}, steward.Errorf(steward.CodeInvalid, "to must be a date, YYYY-MM-DD")
+	}
+	if t.Before(f) {
+		return tools.Report{}, steward.Errorf(steward.CodeInvalid, "to must not be before from")
+	}
+	if by == "" {
+		by = tools.ByCategory
+	}
+	var rep tools.Report
+	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		rep, err = tools.LedgerReport(ctx, tx.Ledger, f, t.AddDate(0, 0, 1), by)
+		return err
+	})
+	return rep, err
 }

@@ -55,6 +55,9 @@ type API struct {
 	Owner func(ctx context.Context) uuid.UUID
 	// MaxBodyBytes caps a request body (413 above it); zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// Admit, when set, takes one of the owner's turn slots before a turn runs, or fails (a
+	// steward.Error, e.g. rate_limited → 429); release gives the slot back.
+	Admit func(ctx context.Context, owner uuid.UUID) (release func(), err error)
 }
 
 // Models answers GET /v1/models: the one model, steward.
@@ -85,6 +88,14 @@ func (a *API) ChatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	chat.OwnerID = a.Owner(r.Context())
+	if a.Admit != nil {
+		release, err := a.Admit(r.Context(), chat.OwnerID)
+		if err != nil {
+			fail(w, r, err)
+			return
+		}
+		defer release()
+	}
 	// The turn outlives a client that goes away, and the server's write timeout.
 	ctx := context.WithoutCancel(r.Context())
 	rc := http.NewResponseController(w)

@@ -60,7 +60,8 @@ func listModule(t *testing.T) []pkg {
 
 // TestArchitecture enforces the import rules of docs/ARCHITECTURE.md: the domain package is a
 // leaf; the agent loop reaches no database, HTTP face or SDK; only the store imports the
-// generated db package; nothing imports a main.
+// generated db package; nothing imports a main; only the CLI (and the test databases) use the
+// operator's tools.
 func TestArchitecture(t *testing.T) {
 	for _, p := range listModule(t) {
 		name := strings.TrimPrefix(p.ImportPath, module)
@@ -76,6 +77,8 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("%s imports db: only internal/store may", name)
 			case strings.HasPrefix(dep, "cmd/") || strings.HasPrefix(dep, "functions/"):
 				t.Errorf("%s imports %s: nothing imports a main", name, dep)
+			case dep == "internal/admin" && name != "cmd/steward" && name != "internal/testdb":
+				t.Errorf("%s imports internal/admin: the operator's tools stay out of the runtime", name)
 			}
 		}
 		if name == "internal/agent" {
@@ -111,47 +114,47 @@ func TestArchitectureCatchesAViolation(t *testing.T) {
 	}
 }
 
-// TestHTTPAPIOpensNoTransaction: internal/httpapi only decodes, calls a service and encodes
-// (docs/ARCHITECTURE.md §7). None of its shipped files may open an owner transaction
-// (WithOwner, InOwner) or touch a store transaction (store.Tx).
-func TestHTTPAPIOpensNoTransaction(t *testing.T) {
-	files, err := filepath.Glob("../httpapi/*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mcp, err := filepath.Glob("../mcpserver/*.go") // the MCP face, same rule
-	if err != nil || len(mcp) == 0 {
-		t.Fatalf("no files in internal/mcpserver: %v", err)
-	}
-	files = append(files, mcp...)
-	checked := 0
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+// TestFacesOpenNoTransaction: the faces internal/httpapi, internal/webapp and internal/mcpserver only decode,
+// call a service and encode (docs/ARCHITECTURE.md §7). None of their shipped files may open
+// an owner transaction (WithOwner, InOwner) or touch a store transaction (store.Tx).
+func TestFacesOpenNoTransaction(t *testing.T) {
+	for _, face := range []struct {
+		pkg      string
+		minFiles int
+	}{{"httpapi", 5}, {"webapp", 3}, {"mcpserver", 1}} {
+		files, err := filepath.Glob("../" + face.pkg + "/*.go")
 		if err != nil {
 			t.Fatal(err)
 		}
-		checked++
-		ast.Inspect(f, func(n ast.Node) bool {
-			sel, ok := n.(*ast.SelectorExpr)
-			if !ok {
-				return true
+		checked := 0
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
 			}
-			switch name := sel.Sel.Name; {
-			case name == "WithOwner" || name == "InOwner":
-				t.Errorf("%s uses %s: a face opens no transaction; call a service (docs/ARCHITECTURE.md §7)", fset.Position(sel.Pos()), name)
-			case name == "Tx":
-				if x, ok := sel.X.(*ast.Ident); ok && x.Name == "store" {
-					t.Errorf("%s uses store.Tx: a face opens no transaction; call a service (docs/ARCHITECTURE.md §7)", fset.Position(sel.Pos()))
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			ast.Inspect(f, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
 				}
-			}
-			return true
-		})
-	}
-	if checked < 5 {
-		t.Fatalf("found %d non-test files in internal/httpapi; the check reads nothing", checked)
+				switch name := sel.Sel.Name; {
+				case name == "WithOwner" || name == "InOwner":
+					t.Errorf("%s uses %s: internal/%s opens no transaction; call a service (docs/ARCHITECTURE.md §7)", fset.Position(sel.Pos()), name, face.pkg)
+				case name == "Tx":
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == "store" {
+						t.Errorf("%s uses store.Tx: internal/%s opens no transaction; call a service (docs/ARCHITECTURE.md §7)", fset.Position(sel.Pos()), face.pkg)
+					}
+				}
+				return true
+			})
+		}
+		if checked < face.minFiles {
+			t.Fatalf("found %d non-test files in internal/%s; the check reads nothing", checked, face.pkg)
+		}
 	}
 }

@@ -55,7 +55,7 @@ func TestAuditLogAppendOnly(t *testing.T) {
 		`TRUNCATE audit_log`,
 	}
 	for _, role := range roles {
-		conn := connect(t, role.url)
+		conn := testdb.Connect(t, role.url)
 		for _, sql := range statements {
 			// With the owner set, row-level security shows the row, so a refusal is the
 			// trigger's or the grants' doing, not an empty match.

@@ -86,7 +86,7 @@ func TestDoorRoleReadsAcrossOwnersAndNothingMore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connect(t, o.SuperURL).Exec(ctx, `UPDATE turns SET cost_micros = 7`); err != nil {
+	if _, err := testdb.Connect(t, o.SuperURL).Exec(ctx, `UPDATE turns SET cost_micros = 7`); err != nil {
 		t.Fatal(err)
 	}
 	door, err := store.OpenDoor(ctx, o.DoorURL)
@@ -125,7 +125,7 @@ func TestDoorRoleReadsAcrossOwnersAndNothingMore(t *testing.T) {
 	}
 
 	// It reads only the columns those reads need: no message, no turn's state, no task.
-	raw := connect(t, o.DoorURL)
+	raw := testdb.Connect(t, o.DoorURL)
 	for _, sql := range []string{`SELECT count(*) FROM messages`, `SELECT count(state) FROM turns`,
 		`SELECT count(*) FROM tasks`, `SELECT count(last_error) FROM memory_outbox`} {
 		var pgErr *pgconn.PgError

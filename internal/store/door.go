@@ -31,7 +31,7 @@ type Door struct {
 // OpenDoor connects to url: DOOR_DATABASE_URL (steward_door) for the runtime, DATABASE_URL
 // (steward_owner) for the admin CLI.
 func OpenDoor(ctx context.Context, url string) (*Door, error) {
-	pool, err := newPool(ctx, url, 4)
+	pool, err := NewPool(ctx, url, 4)
 	if err != nil {
 		return nil, err
 	}
@@ -272,6 +272,12 @@ func (d *Door) IngestBacklog(ctx context.Context) (IngestBacklog, error) {
 }
 
 // ingestBacklog reads the outbox counts through q (a connection of steward_owner).
+// ReadIngestBacklog is the memory ingestion backlog read through one connection (for steward
+// doctor, as the table owner).
+func ReadIngestBacklog(ctx context.Context, conn *pgx.Conn) (IngestBacklog, error) {
+	return ingestBacklog(ctx, db.New(conn))
+}
+
 func ingestBacklog(ctx context.Context, q *db.Queries) (IngestBacklog, error) {
 	r, err := q.IngestBacklog(ctx)
 	if err != nil {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	. "github.com/stewardhq/steward/internal/store"
@@ -414,5 +416,30 @@ func wantRLSViolation(t *testing.T, what string, err error) {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
 		t.Errorf("%s: err = %v, want a row-level security violation (42501)", what, err)
+	}
+}
+
+// TestIsolationCoversEveryOwnerTable: the isolation suite covers every table with an owner_id
+// column, so a new owner-scoped table cannot escape it.
+func TestIsolationCoversEveryOwnerTable(t *testing.T) {
+	t.Parallel()
+	d := testdb.New(t)
+	// The isolation suite covers every table with an owner_id column: a new owner-scoped
+	// table cannot escape it.
+	rows, err := testdb.Connect(t, d.OwnerURL).Query(context.Background(), `
+		SELECT c.relname FROM pg_attribute a
+		JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE a.attname = 'owner_id' AND NOT a.attisdropped AND c.relkind IN ('r', 'p') AND n.nspname = 'public'
+		ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withOwnerID, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite := slices.Sorted(slices.Values(ownerTables))
+	if !slices.Equal(suite, withOwnerID) {
+		t.Fatalf("isolation_test.go's ownerTables = %v\ntables with owner_id   = %v\nadd the new table to ownerTables and to seed()", suite, withOwnerID)
 	}
 }

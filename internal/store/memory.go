@@ -235,18 +235,9 @@ func (s *Store) EmbeddingDimension(ctx context.Context) (int, error) {
 	return embeddingDimension(ctx, s.pool)
 }
 
-// EmbeddingDimensionCheck is the `steward doctor` check that the embedding column has the
-// dimension this binary embeds with (memory.Dimension).
-func EmbeddingDimensionCheck(ctx context.Context, conn *pgx.Conn, want int) Check {
-	const name = "embedding dimension"
-	got, err := embeddingDimension(ctx, conn)
-	switch {
-	case err != nil:
-		return Check{name, false, err.Error()}
-	case got != want:
-		return Check{name, false, fmt.Sprintf("memory_chunks.embedding is vector(%d) but this binary embeds %d dimensions: re-embedding and a migration are needed", got, want)}
-	}
-	return Check{name, true, fmt.Sprintf("vector(%d)", got)}
+// EmbeddingDimensionOf is EmbeddingDimension through one connection (for steward doctor).
+func EmbeddingDimensionOf(ctx context.Context, conn *pgx.Conn) (int, error) {
+	return embeddingDimension(ctx, conn)
 }
 
 func embeddingDimension(ctx context.Context, q interface {

@@ -46,18 +46,6 @@ type IngestBacklog struct {
 	LastError string `json:"last_error,omitempty"`
 }
 
-// Check renders the backlog as a `steward doctor` check: failing when an item failed.
-func (b IngestBacklog) Check() Check {
-	detail := fmt.Sprintf("%d pending, %d failed", b.Pending, b.Failed)
-	if b.Pending > 0 {
-		detail += fmt.Sprintf(", oldest pending %s", b.OldestPending.Round(time.Second))
-	}
-	if b.Failed > 0 {
-		detail += "; last error: " + b.LastError
-	}
-	return Check{Name: "memory ingestion", OK: b.Failed == 0, Detail: detail}
-}
-
 // FailedIngest is an outbox item that gave up.
 type FailedIngest struct {
 	ID             int64     `json:"id"`

@@ -215,15 +215,7 @@ func TestEmbeddingDimension(t *testing.T) {
 	if got, err := s.EmbeddingDimension(ctx); err != nil || got != 768 {
 		t.Fatalf("EmbeddingDimension = %d, %v; want 768", got, err)
 	}
-	conn, err := pgx.Connect(ctx, d.OwnerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if c := EmbeddingDimensionCheck(ctx, conn, 768); !c.OK {
-		t.Errorf("check = %+v", c)
-	}
-	if c := EmbeddingDimensionCheck(ctx, conn, 1536); c.OK || !strings.Contains(c.Detail, "vector(768)") {
-		t.Errorf("mismatch check = %+v", c)
+	if got, err := EmbeddingDimensionOf(ctx, testdb.Connect(t, d.OwnerURL)); err != nil || got != 768 {
+		t.Errorf("EmbeddingDimensionOf = %d, %v; want 768", got, err)
 	}
 }

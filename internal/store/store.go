@@ -40,15 +40,15 @@ func (s *Store) URL() string { return s.url }
 
 // Open connects to url (APP_DATABASE_URL) and checks the database answers.
 func Open(ctx context.Context, url string, maxConns int32) (*Store, error) {
-	pool, err := newPool(ctx, url, maxConns)
+	pool, err := NewPool(ctx, url, maxConns)
 	if err != nil {
 		return nil, err
 	}
 	return &Store{pool: pool, url: url}, nil
 }
 
-// newPool builds a pgx pool with the pgvector types registered on every connection.
-func newPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
+// NewPool builds a pgx pool with the pgvector types registered on every connection.
+func NewPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
@@ -163,7 +163,7 @@ func (s *Store) InOwner(ctx context.Context, ownerID uuid.UUID, fn func(agent.Tx
 // Agent is this transaction as the turn loop's ports.
 func (t *Tx) Agent() agent.Tx {
 	return agent.Tx{Turns: t.Turns, Journal: t.Journal, Conversations: t.Conversations,
-		Safety: t.Safety, Rules: t.Rules, Data: t.Tasks}
+		Safety: t.Safety, Rules: t.Rules, Data: t.Tasks, Ledger: t.Ledger}
 }
 
 var _ agent.Store = (*Store)(nil)

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/admin"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/stewardhq/steward/internal/store"
@@ -49,7 +51,7 @@ func New(t testing.TB) DB {
 	}
 	ctx := context.Background()
 	templateOnce.Do(func() {
-		templateName, templateErr = ensureTemplate(ctx, superURL, store.RoleURLs{Owner: ownerURL, App: appURL, Door: doorURL})
+		templateName, templateErr = ensureTemplate(ctx, superURL, admin.RoleURLs{Owner: ownerURL, App: appURL, Door: doorURL})
 	})
 	if templateErr != nil {
 		t.Fatalf("test database template: %v", templateErr)
@@ -69,7 +71,7 @@ func New(t testing.TB) DB {
 
 // ensureTemplate creates and migrates the template for the current migrations, once per
 // cluster (guarded by an advisory lock across test binaries running in parallel).
-func ensureTemplate(ctx context.Context, superURL string, urls store.RoleURLs) (string, error) {
+func ensureTemplate(ctx context.Context, superURL string, urls admin.RoleURLs) (string, error) {
 	name, err := templateFor()
 	if err != nil {
 		return "", err
@@ -90,7 +92,7 @@ func ensureTemplate(ctx context.Context, superURL string, urls store.RoleURLs) (
 	if exists {
 		return name, nil
 	}
-	if err := store.Bootstrap(ctx, superURL, urls); err != nil {
+	if err := admin.Bootstrap(ctx, superURL, urls); err != nil {
 		return "", err
 	}
 	building := name + "_building"
@@ -100,14 +102,14 @@ func ensureTemplate(ctx context.Context, superURL string, urls store.RoleURLs) (
 	if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s OWNER %s", building, store.OwnerRole)); err != nil {
 		return "", err
 	}
-	if err := store.PrepareDatabase(ctx, superURL, building); err != nil {
+	if err := admin.PrepareDatabase(ctx, superURL, building); err != nil {
 		return "", err
 	}
 	cfg, err := pgx.ParseConfig(urls.Owner)
 	if err != nil {
 		return "", err
 	}
-	m, err := store.NewMigrator(ctx, replaceDatabase(cfg, building))
+	m, err := admin.NewMigrator(ctx, replaceDatabase(cfg, building))
 	if err != nil {
 		return "", err
 	}
@@ -213,4 +215,16 @@ func (o Opened) Owner(t testing.TB, name string) (store.Owner, string) {
 		t.Fatal(err)
 	}
 	return owner, key
+}
+
+// Connect opens one connection to url, closed when t ends.
+func Connect(t testing.TB, url string) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	return conn
 }

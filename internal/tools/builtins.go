@@ -3,9 +3,9 @@ package tools
 import "fmt"
 
 // Builtins returns the built-in tools: get_current_time, calculate, create_task,
-// complete_task, list_tasks, remember, search_memory, forget and notify.
+// complete_task, list_tasks, remember, search_memory, forget, notify and the ledger's tools.
 func Builtins() []Tool {
-	return []Tool{
+	return append([]Tool{
 		currentTimeTool(),
 		calculateTool(),
 		createTaskTool(),
@@ -15,7 +15,7 @@ func Builtins() []Tool {
 		searchMemoryTool(),
 		forgetTool(),
 		notifyTool(),
-	}
+	}, LedgerTools()...)
 }
 
 // DefaultRegistry returns a registry of the built-in tools. It panics only if a built-in is

@@ -63,15 +63,23 @@ func TestBuiltinSchemas(t *testing.T) {
 		props    []string
 		required []string
 	}{
-		"get_current_time": {steward.KindRead, []string{"timezone"}, nil},
-		"calculate":        {steward.KindRead, []string{"expression"}, []string{"expression"}},
-		"create_task":      {steward.KindWrite, []string{"due", "notes", "title"}, []string{"title"}},
-		"complete_task":    {steward.KindWrite, []string{"task_id"}, []string{"task_id"}},
-		"list_tasks":       {steward.KindRead, []string{"status"}, nil},
-		"remember":         {steward.KindWrite, []string{"content", "kind", "subject"}, []string{"content"}},
-		"search_memory":    {steward.KindRead, []string{"query"}, []string{"query"}},
-		"forget":           {steward.KindWrite, []string{"fact_id"}, []string{"fact_id"}},
-		"notify":           {steward.KindWrite, []string{"message", "title"}, []string{"message"}},
+		"get_current_time":    {steward.KindRead, []string{"timezone"}, nil},
+		"calculate":           {steward.KindRead, []string{"expression"}, []string{"expression"}},
+		"create_task":         {steward.KindWrite, []string{"due", "notes", "title"}, []string{"title"}},
+		"complete_task":       {steward.KindWrite, []string{"task_id"}, []string{"task_id"}},
+		"list_tasks":          {steward.KindRead, []string{"status"}, nil},
+		"remember":            {steward.KindWrite, []string{"content", "kind", "subject"}, []string{"content"}},
+		"search_memory":       {steward.KindRead, []string{"query"}, []string{"query"}},
+		"forget":              {steward.KindWrite, []string{"fact_id"}, []string{"fact_id"}},
+		"notify":              {steward.KindWrite, []string{"message", "title"}, []string{"message"}},
+		"ledger_report":       {steward.KindRead, []string{"by", "from", "to"}, []string{"from", "to", "by"}},
+		"search_transactions": {steward.KindRead, []string{"account", "from", "max", "min", "query", "to"}, nil},
+		"list_accounts":       {steward.KindRead, nil, nil},
+		"budget_status":       {steward.KindRead, []string{"month"}, nil},
+		"categorize":          {steward.KindWrite, []string{"category", "transaction_ids"}, []string{"transaction_ids", "category"}},
+		"set_budget":          {steward.KindWrite, []string{"category", "currency", "monthly_amount"}, []string{"category", "monthly_amount", "currency"}},
+		"record_expense": {steward.KindWrite, []string{"account", "amount", "category", "currency", "date", "merchant"},
+			[]string{"date", "amount", "currency", "merchant", "account"}},
 	}
 	reg := DefaultRegistry()
 	if got := reg.Names(); len(got) != len(want) {

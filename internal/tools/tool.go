@@ -35,6 +35,8 @@ type Env struct {
 	Now func() time.Time
 	// Data is the owner-scoped persistence of the built-in tools; nil if the caller has none.
 	Data Data
+	// Ledger is the owner's double-entry book; nil if the caller has none.
+	Ledger Ledger
 }
 
 // now returns the current time from the Env's clock.

@@ -20,6 +20,7 @@ import (
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm/demo"
+	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
@@ -65,7 +66,8 @@ func server(t *testing.T) (*httptest.Server, testdb.Opened) {
 	}
 	t.Cleanup(runtimeDoor.Close)
 	h := httpapi.New(httpapi.Deps{Runner: runner, Store: o.Store, Auth: runtimeDoor, Logger: zerolog.Nop(),
-		Web: webapp.Routes(webapp.Deps{Runner: runner, Store: o.Store, Door: runtimeDoor, Logger: zerolog.Nop()})})
+		Web: webapp.Routes(webapp.Deps{Runner: runner, Store: o.Store, Door: runtimeDoor, Logger: zerolog.Nop(),
+			Memory: memory.New(o.Store, memory.Offline{}, nil)})})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv, o
@@ -340,4 +342,107 @@ func pendingArgs(t *testing.T, o testdb.Opened, owner store.Owner) string {
 		t.Fatal(err)
 	}
 	return args
+}
+
+// TestBrowserSettingsAndMemory drives the owner's pages: a standing rule added in settings is
+// listed (bad JSON is refused with a message and writes nothing); the kill switch puts a
+// banner on the chat page and a message there is refused readably, until resumed; a fact
+// added on /memory is listed and found by search.
+func TestBrowserSettingsAndMemory(t *testing.T) {
+	t.Parallel()
+	srv, o := server(t)
+	_, key := o.Owner(t, "carol")
+	ctx := browser(t)
+
+	// A rule with a predicate that is not JSON: a clear message, no rule.
+	var alert, rulesText string
+	err := chromedp.Do(ctx, signIn(srv.URL, key), chromedp.Navigate(srv.URL+"/settings"),
+		chromedp.WaitVisible(chromedp.CSS(`#rule-tool`)),
+		chromedp.SendKeys(chromedp.CSS(`#rule-tool`), "create_task"),
+		chromedp.SendKeys(chromedp.CSS(`#rule-predicate`), "title is milk"),
+		chromedp.Click(chromedp.Search(`//button[text()="Add rule"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`p[role=alert]`)),
+		into(&alert, chromedp.Text(chromedp.CSS(`p[role=alert]`))),
+		into(&rulesText, chromedp.Text(chromedp.CSS(`main`))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(alert, "JSON object") || !strings.Contains(rulesText, "No standing rules") {
+		t.Fatalf("bad predicate: alert %q, page %q; want the JSON message and no rule", alert, rulesText)
+	}
+
+	// A deny rule for create_task: listed.
+	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/settings"), chromedp.WaitVisible(chromedp.CSS(`#rule-tool`)),
+		chromedp.SendKeys(chromedp.CSS(`#rule-tool`), "create_task"),
+		chromedp.SetValue(chromedp.CSS(`#rule-effect`), "deny"),
+		chromedp.SendKeys(chromedp.CSS(`#rule-predicate`), `{"title": "gym"}`),
+		chromedp.SendKeys(chromedp.CSS(`#rule-note`), "no gym reminders"),
+		chromedp.Click(chromedp.Search(`//button[text()="Add rule"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`ul.rules li`)),
+		into(&rulesText, chromedp.Text(chromedp.CSS(`ul.rules`))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rulesText, "deny create_task") || !strings.Contains(rulesText, "gym") || !strings.Contains(rulesText, "no gym reminders") {
+		t.Fatalf("rules listed = %q; want the deny create_task rule", rulesText)
+	}
+
+	// Stop: the chat page carries the banner and a message is refused readably.
+	var banner, chatErr string
+	err = chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`#reason`), "on holiday"),
+		chromedp.Click(chromedp.Search(`//button[text()="Stop"]`)),
+		chromedp.WaitVisible(chromedp.Search(`//button[text()="Resume"]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot(t, ctx, "settings-desktop.png")
+	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`div.banner`)),
+		into(&banner, chromedp.Text(chromedp.CSS(`div.banner`))), send("hello"),
+		chromedp.WaitVisible(chromedp.CSS(`#log p.error`)),
+		into(&chatErr, chromedp.Text(chromedp.CSS(`#log p.error`))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(banner, "You stopped Steward") || !strings.Contains(banner, "on holiday") {
+		t.Errorf("banner = %q; want the owner's stop and its reason", banner)
+	}
+	if !strings.Contains(chatErr, "stopped") || !strings.Contains(chatErr, "on holiday") || strings.Contains(chatErr, "something went wrong") {
+		t.Errorf("chat while stopped shows %q; want a readable refusal with the reason", chatErr)
+	}
+
+	// Resume: no banner.
+	var banners int
+	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/settings"),
+		chromedp.Click(chromedp.Search(`//button[text()="Resume"]`)),
+		chromedp.WaitVisible(chromedp.Search(`//button[text()="Stop"]`)),
+		chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`textarea[name=message]`)),
+		into(&banners, chromedp.Evaluate[int](`document.querySelectorAll(".banner").length`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if banners != 0 {
+		t.Errorf("after resume the chat page still shows %d banners", banners)
+	}
+
+	// Memory: an empty fact is refused; a fact is listed and found by search.
+	var facts, hits string
+	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/memory"), chromedp.WaitVisible(chromedp.CSS(`#fact-content`)),
+		chromedp.SendKeys(chromedp.CSS(`#fact-subject`), "dentist"),
+		chromedp.SendKeys(chromedp.CSS(`#fact-content`), "Dr. Wu on Elm Street"),
+		chromedp.Click(chromedp.Search(`//button[text()="Remember"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`ul.facts li`)),
+		into(&facts, chromedp.Text(chromedp.CSS(`ul.facts`))),
+		chromedp.SendKeys(chromedp.CSS(`#q`), "dentist Dr. Wu"),
+		chromedp.Click(chromedp.Search(`//button[text()="Search"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`ol.hits`)),
+		into(&hits, chromedp.Text(chromedp.CSS(`ol.hits`))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(facts, "Dr. Wu on Elm Street") || !strings.Contains(facts, "dentist") {
+		t.Errorf("facts = %q; want the dentist fact", facts)
+	}
+	if !strings.Contains(hits, "Dr. Wu on Elm Street") {
+		t.Errorf("search for the dentist found %q", hits)
+	}
 }

@@ -13,55 +13,19 @@ import (
 
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/steward"
-	"github.com/stewardhq/steward/internal/store"
 )
 
 func (a *web) chatPage(w http.ResponseWriter, r *http.Request) {
 	a.write(w, r, "chat", http.StatusOK, chatBody)
 }
 
-// approval is one suspended turn awaiting the owner.
-type approval struct {
-	TurnID    uuid.UUID
-	Trigger   steward.Trigger
-	CreatedAt time.Time
-	ExpiresAt *time.Time
-	Pending   []steward.PendingCall
-}
-
 func (a *web) approvalsPage(w http.ResponseWriter, r *http.Request) {
-	var out []approval
-	now := time.Now()
-	err := a.d.Store.WithOwner(r.Context(), current(r).OwnerID, func(tx *store.Tx) error {
-		turns, err := tx.Turns.List(r.Context(), steward.StatusSuspended, 100)
-		for _, t := range turns {
-			if t.ExpiresAt != nil && !now.Before(*t.ExpiresAt) {
-				continue
-			}
-			v := steward.ViewOf(t)
-			out = append(out, approval{TurnID: v.TurnID, Trigger: v.Trigger, CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt, Pending: v.Pending})
-		}
-		return err
-	})
+	out, err := a.d.Activity.Approvals(r.Context(), current(r).OwnerID)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	a.write(w, r, "approvals", http.StatusOK, approvalsBody(out))
-}
-
-func (a *web) settingsPage(w http.ResponseWriter, r *http.Request) {
-	var sessions []store.WebSession
-	err := a.d.Store.WithOwner(r.Context(), current(r).OwnerID, func(tx *store.Tx) error {
-		var err error
-		sessions, err = tx.Sessions.List(r.Context())
-		return err
-	})
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.write(w, r, "settings", http.StatusOK, settingsBody(current(r).csrf, current(r).SessionID, sessions))
+	a.write(w, r, "approvals", http.StatusOK, approvalsBody(out, a.now()))
 }
 
 // maxMessage bounds a chat message sent from the page.

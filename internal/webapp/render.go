@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/steward"
-	"github.com/stewardhq/steward/internal/store"
 )
 
 // Pages are written with a small builder that escapes every value (escape), not
@@ -33,7 +33,8 @@ func (p *page) hidden(csrf string) *page {
 	return p.raw(`<input type="hidden" name="csrf" value="`).text(csrf).raw(`">`)
 }
 
-var nav = []struct{ page, href, label string }{{"chat", "/", "Chat"}, {"approvals", "/approvals", "Approvals"}, {"settings", "/settings", "Settings"}}
+var nav = []struct{ page, href, label string }{{"chat", "/", "Chat"}, {"approvals", "/approvals", "Approvals"},
+	{"activity", "/activity", "Activity"}, {"memory", "/memory", "Memory"}, {"settings", "/settings", "Settings"}}
 
 // write sends the page inside the layout: header, navigation, sign-out.
 func (a *web) write(w http.ResponseWriter, r *http.Request, name string, status int, body func(p *page)) {
@@ -54,7 +55,11 @@ func (a *web) write(w http.ResponseWriter, r *http.Request, name string, status 
 		}
 		p.raw(`</nav><form method="post" action="/signout" class="inline">`).hidden(me.csrf).raw(`<button type="submit">Sign out</button></form>`)
 	}
-	p.raw(`</header><main>`)
+	p.raw(`</header>`)
+	if me.OwnerName != "" {
+		a.banner(&p, r)
+	}
+	p.raw(`<main>`)
 	body(&p)
 	p.raw(`</main></body></html>`)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -100,7 +105,7 @@ func card(p *page, turnID uuid.UUID, pending []steward.PendingCall) {
 	p.raw(`<button type="submit" class="submit">Submit decisions</button></form>`)
 }
 
-func approvalsBody(list []approval) func(p *page) {
+func approvalsBody(list []activity.Approval, now time.Time) func(p *page) {
 	return func(p *page) {
 		p.raw(`<h1>Approvals</h1>`)
 		if len(list) == 0 {
@@ -108,7 +113,7 @@ func approvalsBody(list []approval) func(p *page) {
 		}
 		for _, ap := range list {
 			p.raw(`<article class="pending"><p class="meta">`).text(string(ap.Trigger)).raw(` · asked `).
-				text(time.Since(ap.CreatedAt).Round(time.Second).String()).raw(` ago`)
+				text(now.Sub(ap.CreatedAt).Round(time.Second).String()).raw(` ago`)
 			if ap.ExpiresAt != nil {
 				p.raw(` · expires `).text(when(*ap.ExpiresAt))
 			}
@@ -116,25 +121,6 @@ func approvalsBody(list []approval) func(p *page) {
 			card(p, ap.TurnID, ap.Pending)
 			p.raw(`<div class="result" aria-live="polite"></div></article>`)
 		}
-	}
-}
-
-func settingsBody(csrf string, current uuid.UUID, sessions []store.WebSession) func(p *page) {
-	return func(p *page) {
-		p.raw(`<h1>Settings</h1><h2>Sessions</h2><ul class="sessions">`)
-		for _, s := range sessions {
-			ua := s.UserAgent
-			if ua == "" {
-				ua = "unknown browser"
-			}
-			p.raw(`<li><span>`).text(ua).raw(` · since `).text(when(s.CreatedAt)).raw(` · until `).text(when(s.ExpiresAt))
-			if s.ID == current {
-				p.raw(` · <strong>this one</strong>`)
-			}
-			p.raw(`</span><form method="post" action="/settings/sessions/`).text(s.ID.String()).raw(`/revoke">`).hidden(csrf).
-				raw(`<button type="submit">Revoke</button></form></li>`)
-		}
-		p.raw(`</ul>`)
 	}
 }
 

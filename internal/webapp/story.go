@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -16,21 +17,9 @@ import (
 // latency among them) in order. Another owner's turn is 404, like an unknown one.
 func (a *web) storyPage(w http.ResponseWriter, r *http.Request) {
 	id, err := uuid.Parse(chi.URLParam(r, "id"))
-	var turn steward.Turn
-	var calls []steward.CallRecord
-	var events []steward.Event
+	var st activity.Story
 	if err == nil {
-		err = a.d.Store.WithOwner(r.Context(), current(r).OwnerID, func(tx *store.Tx) error {
-			var err error
-			if turn, err = tx.Turns.Get(r.Context(), id); err != nil {
-				return err
-			}
-			if calls, err = tx.Journal.Calls(r.Context(), id); err != nil {
-				return err
-			}
-			events, err = tx.Journal.TurnEvents(r.Context(), id)
-			return err
-		})
+		st, err = a.d.Activity.Story(r.Context(), current(r).OwnerID, id)
 	}
 	switch {
 	case err != nil && (errors.Is(err, store.ErrNotFound) || steward.ErrorCode(err) == steward.CodeNotFound || id == uuid.Nil):
@@ -40,7 +29,7 @@ func (a *web) storyPage(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	v := steward.ViewOf(turn)
+	v, calls, events := st.Turn, st.Calls, st.Events
 	a.write(w, r, "story", http.StatusOK, func(p *page) {
 		p.raw(`<h1>Turn story</h1><p class="meta">`).text(string(v.Status)).raw(` · `).text(string(v.Trigger)).raw(` · `).
 			text(when(v.CreatedAt)).raw(` · model `).text(v.Model).raw(`</p>`)

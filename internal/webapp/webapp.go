@@ -27,7 +27,12 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/control"
+	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/rules"
+	"github.com/stewardhq/steward/internal/sessions"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -46,11 +51,25 @@ var _ Doors = (*store.Door)(nil)
 // DefaultSessionTTL is how long a session lasts when Deps.SessionTTL is zero.
 const DefaultSessionTTL = 7 * 24 * time.Hour
 
-// Deps is what the web app is built from.
+// Deps is what the web app is built from. The app opens no transaction itself: every read and
+// write goes through a service (docs/ARCHITECTURE.md §7).
 type Deps struct {
-	Runner     *agent.Runner
-	Store      *store.Store
-	Door       Doors
+	Runner *agent.Runner
+	// Store backs the services below when they are nil.
+	Store *store.Store
+	Door  Doors
+	// Sessions starts, lists and revokes web sessions; nil builds one over Store.
+	Sessions *sessions.Service
+	// Activity serves the approvals inbox, the activity feed and turn stories; nil builds one
+	// over Store, on Runner.Now's clock.
+	Activity *activity.Service
+	// Control serves the kill switch, gate mode and budget; nil builds one over Store.
+	Control *control.Service
+	// Rules serves the standing rules; nil builds one over Store, checking tools against
+	// Runner.Tools.
+	Rules *rules.Service
+	// Memory serves /memory; nil leaves the page saying memory is off.
+	Memory     *memory.Service
 	SessionTTL time.Duration
 	Logger     zerolog.Logger
 }
@@ -71,6 +90,29 @@ func Routes(d Deps) func(chi.Router) {
 	if d.SessionTTL <= 0 {
 		d.SessionTTL = DefaultSessionTTL
 	}
+	// The runner's clock, read at each call (a test may set it after Routes).
+	now := func() time.Time {
+		if d.Runner != nil && d.Runner.Now != nil {
+			return d.Runner.Now()
+		}
+		return time.Now()
+	}
+	if d.Sessions == nil {
+		d.Sessions = &sessions.Service{Store: d.Store, Now: now}
+	}
+	if d.Activity == nil {
+		d.Activity = &activity.Service{Store: d.Store, Now: now}
+	}
+	if d.Control == nil {
+		d.Control = &control.Service{Store: d.Store, Now: now}
+	}
+	if d.Rules == nil {
+		r := &rules.Service{Store: d.Store}
+		if d.Runner != nil && d.Runner.Tools != nil {
+			r.Tools = d.Runner.Tools
+		}
+		d.Rules = r
+	}
 	w := &web{d: d}
 	return func(r chi.Router) {
 		r.Group(func(r chi.Router) {
@@ -85,12 +127,21 @@ func Routes(d Deps) func(chi.Router) {
 				r.Get("/approvals", w.approvalsPage)
 				r.Get("/settings", w.settingsPage)
 				r.Get("/turns/{id}", w.storyPage)
+				r.Get("/activity", w.activityPage)
+				r.Get("/memory", w.memoryPage)
 				r.Group(func(r chi.Router) {
 					r.Use(checkCSRF)
 					r.Post("/signout", w.signout)
 					r.Post("/chat", w.chat)
 					r.Post("/turns/{id}/confirm", w.confirm)
 					r.Post("/settings/sessions/{id}/revoke", w.revokeSession)
+					r.Post("/settings/rules", w.addRule)
+					r.Post("/settings/rules/{id}/delete", w.deleteRule)
+					r.Post("/settings/mode", w.setMode)
+					r.Post("/settings/stop", w.stop)
+					r.Post("/settings/resume", w.resume)
+					r.Post("/memory/facts", w.addFact)
+					r.Post("/memory/facts/{id}/forget", w.forgetFact)
 				})
 			})
 		})
@@ -205,12 +256,7 @@ func (a *web) signin(w http.ResponseWriter, r *http.Request) {
 		a.write(w, r, "signin", http.StatusUnauthorized, signinBody("That API key is unknown or revoked."))
 		return
 	}
-	var secret string
-	var sess store.WebSession
-	err = a.d.Store.WithOwner(r.Context(), p.OwnerID, func(tx *store.Tx) error {
-		sess, secret, err = tx.Sessions.Create(r.Context(), r.UserAgent(), time.Now().Add(a.d.SessionTTL))
-		return err
-	})
+	sess, secret, err := a.d.Sessions.Start(r.Context(), p.OwnerID, r.UserAgent(), a.d.SessionTTL)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -223,9 +269,7 @@ func (a *web) signin(w http.ResponseWriter, r *http.Request) {
 // signout revokes the session and clears the cookie.
 func (a *web) signout(w http.ResponseWriter, r *http.Request) {
 	me := current(r)
-	err := a.d.Store.WithOwner(r.Context(), me.OwnerID, func(tx *store.Tx) error {
-		return tx.Sessions.Revoke(r.Context(), me.SessionID)
-	})
+	err := a.d.Sessions.Revoke(r.Context(), me.OwnerID, me.SessionID)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		a.fail(w, r, err)
 		return
@@ -238,9 +282,7 @@ func (a *web) signout(w http.ResponseWriter, r *http.Request) {
 func (a *web) revokeSession(w http.ResponseWriter, r *http.Request) {
 	id, err := uuid.Parse(chi.URLParam(r, "id"))
 	if err == nil {
-		err = a.d.Store.WithOwner(r.Context(), current(r).OwnerID, func(tx *store.Tx) error {
-			return tx.Sessions.Revoke(r.Context(), id)
-		})
+		err = a.d.Sessions.Revoke(r.Context(), current(r).OwnerID, id)
 	}
 	if err != nil {
 		http.Error(w, "no such session", http.StatusNotFound)

@@ -1,4 +1,4 @@
-package store
+package admin
 
 import (
 	"context"
@@ -6,8 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stewardhq/steward/internal/store"
+
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Check is the outcome of one health or catalog check.
@@ -146,8 +147,8 @@ func rlsProblems(ctx context.Context, conn *pgx.Conn) (int, []string, error) {
 				} else {
 					isolated = true
 				}
-			case slices.Contains(DirectoryPolicies, table+"."+name) && roles == OwnerRole:
-			case slices.Contains(DoorPolicies, table+"."+name) && roles == DoorRole:
+			case slices.Contains(DirectoryPolicies, table+"."+name) && roles == store.OwnerRole:
+			case slices.Contains(DoorPolicies, table+"."+name) && roles == store.DoorRole:
 				if cmd != "r" {
 					problems = append(problems, fmt.Sprintf("%s: policy %s must be FOR SELECT only (the door only reads)", table, name))
 				}
@@ -166,7 +167,7 @@ func rlsProblems(ctx context.Context, conn *pgx.Conn) (int, []string, error) {
 // no privilege that changes the schema (roleHazards, privilegeProblems).
 func roleProblems(ctx context.Context, conn *pgx.Conn) ([]string, error) {
 	var problems []string
-	for _, role := range []string{AppRole, DoorRole, OwnerRole} {
+	for _, role := range []string{store.AppRole, store.DoorRole, store.OwnerRole} {
 		var super, bypass, login bool
 		err := conn.QueryRow(ctx, `SELECT rolsuper, rolbypassrls, rolcanlogin FROM pg_roles WHERE rolname = $1`, role).Scan(&super, &bypass, &login)
 		if err == pgx.ErrNoRows {
@@ -179,7 +180,7 @@ func roleProblems(ctx context.Context, conn *pgx.Conn) ([]string, error) {
 		if !login {
 			problems = append(problems, role+" cannot log in")
 		}
-		if role == OwnerRole {
+		if role == store.OwnerRole {
 			if super {
 				problems = append(problems, role+" is a superuser")
 			}
@@ -188,7 +189,7 @@ func roleProblems(ctx context.Context, conn *pgx.Conn) ([]string, error) {
 			}
 			continue
 		}
-		hazards, err := roleHazards(ctx, conn, role)
+		hazards, err := store.RoleHazards(ctx, conn, role)
 		if err != nil {
 			return nil, err
 		}
@@ -201,45 +202,10 @@ func roleProblems(ctx context.Context, conn *pgx.Conn) ([]string, error) {
 	return problems, nil
 }
 
-// querier is a connection or a pool.
-type querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}
-
-// roleHazards lists what would let role undo the database's protections: being a superuser,
-// having BYPASSRLS, or owning — itself or through membership in the owning role — the
-// database, a schema, a table, view, sequence or function in it, whose owner may switch off
-// row-level security and triggers. A runtime role must have none (CheckRuntime).
-func roleHazards(ctx context.Context, q querier, role string) ([]string, error) {
-	return queryProblems(ctx, q, `
-		WITH r AS (SELECT oid, rolname, rolsuper, rolbypassrls FROM pg_roles WHERE rolname = $1),
-		owned AS (
-			SELECT d.datdba AS owner, 3 AS rank, 'database ' || d.datname AS name FROM pg_database d WHERE d.datname = current_database()
-			UNION ALL SELECT n.nspowner, 2, 'schema ' || n.nspname FROM pg_namespace n
-			WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp%'
-			UNION ALL SELECT c.relowner, 0, c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-			WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')
-			  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp%'
-			UNION ALL SELECT p.proowner, 1, p.proname || '()' FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-			WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
-			  AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
-		)
-		SELECT rolname || ' is a superuser' FROM r WHERE rolsuper
-		UNION ALL SELECT rolname || ' has BYPASSRLS' FROM r WHERE rolbypassrls
-		UNION ALL (
-			SELECT CASE WHEN o.owner = r.oid THEN r.rolname ELSE r.rolname || ' is a member of ' || pg_get_userbyid(o.owner) || ', which' END
-				|| ' owns ' || array_to_string((array_agg(o.name ORDER BY o.rank, o.name))[1:3], ', ')
-				|| CASE WHEN count(*) > 3 THEN ' and ' || (count(*) - 3) || ' more' ELSE '' END
-			FROM r JOIN owned o ON NOT r.rolsuper AND pg_has_role(r.oid, o.owner, 'MEMBER')
-			GROUP BY r.oid, r.rolname, o.owner
-			ORDER BY o.owner <> r.oid, 1)`,
-		func(p string) string { return p }, role)
-}
-
 // privilegeProblems lists what a runtime role holds beyond reading and writing rows: TRUNCATE,
 // REFERENCES, TRIGGER or MAINTAIN on a table, CREATE in a schema or the database, CREATEROLE
 // or CREATEDB; and, for the door, any write at all.
-func privilegeProblems(ctx context.Context, q querier, role string) ([]string, error) {
+func privilegeProblems(ctx context.Context, q *pgx.Conn, role string) ([]string, error) {
 	return queryProblems(ctx, q, `
 		WITH rel AS (
 			SELECT c.oid, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -264,7 +230,7 @@ func privilegeProblems(ctx context.Context, q querier, role string) ([]string, e
 			WHERE $2::bool AND CASE WHEN w.priv = 'DELETE' THEN has_table_privilege($1::text, rel.oid, w.priv)
 				ELSE has_any_column_privilege($1::text, rel.oid, w.priv) END
 		) AS x ORDER BY rank, rel, ord`,
-		func(p string) string { return p }, role, role == DoorRole)
+		func(p string) string { return p }, role, role == store.DoorRole)
 }
 
 // apiKeyProblems: steward_app may change nothing of an API key but revoke it, and a trigger
@@ -278,7 +244,7 @@ func apiKeyProblems(ctx context.Context, conn *pgx.Conn) ([]string, error) {
 			WHERE a.attrelid = 'public.api_keys'::regclass AND a.attnum > 0 AND NOT a.attisdropped
 			  AND a.attname <> 'revoked_at' AND has_column_privilege($1::text, a.attrelid, a.attnum, 'UPDATE')
 			ORDER BY a.attnum)`,
-		func(p string) string { return p }, AppRole)
+		func(p string) string { return p }, store.AppRole)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +262,7 @@ func apiKeyProblems(ctx context.Context, conn *pgx.Conn) ([]string, error) {
 }
 
 // queryProblems runs a query returning one text column and maps each row to a problem.
-func queryProblems(ctx context.Context, q querier, sql string, problem func(string) string, args ...any) ([]string, error) {
+func queryProblems(ctx context.Context, q *pgx.Conn, sql string, problem func(string) string, args ...any) ([]string, error) {
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
@@ -331,25 +297,3 @@ func versionLess(a, b string) bool {
 	}
 	return false
 }
-
-// runtimeCheck refuses a connection whose role could undo the database's protections: a
-// superuser, a role with BYPASSRLS, or one that owns (or is a member of the owner of) the
-// tables. `steward serve` and the Lambda functions never serve requests through such a role.
-func runtimeCheck(ctx context.Context, q *pgxpool.Pool) error {
-	var user string
-	if err := q.QueryRow(ctx, `SELECT current_user`).Scan(&user); err != nil {
-		return fmt.Errorf("check role: %w", err)
-	}
-	hazards, err := roleHazards(ctx, q, user)
-	if err != nil {
-		return fmt.Errorf("check role %s: %w", user, err)
-	}
-	if len(hazards) > 0 {
-		return fmt.Errorf("connects as %s, which the runtime must not use: %s; %s", user, strings.Join(hazards, "; "), hazardAdvice)
-	}
-	return nil
-}
-
-// hazardAdvice ends every report of a runtime role that owns tables or bypasses security.
-const hazardAdvice = "such a role could disable row-level security and the audit trigger " +
-	"(the runtime connects as " + AppRole + " and " + DoorRole + ": see steward migrate bootstrap)"

@@ -1,37 +1,23 @@
-package store_test
+package admin_test
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/stewardhq/steward/internal/admin"
 
-	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 )
 
 // catalogCheckNames are the checks CatalogChecks must report, so one cannot silently vanish.
 var catalogCheckNames = []string{"pgvector", "row-level security", "roles", "api keys", "security definer", "views", "audit log"}
 
-// connect opens one connection to url, closed when t ends.
-func connect(t *testing.T, url string) *pgx.Conn {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(ctx) })
-	return conn
-}
-
 // catalog runs CatalogChecks as steward_owner and indexes them by name.
-func catalog(t *testing.T, ownerURL string) map[string]store.Check {
+func catalog(t *testing.T, ownerURL string) map[string]admin.Check {
 	t.Helper()
-	checks := map[string]store.Check{}
-	for _, c := range store.CatalogChecks(context.Background(), connect(t, ownerURL)) {
+	checks := map[string]admin.Check{}
+	for _, c := range admin.CatalogChecks(context.Background(), testdb.Connect(t, ownerURL)) {
 		checks[c.Name] = c
 	}
 	for _, name := range catalogCheckNames {
@@ -51,24 +37,6 @@ func TestCatalogLint(t *testing.T) {
 		}
 	}
 
-	// The isolation suite covers every table with an owner_id column: a new owner-scoped
-	// table cannot escape it.
-	rows, err := connect(t, d.OwnerURL).Query(context.Background(), `
-		SELECT c.relname FROM pg_attribute a
-		JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE a.attname = 'owner_id' AND NOT a.attisdropped AND c.relkind IN ('r', 'p') AND n.nspname = 'public'
-		ORDER BY 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	withOwnerID, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	suite := slices.Sorted(slices.Values(ownerTables))
-	if !slices.Equal(suite, withOwnerID) {
-		t.Fatalf("isolation_test.go's ownerTables = %v\ntables with owner_id   = %v\nadd the new table to ownerTables and to seed()", suite, withOwnerID)
-	}
 }
 
 // TestCatalogLintCatches breaks one rule per case, in a database of its own, and expects
@@ -189,7 +157,7 @@ func TestCatalogLintCatches(t *testing.T) {
 			if tc.superuser {
 				url = d.SuperURL
 			}
-			conn := connect(t, url)
+			conn := testdb.Connect(t, url)
 			for _, sql := range tc.sql {
 				if _, err := conn.Exec(context.Background(), sql); err != nil {
 					t.Fatalf("%s: %v", sql, err)
@@ -211,7 +179,7 @@ func TestCatalogLintCatches(t *testing.T) {
 	t.Run("a security_invoker view passes", func(t *testing.T) {
 		t.Parallel()
 		d := testdb.New(t)
-		if _, err := connect(t, d.OwnerURL).Exec(context.Background(), `CREATE VIEW my_tasks WITH (security_invoker = true) AS SELECT * FROM tasks`); err != nil {
+		if _, err := testdb.Connect(t, d.OwnerURL).Exec(context.Background(), `CREATE VIEW my_tasks WITH (security_invoker = true) AS SELECT * FROM tasks`); err != nil {
 			t.Fatal(err)
 		}
 		if c := catalog(t, d.OwnerURL)["views"]; !c.OK {

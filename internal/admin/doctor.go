@@ -1,4 +1,4 @@
-package store
+package admin
 
 import (
 	"context"
@@ -7,49 +7,19 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/stewardhq/steward/internal/store"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pressly/goose/v3"
-
-	"github.com/stewardhq/steward/db"
 
 	"github.com/stewardhq/steward/migrations"
 )
 
-// ErrNoVector is returned when the server has no pgvector to install.
-var ErrNoVector = errors.New("the vector extension is not available on this server: install pgvector ≥ 0.8")
-
-// MinVector is the oldest pgvector Steward runs on (iterative index scans arrived in 0.8).
-const MinVector = "0.8"
-
-// VectorError explains a failure to create the vector extension in words an operator can act
-// on; any other error is returned unchanged.
-func VectorError(err error) error {
-	if err == nil {
-		return nil
-	}
-	notInstalled := errors.New("the vector extension is not installed in this database and only a superuser can install it: run steward migrate bootstrap")
-	// pgvector-go, registering its types on a new connection to a database without them.
-	if strings.Contains(err.Error(), "vector type not found in the database") {
-		return notInstalled
-	}
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || !strings.Contains(pgErr.Message, `extension "vector"`) {
-		return err
-	}
-	switch pgErr.Code {
-	case "0A000", "58P01": // feature_not_supported (PostgreSQL 15+), undefined_file (older)
-		return ErrNoVector
-	case "42501": // insufficient_privilege: pgvector is not a trusted extension
-		return notInstalled
-	}
-	return err
-}
-
 // VectorAvailable connects to url and returns the pgvector version the server offers, or
-// ErrNoVector (also when it offers one older than MinVector, with that version named).
+// store.ErrNoVector (also when it offers one older than store.MinVector, with that version named).
 func VectorAvailable(ctx context.Context, url string) (string, error) {
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
@@ -61,21 +31,21 @@ func VectorAvailable(ctx context.Context, url string) (string, error) {
 		return "", err
 	}
 	if v == "" {
-		return "", ErrNoVector
+		return "", store.ErrNoVector
 	}
-	if versionLess(v, MinVector) {
-		return v, fmt.Errorf("pgvector %s is too old: %w", v, ErrNoVector)
+	if versionLess(v, store.MinVector) {
+		return v, fmt.Errorf("pgvector %s is too old: %w", v, store.ErrNoVector)
 	}
 	return v, nil
 }
 
 func availableVector(ctx context.Context, conn *pgx.Conn) (string, error) {
-	var v *string
-	err := conn.QueryRow(ctx, `SELECT max(default_version) FROM pg_available_extensions WHERE name = 'vector'`).Scan(&v)
+	var v string
+	err := conn.QueryRow(ctx, `SELECT coalesce(max(default_version), '') FROM pg_available_extensions WHERE name = 'vector'`).Scan(&v)
 	if err != nil {
 		return "", fmt.Errorf("look up pgvector: %w", err)
 	}
-	return str(v), nil
+	return v, nil
 }
 
 // LatestMigration is the version of the newest migration embedded in this binary.
@@ -103,17 +73,17 @@ func LatestMigration() (int64, error) {
 // left out: the failed connection is the reason.
 func Diagnose(ctx context.Context, urls RoleURLs, embeddingDim int) []Check {
 	var checks []Check
-	owner, check := connectAs(ctx, urls.Owner, OwnerRole, "DATABASE_URL")
+	owner, check := connectAs(ctx, urls.Owner, store.OwnerRole, "DATABASE_URL")
 	checks = append(checks, check)
 	if owner != nil {
 		defer owner.Close(context.WithoutCancel(ctx))
 	}
-	app, check := connectAs(ctx, urls.App, AppRole, "APP_DATABASE_URL")
+	app, check := connectAs(ctx, urls.App, store.AppRole, "APP_DATABASE_URL")
 	checks = append(checks, check)
 	if app != nil {
 		defer app.Close(context.WithoutCancel(ctx))
 	}
-	door, check := connectAs(ctx, urls.Door, DoorRole, "DOOR_DATABASE_URL")
+	door, check := connectAs(ctx, urls.Door, store.DoorRole, "DOOR_DATABASE_URL")
 	checks = append(checks, check)
 	if door != nil {
 		door.Close(ctx)
@@ -130,11 +100,11 @@ func Diagnose(ctx context.Context, urls RoleURLs, embeddingDim int) []Check {
 	if app != nil {
 		checks = append(checks, noOwnerCheck(ctx, owner, app))
 	}
-	checks = append(checks, EmbeddingDimensionCheck(ctx, owner, embeddingDim))
-	if b, err := ingestBacklog(ctx, db.New(owner)); err != nil {
+	checks = append(checks, embeddingCheck(ctx, owner, embeddingDim))
+	if b, err := store.ReadIngestBacklog(ctx, owner); err != nil {
 		checks = append(checks, Check{"memory ingestion", false, err.Error()})
 	} else {
-		checks = append(checks, b.Check())
+		checks = append(checks, backlogCheck(b))
 	}
 	return checks
 }
@@ -159,7 +129,7 @@ func connectAs(ctx context.Context, url, role, variable string) (*pgx.Conn, Chec
 	}
 	var hazards []string
 	if slices.Contains(RuntimeRoles, role) {
-		if hazards, err = roleHazards(ctx, conn, user); err != nil {
+		if hazards, err = store.RoleHazards(ctx, conn, user); err != nil {
 			conn.Close(ctx)
 			return nil, Check{name, false, err.Error()}
 		}
@@ -168,7 +138,7 @@ func connectAs(ctx context.Context, url, role, variable string) (*pgx.Conn, Chec
 	case len(hazards) > 0:
 		conn.Close(ctx)
 		return nil, Check{name, false, fmt.Sprintf("%s connects as %s, a role the runtime must not use: %s; %s",
-			variable, user, strings.Join(hazards, "; "), hazardAdvice)}
+			variable, user, strings.Join(hazards, "; "), store.HazardAdvice)}
 	case user != role:
 		conn.Close(ctx)
 		return nil, Check{name, false, fmt.Sprintf("%s connects as %s, want %s", variable, user, role)}
@@ -185,7 +155,7 @@ func vectorCheck(ctx context.Context, conn *pgx.Conn) Check {
 		return Check{name, false, err.Error()}
 	}
 	if available == "" {
-		return Check{name, false, ErrNoVector.Error()}
+		return Check{name, false, store.ErrNoVector.Error()}
 	}
 	var installed string
 	err = conn.QueryRow(ctx, `SELECT extversion FROM pg_extension WHERE extname = 'vector'`).Scan(&installed)
@@ -194,8 +164,8 @@ func vectorCheck(ctx context.Context, conn *pgx.Conn) Check {
 		return Check{name, false, fmt.Sprintf("pgvector %s is available but not installed in this database (run: steward migrate bootstrap)", available)}
 	case err != nil:
 		return Check{name, false, err.Error()}
-	case versionLess(installed, MinVector):
-		return Check{name, false, fmt.Sprintf("pgvector %s is older than %s (ALTER EXTENSION vector UPDATE, after installing a newer pgvector)", installed, MinVector)}
+	case versionLess(installed, store.MinVector):
+		return Check{name, false, fmt.Sprintf("pgvector %s is older than %s (ALTER EXTENSION vector UPDATE, after installing a newer pgvector)", installed, store.MinVector)}
 	}
 	return Check{name, true, "vector " + installed}
 }
@@ -233,13 +203,39 @@ func noOwnerCheck(ctx context.Context, owner, app *pgx.Conn) Check {
 	const name = "app role without owner"
 	var all, seen int
 	if err := owner.QueryRow(ctx, `SELECT count(*) FROM owners`).Scan(&all); err != nil {
-		return Check{name, false, fmt.Sprintf("count owners as %s: %v", OwnerRole, err)}
+		return Check{name, false, fmt.Sprintf("count owners as %s: %v", store.OwnerRole, err)}
 	}
 	if err := app.QueryRow(ctx, `SELECT count(*) FROM owners`).Scan(&seen); err != nil {
-		return Check{name, false, fmt.Sprintf("count owners as %s: %v", AppRole, err)}
+		return Check{name, false, fmt.Sprintf("count owners as %s: %v", store.AppRole, err)}
 	}
 	if seen != 0 {
-		return Check{name, false, fmt.Sprintf("%s sees %d of %d owners with no owner set: row-level security is not confining it", AppRole, seen, all)}
+		return Check{name, false, fmt.Sprintf("%s sees %d of %d owners with no owner set: row-level security is not confining it", store.AppRole, seen, all)}
 	}
-	return Check{name, true, fmt.Sprintf("%s sees 0 of %d owners with no owner set", AppRole, all)}
+	return Check{name, true, fmt.Sprintf("%s sees 0 of %d owners with no owner set", store.AppRole, all)}
+}
+
+// embeddingCheck is the `steward doctor` check that the embedding column has the
+// dimension this binary embeds with (memory.Dimension).
+func embeddingCheck(ctx context.Context, conn *pgx.Conn, want int) Check {
+	const name = "embedding dimension"
+	got, err := store.EmbeddingDimensionOf(ctx, conn)
+	switch {
+	case err != nil:
+		return Check{name, false, err.Error()}
+	case got != want:
+		return Check{name, false, fmt.Sprintf("memory_chunks.embedding is vector(%d) but this binary embeds %d dimensions: re-embedding and a migration are needed", got, want)}
+	}
+	return Check{name, true, fmt.Sprintf("vector(%d)", got)}
+}
+
+// backlogCheck renders the memory ingestion backlog as a `steward doctor` check: failing when an item failed.
+func backlogCheck(b store.IngestBacklog) Check {
+	detail := fmt.Sprintf("%d pending, %d failed", b.Pending, b.Failed)
+	if b.Pending > 0 {
+		detail += fmt.Sprintf(", oldest pending %s", b.OldestPending.Round(time.Second))
+	}
+	if b.Failed > 0 {
+		detail += "; last error: " + b.LastError
+	}
+	return Check{Name: "memory ingestion", OK: b.Failed == 0, Detail: detail}
 }

@@ -1,4 +1,4 @@
-package store_test
+package admin_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/stewardhq/steward/internal/admin"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -16,7 +18,7 @@ import (
 func TestVectorAvailable(t *testing.T) {
 	t.Parallel()
 	d := testdb.New(t)
-	v, err := store.VectorAvailable(context.Background(), d.SuperURL)
+	v, err := admin.VectorAvailable(context.Background(), d.SuperURL)
 	if err != nil || v == "" {
 		t.Fatalf("VectorAvailable = %q, %v", v, err)
 	}
@@ -28,7 +30,7 @@ func TestVectorAvailable(t *testing.T) {
 func TestVectorErrorOnServerWithoutPgvector(t *testing.T) {
 	t.Parallel()
 	d := testdb.New(t)
-	_, err := connect(t, d.SuperURL).Exec(context.Background(), `CREATE EXTENSION steward_absent_ext`)
+	_, err := testdb.Connect(t, d.SuperURL).Exec(context.Background(), `CREATE EXTENSION steward_absent_ext`)
 	var real *pgconn.PgError
 	if !errors.As(err, &real) {
 		t.Fatalf("CREATE EXTENSION of a missing extension: %v", err)
@@ -57,8 +59,8 @@ func TestDiagnoseUnpreparedDatabase(t *testing.T) {
 	d := testdb.New(t)
 	name := emptyDatabase(t, d, false)
 	ownerURL, appURL, doorURL := onDatabase(t, d.OwnerURL, name), onDatabase(t, d.AppURL, name), onDatabase(t, d.DoorURL, name)
-	checks := map[string]store.Check{}
-	for _, c := range store.Diagnose(context.Background(), store.RoleURLs{Owner: ownerURL, App: appURL, Door: doorURL}, 768) {
+	checks := map[string]admin.Check{}
+	for _, c := range admin.Diagnose(context.Background(), admin.RoleURLs{Owner: ownerURL, App: appURL, Door: doorURL}, 768) {
 		checks[c.Name] = c
 	}
 	for name, want := range map[string]string{
@@ -72,6 +74,32 @@ func TestDiagnoseUnpreparedDatabase(t *testing.T) {
 	for _, name := range []string{"database as steward_owner", "database as steward_app", "database as steward_door"} {
 		if c := checks[name]; !c.OK {
 			t.Errorf("%s: %s", name, c.Detail)
+		}
+	}
+}
+
+// TestDiagnoseEmbeddingDimension: doctor fails when the embedding column's dimension is not
+// the one this binary embeds with, and names the column's.
+func TestDiagnoseEmbeddingDimension(t *testing.T) {
+	t.Parallel()
+	d := testdb.New(t)
+	urls := admin.RoleURLs{Owner: d.OwnerURL, App: d.AppURL, Door: d.DoorURL}
+	for _, tc := range []struct {
+		dim    int
+		wantOK bool
+	}{{768, true}, {1536, false}} {
+		var found bool
+		for _, c := range admin.Diagnose(context.Background(), urls, tc.dim) {
+			if c.Name != "embedding dimension" {
+				continue
+			}
+			found = true
+			if c.OK != tc.wantOK || !strings.Contains(c.Detail, "vector(768)") {
+				t.Errorf("dimension %d: check = %+v, want OK %v naming vector(768)", tc.dim, c, tc.wantOK)
+			}
+		}
+		if !found {
+			t.Errorf("dimension %d: no embedding dimension check", tc.dim)
 		}
 	}
 }

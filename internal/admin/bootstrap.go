@@ -1,28 +1,18 @@
-package store
+package admin
 
 import (
 	"context"
 	"fmt"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-)
+	"github.com/stewardhq/steward/internal/store"
 
-// Role names are fixed: the migrations grant to them by name.
-const (
-	// OwnerRole owns every table: migrations and the admin CLI (DATABASE_URL).
-	OwnerRole = "steward_owner"
-	// AppRole is the runtime's role for owner data, under row-level security
-	// (APP_DATABASE_URL).
-	AppRole = "steward_app"
-	// DoorRole is the runtime's door: the cross-owner reads of door.go, read-only
-	// (DOOR_DATABASE_URL).
-	DoorRole = "steward_door"
+	"github.com/jackc/pgx/v5"
 )
 
 // RuntimeRoles are the roles `steward serve` and the Lambda functions connect as. They own
 // nothing and hold no privilege that could change the schema (CatalogChecks).
-var RuntimeRoles = []string{AppRole, DoorRole}
+var RuntimeRoles = []string{store.AppRole, store.DoorRole}
 
 // RoleURLs are the connection strings of the three roles, as the configuration names them.
 type RoleURLs struct {
@@ -37,7 +27,7 @@ func Bootstrap(ctx context.Context, superURL string, urls RoleURLs) error {
 	var passwords [3]string
 	var owner *pgx.ConnConfig
 	for i, r := range []struct{ url, variable, role string }{
-		{urls.Owner, "DATABASE_URL", OwnerRole}, {urls.App, "APP_DATABASE_URL", AppRole}, {urls.Door, "DOOR_DATABASE_URL", DoorRole},
+		{urls.Owner, "DATABASE_URL", store.OwnerRole}, {urls.App, "APP_DATABASE_URL", store.AppRole}, {urls.Door, "DOOR_DATABASE_URL", store.DoorRole},
 	} {
 		c, err := pgx.ParseConfig(r.url)
 		if err != nil {
@@ -69,14 +59,14 @@ func Bootstrap(ctx context.Context, superURL string, urls RoleURLs) error {
 	if err := su.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, owner.Database).Scan(&exists); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
-	create := fmt.Sprintf("CREATE DATABASE %s OWNER %s", pgx.Identifier{owner.Database}.Sanitize(), OwnerRole)
+	create := fmt.Sprintf("CREATE DATABASE %s OWNER %s", pgx.Identifier{owner.Database}.Sanitize(), store.OwnerRole)
 	if exists {
-		create = fmt.Sprintf("ALTER DATABASE %s OWNER TO %s", pgx.Identifier{owner.Database}.Sanitize(), OwnerRole)
+		create = fmt.Sprintf("ALTER DATABASE %s OWNER TO %s", pgx.Identifier{owner.Database}.Sanitize(), store.OwnerRole)
 	}
 	if !super {
 		// RDS/Aurora: the master user may create a database for another role only as a
 		// member of it.
-		if _, err := su.Exec(ctx, "GRANT "+OwnerRole+" TO CURRENT_USER"); err != nil {
+		if _, err := su.Exec(ctx, "GRANT "+store.OwnerRole+" TO CURRENT_USER"); err != nil {
 			return fmt.Errorf("bootstrap: %w", err)
 		}
 	}
@@ -115,8 +105,8 @@ func BootstrapSQL(database string, passwords [3]string) string {
 	for _, s := range roleStatements(passwords, false) {
 		b.WriteString(s + ";\n")
 	}
-	fmt.Fprintf(&b, "GRANT %s TO CURRENT_USER; -- RDS/Aurora: needed to create a database owned by it\n", OwnerRole)
-	fmt.Fprintf(&b, "CREATE DATABASE %s OWNER %s;\n\\connect %s\n", database, OwnerRole, database)
+	fmt.Fprintf(&b, "GRANT %s TO CURRENT_USER; -- RDS/Aurora: needed to create a database owned by it\n", store.OwnerRole)
+	fmt.Fprintf(&b, "CREATE DATABASE %s OWNER %s;\n\\connect %s\n", database, store.OwnerRole, database)
 	for _, s := range databaseStatements(database) {
 		b.WriteString(s + ";\n")
 	}
@@ -132,7 +122,7 @@ func roleStatements(passwords [3]string, super bool) []string {
 		attrs += " NOSUPERUSER NOBYPASSRLS"
 	}
 	var stmts []string
-	for _, r := range [][2]string{{OwnerRole, passwords[0]}, {AppRole, passwords[1]}, {DoorRole, passwords[2]}} {
+	for _, r := range [][2]string{{store.OwnerRole, passwords[0]}, {store.AppRole, passwords[1]}, {store.DoorRole, passwords[2]}} {
 		stmts = append(stmts, fmt.Sprintf(`DO $$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '%[1]s') THEN
     CREATE ROLE %[1]s %[2]s;
@@ -147,11 +137,11 @@ func databaseStatements(database string) []string {
 	return []string{
 		`CREATE EXTENSION IF NOT EXISTS vector`,
 		`REVOKE ALL ON DATABASE ` + db + ` FROM PUBLIC`,
-		`GRANT CONNECT, TEMPORARY ON DATABASE ` + db + ` TO ` + AppRole,
-		`GRANT CONNECT ON DATABASE ` + db + ` TO ` + DoorRole,
+		`GRANT CONNECT, TEMPORARY ON DATABASE ` + db + ` TO ` + store.AppRole,
+		`GRANT CONNECT ON DATABASE ` + db + ` TO ` + store.DoorRole,
 		`REVOKE CREATE ON SCHEMA public FROM PUBLIC`,
-		`GRANT USAGE, CREATE ON SCHEMA public TO ` + OwnerRole,
-		`GRANT USAGE ON SCHEMA public TO ` + AppRole + `, ` + DoorRole,
+		`GRANT USAGE, CREATE ON SCHEMA public TO ` + store.OwnerRole,
+		`GRANT USAGE ON SCHEMA public TO ` + store.AppRole + `, ` + store.DoorRole,
 	}
 }
 

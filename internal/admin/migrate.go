@@ -1,10 +1,12 @@
-package store
+package admin
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
 	"io"
+
+	"github.com/stewardhq/steward/internal/store"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -22,7 +24,7 @@ type Migrator struct {
 
 // NewMigrator connects to url for migrations.
 func NewMigrator(ctx context.Context, url string) (*Migrator, error) {
-	pool, err := newPool(ctx, url, 2)
+	pool, err := store.NewPool(ctx, url, 2)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,222 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/steward"
+)
+
+// maxCategorize bounds the transactions one categorize call re-points.
+const maxCategorize = 200
+
+// categorizeArgs are the arguments of categorize.
+type categorizeArgs struct {
+	TransactionIDs []string `json:"transaction_ids" jsonschema:"ids of the transactions to categorize (from search_transactions)"`
+	Category       string   `json:"category" jsonschema:"the category: an expense or income account name, created when new"`
+
+	ids []uuid.UUID
+}
+
+func (a *categorizeArgs) Check() error {
+	a.Category = strings.TrimSpace(a.Category)
+	if err := checkLength("category", a.Category, 1, 100); err != nil {
+		return err
+	}
+	if len(a.TransactionIDs) == 0 || len(a.TransactionIDs) > maxCategorize {
+		return argErrorf("transaction_ids", "give 1 to %d transaction ids", maxCategorize)
+	}
+	a.ids = a.ids[:0]
+	for _, s := range a.TransactionIDs {
+		id, err := uuid.Parse(strings.TrimSpace(s))
+		if err != nil {
+			return argErrorf("transaction_ids", "%s is not a transaction id", quote(s))
+		}
+		if !slices.Contains(a.ids, id) {
+			a.ids = append(a.ids, id)
+		}
+	}
+	return nil
+}
+
+// category returns the category account called name in currency, created as an expense
+// account when the owner has none; an account of another kind or currency is an ArgError.
+func category(ctx context.Context, l Ledger, name, currency string) (steward.LedgerAccount, error) {
+	acc, err := l.EnsureAccount(ctx, name, steward.AccountExpense, currency)
+	if err != nil {
+		return acc, fmt.Errorf("category: %w", err)
+	}
+	if acc.Kind != steward.AccountExpense && acc.Kind != steward.AccountIncome {
+		return acc, argErrorf("category", "%s is an %s account, not a category", quote(name), acc.Kind)
+	}
+	if acc.Currency != currency {
+		return acc, argErrorf("category", "%s is kept in %s, the money is in %s", quote(name), acc.Currency, currency)
+	}
+	return acc, nil
+}
+
+func categorizeTool() Tool {
+	return New("categorize",
+		"Book ledger transactions under a category (an expense or income account, created when new), e.g. move them out of Uncategorized.",
+		steward.KindWrite,
+		func(ctx context.Context, env Env, a categorizeArgs) (any, error) {
+			l, err := env.ledger()
+			if err != nil {
+				return nil, err
+			}
+			entries, err := l.Entries(ctx, ledgerBegin, ledgerEnd)
+			if err != nil {
+				return nil, fmt.Errorf("categorize: %w", err)
+			}
+			var ids []uuid.UUID
+			currency := ""
+			for _, e := range entries {
+				if !slices.Contains(a.ids, e.ID) || slices.Contains(ids, e.ID) {
+					continue
+				}
+				if currency != "" && e.Currency != currency {
+					return nil, argErrorf("transaction_ids", "the transactions are in %s and %s; categorize one currency at a time", currency, e.Currency)
+				}
+				currency = e.Currency
+				ids = append(ids, e.ID)
+			}
+			if len(ids) != len(a.ids) {
+				return nil, argErrorf("transaction_ids", "%d of the %d ids are not transactions of the ledger", len(a.ids)-len(ids), len(a.ids))
+			}
+			acc, err := category(ctx, l, a.Category, currency)
+			if err != nil {
+				return nil, err
+			}
+			n, err := l.Categorize(ctx, ids, acc.ID)
+			if err != nil {
+				return nil, fmt.Errorf("categorize: %w", err)
+			}
+			return map[string]any{"categorized": len(ids), "postings_moved": n, "category": acc.Name}, nil
+		})
+}
+
+// setBudgetArgs are the arguments of set_budget.
+type setBudgetArgs struct {
+	Category      string `json:"category" jsonschema:"the category (expense account name)"`
+	MonthlyAmount int64  `json:"monthly_amount" jsonschema:"the monthly limit in integer minor units (cents)"`
+	Currency      string `json:"currency" jsonschema:"ISO 4217 code, e.g. EUR"`
+}
+
+func (a *setBudgetArgs) Check() error {
+	a.Category, a.Currency = strings.TrimSpace(a.Category), strings.TrimSpace(a.Currency)
+	if err := checkLength("category", a.Category, 1, 100); err != nil {
+		return err
+	}
+	if a.MonthlyAmount < 0 {
+		return argErrorf("monthly_amount", "must not be negative")
+	}
+	if !steward.IsCurrencyCode(a.Currency) {
+		return argErrorf("currency", "%s is not an ISO 4217 code such as EUR", quote(a.Currency))
+	}
+	return nil
+}
+
+func setBudgetTool() Tool {
+	return New("set_budget",
+		"Set the monthly budget of a spending category, in integer minor units (cents).",
+		steward.KindWrite,
+		func(ctx context.Context, env Env, a setBudgetArgs) (any, error) {
+			l, err := env.ledger()
+			if err != nil {
+				return nil, err
+			}
+			b, err := l.SetBudget(ctx, steward.Budget{Category: a.Category, MonthlyMinor: a.MonthlyAmount, Currency: a.Currency})
+			if err != nil {
+				return nil, fmt.Errorf("set budget: %w", err)
+			}
+			return map[string]any{"budget": b, "monthly": FormatMoney(b.MonthlyMinor, b.Currency)}, nil
+		})
+}
+
+// recordExpenseArgs are the arguments of record_expense.
+type recordExpenseArgs struct {
+	Date     string `json:"date" jsonschema:"the day of the expense, YYYY-MM-DD"`
+	Amount   int64  `json:"amount" jsonschema:"what was paid, in integer minor units (cents), positive"`
+	Currency string `json:"currency" jsonschema:"ISO 4217 code, e.g. EUR"`
+	Merchant string `json:"merchant" jsonschema:"who was paid"`
+	Category string `json:"category,omitempty" jsonschema:"the category (expense account); Uncategorized when empty"`
+	Account  string `json:"account" jsonschema:"the asset or liability account paid from (its name)"`
+
+	date time.Time
+}
+
+func (a *recordExpenseArgs) Check() error {
+	a.Merchant, a.Category, a.Account = strings.TrimSpace(a.Merchant), strings.TrimSpace(a.Category), strings.TrimSpace(a.Account)
+	if a.Category == "" {
+		a.Category = steward.Uncategorized
+	}
+	var err error
+	if a.date, err = parseDay("date", a.Date); err != nil {
+		return err
+	}
+	if a.date.IsZero() {
+		return argErrorf("date", "must not be empty")
+	}
+	if a.Amount <= 0 {
+		return argErrorf("amount", "must be a positive number of minor units")
+	}
+	if !steward.IsCurrencyCode(a.Currency) {
+		return argErrorf("currency", "%s is not an ISO 4217 code such as EUR", quote(a.Currency))
+	}
+	for _, c := range []struct {
+		field, s string
+		max      int
+	}{{"merchant", a.Merchant, 200}, {"category", a.Category, 100}, {"account", a.Account, 100}} {
+		if err := checkLength(c.field, c.s, 1, c.max); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func recordExpenseTool() Tool {
+	t := New("record_expense",
+		"Record an expense paid from one of the owner's accounts, in integer minor units (cents). It moves money in the ledger, so the money caps apply and the owner is asked every time.",
+		steward.KindWrite,
+		func(ctx context.Context, env Env, a recordExpenseArgs) (any, error) {
+			l, err := env.ledger()
+			if err != nil {
+				return nil, err
+			}
+			acc, err := l.Account(ctx, a.Account)
+			if errors.Is(err, steward.ErrNotFound) {
+				return nil, argErrorf("account", "there is no account %s; list_accounts shows them", quote(a.Account))
+			}
+			if err != nil {
+				return nil, fmt.Errorf("record expense: %w", err)
+			}
+			if acc.Kind != steward.AccountAsset && acc.Kind != steward.AccountLiability {
+				return nil, argErrorf("account", "%s is an %s account; pay from an asset or liability account", quote(a.Account), acc.Kind)
+			}
+			if acc.Currency != a.Currency {
+				return nil, argErrorf("currency", "account %s is kept in %s, not %s", quote(a.Account), acc.Currency, a.Currency)
+			}
+			cat, err := category(ctx, l, a.Category, a.Currency)
+			if err != nil {
+				return nil, err
+			}
+			id, _, err := l.Record(ctx, steward.NewLedgerTxn{Date: a.date, Description: a.Merchant, Merchant: a.Merchant,
+				Source: steward.SourceManual, Postings: []steward.Posting{
+					{AccountID: acc.ID, AmountMinor: -a.Amount, Currency: a.Currency},
+					{AccountID: cat.ID, AmountMinor: a.Amount, Currency: a.Currency}}})
+			if err != nil {
+				return nil, fmt.Errorf("record expense: %w", err)
+			}
+			return map[string]any{"transaction": Transaction{ID: id, Date: a.date.Format(time.DateOnly), Description: a.Merchant,
+				Merchant: a.Merchant, Account: acc.Name, Category: cat.Name, AmountMinor: -a.Amount, Currency: a.Currency,
+				Amount: FormatMoney(-a.Amount, a.Currency)}}, nil
+		})
+	t.Money = &MoneyArgs{Amount: "amount", Currency: "currency"}
+	return t
+}

@@ -1,0 +1,359 @@
+package webapp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/control"
+	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/rules"
+	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// The owner's pages beyond chat (README "Web app"): the activity feed, memory, and settings
+// with the standing rules, gate mode, kill switch, budget and sessions. Each handler decodes
+// the form, calls a service and renders (docs/ARCHITECTURE.md §7). Bad input re-renders the
+// page with the service's message and a 422; nothing is written.
+
+func (a *web) now() time.Time {
+	if a.d.Runner != nil && a.d.Runner.Now != nil {
+		return a.d.Runner.Now()
+	}
+	return time.Now()
+}
+
+// invalid is the message of a client mistake (a *steward.Error that is not internal).
+func invalid(err error) (string, bool) {
+	var se *steward.Error
+	if errors.As(err, &se) && se.Code != steward.CodeInternal && se.Code != "" {
+		return se.Message, true
+	}
+	return "", false
+}
+
+// banner shows the kill switches that stop the owner's turns, on every page.
+func (a *web) banner(p *page, r *http.Request) {
+	v, err := a.d.Control.View(r.Context(), current(r).OwnerID)
+	if err != nil {
+		a.d.Logger.Error().Err(err).Msg("web app: read controls for the banner")
+		return
+	}
+	if !v.GlobalKilled && !v.OwnerKilled {
+		return
+	}
+	p.raw(`<div class="banner" role="alert">`)
+	if v.GlobalKilled {
+		p.raw(`<p><strong>Steward is stopped on this server</strong>: `).text(v.GlobalReason).raw(`. No turn runs until the operator resumes it.</p>`)
+	}
+	if v.OwnerKilled {
+		p.raw(`<p><strong>You stopped Steward</strong>: `).text(v.OwnerReason).raw(`. No turn runs until you resume it in <a href="/settings">Settings</a>.</p>`)
+	}
+	p.raw(`</div>`)
+}
+
+// activityPage is the feed: the owner's turns, newest first.
+func (a *web) activityPage(w http.ResponseWriter, r *http.Request) {
+	feed, err := a.d.Activity.Feed(r.Context(), current(r).OwnerID)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.write(w, r, "activity", http.StatusOK, func(p *page) {
+		p.raw(`<h1>Activity</h1>`)
+		if len(feed) == 0 {
+			p.raw(`<p>Nothing has happened yet.</p>`)
+			return
+		}
+		p.raw(`<ol class="feed">`)
+		for _, v := range feed {
+			p.raw(`<li><a class="story" href="/turns/`).text(v.TurnID.String()).raw(`">`).text(when(v.CreatedAt)).raw(`</a> <span class="meta">`).
+				text(string(v.Trigger)).raw(` · `).text(string(v.Status))
+			if v.Model != "" {
+				p.raw(` · `).text(v.Model)
+			}
+			p.raw(fmt.Sprintf(` · $%.4f`, v.Usage.CostUSD)).raw(`</span>`)
+			switch {
+			case v.Answer != "":
+				p.raw(`<p>`).text(clip(v.Answer, 200)).raw(`</p>`)
+			case v.Error != "":
+				p.raw(`<p class="error">`).text(clip(v.Error, 200)).raw(`</p>`)
+			}
+			p.raw(`</li>`)
+		}
+		p.raw(`</ol>`)
+	})
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// settingsPage renders the settings; msg, when set, is the error of the last form.
+func (a *web) settingsPage(w http.ResponseWriter, r *http.Request) {
+	a.settings(w, r, http.StatusOK, "")
+}
+
+func (a *web) settings(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	me := current(r)
+	ctx := r.Context()
+	v, err := a.d.Control.View(ctx, me.OwnerID)
+	var rs []steward.Rule
+	if err == nil {
+		rs, err = a.d.Rules.List(ctx, me.OwnerID)
+	}
+	var sess []store.WebSession
+	if err == nil {
+		sess, err = a.d.Sessions.List(ctx, me.OwnerID)
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.write(w, r, "settings", status, func(p *page) {
+		p.raw(`<h1>Settings</h1>`)
+		if msg != "" {
+			p.raw(`<p role="alert" class="error">`).text(msg).raw(`</p>`)
+		}
+		// Kill switch.
+		p.raw(`<h2>Kill switch</h2>`)
+		if v.OwnerKilled {
+			p.raw(`<p class="killed">Stopped: `).text(v.OwnerReason).raw(`</p><form method="post" action="/settings/resume">`).hidden(me.csrf).
+				raw(`<button type="submit">Resume</button></form>`)
+		} else {
+			p.raw(`<p>Running. Stopping refuses new turns and stops running ones at their next step.</p>` +
+				`<form method="post" action="/settings/stop"><label for="reason">Reason (optional)</label>` +
+				`<input id="reason" name="reason" type="text" maxlength="500">`).hidden(me.csrf).raw(`<button type="submit">Stop</button></form>`)
+		}
+		if v.GlobalKilled {
+			p.raw(`<p class="killed">The operator stopped this server: `).text(v.GlobalReason).raw(`</p>`)
+		}
+		// Budget.
+		b := v.Budget
+		p.raw(`<h2>Today</h2><p class="budget">`).text(fmt.Sprintf("%d of %d messages · $%.4f of $%.2f", b.MessagesToday, b.MessageLimit, b.CostUSDToday, b.CostLimitUSD)).
+			raw(` · resets `).text(when(b.ResetsAt)).raw(`</p>`)
+		// Gate mode.
+		p.raw(`<h2>Gate mode</h2><form method="post" action="/settings/mode"><label for="mode">Writes no rule covers</label><select id="mode" name="mode">`)
+		modes := [][2]string{{control.ModeAsk, "ask me"}, {control.ModeDeny, "refuse (read-only)"}}
+		if a.d.Control.AllowAutoMode {
+			modes = append(modes, [2]string{control.ModeAuto, "run without asking (development)"})
+		}
+		for _, m := range modes {
+			p.raw(`<option value="`).text(m[0]).raw(`"`)
+			if m[0] == v.Mode {
+				p.raw(` selected`)
+			}
+			p.raw(`>`).text(m[1]).raw(`</option>`)
+		}
+		p.raw(`</select>`).hidden(me.csrf).raw(`<button type="submit">Save mode</button></form>`)
+		// Standing rules.
+		p.raw(`<h2>Standing rules</h2>`)
+		if len(rs) == 0 {
+			p.raw(`<p>No standing rules: every write asks.</p>`)
+		}
+		p.raw(`<ul class="rules">`)
+		for _, x := range rs {
+			p.raw(`<li><span><strong>`).text(x.Effect).raw(`</strong> <code>`).text(x.Tool).raw(`</code> when <code>`).text(string(x.Predicate)).raw(`</code>`)
+			if x.Note != "" {
+				p.raw(` — `).text(x.Note)
+			}
+			p.raw(` <span class="meta">(`).text(x.Source).raw(`)</span></span><form method="post" action="/settings/rules/`).text(x.ID.String()).raw(`/delete">`).
+				hidden(me.csrf).raw(`<button type="submit">Delete</button></form></li>`)
+		}
+		p.raw(`</ul><form method="post" action="/settings/rules" class="rule">` +
+			`<label for="rule-tool">Tool (a write tool, or * for every one)</label><input id="rule-tool" name="tool" type="text" required maxlength="100">` +
+			`<label for="rule-effect">Effect</label><select id="rule-effect" name="effect"><option value="allow">allow</option><option value="deny">deny</option></select>` +
+			`<label for="rule-predicate">When the arguments match (JSON object; empty for any)</label><input id="rule-predicate" name="predicate" type="text" maxlength="4000">` +
+			`<label for="rule-note">Note (optional)</label><input id="rule-note" name="note" type="text" maxlength="500">`).hidden(me.csrf).
+			raw(`<button type="submit">Add rule</button></form>`)
+		// Sessions.
+		p.raw(`<h2>Sessions</h2><ul class="sessions">`)
+		for _, s := range sess {
+			ua := s.UserAgent
+			if ua == "" {
+				ua = "unknown browser"
+			}
+			p.raw(`<li><span>`).text(ua).raw(` · since `).text(when(s.CreatedAt)).raw(` · until `).text(when(s.ExpiresAt))
+			if s.ID == me.SessionID {
+				p.raw(` · <strong>this one</strong>`)
+			}
+			p.raw(`</span><form method="post" action="/settings/sessions/`).text(s.ID.String()).raw(`/revoke">`).hidden(me.csrf).
+				raw(`<button type="submit">Revoke</button></form></li>`)
+		}
+		p.raw(`</ul>`)
+	})
+}
+
+// done answers a settings or memory form: back to the page on success, the page with the
+// message and 422 on bad input, 404 for an unknown id, 500 otherwise.
+func (a *web) done(w http.ResponseWriter, r *http.Request, err error, back string, again func(status int, msg string)) {
+	switch {
+	case err == nil:
+		http.Redirect(w, r, back, http.StatusSeeOther)
+	case errors.Is(err, store.ErrNotFound) || steward.ErrorCode(err) == steward.CodeNotFound:
+		again(http.StatusNotFound, "That item no longer exists.")
+	default:
+		if msg, ok := invalid(err); ok {
+			again(http.StatusUnprocessableEntity, msg)
+			return
+		}
+		a.fail(w, r, err)
+	}
+}
+
+func (a *web) settingsAgain(w http.ResponseWriter, r *http.Request) func(int, string) {
+	return func(status int, msg string) { a.settings(w, r, status, msg) }
+}
+
+func (a *web) addRule(w http.ResponseWriter, r *http.Request) {
+	nr := rules.NewRule{Tool: r.PostFormValue("tool"), Effect: r.PostFormValue("effect"), Note: strings.TrimSpace(r.PostFormValue("note"))}
+	var err error
+	if pred := strings.TrimSpace(r.PostFormValue("predicate")); pred != "" {
+		if !json.Valid([]byte(pred)) {
+			err = steward.Errorf(steward.CodeInvalid, `"When the arguments match" must be a JSON object, like {"title": "buy milk"}`)
+		}
+		nr.Predicate = json.RawMessage(pred)
+	}
+	if err == nil {
+		_, err = a.d.Rules.Create(r.Context(), current(r).OwnerID, nr)
+	}
+	a.done(w, r, err, "/settings", a.settingsAgain(w, r))
+}
+
+func (a *web) deleteRule(w http.ResponseWriter, r *http.Request) {
+	id, err := uuid.Parse(chi.URLParam(r, "id"))
+	if err != nil {
+		err = steward.ErrNotFound
+	} else {
+		err = a.d.Rules.Delete(r.Context(), current(r).OwnerID, id)
+	}
+	a.done(w, r, err, "/settings", a.settingsAgain(w, r))
+}
+
+func (a *web) setMode(w http.ResponseWriter, r *http.Request) {
+	_, err := a.d.Control.SetMode(r.Context(), current(r).OwnerID, r.PostFormValue("mode"))
+	a.done(w, r, err, "/settings", a.settingsAgain(w, r))
+}
+
+func (a *web) stop(w http.ResponseWriter, r *http.Request) {
+	_, err := a.d.Control.Stop(r.Context(), current(r).OwnerID, r.PostFormValue("reason"))
+	a.done(w, r, err, "/settings", a.settingsAgain(w, r))
+}
+
+func (a *web) resume(w http.ResponseWriter, r *http.Request) {
+	_, err := a.d.Control.Resume(r.Context(), current(r).OwnerID)
+	a.done(w, r, err, "/settings", a.settingsAgain(w, r))
+}
+
+// memoryPage lists the owner's facts, with the results of a search when ?q= is set.
+func (a *web) memoryPage(w http.ResponseWriter, r *http.Request) {
+	a.memory(w, r, http.StatusOK, "")
+}
+
+func (a *web) memory(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	me := current(r)
+	if a.d.Memory == nil {
+		a.write(w, r, "memory", http.StatusOK, func(p *page) {
+			p.raw(`<h1>Memory</h1><p>Memory is off on this server.</p>`)
+		})
+		return
+	}
+	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	var hits []memory.Hit
+	searched := false
+	if q != "" && msg == "" {
+		var err error
+		hits, err = a.d.Memory.Search(r.Context(), me.OwnerID, q, 0)
+		if m, ok := invalid(err); ok {
+			status, msg = http.StatusUnprocessableEntity, m
+		} else if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		searched = err == nil
+	}
+	facts, err := a.d.Memory.Facts(r.Context(), me.OwnerID, 0)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.write(w, r, "memory", status, func(p *page) {
+		p.raw(`<h1>Memory</h1>`)
+		if msg != "" {
+			p.raw(`<p role="alert" class="error">`).text(msg).raw(`</p>`)
+		}
+		p.raw(`<form method="get" action="/memory" role="search"><label for="q">Search memory</label>` +
+			`<input id="q" name="q" type="search" maxlength="500" value="`).text(q).raw(`"><button type="submit">Search</button></form>`)
+		if searched {
+			p.raw(`<h2>Results</h2>`)
+			if len(hits) == 0 {
+				p.raw(`<p>Nothing found.</p>`)
+			}
+			p.raw(`<ol class="hits">`)
+			for _, h := range hits {
+				p.raw(`<li><span class="meta">`).text(h.Kind).raw(fmt.Sprintf(` · distance %.3f`, h.Distance)).raw(`</span> `).text(h.Text).raw(`</li>`)
+			}
+			p.raw(`</ol>`)
+		}
+		p.raw(`<h2>Add a fact</h2><form method="post" action="/memory/facts" class="fact"><label for="fact-kind">Kind</label><select id="fact-kind" name="kind">`)
+		for _, k := range memory.FactKinds {
+			p.raw(`<option value="`).text(k).raw(`">`).text(k).raw(`</option>`)
+		}
+		p.raw(`</select><label for="fact-subject">Subject (optional)</label><input id="fact-subject" name="subject" type="text" maxlength="200">` +
+			`<label for="fact-content">Fact</label><textarea id="fact-content" name="content" rows="2" required maxlength="2000"></textarea>`).
+			hidden(me.csrf).raw(`<button type="submit">Remember</button></form>`)
+		p.raw(`<h2>Facts</h2>`)
+		if len(facts) == 0 {
+			p.raw(`<p>No facts yet.</p>`)
+		}
+		p.raw(`<ul class="facts">`)
+		for _, f := range facts {
+			p.raw(`<li><span><span class="meta">`).text(f.Kind)
+			if f.Subject != "" {
+				p.raw(` · `).text(f.Subject)
+			}
+			p.raw(`</span> `).text(f.Content).raw(` <span class="meta">(`).text(f.Provenance).raw(`)</span></span>`).
+				raw(`<form method="post" action="/memory/facts/`).text(f.ID.String()).raw(`/forget">`).hidden(me.csrf).
+				raw(`<button type="submit">Forget</button></form></li>`)
+		}
+		p.raw(`</ul>`)
+	})
+}
+
+func (a *web) memoryAgain(w http.ResponseWriter, r *http.Request) func(int, string) {
+	return func(status int, msg string) { a.memory(w, r, status, msg) }
+}
+
+func (a *web) addFact(w http.ResponseWriter, r *http.Request) {
+	if a.d.Memory == nil {
+		http.NotFound(w, r)
+		return
+	}
+	_, _, err := a.d.Memory.AddFact(r.Context(), current(r).OwnerID, memory.NewFact{Kind: r.PostFormValue("kind"),
+		Subject: r.PostFormValue("subject"), Content: r.PostFormValue("content")})
+	a.done(w, r, err, "/memory", a.memoryAgain(w, r))
+}
+
+func (a *web) forgetFact(w http.ResponseWriter, r *http.Request) {
+	if a.d.Memory == nil {
+		http.NotFound(w, r)
+		return
+	}
+	id, err := uuid.Parse(chi.URLParam(r, "id"))
+	if err != nil {
+		err = steward.ErrNotFound
+	} else {
+		err = a.d.Memory.ForgetFact(r.Context(), current(r).OwnerID, id)
+	}
+	a.done(w, r, err, "/memory", a.memoryAgain(w, r))
+}
