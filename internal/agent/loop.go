@@ -118,7 +118,18 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (steward.View, 
 	}
 	x := &run{emit: emit, st: &steward.State{SchemaVersion: steward.StateSchemaVersion,
 		Messages: []steward.Message{{Role: steward.RoleUser, Parts: []steward.Part{{Text: msg}}}}}}
-	x.turn.OwnerID = in.OwnerID
+	x.turn.OwnerID, in.Message = in.OwnerID, msg
+	if err := r.open(ctx, x, in); err != nil {
+		return steward.View{}, err
+	}
+	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", x.turn.ID) })
+	x.st.Memory, x.st.Untrusted = r.recall(ctx, in.OwnerID, msg)
+	return r.loop(ctx, x)
+}
+
+// open starts x's turn in one transaction: the conversation (continued or new), admission
+// (kill switch, budgets) and the turn row.
+func (r *Runner) open(ctx context.Context, x *run, in Input) error {
 	err := r.inOwner(ctx, x, func(tx Tx) error {
 		var conv steward.Conversation
 		var err error
@@ -131,7 +142,7 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (steward.View, 
 				return err
 			}
 			x.history, x.st.HistorySeq = r.fit(stored, -1)
-		} else if conv, err = tx.Conversations.Create(ctx, title(msg)); err != nil {
+		} else if conv, err = tx.Conversations.Create(ctx, title(in.Message)); err != nil {
 			return err // a new conversation has no history
 		}
 		if err := r.admit(ctx, tx, steward.Admission{OwnerID: in.OwnerID, Trigger: in.Trigger}); err != nil {
@@ -150,15 +161,13 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (steward.View, 
 		var e *steward.Error
 		switch {
 		case errors.As(err, &e):
-			return steward.View{}, e
+			return e
 		case steward.ErrorCode(err) == steward.CodeNotFound:
-			return steward.View{}, steward.Errorf(steward.CodeNotFound, "conversation not found")
+			return steward.Errorf(steward.CodeNotFound, "conversation not found")
 		}
-		return steward.View{}, fmt.Errorf("start turn: %w", err)
+		return fmt.Errorf("start turn: %w", err)
 	}
-	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", x.turn.ID) })
-	x.st.Memory, x.st.Untrusted = r.recall(ctx, in.OwnerID, msg)
-	return r.loop(ctx, x)
+	return nil
 }
 
 // recallTimeout bounds recall so a slow embedder cannot hold a turn.

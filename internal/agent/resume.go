@@ -82,6 +82,9 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 	}
 	x.st.Messages = append(x.st.Messages, resultsMessage(x.st.Calls, results))
 	x.st.Pending, x.st.Calls, x.st.Results = nil, nil, nil
+	if x.st.Proposed {
+		return r.finishProposed(ctx, x)
+	}
 	return r.loop(ctx, x)
 }
 

@@ -32,6 +32,7 @@ import (
 	"github.com/stewardhq/steward/internal/llm/demo"
 	"github.com/stewardhq/steward/internal/llm/gemini"
 	"github.com/stewardhq/steward/internal/llm/openai"
+	"github.com/stewardhq/steward/internal/mcpserver"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/safety"
@@ -191,6 +192,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Documents:        a.Documents,
 		Webhooks:         a.Webhooks,
 		ProcessWebhook:   a.processWebhook,
+		MCP:              &mcpserver.Server{Runner: a.Runner},
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
 			Sessions: &sessions.Service{Store: a.Store, Now: a.Now}, Activity: act, Control: ctl, Rules: rs, Memory: a.Memory}),
 	})

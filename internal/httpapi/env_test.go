@@ -21,6 +21,7 @@ import (
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm/scripted"
+	"github.com/stewardhq/steward/internal/mcpserver"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
@@ -57,7 +58,8 @@ func newEnv(t *testing.T, wrap func(http.Handler) http.Handler, steps ...scripte
 	e := &env{t: t, ctx: ctx, store: s, door: door, model: scripted.New(steps...), owner: owner.ID, key: key, logs: &logBuffer{}}
 	e.runner = &agent.Runner{Model: e.model, Tools: reg, Store: s, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour,
 		Control: &safety.Control{GlobalCost: door.GlobalCostToday}}
-	var h http.Handler = httpapi.New(httpapi.Deps{Runner: e.runner, Store: s, Auth: door, Logger: zerolog.New(e.logs)})
+	var h http.Handler = httpapi.New(httpapi.Deps{Runner: e.runner, Store: s, Auth: door, Logger: zerolog.New(e.logs),
+		MCP: &mcpserver.Server{Runner: e.runner}})
 	if wrap != nil {
 		h = wrap(h)
 	}

@@ -35,6 +35,7 @@ import (
 	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/ledger"
+	"github.com/stewardhq/steward/internal/mcpserver"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/store"
@@ -96,6 +97,8 @@ type Deps struct {
 	MaxTurnsPerOwner int
 	// Web adds the web app's pages (internal/webapp) to the router; nil serves none.
 	Web func(chi.Router)
+	// MCP serves POST /mcp, the MCP face (internal/mcpserver); nil answers 404 there.
+	MCP *mcpserver.Server
 }
 
 // api holds the handlers' dependencies.
@@ -145,6 +148,7 @@ func New(d Deps) http.Handler {
 	}
 	r.Post("/webhooks/{hook_id}", a.webhook)
 	a.mountOpenAI(r)
+	a.mountMCP(r)
 	r.Route("/v1", func(r chi.Router) {
 		r.Use(authenticate(d.Auth))
 		// An upload is capped by the documents' own limit, every other body by MaxBodyBytes.

@@ -139,7 +139,7 @@ func decideByRules(rules []steward.Rule, req steward.GateRequest) steward.GateDe
 // untrusted reports whether a call's turn has untrusted text in its context — a webhook's
 // payload, as its message or recalled from memory — so only the owner may allow its writes.
 func untrusted(req steward.GateRequest) bool {
-	return req.Trigger == steward.TriggerWebhook || req.Untrusted
+	return req.Trigger == steward.TriggerWebhook || req.Trigger == steward.TriggerMCP || req.Untrusted
 }
 
 // Matches reports whether a rule covers a call: its tool is the call's tool or "*", and

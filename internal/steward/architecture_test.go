@@ -114,14 +114,14 @@ func TestArchitectureCatchesAViolation(t *testing.T) {
 	}
 }
 
-// TestFacesOpenNoTransaction: the faces internal/httpapi and internal/webapp only decode,
+// TestFacesOpenNoTransaction: the faces internal/httpapi, internal/webapp and internal/mcpserver only decode,
 // call a service and encode (docs/ARCHITECTURE.md §7). None of their shipped files may open
 // an owner transaction (WithOwner, InOwner) or touch a store transaction (store.Tx).
 func TestFacesOpenNoTransaction(t *testing.T) {
 	for _, face := range []struct {
 		pkg      string
 		minFiles int
-	}{{"httpapi", 5}, {"webapp", 3}} {
+	}{{"httpapi", 5}, {"webapp", 3}, {"mcpserver", 1}} {
 		files, err := filepath.Glob("../" + face.pkg + "/*.go")
 		if err != nil {
 			t.Fatal(err)

@@ -31,6 +31,9 @@ const (
 	TriggerWebhook  Trigger = "webhook"
 	TriggerSchedule Trigger = "schedule"
 	TriggerCLI      Trigger = "cli"
+	// TriggerMCP: a client of the MCP face proposed a write; like a webhook's, it never runs
+	// on a standing rule or in auto mode.
+	TriggerMCP Trigger = "mcp"
 )
 
 // StateSchemaVersion is the version of State written by this code.
@@ -83,6 +86,9 @@ type State struct {
 	// Untrusted says Memory holds text that came from outside (a webhook's payload, …): the
 	// turn's writes are gated like a webhook turn's (GateRequest.Untrusted).
 	Untrusted bool `json:"untrusted,omitempty"`
+	// Proposed says the pending calls came from a client (the MCP face), not from a model:
+	// once decided, the turn completes with their outcome and no model is called.
+	Proposed bool `json:"proposed,omitempty"`
 }
 
 // PendingCall is a write call waiting for the owner's decision.
