@@ -148,7 +148,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}
 	a.Memory.Now = a.Now
 	a.Ledger = &ledger.Service{Store: a.Store}
-	a.Documents = &document.Service{Store: a.Store, MaxBytes: cfg.MaxDocumentBytes}
+	a.Documents = &document.Service{Store: a.Store, MaxBytes: cfg.MaxDocumentBytes, Embedder: a.Memory.Embedder}
 	a.MemoryWorker = &memory.Worker{Memory: a.Memory, Queue: a.Door}
 	reg, err := newTools(ctx, cfg, a.Documents)
 	if err != nil {

@@ -36,6 +36,9 @@ type Service struct {
 	// MaxBytes caps an uploaded document and a saved page's text
 	// (STEWARD_MAX_DOCUMENT_BYTES); zero means DefaultMaxBytes.
 	MaxBytes int64
+	// Embedder embeds the chunks of a new document's text and search queries (the memory
+	// service's embedder); nil means documents are stored unsearched.
+	Embedder Embedder
 }
 
 // Limit is the largest document Upload takes, in bytes.
@@ -48,7 +51,8 @@ func (s *Service) maxBytes() int64 {
 	return DefaultMaxBytes
 }
 
-// Upload extracts the text of an uploaded document and stores it. A document over MaxBytes
+// Upload extracts the text of an uploaded document and stores it with its chunks, embedded
+// for search and recall (search.go). A document over MaxBytes
 // is too_large, a bad name or a document Extract refuses is invalid (with Extract's reason);
 // nothing is stored then.
 func (s *Service) Upload(ctx context.Context, ownerID uuid.UUID, name, contentType string, data []byte) (steward.Document, error) {
@@ -63,8 +67,12 @@ func (s *Service) Upload(ctx context.Context, ownerID uuid.UUID, name, contentTy
 	if err != nil {
 		return steward.Document{}, err
 	}
+	chunks, err := s.embedChunks(ctx, name, ex.Sections)
+	if err != nil {
+		return steward.Document{}, err
+	}
 	return s.create(ctx, ownerID, store.NewDocument{Name: name, ContentType: ex.ContentType, Content: data, Text: ex.Text(),
-		Source: store.DocumentSourceUpload})
+		Source: store.DocumentSourceUpload}, chunks)
 }
 
 // SavePage stores a page the save_document tool fetched (its text, already extracted) as a
@@ -84,19 +92,33 @@ func (s *Service) SavePage(ctx context.Context, ownerID uuid.UUID, p steward.Sav
 	if strings.TrimSpace(p.Text) == "" {
 		return steward.Document{}, steward.Refusef(steward.CodeInvalid, ReasonEmpty, "the page has no text to save")
 	}
+	chunks, err := s.embedChunks(ctx, name, []Section{{Text: p.Text}})
+	if err != nil {
+		return steward.Document{}, err
+	}
 	turn := p.TurnID
 	return s.create(ctx, ownerID, store.NewDocument{Name: name, ContentType: TypeText, Content: []byte(p.Text), Text: p.Text,
-		Source: store.DocumentSourceTool, TurnID: &turn})
+		Source: store.DocumentSourceTool, TurnID: &turn}, chunks)
 }
 
-func (s *Service) create(ctx context.Context, ownerID uuid.UUID, d store.NewDocument) (steward.Document, error) {
+// create stores a document and its chunks, embedded beforehand, in one transaction: a
+// document is searchable from the moment it exists.
+func (s *Service) create(ctx context.Context, ownerID uuid.UUID, d store.NewDocument, chunks []chunk) (steward.Document, error) {
 	sum := sha256.Sum256(d.Content)
 	d.SHA256 = hex.EncodeToString(sum[:])
 	var out steward.Document
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		doc, err := tx.Documents.Create(ctx, d)
+		if err != nil {
+			return err
+		}
+		for _, c := range chunks {
+			if _, err := tx.Memory.AddChunk(ctx, SourceKind, doc.ID.String(), store.OriginDocument, c.text, c.vector); err != nil {
+				return err
+			}
+		}
 		out = domain(doc)
-		return err
+		return nil
 	})
 	return out, err
 }

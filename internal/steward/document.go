@@ -33,3 +33,13 @@ type SavedPage struct {
 	Name, URL, ContentType, Text string
 	TurnID                       uuid.UUID
 }
+
+// DocumentHit is a piece of a document's text that search_documents found by meaning: the
+// document, the section it is in ("page 3", "sheet Budget"; "" for a document of one
+// section) and the text.
+type DocumentHit struct {
+	DocumentID uuid.UUID `json:"document_id"`
+	Name       string    `json:"name"`
+	Section    string    `json:"section,omitempty"`
+	Text       string    `json:"text"`
+}

@@ -21,16 +21,19 @@ type Documents interface {
 	Read(ctx context.Context, ownerID, id uuid.UUID, offset, maxChars int) (steward.DocumentText, error)
 	// SavePage stores a fetched page's text as a document.
 	SavePage(ctx context.Context, ownerID uuid.UUID, p steward.SavedPage) (steward.Document, error)
+	// Search returns up to max pieces of the owner's documents nearest in meaning to query,
+	// nearest first; a bad query or max is a *steward.Error with CodeInvalid.
+	Search(ctx context.Context, ownerID uuid.UUID, query string, max int) ([]steward.DocumentHit, error)
 }
 
-// DocumentTools returns list_documents and read_document (reads) and save_document (a write
+// DocumentTools returns list_documents, read_document and search_documents (reads) and save_document (a write
 // that fetches through f, the egress-guarded web fetcher, and so is External: asked every
 // time, never on an "always" rule). Document text is tool output: it reaches the model only
 // inside a data block (docs/ARCHITECTURE.md §3).
 func DocumentTools(d Documents, f Fetcher) []Tool {
 	save := saveDocumentTool(d, f)
 	save.External = true
-	return []Tool{listDocumentsTool(d), readDocumentTool(d), save}
+	return []Tool{listDocumentsTool(d), readDocumentTool(d), searchDocumentsTool(d), save}
 }
 
 type listDocumentsArgs struct{}
@@ -91,6 +94,55 @@ func readDocumentTool(d Documents) Tool {
 				return nil, fmt.Errorf("read document %s: %w", a.id, err)
 			}
 			return page, nil
+		})
+}
+
+// Bounds of search_documents.
+const (
+	DefaultDocumentResults = 5
+	MaxDocumentResults     = 20
+	maxDocumentQuery       = 500
+)
+
+// searchDocumentsArgs are the arguments of search_documents.
+type searchDocumentsArgs struct {
+	Query      string `json:"query" jsonschema:"what to look for, in words; passages are found by meaning"`
+	MaxResults int    `json:"max_results,omitempty" jsonschema:"the most passages to return (default 5, at most 20)"`
+}
+
+// Check trims the query and bounds max_results.
+func (a *searchDocumentsArgs) Check() error {
+	a.Query = strings.TrimSpace(a.Query)
+	if err := checkLength("query", a.Query, 1, maxDocumentQuery); err != nil {
+		return err
+	}
+	if a.MaxResults == 0 {
+		a.MaxResults = DefaultDocumentResults
+	}
+	if a.MaxResults < 1 || a.MaxResults > MaxDocumentResults {
+		return &ArgError{Field: "max_results", Msg: fmt.Sprintf("must be from 1 to %d", MaxDocumentResults)}
+	}
+	return nil
+}
+
+func searchDocumentsTool(d Documents) Tool {
+	return New("search_documents",
+		"Search the owner's stored documents by meaning: the passages nearest to query, each with its document's id "+
+			"and name and the page or sheet it is on.",
+		steward.KindRead,
+		func(ctx context.Context, env Env, a searchDocumentsArgs) (any, error) {
+			hits, err := d.Search(ctx, env.OwnerID, a.Query, a.MaxResults)
+			var se *steward.Error
+			if errors.As(err, &se) && se.Code == steward.CodeInvalid {
+				return nil, &ArgError{Field: "query", Msg: se.Message, Err: err}
+			}
+			if err != nil {
+				return nil, fmt.Errorf("search documents: %w", err)
+			}
+			if hits == nil {
+				hits = []steward.DocumentHit{}
+			}
+			return map[string]any{"results": hits}, nil
 		})
 }
 
