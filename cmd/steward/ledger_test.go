@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/ledger"
 	"github.com/stewardhq/steward/internal/testdb"
 )
 
@@ -34,5 +36,26 @@ func TestLedgerImportCommand(t *testing.T) {
 	}
 	if r := runCLI(t, env, "ledger", "import", "--account", "Giro"); r.code != 2 {
 		t.Errorf("no file: exit %d, want 2", r.code)
+	}
+}
+
+// TestLedgerSeedCommand: the CLI seeds the demo history, and a second run records nothing.
+func TestLedgerSeedCommand(t *testing.T) {
+	t.Parallel()
+	env := dbEnv(testdb.New(t))
+	wantOK(t, runCLI(t, env, "owners", "add", "alice"))
+	n := len(ledger.SeedHistory())
+	r := runCLI(t, env, "ledger", "seed")
+	wantOK(t, r)
+	if !strings.Contains(r.stdout, fmt.Sprintf(`{"recorded":%d,"duplicates":0,`, n)) {
+		t.Fatalf("ledger seed: %s", r.stdout)
+	}
+	r = runCLI(t, env, "ledger", "seed")
+	wantOK(t, r)
+	if !strings.Contains(r.stdout, fmt.Sprintf(`{"recorded":0,"duplicates":%d,`, n)) {
+		t.Fatalf("ledger seed again: %s", r.stdout)
+	}
+	if r := runCLI(t, env, "ledger", "seed", "extra"); r.code != 2 {
+		t.Errorf("seed with an argument: exit %d, want 2", r.code)
 	}
 }

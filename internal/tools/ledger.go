@@ -49,11 +49,11 @@ func (e Env) ledger() (Ledger, error) {
 }
 
 // LedgerTools returns the ledger's tools: reads (ledger_report, search_transactions,
-// list_accounts, budget_status) and writes through the gate (categorize, set_budget, and
+// list_accounts, budget_status, find_subscriptions, find_anomalies) and writes through the gate (categorize, set_budget, and
 // record_expense, whose amount the money caps guard).
 func LedgerTools() []Tool {
 	return []Tool{ledgerReportTool(), searchTransactionsTool(), listAccountsTool(), budgetStatusTool(),
-		categorizeTool(), setBudgetTool(), recordExpenseTool()}
+		findSubscriptionsTool(), findAnomaliesTool(), categorizeTool(), setBudgetTool(), recordExpenseTool()}
 }
 
 // All of time, for reads without a date range.

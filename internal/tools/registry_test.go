@@ -76,6 +76,8 @@ func TestBuiltinSchemas(t *testing.T) {
 		"search_transactions": {steward.KindRead, []string{"account", "from", "max", "min", "query", "to"}, nil},
 		"list_accounts":       {steward.KindRead, nil, nil},
 		"budget_status":       {steward.KindRead, []string{"month"}, nil},
+		"find_subscriptions":  {steward.KindRead, nil, nil},
+		"find_anomalies":      {steward.KindRead, []string{"from", "to"}, nil},
 		"categorize":          {steward.KindWrite, []string{"category", "transaction_ids"}, []string{"transaction_ids", "category"}},
 		"set_budget":          {steward.KindWrite, []string{"category", "currency", "monthly_amount"}, []string{"category", "monthly_amount", "currency"}},
 		"record_expense": {steward.KindWrite, []string{"account", "amount", "category", "currency", "date", "merchant"},
