@@ -29,8 +29,10 @@ type Documents interface {
 // inside a data block (docs/ARCHITECTURE.md §3).
 func DocumentTools(d Documents, f Fetcher) []Tool {
 	save := saveDocumentTool(d, f)
-	save.External = true
-	return []Tool{listDocumentsTool(d), readDocumentTool(d), save}
+	save.External, save.Untrusted = true, true
+	read := readDocumentTool(d)
+	read.Untrusted = true // a document's text is outside content: it taints the turn
+	return []Tool{listDocumentsTool(d), read, save}
 }
 
 type listDocumentsArgs struct{}
