@@ -124,6 +124,7 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (steward.View, 
 	}
 	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", x.turn.ID) })
 	x.st.Memory, x.st.Untrusted = r.recall(ctx, in.OwnerID, msg)
+	x.st.Taint = x.taint()
 	return r.loop(ctx, x)
 }
 
@@ -479,7 +480,7 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 			}
 			rec := steward.CallRecord{TurnID: x.turn.ID, CallID: c.ID, Tool: c.Name, Kind: tool.Kind, Args: c.Args, ArgsHash: hash}
 			x.record("tool_requested", map[string]any{"call_id": c.ID, "tool": c.Name, "kind": tool.Kind, "args_hash": hash})
-			if tool.Kind == steward.KindRead {
+			if tool.Kind == steward.KindRead && !r.heldEgress(x, tool, c) {
 				recs[i] = rec
 				reads = append(reads, i)
 				continue
@@ -488,7 +489,7 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 			if err != nil {
 				return fmt.Errorf("gate %s: %w", c.Name, err)
 			}
-			x.record("gate_decision", map[string]any{"call_id": c.ID, "tool": c.Name, "verdict": d.Verdict, "by": d.By})
+			x.record("gate_decision", map[string]any{"call_id": c.ID, "tool": c.Name, "verdict": d.Verdict, "by": d.By, "reason": d.Reason})
 			rec.DecidedBy = d.By
 			switch d.Verdict {
 			case steward.Allow:
@@ -500,7 +501,11 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 				rec.Status, rec.Result = steward.CallDenied, res.Output
 			default:
 				rec.Status, rec.DecidedBy = steward.CallPending, ""
-				pending = append(pending, steward.PendingCall{CallID: c.ID, Tool: c.Name, Args: c.Args, ArgsHash: hash, AlwaysOffered: tool.AlwaysOffered()})
+				p := steward.PendingCall{CallID: c.ID, Tool: c.Name, Args: c.Args, ArgsHash: hash, AlwaysOffered: tool.AlwaysOffered()}
+				if d.Reason == steward.ReasonTainted {
+					p.Reason, p.Taint = d.Reason, x.taint()
+				}
+				pending = append(pending, p)
 			}
 			if err := tx.Journal.RecordCall(ctx, rec); err != nil {
 				return err
@@ -581,6 +586,11 @@ func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledg
 	start := time.Now()
 	env := tools.Env{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Now: r.Now, Data: data, Ledger: ledger}
 	out, err := r.Tools.Run(ctx, env, c.Name, c.Args)
+	if tool, ok := r.Tools.Get(c.Name); ok && tool.Untrusted && x.st.Taint == "" {
+		// Outside content is in the turn from now on, even in an error (docs/ARCHITECTURE.md §3).
+		x.st.Taint = "tool:" + c.Name
+		x.record("turn_tainted", map[string]any{"call_id": c.ID, "source": x.st.Taint})
+	}
 	res := steward.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: out}
 	var argErr *tools.ArgError
 	switch {
@@ -624,7 +634,7 @@ func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (stewa
 		x.record("gate_decision", map[string]any{"call_id": c.ID, "tool": c.Name, "verdict": d.Verdict, "by": d.By, "at": "execution"})
 		return false, tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallDenied, Result: res.Output, DecidedBy: d.By})
 	}
-	if !tool.External {
+	if !tool.External && !tool.Egress {
 		err := r.inOwner(ctx, x, func(tx Tx) error {
 			if ok, err := enforce(tx); !ok {
 				return err
@@ -698,8 +708,9 @@ func (r *Runner) check(ctx context.Context, tx Tx) error {
 // declares an amount.
 func (r *Runner) gateRequest(x *run, c steward.ToolCall) steward.GateRequest {
 	req := steward.GateRequest{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Trigger: x.turn.Trigger, Untrusted: x.st.Untrusted,
-		CallID: c.ID, Tool: c.Name, Args: c.Args}
+		CallID: c.ID, Tool: c.Name, Args: c.Args, Taint: x.taint()}
 	tool, ok := r.Tools.Get(c.Name)
+	req.Egress = !ok || tool.External || (tool.Egress && !x.ownerNamed(c.Args))
 	req.NoAllowRules = !ok || !tool.AlwaysOffered()
 	if ok && tool.Money != nil {
 		req.MovesMoney = true
@@ -748,4 +759,53 @@ func errorResult(c steward.ToolCall, msg string) steward.ToolResult {
 func refusal(c steward.ToolCall, by, message string) steward.ToolResult {
 	b, _ := json.Marshal(map[string]string{"status": "not done", "refused_by": by, "message": message})
 	return steward.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: b, IsError: true}
+}
+
+// taint is the source that tainted x's turn (docs/ARCHITECTURE.md §3): the first untrusted
+// tool output it took in, else its trigger when outside data started it, else recalled
+// untrusted memory; "" for a turn that has seen only the owner's words and data.
+func (x *run) taint() string {
+	switch {
+	case x.st.Taint != "":
+		return x.st.Taint
+	case x.turn.Trigger == steward.TriggerWebhook || x.turn.Trigger == steward.TriggerMCP:
+		return "trigger:" + string(x.turn.Trigger)
+	case x.st.Untrusted:
+		return "memory"
+	}
+	return ""
+}
+
+// heldEgress reports whether a call of an Egress read (web_fetch) must go to the gate
+// instead of running at once: its turn is tainted and the owner's message did not name its
+// URL.
+func (r *Runner) heldEgress(x *run, tool tools.Tool, c steward.ToolCall) bool {
+	return tool.Egress && x.taint() != "" && !x.ownerNamed(c.Args)
+}
+
+// ownerNamed reports whether the "url" argument of a call appears, as a word, in the owner's
+// own message that began the turn (its text parts, never a context part such as recalled
+// memory). A turn started by outside data has no owner's message.
+func (x *run) ownerNamed(args json.RawMessage) bool {
+	var a struct {
+		URL string `json:"url"`
+	}
+	if json.Unmarshal(args, &a) != nil || strings.TrimSpace(a.URL) == "" || len(x.st.Messages) == 0 {
+		return false
+	}
+	if t := x.turn.Trigger; t == steward.TriggerWebhook || t == steward.TriggerMCP {
+		return false
+	}
+	want := strings.TrimSpace(a.URL)
+	for _, p := range x.st.Messages[0].Parts {
+		if p.Context || p.ToolResult != nil || p.ToolCall != nil {
+			continue
+		}
+		for _, w := range strings.Fields(p.Text) {
+			if strings.Trim(w, "<>()[]{}\"'`,;!?") == want || strings.TrimRight(strings.Trim(w, "<>()[]{}\"'`,;!?"), ".:") == want {
+				return true
+			}
+		}
+	}
+	return false
 }

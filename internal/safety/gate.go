@@ -37,7 +37,7 @@ func (g *Gate) Decide(ctx context.Context, tx agent.Tx, req steward.GateRequest)
 	case "deny":
 		return steward.GateDecision{Verdict: steward.Deny, By: "mode:deny", Reason: "the owner has Steward in read-only mode"}, nil
 	case "auto":
-		if g.AllowAuto && !untrusted(req) {
+		if g.AllowAuto && !untrusted(req) && !tainted(req) {
 			return steward.GateDecision{Verdict: steward.Allow, By: "mode:auto"}, nil
 		}
 	}
@@ -114,9 +114,9 @@ func readable(m *steward.Money) error {
 }
 
 // decideByRules applies standing rules: any matching deny wins; a matching allow runs the
-// call — except for runs triggered by outside data (webhooks) and for tools that do not offer
-// "always" (money and egress), where allow rules never apply and a human decides; no match
-// asks the human.
+// call — except for runs triggered by outside data (webhooks), for tools that do not offer
+// "always" (money and egress), and for egress calls of a tainted turn, where allow rules
+// never apply and a human decides; no match asks the human.
 func decideByRules(rules []steward.Rule, req steward.GateRequest) steward.GateDecision {
 	var allow *steward.Rule
 	for i, r := range rules {
@@ -130,10 +130,20 @@ func decideByRules(rules []steward.Rule, req steward.GateRequest) steward.GateDe
 			allow = &rules[i]
 		}
 	}
+	if tainted(req) {
+		return steward.GateDecision{Verdict: steward.Ask, Reason: steward.ReasonTainted}
+	}
 	if allow != nil && !untrusted(req) && !req.NoAllowRules {
 		return steward.GateDecision{Verdict: steward.Allow, By: "rule:" + allow.ID.String()}
 	}
 	return steward.GateDecision{Verdict: steward.Ask}
+}
+
+// tainted reports whether a call can carry data out of a turn that took in untrusted
+// content: the owner decides it, whatever a standing rule or auto mode says
+// (docs/ARCHITECTURE.md §3).
+func tainted(req steward.GateRequest) bool {
+	return req.Egress && req.Taint != ""
 }
 
 // untrusted reports whether a call's turn has untrusted text in its context — a webhook's

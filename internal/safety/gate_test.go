@@ -80,3 +80,21 @@ func TestNoAllowRulesForToolsWithoutAlways(t *testing.T) {
 		}
 	}
 }
+
+// TestTaintedEgressIgnoresAllowRules: an egress call of a tainted turn is asked with reason
+// "tainted" despite an allow rule; a deny rule still refuses it; a call that carries nothing
+// out is not affected by the taint.
+func TestTaintedEgressIgnoresAllowRules(t *testing.T) {
+	t.Parallel()
+	req := steward.GateRequest{Tool: "web_fetch", Args: json.RawMessage(`{"url":"http://x/collect"}`), Trigger: steward.TriggerChat, Egress: true, Taint: "tool:web_fetch"}
+	if d := decideByRules([]steward.Rule{rule("*", "allow", `{}`)}, req); d.Verdict != steward.Ask || d.Reason != steward.ReasonTainted {
+		t.Errorf("allow rule, tainted egress: %s (%q), want ask (tainted)", d.Verdict, d.Reason)
+	}
+	if d := decideByRules([]steward.Rule{rule("*", "deny", `{}`)}, req); d.Verdict != steward.Deny {
+		t.Errorf("deny rule, tainted egress: %s, want deny", d.Verdict)
+	}
+	req.Egress, req.Tool = false, "create_task"
+	if d := decideByRules([]steward.Rule{rule("*", "allow", `{}`)}, req); d.Verdict != steward.Allow {
+		t.Errorf("allow rule, tainted non-egress: %s, want allow", d.Verdict)
+	}
+}

@@ -89,6 +89,12 @@ type GateRequest struct {
 	// NoAllowRules is set for tools that do not offer "always" (money and egress): no
 	// standing allow rule runs them without asking.
 	NoAllowRules bool
+	// Egress is set for calls that can carry data to a destination the owner did not fix in
+	// advance (an External tool, or web_fetch of a URL not in the owner's message).
+	Egress bool
+	// Taint is the source that tainted the turn (State.Taint). A tainted Egress call is
+	// always asked (Reason "tainted"): no standing rule or auto mode runs it.
+	Taint string
 }
 
 // GateDecision is a verdict with who or what decided it, for the journal and the audit log.
@@ -96,7 +102,8 @@ type GateDecision struct {
 	Verdict Verdict
 	// By is "rule:<id>", "mode:deny", "mode:auto", "cap:<name>", "kill" — or "" for Ask.
 	By string
-	// Reason is shown to the model when the call is refused.
+	// Reason is shown to the model when the call is refused; for Ask it is "" or
+	// ReasonTainted.
 	Reason string
 }
 

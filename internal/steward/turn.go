@@ -89,7 +89,15 @@ type State struct {
 	// Proposed says the pending calls came from a client (the MCP face), not from a model:
 	// once decided, the turn completes with their outcome and no model is called.
 	Proposed bool `json:"proposed,omitempty"`
+	// Taint names the first untrusted content the turn took in ("tool:web_fetch",
+	// "trigger:webhook", "memory", …); "" while the turn has seen only the owner's words and
+	// data. From then on every call that can carry data out (GateRequest.Egress) waits for
+	// the owner, whatever a rule or the mode says (docs/ARCHITECTURE.md §3).
+	Taint string `json:"taint,omitempty"`
 }
+
+// ReasonTainted is PendingCall.Reason for a call held because its turn is tainted.
+const ReasonTainted = "tainted"
 
 // PendingCall is a write call waiting for the owner's decision.
 type PendingCall struct {
@@ -100,6 +108,11 @@ type PendingCall struct {
 	// AlwaysOffered is false for tools whose calls no standing rule may allow (money and
 	// egress): the card hides "always" and says why.
 	AlwaysOffered bool `json:"always_offered"`
+	// Reason says why the call waits when it is more than an ordinary ask: "tainted" (a call
+	// that can carry data out, in a turn that took in untrusted content from Taint).
+	Reason string `json:"reason,omitempty"`
+	// Taint is the source that tainted the turn, with Reason "tainted".
+	Taint string `json:"taint,omitempty"`
 }
 
 // CallStatus is the journal status of one tool call.

@@ -32,8 +32,11 @@ type Documents interface {
 // inside a data block (docs/ARCHITECTURE.md §3).
 func DocumentTools(d Documents, f Fetcher) []Tool {
 	save := saveDocumentTool(d, f)
-	save.External = true
-	return []Tool{listDocumentsTool(d), readDocumentTool(d), searchDocumentsTool(d), save}
+	save.External, save.Untrusted = true, true
+	// A document's text is outside content: reading or finding it taints the turn.
+	read, search := readDocumentTool(d), searchDocumentsTool(d)
+	read.Untrusted, search.Untrusted = true, true
+	return []Tool{listDocumentsTool(d), read, search, save}
 }
 
 type listDocumentsArgs struct{}

@@ -86,6 +86,13 @@ type Tool struct {
 	// NoAlways marks a write that no standing allow rule may ever run without asking, besides
 	// money and External tools, which never offer it (see AlwaysOffered).
 	NoAlways bool
+	// Egress marks a read that sends its "url" argument out (web_fetch): in a tainted turn
+	// it waits for the owner unless the owner's own message named that URL, and an approved
+	// one runs outside any transaction like an External write.
+	Egress bool
+	// Untrusted marks a tool whose output is content from outside (a page, a search result,
+	// a document): a turn that runs it is tainted (docs/ARCHITECTURE.md §3).
+	Untrusted bool
 
 	params json.RawMessage // canonical JSON Schema of the arguments
 	check  func(args json.RawMessage) error
@@ -147,7 +154,7 @@ func New[A any](name, description string, kind steward.ToolKind, run func(ctx co
 // never offer it: their calls are asked every time, and no rule lifts a cap
 // (README, "Safety, in code").
 func (t Tool) AlwaysOffered() bool {
-	return !t.NoAlways && t.Money == nil && !t.External
+	return !t.NoAlways && t.Money == nil && !t.External && !t.Egress
 }
 
 // Parameters returns the tool's argument schema as canonical JSON (sorted keys, no

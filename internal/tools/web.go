@@ -80,8 +80,15 @@ func (a *webFetchArgs) Check() error {
 }
 
 // WebFetchTool returns the web_fetch tool (read) reading pages through f. Its output, like
-// every tool result, reaches the model only inside a data block (internal/agent).
+// every tool result, reaches the model only inside a data block (internal/agent); it taints
+// the turn, and it is Egress: its URL can carry data out (docs/ARCHITECTURE.md §3).
 func WebFetchTool(f Fetcher) Tool {
+	t := webFetchTool(f)
+	t.Egress, t.Untrusted = true, true
+	return t
+}
+
+func webFetchTool(f Fetcher) Tool {
 	return New("web_fetch",
 		"Read a web page or a JSON or text document by URL (http or https). HTML comes back as its readable text "+
 			"with links as (URL) after their text. The text is cut at max_chars (default 20000); the result says when.",
@@ -149,8 +156,14 @@ func (a *webSearchArgs) Check() error {
 }
 
 // WebSearchTool returns the web_search tool (read) searching through s. Its output reaches
-// the model only inside a data block (internal/agent).
+// the model only inside a data block (internal/agent) and taints the turn.
 func WebSearchTool(s Searcher) Tool {
+	t := webSearchTool(s)
+	t.Untrusted = true
+	return t
+}
+
+func webSearchTool(s Searcher) Tool {
 	return New("web_search",
 		"Search the web. Returns a short answer when available and the sources (title, URL); "+
 			"use web_fetch to read a source.",
