@@ -86,3 +86,14 @@ func createTaskTool() Tool {
 			return map[string]any{"task": t}, nil
 		})
 }
+
+// orDefaultIn sets an optional count left at 0 to def and checks it is from 1 to max.
+func orDefaultIn(field string, v *int, def, max int) error {
+	if *v == 0 {
+		*v = def
+	}
+	if *v < 1 || *v > max {
+		return argErrorf(field, "must be from 1 to %d", max)
+	}
+	return nil
+}

@@ -74,11 +74,8 @@ func (a *readDocumentArgs) Check() (err error) {
 	if a.Offset < 0 {
 		return &ArgError{Field: "offset", Msg: "must not be negative"}
 	}
-	if a.MaxChars == 0 {
-		a.MaxChars = DefaultMaxChars
-	}
-	if a.MaxChars < 1 || a.MaxChars > maxMaxChars {
-		return &ArgError{Field: "max_chars", Msg: fmt.Sprintf("must be from 1 to %d", maxMaxChars)}
+	if err := orDefaultIn("max_chars", &a.MaxChars, DefaultMaxChars, maxMaxChars); err != nil {
+		return err
 	}
 	return nil
 }
@@ -119,11 +116,8 @@ func (a *searchDocumentsArgs) Check() error {
 	if err := checkLength("query", a.Query, 1, maxDocumentQuery); err != nil {
 		return err
 	}
-	if a.MaxResults == 0 {
-		a.MaxResults = DefaultDocumentResults
-	}
-	if a.MaxResults < 1 || a.MaxResults > MaxDocumentResults {
-		return &ArgError{Field: "max_results", Msg: fmt.Sprintf("must be from 1 to %d", MaxDocumentResults)}
+	if err := orDefaultIn("max_results", &a.MaxResults, DefaultDocumentResults, MaxDocumentResults); err != nil {
+		return err
 	}
 	return nil
 }

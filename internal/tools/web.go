@@ -70,11 +70,8 @@ func (a *webFetchArgs) Check() error {
 	if err := checkLength("url", a.URL, 1, 4096); err != nil {
 		return err
 	}
-	if a.MaxChars == 0 {
-		a.MaxChars = DefaultMaxChars
-	}
-	if a.MaxChars < 1 || a.MaxChars > maxMaxChars {
-		return &ArgError{Field: "max_chars", Msg: fmt.Sprintf("must be from 1 to %d", maxMaxChars)}
+	if err := orDefaultIn("max_chars", &a.MaxChars, DefaultMaxChars, maxMaxChars); err != nil {
+		return err
 	}
 	return nil
 }
@@ -146,11 +143,8 @@ func (a *webSearchArgs) Check() error {
 	if err := checkLength("query", a.Query, 1, 500); err != nil {
 		return err
 	}
-	if a.MaxResults == 0 {
-		a.MaxResults = defaultMaxResults
-	}
-	if a.MaxResults < 1 || a.MaxResults > maxMaxResults {
-		return &ArgError{Field: "max_results", Msg: fmt.Sprintf("must be from 1 to %d", maxMaxResults)}
+	if err := orDefaultIn("max_results", &a.MaxResults, defaultMaxResults, maxMaxResults); err != nil {
+		return err
 	}
 	return nil
 }
