@@ -231,8 +231,9 @@ func TestMCPBadArguments(t *testing.T) {
 	if turns, _ := e.counts(); turns != 0 || len(e.tasks()) != 0 {
 		t.Errorf("bad arguments left %d turns, %d tasks", turns, len(e.tasks()))
 	}
-	resp := e.do(request{method: "POST", path: "/mcp", key: e.key, body: `{not json`})
-	if resp.status != http.StatusBadRequest || !strings.Contains(string(resp.body), "-32700") {
+	resp := e.do(request{method: "POST", path: "/mcp", key: e.key, body: `{not json`,
+		header: map[string]string{"Accept": "application/json, text/event-stream"}})
+	if resp.status != http.StatusBadRequest || !strings.Contains(string(resp.body), "malformed payload") {
 		t.Errorf("malformed body = %d %s", resp.status, resp.body)
 	}
 }
