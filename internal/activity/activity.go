@@ -20,6 +20,7 @@ const (
 	MaxConversationTurns = 500
 	MaxApprovals         = 100 // the newest suspended turns first
 	MaxFeed              = 100
+	MaxRuns              = 100 // job and webhook runs on the activity page, newest first
 	MaxNotifications     = 100
 )
 
@@ -195,6 +196,22 @@ func (s *Service) Feed(ctx context.Context, ownerID uuid.UUID) ([]steward.View, 
 		views[i] = steward.ViewOf(t)
 	}
 	return views, err
+}
+
+// Runs is the owner's autonomous runs, newest first (at most MaxRuns): scheduled and manual
+// job runs and webhook runs (Trigger "webhook", Job "webhook:<source>"), each with its
+// status and, once it started one, its turn.
+func (s *Service) Runs(ctx context.Context, ownerID uuid.UUID) ([]store.JobRun, error) {
+	var runs []store.JobRun
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		var err error
+		runs, err = tx.Runs.List(ctx, "", MaxRuns)
+		return err
+	})
+	if runs == nil {
+		runs = []store.JobRun{}
+	}
+	return runs, err
 }
 
 // TurnEvents is one turn's trace, in order; another owner's or an unknown turn is not found.

@@ -59,20 +59,54 @@ func (a *web) banner(p *page, r *http.Request) {
 	p.raw(`</div>`)
 }
 
-// activityPage is the feed: the owner's turns, newest first.
+// activityPage is the feed: the owner's job and webhook runs, then their turns, each newest
+// first and each with its status.
 func (a *web) activityPage(w http.ResponseWriter, r *http.Request) {
-	feed, err := a.d.Activity.Feed(r.Context(), current(r).OwnerID)
+	owner := current(r).OwnerID
+	feed, err := a.d.Activity.Feed(r.Context(), owner)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	a.write(w, r, "activity", http.StatusOK, func(p *page) {
+	runs, err := a.d.Activity.Runs(r.Context(), owner)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.write(w, r, "activity", http.StatusOK, activityBody(feed, runs))
+}
+
+func activityBody(feed []steward.View, runs []store.JobRun) func(p *page) {
+	return func(p *page) {
 		p.raw(`<h1>Activity</h1>`)
-		if len(feed) == 0 {
+		if len(feed) == 0 && len(runs) == 0 {
 			p.raw(`<p>Nothing has happened yet.</p>`)
 			return
 		}
-		p.raw(`<ol class="feed">`)
+		if len(runs) > 0 {
+			p.raw(`<h2>Job and webhook runs</h2><ol class="feed runs">`)
+			for _, run := range runs {
+				kind := "Job"
+				if run.Trigger == store.RunByWebhook {
+					kind = "Webhook"
+				}
+				p.raw(`<li class="run" data-trigger="`).text(run.Trigger).raw(`"><strong>`).text(kind).raw(`</strong> <code>`).text(run.Job).
+					raw(`</code> <span class="meta">`).text(when(run.CreatedAt)).raw(` · `).text(run.Trigger).raw(` · <span class="status">`).
+					text(string(run.Status)).raw(`</span></span>`)
+				if run.TurnID != nil {
+					p.raw(` <a class="story" href="/turns/`).text(run.TurnID.String()).raw(`">The turn's story</a>`)
+				}
+				if run.Error != "" {
+					p.raw(`<p class="error">`).text(clip(run.Error, 200)).raw(`</p>`)
+				}
+				p.raw(`</li>`)
+			}
+			p.raw(`</ol>`)
+		}
+		if len(feed) == 0 {
+			return
+		}
+		p.raw(`<h2>Turns</h2><ol class="feed">`)
 		for _, v := range feed {
 			p.raw(`<li><a class="story" href="/turns/`).text(v.TurnID.String()).raw(`">`).text(when(v.CreatedAt)).raw(`</a> <span class="meta">`).
 				text(string(v.Trigger)).raw(` · `).text(string(v.Status))
@@ -89,7 +123,7 @@ func (a *web) activityPage(w http.ResponseWriter, r *http.Request) {
 			p.raw(`</li>`)
 		}
 		p.raw(`</ol>`)
-	})
+	}
 }
 
 func clip(s string, n int) string {

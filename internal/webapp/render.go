@@ -93,6 +93,9 @@ func card(p *page, turnID uuid.UUID, pending []steward.PendingCall) {
 	for _, c := range pending {
 		p.raw(`<fieldset class="card" data-call="`).text(c.CallID).raw(`" data-hash="`).text(c.ArgsHash).raw(`">`)
 		p.raw(`<legend>Approve <code class="tool">`).text(c.Tool).raw(`</code>?</legend>`)
+		if held := heldWhy(c); held != "" {
+			p.raw(`<p class="held" role="note">`).text(held).raw(`</p>`)
+		}
 		p.raw(`<pre class="args">`).text(string(json.RawMessage(c.Args))).raw(`</pre>`)
 		p.raw(`<p class="hash">args hash <code>`).text(short(c.ArgsHash)).raw(`</code></p>`)
 		p.raw(`<label>Message if you deny (optional) <input type="text" name="message" maxlength="500"></label><div class="buttons">` +
@@ -103,6 +106,20 @@ func card(p *page, turnID uuid.UUID, pending []steward.PendingCall) {
 		p.raw(`</div></fieldset>`)
 	}
 	p.raw(`<button type="submit" class="submit">Submit decisions</button></form>`)
+}
+
+// heldWhy says why a call waits when it is more than an ordinary ask: the gate holds a call
+// that can carry data out in a turn that read outside content (docs/ARCHITECTURE.md §3, egress taint).
+// app.js words it the same.
+func heldWhy(c steward.PendingCall) string {
+	if c.Reason != steward.ReasonTainted {
+		return ""
+	}
+	src := c.Taint
+	if src == "" {
+		src = "unknown source"
+	}
+	return "Held: this turn read outside content (" + src + "); it may carry your data out"
 }
 
 func approvalsBody(list []activity.Approval, now time.Time) func(p *page) {

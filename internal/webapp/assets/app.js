@@ -48,6 +48,10 @@
       fs.dataset.call = p.call_id; fs.dataset.hash = p.args_hash;
       var lg = el("legend", null, "Approve "); lg.appendChild(el("code", "tool", p.tool)); lg.appendChild(document.createTextNode("?"));
       fs.appendChild(lg);
+      if (p.reason === "tainted") {
+        var held = el("p", "held", "Held: this turn read outside content (" + (p.taint || "unknown source") + "); it may carry your data out");
+        held.setAttribute("role", "note"); fs.appendChild(held);
+      }
       fs.appendChild(el("pre", "args", (raw && raw[p.call_id]) || JSON.stringify(p.args)));
       var h = el("p", "hash", "args hash "); h.appendChild(el("code", null, p.args_hash.slice(0, 12))); fs.appendChild(h);
       var lab = el("label", null, "Message if you deny (optional) ");

@@ -1,0 +1,70 @@
+package webapp
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// TestCardSaysWhyHeld: a call the gate held because its turn read outside content says so on
+// its card, naming the source; an ordinary ask says nothing more.
+func TestCardSaysWhyHeld(t *testing.T) {
+	var p page
+	card(&p, uuid.New(), []steward.PendingCall{
+		{CallID: "c1", Tool: "web_fetch", Args: json.RawMessage(`{"url":"https://x.example/?q=secret"}`), ArgsHash: "abc",
+			Reason: steward.ReasonTainted, Taint: "tool:web_fetch"},
+		{CallID: "c2", Tool: "add_task", Args: json.RawMessage(`{"title":"milk"}`), ArgsHash: "def"},
+	})
+	html := p.String()
+	want := `<p class="held" role="note">Held: this turn read outside content (tool:web_fetch); it may carry your data out</p>`
+	if strings.Count(html, want) != 1 {
+		t.Fatalf("card = %s\nwant exactly one %s", html, want)
+	}
+	if i, j := strings.Index(html, want), strings.Index(html, `data-call="c2"`); i > j {
+		t.Errorf("the held note is not on the web_fetch card: %s", html)
+	}
+	// The source is escaped like every other value.
+	p.Reset()
+	card(&p, uuid.New(), []steward.PendingCall{{CallID: "c", Tool: "t", Args: json.RawMessage(`{}`), Reason: steward.ReasonTainted, Taint: "<b>x</b>"}})
+	if !strings.Contains(p.String(), "(&lt;b&gt;x&lt;/b&gt;)") {
+		t.Errorf("taint source not escaped: %s", p.String())
+	}
+}
+
+// TestActivityBody: the activity page lists job runs and webhook runs with their status and
+// a link to the turn a run started, then the turns.
+func TestActivityBody(t *testing.T) {
+	turn := uuid.New()
+	at := time.Date(2031, 5, 1, 7, 0, 0, 0, time.UTC)
+	runs := []store.JobRun{
+		{Job: "webhook:github", Trigger: store.RunByWebhook, Status: store.RunFailed, Error: "the model failed", CreatedAt: at.Add(time.Minute)},
+		{Job: "morning-briefing", Trigger: store.RunBySchedule, Status: store.RunCompleted, TurnID: &turn, CreatedAt: at},
+	}
+	feed := []steward.View{{TurnID: turn, Trigger: steward.TriggerSchedule, Status: steward.StatusCompleted, Answer: "Good morning", CreatedAt: at}}
+	var p page
+	activityBody(feed, runs)(&p)
+	html := p.String()
+	for _, want := range []string{
+		`<strong>Webhook</strong> <code>webhook:github</code> <span class="meta">2031-05-01 07:01 UTC · webhook · <span class="status">failed</span></span><p class="error">the model failed</p>`,
+		`<strong>Job</strong> <code>morning-briefing</code> <span class="meta">2031-05-01 07:00 UTC · schedule · <span class="status">completed</span></span> <a class="story" href="/turns/` + turn.String() + `">The turn's story</a>`,
+		`<h2>Turns</h2>`, `Good morning`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("activity page lacks %s\n%s", want, html)
+		}
+	}
+	if strings.Index(html, "webhook:github") > strings.Index(html, "morning-briefing") {
+		t.Errorf("runs are not newest first: %s", html)
+	}
+	p.Reset()
+	activityBody(nil, nil)(&p)
+	if !strings.Contains(p.String(), "Nothing has happened yet.") {
+		t.Errorf("empty activity page = %s", p.String())
+	}
+}
