@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/document/documenttest"
+
 	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/steward"
 )
@@ -18,11 +20,11 @@ func TestExtract(t *testing.T) {
 		data              []byte
 		want              []string
 	}{
-		{"pdf", "report.pdf", "application/pdf", makePDF(t, "First page about apples.", "Second page about pears.", "The third page says the vault code is 4711."),
+		{"pdf", "report.pdf", "application/pdf", documenttest.PDF(t, "First page about apples.", "Second page about pears.", "The third page says the vault code is 4711."),
 			[]string{"apples", "pears", "the vault code is 4711"}},
-		{"docx", "letter.docx", "", makeDOCX(t, "Dear Ada,", "The meeting moves to Thursday."), []string{"Dear Ada,", "The meeting moves to Thursday."}},
-		{"xlsx", "budget.xlsx", document.TypeXLSX, makeXLSX(t, [][]any{{"Item", "Cost"}, {"Rent", 1200}, {"Coffee", 42}}), []string{"Item\tCost", "Rent\t1200", "Coffee\t42"}},
-		{"xlsx with an empty cell", "gaps.xlsx", document.TypeXLSX, makeXLSX(t, [][]any{{"Item", nil, "Note"}, {nil, "Cost"}}), []string{"Item\t\tNote", "\tCost"}},
+		{"docx", "letter.docx", "", documenttest.DOCX(t, "Dear Ada,", "The meeting moves to Thursday."), []string{"Dear Ada,", "The meeting moves to Thursday."}},
+		{"xlsx", "budget.xlsx", document.TypeXLSX, documenttest.XLSX(t, [][]any{{"Item", "Cost"}, {"Rent", 1200}, {"Coffee", 42}}...), []string{"Item\tCost", "Rent\t1200", "Coffee\t42"}},
+		{"xlsx with an empty cell", "gaps.xlsx", document.TypeXLSX, documenttest.XLSX(t, [][]any{{"Item", nil, "Note"}, {nil, "Cost"}}...), []string{"Item\t\tNote", "\tCost"}},
 		{"csv", "people.csv", "text/csv; charset=utf-8", []byte("name,city\nAda,London\n\"Grace, Rear Admiral\",Arlington\n"), []string{"Ada,London", "Grace, Rear Admiral"}},
 		{"txt", "notes.txt", "application/octet-stream", []byte("plain notes about the garden"), []string{"plain notes about the garden"}},
 		{"markdown", "readme.md", "text/markdown", []byte("# Title\n\nSome *markdown* text."), []string{"Some *markdown* text."}},
@@ -43,7 +45,7 @@ func TestExtract(t *testing.T) {
 			}
 		})
 	}
-	ex, err := document.Extract("report.pdf", "", makePDF(t, "one", "two", "three is here"))
+	ex, err := document.Extract("report.pdf", "", documenttest.PDF(t, "one", "two", "three is here"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,13 +73,13 @@ func TestExtractRefuses(t *testing.T) {
 		data              []byte
 		reason            string
 	}{
-		{"encrypted pdf", "secret.pdf", "application/pdf", makeEncryptedPDF(t, "hidden"), document.ReasonEncrypted},
+		{"encrypted pdf", "secret.pdf", "application/pdf", documenttest.EncryptedPDF(t, "hidden"), document.ReasonEncrypted},
 		{"corrupt pdf", "broken.pdf", "application/pdf", []byte("%PDF-1.4\nthis is not a pdf at all"), document.ReasonCorrupt},
-		{"truncated pdf", "cut.pdf", "application/pdf", makePDF(t, "a page")[:200], document.ReasonCorrupt},
+		{"truncated pdf", "cut.pdf", "application/pdf", documenttest.PDF(t, "a page")[:200], document.ReasonCorrupt},
 		{"encrypted docx", "locked.docx", "", append([]byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}, make([]byte, 512)...), document.ReasonEncrypted},
 		{"corrupt docx", "broken.docx", "", []byte("PK not really a zip"), document.ReasonCorrupt},
 		{"zip bomb docx", "bomb.docx", "", bomb, document.ReasonBomb},
-		{"corrupt xlsx", "broken.xlsx", "", makeZip(t, map[string]string{"hello.txt": "no workbook here"}), document.ReasonCorrupt},
+		{"corrupt xlsx", "broken.xlsx", "", documenttest.Zip(t, map[string]string{"hello.txt": "no workbook here"}), document.ReasonCorrupt},
 		{"binary txt", "notes.txt", "text/plain", []byte{0xff, 0xfe, 0x00, 0x01}, document.ReasonCorrupt},
 		{"unknown type", "photo.png", "image/png", []byte("\x89PNG\r\n"), document.ReasonUnsupported},
 		{"unknown extension", "archive.zip", "", []byte("PK"), document.ReasonUnsupported},

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-pdf/fpdf"
+	"github.com/stewardhq/steward/internal/document/documenttest"
 
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/egress/egresstest"
@@ -204,7 +203,7 @@ func TestWebFetchTypes(t *testing.T) {
 		"/t":   {"text/plain; charset=utf-8", "plain <b>text</b> stays"},
 		"/l":   {"text/plain; charset=iso-8859-1", "caf\xe9"},
 		"/pdf": {"application/pdf", "%PDF-1.7 ..."},
-		"/doc": {"application/pdf", string(makePDF(t, "Page one.", "The second page names the harbour master."))},
+		"/doc": {"application/pdf", string(documenttest.PDF(t, "Page one.", "The second page names the harbour master."))},
 		"/png": {"image/png", "\x89PNG\r\n"},
 		"/404": {"", ""},
 	}
@@ -280,20 +279,4 @@ func TestWebFetchCaps(t *testing.T) {
 			t.Errorf("max_chars %d: %v", bad, err)
 		}
 	}
-}
-
-// makePDF writes a PDF with one page per text.
-func makePDF(t *testing.T, pages ...string) []byte {
-	t.Helper()
-	p := fpdf.New("P", "mm", "A4", "")
-	p.SetFont("Helvetica", "", 12)
-	for _, text := range pages {
-		p.AddPage()
-		p.MultiCell(180, 6, text, "", "L", false)
-	}
-	var buf bytes.Buffer
-	if err := p.Output(&buf); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
