@@ -172,6 +172,7 @@ func (s *Scheduler) Tick(ctx context.Context, now time.Time) (Report, error) {
 			errs = append(errs, err)
 		}
 	}
+	log.Debug().Time("scheduled_time", now).Int("due", rep.Due).Int("claimed", len(rep.Runs)).Int("errors", len(errs)).Msg("tick")
 	return rep, errors.Join(errs...)
 }
 

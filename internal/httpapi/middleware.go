@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stewardhq/steward/internal/steward"
-
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -41,7 +41,8 @@ func saneRequestID(id string) bool {
 }
 
 // withRequest gives each request an id (a sane incoming X-Request-Id, or a new one), echoes
-// it in the response, and puts a logger carrying it in the request context.
+// it in the response, and puts a logger carrying it (and, on Lambda, the invocation's
+// aws_request_id) in the request context.
 func withRequest(base zerolog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -50,7 +51,12 @@ func withRequest(base zerolog.Logger) func(http.Handler) http.Handler {
 				id = uuid.NewString()
 			}
 			w.Header().Set(RequestIDHeader, id)
-			log := base.With().Str("request_id", id).Logger()
+			c := base.With().Str("request_id", id)
+			if lc, ok := lambdacontext.FromContext(r.Context()); ok {
+				// On Lambda, the invocation's id too: Lambda's own records carry it.
+				c = c.Str("aws_request_id", lc.AwsRequestID)
+			}
+			log := c.Logger()
 			next.ServeHTTP(w, r.WithContext(log.WithContext(r.Context())))
 		})
 	}
