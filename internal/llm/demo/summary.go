@@ -30,7 +30,7 @@ func summariseOne(r steward.ToolResult, out any, args map[string]any) string {
 		return stringField(args, key)
 	}
 	if r.IsError {
-		return fmt.Sprintf("I did not %s: “%s”.", action(r.Name, value), errorMessage(out))
+		return fmt.Sprintf("I did not %s: %s.", action(r.Name, value), why(out))
 	}
 	switch r.Name {
 	case "create_task":
@@ -62,6 +62,23 @@ func action(tool string, value func(string) string) string {
 	default:
 		return "run " + tool
 	}
+}
+
+// why says why a call was not done: the owner declined it (with their reason, if any),
+// something else refused it (who, and why), or the tool's error message, quoted.
+func why(out any) string {
+	by, reason := stringField(out, "refused_by"), stringField(out, "message")
+	switch {
+	case by == "the owner" && reason == "":
+		return "you declined it"
+	case by == "the owner":
+		return fmt.Sprintf("you declined it (“%s”)", reason)
+	case by != "" && reason != "":
+		return fmt.Sprintf("“%s: %s”", by, reason)
+	case by != "":
+		return fmt.Sprintf("“%s”", by)
+	}
+	return fmt.Sprintf("“%s”", errorMessage(out))
 }
 
 // errorMessage finds the message of an error output: a string, or an object's "error",
