@@ -612,41 +612,14 @@ func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledg
 // commit first; a crash before its result leaves it executing, later marked unknown.
 func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (steward.ToolResult, error) {
 	tool, _ := r.Tools.Get(c.Name)
-	toExecuting := steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallExecuting}
-	var res steward.ToolResult
-	finish := func(tx Tx) error {
-		to := steward.CallSucceeded
-		if res.IsError {
-			to = steward.CallFailed
-		}
-		if err := tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallExecuting, To: to, Result: res.Output}); err != nil {
-			return err
-		}
-		return x.flush(ctx, tx)
-	}
-	// enforce applies the kill switch and caps once more; a refusal journals the call denied.
-	enforce := func(tx Tx) (bool, error) {
-		d, err := r.Gate.Enforce(ctx, tx, r.gateRequest(x, c))
-		if err != nil || d.Verdict == steward.Allow {
-			return err == nil, err
-		}
-		res = refusal(c, "refused by "+d.By, d.Reason)
-		x.record("gate_decision", map[string]any{"call_id": c.ID, "tool": c.Name, "verdict": d.Verdict, "by": d.By, "at": "execution"})
-		return false, tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallDenied, Result: res.Output, DecidedBy: d.By})
-	}
 	if !tool.External && !tool.Egress {
+		var res steward.ToolResult
 		err := r.inOwner(ctx, x, func(tx Tx) error {
-			if ok, err := enforce(tx); !ok {
-				return err
-			}
-			if err := tx.Journal.UpdateCall(ctx, toExecuting); err != nil {
-				return err
-			}
 			var err error
-			if res, err = r.runTool(ctx, tx.Data, tx.Ledger, x, c); err != nil {
+			if res, err = r.executeLocal(ctx, tx, x, c); err != nil {
 				return err
 			}
-			return finish(tx)
+			return x.flush(ctx, tx)
 		})
 		if err == nil {
 			return res, nil
@@ -659,14 +632,15 @@ func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (stewa
 		})
 		return res, err
 	}
+	var res steward.ToolResult
 	allowed := false
 	err := r.inOwner(ctx, x, func(tx Tx) error {
-		ok, err := enforce(tx)
-		if !ok {
+		var err error
+		res, allowed, err = r.enforce(ctx, tx, x, c)
+		if err != nil || !allowed {
 			return err
 		}
-		allowed = true
-		return tx.Journal.UpdateCall(ctx, toExecuting)
+		return tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallExecuting})
 	})
 	if err != nil || !allowed {
 		return res, err
@@ -680,7 +654,50 @@ func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (stewa
 	if err != nil {
 		res = errorResult(c, "the tool failed unexpectedly")
 	}
-	return res, r.inOwner(ctx, x, finish)
+	return res, r.inOwner(ctx, x, func(tx Tx) error {
+		if err := r.journalResult(ctx, tx, x, c, res); err != nil {
+			return err
+		}
+		return x.flush(ctx, tx)
+	})
+}
+
+// executeLocal runs an approved database-local write in tx with its journal rows: the kill
+// switch and caps once more, executing, the tool on tx's data, then succeeded or failed. The
+// run's queued events are left for the caller to flush in tx.
+func (r *Runner) executeLocal(ctx context.Context, tx Tx, x *run, c steward.ToolCall) (steward.ToolResult, error) {
+	res, ok, err := r.enforce(ctx, tx, x, c)
+	if err != nil || !ok {
+		return res, err
+	}
+	if err := tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallExecuting}); err != nil {
+		return res, err
+	}
+	if res, err = r.runTool(ctx, tx.Data, tx.Ledger, x, c); err != nil {
+		return res, err
+	}
+	return res, r.journalResult(ctx, tx, x, c, res)
+}
+
+// enforce applies the kill switch and caps once more before an approved write runs; a
+// refusal journals the call denied and returns its result with ok false.
+func (r *Runner) enforce(ctx context.Context, tx Tx, x *run, c steward.ToolCall) (res steward.ToolResult, ok bool, err error) {
+	d, err := r.Gate.Enforce(ctx, tx, r.gateRequest(x, c))
+	if err != nil || d.Verdict == steward.Allow {
+		return res, err == nil, err
+	}
+	res = refusal(c, "refused by "+d.By, d.Reason)
+	x.record("gate_decision", map[string]any{"call_id": c.ID, "tool": c.Name, "verdict": d.Verdict, "by": d.By, "at": "execution"})
+	return res, false, tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallDenied, Result: res.Output, DecidedBy: d.By})
+}
+
+// journalResult moves an executing call to succeeded or failed with its result.
+func (r *Runner) journalResult(ctx context.Context, tx Tx, x *run, c steward.ToolCall, res steward.ToolResult) error {
+	to := steward.CallSucceeded
+	if res.IsError {
+		to = steward.CallFailed
+	}
+	return tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallExecuting, To: to, Result: res.Output})
 }
 
 // logError logs an internal error with secrets redacted.
