@@ -417,21 +417,17 @@ func (r *Runner) account(x *run) {
 }
 
 // suspend writes the turn with its pending writes to Postgres and returns it to the client.
+// The batch's transaction may have saved it already (batch).
 func (r *Runner) suspend(ctx context.Context, x *run) (steward.View, error) {
-	ttl := r.SuspendTTL
-	if ttl <= 0 {
-		ttl = 7 * 24 * time.Hour
+	if x.turn.Status == steward.StatusSuspended {
+		v := steward.ViewOf(x.turn)
+		x.send(StreamEvent{Type: "suspended", Turn: &v})
+		return v, nil
 	}
-	exp := r.now().Add(ttl)
-	x.turn.Status, x.turn.State, x.turn.ExpiresAt = steward.StatusSuspended, x.st, &exp
-	r.account(x)
-	x.record("turn_suspended", map[string]any{"pending": len(x.st.Pending), "expires_at": exp})
 	err := r.inOwner(ctx, x, func(tx Tx) error {
-		saved, err := tx.Turns.Save(ctx, x.turn)
-		if err != nil {
+		if err := r.saveSuspended(ctx, tx, x); err != nil {
 			return err
 		}
-		x.turn = saved
 		return x.flush(ctx, tx)
 	})
 	if steward.ErrorCode(err) == steward.CodeInvalid {
@@ -445,6 +441,24 @@ func (r *Runner) suspend(ctx context.Context, x *run) (steward.View, error) {
 	return v, nil
 }
 
+// saveSuspended saves x's turn suspended with its state in tx; the caller flushes the events.
+func (r *Runner) saveSuspended(ctx context.Context, tx Tx, x *run) error {
+	ttl := r.SuspendTTL
+	if ttl <= 0 {
+		ttl = 7 * 24 * time.Hour
+	}
+	exp := r.now().Add(ttl)
+	x.turn.Status, x.turn.State, x.turn.ExpiresAt = steward.StatusSuspended, x.st, &exp
+	r.account(x)
+	x.record("turn_suspended", map[string]any{"pending": len(x.st.Pending), "expires_at": exp})
+	saved, err := tx.Turns.Save(ctx, x.turn)
+	if err != nil {
+		return err
+	}
+	x.turn = saved
+	return nil
+}
+
 // batch handles one batch of tool calls: unknown tools and invalid arguments become error
 // results, writes go through the gate in one transaction, then reads run outside any
 // transaction (a slow read holds neither a transaction nor a pool connection) and are
@@ -456,7 +470,16 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 	var pending []steward.PendingCall
 	var allowed, reads []int
 	var killed error
-	err := r.inOwner(ctx, x, func(tx Tx) error {
+	// A batch that only waits for the owner (no read to run, no write allowed) saves the
+	// suspended turn in its own transaction (docs/ARCHITECTURE.md §2); if that save fails,
+	// the batch is decided again and the turn saved apart, as suspend does.
+	events, seq, turn := len(x.events), x.st.TraceSeq, x.turn
+	merged := false
+	decideBatch := func(tx Tx, merge bool) error {
+		clear(results)
+		clear(recs)
+		pending, allowed, reads = nil, nil, nil
+		x.events, x.st.TraceSeq = x.events[:events], seq
 		if err := r.check(ctx, tx); err != nil {
 			return err // stopped before any tool ran
 		}
@@ -511,8 +534,31 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 				return err
 			}
 		}
+		if merge && len(pending) > 0 && len(reads) == 0 && len(allowed) == 0 {
+			x.st.Calls, x.st.Pending, x.st.Results = calls, pending, nil
+			for _, res := range results {
+				if res != nil {
+					x.st.Results = append(x.st.Results, *res)
+				}
+			}
+			if err := r.saveSuspended(ctx, tx, x); err != nil {
+				return &mergedWriteError{err}
+			}
+			merged = true
+		}
 		return x.flush(ctx, tx)
-	})
+	}
+	err := r.inOwner(ctx, x, func(tx Tx) error { return decideBatch(tx, true) })
+	if errors.As(err, new(*mergedWriteError)) {
+		x.turn = turn
+		err = r.inOwner(ctx, x, func(tx Tx) error { return decideBatch(tx, false) })
+	}
+	if err == nil && merged {
+		for i := range calls {
+			x.send(StreamEvent{Type: "tool_call", Call: &calls[i]})
+		}
+		return true, nil
+	}
 	if err == nil {
 		killed, err = r.reads(ctx, x, calls, reads, recs, results)
 	}

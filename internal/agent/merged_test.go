@@ -86,3 +86,23 @@ func TestConcurrentConfirmDuringMergedClaimAndExecute(t *testing.T) {
 		t.Fatalf("journal = %+v, want w1 succeeded", j["w1"])
 	}
 }
+
+// A batch that only waits for the owner saves the suspended turn in the gate's transaction;
+// when that save is refused (a NUL in the model's text cannot be stored), the batch is decided
+// again without it and the turn fails with the unsaved error, its pending call journaled.
+func TestSuspendMergedIntoGateFallsBackWhenTheSaveIsRefused(t *testing.T) {
+	t.Parallel()
+	resp := scripted.Calls(scripted.Call("w1", "create_task", `{"title":"buy milk"}`))
+	resp.Message.Parts = append([]steward.Part{{Text: "on it \x00 now"}}, resp.Message.Parts...)
+	h := newHarness(t, scripted.New(scripted.Reply(resp)))
+	v := h.start("remind me to buy milk")
+	if v.Status != steward.StatusFailed || v.Error != "the turn's result could not be saved" {
+		t.Fatalf("view = %+v, want failed: the turn's result could not be saved", v)
+	}
+	if j := h.journal(v.TurnID); j["w1"].Status != steward.CallPending {
+		t.Fatalf("journal = %+v, want w1 pending", j)
+	}
+	if n := len(h.tasks()); n != 0 {
+		t.Fatalf("%d tasks, want none", n)
+	}
+}
