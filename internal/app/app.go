@@ -127,10 +127,18 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 			a.Close()
 		}
 	}()
-	if a.Store, err = store.Open(octx, cfg.AppDatabaseURL, cfg.DBMaxConns); err != nil {
+	appURL, err := store.WithExecMode(cfg.AppDatabaseURL, cfg.DBExecMode)
+	if err != nil {
+		return nil, fmt.Errorf("APP_DATABASE_URL: %w", err)
+	}
+	doorURL, err := store.WithExecMode(cfg.DoorDatabaseURL, cfg.DBExecMode)
+	if err != nil {
+		return nil, fmt.Errorf("DOOR_DATABASE_URL: %w", err)
+	}
+	if a.Store, err = store.Open(octx, appURL, cfg.DBMaxConns); err != nil {
 		return nil, fmt.Errorf("open APP_DATABASE_URL: %w", err)
 	}
-	if a.Door, err = store.OpenDoor(octx, cfg.DoorDatabaseURL); err != nil {
+	if a.Door, err = store.OpenDoor(octx, doorURL); err != nil {
 		return nil, fmt.Errorf("open DOOR_DATABASE_URL: %w", err)
 	}
 	if err := a.Store.CheckRuntime(octx); err != nil {

@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
@@ -46,6 +48,27 @@ func Open(ctx context.Context, url string, maxConns int32) (*Store, error) {
 		return nil, err
 	}
 	return &Store{pool: pool, url: url}, nil
+}
+
+// WithExecMode returns url with pgx's default_query_exec_mode set to mode
+// (STEWARD_DB_EXEC_MODE: cache_statement, cache_describe or describe_exec); "" returns url as
+// it is. Behind RDS Proxy, cache_describe prepares no named statement, which would pin the
+// connection.
+func WithExecMode(dbURL, mode string) (string, error) {
+	if mode == "" {
+		return dbURL, nil
+	}
+	if !strings.Contains(dbURL, "://") { // keyword/value form
+		return dbURL + " default_query_exec_mode=" + mode, nil
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return "", errors.New("malformed database url")
+	}
+	q := u.Query()
+	q.Set("default_query_exec_mode", mode)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // NewPool builds a pgx pool with the pgvector types registered on every connection.
