@@ -417,21 +417,17 @@ func (r *Runner) account(x *run) {
 }
 
 // suspend writes the turn with its pending writes to Postgres and returns it to the client.
+// The batch's transaction may have saved it already (batch).
 func (r *Runner) suspend(ctx context.Context, x *run) (steward.View, error) {
-	ttl := r.SuspendTTL
-	if ttl <= 0 {
-		ttl = 7 * 24 * time.Hour
+	if x.turn.Status == steward.StatusSuspended {
+		v := steward.ViewOf(x.turn)
+		x.send(StreamEvent{Type: "suspended", Turn: &v})
+		return v, nil
 	}
-	exp := r.now().Add(ttl)
-	x.turn.Status, x.turn.State, x.turn.ExpiresAt = steward.StatusSuspended, x.st, &exp
-	r.account(x)
-	x.record("turn_suspended", map[string]any{"pending": len(x.st.Pending), "expires_at": exp})
 	err := r.inOwner(ctx, x, func(tx Tx) error {
-		saved, err := tx.Turns.Save(ctx, x.turn)
-		if err != nil {
+		if err := r.saveSuspended(ctx, tx, x); err != nil {
 			return err
 		}
-		x.turn = saved
 		return x.flush(ctx, tx)
 	})
 	if steward.ErrorCode(err) == steward.CodeInvalid {
@@ -445,6 +441,24 @@ func (r *Runner) suspend(ctx context.Context, x *run) (steward.View, error) {
 	return v, nil
 }
 
+// saveSuspended saves x's turn suspended with its state in tx; the caller flushes the events.
+func (r *Runner) saveSuspended(ctx context.Context, tx Tx, x *run) error {
+	ttl := r.SuspendTTL
+	if ttl <= 0 {
+		ttl = 7 * 24 * time.Hour
+	}
+	exp := r.now().Add(ttl)
+	x.turn.Status, x.turn.State, x.turn.ExpiresAt = steward.StatusSuspended, x.st, &exp
+	r.account(x)
+	x.record("turn_suspended", map[string]any{"pending": len(x.st.Pending), "expires_at": exp})
+	saved, err := tx.Turns.Save(ctx, x.turn)
+	if err != nil {
+		return err
+	}
+	x.turn = saved
+	return nil
+}
+
 // batch handles one batch of tool calls: unknown tools and invalid arguments become error
 // results, writes go through the gate in one transaction, then reads run outside any
 // transaction (a slow read holds neither a transaction nor a pool connection) and are
@@ -456,7 +470,16 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 	var pending []steward.PendingCall
 	var allowed, reads []int
 	var killed error
-	err := r.inOwner(ctx, x, func(tx Tx) error {
+	// A batch that only waits for the owner (no read to run, no write allowed) saves the
+	// suspended turn in its own transaction (docs/ARCHITECTURE.md §2); if that save fails,
+	// the batch is decided again and the turn saved apart, as suspend does.
+	events, seq, turn := len(x.events), x.st.TraceSeq, x.turn
+	merged := false
+	decideBatch := func(tx Tx, merge bool) error {
+		clear(results)
+		clear(recs)
+		pending, allowed, reads = nil, nil, nil
+		x.events, x.st.TraceSeq = x.events[:events], seq
 		if err := r.check(ctx, tx); err != nil {
 			return err // stopped before any tool ran
 		}
@@ -511,8 +534,31 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 				return err
 			}
 		}
+		if merge && len(pending) > 0 && len(reads) == 0 && len(allowed) == 0 {
+			x.st.Calls, x.st.Pending, x.st.Results = calls, pending, nil
+			for _, res := range results {
+				if res != nil {
+					x.st.Results = append(x.st.Results, *res)
+				}
+			}
+			if err := r.saveSuspended(ctx, tx, x); err != nil {
+				return &mergedWriteError{err}
+			}
+			merged = true
+		}
 		return x.flush(ctx, tx)
-	})
+	}
+	err := r.inOwner(ctx, x, func(tx Tx) error { return decideBatch(tx, true) })
+	if errors.As(err, new(*mergedWriteError)) {
+		x.turn = turn
+		err = r.inOwner(ctx, x, func(tx Tx) error { return decideBatch(tx, false) })
+	}
+	if err == nil && merged {
+		for i := range calls {
+			x.send(StreamEvent{Type: "tool_call", Call: &calls[i]})
+		}
+		return true, nil
+	}
 	if err == nil {
 		killed, err = r.reads(ctx, x, calls, reads, recs, results)
 	}
@@ -612,41 +658,14 @@ func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledg
 // commit first; a crash before its result leaves it executing, later marked unknown.
 func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (steward.ToolResult, error) {
 	tool, _ := r.Tools.Get(c.Name)
-	toExecuting := steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallExecuting}
-	var res steward.ToolResult
-	finish := func(tx Tx) error {
-		to := steward.CallSucceeded
-		if res.IsError {
-			to = steward.CallFailed
-		}
-		if err := tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallExecuting, To: to, Result: res.Output}); err != nil {
-			return err
-		}
-		return x.flush(ctx, tx)
-	}
-	// enforce applies the kill switch and caps once more; a refusal journals the call denied.
-	enforce := func(tx Tx) (bool, error) {
-		d, err := r.Gate.Enforce(ctx, tx, r.gateRequest(x, c))
-		if err != nil || d.Verdict == steward.Allow {
-			return err == nil, err
-		}
-		res = refusal(c, "refused by "+d.By, d.Reason)
-		x.record("gate_decision", map[string]any{"call_id": c.ID, "tool": c.Name, "verdict": d.Verdict, "by": d.By, "at": "execution"})
-		return false, tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallDenied, Result: res.Output, DecidedBy: d.By})
-	}
 	if !tool.External && !tool.Egress {
+		var res steward.ToolResult
 		err := r.inOwner(ctx, x, func(tx Tx) error {
-			if ok, err := enforce(tx); !ok {
-				return err
-			}
-			if err := tx.Journal.UpdateCall(ctx, toExecuting); err != nil {
-				return err
-			}
 			var err error
-			if res, err = r.runTool(ctx, tx.Data, tx.Ledger, x, c); err != nil {
+			if res, err = r.executeLocal(ctx, tx, x, c); err != nil {
 				return err
 			}
-			return finish(tx)
+			return x.flush(ctx, tx)
 		})
 		if err == nil {
 			return res, nil
@@ -659,14 +678,15 @@ func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (stewa
 		})
 		return res, err
 	}
+	var res steward.ToolResult
 	allowed := false
 	err := r.inOwner(ctx, x, func(tx Tx) error {
-		ok, err := enforce(tx)
-		if !ok {
+		var err error
+		res, allowed, err = r.enforce(ctx, tx, x, c)
+		if err != nil || !allowed {
 			return err
 		}
-		allowed = true
-		return tx.Journal.UpdateCall(ctx, toExecuting)
+		return tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallExecuting})
 	})
 	if err != nil || !allowed {
 		return res, err
@@ -680,7 +700,50 @@ func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (stewa
 	if err != nil {
 		res = errorResult(c, "the tool failed unexpectedly")
 	}
-	return res, r.inOwner(ctx, x, finish)
+	return res, r.inOwner(ctx, x, func(tx Tx) error {
+		if err := r.journalResult(ctx, tx, x, c, res); err != nil {
+			return err
+		}
+		return x.flush(ctx, tx)
+	})
+}
+
+// executeLocal runs an approved database-local write in tx with its journal rows: the kill
+// switch and caps once more, executing, the tool on tx's data, then succeeded or failed. The
+// run's queued events are left for the caller to flush in tx.
+func (r *Runner) executeLocal(ctx context.Context, tx Tx, x *run, c steward.ToolCall) (steward.ToolResult, error) {
+	res, ok, err := r.enforce(ctx, tx, x, c)
+	if err != nil || !ok {
+		return res, err
+	}
+	if err := tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallExecuting}); err != nil {
+		return res, err
+	}
+	if res, err = r.runTool(ctx, tx.Data, tx.Ledger, x, c); err != nil {
+		return res, err
+	}
+	return res, r.journalResult(ctx, tx, x, c, res)
+}
+
+// enforce applies the kill switch and caps once more before an approved write runs; a
+// refusal journals the call denied and returns its result with ok false.
+func (r *Runner) enforce(ctx context.Context, tx Tx, x *run, c steward.ToolCall) (res steward.ToolResult, ok bool, err error) {
+	d, err := r.Gate.Enforce(ctx, tx, r.gateRequest(x, c))
+	if err != nil || d.Verdict == steward.Allow {
+		return res, err == nil, err
+	}
+	res = refusal(c, "refused by "+d.By, d.Reason)
+	x.record("gate_decision", map[string]any{"call_id": c.ID, "tool": c.Name, "verdict": d.Verdict, "by": d.By, "at": "execution"})
+	return res, false, tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallDenied, Result: res.Output, DecidedBy: d.By})
+}
+
+// journalResult moves an executing call to succeeded or failed with its result.
+func (r *Runner) journalResult(ctx context.Context, tx Tx, x *run, c steward.ToolCall, res steward.ToolResult) error {
+	to := steward.CallSucceeded
+	if res.IsError {
+		to = steward.CallFailed
+	}
+	return tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallExecuting, To: to, Result: res.Output})
 }
 
 // logError logs an internal error with secrets redacted.

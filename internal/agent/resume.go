@@ -18,51 +18,63 @@ import (
 // bound to its args_hash), the turn is claimed exactly once, approved calls run with the
 // journal, denied ones become refusals, and the loop continues in the same turn and trace.
 func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisions []steward.Decision, emit Emit) (steward.View, error) {
-	var turn steward.Turn
-	err := r.Store.InOwner(ctx, ownerID, func(tx Tx) error {
-		var err error
-		turn, err = tx.Turns.Get(ctx, turnID)
-		return err
-	})
-	if err != nil {
-		if steward.ErrorCode(err) == steward.CodeNotFound {
-			return steward.View{}, steward.Errorf(steward.CodeNotFound, "turn not found")
-		}
-		return steward.View{}, fmt.Errorf("load turn %s: %w", turnID, err)
-	}
-	if err := r.resumable(turn); err != nil {
-		return steward.View{}, err
-	}
-	byCall, err := checkDecisions(turn.State.Pending, decisions)
-	if err != nil {
-		return steward.View{}, err
-	}
-	if err := r.checkAlways(turn.State.Pending, byCall); err != nil {
-		return steward.View{}, err
-	}
-
 	x := &run{emit: emit, turn: steward.Turn{OwnerID: ownerID}}
 	var journal map[string]steward.CallRecord
-	err = r.inOwner(ctx, x, func(tx Tx) error {
-		if err := r.admit(ctx, tx, steward.Admission{OwnerID: ownerID, Trigger: turn.Trigger, Resume: true}); err != nil {
-			return err
-		}
-		claimed, err := tx.Turns.Claim(ctx, turnID, r.now(), r.lease())
-		if err != nil {
-			return err
-		}
-		x.turn, x.st = claimed, claimed.State
-		if journal, err = r.decide(ctx, tx, x, byCall); err != nil {
-			return err
-		}
-		r.adoptModel(x)
-		stored, err := tx.Conversations.Messages(ctx, x.turn.ConversationID)
-		if err != nil {
-			return err
-		}
-		x.history, _ = r.fit(stored, x.st.HistorySeq)
-		return x.flush(ctx, tx)
-	})
+	// One transaction reads the turn, checks the decisions, admits, claims it (exactly once),
+	// journals the decisions and runs the approved database-local writes with their journal
+	// rows (docs/ARCHITECTURE.md §2, §6): a concurrent confirm waits on the claim's row lock
+	// and then finds the turn claimed. If a write fails there, everything rolls back and the
+	// claim is redone alone; the write then runs in a transaction of its own, as before.
+	claim := func(merge bool) error {
+		x.events, x.st = nil, nil
+		return r.inOwner(ctx, x, func(tx Tx) error {
+			turn, err := tx.Turns.Get(ctx, turnID)
+			if steward.ErrorCode(err) == steward.CodeNotFound {
+				return steward.Errorf(steward.CodeNotFound, "turn not found")
+			}
+			if err != nil {
+				return fmt.Errorf("load turn %s: %w", turnID, err)
+			}
+			if err := r.resumable(turn); err != nil {
+				return err
+			}
+			byCall, err := checkDecisions(turn.State.Pending, decisions)
+			if err != nil {
+				return err
+			}
+			if err := r.checkAlways(turn.State.Pending, byCall); err != nil {
+				return err
+			}
+			if err := r.admit(ctx, tx, steward.Admission{OwnerID: ownerID, Trigger: turn.Trigger, Resume: true}); err != nil {
+				return err
+			}
+			claimed, err := tx.Turns.Claim(ctx, turnID, r.now(), r.lease())
+			if err != nil {
+				return err
+			}
+			x.turn, x.st = claimed, claimed.State
+			if journal, err = r.decide(ctx, tx, x, byCall); err != nil {
+				return err
+			}
+			r.adoptModel(x)
+			if merge {
+				if err := r.executeClaimed(ctx, tx, x, journal); err != nil {
+					return err
+				}
+			}
+			stored, err := tx.Conversations.Messages(ctx, x.turn.ConversationID)
+			if err != nil {
+				return err
+			}
+			x.history, _ = r.fit(stored, x.st.HistorySeq)
+			return x.flush(ctx, tx)
+		})
+	}
+	err := claim(true)
+	if errors.As(err, new(*mergedWriteError)) {
+		logError(ctx, err, "approved write failed in the claim's transaction; claiming alone")
+		err = claim(false)
+	}
 	var refused *steward.Error
 	if errors.As(err, &refused) {
 		return steward.View{}, refused
@@ -221,6 +233,38 @@ func alwaysRule(p steward.PendingCall, scope steward.Always) steward.Rule {
 		return steward.Rule{Tool: p.Tool, Predicate: json.RawMessage(`{}`), Effect: "allow", Source: "approval", Note: "approved with always (any arguments)"}
 	}
 	return steward.Rule{Tool: p.Tool, Predicate: p.Args, Effect: "allow", Source: "approval", Note: "approved with always (these arguments)"}
+}
+
+// mergedWriteError is a database-local write that failed inside the claim's transaction.
+type mergedWriteError struct{ err error }
+
+func (e *mergedWriteError) Error() string { return "merged write: " + e.err.Error() }
+func (e *mergedWriteError) Unwrap() error { return e.err }
+
+// executeClaimed runs, in the claim's transaction, the approved database-local writes of the
+// batch in call order, up to the first approved call that leaves Postgres (that one and the
+// rest run after the commit, in order, as batchResults does); each result joins the state's
+// results and each journal row is updated.
+func (r *Runner) executeClaimed(ctx context.Context, tx Tx, x *run, journal map[string]steward.CallRecord) error {
+	done := make(map[string]bool, len(x.st.Results))
+	for _, res := range x.st.Results {
+		done[res.CallID] = true
+	}
+	for _, c := range x.st.Calls {
+		j := journal[c.ID]
+		if done[c.ID] || j.Status != steward.CallApproved {
+			continue
+		}
+		if tool, ok := r.Tools.Get(c.Name); !ok || tool.External || tool.Egress {
+			return nil
+		}
+		res, err := r.executeLocal(ctx, tx, x, c)
+		if err != nil {
+			return &mergedWriteError{err}
+		}
+		x.st.Results = append(x.st.Results, res)
+	}
+	return nil
 }
 
 // batchResults reassembles the suspended batch's results in the model's call order: results

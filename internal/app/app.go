@@ -19,6 +19,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/control"
@@ -127,10 +128,18 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 			a.Close()
 		}
 	}()
-	if a.Store, err = store.Open(octx, cfg.AppDatabaseURL, cfg.DBMaxConns); err != nil {
+	appURL, err := store.WithExecMode(cfg.AppDatabaseURL, cfg.DBExecMode)
+	if err != nil {
+		return nil, fmt.Errorf("APP_DATABASE_URL: %w", err)
+	}
+	doorURL, err := store.WithExecMode(cfg.DoorDatabaseURL, cfg.DBExecMode)
+	if err != nil {
+		return nil, fmt.Errorf("DOOR_DATABASE_URL: %w", err)
+	}
+	if a.Store, err = store.Open(octx, appURL, cfg.DBMaxConns); err != nil {
 		return nil, fmt.Errorf("open APP_DATABASE_URL: %w", err)
 	}
-	if a.Door, err = store.OpenDoor(octx, cfg.DoorDatabaseURL); err != nil {
+	if a.Door, err = store.OpenDoor(octx, doorURL); err != nil {
 		return nil, fmt.Errorf("open DOOR_DATABASE_URL: %w", err)
 	}
 	if err := a.Store.CheckRuntime(octx); err != nil {
@@ -176,9 +185,11 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	rs := &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
 	act := &activity.Service{Store: a.Store, Now: a.Now}
 	a.handler = httpapi.New(httpapi.Deps{
-		Runner:           a.Runner,
-		Store:            a.Store,
-		Auth:             a.Door,
+		Runner: a.Runner,
+		Store:  a.Store,
+		// A found key is trusted for auth.CacheTTL without a lookup: a revoked key stops
+		// working within it (README "Configuration", docs/ARCHITECTURE.md §6).
+		Auth:             &auth.Cache[store.Principal]{Lookup: a.Door.Authenticate, Now: a.Now},
 		MaxBodyBytes:     cfg.MaxBodyBytes,
 		MaxTurnsPerOwner: cfg.MaxTurnsPerOwner,
 		Logger:           log,
@@ -277,7 +288,7 @@ func (a *App) processWebhook(ownerID, runID uuid.UUID) {
 
 // RunBackground is the in-process side of a long-lived server (`steward serve`): the memory
 // worker, a scheduler tick every minute, and webhooks processed right after their 202, all
-// under one errgroup (docs/ARCHITECTURE.md §10). When ctx ends it stops taking new work and
+// under one errgroup (docs/ARCHITECTURE.md §60). When ctx ends it stops taking new work and
 // returns only once every one of them has returned, so the pools can be closed after it.
 func (a *App) RunBackground(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(a.Logger.WithContext(ctx))

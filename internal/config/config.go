@@ -29,6 +29,10 @@ type Config struct {
 	SuperuserDatabaseURL string
 	// DBMaxConns caps the application pool (STEWARD_DB_MAX_CONNS).
 	DBMaxConns int32
+	// DBExecMode is how the runtime's pools send statements (STEWARD_DB_EXEC_MODE): one of
+	// DBExecModes, or "" for pgx's default (cache_statement, or the URL's
+	// default_query_exec_mode).
+	DBExecMode string
 
 	// Addr is where `steward serve` listens (STEWARD_ADDR).
 	Addr string
@@ -113,6 +117,13 @@ const (
 	DefaultFastModel = "gemini-3.5-flash-lite"
 )
 
+// DBExecModes are the values of STEWARD_DB_EXEC_MODE: pgx's query exec modes that learn the
+// parameters' types from the server. Behind RDS Proxy, cache_describe and describe_exec prepare only unnamed
+// statements (a named prepared statement pins the connection). pgx's exec and
+// simple_protocol modes are not offered: they guess types from Go values and would send
+// Steward's JSON ([]byte) as bytea.
+var DBExecModes = []string{"cache_statement", "cache_describe", "describe_exec"}
+
 // Providers of STEWARD_MODELS entries.
 const (
 	ProviderGemini = "gemini"
@@ -142,6 +153,7 @@ func Load(getenv func(string) string) (Config, error) {
 		DoorDatabaseURL:      r.dbURL("DOOR_DATABASE_URL"),
 		SuperuserDatabaseURL: r.dbURL("SUPERUSER_DATABASE_URL"),
 		DBMaxConns:           int32(r.intIn("STEWARD_DB_MAX_CONNS", 10, 1, 1000)),
+		DBExecMode:           r.oneOf("STEWARD_DB_EXEC_MODE", "", append([]string{""}, DBExecModes...)...),
 		Addr:                 r.addr("STEWARD_ADDR", "127.0.0.1:8080"),
 		DebugAddr:            r.addrOrEmpty("STEWARD_DEBUG_ADDR"),
 		ServerURL:            r.str("STEWARD_URL", ""),

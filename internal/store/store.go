@@ -8,6 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
+	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
 
@@ -47,6 +50,27 @@ func Open(ctx context.Context, url string, maxConns int32) (*Store, error) {
 	return &Store{pool: pool, url: url}, nil
 }
 
+// WithExecMode returns url with pgx's default_query_exec_mode set to mode
+// (STEWARD_DB_EXEC_MODE: cache_statement, cache_describe or describe_exec); "" returns url as
+// it is. Behind RDS Proxy, cache_describe prepares no named statement, which would pin the
+// connection.
+func WithExecMode(dbURL, mode string) (string, error) {
+	if mode == "" {
+		return dbURL, nil
+	}
+	if !strings.Contains(dbURL, "://") { // keyword/value form
+		return dbURL + " default_query_exec_mode=" + mode, nil
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return "", errors.New("malformed database url")
+	}
+	q := u.Query()
+	q.Set("default_query_exec_mode", mode)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
 // NewPool builds a pgx pool with the pgvector types registered on every connection.
 func NewPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
@@ -56,6 +80,10 @@ func NewPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, er
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
 	}
+	// A connection idle for a moment is used without a ping (pgxpool pings one idle over 1 s
+	// by default: a round trip on the hot path); only one idle longer than pingIdle is
+	// checked first (docs/ARCHITECTURE.md §6).
+	cfg.ShouldPing = func(_ context.Context, p pgxpool.ShouldPingParams) bool { return p.IdleDuration > pingIdle }
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		return pgxvec.RegisterTypes(ctx, conn)
 	}
@@ -69,6 +97,9 @@ func NewPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, er
 	}
 	return pool, nil
 }
+
+// pingIdle is how long a pooled connection may sit idle before it is pinged on acquire.
+const pingIdle = 30 * time.Second
 
 // Close closes the pool.
 func (s *Store) Close() { s.pool.Close() }
@@ -147,12 +178,17 @@ func (s *Store) WithOwner(ctx context.Context, ownerID uuid.UUID, fn func(*Tx) e
 	if ownerID == uuid.Nil {
 		return errors.New("with owner: no owner id")
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, setOwnerSQL, ownerID.String()); err != nil {
-			return fmt.Errorf("set owner: %w", err)
-		}
+	// BEGIN and the settings go in one round trip (one simple-protocol query): a uuid's text
+	// form is hex digits and dashes only, so it is safe as a literal (docs/ARCHITECTURE.md §6).
+	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{BeginQuery: beginOwnerSQL(ownerID)}, func(tx pgx.Tx) error {
 		return fn(newTx(&conn{q: db.New(tx), tx: tx, ownerID: ownerID}))
 	})
+}
+
+// beginOwnerSQL begins an owner's transaction and sets app.owner_id and hnsw.iterative_scan
+// transaction-locally, in one statement list.
+func beginOwnerSQL(ownerID uuid.UUID) string {
+	return "BEGIN; SELECT set_config('app.owner_id', '" + ownerID.String() + "', true), set_config('hnsw.iterative_scan', 'relaxed_order', true)"
 }
 
 // InOwner is WithOwner for the agent: it implements agent.Store with the agent's ports.
@@ -167,8 +203,6 @@ func (t *Tx) Agent() agent.Tx {
 }
 
 var _ agent.Store = (*Store)(nil)
-
-const setOwnerSQL = `SELECT set_config('app.owner_id', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`
 
 // notFound maps pgx.ErrNoRows to ErrNotFound and wraps everything else with what failed.
 func notFound(what string, err error) error {
