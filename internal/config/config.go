@@ -3,6 +3,7 @@
 package config
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
@@ -92,6 +93,10 @@ type Config struct {
 	// delivery may reach although the SSRF guard refuses every other private address
 	// (STEWARD_EGRESS_ALLOW, comma-separated).
 	EgressAllow []netip.AddrPort
+	// SecretKey seals notification channels' secrets (tokens, passwords) with AES-GCM
+	// (STEWARD_SECRET_KEY: 32 bytes, standard base64; on Lambda from SSM). Without it, a
+	// channel with a secret cannot be created, nor one delivered to (fail closed).
+	SecretKey []byte
 	// MaxDocumentBytes caps an uploaded document (POST /v1/documents), 20 MB by default.
 	MaxDocumentBytes int64
 	// SearchURL is a SearXNG instance web_search queries instead of Gemini with Google Search
@@ -166,6 +171,7 @@ func Load(getenv func(string) string) (Config, error) {
 		MaxBodyBytes:         int64(r.intIn("STEWARD_MAX_BODY_BYTES", 1<<20, 1024, 64<<20)),
 		MaxTurnsPerOwner:     r.intIn("STEWARD_MAX_TURNS_PER_OWNER", 4, 1, 100),
 		EgressAllow:          r.addrPorts("STEWARD_EGRESS_ALLOW"),
+		SecretKey:            r.key32("STEWARD_SECRET_KEY"),
 		SearchURL:            r.str("STEWARD_SEARCH_URL", ""),
 		MaxDocumentBytes:     int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
 	}
@@ -220,6 +226,20 @@ func (r *reader) fail(name, value, why string) {
 		value = value[:40] + "…"
 	}
 	r.errs = append(r.errs, fmt.Errorf("%s=%q %s", name, value, why))
+}
+
+// key32 reads a 32-byte key in standard base64; empty is no key.
+func (r *reader) key32(name string) []byte {
+	v := strings.TrimSpace(r.getenv(name))
+	if v == "" {
+		return nil
+	}
+	k, err := base64.StdEncoding.DecodeString(v)
+	if err != nil || len(k) != 32 {
+		r.errs = append(r.errs, fmt.Errorf("%s must be 32 bytes in standard base64 (e.g. openssl rand -base64 32)", name))
+		return nil
+	}
+	return k
 }
 
 func (r *reader) str(name, def string) string {
