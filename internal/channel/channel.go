@@ -162,8 +162,9 @@ func (in *Input) check() (Target, error) {
 		default:
 			return Target{}, invalid(`tls is "starttls" or "tls" (plain SMTP is not offered)`)
 		}
-		if in.Port != 25 && in.Port != 465 && in.Port != 587 {
-			return Target{}, invalid("the SMTP port is 25, 465 or 587")
+		if in.Port < 1 || in.Port > 65535 {
+			// The guard allows 25, 465 and 587 (and STEWARD_EGRESS_ALLOW's exact addresses).
+			return Target{}, invalid("the SMTP port is a number from 1 to 65535 (usually 587 or 465)")
 		}
 		for _, a := range []struct{ name, v string }{{"from", in.From}, {"to", in.To}} {
 			if addr, err := mail.ParseAddress(a.v); err != nil || addr.Name != "" || len(a.v) > 254 || strings.ContainsAny(a.v, "\r\n") {
