@@ -196,11 +196,11 @@ func (t Target) checkURL() string {
 
 // View is a channel as a client sees it: public settings only, and whether a secret is set.
 type View struct {
-	Name      string `json:"name"`
-	Kind      string `json:"kind"`
-	Default   bool   `json:"default"`
-	URL       string `json:"url,omitempty"`
-	Topic     string `json:"topic,omitempty"`
+	Name    string `json:"name"`
+	Kind    string `json:"kind"`
+	Default bool   `json:"default"`
+	URL     string `json:"url,omitempty"`
+	Topic   string `json:"topic,omitempty"`
 	Settings
 	HasSecret bool   `json:"has_secret"`
 	CreatedAt string `json:"created_at"`

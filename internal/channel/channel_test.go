@@ -480,4 +480,3 @@ func TestFormatsWithinLimits(t *testing.T) {
 		t.Errorf("plain: %d bytes, valid %v", len(p), utf8.ValidString(p))
 	}
 }
-

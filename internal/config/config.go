@@ -71,6 +71,8 @@ type Config struct {
 	// DOOR_DATABASE_URL_SSM, GEMINI_API_KEY_SSM. There is none for DATABASE_URL: the runtime
 	// never holds steward_owner's credentials.
 	AppDatabaseURLParam, DoorDatabaseURLParam, GeminiAPIKeyParam string
+	// SecretKeyParam holds STEWARD_SECRET_KEY (STEWARD_SECRET_KEY_SSM), decoded with DecodeKey.
+	SecretKeyParam string
 	// AWS is the region and credentials those parameters are read with: the variables the
 	// Lambda runtime sets for the function's role (AWS_REGION, AWS_ACCESS_KEY_ID,
 	// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN).
@@ -164,6 +166,7 @@ func Load(getenv func(string) string) (Config, error) {
 		AppDatabaseURLParam:  r.str("APP_DATABASE_URL_SSM", ""),
 		DoorDatabaseURLParam: r.str("DOOR_DATABASE_URL_SSM", ""),
 		GeminiAPIKeyParam:    r.str("GEMINI_API_KEY_SSM", ""),
+		SecretKeyParam:       r.str("STEWARD_SECRET_KEY_SSM", ""),
 		AWS:                  r.aws(),
 		AllowAutoMode:        r.boolean("STEWARD_ALLOW_AUTO_MODE"),
 		MaxIterations:        r.intIn("STEWARD_MAX_ITERATIONS", 8, 1, 50),
@@ -234,12 +237,22 @@ func (r *reader) key32(name string) []byte {
 	if v == "" {
 		return nil
 	}
-	k, err := base64.StdEncoding.DecodeString(v)
-	if err != nil || len(k) != 32 {
-		r.errs = append(r.errs, fmt.Errorf("%s must be 32 bytes in standard base64 (e.g. openssl rand -base64 32)", name))
+	k, err := DecodeKey(v)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%s %w", name, err))
 		return nil
 	}
 	return k
+}
+
+// DecodeKey decodes STEWARD_SECRET_KEY: 32 bytes in standard base64. The error never
+// quotes the value.
+func DecodeKey(v string) ([]byte, error) {
+	k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+	if err != nil || len(k) != 32 {
+		return nil, errors.New("must be 32 bytes in standard base64 (e.g. openssl rand -base64 32)")
+	}
+	return k, nil
 }
 
 func (r *reader) str(name, def string) string {
