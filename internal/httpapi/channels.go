@@ -80,3 +80,15 @@ func (a *api) testChannel(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, res)
 }
+
+// deliveries lists the latest notification delivery attempts (and channel tests), newest
+// first: GET /v1/notifications/deliveries → {"deliveries": [event…]}.
+func (a *api) deliveries(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	evs, err := a.d.Activity.Deliveries(ctx, principal(ctx).OwnerID)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deliveries": evs})
+}

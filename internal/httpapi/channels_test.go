@@ -69,6 +69,11 @@ func TestChannelRoutes(t *testing.T) {
 		len(got) != 1 || got[0] != "/bot"+token+"/sendMessage" {
 		t.Errorf("test: %d %s; the fake got %v", resp.status, resp.body, got)
 	}
+	// The test is an attempt in the delivery feed, without the token.
+	if resp := do("GET", "/v1/notifications/deliveries", ""); resp.status != 200 || strings.Contains(string(resp.body), token) ||
+		!strings.Contains(string(resp.body), `"kind":"notification.delivered"`) || !strings.Contains(string(resp.body), `"channel":"tg"`) {
+		t.Errorf("deliveries: %d %s", resp.status, resp.body)
+	}
 	if resp := do("POST", "/v1/channels/nope/test", ""); resp.status != 404 {
 		t.Errorf("test unknown: %d %s", resp.status, resp.body)
 	}

@@ -182,6 +182,7 @@ func (a *api) routesV1(r chi.Router) {
 	r.With(requireJSON).Post("/rules", a.createRule)
 	r.Delete("/rules/{id}", a.deleteRule)
 	r.Get("/notifications", a.notifications)
+	r.Get("/notifications/deliveries", a.deliveries)
 	r.Get("/channels", a.channels)
 	r.With(requireJSON).Post("/channels", a.addChannel)
 	r.Delete("/channels/{name}", a.removeChannel)
