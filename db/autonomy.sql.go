@@ -22,7 +22,7 @@ WHERE n.owner_id = $2 AND n.id IN (
       AND c.created_at >= $4
     ORDER BY c.created_at, c.id LIMIT $5
     FOR UPDATE SKIP LOCKED)
-RETURNING n.id, n.owner_id, n.title, n.message, n.turn_id, n.created_at, n.delivered_at, n.delivery_attempts, n.delivery_next_at, n.delivery_lease_until, n.delivery_error
+RETURNING n.id, n.owner_id, n.title, n.message, n.turn_id, n.created_at, n.delivered_at, n.delivery_attempts, n.delivery_next_at, n.delivery_lease_until, n.delivery_error, n.channel
 `
 
 type ClaimDeliveriesParams struct {
@@ -62,6 +62,7 @@ func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams
 			&i.DeliveryNextAt,
 			&i.DeliveryLeaseUntil,
 			&i.DeliveryError,
+			&i.Channel,
 		); err != nil {
 			return nil, err
 		}
@@ -126,6 +127,15 @@ func (q *Queries) ClaimRun(ctx context.Context, arg ClaimRunParams) (JobRun, err
 	return i, err
 }
 
+const clearDefaultChannel = `-- name: ClearDefaultChannel :exec
+UPDATE notification_channels SET is_default = false WHERE owner_id = $1 AND is_default
+`
+
+func (q *Queries) ClearDefaultChannel(ctx context.Context, ownerID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, clearDefaultChannel, ownerID)
+	return err
+}
+
 const countSchedules = `-- name: CountSchedules :one
 SELECT count(*) FROM schedules WHERE owner_id = $1
 `
@@ -135,6 +145,54 @@ func (q *Queries) CountSchedules(ctx context.Context, ownerID uuid.UUID) (int64,
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const createChannel = `-- name: CreateChannel :one
+INSERT INTO notification_channels (owner_id, name, kind, url, topic, settings, secret, enabled, is_default)
+VALUES ($1, $2, $3, $4, $5, $6,
+    $7, true,
+    $8::boolean OR NOT EXISTS (SELECT 1 FROM notification_channels d WHERE d.owner_id = $1 AND d.is_default))
+RETURNING id, owner_id, kind, url, topic, enabled, created_at, name, is_default, settings, secret
+`
+
+type CreateChannelParams struct {
+	OwnerID     uuid.UUID
+	Name        string
+	Kind        string
+	Url         string
+	Topic       string
+	Settings    []byte
+	Secret      []byte
+	MakeDefault bool
+}
+
+// The first channel of an owner becomes their default.
+func (q *Queries) CreateChannel(ctx context.Context, arg CreateChannelParams) (NotificationChannel, error) {
+	row := q.db.QueryRow(ctx, createChannel,
+		arg.OwnerID,
+		arg.Name,
+		arg.Kind,
+		arg.Url,
+		arg.Topic,
+		arg.Settings,
+		arg.Secret,
+		arg.MakeDefault,
+	)
+	var i NotificationChannel
+	err := row.Scan(
+		&i.ID,
+		&i.OwnerID,
+		&i.Kind,
+		&i.Url,
+		&i.Topic,
+		&i.Enabled,
+		&i.CreatedAt,
+		&i.Name,
+		&i.IsDefault,
+		&i.Settings,
+		&i.Secret,
+	)
+	return i, err
 }
 
 const createSchedule = `-- name: CreateSchedule :one
@@ -217,11 +275,28 @@ func (q *Queries) CreateWebhook(ctx context.Context, arg CreateWebhookParams) (C
 }
 
 const deleteChannel = `-- name: DeleteChannel :execrows
-DELETE FROM notification_channels WHERE owner_id = $1 AND kind = 'webhook'
+DELETE FROM notification_channels WHERE owner_id = $1 AND is_default
 `
 
 func (q *Queries) DeleteChannel(ctx context.Context, ownerID uuid.UUID) (int64, error) {
 	result, err := q.db.Exec(ctx, deleteChannel, ownerID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const deleteChannelByName = `-- name: DeleteChannelByName :execrows
+DELETE FROM notification_channels WHERE owner_id = $1 AND name = $2
+`
+
+type DeleteChannelByNameParams struct {
+	OwnerID uuid.UUID
+	Name    string
+}
+
+func (q *Queries) DeleteChannelByName(ctx context.Context, arg DeleteChannelByNameParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteChannelByName, arg.OwnerID, arg.Name)
 	if err != nil {
 		return 0, err
 	}
@@ -328,7 +403,7 @@ func (q *Queries) FinishRun(ctx context.Context, arg FinishRunParams) (JobRun, e
 }
 
 const getChannel = `-- name: GetChannel :one
-SELECT id, owner_id, kind, url, topic, enabled, created_at FROM notification_channels WHERE owner_id = $1 AND kind = 'webhook'
+SELECT id, owner_id, kind, url, topic, enabled, created_at, name, is_default, settings, secret FROM notification_channels WHERE owner_id = $1 AND is_default
 `
 
 func (q *Queries) GetChannel(ctx context.Context, ownerID uuid.UUID) (NotificationChannel, error) {
@@ -342,6 +417,38 @@ func (q *Queries) GetChannel(ctx context.Context, ownerID uuid.UUID) (Notificati
 		&i.Topic,
 		&i.Enabled,
 		&i.CreatedAt,
+		&i.Name,
+		&i.IsDefault,
+		&i.Settings,
+		&i.Secret,
+	)
+	return i, err
+}
+
+const getChannelByName = `-- name: GetChannelByName :one
+SELECT id, owner_id, kind, url, topic, enabled, created_at, name, is_default, settings, secret FROM notification_channels WHERE owner_id = $1 AND name = $2
+`
+
+type GetChannelByNameParams struct {
+	OwnerID uuid.UUID
+	Name    string
+}
+
+func (q *Queries) GetChannelByName(ctx context.Context, arg GetChannelByNameParams) (NotificationChannel, error) {
+	row := q.db.QueryRow(ctx, getChannelByName, arg.OwnerID, arg.Name)
+	var i NotificationChannel
+	err := row.Scan(
+		&i.ID,
+		&i.OwnerID,
+		&i.Kind,
+		&i.Url,
+		&i.Topic,
+		&i.Enabled,
+		&i.CreatedAt,
+		&i.Name,
+		&i.IsDefault,
+		&i.Settings,
+		&i.Secret,
 	)
 	return i, err
 }
@@ -444,8 +551,44 @@ func (q *Queries) InsertDelivery(ctx context.Context, arg InsertDeliveryParams) 
 	return items, nil
 }
 
+const listChannels = `-- name: ListChannels :many
+SELECT id, owner_id, kind, url, topic, enabled, created_at, name, is_default, settings, secret FROM notification_channels WHERE owner_id = $1 ORDER BY name
+`
+
+func (q *Queries) ListChannels(ctx context.Context, ownerID uuid.UUID) ([]NotificationChannel, error) {
+	rows, err := q.db.Query(ctx, listChannels, ownerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []NotificationChannel{}
+	for rows.Next() {
+		var i NotificationChannel
+		if err := rows.Scan(
+			&i.ID,
+			&i.OwnerID,
+			&i.Kind,
+			&i.Url,
+			&i.Topic,
+			&i.Enabled,
+			&i.CreatedAt,
+			&i.Name,
+			&i.IsDefault,
+			&i.Settings,
+			&i.Secret,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listNotificationsWithDelivery = `-- name: ListNotificationsWithDelivery :many
-SELECT id, owner_id, title, message, turn_id, created_at, delivered_at, delivery_attempts, delivery_next_at, delivery_lease_until, delivery_error FROM notifications WHERE owner_id = $1 ORDER BY created_at DESC, id LIMIT $2
+SELECT id, owner_id, title, message, turn_id, created_at, delivered_at, delivery_attempts, delivery_next_at, delivery_lease_until, delivery_error, channel FROM notifications WHERE owner_id = $1 ORDER BY created_at DESC, id LIMIT $2
 `
 
 type ListNotificationsWithDeliveryParams struct {
@@ -474,6 +617,7 @@ func (q *Queries) ListNotificationsWithDelivery(ctx context.Context, arg ListNot
 			&i.DeliveryNextAt,
 			&i.DeliveryLeaseUntil,
 			&i.DeliveryError,
+			&i.Channel,
 		); err != nil {
 			return nil, err
 		}
@@ -739,6 +883,18 @@ func (q *Queries) PreviousRun(ctx context.Context, arg PreviousRunParams) (JobRu
 	return i, err
 }
 
+const promoteDefaultChannel = `-- name: PromoteDefaultChannel :exec
+UPDATE notification_channels SET is_default = true
+WHERE id = (SELECT c.id FROM notification_channels c WHERE c.owner_id = $1 ORDER BY c.created_at, c.name LIMIT 1)
+  AND NOT EXISTS (SELECT 1 FROM notification_channels d WHERE d.owner_id = $1 AND d.is_default)
+`
+
+// After the default channel is removed, the oldest remaining one becomes the default.
+func (q *Queries) PromoteDefaultChannel(ctx context.Context, ownerID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, promoteDefaultChannel, ownerID)
+	return err
+}
+
 const revokeWebhook = `-- name: RevokeWebhook :execrows
 UPDATE webhooks SET revoked_at = now()
 WHERE owner_id = $1 AND hook_id = $2 AND revoked_at IS NULL
@@ -940,10 +1096,11 @@ func (q *Queries) StartQueuedRun(ctx context.Context, arg StartQueuedRunParams) 
 }
 
 const upsertChannel = `-- name: UpsertChannel :one
-INSERT INTO notification_channels (owner_id, kind, url, topic, enabled)
-VALUES ($1, 'webhook', $2, $3, true)
-ON CONFLICT (owner_id, kind) DO UPDATE SET url = excluded.url, topic = excluded.topic, enabled = true, created_at = now()
-RETURNING id, owner_id, kind, url, topic, enabled, created_at
+INSERT INTO notification_channels (owner_id, name, kind, url, topic, enabled, is_default)
+VALUES ($1, 'webhook', 'webhook', $2, $3, true, true)
+ON CONFLICT (owner_id, name) DO UPDATE SET kind = 'webhook', url = excluded.url, topic = excluded.topic,
+    settings = '{}', secret = NULL, enabled = true, is_default = true, created_at = now()
+RETURNING id, owner_id, kind, url, topic, enabled, created_at, name, is_default, settings, secret
 `
 
 type UpsertChannelParams struct {
@@ -952,6 +1109,7 @@ type UpsertChannelParams struct {
 	Topic   string
 }
 
+// The webhook channel of the first API (Deliverer.SetChannel): named "webhook", the default.
 func (q *Queries) UpsertChannel(ctx context.Context, arg UpsertChannelParams) (NotificationChannel, error) {
 	row := q.db.QueryRow(ctx, upsertChannel, arg.OwnerID, arg.Url, arg.Topic)
 	var i NotificationChannel
@@ -963,6 +1121,10 @@ func (q *Queries) UpsertChannel(ctx context.Context, arg UpsertChannelParams) (N
 		&i.Topic,
 		&i.Enabled,
 		&i.CreatedAt,
+		&i.Name,
+		&i.IsDefault,
+		&i.Settings,
+		&i.Secret,
 	)
 	return i, err
 }

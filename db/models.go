@@ -179,6 +179,7 @@ type Notification struct {
 	DeliveryNextAt     *time.Time
 	DeliveryLeaseUntil *time.Time
 	DeliveryError      string
+	Channel            string
 }
 
 type NotificationChannel struct {
@@ -189,6 +190,10 @@ type NotificationChannel struct {
 	Topic     string
 	Enabled   bool
 	CreatedAt time.Time
+	Name      string
+	IsDefault bool
+	Settings  []byte
+	Secret    []byte
 }
 
 type Owner struct {

@@ -12,13 +12,14 @@ import (
 )
 
 const createNotification = `-- name: CreateNotification :one
-INSERT INTO notifications (owner_id, title, message, turn_id)
-VALUES ($1, $2, $3, $4)
-RETURNING id, owner_id, title, message, turn_id, created_at, delivered_at, delivery_attempts, delivery_next_at, delivery_lease_until, delivery_error
+INSERT INTO notifications (owner_id, channel, title, message, turn_id)
+VALUES ($1, $2, $3, $4, $5)
+RETURNING id, owner_id, title, message, turn_id, created_at, delivered_at, delivery_attempts, delivery_next_at, delivery_lease_until, delivery_error, channel
 `
 
 type CreateNotificationParams struct {
 	OwnerID uuid.UUID
+	Channel string
 	Title   string
 	Message string
 	TurnID  uuid.NullUUID
@@ -27,6 +28,7 @@ type CreateNotificationParams struct {
 func (q *Queries) CreateNotification(ctx context.Context, arg CreateNotificationParams) (Notification, error) {
 	row := q.db.QueryRow(ctx, createNotification,
 		arg.OwnerID,
+		arg.Channel,
 		arg.Title,
 		arg.Message,
 		arg.TurnID,
@@ -44,12 +46,13 @@ func (q *Queries) CreateNotification(ctx context.Context, arg CreateNotification
 		&i.DeliveryNextAt,
 		&i.DeliveryLeaseUntil,
 		&i.DeliveryError,
+		&i.Channel,
 	)
 	return i, err
 }
 
 const listNotifications = `-- name: ListNotifications :many
-SELECT id, owner_id, title, message, turn_id, created_at, delivered_at, delivery_attempts, delivery_next_at, delivery_lease_until, delivery_error FROM notifications WHERE owner_id = $1 ORDER BY created_at DESC, id LIMIT $2
+SELECT id, owner_id, title, message, turn_id, created_at, delivered_at, delivery_attempts, delivery_next_at, delivery_lease_until, delivery_error, channel FROM notifications WHERE owner_id = $1 ORDER BY created_at DESC, id LIMIT $2
 `
 
 type ListNotificationsParams struct {
@@ -78,6 +81,7 @@ func (q *Queries) ListNotifications(ctx context.Context, arg ListNotificationsPa
 			&i.DeliveryNextAt,
 			&i.DeliveryLeaseUntil,
 			&i.DeliveryError,
+			&i.Channel,
 		); err != nil {
 			return nil, err
 		}

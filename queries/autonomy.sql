@@ -88,17 +88,45 @@ JOIN webhooks w ON w.id = d.webhook_id AND w.owner_id = d.owner_id
 WHERE d.owner_id = sqlc.arg(owner_id) AND d.run_id = sqlc.arg(run_id);
 
 
+-- name: ClearDefaultChannel :exec
+UPDATE notification_channels SET is_default = false WHERE owner_id = sqlc.arg(owner_id) AND is_default;
+
 -- name: UpsertChannel :one
-INSERT INTO notification_channels (owner_id, kind, url, topic, enabled)
-VALUES (sqlc.arg(owner_id), 'webhook', sqlc.arg(url), sqlc.arg(topic), true)
-ON CONFLICT (owner_id, kind) DO UPDATE SET url = excluded.url, topic = excluded.topic, enabled = true, created_at = now()
+-- The webhook channel of the first API (Deliverer.SetChannel): named "webhook", the default.
+INSERT INTO notification_channels (owner_id, name, kind, url, topic, enabled, is_default)
+VALUES (sqlc.arg(owner_id), 'webhook', 'webhook', sqlc.arg(url), sqlc.arg(topic), true, true)
+ON CONFLICT (owner_id, name) DO UPDATE SET kind = 'webhook', url = excluded.url, topic = excluded.topic,
+    settings = '{}', secret = NULL, enabled = true, is_default = true, created_at = now()
 RETURNING *;
 
 -- name: GetChannel :one
-SELECT * FROM notification_channels WHERE owner_id = sqlc.arg(owner_id) AND kind = 'webhook';
+SELECT * FROM notification_channels WHERE owner_id = sqlc.arg(owner_id) AND is_default;
 
 -- name: DeleteChannel :execrows
-DELETE FROM notification_channels WHERE owner_id = sqlc.arg(owner_id) AND kind = 'webhook';
+DELETE FROM notification_channels WHERE owner_id = sqlc.arg(owner_id) AND is_default;
+
+-- name: CreateChannel :one
+-- The first channel of an owner becomes their default.
+INSERT INTO notification_channels (owner_id, name, kind, url, topic, settings, secret, enabled, is_default)
+VALUES (sqlc.arg(owner_id), sqlc.arg(name), sqlc.arg(kind), sqlc.arg(url), sqlc.arg(topic), sqlc.arg(settings),
+    sqlc.narg(secret), true,
+    sqlc.arg(make_default)::boolean OR NOT EXISTS (SELECT 1 FROM notification_channels d WHERE d.owner_id = sqlc.arg(owner_id) AND d.is_default))
+RETURNING *;
+
+-- name: ListChannels :many
+SELECT * FROM notification_channels WHERE owner_id = sqlc.arg(owner_id) ORDER BY name;
+
+-- name: GetChannelByName :one
+SELECT * FROM notification_channels WHERE owner_id = sqlc.arg(owner_id) AND name = sqlc.arg(name);
+
+-- name: DeleteChannelByName :execrows
+DELETE FROM notification_channels WHERE owner_id = sqlc.arg(owner_id) AND name = sqlc.arg(name);
+
+-- name: PromoteDefaultChannel :exec
+-- After the default channel is removed, the oldest remaining one becomes the default.
+UPDATE notification_channels SET is_default = true
+WHERE id = (SELECT c.id FROM notification_channels c WHERE c.owner_id = sqlc.arg(owner_id) ORDER BY c.created_at, c.name LIMIT 1)
+  AND NOT EXISTS (SELECT 1 FROM notification_channels d WHERE d.owner_id = sqlc.arg(owner_id) AND d.is_default);
 
 -- name: ClaimDeliveries :many
 -- Leases the due, undelivered notifications created since the channel was set up; a

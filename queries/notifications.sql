@@ -1,6 +1,6 @@
 -- name: CreateNotification :one
-INSERT INTO notifications (owner_id, title, message, turn_id)
-VALUES (sqlc.arg(owner_id), sqlc.arg(title), sqlc.arg(message), sqlc.narg(turn_id))
+INSERT INTO notifications (owner_id, channel, title, message, turn_id)
+VALUES (sqlc.arg(owner_id), sqlc.arg(channel), sqlc.arg(title), sqlc.arg(message), sqlc.narg(turn_id))
 RETURNING *;
 
 -- name: ListNotifications :many

@@ -47,6 +47,7 @@ Commands:
   control stop|resume|status     the kill switch, for the deployment or one owner (--owner)
   jobs list|add|remove|run NAME  scheduled jobs (morning-briefing, weekly-review)
   webhooks add --source NAME     an incoming signed webhook (secret shown once)
+  channels add|list|remove|test  notification channels (ntfy, telegram, slack, email, webhook)
   memory consolidate             supersede near-duplicate memories, summarise old conversations
   ledger import FILE --account NAME
                                  import a bank statement (CSV) into the ledger
@@ -91,6 +92,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"webhooks": runWebhooks,
 		"memory":   runMemory,
 		"ledger":   runLedger,
+		"channels": runChannels,
 	}
 	command, ok := commands[cmd]
 	if !ok {

@@ -6,6 +6,7 @@ package activity
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,6 +21,7 @@ const (
 	MaxConversationTurns = 500
 	MaxApprovals         = 100 // the newest suspended turns first
 	MaxFeed              = 100
+	MaxDeliveries        = 50
 	MaxRuns              = 100 // job and webhook runs on the activity page, newest first
 	MaxNotifications     = 100
 )
@@ -255,6 +257,23 @@ func (s *Service) Story(ctx context.Context, ownerID, turnID uuid.UUID) (Story, 
 		return err
 	})
 	return st, err
+}
+
+// Deliveries is the owner's latest notification delivery attempts, newest first (at most
+// MaxDeliveries, among the latest 500 audit rows): the events notification.delivered,
+// notification.retry and notification.failed the deliverer and channel tests append.
+func (s *Service) Deliveries(ctx context.Context, ownerID uuid.UUID) ([]steward.Event, error) {
+	out := []steward.Event{}
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		events, err := tx.Journal.RecentEvents(ctx, 500)
+		for _, e := range events {
+			if strings.HasPrefix(e.Kind, "notification.") && len(out) < MaxDeliveries {
+				out = append(out, e)
+			}
+		}
+		return err
+	})
+	return out, err
 }
 
 // Notifications lists the owner's notifications with their delivery state, newest first.

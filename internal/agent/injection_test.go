@@ -88,7 +88,7 @@ func carriers() []carrier {
 		}},
 		{"notification body", scripted.Call("r1", "list_notifications", `{}`), func(h *harness, owner uuid.UUID, text string) {
 			in(h, owner, func(tx *store.Tx) error {
-				_, err := tx.Tasks.CreateNotification(h.ctx, "from a webhook", text)
+				_, err := tx.Tasks.CreateNotification(h.ctx, "", "from a webhook", text)
 				return err
 			})
 		}},

@@ -58,7 +58,7 @@ func (readData) ForgetFact(context.Context, uuid.UUID) (steward.Fact, error) {
 	return steward.Fact{}, errReadOnly
 }
 
-func (readData) CreateNotification(context.Context, string, string) (steward.Notification, error) {
+func (readData) CreateNotification(context.Context, string, string, string) (steward.Notification, error) {
 	return steward.Notification{}, errReadOnly
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/autonomy"
+	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/delivery"
@@ -63,6 +64,8 @@ type App struct {
 	Ledger       *ledger.Service
 	Documents    *document.Service
 	MemoryWorker *memory.Worker
+	// Channels is the owner's notification channels (internal/channel).
+	Channels *channel.Service
 	// Scheduler runs due jobs, queued webhook runs and the drains (functions/scheduler,
 	// and the ticker of `steward serve`); Webhooks receives signed deliveries.
 	Scheduler *autonomy.Scheduler
@@ -175,7 +178,14 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Price:         priceCalls(Prices(cfg), model.Name(), log),
 		Now:           a.Now,
 	}
-	deliverer := &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}), Channels: a.Door, Now: a.Now}
+	sealer, err := channel.NewSealer(cfg.SecretKey)
+	if err != nil {
+		return nil, err
+	}
+	sender := &channel.Sender{Options: egress.Options{Allow: cfg.EgressAllow}, Timeout: 10 * time.Second}
+	deliverer := &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}),
+		Sealer: sealer, Sender: sender, Channels: a.Door, Now: a.Now}
+	a.Channels = &channel.Service{Store: a.Store, Sealer: sealer, Sender: sender, Now: a.Now}
 	runs := &autonomy.Runner{Agent: a.Runner, Store: a.Store, Notifier: deliverer, Now: a.Now}
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
 	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now}
@@ -201,6 +211,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Memory:           a.Memory,
 		Ledger:           a.Ledger,
 		Documents:        a.Documents,
+		Channels:         a.Channels,
 		Webhooks:         a.Webhooks,
 		ProcessWebhook:   a.processWebhook,
 		MCP:              &mcpserver.Server{Runner: a.Runner},

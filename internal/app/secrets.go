@@ -39,10 +39,12 @@ type secret struct {
 // is asked of AWS when no name is set, which is the local case. Values never appear in
 // errors or logs; names do.
 func resolveSecrets(ctx context.Context, cfg config.Config, s ssmSettings) (config.Config, error) {
+	var secretKey string
 	secrets := []secret{
 		{"DOOR_DATABASE_URL", cfg.DoorDatabaseURLParam, &cfg.DoorDatabaseURL},
 		{"APP_DATABASE_URL", cfg.AppDatabaseURLParam, &cfg.AppDatabaseURL},
 		{"GEMINI_API_KEY", cfg.GeminiAPIKeyParam, &cfg.GeminiAPIKey},
+		{"STEWARD_SECRET_KEY", cfg.SecretKeyParam, &secretKey},
 	}
 	var wanted []secret
 	for _, sc := range secrets {
@@ -68,6 +70,13 @@ func resolveSecrets(ctx context.Context, cfg config.Config, s ssmSettings) (conf
 		default:
 			*sc.dst = value
 		}
+	}
+	if secretKey != "" {
+		k, err := config.DecodeKey(secretKey)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("STEWARD_SECRET_KEY from SSM parameter %s %w", cfg.SecretKeyParam, err))
+		}
+		cfg.SecretKey = k
 	}
 	return cfg, errors.Join(errs...)
 }

@@ -3,6 +3,7 @@
 package config
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
@@ -74,6 +75,8 @@ type Config struct {
 	// DOOR_DATABASE_URL_SSM, GEMINI_API_KEY_SSM. There is none for DATABASE_URL: the runtime
 	// never holds steward_owner's credentials.
 	AppDatabaseURLParam, DoorDatabaseURLParam, GeminiAPIKeyParam string
+	// SecretKeyParam holds STEWARD_SECRET_KEY (STEWARD_SECRET_KEY_SSM), decoded with DecodeKey.
+	SecretKeyParam string
 	// AWS is the region and credentials those parameters are read with: the variables the
 	// Lambda runtime sets for the function's role (AWS_REGION, AWS_ACCESS_KEY_ID,
 	// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN).
@@ -96,6 +99,10 @@ type Config struct {
 	// delivery may reach although the SSRF guard refuses every other private address
 	// (STEWARD_EGRESS_ALLOW, comma-separated).
 	EgressAllow []netip.AddrPort
+	// SecretKey seals notification channels' secrets (tokens, passwords) with AES-GCM
+	// (STEWARD_SECRET_KEY: 32 bytes, standard base64; on Lambda from SSM). Without it, a
+	// channel with a secret cannot be created, nor one delivered to (fail closed).
+	SecretKey []byte
 	// MaxDocumentBytes caps an uploaded document (POST /v1/documents), 20 MB by default.
 	MaxDocumentBytes int64
 	// SearchURL is a SearXNG instance web_search queries instead of Gemini with Google Search
@@ -171,6 +178,7 @@ func Load(getenv func(string) string) (Config, error) {
 		AppDatabaseURLParam:  r.str("APP_DATABASE_URL_SSM", ""),
 		DoorDatabaseURLParam: r.str("DOOR_DATABASE_URL_SSM", ""),
 		GeminiAPIKeyParam:    r.str("GEMINI_API_KEY_SSM", ""),
+		SecretKeyParam:       r.str("STEWARD_SECRET_KEY_SSM", ""),
 		AWS:                  r.aws(),
 		AllowAutoMode:        r.boolean("STEWARD_ALLOW_AUTO_MODE"),
 		MaxIterations:        r.intIn("STEWARD_MAX_ITERATIONS", 8, 1, 50),
@@ -178,6 +186,7 @@ func Load(getenv func(string) string) (Config, error) {
 		MaxBodyBytes:         int64(r.intIn("STEWARD_MAX_BODY_BYTES", 1<<20, 1024, 64<<20)),
 		MaxTurnsPerOwner:     r.intIn("STEWARD_MAX_TURNS_PER_OWNER", 4, 1, 100),
 		EgressAllow:          r.addrPorts("STEWARD_EGRESS_ALLOW"),
+		SecretKey:            r.key32("STEWARD_SECRET_KEY"),
 		SearchURL:            r.str("STEWARD_SEARCH_URL", ""),
 		MaxDocumentBytes:     int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
 	}
@@ -232,6 +241,30 @@ func (r *reader) fail(name, value, why string) {
 		value = value[:40] + "…"
 	}
 	r.errs = append(r.errs, fmt.Errorf("%s=%q %s", name, value, why))
+}
+
+// key32 reads a 32-byte key in standard base64; empty is no key.
+func (r *reader) key32(name string) []byte {
+	v := strings.TrimSpace(r.getenv(name))
+	if v == "" {
+		return nil
+	}
+	k, err := DecodeKey(v)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%s %w", name, err))
+		return nil
+	}
+	return k
+}
+
+// DecodeKey decodes STEWARD_SECRET_KEY: 32 bytes in standard base64. The error never
+// quotes the value.
+func DecodeKey(v string) ([]byte, error) {
+	k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+	if err != nil || len(k) != 32 {
+		return nil, errors.New("must be 32 bytes in standard base64 (e.g. openssl rand -base64 32)")
+	}
+	return k, nil
 }
 
 func (r *reader) str(name, def string) string {

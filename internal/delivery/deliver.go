@@ -1,18 +1,13 @@
-// Package delivery sends an owner's notifications to the channel they configured — an HTTPS
-// webhook taking JSON (ntfy, Slack incoming webhooks, anything else) — idempotently and with
+// Package delivery sends an owner's notifications to the channels they configured
+// (internal/channel: ntfy, Telegram, Slack, email, HTTPS webhook) idempotently and with
 // retries, through the egress package's SSRF guard: Steward never lets an owner-supplied URL
 // reach its own network, loopback, link-local or cloud metadata addresses.
 package delivery
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -22,19 +17,26 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/store"
 )
 
-// Deliverer sends stored notifications to their owner's webhook channel. Delivery is
-// at-least-once and idempotent on the notification id: each notification is leased before
-// it is sent (a concurrent flush skips it), carries its id in an Idempotency-Key header, and
-// is marked delivered on a 2xx answer. Failures are retried with exponential backoff across
-// flushes until MaxAttempts; a 4xx answer other than 408 and 429 is final.
+// Deliverer sends stored notifications to their owner's channels (internal/channel): the
+// channel a notification names, else the owner's default. Delivery is at-least-once and
+// idempotent on the notification id: each notification is leased before it is sent (a
+// concurrent flush skips it) and carries its id (the webhook's Idempotency-Key, the email's
+// Message-ID), and is marked delivered on success. Failures are retried with exponential
+// backoff across flushes until MaxAttempts; an answer retrying cannot change is final. Each
+// attempt is an audit event (notification.delivered, .retry, .failed) in the activity feed.
 type Deliverer struct {
 	Store *store.Store
 	// Guard is the SSRF guard every channel URL and connection passes (https only).
 	Guard *egress.Guard
+	// Sealer opens channels' secrets; nil opens none (a channel with a secret then fails).
+	Sealer *channel.Sealer
+	// Sender sends to channels; nil means one over Guard's options.
+	Sender *channel.Sender
 	// Channels lists owners with a channel (*store.Door); needed by Drain only.
 	Channels interface {
 		ScanChannelOwners(ctx context.Context) ([]uuid.UUID, error)
@@ -49,8 +51,7 @@ type Deliverer struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
-	clientOnce sync.Once
-	client     *http.Client
+	senderOnce sync.Once
 }
 
 // batch is the most notifications one flush sends per owner; lease is how long a sent
@@ -67,29 +68,21 @@ func (d *Deliverer) now() time.Time {
 	return time.Now()
 }
 
-func (d *Deliverer) httpClient() *http.Client {
-	d.clientOnce.Do(func() {
-		timeout := d.Timeout
-		if timeout <= 0 {
-			timeout = 10 * time.Second
+func (d *Deliverer) sender() *channel.Sender {
+	d.senderOnce.Do(func() {
+		if d.Sender == nil {
+			timeout := d.Timeout
+			if timeout <= 0 {
+				timeout = 10 * time.Second
+			}
+			d.Sender = &channel.Sender{Options: d.Guard.Options(), Timeout: timeout}
 		}
-		d.client = d.Guard.Client()
-		d.client.Timeout = timeout
 	})
-	return d.client
+	return d.Sender
 }
 
-// Payload is the JSON body of a delivery: "text" for Slack incoming webhooks; "topic",
-// "title" and "message" for ntfy's JSON publishing (channel URL = the ntfy server's root, with
-// the topic set on the channel); the rest for anything else.
-type Payload struct {
-	Text           string    `json:"text"`
-	Topic          string    `json:"topic,omitempty"`
-	Title          string    `json:"title,omitempty"`
-	Message        string    `json:"message"`
-	NotificationID uuid.UUID `json:"notification_id"`
-	CreatedAt      time.Time `json:"created_at"`
-}
+// Payload is the JSON body of a webhook channel's delivery (channel.Payload).
+type Payload = channel.Payload
 
 // SetChannel validates a channel URL with the guard and stores it as the owner's channel.
 // Only notifications created from now on are delivered to it.
@@ -112,46 +105,73 @@ func (d *Deliverer) SetChannel(ctx context.Context, ownerID uuid.UUID, rawURL, t
 	return ch, err
 }
 
-// Flush delivers the owner's due notifications to their channel; without a channel it does
+// Flush delivers the owner's due notifications to their channels; without a channel it does
 // nothing. It returns an error only when the database fails: failed sends are recorded and
 // retried by later flushes.
 func (d *Deliverer) Flush(ctx context.Context, ownerID uuid.UUID) error {
-	var ch store.Channel
+	var chs []store.Channel
 	var due []store.Notification
 	now := d.now()
 	err := d.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		var err error
-		if ch, err = tx.Deliveries.Channel(ctx); err != nil {
+		all, err := tx.Deliveries.Channels(ctx)
+		if err != nil {
 			return err
 		}
-		if !ch.Enabled {
+		var since time.Time
+		for _, c := range all {
+			if c.Enabled {
+				chs = append(chs, c)
+				if since.IsZero() || c.CreatedAt.Before(since) {
+					since = c.CreatedAt
+				}
+			}
+		}
+		if len(chs) == 0 {
 			return nil
 		}
-		due, err = tx.Deliveries.Claim(ctx, now, lease, ch.CreatedAt, batch)
+		// Only notifications made since the first channel was set up are delivered.
+		due, err = tx.Deliveries.Claim(ctx, now, lease, since, batch)
 		return err
 	})
-	if steward.ErrorCode(err) == steward.CodeNotFound {
-		return nil
-	}
 	if err != nil {
 		return fmt.Errorf("claim deliveries: %w", err)
 	}
 	var errs []error
 	for _, n := range due {
-		if err := d.deliver(ctx, ownerID, ch, n); err != nil {
+		if err := d.deliver(ctx, ownerID, chs, n); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// deliver sends one leased notification and records the outcome.
-func (d *Deliverer) deliver(ctx context.Context, ownerID uuid.UUID, ch store.Channel, n store.Notification) error {
+// target picks a notification's channel: the one it names, else the default.
+func target(chs []store.Channel, n store.Notification) (store.Channel, error) {
+	for _, c := range chs {
+		if (n.Channel == "" && c.Default) || (n.Channel != "" && c.Name == n.Channel) {
+			return c, nil
+		}
+	}
+	if n.Channel == "" {
+		return store.Channel{}, errors.New("the owner has no default notification channel")
+	}
+	return store.Channel{}, fmt.Errorf("there is no notification channel named %q", n.Channel)
+}
+
+// deliver sends one leased notification and records the outcome and the attempt.
+func (d *Deliverer) deliver(ctx context.Context, ownerID uuid.UUID, chs []store.Channel, n store.Notification) error {
 	log := zerolog.Ctx(ctx).With().Stringer("owner_id", ownerID).Stringer("notification_id", n.ID).Logger()
-	final, sendErr := d.send(ctx, ch, n)
+	ch, sendErr := target(chs, n)
+	final := sendErr != nil
+	if sendErr == nil {
+		final, sendErr = d.send(ctx, ownerID, ch, n)
+	}
 	return d.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		if sendErr == nil {
-			log.Info().Int("attempt", n.DeliveryAttempts).Msg("notification delivered")
+			log.Info().Int("attempt", n.DeliveryAttempts).Str("channel", ch.Name).Msg("notification delivered")
+			if err := tx.Journal.AppendEvents(ctx, nil, []steward.NewEvent{channel.AttemptEvent(n.ID, ch.Name, n.DeliveryAttempts, true, "", nil, false)}); err != nil {
+				return err
+			}
 			return tx.Deliveries.MarkDelivered(ctx, n.ID, d.now())
 		}
 		var next *time.Time
@@ -159,47 +179,23 @@ func (d *Deliverer) deliver(ctx context.Context, ownerID uuid.UUID, ch store.Cha
 			t := d.now().Add(d.backoff(n.DeliveryAttempts))
 			next = &t
 		}
-		log.Warn().Err(sendErr).Int("attempt", n.DeliveryAttempts).Bool("retry", next != nil).Msg("notification delivery failed")
-		return tx.Deliveries.MarkFailed(ctx, n.ID, next, truncate(sendErr.Error(), 500))
+		reason := truncate(sendErr.Error(), 500)
+		log.Warn().Str("error", reason).Int("attempt", n.DeliveryAttempts).Str("channel", ch.Name).Bool("retry", next != nil).Msg("notification delivery failed")
+		if err := tx.Journal.AppendEvents(ctx, nil, []steward.NewEvent{channel.AttemptEvent(n.ID, ch.Name, n.DeliveryAttempts, false, reason, next, false)}); err != nil {
+			return err
+		}
+		return tx.Deliveries.MarkFailed(ctx, n.ID, next, reason)
 	})
 }
 
-// send posts a notification; final reports an answer retrying cannot change.
-func (d *Deliverer) send(ctx context.Context, ch store.Channel, n store.Notification) (final bool, err error) {
-	u, err := d.Guard.CheckURL(ch.URL)
+// send sends a notification to ch; final reports an answer retrying cannot change.
+func (d *Deliverer) send(ctx context.Context, ownerID uuid.UUID, ch store.Channel, n store.Notification) (final bool, err error) {
+	t, err := channel.OpenTarget(d.Sealer, ownerID, ch)
 	if err != nil {
-		return true, err
+		// A key missing or changed: retried, so an operator who sets the key loses nothing.
+		return false, err
 	}
-	text := n.Message
-	if n.Title != "" {
-		text = n.Title + "\n" + n.Message
-	}
-	body, err := json.Marshal(Payload{Text: text, Topic: ch.Topic, Title: n.Title, Message: n.Message,
-		NotificationID: n.ID, CreatedAt: n.CreatedAt})
-	if err != nil {
-		return true, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
-	if err != nil {
-		return true, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", n.ID.String())
-	req.Header.Set("User-Agent", "Steward-Notify/1")
-	resp, err := d.httpClient().Do(req)
-	if err != nil {
-		return errors.Is(err, egress.ErrBlocked), redactURL(err)
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	switch c := resp.StatusCode; {
-	case c >= 200 && c < 300:
-		return false, nil
-	case c >= 400 && c < 500 && c != http.StatusRequestTimeout && c != http.StatusTooManyRequests:
-		return true, fmt.Errorf("the channel answered %d", c)
-	default:
-		return false, fmt.Errorf("the channel answered %d", c)
-	}
+	return d.sender().Send(ctx, t, channel.Message{ID: n.ID, Title: n.Title, Text: n.Message, CreatedAt: n.CreatedAt})
 }
 
 func (d *Deliverer) maxAttempts() int {
@@ -234,15 +230,6 @@ func (d *Deliverer) Drain(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// redactURL drops the URL from a client error: channel URLs carry secrets (Slack's do).
-func redactURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
-	}
-	return err
 }
 
 func truncate(s string, n int) string {

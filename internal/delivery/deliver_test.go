@@ -91,7 +91,7 @@ func (e *env) notify(t *testing.T, title, msg string) uuid.UUID {
 	t.Helper()
 	var id uuid.UUID
 	err := e.store.WithOwner(e.ctx, e.owner, func(tx *store.Tx) error {
-		n, err := tx.Tasks.CreateNotification(e.ctx, title, msg)
+		n, err := tx.Tasks.CreateNotification(e.ctx, "", title, msg)
 		id = n.ID
 		return err
 	})

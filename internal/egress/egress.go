@@ -44,6 +44,9 @@ type Options struct {
 	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 	// RootCAs trusts extra certificate authorities (a test server's); nil means the system's.
 	RootCAs *x509.CertPool
+	// Ports replaces the ports a destination may have (443, and 80 with AllowHTTP): the
+	// email channel's guard allows SMTP's 25, 465 and 587 instead.
+	Ports []uint16
 }
 
 // Guard checks every destination of an outgoing request: the URL before anything happens
@@ -68,8 +71,14 @@ func NewGuard(opts Options) *Guard {
 	if opts.AllowHTTP {
 		ports = append(ports, 80)
 	}
+	if len(opts.Ports) > 0 {
+		ports = opts.Ports
+	}
 	return &Guard{opts: opts, guardian: ssrf.New(ssrf.WithPorts(ports...))}
 }
+
+// Options returns the options the guard was built with.
+func (g *Guard) Options() Options { return g.opts }
 
 // CheckURL validates a destination URL before any request: https (http only with
 // AllowHTTP), a host, no non-canonical numeric host (0x7f000001, 127.1, 2130706433 are
@@ -149,6 +158,40 @@ func (g *Guard) control(network, address string, _ syscall.RawConn) error {
 		return fmt.Errorf("%w: address %q", ErrBlocked, address)
 	}
 	return g.checkAddr(ap)
+}
+
+// CheckDestination is CheckURL plus the resolution a request would make: every address the
+// host resolves to must be allowed, and a host that does not resolve is an error — a channel
+// is checked this way when it is set up, so a private or unreachable one is refused at once.
+func (g *Guard) CheckDestination(ctx context.Context, raw string) (*url.URL, error) {
+	u, err := g.CheckURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
+	}
+	p, _ := strconv.ParseUint(port, 10, 16)
+	ips, err := g.lookup(ctx, u.Hostname())
+	if err != nil {
+		return nil, err
+	}
+	if len(ips) == 0 {
+		return nil, fmt.Errorf("resolve %s: no addresses", u.Hostname())
+	}
+	for _, ip := range ips {
+		if err := g.checkAddr(netip.AddrPortFrom(ip, uint16(p))); err != nil {
+			return nil, fmt.Errorf("%s resolves to a refused address: %w", u.Hostname(), err)
+		}
+	}
+	return u, nil
+}
+
+// Dial connects to addr (host:port) through the guard, as the HTTP client's connections do:
+// for protocols other than HTTP (the email channel's SMTP).
+func (g *Guard) Dial(ctx context.Context, addr string) (net.Conn, error) {
+	return g.dial(ctx, "tcp", addr)
 }
 
 // dial resolves the host, refuses the connection when any resolved address is refused

@@ -32,6 +32,7 @@ import (
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/autonomy"
+	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/ledger"
@@ -81,6 +82,8 @@ type Deps struct {
 	// Documents serves /v1/documents (its MaxBytes caps an upload's body instead of
 	// MaxBodyBytes); nil answers 404 there.
 	Documents *document.Service
+	// Channels serves /v1/channels (notification channels); nil answers 404 there.
+	Channels *channel.Service
 	// Ledger imports bank statements and reports (/v1/ledger/import, /v1/ledger/report); nil answers 404 there.
 	Ledger *ledger.Service
 	// Webhooks receives POST /webhooks/{hook_id}; nil answers 404 there.
@@ -179,6 +182,11 @@ func (a *api) routesV1(r chi.Router) {
 	r.With(requireJSON).Post("/rules", a.createRule)
 	r.Delete("/rules/{id}", a.deleteRule)
 	r.Get("/notifications", a.notifications)
+	r.Get("/notifications/deliveries", a.deliveries)
+	r.Get("/channels", a.channels)
+	r.With(requireJSON).Post("/channels", a.addChannel)
+	r.Delete("/channels/{name}", a.removeChannel)
+	r.Post("/channels/{name}/test", a.testChannel)
 	r.Get("/memory/facts", a.facts)
 	r.With(requireJSON).Post("/memory/facts", a.addFact)
 	r.Delete("/memory/facts/{id}", a.forgetFact)

@@ -61,6 +61,7 @@ type NewFact struct {
 // channel when one is set (internal/delivery).
 type Notification struct {
 	ID        uuid.UUID `json:"id"`
+	Channel   string    `json:"channel,omitempty"`
 	Title     string    `json:"title,omitempty"`
 	Message   string    `json:"message"`
 	CreatedAt time.Time `json:"created_at"`

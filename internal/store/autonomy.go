@@ -102,19 +102,36 @@ type WebhookEvent struct {
 	ReceivedAt time.Time
 }
 
-// Channel is where an owner's notifications are delivered: an HTTPS webhook.
+// Channel is where an owner's notifications are delivered (internal/channel): a kind
+// (webhook, ntfy, telegram, slack, email), its public settings and its sealed secret.
 type Channel struct {
 	ID        uuid.UUID `json:"id"`
+	Name      string    `json:"name"`
 	Kind      string    `json:"kind"`
-	URL       string    `json:"url"`
+	URL       string    `json:"url,omitempty"`
 	Topic     string    `json:"topic,omitempty"`
+	Default   bool      `json:"default"`
 	Enabled   bool      `json:"enabled"`
 	CreatedAt time.Time `json:"created_at"`
+	// Settings are the kind's public settings (JSON object).
+	Settings json.RawMessage `json:"settings,omitempty"`
+	// Secret is the AES-GCM sealed secret; it never leaves the server (json:"-").
+	Secret []byte `json:"-"`
+}
+
+// NewChannel is a channel to create; MakeDefault makes it the owner's default (their first
+// channel is the default anyway).
+type NewChannel struct {
+	Name, Kind, URL, Topic string
+	Settings               json.RawMessage
+	Secret                 []byte
+	MakeDefault            bool
 }
 
 // Notification is a stored notification with its delivery state.
 type Notification struct {
 	ID               uuid.UUID  `json:"id"`
+	Channel          string     `json:"channel,omitempty"`
 	Title            string     `json:"title,omitempty"`
 	Message          string     `json:"message"`
 	TurnID           *uuid.UUID `json:"turn_id,omitempty"`
@@ -346,9 +363,12 @@ func (t Webhooks) EventOf(ctx context.Context, runID uuid.UUID) (WebhookEvent, e
 	return WebhookEvent{MessageID: r.MessageID, Source: r.Source, Body: r.Body, ReceivedAt: r.ReceivedAt}, nil
 }
 
-// SetChannel sets (or replaces) the owner's webhook channel. Only notifications created from
-// now on are delivered to it.
+// SetChannel sets (or replaces) the owner's channel named "webhook" and makes it the default.
+// Only notifications created from now on are delivered to it.
 func (t Deliveries) SetChannel(ctx context.Context, url, topic string) (Channel, error) {
+	if err := t.q.ClearDefaultChannel(ctx, t.ownerID); err != nil {
+		return Channel{}, fmt.Errorf("set channel: %w", err)
+	}
 	r, err := t.q.UpsertChannel(ctx, db.UpsertChannelParams{OwnerID: t.ownerID, Url: url, Topic: topic})
 	if err != nil {
 		return Channel{}, notFound("set channel", err)
@@ -356,7 +376,7 @@ func (t Deliveries) SetChannel(ctx context.Context, url, topic string) (Channel,
 	return toChannel(r), nil
 }
 
-// Channel reads the owner's webhook channel.
+// Channel reads the owner's default channel.
 func (t Deliveries) Channel(ctx context.Context) (Channel, error) {
 	r, err := t.q.GetChannel(ctx, t.ownerID)
 	if err != nil {
@@ -365,14 +385,65 @@ func (t Deliveries) Channel(ctx context.Context) (Channel, error) {
 	return toChannel(r), nil
 }
 
-// DeleteChannel removes the owner's webhook channel.
+// DeleteChannel removes the owner's default channel; the oldest other one becomes the default.
 func (t Deliveries) DeleteChannel(ctx context.Context) error {
 	n, err := t.q.DeleteChannel(ctx, t.ownerID)
-	return rowsOrNotFound("delete channel", n, err)
+	if err := rowsOrNotFound("delete channel", n, err); err != nil {
+		return err
+	}
+	return t.q.PromoteDefaultChannel(ctx, t.ownerID)
+}
+
+// CreateChannel adds a channel; a second channel of the same name is ErrConflict.
+func (t Deliveries) CreateChannel(ctx context.Context, c NewChannel) (Channel, error) {
+	if c.MakeDefault {
+		if err := t.q.ClearDefaultChannel(ctx, t.ownerID); err != nil {
+			return Channel{}, fmt.Errorf("create channel: %w", err)
+		}
+	}
+	r, err := t.q.CreateChannel(ctx, db.CreateChannelParams{OwnerID: t.ownerID, Name: c.Name, Kind: c.Kind, Url: c.URL,
+		Topic: c.Topic, Settings: jsonOrEmpty(c.Settings), Secret: c.Secret, MakeDefault: c.MakeDefault})
+	if err != nil {
+		return Channel{}, notFound("create channel "+c.Name, err)
+	}
+	return toChannel(r), nil
+}
+
+// Channels lists the owner's channels by name.
+func (t Deliveries) Channels(ctx context.Context) ([]Channel, error) {
+	rows, err := t.q.ListChannels(ctx, t.ownerID)
+	if err != nil {
+		return nil, fmt.Errorf("list channels: %w", err)
+	}
+	out := make([]Channel, len(rows))
+	for i, r := range rows {
+		out[i] = toChannel(r)
+	}
+	return out, nil
+}
+
+// ChannelNamed reads one channel by name.
+func (t Deliveries) ChannelNamed(ctx context.Context, name string) (Channel, error) {
+	r, err := t.q.GetChannelByName(ctx, db.GetChannelByNameParams{OwnerID: t.ownerID, Name: name})
+	if err != nil {
+		return Channel{}, notFound("channel "+name, err)
+	}
+	return toChannel(r), nil
+}
+
+// DeleteChannelNamed removes one channel; when it was the default, the oldest other one
+// becomes the default.
+func (t Deliveries) DeleteChannelNamed(ctx context.Context, name string) error {
+	n, err := t.q.DeleteChannelByName(ctx, db.DeleteChannelByNameParams{OwnerID: t.ownerID, Name: name})
+	if err := rowsOrNotFound("delete channel "+name, n, err); err != nil {
+		return err
+	}
+	return t.q.PromoteDefaultChannel(ctx, t.ownerID)
 }
 
 func toChannel(r db.NotificationChannel) Channel {
-	return Channel{ID: r.ID, Kind: r.Kind, URL: r.Url, Topic: r.Topic, Enabled: r.Enabled, CreatedAt: r.CreatedAt}
+	return Channel{ID: r.ID, Name: r.Name, Kind: r.Kind, URL: r.Url, Topic: r.Topic, Default: r.IsDefault, Enabled: r.Enabled,
+		CreatedAt: r.CreatedAt, Settings: r.Settings, Secret: r.Secret}
 }
 
 // ClaimDeliveries leases up to limit notifications due for delivery at now (created since
@@ -411,7 +482,7 @@ func (t Deliveries) Notifications(ctx context.Context, limit int) ([]Notificatio
 func toNotifications(rows []db.Notification) []Notification {
 	out := make([]Notification, len(rows))
 	for i, r := range rows {
-		out[i] = Notification{ID: r.ID, Title: r.Title, Message: r.Message, TurnID: ptrUUID(r.TurnID),
+		out[i] = Notification{ID: r.ID, Channel: r.Channel, Title: r.Title, Message: r.Message, TurnID: ptrUUID(r.TurnID),
 			CreatedAt: r.CreatedAt, DeliveredAt: r.DeliveredAt, DeliveryAttempts: int(r.DeliveryAttempts),
 			DeliveryError: r.DeliveryError, NextDeliveryAt: r.DeliveryNextAt}
 	}

@@ -207,7 +207,7 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		for what, err := range map[string]error{
 			"conversation": second(tx.Conversations.Create(ctx, "bob's")),
 			"task":         second(tx.Tasks.CreateTask(ctx, steward.NewTask{Title: "bob's"})),
-			"notification": second(tx.Tasks.CreateNotification(ctx, "", "bob's")),
+			"notification": second(tx.Tasks.CreateNotification(ctx, "", "", "bob's")),
 			"rule":         second(tx.Rules.Create(ctx, steward.Rule{Tool: "create_task", Effect: "deny", Source: "api"})),
 			"schedule":     second(tx.Schedules.Create(ctx, NewSchedule{Job: "evening", Cron: "0 19 * * *", Timezone: "UTC"})),
 			"fact":         third(tx.Tasks.UpsertFact(ctx, steward.NewFact{Kind: "fact", Content: "bob's words", Key: "fact::bob's words"})),
@@ -241,6 +241,20 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		// Bob's channel again, for the row-level security probe that follows.
 		if ch, err := tx.Deliveries.SetChannel(ctx, "https://example.com/bob-again", ""); err != nil || ch.URL != "https://example.com/bob-again" {
 			t.Errorf("bob's channel: %+v, %v", ch, err)
+		}
+		// Named channels: bob's own, never alice's (her default "webhook" is checked by look).
+		covers("Deliveries.CreateChannel", "Deliveries.Channels", "Deliveries.ChannelNamed", "Deliveries.DeleteChannelNamed")
+		if _, err := tx.Deliveries.CreateChannel(ctx, NewChannel{Name: "alerts", Kind: "ntfy", URL: "https://ntfy.example", Topic: "t"}); err != nil {
+			t.Errorf("bob's named channel: %v", err)
+		}
+		if chs, err := tx.Deliveries.Channels(ctx); err != nil || len(chs) != 2 || chs[0].Name != "alerts" || chs[1].URL != "https://example.com/bob-again" {
+			t.Errorf("bob's channels: %+v, %v", chs, err)
+		}
+		if ch, err := tx.Deliveries.ChannelNamed(ctx, "webhook"); err != nil || ch.URL != "https://example.com/bob-again" {
+			t.Errorf("bob's channel named webhook: %+v, %v", ch, err)
+		}
+		if err := tx.Deliveries.DeleteChannelNamed(ctx, "alerts"); err != nil {
+			t.Errorf("bob's delete of his named channel: %v", err)
 		}
 		failed, err := tx.Outbox.FailedIngests(ctx, 100)
 		if err != nil || slices.ContainsFunc(failed, func(f FailedIngest) bool { return f.ID == a.ingest }) {

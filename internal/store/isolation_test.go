@@ -110,7 +110,7 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 		if err := tx.Safety.RecordSpend(ctx, turn.ID, "c1", "pay", steward.Money{Minor: 40, Currency: "EUR"}); err != nil {
 			return err
 		}
-		if _, err = tx.Tasks.CreateNotification(ctx, "", "note for "+name); err != nil {
+		if _, err = tx.Tasks.CreateNotification(ctx, "", "", "note for "+name); err != nil {
 			return err
 		}
 		doc, err := tx.Documents.Create(ctx, NewDocument{Name: "secret.txt", ContentType: "text/plain", SHA256: "x",

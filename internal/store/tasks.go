@@ -9,6 +9,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/stewardhq/steward/db"
@@ -175,13 +176,22 @@ func (t Memory) SupersedeChunk(ctx context.Context, id uuid.UUID) error {
 	return rowsOrNotFound("supersede chunk", n, err)
 }
 
-// CreateNotification records a notification for the owner.
-func (t Tasks) CreateNotification(ctx context.Context, title, message string) (steward.Notification, error) {
-	r, err := t.q.CreateNotification(ctx, db.CreateNotificationParams{OwnerID: t.ownerID, Title: title, Message: message})
+// CreateNotification records a notification for the owner, to the channel named channel
+// ("" = the default channel); naming a channel the owner does not have is invalid.
+func (t Tasks) CreateNotification(ctx context.Context, channel, title, message string) (steward.Notification, error) {
+	if channel != "" {
+		if _, err := t.q.GetChannelByName(ctx, db.GetChannelByNameParams{OwnerID: t.ownerID, Name: channel}); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return steward.Notification{}, steward.Errorf(steward.CodeInvalid, "there is no notification channel named %q", channel)
+			}
+			return steward.Notification{}, fmt.Errorf("notify: %w", err)
+		}
+	}
+	r, err := t.q.CreateNotification(ctx, db.CreateNotificationParams{OwnerID: t.ownerID, Channel: channel, Title: title, Message: message})
 	if err != nil {
 		return steward.Notification{}, notFound("notify", err)
 	}
-	return steward.Notification{ID: r.ID, Title: r.Title, Message: r.Message, CreatedAt: r.CreatedAt}, nil
+	return steward.Notification{ID: r.ID, Channel: r.Channel, Title: r.Title, Message: r.Message, CreatedAt: r.CreatedAt}, nil
 }
 
 // ListNotifications lists the owner's notifications, newest first.
@@ -192,7 +202,7 @@ func (t Tasks) ListNotifications(ctx context.Context, limit int) ([]steward.Noti
 	}
 	out := make([]steward.Notification, len(rows))
 	for i, r := range rows {
-		out[i] = steward.Notification{ID: r.ID, Title: r.Title, Message: r.Message, CreatedAt: r.CreatedAt}
+		out[i] = steward.Notification{ID: r.ID, Channel: r.Channel, Title: r.Title, Message: r.Message, CreatedAt: r.CreatedAt}
 	}
 	return out, nil
 }

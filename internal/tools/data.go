@@ -25,5 +25,5 @@ type Data interface {
 	// ForgetFact deletes a fact and returns it; ErrNotFound when it does not exist.
 	ForgetFact(ctx context.Context, id uuid.UUID) (steward.Fact, error)
 	// CreateNotification stores a notification for the owner.
-	CreateNotification(ctx context.Context, title, message string) (steward.Notification, error)
+	CreateNotification(ctx context.Context, channel, title, message string) (steward.Notification, error)
 }

@@ -120,10 +120,10 @@ func (m *memData) ForgetFact(_ context.Context, id uuid.UUID) (steward.Fact, err
 }
 
 // CreateNotification stores a notification.
-func (m *memData) CreateNotification(_ context.Context, title, message string) (steward.Notification, error) {
+func (m *memData) CreateNotification(_ context.Context, channel, title, message string) (steward.Notification, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := steward.Notification{ID: uuid.New(), Title: title, Message: message, CreatedAt: m.now}
+	n := steward.Notification{ID: uuid.New(), Channel: channel, Title: title, Message: message, CreatedAt: m.now}
 	m.notifications = append(m.notifications, n)
 	return n, nil
 }

@@ -18,12 +18,17 @@ const (
 type notifyArgs struct {
 	Message string `json:"message" jsonschema:"the message for the owner, at most 2000 characters"`
 	Title   string `json:"title,omitempty" jsonschema:"short title, at most 200 characters"`
+	Channel string `json:"channel,omitempty" jsonschema:"the name of one of the owner's notification channels; empty for their default channel"`
 }
 
 // Check trims the text and checks the lengths.
 func (a *notifyArgs) Check() error {
 	a.Message = strings.TrimSpace(a.Message)
 	a.Title = strings.TrimSpace(a.Title)
+	a.Channel = strings.TrimSpace(a.Channel)
+	if err := checkLength("channel", a.Channel, 0, 32); err != nil {
+		return err
+	}
 	if err := checkLength("message", a.Message, 1, maxNotifyMessage); err != nil {
 		return err
 	}
@@ -33,14 +38,14 @@ func (a *notifyArgs) Check() error {
 // notifyTool returns the notify tool (write): a message for the owner.
 func notifyTool() Tool {
 	return New("notify",
-		"Send the owner a notification, e.g. a reminder or the result of a background run.",
+		"Send the owner a notification, e.g. a reminder or the result of a background run, to their default channel or the one named.",
 		steward.KindWrite,
 		func(ctx context.Context, env Env, a notifyArgs) (any, error) {
 			d, err := env.data()
 			if err != nil {
 				return nil, err
 			}
-			n, err := d.CreateNotification(ctx, a.Title, a.Message)
+			n, err := d.CreateNotification(ctx, a.Channel, a.Title, a.Message)
 			if err != nil {
 				return nil, fmt.Errorf("create notification: %w", err)
 			}

@@ -71,7 +71,7 @@ func TestBuiltinSchemas(t *testing.T) {
 		"remember":            {steward.KindWrite, []string{"content", "kind", "subject"}, []string{"content"}},
 		"search_memory":       {steward.KindRead, []string{"query"}, []string{"query"}},
 		"forget":              {steward.KindWrite, []string{"fact_id"}, []string{"fact_id"}},
-		"notify":              {steward.KindWrite, []string{"message", "title"}, []string{"message"}},
+		"notify":              {steward.KindWrite, []string{"channel", "message", "title"}, []string{"message"}},
 		"ledger_report":       {steward.KindRead, []string{"by", "from", "to"}, []string{"from", "to", "by"}},
 		"search_transactions": {steward.KindRead, []string{"account", "from", "max", "min", "query", "to"}, nil},
 		"list_accounts":       {steward.KindRead, nil, nil},

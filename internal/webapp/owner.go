@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,15 +74,44 @@ func (a *web) activityPage(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.write(w, r, "activity", http.StatusOK, activityBody(feed, runs))
+	deliveries, err := a.d.Activity.Deliveries(r.Context(), owner)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.write(w, r, "activity", http.StatusOK, activityBody(feed, runs, deliveries))
 }
 
-func activityBody(feed []steward.View, runs []store.JobRun) func(p *page) {
+func activityBody(feed []steward.View, runs []store.JobRun, deliveries []steward.Event) func(p *page) {
 	return func(p *page) {
 		p.raw(`<h1>Activity</h1>`)
-		if len(feed) == 0 && len(runs) == 0 {
+		if len(feed) == 0 && len(runs) == 0 && len(deliveries) == 0 {
 			p.raw(`<p>Nothing has happened yet.</p>`)
 			return
+		}
+		if len(deliveries) > 0 {
+			p.raw(`<h2>Notification deliveries</h2><ol class="feed deliveries">`)
+			for _, e := range deliveries {
+				var d struct {
+					Channel string `json:"channel"`
+					Attempt int    `json:"attempt"`
+					Error   string `json:"error"`
+					Test    bool   `json:"test"`
+				}
+				_ = json.Unmarshal(e.Data, &d)
+				p.raw(`<li class="delivery" data-kind="`).text(e.Kind).raw(`"><strong>`).text(strings.TrimPrefix(e.Kind, "notification.")).
+					raw(`</strong> to <code>`).text(d.Channel).raw(`</code> <span class="meta">`).text(when(e.CreatedAt)).
+					raw(` · attempt `).text(strconv.Itoa(d.Attempt))
+				if d.Test {
+					p.raw(` · test`)
+				}
+				p.raw(`</span>`)
+				if d.Error != "" {
+					p.raw(`<p class="error">`).text(clip(d.Error, 200)).raw(`</p>`)
+				}
+				p.raw(`</li>`)
+			}
+			p.raw(`</ol>`)
 		}
 		if len(runs) > 0 {
 			p.raw(`<h2>Job and webhook runs</h2><ol class="feed runs">`)

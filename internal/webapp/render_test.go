@@ -47,10 +47,13 @@ func TestActivityBody(t *testing.T) {
 		{Job: "morning-briefing", Trigger: store.RunBySchedule, Status: store.RunCompleted, TurnID: &turn, CreatedAt: at},
 	}
 	feed := []steward.View{{TurnID: turn, Trigger: steward.TriggerSchedule, Status: steward.StatusCompleted, Answer: "Good morning", CreatedAt: at}}
+	deliveries := []steward.Event{{Kind: "notification.retry", CreatedAt: at,
+		Data: []byte(`{"channel":"phone","attempt":2,"error":"the channel answered <503>"}`)}}
 	var p page
-	activityBody(feed, runs)(&p)
+	activityBody(feed, runs, deliveries)(&p)
 	html := p.String()
 	for _, want := range []string{
+		`<li class="delivery" data-kind="notification.retry"><strong>retry</strong> to <code>phone</code> <span class="meta">2031-05-01 07:00 UTC · attempt 2</span><p class="error">the channel answered &lt;503&gt;</p></li>`,
 		`<strong>Webhook</strong> <code>webhook:github</code> <span class="meta">2031-05-01 07:01 UTC · webhook · <span class="status">failed</span></span><p class="error">the model failed</p>`,
 		`<strong>Job</strong> <code>morning-briefing</code> <span class="meta">2031-05-01 07:00 UTC · schedule · <span class="status">completed</span></span> <a class="story" href="/turns/` + turn.String() + `">The turn's story</a>`,
 		`<h2>Turns</h2>`, `Good morning`,
@@ -63,7 +66,7 @@ func TestActivityBody(t *testing.T) {
 		t.Errorf("runs are not newest first: %s", html)
 	}
 	p.Reset()
-	activityBody(nil, nil)(&p)
+	activityBody(nil, nil, nil)(&p)
 	if !strings.Contains(p.String(), "Nothing has happened yet.") {
 		t.Errorf("empty activity page = %s", p.String())
 	}

@@ -1,0 +1,185 @@
+package channel
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/egress"
+)
+
+// Message is one notification to send.
+type Message struct {
+	ID        uuid.UUID
+	Title     string
+	Text      string
+	CreatedAt time.Time
+}
+
+// Payload is the JSON body the webhook kind posts: "text" for Slack-style receivers;
+// "topic", "title" and "message" for ntfy's JSON publishing; the rest for anything else.
+type Payload struct {
+	Text           string    `json:"text"`
+	Topic          string    `json:"topic,omitempty"`
+	Title          string    `json:"title,omitempty"`
+	Message        string    `json:"message"`
+	NotificationID uuid.UUID `json:"notification_id"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+// Sender sends messages to channels. Every HTTP request goes through Guard's client (https
+// on 443 unless STEWARD_EGRESS_ALLOW exempts an address); SMTP connections through a guard of
+// the same allowances on the SMTP ports.
+type Sender struct {
+	// Options are the guards' options: Allow (STEWARD_EGRESS_ALLOW), Lookup and RootCAs (a
+	// test's); scheme, ports and timeout are the sender's.
+	Options egress.Options
+	// Timeout bounds one attempt; zero means 15 seconds.
+	Timeout time.Duration
+
+	once    sync.Once
+	http    *egress.Guard
+	smtp    *egress.Guard
+	client  *http.Client
+	rootCAs *x509.CertPool
+}
+
+// NewSender returns a sender whose guards use opts (its Allow, Lookup and RootCAs).
+func NewSender(opts egress.Options) *Sender {
+	return &Sender{Options: opts}
+}
+
+func (s *Sender) init() {
+	s.once.Do(func() {
+		timeout := s.Timeout
+		if timeout <= 0 {
+			timeout = 15 * time.Second
+		}
+		opts := s.Options
+		opts.AllowHTTP, opts.Timeout = false, timeout
+		s.http = egress.NewGuard(opts)
+		s.client = s.http.Client()
+		opts.Ports = []uint16{25, 465, 587}
+		s.smtp = egress.NewGuard(opts)
+		s.rootCAs = opts.RootCAs
+		if s.Timeout <= 0 {
+			s.Timeout = timeout
+		}
+	})
+}
+
+// Check validates a target's destination against the guard as a send would meet it: the
+// URL's scheme, host and port, and every address its host resolves to.
+func (s *Sender) Check(ctx context.Context, t Target) error {
+	s.init()
+	if t.Kind == Email {
+		host := t.Settings.Host
+		_, err := s.smtp.CheckDestination(ctx, "https://"+host+":"+strconv.Itoa(t.Settings.Port))
+		return err
+	}
+	_, err := s.http.CheckDestination(ctx, t.checkURL())
+	return err
+}
+
+// Send delivers m to t once. final reports an error retrying cannot change (a refused
+// destination, a 4xx other than 408 and 429, a permanent SMTP reply). Errors never carry
+// the target's secrets.
+func (s *Sender) Send(ctx context.Context, t Target, m Message) (final bool, err error) {
+	s.init()
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	switch t.Kind {
+	case Webhook:
+		body, err := json.Marshal(Payload{Text: Plain(m.Title, m.Text, webhookLimit), Topic: t.Topic, Title: m.Title,
+			Message: m.Text, NotificationID: m.ID, CreatedAt: m.CreatedAt})
+		if err != nil {
+			return true, err
+		}
+		h := http.Header{"Content-Type": {"application/json"}, "Idempotency-Key": {m.ID.String()}}
+		if t.Secrets.Token != "" {
+			// Standard Webhooks signature: base64 HMAC-SHA256 of "id.timestamp.body".
+			ts := strconv.FormatInt(time.Now().Unix(), 10)
+			mac := hmac.New(sha256.New, []byte(t.Secrets.Token))
+			fmt.Fprintf(mac, "%s.%s.%s", m.ID, ts, body)
+			h.Set("Webhook-Id", m.ID.String())
+			h.Set("Webhook-Timestamp", ts)
+			h.Set("Webhook-Signature", "v1,"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+		}
+		return s.post(ctx, t, t.URL, h, body)
+	case Ntfy:
+		body, err := json.Marshal(map[string]string{"topic": t.Topic, "title": truncateBytes(m.Title, 250),
+			"message": Plain("", m.Text, ntfyLimit)})
+		if err != nil {
+			return true, err
+		}
+		h := http.Header{"Content-Type": {"application/json"}}
+		if t.Secrets.Token != "" {
+			h.Set("Authorization", "Bearer "+t.Secrets.Token)
+		}
+		return s.post(ctx, t, t.URL, h, body)
+	case Telegram:
+		body, err := json.Marshal(map[string]any{"chat_id": t.Settings.ChatID, "text": TelegramText(m.Title, m.Text),
+			"parse_mode": "MarkdownV2"})
+		if err != nil {
+			return true, err
+		}
+		return s.post(ctx, t, t.URL+"/bot"+t.Secrets.Token+"/sendMessage", http.Header{"Content-Type": {"application/json"}}, body)
+	case Slack:
+		body, err := json.Marshal(map[string]any{"text": SlackText(m.Title, m.Text), "mrkdwn": true})
+		if err != nil {
+			return true, err
+		}
+		return s.post(ctx, t, t.Secrets.URL, http.Header{"Content-Type": {"application/json"}}, body)
+	case Email:
+		return s.sendMail(ctx, t, m)
+	}
+	return true, fmt.Errorf("unknown channel kind %q", t.Kind)
+}
+
+// post sends one request and sorts the answer.
+func (s *Sender) post(ctx context.Context, t Target, rawURL string, h http.Header, body []byte) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
+	if err != nil {
+		return true, t.errorf("%v", err)
+	}
+	req.Header = h
+	req.Header.Set("User-Agent", "Steward-Notify/1")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return errors.Is(err, egress.ErrBlocked), t.errorf("%v", redactURL(err))
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	switch c := resp.StatusCode; {
+	case c >= 200 && c < 300:
+		return false, nil
+	case c >= 400 && c < 500 && c != http.StatusRequestTimeout && c != http.StatusTooManyRequests:
+		return true, fmt.Errorf("the channel answered %d", c)
+	default:
+		return false, fmt.Errorf("the channel answered %d", c)
+	}
+}
+
+// redactURL drops the URL from a client error: channel URLs carry secrets (Slack's and
+// Telegram's do).
+func redactURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+	}
+	return err
+}

@@ -1,0 +1,184 @@
+package channel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/egress"
+	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// Service is the owner's notification channels, one service for every face
+// (docs/ARCHITECTURE.md §7): list, add (checked, secrets sealed), remove, test.
+type Service struct {
+	Store  *store.Store
+	Sealer *Sealer
+	Sender *Sender
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Open turns a stored channel into a send target, opening its secret.
+func (s *Service) Open(ownerID uuid.UUID, c store.Channel) (Target, error) {
+	return OpenTarget(s.Sealer, ownerID, c)
+}
+
+// OpenTarget turns a stored channel into a send target, opening its secret with sealer.
+func OpenTarget(sealer *Sealer, ownerID uuid.UUID, c store.Channel) (Target, error) {
+	t := Target{Name: c.Name, Kind: c.Kind, URL: c.URL, Topic: c.Topic}
+	if len(c.Settings) > 0 {
+		if err := json.Unmarshal(c.Settings, &t.Settings); err != nil {
+			return Target{}, fmt.Errorf("channel %s settings: %w", c.Name, err)
+		}
+	}
+	if len(c.Secret) > 0 {
+		plain, err := sealer.Open(c.Secret, ownerID[:])
+		if err != nil {
+			return Target{}, fmt.Errorf("channel %s: %w", c.Name, err)
+		}
+		if err := json.Unmarshal(plain, &t.Secrets); err != nil {
+			return Target{}, fmt.Errorf("channel %s secret: %w", c.Name, err)
+		}
+	}
+	return t, nil
+}
+
+// ViewOf is what a client sees of a channel: never a secret.
+func ViewOf(c store.Channel) View {
+	v := View{Name: c.Name, Kind: c.Kind, Default: c.Default, URL: c.URL, Topic: c.Topic,
+		HasSecret: len(c.Secret) > 0, CreatedAt: c.CreatedAt.UTC().Format(time.RFC3339)}
+	if len(c.Settings) > 0 {
+		_ = json.Unmarshal(c.Settings, &v.Settings)
+	}
+	return v
+}
+
+// List returns the owner's channels by name.
+func (s *Service) List(ctx context.Context, ownerID uuid.UUID) ([]View, error) {
+	var chs []store.Channel
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		var err error
+		chs, err = tx.Deliveries.Channels(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]View, len(chs))
+	for i, c := range chs {
+		out[i] = ViewOf(c)
+	}
+	return out, nil
+}
+
+// Add checks in — its shape, then its destination against the SSRF guard (a private or
+// unresolvable host is refused) — seals its secrets and stores it in one statement: a
+// refused channel leaves nothing behind. A second channel of the same name is a conflict.
+func (s *Service) Add(ctx context.Context, ownerID uuid.UUID, in Input) (View, error) {
+	t, err := in.check()
+	if err != nil {
+		return View{}, err
+	}
+	if err := s.Sender.Check(ctx, t); err != nil {
+		return View{}, invalid("the channel's destination is refused: %s", t.redact(strings.TrimPrefix(err.Error(), egress.ErrBlocked.Error()+": ")))
+	}
+	var sealed []byte
+	if !t.Secrets.empty() {
+		plain, _ := json.Marshal(t.Secrets)
+		if sealed, err = s.Sealer.Seal(plain, ownerID[:]); errors.Is(err, ErrNoKey) {
+			return View{}, steward.Errorf(steward.CodeInvalid, "this deployment has no STEWARD_SECRET_KEY, so a channel with a token, password or secret URL cannot be stored; ask the operator to set it")
+		} else if err != nil {
+			return View{}, err
+		}
+	}
+	var c store.Channel
+	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		var err error
+		c, err = tx.Deliveries.CreateChannel(ctx, store.NewChannel{Name: t.Name, Kind: t.Kind, URL: t.URL, Topic: t.Topic,
+			Settings: t.Settings.json(), Secret: sealed, MakeDefault: in.Default})
+		return err
+	})
+	if errors.Is(err, store.ErrConflict) {
+		return View{}, steward.Errorf(steward.CodeConflict, "a channel named %q already exists", t.Name)
+	}
+	if err != nil {
+		return View{}, err
+	}
+	return ViewOf(c), nil
+}
+
+// Remove deletes a channel by name; when it was the default, the oldest other channel
+// becomes the default. Notifications naming it fail with a clear error (nothing else lost).
+func (s *Service) Remove(ctx context.Context, ownerID uuid.UUID, name string) error {
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		return tx.Deliveries.DeleteChannelNamed(ctx, name)
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return steward.Errorf(steward.CodeNotFound, "there is no channel named %q", name)
+	}
+	return err
+}
+
+// TestResult is the outcome of a test message.
+type TestResult struct {
+	Channel   string `json:"channel"`
+	Delivered bool   `json:"delivered"`
+	Error     string `json:"error,omitempty"`
+}
+
+// Test sends a test message to the named channel now, outside any transaction, and
+// records the attempt in the activity feed.
+func (s *Service) Test(ctx context.Context, ownerID uuid.UUID, name string) (TestResult, error) {
+	var c store.Channel
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		var err error
+		c, err = tx.Deliveries.ChannelNamed(ctx, name)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return TestResult{}, steward.Errorf(steward.CodeNotFound, "there is no channel named %q", name)
+	}
+	if err != nil {
+		return TestResult{}, err
+	}
+	t, err := s.Open(ownerID, c)
+	if err != nil {
+		return TestResult{}, steward.Errorf(steward.CodeInvalid, "the channel %q cannot be used: %v", name, err)
+	}
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	m := Message{ID: uuid.New(), Title: "Steward test", Text: "This is a test message from Steward: the channel " + name + " works.", CreatedAt: now()}
+	_, sendErr := s.Sender.Send(ctx, t, m)
+	res := TestResult{Channel: name, Delivered: sendErr == nil}
+	if sendErr != nil {
+		res.Error = t.redact(sendErr.Error())
+	}
+	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		return tx.Journal.AppendEvents(ctx, nil, []steward.NewEvent{AttemptEvent(m.ID, name, 1, res.Delivered, res.Error, nil, true)})
+	})
+	return res, err
+}
+
+// AttemptEvent is the audit row of one delivery attempt, shown in the activity feed.
+func AttemptEvent(id uuid.UUID, channel string, attempt int, delivered bool, errText string, next *time.Time, test bool) steward.NewEvent {
+	data, _ := json.Marshal(map[string]any{"notification_id": id, "channel": channel, "attempt": attempt,
+		"delivered": delivered, "error": errText, "next_attempt_at": next, "test": test})
+	kind := "notification.delivered"
+	switch {
+	case delivered:
+	case next != nil:
+		kind = "notification.retry"
+	default:
+		kind = "notification.failed"
+	}
+	return steward.NewEvent{Kind: kind, Data: data}
+}
