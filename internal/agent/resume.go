@@ -41,7 +41,7 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 		return steward.View{}, err
 	}
 
-	x := &run{emit: emit, turn: steward.Turn{OwnerID: ownerID}}
+	x := &run{emit: emit, turn: steward.Turn{OwnerID: ownerID}, reg: r.ownerRegistry(ctx, ownerID)}
 	var journal map[string]steward.CallRecord
 	err = r.inOwner(ctx, x, func(tx Tx) error {
 		if err := r.admit(ctx, tx, steward.Admission{OwnerID: ownerID, Trigger: turn.Trigger, Resume: true}); err != nil {

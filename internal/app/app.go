@@ -32,6 +32,7 @@ import (
 	"github.com/stewardhq/steward/internal/llm/demo"
 	"github.com/stewardhq/steward/internal/llm/gemini"
 	"github.com/stewardhq/steward/internal/llm/openai"
+	"github.com/stewardhq/steward/internal/mcpclient"
 	"github.com/stewardhq/steward/internal/mcpserver"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/rules"
@@ -166,6 +167,10 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Price:         priceCalls(Prices(cfg), model.Name(), log),
 		Now:           a.Now,
 	}
+	// The owner's remote MCP servers: their tools join each of the owner's turns (issue 15 §3).
+	mcpServers := &mcpclient.Service{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow, Timeout: cfg.MCPTimeout}),
+		Timeout: cfg.MCPTimeout, Now: a.Now}
+	a.Runner.OwnerTools = mcpServers.Tools
 	deliverer := &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}), Channels: a.Door, Now: a.Now}
 	runs := &autonomy.Runner{Agent: a.Runner, Store: a.Store, Notifier: deliverer, Now: a.Now}
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
@@ -193,6 +198,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Webhooks:         a.Webhooks,
 		ProcessWebhook:   a.processWebhook,
 		MCP:              &mcpserver.Server{Runner: a.Runner},
+		MCPServers:       mcpServers,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
 			Sessions: &sessions.Service{Store: a.Store, Now: a.Now}, Activity: act, Control: ctl, Rules: rs, Memory: a.Memory}),
 	})
