@@ -28,7 +28,9 @@ func TestMCPServersAPI(t *testing.T) {
 	mcpSrv := egresstest.NewTLSServer(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
 		s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
 		s.AddTool(&mcp.Tool{Name: "ping", Description: "Ping.", InputSchema: &jsonschema.Schema{Type: "object"}},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 		return s
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true}).ServeHTTP)
 	html := egresstest.NewTLSServer(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("<html></html>")) })

@@ -82,7 +82,9 @@ func (f *fake) server() *mcp.Server {
 		})
 	for i := range extra {
 		s.AddTool(&mcp.Tool{Name: fmt.Sprintf("pad%d", i), Description: "Padding.", InputSchema: schema},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 	}
 	return s
 }
@@ -116,17 +118,22 @@ func newEnv(t *testing.T, f *fake) env {
 		svc: &mcpclient.Service{Store: db.Store, Guard: egress.NewGuard(opts), Timeout: 5 * time.Second}}
 }
 
-// run starts a turn with the built-ins and the owner's MCP tools.
-func (e env) run(t *testing.T, model *scripted.Model, message string) steward.View {
+// runner is a runner with the built-ins and the owner's MCP tools.
+func (e env) runner(t *testing.T, model *scripted.Model) *agent.Runner {
 	t.Helper()
 	reg, err := tools.NewRegistry(tools.Builtins()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner := &agent.Runner{Model: model, Tools: reg, Store: e.db.Store, Gate: &safety.Gate{},
+	return &agent.Runner{Model: model, Tools: reg, Store: e.db.Store, Gate: &safety.Gate{},
 		Control: &safety.Control{GlobalCost: e.db.Door.GlobalCostToday}, MaxIterations: 6, SuspendTTL: time.Hour,
 		OwnerTools: e.svc.Tools}
-	v, err := runner.Start(e.ctx, agent.Input{OwnerID: e.owner, Message: message}, nil)
+}
+
+// run starts a turn with the built-ins and the owner's MCP tools.
+func (e env) run(t *testing.T, model *scripted.Model, message string) steward.View {
+	t.Helper()
+	v, err := e.runner(t, model).Start(e.ctx, agent.Input{OwnerID: e.owner, Message: message}, nil)
 	if err != nil {
 		t.Fatalf("turn: %v", err)
 	}
@@ -221,6 +228,16 @@ func TestWriteSuspends(t *testing.T) {
 	}
 	if f.sends.Load() != 0 {
 		t.Fatalf("the server's send ran %d times before any approval", f.sends.Load())
+	}
+	// Approved in another request (a fresh runner, as on Lambda), it runs once.
+	model = scripted.New(scripted.Reply(scripted.Text("Sent.")))
+	v, err := e.runner(t, model).Confirm(e.ctx, e.owner, v.TurnID,
+		[]steward.Decision{{CallID: "w1", Approve: true, ArgsHash: v.Pending[0].ArgsHash}}, nil)
+	if err != nil || v.Status != steward.StatusCompleted || f.sends.Load() != 1 {
+		t.Fatalf("confirm: %+v, %v; sends %d, want completed with one send", v, err, f.sends.Load())
+	}
+	if res := lastResult(t, model.Requests()[0]); res.IsError || !strings.Contains(string(res.Output), "sent") {
+		t.Fatalf("the model got %s after the approval", res.Output)
 	}
 
 	if _, err := e.svc.Approve(e.ctx, e.owner, "fake", []string{"lookup"}, nil); err != nil {
