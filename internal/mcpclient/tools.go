@@ -115,8 +115,10 @@ func (s *Service) call(ctx context.Context, ownerID uuid.UUID, srv store.MCPServ
 	readOnlyNow := now.Annotations != nil && now.Annotations.ReadOnlyHint
 	if Hash(now.Name, now.Description, schema) != t.Hash || (t.ReadOnly && !readOnlyNow) {
 		// A short transaction of its own, before any call: none is open while a server is asked.
-		if err := s.Store.WithOwner(context.WithoutCancel(ctx), ownerID, func(tx *store.Tx) error {
-			return tx.MCPServers.MarkChanged(ctx, t.Server, t.Name, s.now())
+		// It is recorded even when the listing used up the call's time.
+		mark := context.WithoutCancel(ctx)
+		if err := s.Store.WithOwner(mark, ownerID, func(tx *store.Tx) error {
+			return tx.MCPServers.MarkChanged(mark, t.Server, t.Name, s.now())
 		}); err != nil {
 			return nil, err
 		}
