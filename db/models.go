@@ -115,6 +115,28 @@ type LedgerTransaction struct {
 	CreatedAt   time.Time
 }
 
+type McpServer struct {
+	OwnerID    uuid.UUID
+	Name       string
+	Url        string
+	Headers    []byte
+	CreatedAt  time.Time
+	ApprovedAt time.Time
+}
+
+type McpTool struct {
+	OwnerID       uuid.UUID
+	Server        string
+	Name          string
+	Hash          string
+	Description   string
+	InputSchema   []byte
+	ReadOnly      bool
+	WriteOverride bool
+	Enabled       bool
+	ChangedAt     *time.Time
+}
+
 type MemoryChunk struct {
 	ID           uuid.UUID
 	OwnerID      uuid.UUID

@@ -42,6 +42,10 @@ type Runner struct {
 	Price func(model string, u steward.Usage) int64
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// OwnerTools returns an owner's own tools — their MCP servers' (issue 15 §3) — added to
+	// Tools for one turn. It runs at a turn's start and resume, outside any transaction; an
+	// error leaves the turn with Tools alone. Nil adds none.
+	OwnerTools func(ctx context.Context, ownerID uuid.UUID) ([]tools.Tool, error)
 
 	// afterExecuting, when set (tests only), runs after an external call was journaled
 	// executing and before it runs; an error simulates a crash at that point.
@@ -99,4 +103,31 @@ func (r *Runner) Turn(ctx context.Context, ownerID, turnID uuid.UUID) (steward.V
 		return err
 	})
 	return v, err
+}
+
+// ownerRegistry is the registry of a turn of ownerID: Tools and the owner's own tools
+// (OwnerTools), looked up outside any transaction; nil means Tools alone.
+func (r *Runner) ownerRegistry(ctx context.Context, ownerID uuid.UUID) *tools.Registry {
+	if r.OwnerTools == nil {
+		return nil
+	}
+	extra, err := r.OwnerTools(ctx, ownerID)
+	if err != nil {
+		logError(ctx, err, "owner tools unavailable; the turn goes on with the built-in tools")
+		return nil
+	}
+	reg, err := r.Tools.With(extra...)
+	if err != nil {
+		logError(ctx, err, "owner tools refused; the turn goes on with the built-in tools")
+		return nil
+	}
+	return reg
+}
+
+// registry is the registry of x's turn.
+func (r *Runner) registry(x *run) *tools.Registry {
+	if x.reg != nil {
+		return x.reg
+	}
+	return r.Tools
 }

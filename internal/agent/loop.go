@@ -32,6 +32,9 @@ type run struct {
 	// stops reading must not hold a database connection): see inOwner.
 	inTx   bool
 	queued []StreamEvent
+	// reg is the turn's registry: Runner.Tools and the owner's own tools (OwnerTools);
+	// nil means Runner.Tools alone.
+	reg *tools.Registry
 }
 
 // event is an audit row waiting for the run's next transaction.
@@ -124,6 +127,7 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (steward.View, 
 	}
 	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", x.turn.ID) })
 	x.st.Memory, x.st.Untrusted = r.recall(ctx, in.OwnerID, msg)
+	x.reg = r.ownerRegistry(ctx, in.OwnerID)
 	x.st.Taint = x.taint()
 	return r.loop(ctx, x)
 }
@@ -313,7 +317,7 @@ func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response
 		user.Parts = append([]steward.Part{{Text: x.st.Memory, Context: true}}, user.Parts...)
 		req.Messages[i] = user
 	}
-	req.Tools, req.NoToolCalls = r.Tools.Declarations(), !withTools
+	req.Tools, req.NoToolCalls = r.registry(x).Declarations(), !withTools
 	var onDelta llm.DeltaFunc
 	if x.emit != nil {
 		onDelta = func(text string) error {
@@ -484,9 +488,9 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 			return err // stopped before any tool ran
 		}
 		for i, c := range calls {
-			tool, ok := r.Tools.Get(c.Name)
+			tool, ok := r.registry(x).Get(c.Name)
 			if !ok {
-				res := errorResult(c, fmt.Sprintf("unknown tool %q; available tools: %s", c.Name, strings.Join(r.Tools.Names(), ", ")))
+				res := errorResult(c, fmt.Sprintf("unknown tool %q; available tools: %s", c.Name, strings.Join(r.registry(x).Names(), ", ")))
 				results[i] = &res
 				x.record("tool_rejected", map[string]any{"call_id": c.ID, "tool": c.Name, "reason": "unknown tool"})
 				continue
@@ -631,8 +635,8 @@ func (r *Runner) reads(ctx context.Context, x *run, calls []steward.ToolCall, re
 func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledger, x *run, c steward.ToolCall) (steward.ToolResult, error) {
 	start := time.Now()
 	env := tools.Env{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Now: r.Now, Data: data, Ledger: ledger}
-	out, err := r.Tools.Run(ctx, env, c.Name, c.Args)
-	if tool, ok := r.Tools.Get(c.Name); ok && tool.Untrusted && x.st.Taint == "" {
+	out, err := r.registry(x).Run(ctx, env, c.Name, c.Args)
+	if tool, ok := r.registry(x).Get(c.Name); ok && tool.Untrusted && x.st.Taint == "" {
 		// Outside content is in the turn from now on, even in an error (docs/ARCHITECTURE.md §3).
 		x.st.Taint = "tool:" + c.Name
 		x.record("turn_tainted", map[string]any{"call_id": c.ID, "source": x.st.Taint})
@@ -657,7 +661,7 @@ func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledg
 // effect and journal commit together. An external tool is journaled executing in its own
 // commit first; a crash before its result leaves it executing, later marked unknown.
 func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (steward.ToolResult, error) {
-	tool, _ := r.Tools.Get(c.Name)
+	tool, _ := r.registry(x).Get(c.Name)
 	if !tool.External && !tool.Egress {
 		var res steward.ToolResult
 		err := r.inOwner(ctx, x, func(tx Tx) error {
@@ -772,7 +776,7 @@ func (r *Runner) check(ctx context.Context, tx Tx) error {
 func (r *Runner) gateRequest(x *run, c steward.ToolCall) steward.GateRequest {
 	req := steward.GateRequest{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Trigger: x.turn.Trigger, Untrusted: x.st.Untrusted,
 		CallID: c.ID, Tool: c.Name, Args: c.Args, Taint: x.taint()}
-	tool, ok := r.Tools.Get(c.Name)
+	tool, ok := r.registry(x).Get(c.Name)
 	req.Egress = !ok || tool.External || (tool.Egress && !x.ownerNamed(c.Args))
 	req.NoAllowRules = !ok || !tool.AlwaysOffered()
 	if ok && tool.Money != nil {

@@ -18,7 +18,7 @@ import (
 // bound to its args_hash), the turn is claimed exactly once, approved calls run with the
 // journal, denied ones become refusals, and the loop continues in the same turn and trace.
 func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisions []steward.Decision, emit Emit) (steward.View, error) {
-	x := &run{emit: emit, turn: steward.Turn{OwnerID: ownerID}}
+	x := &run{emit: emit, turn: steward.Turn{OwnerID: ownerID}, reg: r.ownerRegistry(ctx, ownerID)}
 	var journal map[string]steward.CallRecord
 	// One transaction reads the turn, checks the decisions, admits, claims it (exactly once),
 	// journals the decisions and runs the approved database-local writes with their journal
@@ -255,7 +255,7 @@ func (r *Runner) executeClaimed(ctx context.Context, tx Tx, x *run, journal map[
 		if done[c.ID] || j.Status != steward.CallApproved {
 			continue
 		}
-		if tool, ok := r.Tools.Get(c.Name); !ok || tool.External || tool.Egress {
+		if tool, ok := r.registry(x).Get(c.Name); !ok || tool.External || tool.Egress {
 			return nil
 		}
 		res, err := r.executeLocal(ctx, tx, x, c)

@@ -34,6 +34,7 @@ import (
 	"github.com/stewardhq/steward/internal/llm/demo"
 	"github.com/stewardhq/steward/internal/llm/gemini"
 	"github.com/stewardhq/steward/internal/llm/openai"
+	"github.com/stewardhq/steward/internal/mcpclient"
 	"github.com/stewardhq/steward/internal/mcpserver"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/rules"
@@ -178,6 +179,10 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Price:         priceCalls(Prices(cfg), model.Name(), log),
 		Now:           a.Now,
 	}
+	// The owner's remote MCP servers: their tools join each of the owner's turns (issue 15 §3).
+	mcpServers := &mcpclient.Service{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow, Timeout: cfg.MCPTimeout}),
+		Timeout: cfg.MCPTimeout, Now: a.Now}
+	a.Runner.OwnerTools = mcpServers.Tools
 	sealer, err := channel.NewSealer(cfg.SecretKey)
 	if err != nil {
 		return nil, err
@@ -215,6 +220,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Webhooks:         a.Webhooks,
 		ProcessWebhook:   a.processWebhook,
 		MCP:              &mcpserver.Server{Runner: a.Runner},
+		MCPServers:       mcpServers,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
 			Sessions: &sessions.Service{Store: a.Store, Now: a.Now}, Activity: act, Control: ctl, Rules: rs, Memory: a.Memory}),
 	})

@@ -108,6 +108,9 @@ type Config struct {
 	// SearchURL is a SearXNG instance web_search queries instead of Gemini with Google Search
 	// grounding (STEWARD_SEARCH_URL).
 	SearchURL string
+	// MCPTimeout bounds listing a remote MCP server's tools and each call of one
+	// (STEWARD_MCP_TIMEOUT, 20s by default).
+	MCPTimeout time.Duration
 }
 
 // AWS is a region and the credentials of one role (temporary ones carry a session token).
@@ -188,6 +191,7 @@ func Load(getenv func(string) string) (Config, error) {
 		EgressAllow:          r.addrPorts("STEWARD_EGRESS_ALLOW"),
 		SecretKey:            r.key32("STEWARD_SECRET_KEY"),
 		SearchURL:            r.str("STEWARD_SEARCH_URL", ""),
+		MCPTimeout:           r.duration("STEWARD_MCP_TIMEOUT", 20*time.Second),
 		MaxDocumentBytes:     int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
 	}
 	if c.ServerURL == "" {

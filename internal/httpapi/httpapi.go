@@ -36,6 +36,7 @@ import (
 	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/ledger"
+	"github.com/stewardhq/steward/internal/mcpclient"
 	"github.com/stewardhq/steward/internal/mcpserver"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/rules"
@@ -102,6 +103,9 @@ type Deps struct {
 	Web func(chi.Router)
 	// MCP serves POST /mcp, the MCP face (internal/mcpserver); nil answers 404 there.
 	MCP *mcpserver.Server
+	// MCPServers serves /v1/mcp/servers, the owner's remote MCP servers (internal/mcpclient);
+	// nil answers 404 there.
+	MCPServers *mcpclient.Service
 }
 
 // api holds the handlers' dependencies.
@@ -196,6 +200,10 @@ func (a *api) routesV1(r chi.Router) {
 	r.Get("/documents", a.documents)
 	r.Get("/documents/{id}", a.document)
 	r.Delete("/documents/{id}", a.deleteDocument)
+	r.Get("/mcp/servers", a.listMCPServers)
+	r.With(requireJSON).Post("/mcp/servers", a.addMCPServer)
+	r.Post("/mcp/servers/{name}/approve", a.approveMCPServer)
+	r.Delete("/mcp/servers/{name}", a.deleteMCPServer)
 }
 
 // runnerNow is the runner's clock, read at each call (a test may set it after New).

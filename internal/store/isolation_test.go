@@ -20,7 +20,7 @@ import (
 
 // ownerTables is every owner-scoped table; TestCatalogLint checks the list is complete.
 var ownerTables = []string{"api_keys", "audit_log", "conversations", "documents", "job_runs", "ledger_accounts", "ledger_budgets",
-	"ledger_postings", "ledger_transactions", "memory_chunks", "memory_facts",
+	"ledger_postings", "ledger_transactions", "mcp_servers", "mcp_tools", "memory_chunks", "memory_facts",
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
 	"standing_rules", "tasks", "tool_calls", "turns", "web_sessions", "webhook_deliveries", "webhooks"}
 
@@ -119,6 +119,10 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 			return err
 		}
 		sd.doc = doc.ID
+		if err := tx.MCPServers.Approve(ctx, MCPServer{Name: "srv" + name, URL: "https://mcp.example/" + name, Headers: map[string]string{"Authorization": "Bearer " + name}, ApprovedAt: time.Now()},
+			[]MCPTool{{Name: "lookup", Hash: "h", Description: "d", InputSchema: []byte(`{"type":"object"}`), ReadOnly: true, Enabled: true}}); err != nil {
+			return err
+		}
 		sess, secret, err := tx.Sessions.Create(ctx, "browser of "+name, time.Now().Add(time.Hour))
 		if err != nil {
 			return err
@@ -191,7 +195,8 @@ func TestIsolation(t *testing.T) {
 func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 	covers("Account.APIKeys", "Journal.Calls", "Safety.Caps", "Turns.Claim", "Tasks.CompleteTask", "Turns.InConversation", "Conversations.Delete", "Rules.Delete", "Tasks.DeleteTask", "Tasks.ForgetFact", "Conversations.Get", "Tasks.GetTask", "Turns.Get", "Conversations.List", "Tasks.ListFacts", "Tasks.ListNotifications", "Tasks.ListTasks", "Turns.List", "Journal.MarkUnknownCalls", "Conversations.Messages", "Account.Get", "Journal.PendingCalls", "Journal.RecentEvents", "Account.RevokeAPIKey", "Rules.List", "Rules.For", "Turns.Save", "Memory.SearchChunks", "Tasks.SearchFacts", "Safety.SpentInWindow", "Memory.SupersedeChunk", "Conversations.Touch", "Journal.TurnEvents", "Journal.UpdateCall",
 		"Sessions.Create", "Sessions.List", "Sessions.Revoke",
-		"Documents.Create", "Documents.List", "Documents.Get", "Documents.Content", "Documents.Delete")
+		"Documents.Create", "Documents.List", "Documents.Get", "Documents.Content", "Documents.Delete",
+		"MCPServers.Approve", "MCPServers.List", "MCPServers.Get", "MCPServers.Tools", "MCPServers.Delete", "MCPServers.MarkChanged")
 	none := func(what string, n int, err error) {
 		t.Helper()
 		if err != nil {
@@ -298,6 +303,22 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		refused("documents content", err)
 		refused("documents delete", tx.Documents.Delete(ctx, a.doc))
 
+		srvs, err := tx.MCPServers.List(ctx)
+		none("mcp servers list", len(srvs), err)
+		mtools, err := tx.MCPServers.Tools(ctx)
+		none("mcp tools list", len(mtools), err)
+		if _, err := tx.MCPServers.Get(ctx, "srv"+a.owner.Name); !errors.Is(err, ErrNotFound) {
+			t.Errorf("mcp server get: bob got alice's server (err %v)", err)
+		}
+		refused("mcp server delete", tx.MCPServers.Delete(ctx, "srv"+a.owner.Name))
+		if err := tx.MCPServers.MarkChanged(ctx, "srv"+a.owner.Name, "lookup", time.Now()); err != nil {
+			t.Errorf("mcp mark changed: %v", err)
+		}
+		// Approving a server of alice's name stores bob's own; alice's stays hers.
+		if err := tx.MCPServers.Approve(ctx, MCPServer{Name: "srv" + a.owner.Name, URL: "https://bob.example/"}, nil); err != nil {
+			t.Errorf("mcp approve under alice's name: %v", err)
+		}
+
 		caps, err := tx.Safety.Caps(ctx)
 		none("spending_caps list", len(caps), err)
 		spent, err := tx.Safety.SpentInWindow(ctx, "EUR", time.Hour)
@@ -342,6 +363,12 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		}
 		if _, text, err := tx.Documents.Get(ctx, a.doc, 0, 1000); err != nil || text != "secret document of alice" {
 			t.Errorf("alice's document after bob: %q, %v", text, err)
+		}
+		if srv, err := tx.MCPServers.Get(ctx, "srvalice"); err != nil || srv.URL != "https://mcp.example/alice" || srv.Headers["Authorization"] != "Bearer alice" {
+			t.Errorf("alice's mcp server after bob: %+v, %v", srv, err)
+		}
+		if mt, err := tx.MCPServers.Tools(ctx); err != nil || len(mt) != 1 || mt[0].ChangedAt != nil {
+			t.Errorf("alice's mcp tools after bob: %+v, %v", mt, err)
 		}
 		return nil
 	})

@@ -137,6 +137,7 @@ type (
 	Sessions      struct{ *conn } // the web app's sessions (sign-in, sign-out, revocation)
 	Ledger        struct{ *conn } // the double-entry ledger: accounts, transactions, budgets
 	Documents     struct{ *conn } // the owner's documents (their chunks are memory chunks)
+	MCPServers    struct{ *conn } // remote MCP servers and their approved tools
 )
 
 // Tx is one owner's transaction: every repository reads and writes that owner's rows only.
@@ -158,13 +159,14 @@ type Tx struct {
 	Sessions      Sessions
 	Ledger        Ledger
 	Documents     Documents
+	MCPServers    MCPServers
 }
 
 func newTx(c *conn) *Tx {
 	return &Tx{conn: c, Turns: Turns{c}, Journal: Journal{c}, Conversations: Conversations{c},
 		Safety: Safety{c}, Rules: Rules{c}, Memory: Memory{c}, Outbox: Outbox{c}, Tasks: Tasks{c},
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Deliveries: Deliveries{c},
-		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}}
+		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.
