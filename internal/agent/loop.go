@@ -373,8 +373,13 @@ func (r *Runner) finish(ctx context.Context, x *run, status steward.Status, answ
 	x.turn.Status, x.turn.Answer, x.turn.Error = status, answer, errMsg
 	x.turn.State, x.turn.ExpiresAt = nil, nil
 	r.account(x)
-	x.record("turn_"+string(status), map[string]any{"error": errMsg, "iterations": x.st.Iterations, "usage": x.st.Usage})
 	err := r.inOwner(ctx, x, func(tx Tx) error {
+		if status == steward.StatusCompleted {
+			if err := r.checkHonesty(ctx, tx, x, answer); err != nil {
+				return err
+			}
+		}
+		x.record("turn_"+string(status), map[string]any{"error": errMsg, "iterations": x.st.Iterations, "usage": x.st.Usage})
 		saved, err := tx.Turns.Save(ctx, x.turn)
 		if err != nil {
 			return err
