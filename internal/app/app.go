@@ -30,6 +30,7 @@ import (
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/chain"
 	"github.com/stewardhq/steward/internal/llm/demo"
+	"github.com/stewardhq/steward/internal/llm/fixture"
 	"github.com/stewardhq/steward/internal/llm/gemini"
 	"github.com/stewardhq/steward/internal/llm/openai"
 	"github.com/stewardhq/steward/internal/mcpserver"
@@ -312,15 +313,23 @@ func (a *App) tick(ctx context.Context) {
 // newModel returns the chain of STEWARD_MODELS when it is set; else Gemini when an API key is
 // configured, else the demo model.
 func newModel(ctx context.Context, cfg config.Config, log zerolog.Logger) (llm.Model, error) {
+	hc, err := modelHTTP(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Replaying() {
+		// Replayed calls never reach the API: the key only satisfies the adapters.
+		cfg.GeminiAPIKey, cfg.OpenAIAPIKey = "replay", "replay"
+	}
 	if len(cfg.Models) > 0 {
-		return newChain(ctx, cfg, log)
+		return newChain(ctx, cfg, hc, log)
 	}
 	if cfg.GeminiAPIKey == "" {
 		log.Warn().Str("model", demo.Name).
 			Msg("GEMINI_API_KEY is not set: answering with the offline demo model, not Gemini")
 		return demo.New(), nil
 	}
-	m, err := gemini.New(ctx, gemini.Config{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, Model: cfg.Model})
+	m, err := gemini.New(ctx, gemini.Config{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, Model: cfg.Model, HTTPClient: hc})
 	if err != nil {
 		return nil, err
 	}
@@ -332,9 +341,23 @@ func newModel(ctx context.Context, cfg config.Config, log zerolog.Logger) (llm.M
 	return m, nil
 }
 
+// modelHTTP is the HTTP client of the turn's model adapters: nil (their default) unless
+// STEWARD_MODEL_FIXTURES records or replays their calls (internal/llm/fixture).
+func modelHTTP(cfg config.Config, log zerolog.Logger) (*http.Client, error) {
+	if cfg.ModelFixtures == "" {
+		return nil, nil
+	}
+	t, err := fixture.Open(cfg.ModelFixtures, cfg.ModelFixturesMode, nil)
+	if err != nil {
+		return nil, err
+	}
+	log.Warn().Str("file", cfg.ModelFixtures).Str("mode", cfg.ModelFixturesMode).Msg("model calls go through a fixture file")
+	return t.Client(), nil
+}
+
 // newChain builds the models of STEWARD_MODELS, first preferred, behind a fallback chain
 // (internal/llm/chain); a single model stands alone.
-func newChain(ctx context.Context, cfg config.Config, log zerolog.Logger) (llm.Model, error) {
+func newChain(ctx context.Context, cfg config.Config, hc *http.Client, log zerolog.Logger) (llm.Model, error) {
 	models := make([]llm.Model, 0, len(cfg.Models))
 	names := make([]string, 0, len(cfg.Models))
 	for _, ref := range cfg.Models {
@@ -342,9 +365,9 @@ func newChain(ctx context.Context, cfg config.Config, log zerolog.Logger) (llm.M
 		var err error
 		switch ref.Provider {
 		case config.ProviderGemini:
-			m, err = gemini.New(ctx, gemini.Config{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, Model: ref.Name})
+			m, err = gemini.New(ctx, gemini.Config{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, Model: ref.Name, HTTPClient: hc})
 		case config.ProviderOpenAI:
-			m, err = openai.New(openai.Config{APIKey: cfg.OpenAIAPIKey, BaseURL: cfg.OpenAIBaseURL, Model: ref.Name})
+			m, err = openai.New(openai.Config{APIKey: cfg.OpenAIAPIKey, BaseURL: cfg.OpenAIBaseURL, Model: ref.Name, HTTPClient: hc})
 		default:
 			err = fmt.Errorf("unknown provider %q", ref.Provider)
 		}
