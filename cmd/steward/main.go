@@ -50,6 +50,8 @@ Commands:
   memory consolidate             supersede near-duplicate memories, summarise old conversations
   ledger import FILE --account NAME
                                  import a bank statement (CSV) into the ledger
+  eval [--filter CLASS] [--record] [--json FILE]
+                                 run the eval suite (evals/) and print pass rates per class
   version                        print the version
   help                           print this help
 
@@ -91,6 +93,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"webhooks": runWebhooks,
 		"memory":   runMemory,
 		"ledger":   runLedger,
+		"eval":     runEval,
 	}
 	command, ok := commands[cmd]
 	if !ok {
