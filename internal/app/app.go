@@ -140,18 +140,27 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if err := a.Door.CheckRuntime(octx); err != nil {
 		return nil, fmt.Errorf("DOOR_DATABASE_URL %w", err)
 	}
-	model, err := newModel(ctx, cfg, log)
+	hc, err := modelHTTP(cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	if a.Memory, err = newMemory(ctx, cfg, a.Store, log); err != nil {
+	if cfg.Replaying() {
+		// Replayed calls never reach an API: the key only makes the same clients (Gemini
+		// embeddings, web search, the models) as the recording had.
+		cfg.GeminiAPIKey, cfg.OpenAIAPIKey = "replay", "replay"
+	}
+	model, err := newModel(ctx, cfg, hc, log)
+	if err != nil {
+		return nil, err
+	}
+	if a.Memory, err = newMemory(ctx, cfg, hc, a.Store, log); err != nil {
 		return nil, err
 	}
 	a.Memory.Now = a.Now
 	a.Ledger = &ledger.Service{Store: a.Store}
 	a.Documents = &document.Service{Store: a.Store, MaxBytes: cfg.MaxDocumentBytes, Embedder: a.Memory.Embedder}
 	a.MemoryWorker = &memory.Worker{Memory: a.Memory, Queue: a.Door}
-	reg, err := newTools(ctx, cfg, a.Documents)
+	reg, err := newTools(ctx, cfg, hc, a.Documents)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +213,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 // document tools over docs (save_document fetching through the same guard), and
 // web_search on SearXNG when STEWARD_SEARCH_URL is set, else on Gemini with Google Search
 // grounding when a key is set (without either there is no web_search).
-func newTools(ctx context.Context, cfg config.Config, docs tools.Documents) (*tools.Registry, error) {
+func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs tools.Documents) (*tools.Registry, error) {
 	client := egress.NewClient(egress.Options{AllowHTTP: true, Allow: cfg.EgressAllow})
 	fetcher := &web.Fetcher{Client: client}
 	ts := append(tools.Builtins(), tools.WebFetchTool(fetcher))
@@ -213,7 +222,7 @@ func newTools(ctx context.Context, cfg config.Config, docs tools.Documents) (*to
 	case cfg.SearchURL != "":
 		ts = append(ts, tools.WebSearchTool(&web.SearXNG{Client: client, BaseURL: cfg.SearchURL}))
 	case cfg.GeminiAPIKey != "":
-		g, err := web.NewGemini(ctx, cfg.GeminiAPIKey, cfg.GeminiBaseURL, cfg.FastModel, nil)
+		g, err := web.NewGemini(ctx, cfg.GeminiAPIKey, cfg.GeminiBaseURL, cfg.FastModel, hc)
 		if err != nil {
 			return nil, err
 		}
@@ -225,16 +234,16 @@ func newTools(ctx context.Context, cfg config.Config, docs tools.Documents) (*to
 // newMemory builds recall and ingestion: Gemini embeddings and the fast model for fact
 // extraction when a key is set, otherwise the offline embedder and no extraction. The
 // embedding dimension is checked against the column at start.
-func newMemory(ctx context.Context, cfg config.Config, st *store.Store, log zerolog.Logger) (*memory.Service, error) {
+func newMemory(ctx context.Context, cfg config.Config, hc *http.Client, st *store.Store, log zerolog.Logger) (*memory.Service, error) {
 	var emb memory.Embedder = memory.Offline{}
 	var fast llm.Model
 	if cfg.GeminiAPIKey != "" {
-		g, err := memory.NewGemini(ctx, memory.GeminiConfig{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL})
+		g, err := memory.NewGemini(ctx, memory.GeminiConfig{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, HTTPClient: hc})
 		if err != nil {
 			return nil, fmt.Errorf("embedder: %w", err)
 		}
 		emb = g
-		if fast, err = gemini.New(ctx, gemini.Config{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, Model: cfg.FastModel}); err != nil {
+		if fast, err = gemini.New(ctx, gemini.Config{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, Model: cfg.FastModel, HTTPClient: hc}); err != nil {
 			return nil, fmt.Errorf("fast model: %w", err)
 		}
 	} else {
@@ -312,15 +321,7 @@ func (a *App) tick(ctx context.Context) {
 
 // newModel returns the chain of STEWARD_MODELS when it is set; else Gemini when an API key is
 // configured, else the demo model.
-func newModel(ctx context.Context, cfg config.Config, log zerolog.Logger) (llm.Model, error) {
-	hc, err := modelHTTP(cfg, log)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Replaying() {
-		// Replayed calls never reach the API: the key only satisfies the adapters.
-		cfg.GeminiAPIKey, cfg.OpenAIAPIKey = "replay", "replay"
-	}
+func newModel(ctx context.Context, cfg config.Config, hc *http.Client, log zerolog.Logger) (llm.Model, error) {
 	if len(cfg.Models) > 0 {
 		return newChain(ctx, cfg, hc, log)
 	}
@@ -341,8 +342,9 @@ func newModel(ctx context.Context, cfg config.Config, log zerolog.Logger) (llm.M
 	return m, nil
 }
 
-// modelHTTP is the HTTP client of the turn's model adapters: nil (their default) unless
-// STEWARD_MODEL_FIXTURES records or replays their calls (internal/llm/fixture).
+// modelHTTP is the HTTP client of every model API client (the turn's models, the fast model,
+// Gemini embeddings and web search): nil (their default) unless STEWARD_MODEL_FIXTURES
+// records or replays their calls (internal/llm/fixture).
 func modelHTTP(cfg config.Config, log zerolog.Logger) (*http.Client, error) {
 	if cfg.ModelFixtures == "" {
 		return nil, nil
