@@ -51,6 +51,8 @@ Commands:
   memory consolidate             supersede near-duplicate memories, summarise old conversations
   ledger import FILE --account NAME
                                  import a bank statement (CSV) into the ledger
+  eval [--filter CLASS] [--record] [--json FILE]
+                                 run the eval suite (evals/) and print pass rates per class
   version                        print the version
   help                           print this help
 
@@ -93,6 +95,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"memory":   runMemory,
 		"ledger":   runLedger,
 		"channels": runChannels,
+		"eval":     runEval,
 	}
 	command, ok := commands[cmd]
 	if !ok {

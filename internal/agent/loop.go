@@ -334,6 +334,7 @@ func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response
 		cost = r.Price(resp.Model, resp.Usage)
 	}
 	x.st.CostMicros += cost
+	r.attempts(x, resp, err)
 	data := map[string]any{"model": r.Model.Name(), "finish": resp.Finish, "finish_detail": resp.FinishDetail,
 		"usage": resp.Usage, "cost_micros": cost, "latency_ms": time.Since(start).Milliseconds(), "tools": withTools}
 	if err != nil {
@@ -343,14 +344,46 @@ func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response
 	return resp, err
 }
 
+// attempts records each model attempt of a fallback chain's call (llm.Response.Attempts) as
+// a model_attempt event, then the one that answered, and counts every attempt's usage,
+// priced at its own model, against the turn's budgets (docs/ARCHITECTURE.md §2). A call that
+// went to its first model is the model_call event alone.
+func (r *Runner) attempts(x *run, resp llm.Response, err error) {
+	if len(resp.Attempts) == 0 {
+		return
+	}
+	for _, a := range resp.Attempts {
+		cost := int64(0)
+		if r.Price != nil {
+			cost = r.Price(a.Model, a.Usage)
+		}
+		x.st.Usage = x.st.Usage.Add(a.Usage)
+		x.st.CostMicros += cost
+		outcome := "failed"
+		if a.Skipped {
+			outcome = "skipped"
+		}
+		x.record("model_attempt", map[string]any{"model": a.Model, "outcome": outcome, "error_class": a.Class(),
+			"error": a.Error, "usage": a.Usage, "cost_micros": cost, "latency_ms": a.Latency.Milliseconds()})
+	}
+	if err == nil {
+		x.record("model_attempt", map[string]any{"model": resp.Model, "outcome": "answered", "usage": resp.Usage})
+	}
+}
+
 // finish ends the turn: saves its outcome and, when completed, appends its messages to the
 // conversation.
 func (r *Runner) finish(ctx context.Context, x *run, status steward.Status, answer, errMsg string) (steward.View, error) {
 	x.turn.Status, x.turn.Answer, x.turn.Error = status, answer, errMsg
 	x.turn.State, x.turn.ExpiresAt = nil, nil
 	r.account(x)
-	x.record("turn_"+string(status), map[string]any{"error": errMsg, "iterations": x.st.Iterations, "usage": x.st.Usage})
 	err := r.inOwner(ctx, x, func(tx Tx) error {
+		if status == steward.StatusCompleted {
+			if err := r.checkHonesty(ctx, tx, x, answer); err != nil {
+				return err
+			}
+		}
+		x.record("turn_"+string(status), map[string]any{"error": errMsg, "iterations": x.st.Iterations, "usage": x.st.Usage})
 		saved, err := tx.Turns.Save(ctx, x.turn)
 		if err != nil {
 			return err

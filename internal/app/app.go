@@ -32,6 +32,7 @@ import (
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/chain"
 	"github.com/stewardhq/steward/internal/llm/demo"
+	"github.com/stewardhq/steward/internal/llm/fixture"
 	"github.com/stewardhq/steward/internal/llm/gemini"
 	"github.com/stewardhq/steward/internal/llm/openai"
 	"github.com/stewardhq/steward/internal/mcpclient"
@@ -152,18 +153,27 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if err := a.Door.CheckRuntime(octx); err != nil {
 		return nil, fmt.Errorf("DOOR_DATABASE_URL %w", err)
 	}
-	model, err := newModel(ctx, cfg, log)
+	hc, err := modelHTTP(cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	if a.Memory, err = newMemory(ctx, cfg, a.Store, log); err != nil {
+	if cfg.Replaying() {
+		// Replayed calls never reach an API: the key only makes the same clients (Gemini
+		// embeddings, web search, the models) as the recording had.
+		cfg.GeminiAPIKey, cfg.OpenAIAPIKey = "replay", "replay"
+	}
+	model, err := newModel(ctx, cfg, hc, log)
+	if err != nil {
+		return nil, err
+	}
+	if a.Memory, err = newMemory(ctx, cfg, hc, a.Store, log); err != nil {
 		return nil, err
 	}
 	a.Memory.Now = a.Now
 	a.Ledger = &ledger.Service{Store: a.Store}
 	a.Documents = &document.Service{Store: a.Store, MaxBytes: cfg.MaxDocumentBytes, Embedder: a.Memory.Embedder}
 	a.MemoryWorker = &memory.Worker{Memory: a.Memory, Queue: a.Door}
-	reg, err := newTools(ctx, cfg, a.Documents)
+	reg, err := newTools(ctx, cfg, hc, a.Documents)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +241,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 // document tools over docs (save_document fetching through the same guard), and
 // web_search on SearXNG when STEWARD_SEARCH_URL is set, else on Gemini with Google Search
 // grounding when a key is set (without either there is no web_search).
-func newTools(ctx context.Context, cfg config.Config, docs tools.Documents) (*tools.Registry, error) {
+func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs tools.Documents) (*tools.Registry, error) {
 	client := egress.NewClient(egress.Options{AllowHTTP: true, Allow: cfg.EgressAllow})
 	fetcher := &web.Fetcher{Client: client}
 	ts := append(tools.Builtins(), tools.WebFetchTool(fetcher))
@@ -240,7 +250,7 @@ func newTools(ctx context.Context, cfg config.Config, docs tools.Documents) (*to
 	case cfg.SearchURL != "":
 		ts = append(ts, tools.WebSearchTool(&web.SearXNG{Client: client, BaseURL: cfg.SearchURL}))
 	case cfg.GeminiAPIKey != "":
-		g, err := web.NewGemini(ctx, cfg.GeminiAPIKey, cfg.GeminiBaseURL, cfg.FastModel, nil)
+		g, err := web.NewGemini(ctx, cfg.GeminiAPIKey, cfg.GeminiBaseURL, cfg.FastModel, hc)
 		if err != nil {
 			return nil, err
 		}
@@ -252,16 +262,16 @@ func newTools(ctx context.Context, cfg config.Config, docs tools.Documents) (*to
 // newMemory builds recall and ingestion: Gemini embeddings and the fast model for fact
 // extraction when a key is set, otherwise the offline embedder and no extraction. The
 // embedding dimension is checked against the column at start.
-func newMemory(ctx context.Context, cfg config.Config, st *store.Store, log zerolog.Logger) (*memory.Service, error) {
+func newMemory(ctx context.Context, cfg config.Config, hc *http.Client, st *store.Store, log zerolog.Logger) (*memory.Service, error) {
 	var emb memory.Embedder = memory.Offline{}
 	var fast llm.Model
 	if cfg.GeminiAPIKey != "" {
-		g, err := memory.NewGemini(ctx, memory.GeminiConfig{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL})
+		g, err := memory.NewGemini(ctx, memory.GeminiConfig{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, HTTPClient: hc})
 		if err != nil {
 			return nil, fmt.Errorf("embedder: %w", err)
 		}
 		emb = g
-		if fast, err = gemini.New(ctx, gemini.Config{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, Model: cfg.FastModel}); err != nil {
+		if fast, err = gemini.New(ctx, gemini.Config{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, Model: cfg.FastModel, HTTPClient: hc}); err != nil {
 			return nil, fmt.Errorf("fast model: %w", err)
 		}
 	} else {
@@ -339,16 +349,16 @@ func (a *App) tick(ctx context.Context) {
 
 // newModel returns the chain of STEWARD_MODELS when it is set; else Gemini when an API key is
 // configured, else the demo model.
-func newModel(ctx context.Context, cfg config.Config, log zerolog.Logger) (llm.Model, error) {
+func newModel(ctx context.Context, cfg config.Config, hc *http.Client, log zerolog.Logger) (llm.Model, error) {
 	if len(cfg.Models) > 0 {
-		return newChain(ctx, cfg, log)
+		return newChain(ctx, cfg, hc, log)
 	}
 	if cfg.GeminiAPIKey == "" {
 		log.Warn().Str("model", demo.Name).
 			Msg("GEMINI_API_KEY is not set: answering with the offline demo model, not Gemini")
 		return demo.New(), nil
 	}
-	m, err := gemini.New(ctx, gemini.Config{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, Model: cfg.Model})
+	m, err := gemini.New(ctx, gemini.Config{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, Model: cfg.Model, HTTPClient: hc})
 	if err != nil {
 		return nil, err
 	}
@@ -360,9 +370,24 @@ func newModel(ctx context.Context, cfg config.Config, log zerolog.Logger) (llm.M
 	return m, nil
 }
 
+// modelHTTP is the HTTP client of every model API client (the turn's models, the fast model,
+// Gemini embeddings and web search): nil (their default) unless STEWARD_MODEL_FIXTURES
+// records or replays their calls (internal/llm/fixture).
+func modelHTTP(cfg config.Config, log zerolog.Logger) (*http.Client, error) {
+	if cfg.ModelFixtures == "" {
+		return nil, nil
+	}
+	t, err := fixture.Open(cfg.ModelFixtures, cfg.ModelFixturesMode, nil)
+	if err != nil {
+		return nil, err
+	}
+	log.Warn().Str("file", cfg.ModelFixtures).Str("mode", cfg.ModelFixturesMode).Msg("model calls go through a fixture file")
+	return t.Client(), nil
+}
+
 // newChain builds the models of STEWARD_MODELS, first preferred, behind a fallback chain
 // (internal/llm/chain); a single model stands alone.
-func newChain(ctx context.Context, cfg config.Config, log zerolog.Logger) (llm.Model, error) {
+func newChain(ctx context.Context, cfg config.Config, hc *http.Client, log zerolog.Logger) (llm.Model, error) {
 	models := make([]llm.Model, 0, len(cfg.Models))
 	names := make([]string, 0, len(cfg.Models))
 	for _, ref := range cfg.Models {
@@ -370,9 +395,9 @@ func newChain(ctx context.Context, cfg config.Config, log zerolog.Logger) (llm.M
 		var err error
 		switch ref.Provider {
 		case config.ProviderGemini:
-			m, err = gemini.New(ctx, gemini.Config{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, Model: ref.Name})
+			m, err = gemini.New(ctx, gemini.Config{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, Model: ref.Name, HTTPClient: hc})
 		case config.ProviderOpenAI:
-			m, err = openai.New(openai.Config{APIKey: cfg.OpenAIAPIKey, BaseURL: cfg.OpenAIBaseURL, Model: ref.Name})
+			m, err = openai.New(openai.Config{APIKey: cfg.OpenAIAPIKey, BaseURL: cfg.OpenAIBaseURL, Model: ref.Name, HTTPClient: hc})
 		default:
 			err = fmt.Errorf("unknown provider %q", ref.Provider)
 		}

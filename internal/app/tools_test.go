@@ -33,7 +33,7 @@ func TestNewToolsWeb(t *testing.T) {
 		{"searxng", config.Config{SearchURL: "https://searx.example.org"}, true},
 		{"gemini", config.Config{GeminiAPIKey: "k", FastModel: "gemini-fast"}, true},
 	} {
-		reg, err := newTools(context.Background(), tc.cfg, nil)
+		reg, err := newTools(context.Background(), tc.cfg, nil, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -58,7 +58,7 @@ func TestWebFetchResultIsData(t *testing.T) {
 	}))
 	defer page.Close()
 	allow := netip.MustParseAddrPort(page.Listener.Addr().String())
-	reg, err := newTools(context.Background(), config.Config{EgressAllow: []netip.AddrPort{allow}}, nil)
+	reg, err := newTools(context.Background(), config.Config{EgressAllow: []netip.AddrPort{allow}}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

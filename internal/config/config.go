@@ -69,6 +69,12 @@ type Config struct {
 	// extend and override Steward's list prices (internal/trace). With Gemini, a model with
 	// no price refuses to start.
 	ModelPrices map[string]ModelPrice
+	// ModelFixtures is a fixture file of model API calls (STEWARD_MODEL_FIXTURES): with
+	// ModelFixturesMode "record" every Gemini and OpenAI-compatible call is sent and saved to
+	// it; with "replay" (the default) calls are answered from it, offline, and one that was
+	// not recorded fails (internal/llm/fixture). Replay needs no API key.
+	ModelFixtures     string
+	ModelFixturesMode string
 
 	// SSM parameter names (SecureString) holding the runtime's secrets, read once at cold
 	// start on Lambda instead of plain environment values: APP_DATABASE_URL_SSM,
@@ -178,6 +184,8 @@ func Load(getenv func(string) string) (Config, error) {
 		OpenAIAPIKey:         r.str("OPENAI_API_KEY", ""),
 		OpenAIBaseURL:        r.str("OPENAI_BASE_URL", ""),
 		ModelPrices:          r.prices("STEWARD_MODEL_PRICES"),
+		ModelFixtures:        r.str("STEWARD_MODEL_FIXTURES", ""),
+		ModelFixturesMode:    r.oneOf("STEWARD_MODEL_FIXTURES_MODE", "replay", "replay", "record"),
 		AppDatabaseURLParam:  r.str("APP_DATABASE_URL_SSM", ""),
 		DoorDatabaseURLParam: r.str("DOOR_DATABASE_URL_SSM", ""),
 		GeminiAPIKeyParam:    r.str("GEMINI_API_KEY_SSM", ""),
@@ -200,8 +208,12 @@ func Load(getenv func(string) string) (Config, error) {
 	r.httpURL("GEMINI_BASE_URL", c.GeminiBaseURL)
 	r.httpURL("STEWARD_SEARCH_URL", c.SearchURL)
 	r.httpURL("OPENAI_BASE_URL", c.OpenAIBaseURL)
+	if c.ModelFixturesMode == "record" && c.ModelFixtures == "" {
+		r.fail("STEWARD_MODEL_FIXTURES_MODE", c.ModelFixturesMode, "needs STEWARD_MODEL_FIXTURES, the file to record to")
+	}
 	for _, m := range c.Models {
 		switch {
+		case c.Replaying():
 		case m.Provider == ProviderGemini && c.GeminiAPIKey == "" && c.GeminiAPIKeyParam == "":
 			r.fail("STEWARD_MODELS", m.Provider+":"+m.Name, "names a Gemini model but GEMINI_API_KEY is not set")
 		case m.Provider == ProviderOpenAI && c.OpenAIAPIKey == "" && c.OpenAIBaseURL == "":
@@ -209,6 +221,11 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 	}
 	return c, errors.Join(r.errs...)
+}
+
+// Replaying reports whether model calls are answered from a fixture file, offline.
+func (c Config) Replaying() bool {
+	return c.ModelFixtures != "" && c.ModelFixturesMode == "replay"
 }
 
 // httpURL fails when a set URL is not http:// or https://.

@@ -19,6 +19,18 @@ func TestLoadDefaults(t *testing.T) {
 	}
 }
 
+// TestReplayNeedsNoKey: replayed fixtures answer a Gemini chain without GEMINI_API_KEY.
+func TestReplayNeedsNoKey(t *testing.T) {
+	t.Parallel()
+	c, err := Load(env(map[string]string{"STEWARD_MODEL_FIXTURES": "evals/fixtures.json", "STEWARD_MODELS": "gemini:gemini-3.8-flash"}))
+	if err != nil || !c.Replaying() || c.ModelFixturesMode != "replay" {
+		t.Fatalf("config %+v, %v; want replaying without a key", c, err)
+	}
+	if _, err := Load(env(map[string]string{"STEWARD_MODELS": "gemini:gemini-3.8-flash"})); err == nil {
+		t.Fatal("a Gemini chain without a key or fixtures loaded")
+	}
+}
+
 func TestLoadErrorsNameTheVariable(t *testing.T) {
 	t.Parallel()
 	cases := map[string]struct {
@@ -45,6 +57,8 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		"egress allow name":       {map[string]string{"STEWARD_EGRESS_ALLOW": "intranet.example:80"}, "STEWARD_EGRESS_ALLOW"},
 		"egress allow no port":    {map[string]string{"STEWARD_EGRESS_ALLOW": "10.0.0.5"}, "STEWARD_EGRESS_ALLOW"},
 		"bad search url":          {map[string]string{"STEWARD_SEARCH_URL": "searx.local"}, "STEWARD_SEARCH_URL"},
+		"bad fixtures mode":       {map[string]string{"STEWARD_MODEL_FIXTURES": "f.json", "STEWARD_MODEL_FIXTURES_MODE": "rewind"}, "STEWARD_MODEL_FIXTURES_MODE"},
+		"record without a file":   {map[string]string{"STEWARD_MODEL_FIXTURES_MODE": "record"}, "STEWARD_MODEL_FIXTURES_MODE"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

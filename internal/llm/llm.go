@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
@@ -88,6 +89,32 @@ type Attempt struct {
 	// failing provider usually reports none).
 	Usage   steward.Usage `json:"usage"`
 	Latency time.Duration `json:"latency"`
+}
+
+// Error classes of an Attempt (Attempt.Class).
+const (
+	ClassCircuitOpen = "circuit_open" // skipped: the model's breaker was open
+	ClassRateLimited = "rate_limited" // 429, RESOURCE_EXHAUSTED
+	ClassTimeout     = "timeout"      // the attempt's deadline passed
+	ClassServer      = "server_error" // 5xx, UNAVAILABLE
+	ClassUnreachable = "unreachable"  // anything else a chain moves past (network errors)
+)
+
+// Class sorts the attempt's failure for the story and the metrics: one of the Class constants.
+func (a Attempt) Class() string {
+	e := strings.ToLower(a.Error)
+	switch {
+	case a.Skipped:
+		return ClassCircuitOpen
+	case strings.Contains(e, "429") || strings.Contains(e, "resource_exhausted") || strings.Contains(e, "rate limit"):
+		return ClassRateLimited
+	case strings.Contains(e, "deadline exceeded") || strings.Contains(e, "timeout"):
+		return ClassTimeout
+	case strings.Contains(e, "unavailable") || strings.Contains(e, "overloaded") ||
+		strings.Contains(e, "500") || strings.Contains(e, "502") || strings.Contains(e, "503") || strings.Contains(e, "504"):
+		return ClassServer
+	}
+	return ClassUnreachable
 }
 
 // ToolCalls returns the tool calls of the response in the model's order.

@@ -23,3 +23,21 @@ func TestMessageText(t *testing.T) {
 		t.Errorf("Response.Text() = %q", got)
 	}
 }
+
+// TestAttemptClass sorts a chain's failed attempts for the story.
+func TestAttemptClass(t *testing.T) {
+	for _, c := range []struct {
+		a    Attempt
+		want string
+	}{
+		{Attempt{Error: "circuit open", Skipped: true}, ClassCircuitOpen},
+		{Attempt{Error: "Error 429, Message: quota, Status: RESOURCE_EXHAUSTED"}, ClassRateLimited},
+		{Attempt{Error: "openai: chat completion: context deadline exceeded"}, ClassTimeout},
+		{Attempt{Error: "Error 503, Message: The model is overloaded., Status: UNAVAILABLE"}, ClassServer},
+		{Attempt{Error: "dial tcp 127.0.0.1:1: connect: connection refused"}, ClassUnreachable},
+	} {
+		if got := c.a.Class(); got != c.want {
+			t.Errorf("Class(%q) = %s, want %s", c.a.Error, got, c.want)
+		}
+	}
+}
