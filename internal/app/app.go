@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stewardhq/steward/internal/secret"
+
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
@@ -190,13 +192,13 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Now:           a.Now,
 	}
 	// The owner's remote MCP servers: their tools join each of the owner's turns (issue 15 §3).
-	mcpServers := &mcpclient.Service{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow, Timeout: cfg.MCPTimeout}),
-		Timeout: cfg.MCPTimeout, Now: a.Now}
-	a.Runner.OwnerTools = mcpServers.Tools
-	sealer, err := channel.NewSealer(cfg.SecretKey)
+	sealer, err := secret.NewSealer(cfg.SecretKey)
 	if err != nil {
 		return nil, err
 	}
+	mcpServers := &mcpclient.Service{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow, Timeout: cfg.MCPTimeout}),
+		Timeout: cfg.MCPTimeout, Sealer: sealer, Now: a.Now}
+	a.Runner.OwnerTools = mcpServers.Tools
 	sender := &channel.Sender{Options: egress.Options{Allow: cfg.EgressAllow}, Timeout: 10 * time.Second}
 	deliverer := &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}),
 		Sealer: sealer, Sender: sender, Channels: a.Door, Now: a.Now}

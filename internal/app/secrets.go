@@ -27,8 +27,8 @@ type ssmSettings struct {
 	backoff time.Duration
 }
 
-// secret is one value that may come from an SSM parameter instead of the environment.
-type secret struct {
+// ssmSecret is one value that may come from an SSM parameter instead of the environment.
+type ssmSecret struct {
 	env   string  // the environment variable the value otherwise comes from
 	param string  // the SSM parameter name; empty: keep the environment's value
 	dst   *string // where the value goes
@@ -40,13 +40,13 @@ type secret struct {
 // errors or logs; names do.
 func resolveSecrets(ctx context.Context, cfg config.Config, s ssmSettings) (config.Config, error) {
 	var secretKey string
-	secrets := []secret{
+	secrets := []ssmSecret{
 		{"DOOR_DATABASE_URL", cfg.DoorDatabaseURLParam, &cfg.DoorDatabaseURL},
 		{"APP_DATABASE_URL", cfg.AppDatabaseURLParam, &cfg.AppDatabaseURL},
 		{"GEMINI_API_KEY", cfg.GeminiAPIKeyParam, &cfg.GeminiAPIKey},
 		{"STEWARD_SECRET_KEY", cfg.SecretKeyParam, &secretKey},
 	}
-	var wanted []secret
+	var wanted []ssmSecret
 	for _, sc := range secrets {
 		if sc.param != "" {
 			wanted = append(wanted, sc)

@@ -18,6 +18,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/stewardhq/steward/internal/secret"
+
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/channel"
@@ -110,7 +112,7 @@ func newEnv(t *testing.T, key []byte, allow ...netip.AddrPort) *env {
 	t.Helper()
 	db := testdb.Open(t, 10)
 	owner, _ := db.Owner(t, "alice")
-	sealer, err := channel.NewSealer(key)
+	sealer, err := secret.NewSealer(key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +315,7 @@ func TestNoKeyFailsClosed(t *testing.T) {
 
 // deliverer is the production deliverer over e's guard, with a test clock and short backoff.
 func (e *env) deliverer(max int) *delivery.Deliverer {
-	sealer, _ := channel.NewSealer(key)
+	sealer, _ := secret.NewSealer(key)
 	return &delivery.Deliverer{Store: e.store, Guard: egress.NewGuard(e.opts), Sealer: sealer, Channels: e.door,
 		Now: func() time.Time { return e.now }, MaxAttempts: max, Backoff: func(n int) time.Duration { return time.Minute }}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stewardhq/steward/internal/secret"
+
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/egress"
@@ -19,7 +21,7 @@ import (
 // (docs/ARCHITECTURE.md §7): list, add (checked, secrets sealed), remove, test.
 type Service struct {
 	Store  *store.Store
-	Sealer *Sealer
+	Sealer *secret.Sealer
 	Sender *Sender
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -31,7 +33,7 @@ func (s *Service) Open(ownerID uuid.UUID, c store.Channel) (Target, error) {
 }
 
 // OpenTarget turns a stored channel into a send target, opening its secret with sealer.
-func OpenTarget(sealer *Sealer, ownerID uuid.UUID, c store.Channel) (Target, error) {
+func OpenTarget(sealer *secret.Sealer, ownerID uuid.UUID, c store.Channel) (Target, error) {
 	t := Target{Name: c.Name, Kind: c.Kind, URL: c.URL, Topic: c.Topic}
 	if len(c.Settings) > 0 {
 		if err := json.Unmarshal(c.Settings, &t.Settings); err != nil {
@@ -92,7 +94,7 @@ func (s *Service) Add(ctx context.Context, ownerID uuid.UUID, in Input) (View, e
 	var sealed []byte
 	if !t.Secrets.empty() {
 		plain, _ := json.Marshal(t.Secrets)
-		if sealed, err = s.Sealer.Seal(plain, ownerID[:]); errors.Is(err, ErrNoKey) {
+		if sealed, err = s.Sealer.Seal(plain, ownerID[:]); errors.Is(err, secret.ErrNoKey) {
 			return View{}, steward.Errorf(steward.CodeInvalid, "this deployment has no STEWARD_SECRET_KEY, so a channel with a token, password or secret URL cannot be stored; ask the operator to set it")
 		} else if err != nil {
 			return View{}, err

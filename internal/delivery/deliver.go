@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stewardhq/steward/internal/secret"
+
 	"github.com/stewardhq/steward/internal/steward"
 
 	"github.com/google/uuid"
@@ -34,7 +36,7 @@ type Deliverer struct {
 	// Guard is the SSRF guard every channel URL and connection passes (https only).
 	Guard *egress.Guard
 	// Sealer opens channels' secrets; nil opens none (a channel with a secret then fails).
-	Sealer *channel.Sealer
+	Sealer *secret.Sealer
 	// Sender sends to channels; nil means one over Guard's options.
 	Sender *channel.Sender
 	// Channels lists owners with a channel (*store.Door); needed by Drain only.

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/secret"
+
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/channel"
@@ -28,7 +30,7 @@ func TestChannelRoutes(t *testing.T) {
 	tg := egresstest.NewTLSServer(t, func(w http.ResponseWriter, r *http.Request) { got = append(got, r.URL.Path) })
 	db := testdb.Open(t, 4)
 	_, key := db.Owner(t, "alice")
-	sealer, _ := channel.NewSealer([]byte("0123456789abcdef0123456789abcdef"))
+	sealer, _ := secret.NewSealer([]byte("0123456789abcdef0123456789abcdef"))
 	opts := egress.Options{Lookup: egresstest.Lookup, Allow: []netip.AddrPort{tg.Addr()},
 		RootCAs: tg.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
 	svc := &channel.Service{Store: db.Store, Sealer: sealer, Sender: &channel.Sender{Options: opts, Timeout: 5 * time.Second}}

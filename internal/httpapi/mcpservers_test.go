@@ -17,6 +17,7 @@ import (
 	"github.com/stewardhq/steward/internal/egress/egresstest"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/mcpclient"
+	"github.com/stewardhq/steward/internal/secret"
 	"github.com/stewardhq/steward/internal/testdb"
 )
 
@@ -38,8 +39,12 @@ func TestMCPServersAPI(t *testing.T) {
 	_, key := db.Owner(t, "alice")
 	guard := egress.NewGuard(egress.Options{Lookup: egresstest.Lookup, Allow: []netip.AddrPort{mcpSrv.Addr(), html.Addr()},
 		RootCAs: mcpSrv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs})
+	sealer, err := secret.NewSealer([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Store: db.Store, Auth: db.Door, Logger: zerolog.Nop(),
-		MCPServers: &mcpclient.Service{Store: db.Store, Guard: guard}}))
+		MCPServers: &mcpclient.Service{Store: db.Store, Guard: guard, Sealer: sealer}}))
 	t.Cleanup(srv.Close)
 	hdr := map[string]string{"Content-Type": "application/json"}
 	post := func(body string) response {

@@ -15,15 +15,19 @@ package mcpclient
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/stewardhq/steward/internal/secret"
 
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,6 +62,8 @@ type Service struct {
 	MaxTools int
 	// MaxSchemaBytes caps one tool's input schema; zero means DefaultMaxSchemaBytes.
 	MaxSchemaBytes int
+	// Sealer seals header values at rest (STEWARD_SECRET_KEY): they are credentials.
+	Sealer *secret.Sealer
 	// Now is the clock (app.App.Now); nil means time.Now.
 	Now func() time.Time
 }
@@ -141,7 +147,11 @@ func (s *Service) Add(ctx context.Context, ownerID uuid.UUID, in NewServer) (Ser
 	if exists {
 		return Server{}, steward.Errorf(steward.CodeConflict, "an MCP server named %q exists; delete it first, or approve it again with POST /v1/mcp/servers/%s/approve", in.Name, in.Name)
 	}
-	return s.approve(ctx, ownerID, store.MCPServer{Name: in.Name, URL: in.URL, Headers: in.Headers, CreatedAt: s.now()}, in.WriteTools, in.DisabledTools, false)
+	headers, err := s.sealHeaders(ownerID, in.Headers)
+	if err != nil {
+		return Server{}, err
+	}
+	return s.approve(ctx, ownerID, store.MCPServer{Name: in.Name, URL: in.URL, Headers: headers, CreatedAt: s.now()}, in.WriteTools, in.DisabledTools, false)
 }
 
 // Approve lists a registered server's tools again and stores their hashes as the owner's
@@ -216,7 +226,7 @@ func (s *Service) checkInput(in NewServer) error {
 // approve lists srv's tools (outside any transaction), checks them and stores them as
 // approved, all or nothing.
 func (s *Service) approve(ctx context.Context, ownerID uuid.UUID, srv store.MCPServer, writeTools, disabledTools []string, replace bool) (Server, error) {
-	listed, err := s.list(ctx, srv)
+	listed, err := s.list(ctx, ownerID, srv)
 	if err != nil {
 		return Server{}, err
 	}
@@ -317,12 +327,54 @@ func ModelName(server, tool string) string {
 	return n
 }
 
-// session connects to srv through the guard with srv's headers; the caller closes it.
-func (s *Service) session(ctx context.Context, srv store.MCPServer) (*mcp.ClientSession, error) {
+// sealHeaders seals each header value for the owner (base64 of the sealed bytes); without
+// STEWARD_SECRET_KEY, headers are refused rather than stored in the clear.
+func (s *Service) sealHeaders(ownerID uuid.UUID, headers map[string]string) (map[string]string, error) {
+	if len(headers) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(headers))
+	for k, v := range headers {
+		sealed, err := s.Sealer.Seal([]byte(v), ownerID[:])
+		if errors.Is(err, secret.ErrNoKey) {
+			return nil, steward.Errorf(steward.CodeInvalid, "header values are credentials and are stored encrypted: the operator must set STEWARD_SECRET_KEY first")
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[k] = base64.StdEncoding.EncodeToString(sealed)
+	}
+	return out, nil
+}
+
+// openHeaders opens the owner's sealed header values.
+func (s *Service) openHeaders(ownerID uuid.UUID, headers map[string]string) (map[string]string, error) {
+	out := make(map[string]string, len(headers))
+	for k, v := range headers {
+		sealed, err := base64.StdEncoding.DecodeString(v)
+		if err != nil {
+			return nil, fmt.Errorf("header %s: %w", k, err)
+		}
+		plain, err := s.Sealer.Open(sealed, ownerID[:])
+		if err != nil {
+			return nil, fmt.Errorf("header %s: %w", k, err)
+		}
+		out[k] = string(plain)
+	}
+	return out, nil
+}
+
+// session connects to srv through the guard with srv's headers (opened for the owner); the
+// caller closes it.
+func (s *Service) session(ctx context.Context, ownerID uuid.UUID, srv store.MCPServer) (*mcp.ClientSession, error) {
 	hc := s.Guard.Client()
 	hc.Timeout = s.timeout()
 	if len(srv.Headers) > 0 {
-		hc.Transport = headerTransport{base: hc.Transport, headers: srv.Headers}
+		headers, err := s.openHeaders(ownerID, srv.Headers)
+		if err != nil {
+			return nil, err
+		}
+		hc.Transport = headerTransport{base: hc.Transport, headers: headers}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "steward", Version: "1"}, nil)
 	return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
@@ -343,10 +395,10 @@ func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // list connects to srv and lists its tools, at most MaxTools, within the timeout.
-func (s *Service) list(ctx context.Context, srv store.MCPServer) ([]*mcp.Tool, error) {
+func (s *Service) list(ctx context.Context, ownerID uuid.UUID, srv store.MCPServer) ([]*mcp.Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
-	cs, err := s.session(ctx, srv)
+	cs, err := s.session(ctx, ownerID, srv)
 	if err != nil {
 		return nil, unreachable(srv.URL, err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/mcpclient"
 	"github.com/stewardhq/steward/internal/safety"
+	"github.com/stewardhq/steward/internal/secret"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
@@ -114,8 +115,12 @@ func newEnv(t *testing.T, f *fake) env {
 		opts.Allow = []netip.AddrPort{f.Addr()}
 		opts.RootCAs = f.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
 	}
+	sealer, err := secret.NewSealer([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	return env{db: db, owner: owner.ID, ctx: context.Background(),
-		svc: &mcpclient.Service{Store: db.Store, Guard: egress.NewGuard(opts), Timeout: 5 * time.Second}}
+		svc: &mcpclient.Service{Store: db.Store, Guard: egress.NewGuard(opts), Timeout: 5 * time.Second, Sealer: sealer}}
 }
 
 // runner is a runner with the built-ins and the owner's MCP tools.
@@ -387,5 +392,36 @@ func TestRegistrationRefusals(t *testing.T) {
 				t.Fatalf("stored after a refusal: %+v, %v", list, err)
 			}
 		})
+	}
+}
+
+// TestHeadersSealedAtRest: a header value (a credential) is stored only sealed under
+// STEWARD_SECRET_KEY, and without a key a server with headers is refused, nothing stored.
+func TestHeadersSealedAtRest(t *testing.T) {
+	t.Parallel()
+	f := newFake(t)
+	e := newEnv(t, f)
+	e.add(t, f)
+	conn, err := pgx.Connect(e.ctx, e.db.SuperURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(e.ctx)
+	var stored string
+	if err := conn.QueryRow(e.ctx, "SELECT headers::text FROM mcp_servers WHERE owner_id = $1", e.owner).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(stored, "s3cret") || !strings.Contains(stored, "Authorization") {
+		t.Fatalf("mcp_servers.headers = %s; want the value sealed", stored)
+	}
+
+	e.svc.Sealer = nil
+	_, err = e.svc.Add(e.ctx, e.owner, mcpclient.NewServer{Name: "other", URL: f.url(), Headers: map[string]string{"Authorization": "Bearer x"}})
+	if steward.ErrorCode(err) != steward.CodeInvalid || !strings.Contains(err.Error(), "STEWARD_SECRET_KEY") {
+		t.Fatalf("add without a key: %v, want invalid naming STEWARD_SECRET_KEY", err)
+	}
+	var n int
+	if err := conn.QueryRow(e.ctx, "SELECT count(*) FROM mcp_servers WHERE owner_id = $1", e.owner).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("servers stored = %d (%v), want only the first", n, err)
 	}
 }

@@ -93,7 +93,7 @@ func (s *Service) call(ctx context.Context, ownerID uuid.UUID, srv store.MCPServ
 		}
 		return &tools.ArgError{Msg: msg, Err: err}
 	}
-	cs, err := s.session(ctx, srv)
+	cs, err := s.session(ctx, ownerID, srv)
 	if err != nil {
 		return nil, fail("cannot connect", err)
 	}

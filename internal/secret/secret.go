@@ -1,4 +1,6 @@
-package channel
+// Package secret seals the secrets owners give Steward (channel tokens and passwords, MCP
+// server headers) at rest, under the deployment's STEWARD_SECRET_KEY.
+package secret
 
 import (
 	"crypto/aes"
@@ -8,7 +10,7 @@ import (
 	"fmt"
 )
 
-// Sealer encrypts channel secrets at rest with AES-256-GCM under the deployment's
+// Sealer encrypts owners' secrets at rest with AES-256-GCM under the deployment's
 // STEWARD_SECRET_KEY. A sealed secret is nonce‖ciphertext‖tag; the owner's id is the
 // additional data, so a sealed secret copied to another owner's row does not open.
 type Sealer struct {
@@ -16,7 +18,7 @@ type Sealer struct {
 }
 
 // ErrNoKey is returned when a secret must be sealed or opened and no key is configured.
-var ErrNoKey = errors.New("STEWARD_SECRET_KEY is not set: channel secrets cannot be sealed or opened")
+var ErrNoKey = errors.New("STEWARD_SECRET_KEY is not set: secrets cannot be sealed or opened")
 
 // NewSealer returns a sealer for a 32-byte key; a nil or empty key gives a sealer that
 // refuses every secret (ErrNoKey).
@@ -25,7 +27,7 @@ func NewSealer(key []byte) (*Sealer, error) {
 		return &Sealer{}, nil
 	}
 	if len(key) != 32 {
-		return nil, fmt.Errorf("channel secret key: %d bytes, want 32", len(key))
+		return nil, fmt.Errorf("secret key: %d bytes, want 32", len(key))
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
@@ -57,11 +59,11 @@ func (s *Sealer) Open(sealed, ad []byte) ([]byte, error) {
 	}
 	n := s.aead.NonceSize()
 	if len(sealed) < n+s.aead.Overhead() {
-		return nil, errors.New("channel secret: too short")
+		return nil, errors.New("sealed secret: too short")
 	}
 	plain, err := s.aead.Open(nil, sealed[:n], sealed[n:], ad)
 	if err != nil {
-		return nil, errors.New("channel secret: does not open with this key")
+		return nil, errors.New("sealed secret: does not open with this key")
 	}
 	return plain, nil
 }
