@@ -35,7 +35,7 @@ TESTFLAGS ?=
 # of the dev database into the recipe's shell (scripts/devdb env single-quotes the values).
 load_env = eval "$$(scripts/devdb env | sed 's/^/export /')"
 
-.PHONY: help run test injection-report bench bench-cycle db migrate build generate generate-check lint vuln lambda rie clean
+.PHONY: help run test injection-report bench bench-cycle bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
 .PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction
 
 # ROOT is the module root (this Makefile's directory), wherever make runs from: `sam build`
@@ -81,6 +81,9 @@ injection-report: db ## run the prompt-injection suite and print its block-rate 
 
 bench: db ## the agent benchmarks (turn overhead, suspend, resume) against real PostgreSQL
 	@$(load_env); $(GO) test -run '^$$' -bench . -benchmem -benchtime 300x ./internal/agent/
+
+bench-lambda: db rie ## a Lambda cold start under the Runtime Interface Emulator: init and first request, in ms
+	@$(load_env); $(GO) test -run '^$$' -bench ColdStart -benchtime 10x ./internal/lambdatest/
 
 # The LangGraph.js peer of bench-cycle: its bench.mjs and package.json are copied into
 # bin/peer-langgraph, where npm installs its pinned dependencies once (the source stays clean).

@@ -143,17 +143,31 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if err != nil {
 		return nil, fmt.Errorf("DOOR_DATABASE_URL: %w", err)
 	}
-	if a.Store, err = store.Open(octx, appURL, cfg.DBMaxConns); err != nil {
-		return nil, fmt.Errorf("open APP_DATABASE_URL: %w", err)
-	}
-	if a.Door, err = store.OpenDoor(octx, doorURL); err != nil {
-		return nil, fmt.Errorf("open DOOR_DATABASE_URL: %w", err)
-	}
-	if err := a.Store.CheckRuntime(octx); err != nil {
-		return nil, fmt.Errorf("APP_DATABASE_URL %w", err)
-	}
-	if err := a.Door.CheckRuntime(octx); err != nil {
-		return nil, fmt.Errorf("DOOR_DATABASE_URL %w", err)
+	// The two pools connect and check their roles side by side: a cold start waits for the
+	// slower one, not for both in turn.
+	var open errgroup.Group
+	open.Go(func() error {
+		var err error
+		if a.Store, err = store.Open(octx, appURL, cfg.DBMaxConns); err != nil {
+			return fmt.Errorf("open APP_DATABASE_URL: %w", err)
+		}
+		if err := a.Store.CheckRuntime(octx); err != nil {
+			return fmt.Errorf("APP_DATABASE_URL %w", err)
+		}
+		return nil
+	})
+	open.Go(func() error {
+		var err error
+		if a.Door, err = store.OpenDoor(octx, doorURL); err != nil {
+			return fmt.Errorf("open DOOR_DATABASE_URL: %w", err)
+		}
+		if err := a.Door.CheckRuntime(octx); err != nil {
+			return fmt.Errorf("DOOR_DATABASE_URL %w", err)
+		}
+		return nil
+	})
+	if err := open.Wait(); err != nil {
+		return nil, err
 	}
 	hc, err := modelHTTP(cfg, log)
 	if err != nil {

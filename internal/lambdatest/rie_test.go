@@ -202,7 +202,7 @@ func checkInitError(t *testing.T, name, bootstrap string) {
 
 // findRIE locates aws-lambda-rie on PATH or in GOBIN/GOPATH/bin. It fails — never skips —
 // when it is missing: the two-process test is part of the suite.
-func findRIE(t *testing.T) string {
+func findRIE(t testing.TB) string {
 	t.Helper()
 	if p, err := exec.LookPath("aws-lambda-rie"); err == nil {
 		return p
@@ -229,7 +229,7 @@ type emulator struct {
 // startRIE runs bootstrap under its own emulator, on free loopback ports, with env as the
 // function's environment. The emulator and the bootstrap share a process group, which the
 // test kills when it ends.
-func startRIE(t *testing.T, rie, name, bootstrap string, env []string) *emulator {
+func startRIE(t testing.TB, rie, name, bootstrap string, env []string) *emulator {
 	t.Helper()
 	invokeAddr, runtimeAddr := freeAddr(t), freeAddr(t)
 	cmd := exec.Command(rie, "--runtime-interface-emulator-address", invokeAddr, "--runtime-api-address", runtimeAddr, bootstrap)
@@ -264,7 +264,7 @@ func startRIE(t *testing.T, rie, name, bootstrap string, env []string) *emulator
 }
 
 // invoke sends one event and returns the raw invocation payload.
-func (e *emulator) invoke(t *testing.T, event any) []byte {
+func (e *emulator) invoke(t testing.TB, event any) []byte {
 	t.Helper()
 	b, err := json.Marshal(event)
 	if err != nil {
@@ -303,7 +303,7 @@ func (e *emulator) invokeFunctionURL(t *testing.T, req events.LambdaFunctionURLR
 }
 
 // invokeHTTPAPI sends an HTTP API (payload 2.0) event and decodes the proxy response.
-func (e *emulator) invokeHTTPAPI(t *testing.T, req events.APIGatewayV2HTTPRequest) (int, []byte) {
+func (e *emulator) invokeHTTPAPI(t testing.TB, req events.APIGatewayV2HTTPRequest) (int, []byte) {
 	t.Helper()
 	payload := e.invoke(t, req)
 	var resp events.APIGatewayV2HTTPResponse
@@ -339,7 +339,7 @@ func countTasks(t *testing.T, appURL string, owner uuid.UUID) int {
 }
 
 // freeAddr returns a loopback address with a port nobody listens on right now.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

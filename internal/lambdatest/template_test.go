@@ -306,7 +306,7 @@ const lambdaTags = "lambda.norpc,grpcnotrace"
 // buildBootstraps builds the main packages in dirs (relative to the module root) as Lambda
 // bootstraps for linux/goarch, with the flags of `make lambda`, in one go command so shared
 // packages compile once. It returns each dir's <tmp>/<name>/bootstrap.
-func buildBootstraps(t *testing.T, goarch string, dirs ...string) map[string]string {
+func buildBootstraps(t testing.TB, goarch string, dirs ...string) map[string]string {
 	t.Helper()
 	out := t.TempDir()
 	args := []string{"build", "-tags", lambdaTags, "-trimpath", "-ldflags", "-s -w", "-o", out + string(filepath.Separator)}
@@ -335,7 +335,7 @@ func buildBootstraps(t *testing.T, goarch string, dirs ...string) map[string]str
 }
 
 // goTool finds the go command that runs this test.
-func goTool(t *testing.T) string {
+func goTool(t testing.TB) string {
 	t.Helper()
 	for _, p := range []string{filepath.Join(os.Getenv("GOROOT"), "bin", "go"), "/usr/local/go/bin/go"} {
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
