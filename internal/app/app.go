@@ -309,18 +309,19 @@ func (a *App) drainMemory(ctx context.Context) error {
 // (STEWARD_RUN_QUEUE_URL) before the 202 leaves, for functions/worker to take within
 // seconds; a send that fails is logged and the run stays queued for the scheduler's drain
 // (docs/ARCHITECTURE.md §10). Without a queue (or once shutdown began) the drain takes it.
-func (a *App) processWebhook(ownerID, runID uuid.UUID) {
+func (a *App) processWebhook(ctx context.Context, ownerID, runID uuid.UUID) {
 	if a.processInBackground(ownerID, runID) || a.runs == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), runQueueTimeout)
+	log := zerolog.Ctx(ctx)
+	ctx, cancel := context.WithTimeout(ctx, runQueueTimeout)
 	defer cancel()
 	if err := a.runs.send(ctx, RunMessage{OwnerID: ownerID, RunID: runID}); err != nil {
-		a.Logger.Warn().Str("error", trace.Redact(err.Error())).Stringer("run_id", runID).
+		log.Warn().Str("error", trace.Redact(err.Error())).Stringer("run_id", runID).
 			Msg("run queue send failed; the scheduler's drain will take the run")
 		return
 	}
-	a.Logger.Info().Stringer("run_id", runID).Msg("run sent to the run queue")
+	log.Info().Stringer("run_id", runID).Msg("run sent to the run queue")
 }
 
 // processInBackground runs the turn under RunBackground's group, if it runs.

@@ -278,7 +278,19 @@ func TestRunQueueUnderTheLambdaEmulator(t *testing.T) {
 	if _, tries := sqs.state(); tries <= before {
 		t.Fatalf("the webhook did not try to send the second run")
 	}
-	if !strings.Contains(webhook.logs.String(), "run queue send failed") {
+	// The failed send is logged, on the invocation's line (its aws_request_id).
+	var logged bool
+	for _, line := range strings.Split(webhook.logs.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) != nil || !strings.Contains(fmt.Sprint(rec["message"]), "run queue send failed") {
+			continue
+		}
+		logged = true
+		if id, _ := rec["aws_request_id"].(string); id == "" {
+			t.Errorf("the failed send is logged without the invocation's aws_request_id: %s", line)
+		}
+	}
+	if !logged {
 		t.Errorf("the failed send is not logged:\n%s", webhook.logs.String())
 	}
 	if r := runOf(second.RunID); r.Status != store.RunQueued {
