@@ -36,7 +36,7 @@ TESTFLAGS ?=
 load_env = eval "$$(scripts/devdb env | sed 's/^/export /')"
 
 .PHONY: help run test injection-report bench bench-cycle bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
-.PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction
+.PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction build-WorkerFunction
 
 # ROOT is the module root (this Makefile's directory), wherever make runs from: `sam build`
 # may run the build-<LogicalId> targets from a scratch directory.
@@ -172,6 +172,8 @@ build-WebhookFunction:
 	$(call sam_build,webhook)
 build-SchedulerFunction:
 	$(call sam_build,scheduler)
+build-WorkerFunction:
+	$(call sam_build,worker)
 build-%Function:
 	@echo "no build target for $@: add one per function of template.yaml" >&2; exit 1
 

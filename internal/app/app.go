@@ -80,6 +80,9 @@ type App struct {
 	Now func() time.Time
 
 	handler http.Handler
+	// runs is the run queue (STEWARD_RUN_QUEUE_URL) accepted webhooks are sent to on
+	// Lambda; nil when unset.
+	runs *runQueue
 	// background is set while RunBackground runs: accepted webhooks are then processed in
 	// this process right after their 202, under its group (on Lambda they wait for the
 	// scheduler's drain instead).
@@ -129,6 +132,11 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a := &App{Logger: log, Now: s.now}
 	if a.Now == nil {
 		a.Now = time.Now
+	}
+	if cfg.RunQueueURL != "" {
+		if a.runs, err = newRunQueue(cfg); err != nil {
+			return nil, err
+		}
 	}
 	defer func() {
 		if err != nil {
@@ -311,14 +319,33 @@ func (a *App) drainMemory(ctx context.Context) error {
 	return err
 }
 
-// processWebhook runs an accepted delivery's turn in this process when it is a long-lived
-// server, under RunBackground's group, so shutdown waits for it; on Lambda (or once
-// shutdown began) the scheduler's drain picks it up instead.
-func (a *App) processWebhook(ownerID, runID uuid.UUID) {
+// processWebhook hands an accepted delivery's run on. In a long-lived server it runs the
+// turn in this process, under RunBackground's group, so shutdown waits for it. On Lambda a
+// frozen function runs nothing after its response, so the run is sent to the run queue
+// (STEWARD_RUN_QUEUE_URL) before the 202 leaves, for functions/worker to take within
+// seconds; a send that fails is logged and the run stays queued for the scheduler's drain
+// (docs/ARCHITECTURE.md §10). Without a queue (or once shutdown began) the drain takes it.
+func (a *App) processWebhook(ctx context.Context, ownerID, runID uuid.UUID) {
+	if a.processInBackground(ownerID, runID) || a.runs == nil {
+		return
+	}
+	log := zerolog.Ctx(ctx)
+	ctx, cancel := context.WithTimeout(ctx, runQueueTimeout)
+	defer cancel()
+	if err := a.runs.send(ctx, RunMessage{OwnerID: ownerID, RunID: runID}); err != nil {
+		log.Warn().Str("error", trace.Redact(err.Error())).Stringer("run_id", runID).
+			Msg("run queue send failed; the scheduler's drain will take the run")
+		return
+	}
+	log.Info().Stringer("run_id", runID).Msg("run sent to the run queue")
+}
+
+// processInBackground runs the turn under RunBackground's group, if it runs.
+func (a *App) processInBackground(ownerID, runID uuid.UUID) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.background == nil {
-		return
+		return false
 	}
 	ctx := a.bgCtx
 	a.background.Go(func() error {
@@ -327,7 +354,12 @@ func (a *App) processWebhook(ownerID, runID uuid.UUID) {
 		}
 		return nil
 	})
+	return true
 }
+
+// runQueueTimeout bounds sending a run to the queue, retries included, within the webhook
+// function's 30 s.
+const runQueueTimeout = 5 * time.Second
 
 // RunBackground is the in-process side of a long-lived server (`steward serve`): the memory
 // worker, a scheduler tick every minute, and webhooks processed right after their 202, all

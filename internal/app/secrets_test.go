@@ -224,24 +224,24 @@ func TestResolveSecrets(t *testing.T) {
 }
 
 // TestResolveSecretsRetriesThrottling: a burst of cold starts is throttled by SSM; a throttled
-// GetParameter is tried again (up to ssmAttempts), not a failed cold start.
+// GetParameter is tried again (up to awsAttempts), not a failed cold start.
 func TestResolveSecretsRetriesThrottling(t *testing.T) {
 	t.Parallel()
 	fake := newFakeSSM(t, map[string]string{"/steward/gemini-api-key": "AIza-from-ssm"})
-	fake.throttle = ssmAttempts - 1
+	fake.throttle = awsAttempts - 1
 	got, err := resolveSecrets(context.Background(), config.Config{AWS: testAWS, GeminiAPIKeyParam: "/steward/gemini-api-key"}, fake.settings())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.GeminiAPIKey != "AIza-from-ssm" || len(fake.requests()) != ssmAttempts {
-		t.Errorf("key %q after %d requests, want the parameter's value after %d", got.GeminiAPIKey, len(fake.requests()), ssmAttempts)
+	if got.GeminiAPIKey != "AIza-from-ssm" || len(fake.requests()) != awsAttempts {
+		t.Errorf("key %q after %d requests, want the parameter's value after %d", got.GeminiAPIKey, len(fake.requests()), awsAttempts)
 	}
 
 	fake = newFakeSSM(t, map[string]string{"/steward/gemini-api-key": "AIza-from-ssm"})
-	fake.throttle = ssmAttempts
+	fake.throttle = awsAttempts
 	_, err = resolveSecrets(context.Background(), config.Config{AWS: testAWS, GeminiAPIKeyParam: "/steward/gemini-api-key"}, fake.settings())
-	if err == nil || !strings.Contains(err.Error(), "ThrottlingException") || len(fake.requests()) != ssmAttempts {
-		t.Errorf("throttled %d times: error %v after %d requests, want ThrottlingException after %d", ssmAttempts, err, len(fake.requests()), ssmAttempts)
+	if err == nil || !strings.Contains(err.Error(), "ThrottlingException") || len(fake.requests()) != awsAttempts {
+		t.Errorf("throttled %d times: error %v after %d requests, want ThrottlingException after %d", awsAttempts, err, len(fake.requests()), awsAttempts)
 	}
 }
 

@@ -117,6 +117,11 @@ type Config struct {
 	// MCPTimeout bounds listing a remote MCP server's tools and each call of one
 	// (STEWARD_MCP_TIMEOUT, 20s by default).
 	MCPTimeout time.Duration
+	// RunQueueURL is the SQS queue an accepted webhook's run is sent to, for the worker
+	// function to take within seconds (STEWARD_RUN_QUEUE_URL; on Lambda). Unset, `steward
+	// serve` runs it right after the 202 and the scheduler's drain is the fallback
+	// (docs/ARCHITECTURE.md §10).
+	RunQueueURL string
 }
 
 // AWS is a region and the credentials of one role (temporary ones carry a session token).
@@ -200,6 +205,7 @@ func Load(getenv func(string) string) (Config, error) {
 		SecretKey:            r.key32("STEWARD_SECRET_KEY"),
 		SearchURL:            r.str("STEWARD_SEARCH_URL", ""),
 		MCPTimeout:           r.duration("STEWARD_MCP_TIMEOUT", 20*time.Second),
+		RunQueueURL:          r.str("STEWARD_RUN_QUEUE_URL", ""),
 		MaxDocumentBytes:     int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
 	}
 	if c.ServerURL == "" {
@@ -208,6 +214,7 @@ func Load(getenv func(string) string) (Config, error) {
 	r.httpURL("GEMINI_BASE_URL", c.GeminiBaseURL)
 	r.httpURL("STEWARD_SEARCH_URL", c.SearchURL)
 	r.httpURL("OPENAI_BASE_URL", c.OpenAIBaseURL)
+	r.httpURL("STEWARD_RUN_QUEUE_URL", c.RunQueueURL)
 	if c.ModelFixturesMode == "record" && c.ModelFixtures == "" {
 		r.fail("STEWARD_MODEL_FIXTURES_MODE", c.ModelFixturesMode, "needs STEWARD_MODEL_FIXTURES, the file to record to")
 	}

@@ -147,4 +147,10 @@ func TestLoadModels(t *testing.T) {
 	if _, err := Load(env(map[string]string{"OPENAI_BASE_URL": "localhost:11434"})); err == nil || !strings.Contains(err.Error(), "OPENAI_BASE_URL") {
 		t.Errorf("OPENAI_BASE_URL without a scheme: err = %v", err)
 	}
+	if _, err := Load(env(map[string]string{"STEWARD_RUN_QUEUE_URL": "sqs.eu-west-1.amazonaws.com/1/q"})); err == nil || !strings.Contains(err.Error(), "STEWARD_RUN_QUEUE_URL") {
+		t.Errorf("STEWARD_RUN_QUEUE_URL without a scheme: err = %v", err)
+	}
+	if c, err := Load(env(map[string]string{"STEWARD_RUN_QUEUE_URL": "https://sqs.eu-west-1.amazonaws.com/1/q"})); err != nil || c.RunQueueURL != "https://sqs.eu-west-1.amazonaws.com/1/q" {
+		t.Errorf("STEWARD_RUN_QUEUE_URL: %q, %v", c.RunQueueURL, err)
+	}
 }

@@ -31,7 +31,7 @@ func fullEnv(t *testing.T, steps ...scripted.Step) (*env, *autonomy.Webhooks, ch
 	processed := make(chan uuid.UUID, 4)
 	h := httpapi.New(httpapi.Deps{Runner: e.runner, Store: e.store, Auth: e.door, Logger: zerolog.Nop(),
 		Memory: memory.New(e.store, memory.Offline{}, nil), Webhooks: hooks,
-		ProcessWebhook: func(owner, run uuid.UUID) {
+		ProcessWebhook: func(_ context.Context, owner, run uuid.UUID) {
 			go func() {
 				hooks.Process(context.WithoutCancel(e.ctx), owner, run) //nolint:errcheck // the test checks the outcome
 				processed <- run

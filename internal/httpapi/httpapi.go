@@ -89,9 +89,10 @@ type Deps struct {
 	Ledger *ledger.Service
 	// Webhooks receives POST /webhooks/{hook_id}; nil answers 404 there.
 	Webhooks *autonomy.Webhooks
-	// ProcessWebhook runs an accepted delivery's turn after the 202 was written (under
-	// `steward serve`, in a goroutine); nil leaves it to the scheduler tick's drain.
-	ProcessWebhook func(ownerID, runID uuid.UUID)
+	// ProcessWebhook hands an accepted delivery's run on after the 202 was written (under
+	// `steward serve`, a goroutine runs it; on Lambda, it is sent to the run queue); ctx is
+	// the request's, carrying its logger. nil leaves it to the scheduler tick's drain.
+	ProcessWebhook func(ctx context.Context, ownerID, runID uuid.UUID)
 	// StreamWriteTimeout bounds each write of an event stream: a client that does not take
 	// an event within it loses its stream (the turn goes on); zero means
 	// DefaultStreamWriteTimeout.

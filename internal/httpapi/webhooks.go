@@ -42,7 +42,7 @@ func (a *api) webhook(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusAccepted, rc)
 	if a.d.ProcessWebhook != nil {
-		a.d.ProcessWebhook(rc.OwnerID, rc.RunID)
+		a.d.ProcessWebhook(r.Context(), rc.OwnerID, rc.RunID)
 	}
 }
 

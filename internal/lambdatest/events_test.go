@@ -13,7 +13,9 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/app"
 	"github.com/stewardhq/steward/internal/autonomy"
 )
 
@@ -45,6 +47,20 @@ func TestSampleEvents(t *testing.T) {
 			sampleEvent(t, base, &events.LambdaFunctionURLRequest{})
 		case "scheduler":
 			sampleEvent(t, base, &autonomy.Event{})
+		case "worker":
+			var ev events.SQSEvent
+			sampleEvent(t, base, &ev)
+			for _, rec := range ev.Records {
+				dec := json.NewDecoder(strings.NewReader(rec.Body))
+				dec.DisallowUnknownFields()
+				var m app.RunMessage
+				if err := dec.Decode(&m); err != nil || m.OwnerID == uuid.Nil || m.RunID == uuid.Nil {
+					t.Errorf("events/worker.json: record body %q is not {owner_id, run_id}: %v", rec.Body, err)
+				}
+			}
+			if len(ev.Records) == 0 || ev.Records[0].EventSource != "aws:sqs" {
+				t.Errorf("events/worker.json: no SQS record")
+			}
 		case "api", "confirm", "webhook":
 			var ev events.APIGatewayV2HTTPRequest
 			sampleEvent(t, base, &ev)

@@ -277,3 +277,92 @@ func TestTemplateOperations(t *testing.T) {
 		t.Error("the template grants KMS on every key (key/*); grant the customer key only")
 	}
 }
+
+// TestTemplateRunQueue: the webhook function is told RunQueue's URL and may send to it; the
+// worker consumes RunQueue with partial batch failures and bounded concurrency; a message is
+// invisible for at least six times the worker's timeout while in work, and one that failed 5
+// receives moves to a dead-letter queue.
+func TestTemplateRunQueue(t *testing.T) {
+	t.Parallel()
+	doc := rawTemplate(t)
+	all := resourcesOf(doc, "")
+	fns := resourcesOf(doc, "AWS::Serverless::Function")
+
+	if ref(path(fns["WebhookFunction"], "Properties", "Environment", "Variables", "STEWARD_RUN_QUEUE_URL")) != "RunQueue" {
+		t.Error("WebhookFunction: STEWARD_RUN_QUEUE_URL is not !Ref RunQueue (the queue's URL)")
+	}
+	worker := fns["WorkerFunction"]
+	if worker == nil {
+		t.Fatal("no WorkerFunction")
+	}
+	if c := path(worker, "Properties", "CodeUri"); c == nil || c.Value != "functions/worker" {
+		t.Errorf("WorkerFunction CodeUri is not functions/worker")
+	}
+	var timeout int
+	if n := path(worker, "Properties", "Timeout"); n == nil || yaml.Unmarshal([]byte(n.Value), &timeout) != nil || timeout <= 0 {
+		t.Fatal("WorkerFunction has no Timeout of its own")
+	}
+	var sqsEvents int
+	events := path(worker, "Properties", "Events")
+	for _, name := range keys(events) {
+		ev := mapValue(events, name)
+		if mapValue(ev, "Type").Value != "SQS" {
+			continue
+		}
+		sqsEvents++
+		p := mapValue(ev, "Properties")
+		if ref(mapValue(p, "Queue")) != "RunQueue" {
+			t.Errorf("WorkerFunction event %s: Queue is not RunQueue's Arn", name)
+		}
+		if b := mapValue(p, "BatchSize"); b == nil || b.Value == "" {
+			t.Errorf("WorkerFunction event %s: no BatchSize", name)
+		}
+		if frt := mapValue(p, "FunctionResponseTypes"); frt == nil || len(frt.Content) != 1 || frt.Content[0].Value != "ReportBatchItemFailures" {
+			t.Errorf("WorkerFunction event %s: FunctionResponseTypes is not [ReportBatchItemFailures]", name)
+		}
+		if ref(path(p, "ScalingConfig", "MaximumConcurrency")) != "WorkerMaximumConcurrency" {
+			t.Errorf("WorkerFunction event %s: ScalingConfig.MaximumConcurrency is not the WorkerMaximumConcurrency parameter", name)
+		}
+	}
+	if sqsEvents != 1 {
+		t.Errorf("WorkerFunction has %d SQS events, want 1", sqsEvents)
+	}
+	if d := path(doc, "Parameters", "WorkerMaximumConcurrency", "Default"); d == nil || d.Value != "2" {
+		t.Error("parameter WorkerMaximumConcurrency does not default to 2")
+	}
+
+	q := path(all["RunQueue"], "Properties")
+	var visibility int
+	if v := mapValue(q, "VisibilityTimeout"); v == nil || yaml.Unmarshal([]byte(v.Value), &visibility) != nil || visibility < 6*timeout {
+		t.Errorf("RunQueue VisibilityTimeout = %d s, want at least 6 × the worker's Timeout (%d s)", visibility, 6*timeout)
+	}
+	redrive := mapValue(q, "RedrivePolicy")
+	if ref(mapValue(redrive, "deadLetterTargetArn")) != "RunDeadLetterQueue" || mapValue(redrive, "maxReceiveCount") == nil || mapValue(redrive, "maxReceiveCount").Value != "5" {
+		t.Error("RunQueue RedrivePolicy does not move a message to RunDeadLetterQueue after 5 receives")
+	}
+	if all["RunDeadLetterQueue"] == nil || mapValue(all["RunDeadLetterQueue"], "Type").Value != "AWS::SQS::Queue" {
+		t.Error("no RunDeadLetterQueue queue")
+	}
+
+	// The role may send to the run queue and poll it.
+	granted := map[string]bool{}
+	for _, pol := range path(all["FunctionRole"], "Properties", "Policies").Content {
+		for _, s := range path(pol, "PolicyDocument", "Statement").Content {
+			if ref(mapValue(s, "Resource")) != "RunQueue" {
+				continue
+			}
+			action := mapValue(s, "Action")
+			if action.Kind == yaml.ScalarNode {
+				granted[action.Value] = true
+			}
+			for _, a := range action.Content {
+				granted[a.Value] = true
+			}
+		}
+	}
+	for _, want := range []string{"sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"} {
+		if !granted[want] {
+			t.Errorf("FunctionRole is not granted %s on RunQueue", want)
+		}
+	}
+}

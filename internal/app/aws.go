@@ -1,0 +1,137 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"github.com/stewardhq/steward/internal/config"
+)
+
+// awsClient calls one AWS service's JSON API (awsJson1_0 or awsJson1_1: a POST of a JSON
+// body naming the operation in X-Amz-Target), signed with the AWS SDK's SigV4 signer. It is
+// not the SDK's service clients, which bring every operation of a service and the SDK's
+// credential chain into each Lambda bootstrap (3.5 MB for SSM alone, see internal/lambdatest)
+// for the one or two calls Steward makes: SSM's GetParameter at cold start (secrets.go) and
+// SQS's SendMessage after a webhook (queue.go). The credentials are the ones the Lambda
+// runtime sets for the function's role.
+type awsClient struct {
+	service     string // the SigV4 signing name: ssm, sqs
+	endpoint    string
+	contentType string // application/x-amz-json-1.0 or 1.1, as the service's protocol says
+	region      string
+	creds       aws.Credentials
+	signer      *v4.Signer
+	http        *http.Client
+	backoff     time.Duration
+}
+
+// newAWSClient makes a client of service at endpoint (empty: https://<service>.<region>.
+// amazonaws.com/). It fails, naming what is missing, without a region and credentials.
+func newAWSClient(a config.AWS, service, endpoint, contentType, why string) (*awsClient, error) {
+	var missing []string
+	for _, v := range []struct{ name, value string }{
+		{"AWS_REGION", a.Region}, {"AWS_ACCESS_KEY_ID", a.AccessKeyID}, {"AWS_SECRET_ACCESS_KEY", a.SecretAccessKey},
+	} {
+		if v.value == "" {
+			missing = append(missing, v.name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%s needs AWS credentials; not set: %s (Lambda sets them; elsewhere: eval \"$(aws configure export-credentials --format env)\" and export AWS_REGION)",
+			why, strings.Join(missing, ", "))
+	}
+	c := &awsClient{
+		service:     service,
+		endpoint:    endpoint,
+		contentType: contentType,
+		region:      a.Region,
+		creds:       aws.Credentials{AccessKeyID: a.AccessKeyID, SecretAccessKey: a.SecretAccessKey, SessionToken: a.SessionToken},
+		signer:      v4.NewSigner(),
+		http:        &http.Client{Timeout: 10 * time.Second},
+		backoff:     200 * time.Millisecond,
+	}
+	if c.endpoint == "" {
+		domain := "amazonaws.com"
+		if strings.HasPrefix(a.Region, "cn-") {
+			domain = "amazonaws.com.cn"
+		}
+		c.endpoint = "https://" + service + "." + a.Region + "." + domain + "/"
+	}
+	return c, nil
+}
+
+// awsAttempts bounds the tries of one call: throttling and 5xx are retried, as the SDK's
+// standard retryer does.
+const awsAttempts = 3
+
+// do calls target (e.g. AmazonSSM.GetParameter) with in as the JSON body, retrying what is
+// worth retrying with a doubling backoff, and returns the raw answer of a 200.
+func (c *awsClient) do(ctx context.Context, target string, in any) ([]byte, error) {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	wait := c.backoff
+	for attempt := 1; ; attempt++ {
+		raw, retry, err := c.call(ctx, target, body)
+		if err == nil || !retry || attempt == awsAttempts {
+			return raw, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (retrying: %w)", err, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+// call makes one signed request. retry reports whether the failure is worth another try (a
+// network error, throttling, or an error of the service's own).
+func (c *awsClient) call(ctx context.Context, target string, body []byte) (raw []byte, retry bool, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, false, err
+	}
+	req.Header.Set("Content-Type", c.contentType)
+	req.Header.Set("X-Amz-Target", target)
+	sum := sha256.Sum256(body)
+	if err := c.signer.SignHTTP(ctx, c.creds, req, hex.EncodeToString(sum[:]), c.service, c.region, time.Now()); err != nil {
+		return nil, false, fmt.Errorf("sign the request: %w", err)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, ctx.Err() == nil, err
+	}
+	defer resp.Body.Close()
+	raw, err = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, true, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		// An error body is {"__type": "[namespace#]Code", "message": "…"}; it holds no value.
+		var e struct {
+			Type    string `json:"__type"`
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(raw, &e)
+		code := e.Type[strings.LastIndexByte(e.Type, '#')+1:]
+		if code == "" {
+			code = resp.Status
+		}
+		retry := resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests || strings.Contains(code, "Throttl")
+		return nil, retry, fmt.Errorf("%s: %s", code, e.Message)
+	}
+	return raw, false, nil
+}

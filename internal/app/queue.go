@@ -1,0 +1,101 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
+
+	"github.com/stewardhq/steward/internal/autonomy"
+	"github.com/stewardhq/steward/internal/config"
+	"github.com/stewardhq/steward/internal/trace"
+)
+
+// RunMessage is the body of a message on the run queue (STEWARD_RUN_QUEUE_URL): a webhook's
+// queued run, for functions/worker to take (docs/ARCHITECTURE.md §10).
+type RunMessage struct {
+	OwnerID uuid.UUID `json:"owner_id"`
+	RunID   uuid.UUID `json:"run_id"`
+}
+
+// runQueue sends RunMessages with SQS's SendMessage (awsJson1_0). The endpoint is the queue
+// URL's origin (https://sqs.<region>.amazonaws.com, which is what SQS's queue URLs are), so
+// a test's fake queue URL points the client at the fake.
+type runQueue struct {
+	url    string
+	client *awsClient
+}
+
+func newRunQueue(cfg config.Config) (*runQueue, error) {
+	u, err := url.Parse(cfg.RunQueueURL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("STEWARD_RUN_QUEUE_URL %q is not a queue URL", cfg.RunQueueURL)
+	}
+	c, err := newAWSClient(cfg.AWS, "sqs", u.Scheme+"://"+u.Host+"/", "application/x-amz-json-1.0", "sending to STEWARD_RUN_QUEUE_URL")
+	if err != nil {
+		return nil, err
+	}
+	return &runQueue{url: cfg.RunQueueURL, client: c}, nil
+}
+
+// send puts one message on the queue.
+func (q *runQueue) send(ctx context.Context, m RunMessage) error {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	raw, err := q.client.do(ctx, "AmazonSQS.SendMessage", struct {
+		QueueURL    string `json:"QueueUrl"`
+		MessageBody string
+	}{q.url, string(body)})
+	if err != nil {
+		return fmt.Errorf("SQS SendMessage: %w", err)
+	}
+	var out struct {
+		MessageID string `json:"MessageId"`
+	}
+	if json.Unmarshal(raw, &out) != nil || out.MessageID == "" {
+		return errors.New("SQS answered SendMessage with no MessageId")
+	}
+	return nil
+}
+
+// HandleRunMessages is the body of functions/worker: each record of an SQS batch from the run
+// queue names a webhook's queued run, processed exactly once (autonomy.Scheduler.Handle: a
+// run another worker or the scheduler's drain already took is done, not a failure). A
+// record that is not a RunMessage, or whose run failed to start, is reported in
+// BatchItemFailures (ReportBatchItemFailures), so only it returns to the queue — retried,
+// then dead-lettered — and the rest of the batch is not redelivered.
+func (a *App) HandleRunMessages(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	log := zerolog.Ctx(ctx)
+	var resp events.SQSEventResponse
+	for _, rec := range ev.Records {
+		rlog := log.With().Str("message_id", rec.MessageId).Logger()
+		var m RunMessage
+		dec := json.NewDecoder(bytes.NewReader([]byte(rec.Body)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&m); err != nil || m.OwnerID == uuid.Nil || m.RunID == uuid.Nil || dec.More() {
+			rlog.Error().Int("bytes", len(rec.Body)).Msg("run queue message is not {owner_id, run_id}")
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+			continue
+		}
+		rep, err := a.Scheduler.Handle(rlog.WithContext(ctx), autonomy.Event{OwnerID: m.OwnerID, RunID: m.RunID})
+		if err != nil {
+			rlog.Error().Str("error", trace.Redact(err.Error())).Stringer("run_id", m.RunID).Msg("queued run failed to start")
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+			continue
+		}
+		ran := zerolog.Dict()
+		if len(rep.Runs) == 1 {
+			ran = ran.Str("status", string(rep.Runs[0].Status))
+		}
+		rlog.Info().Stringer("run_id", m.RunID).Bool("taken", len(rep.Runs) == 1).Dict("run", ran).Msg("queued run processed")
+	}
+	return resp, nil
+}

@@ -1,0 +1,23 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stewardhq/steward/internal/config"
+)
+
+// TestRunQueueNeedsCredentials: STEWARD_RUN_QUEUE_URL without a region and role credentials
+// is a cold-start error naming what is missing, not a send that fails on every webhook.
+func TestRunQueueNeedsCredentials(t *testing.T) {
+	t.Parallel()
+	_, err := newRunQueue(config.Config{RunQueueURL: "https://sqs.eu-west-1.amazonaws.com/123456789012/steward-RunQueue",
+		AWS: config.AWS{Region: "eu-west-1"}})
+	if err == nil || !strings.Contains(err.Error(), "STEWARD_RUN_QUEUE_URL") || !strings.Contains(err.Error(), "AWS_ACCESS_KEY_ID") {
+		t.Errorf("err = %v, want one naming STEWARD_RUN_QUEUE_URL and AWS_ACCESS_KEY_ID", err)
+	}
+	q, err := newRunQueue(config.Config{RunQueueURL: "https://sqs.eu-west-1.amazonaws.com/123456789012/steward-RunQueue", AWS: testAWS})
+	if err != nil || q.client.endpoint != "https://sqs.eu-west-1.amazonaws.com/" || q.client.service != "sqs" {
+		t.Errorf("queue %+v, %v: want the client on the queue URL's origin, signing for sqs", q, err)
+	}
+}
