@@ -129,8 +129,8 @@ func TestTemplateFunctions(t *testing.T) {
 
 // maxBootstrapBytes caps each function's bootstrap: a cold start loads the whole binary, and
 // every byte is paid again by each function that ships it. The target is 20 MB (issues 9 and
-// 14); with the web app, the ledger, documents and the MCP go-sdk the bootstraps are 22.5–22.6 MB (with channels, the MCP client and the worker), and about
-// 9 MB of every one is the Gemini SDK's Google auth stack (cloud.google.com/go/auth → s2a-go →
+// 14); with the web app, the ledger, documents, channels and the MCP go-sdk the bootstraps
+// are 22.5–22.6 MB, and about 9 MB of every one is the Gemini SDK's Google auth stack (cloud.google.com/go/auth → s2a-go →
 // gRPC, protobuf). The cap stops further growth until that target is met.
 const maxBootstrapBytes = 23_000_000
 
