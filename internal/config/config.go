@@ -117,6 +117,13 @@ type Config struct {
 	// MCPTimeout bounds listing a remote MCP server's tools and each call of one
 	// (STEWARD_MCP_TIMEOUT, 20s by default).
 	MCPTimeout time.Duration
+	// PublicURL is the deployment's public base URL (STEWARD_PUBLIC_URL, e.g.
+	// https://steward.example.com): the one-tap approval links of a suspended turn's
+	// notification point there (issue 17 §1). Empty sends no links.
+	PublicURL string
+	// LinkTTL caps how long an approval link lives (STEWARD_LINK_TTL, 24h by default); a link
+	// never outlives its turn's suspension.
+	LinkTTL time.Duration
 }
 
 // AWS is a region and the credentials of one role (temporary ones carry a session token).
@@ -200,6 +207,8 @@ func Load(getenv func(string) string) (Config, error) {
 		SecretKey:            r.key32("STEWARD_SECRET_KEY"),
 		SearchURL:            r.str("STEWARD_SEARCH_URL", ""),
 		MCPTimeout:           r.duration("STEWARD_MCP_TIMEOUT", 20*time.Second),
+		PublicURL:            strings.TrimRight(r.str("STEWARD_PUBLIC_URL", ""), "/"),
+		LinkTTL:              r.duration("STEWARD_LINK_TTL", 24*time.Hour),
 		MaxDocumentBytes:     int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
 	}
 	if c.ServerURL == "" {
@@ -208,6 +217,7 @@ func Load(getenv func(string) string) (Config, error) {
 	r.httpURL("GEMINI_BASE_URL", c.GeminiBaseURL)
 	r.httpURL("STEWARD_SEARCH_URL", c.SearchURL)
 	r.httpURL("OPENAI_BASE_URL", c.OpenAIBaseURL)
+	r.httpURL("STEWARD_PUBLIC_URL", c.PublicURL)
 	if c.ModelFixturesMode == "record" && c.ModelFixtures == "" {
 		r.fail("STEWARD_MODEL_FIXTURES_MODE", c.ModelFixturesMode, "needs STEWARD_MODEL_FIXTURES, the file to record to")
 	}
