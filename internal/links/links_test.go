@@ -73,7 +73,8 @@ func setup(t *testing.T, channel bool) *env {
 	svc := &links.Service{Store: o.Store, Door: door, Runner: run, TTL: 30 * time.Minute}
 	run.Suspended = svc.Suspended
 	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: run, Store: o.Store, Auth: door, Logger: zerolog.Nop(),
-		Links: webapp.LinkPages(svc)}))
+		Links: webapp.LinkPages(svc),
+		Web:   webapp.Routes(webapp.Deps{Runner: run, Store: o.Store, Door: door, Logger: zerolog.Nop()})}))
 	t.Cleanup(srv.Close)
 	svc.PublicURL = srv.URL
 	owner, key := o.Owner(t, "alice")
@@ -176,7 +177,7 @@ func TestApproveLinkWorksOnce(t *testing.T) {
 	for range 3 {
 		status, body := do(t, "GET", approve)
 		want(t, "GET approve link", status, body, 200, "create_task")
-		want(t, "GET approve link", status, body, 200, `<pre>{&#34;title&#34;: &#34;buy milk&#34;}</pre>`)
+		want(t, "GET approve link", status, body, 200, `<pre class="args">{&#34;title&#34;: &#34;buy milk&#34;}</pre>`)
 		want(t, "GET approve link", status, body, 200, `<form method="post" action="/a/`)
 	}
 	if n, st := e.state(t, turn); n != 0 || st != steward.StatusSuspended {

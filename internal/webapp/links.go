@@ -81,10 +81,10 @@ func (l *linkPages) show(w http.ResponseWriter, r *http.Request) {
 		}
 		p.raw(`</p>`)
 		for _, c := range pg.Calls {
-			p.raw(`<section class="card"><h2>`).text(c.Tool).raw(`</h2><pre>`).text(string(c.Args)).raw(`</pre></section>`)
+			p.raw(`<section class="card"><h2>`).text(c.Tool).raw(`</h2><pre class="args">`).text(string(c.Args)).raw(`</pre></section>`)
 		}
 		p.raw(`<form method="post" action="/a/`).text(token).raw(`"><button type="submit">` + verb + `</button></form>`)
-		p.raw(`<p class="muted">This link works once, until `).text(pg.ExpiresAt.UTC().Format("2006-01-02 15:04 MST")).raw(`.</p>`)
+		p.raw(`<p class="meta">This link works once, until `).text(pg.ExpiresAt.UTC().Format("2006-01-02 15:04 MST")).raw(`.</p>`)
 	})
 }
 
