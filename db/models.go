@@ -23,6 +23,19 @@ type ApiKey struct {
 	RevokedAt  *time.Time
 }
 
+type ApprovalLink struct {
+	ID             uuid.UUID
+	OwnerID        uuid.UUID
+	TurnID         uuid.UUID
+	Hash           []byte
+	Approve        bool
+	Calls          []byte
+	SuspendedUntil time.Time
+	ExpiresAt      time.Time
+	UsedAt         *time.Time
+	CreatedAt      time.Time
+}
+
 type AuditLog struct {
 	ID        int64
 	OwnerID   uuid.UUID

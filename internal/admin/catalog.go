@@ -25,7 +25,7 @@ var (
 	DirectoryPolicies = []string{"owners.directory", "api_keys.directory", "turns.directory", "memory_outbox.directory",
 		"schedules.directory", "job_runs.directory", "webhooks.directory", "notification_channels.directory"}
 	DoorPolicies = []string{"owners.door", "api_keys.door", "turns.door", "memory_outbox.door",
-		"schedules.door", "job_runs.door", "webhooks.door", "notification_channels.door", "web_sessions.door"}
+		"schedules.door", "job_runs.door", "webhooks.door", "notification_channels.door", "web_sessions.door", "approval_links.door"}
 )
 
 // SecurityDefinerAllowlist lists the reviewed SECURITY DEFINER functions (none so far).

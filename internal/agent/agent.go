@@ -46,6 +46,10 @@ type Runner struct {
 	// Tools for one turn. It runs at a turn's start and resume, outside any transaction; an
 	// error leaves the turn with Tools alone. Nil adds none.
 	OwnerTools func(ctx context.Context, ownerID uuid.UUID) ([]tools.Tool, error)
+	// Suspended runs in the transaction that saves a suspended turn (issue 17 §1: the
+	// notification with one-tap links, internal/links); its error rolls the save back. Nil
+	// does nothing.
+	Suspended func(ctx context.Context, tx Tx, turn steward.Turn) error
 
 	// afterExecuting, when set (tests only), runs after an external call was journaled
 	// executing and before it runs; an error simulates a crash at that point.

@@ -493,6 +493,9 @@ func (r *Runner) saveSuspended(ctx context.Context, tx Tx, x *run) error {
 		return err
 	}
 	x.turn = saved
+	if r.Suspended != nil {
+		return r.Suspended(ctx, tx, saved)
+	}
 	return nil
 }
 

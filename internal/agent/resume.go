@@ -18,6 +18,14 @@ import (
 // bound to its args_hash), the turn is claimed exactly once, approved calls run with the
 // journal, denied ones become refusals, and the loop continues in the same turn and trace.
 func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisions []steward.Decision, emit Emit) (steward.View, error) {
+	return r.ConfirmWith(ctx, ownerID, turnID, decisions, emit, nil)
+}
+
+// ConfirmWith is Confirm with inClaim run in the claim's transaction, after the claim (issue
+// 17 §1: a link is marked used there, so the link's use and the claim commit together or not
+// at all); its error refuses the confirm and changes nothing.
+func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, decisions []steward.Decision, emit Emit,
+	inClaim func(ctx context.Context, tx Tx) error) (steward.View, error) {
 	x := &run{emit: emit, turn: steward.Turn{OwnerID: ownerID}, reg: r.ownerRegistry(ctx, ownerID)}
 	var journal map[string]steward.CallRecord
 	// One transaction reads the turn, checks the decisions, admits, claims it (exactly once),
@@ -53,6 +61,11 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 				return err
 			}
 			x.turn, x.st = claimed, claimed.State
+			if inClaim != nil {
+				if err := inClaim(ctx, tx); err != nil {
+					return err
+				}
+			}
 			if journal, err = r.decide(ctx, tx, x, byCall); err != nil {
 				return err
 			}

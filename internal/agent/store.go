@@ -26,6 +26,19 @@ type Tx struct {
 	Rules         Rules
 	Data          tools.Data
 	Ledger        tools.Ledger
+	// Links are the one-tap approval links (issue 17 §1); only Runner.Suspended and
+	// ConfirmWith's hook use them.
+	Links Links
+}
+
+// Links stores one-tap approval links and tells whether the owner can be notified.
+type Links interface {
+	// Notifiable is true when the owner has a default notification channel.
+	Notifiable(ctx context.Context) (bool, error)
+	Create(ctx context.Context, l steward.NewLink) error
+	Get(ctx context.Context, hash []byte) (steward.Link, error)
+	// Use marks a link used at now: once, and only before it expires; else ErrNotFound.
+	Use(ctx context.Context, hash []byte, now time.Time) error
 }
 
 // Turns stores a turn's row: its status and suspended state.

@@ -31,6 +31,7 @@ import (
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/ledger"
+	"github.com/stewardhq/steward/internal/links"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/chain"
 	"github.com/stewardhq/steward/internal/llm/demo"
@@ -213,11 +214,14 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Price:         priceCalls(Prices(cfg), model.Name(), log),
 		Now:           a.Now,
 	}
-	// The owner's remote MCP servers: their tools join each of the owner's turns (issue 15 §3).
+	// One-tap approval links in the notification of a suspended turn (issue 17 §1).
+	approvalLinks := &links.Service{Store: a.Store, Door: a.Door, Runner: a.Runner, PublicURL: cfg.PublicURL, TTL: cfg.LinkTTL, Now: a.Now}
+	a.Runner.Suspended = approvalLinks.Suspended
 	sealer, err := secret.NewSealer(cfg.SecretKey)
 	if err != nil {
 		return nil, err
 	}
+	// The owner's remote MCP servers: their tools join each of the owner's turns (issue 15 §3).
 	mcpServers := &mcpclient.Service{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow, Timeout: cfg.MCPTimeout}),
 		Timeout: cfg.MCPTimeout, Sealer: sealer, Now: a.Now}
 	a.Runner.OwnerTools = mcpServers.Tools
@@ -257,6 +261,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		MCPServers:       mcpServers,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
 			Sessions: &sessions.Service{Store: a.Store, Now: a.Now}, Activity: act, Control: ctl, Rules: rs, Memory: a.Memory}),
+		Links: webapp.LinkPages(approvalLinks),
 	})
 	return a, nil
 }

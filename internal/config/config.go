@@ -122,6 +122,13 @@ type Config struct {
 	// serve` runs it right after the 202 and the scheduler's drain is the fallback
 	// (docs/ARCHITECTURE.md §10).
 	RunQueueURL string
+	// PublicURL is the deployment's public base URL (STEWARD_PUBLIC_URL, e.g.
+	// https://steward.example.com): the one-tap approval links of a suspended turn's
+	// notification point there (issue 17 §1). Empty sends no links.
+	PublicURL string
+	// LinkTTL caps how long an approval link lives (STEWARD_LINK_TTL, 24h by default); a link
+	// never outlives its turn's suspension.
+	LinkTTL time.Duration
 }
 
 // AWS is a region and the credentials of one role (temporary ones carry a session token).
@@ -206,6 +213,8 @@ func Load(getenv func(string) string) (Config, error) {
 		SearchURL:            r.str("STEWARD_SEARCH_URL", ""),
 		MCPTimeout:           r.duration("STEWARD_MCP_TIMEOUT", 20*time.Second),
 		RunQueueURL:          r.str("STEWARD_RUN_QUEUE_URL", ""),
+		PublicURL:            strings.TrimRight(r.str("STEWARD_PUBLIC_URL", ""), "/"),
+		LinkTTL:              r.duration("STEWARD_LINK_TTL", 24*time.Hour),
 		MaxDocumentBytes:     int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
 	}
 	if c.ServerURL == "" {
@@ -215,6 +224,7 @@ func Load(getenv func(string) string) (Config, error) {
 	r.httpURL("STEWARD_SEARCH_URL", c.SearchURL)
 	r.httpURL("OPENAI_BASE_URL", c.OpenAIBaseURL)
 	r.httpURL("STEWARD_RUN_QUEUE_URL", c.RunQueueURL)
+	r.httpURL("STEWARD_PUBLIC_URL", c.PublicURL)
 	if c.ModelFixturesMode == "record" && c.ModelFixtures == "" {
 		r.fail("STEWARD_MODEL_FIXTURES_MODE", c.ModelFixturesMode, "needs STEWARD_MODEL_FIXTURES, the file to record to")
 	}

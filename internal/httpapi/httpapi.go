@@ -102,6 +102,9 @@ type Deps struct {
 	MaxTurnsPerOwner int
 	// Web adds the web app's pages (internal/webapp) to the router; nil serves none.
 	Web func(chi.Router)
+	// Links serves GET and POST /a/{token}, the one-tap approval links' pages (issue 17 §1:
+	// webapp.LinkPages over internal/links); nil answers 404 there.
+	Links http.Handler
 	// MCP serves POST /mcp, the MCP face (internal/mcpserver); nil answers 404 there.
 	MCP *mcpserver.Server
 	// MCPServers serves /v1/mcp/servers, the owner's remote MCP servers (internal/mcpclient);
@@ -155,6 +158,9 @@ func New(d Deps) http.Handler {
 		d.Web(r)
 	}
 	r.Post("/webhooks/{hook_id}", a.webhook)
+	// The link is the capability: no API key, no session (GET only shows a page).
+	r.Get("/a/{token}", a.links)
+	r.With(limitBody(d.MaxBodyBytes)).Post("/a/{token}", a.links)
 	a.mountOpenAI(r)
 	a.mountMCP(r)
 	r.Route("/v1", func(r chi.Router) {
@@ -205,6 +211,15 @@ func (a *api) routesV1(r chi.Router) {
 	r.With(requireJSON).Post("/mcp/servers", a.addMCPServer)
 	r.Post("/mcp/servers/{name}/approve", a.approveMCPServer)
 	r.Delete("/mcp/servers/{name}", a.deleteMCPServer)
+}
+
+// links hands an approval link's request to its pages, or answers 404 without them.
+func (a *api) links(w http.ResponseWriter, r *http.Request) {
+	if a.d.Links == nil {
+		fail(w, r, errorf(http.StatusNotFound, steward.CodeNotFound, "approval links are not served here"))
+		return
+	}
+	a.d.Links.ServeHTTP(w, r)
 }
 
 // runnerNow is the runner's clock, read at each call (a test may set it after New).

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -22,7 +23,7 @@ import (
 var ownerTables = []string{"api_keys", "audit_log", "conversations", "documents", "job_runs", "ledger_accounts", "ledger_budgets",
 	"ledger_postings", "ledger_transactions", "mcp_servers", "mcp_tools", "memory_chunks", "memory_facts",
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
-	"standing_rules", "tasks", "tool_calls", "turns", "web_sessions", "webhook_deliveries", "webhooks"}
+	"standing_rules", "tasks", "tool_calls", "turns", "approval_links", "web_sessions", "webhook_deliveries", "webhooks"}
 
 // seeded is what seed creates for one owner.
 type seeded struct {
@@ -42,6 +43,8 @@ type seeded struct {
 	auto    autonomySeed
 	ledger  ledgerSeed
 	doc     uuid.UUID
+	// linkHash is the hash of the owner's approval link of turn.
+	linkHash []byte
 }
 
 // seed gives an owner one row in every owner-scoped table, through the store's own methods.
@@ -128,6 +131,12 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 			return err
 		}
 		sd.session, sd.secret = sess.ID, secret
+		h := sha256.Sum256([]byte("link of " + name))
+		sd.linkHash = h[:]
+		if err := tx.Links.Create(ctx, steward.NewLink{TurnID: turn.ID, Hash: sd.linkHash, Approve: true,
+			Calls: []steward.LinkCall{{CallID: "c1", ArgsHash: "h"}}, SuspendedUntil: exp, ExpiresAt: exp}); err != nil {
+			return err
+		}
 		if sd.auto, err = seedAutonomy(ctx, tx, name); err != nil {
 			return err
 		}
@@ -195,6 +204,7 @@ func TestIsolation(t *testing.T) {
 func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 	covers("Account.APIKeys", "Journal.Calls", "Safety.Caps", "Turns.Claim", "Tasks.CompleteTask", "Turns.InConversation", "Conversations.Delete", "Rules.Delete", "Tasks.DeleteTask", "Tasks.ForgetFact", "Conversations.Get", "Tasks.GetTask", "Turns.Get", "Conversations.List", "Tasks.ListFacts", "Tasks.ListNotifications", "Tasks.ListTasks", "Turns.List", "Journal.MarkUnknownCalls", "Conversations.Messages", "Account.Get", "Journal.PendingCalls", "Journal.RecentEvents", "Account.RevokeAPIKey", "Rules.List", "Rules.For", "Turns.Save", "Memory.SearchChunks", "Tasks.SearchFacts", "Safety.SpentInWindow", "Memory.SupersedeChunk", "Conversations.Touch", "Journal.TurnEvents", "Journal.UpdateCall",
 		"Sessions.Create", "Sessions.List", "Sessions.Revoke",
+		"Links.Notifiable", "Links.Create", "Links.Get", "Links.Use",
 		"Documents.Create", "Documents.List", "Documents.Get", "Documents.Content", "Documents.Delete",
 		"MCPServers.Approve", "MCPServers.List", "MCPServers.Get", "MCPServers.Tools", "MCPServers.Delete", "MCPServers.MarkChanged")
 	none := func(what string, n int, err error) {
@@ -334,6 +344,14 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 			t.Errorf("web_sessions create: %v", err)
 		}
 
+		// Alice's approval link: bob can neither read nor use it, nor make one for her turn.
+		_, err = tx.Links.Get(ctx, a.linkHash)
+		refused("approval_links get", err)
+		refused("approval_links use", tx.Links.Use(ctx, a.linkHash, time.Now()))
+		if _, err := tx.Links.Notifiable(ctx); err != nil {
+			t.Errorf("approval_links notifiable: %v", err)
+		}
+
 		owner, err := tx.Account.Get(ctx)
 		if err != nil || owner.ID != b.owner.ID {
 			t.Errorf("owner = %v, %v", owner, err)
@@ -342,6 +360,14 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A link naming alice's turn is refused (the foreign key binds a link to its owner's turns).
+	err = s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
+		return tx.Links.Create(ctx, steward.NewLink{TurnID: a.turn, Hash: make([]byte, 32), Approve: true,
+			Calls: []steward.LinkCall{}, SuspendedUntil: time.Now().Add(time.Hour), ExpiresAt: time.Now().Add(time.Hour)})
+	})
+	if err == nil {
+		t.Errorf("approval_links create for alice's turn: bob made one")
 	}
 	// Alice's rows are all still there and unchanged.
 	err = s.WithOwner(ctx, a.owner.ID, func(tx *Tx) error {
@@ -360,6 +386,9 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		sessions, err := tx.Sessions.List(ctx)
 		if err != nil || len(sessions) != 1 || sessions[0].ID != a.session {
 			t.Errorf("alice's sessions after bob: %+v, %v", sessions, err)
+		}
+		if l, err := tx.Links.Get(ctx, a.linkHash); err != nil || l.UsedAt != nil {
+			t.Errorf("alice's link after bob: %+v, %v", l, err)
 		}
 		if _, text, err := tx.Documents.Get(ctx, a.doc, 0, 1000); err != nil || text != "secret document of alice" {
 			t.Errorf("alice's document after bob: %q, %v", text, err)

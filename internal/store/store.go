@@ -160,13 +160,14 @@ type Tx struct {
 	Ledger        Ledger
 	Documents     Documents
 	MCPServers    MCPServers
+	Links         Links
 }
 
 func newTx(c *conn) *Tx {
 	return &Tx{conn: c, Turns: Turns{c}, Journal: Journal{c}, Conversations: Conversations{c},
 		Safety: Safety{c}, Rules: Rules{c}, Memory: Memory{c}, Outbox: Outbox{c}, Tasks: Tasks{c},
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Deliveries: Deliveries{c},
-		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}}
+		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}, Links: Links{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.
@@ -201,7 +202,7 @@ func (s *Store) InOwner(ctx context.Context, ownerID uuid.UUID, fn func(agent.Tx
 // Agent is this transaction as the turn loop's ports.
 func (t *Tx) Agent() agent.Tx {
 	return agent.Tx{Turns: t.Turns, Journal: t.Journal, Conversations: t.Conversations,
-		Safety: t.Safety, Rules: t.Rules, Data: t.Tasks, Ledger: t.Ledger}
+		Safety: t.Safety, Rules: t.Rules, Data: t.Tasks, Ledger: t.Ledger, Links: t.Links}
 }
 
 var _ agent.Store = (*Store)(nil)

@@ -1,0 +1,293 @@
+// Package links is one-tap approval from a notification (issue 17 §1, README "Approve from a
+// notification"). When a turn suspends and its owner has a default notification channel, the
+// transaction that saves the turn also stores a notification listing each pending call and,
+// with STEWARD_PUBLIC_URL set, an approve link and a deny link. A link is a capability: its
+// token is 32 random bytes, only its SHA-256 is stored, and it is bound to the turn, that
+// suspension, the pending calls with their args hashes and one decision. It is single-use,
+// expires with the suspension (or earlier: STEWARD_LINK_TTL) and is void once the turn was
+// decided anywhere else. Opening a link (GET) only shows a confirmation page: link scanners
+// and chat unfurlers prefetch URLs, so a GET never decides. Its one button POSTs the decision,
+// which goes through agent.Runner.ConfirmWith — the exactly-once claim — and marks the link
+// used in the claim's transaction (docs/ARCHITECTURE.md §2).
+package links
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// Door finds whose link a token hash is, across owners. *store.Door implements it.
+type Door interface {
+	LookupLinkOwner(ctx context.Context, hash []byte) (uuid.UUID, error)
+}
+
+// DefaultTTL is a link's lifetime when Service.TTL is zero.
+const DefaultTTL = 24 * time.Hour
+
+// Service makes, shows and uses approval links.
+type Service struct {
+	Store  *store.Store
+	Door   Door
+	Runner *agent.Runner
+	// PublicURL is the base of the links (STEWARD_PUBLIC_URL, no trailing slash); empty
+	// sends no links and the notification says so.
+	PublicURL string
+	// TTL caps a link's life (STEWARD_LINK_TTL); zero means DefaultTTL.
+	TTL time.Duration
+	// Now is the clock; nil means the runner's.
+	Now func() time.Time
+}
+
+func (s *Service) now() time.Time {
+	switch {
+	case s.Now != nil:
+		return s.Now()
+	case s.Runner != nil && s.Runner.Now != nil:
+		return s.Runner.Now()
+	}
+	return time.Now()
+}
+
+// The messages of the pages a link can lead to: clear, and saying nothing changed.
+var (
+	errUnknown = steward.Errorf(steward.CodeNotFound, "This approval link is not valid. Nothing was changed.")
+	errUsed    = steward.Errorf(steward.CodeConflict, "This approval link was already used. Nothing was changed.")
+	errExpired = steward.Errorf(steward.CodeConflict, "This approval link has expired. Nothing was changed.")
+	errDecided = steward.Errorf(steward.CodeConflict, "This request is no longer waiting for a decision: it was decided elsewhere or has expired. Nothing was changed.")
+)
+
+// tokenLen is the length of a token: 32 random bytes in unpadded base64url.
+const tokenLen = 43
+
+// Suspended is agent.Runner.Suspended: in the transaction that saves a suspended turn, it
+// stores the notification (and the links) for an owner with a default channel.
+func (s *Service) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) error {
+	if turn.State == nil || len(turn.State.Pending) == 0 || turn.ExpiresAt == nil {
+		return nil
+	}
+	ok, err := tx.Links.Notifiable(ctx)
+	if err != nil || !ok {
+		return err
+	}
+	pending := turn.State.Pending
+	var b strings.Builder
+	if len(pending) == 1 {
+		b.WriteString("Steward is waiting for your approval of one action:\n")
+	} else {
+		fmt.Fprintf(&b, "Steward is waiting for your approval of %d actions (the links decide them all):\n", len(pending))
+	}
+	calls := make([]steward.LinkCall, len(pending))
+	for i, p := range pending {
+		calls[i] = steward.LinkCall{CallID: p.CallID, ArgsHash: p.ArgsHash}
+		fmt.Fprintf(&b, "• %s: %s\n", p.Tool, Summary(p.Args))
+	}
+	if s.PublicURL == "" {
+		b.WriteString("\nOne-tap links are off on this deployment (STEWARD_PUBLIC_URL is not set): approve or deny in the web app or the API.")
+	} else {
+		exp := s.now().Add(s.ttl())
+		if turn.ExpiresAt.Before(exp) {
+			exp = *turn.ExpiresAt
+		}
+		for _, approve := range []bool{true, false} {
+			token, err := newToken()
+			if err != nil {
+				return err
+			}
+			if err := tx.Links.Create(ctx, steward.NewLink{TurnID: turn.ID, Hash: hash(token), Approve: approve,
+				Calls: calls, SuspendedUntil: *turn.ExpiresAt, ExpiresAt: exp}); err != nil {
+				return err
+			}
+			label := "Approve"
+			if !approve {
+				label = "Deny"
+			}
+			fmt.Fprintf(&b, "\n%s: %s/a/%s", label, s.PublicURL, token)
+		}
+		fmt.Fprintf(&b, "\n\nEach link opens a page to confirm; it works once, until %s.", exp.UTC().Format("2006-01-02 15:04 MST"))
+	}
+	_, err = tx.Data.CreateNotification(ctx, "", "Approval needed", b.String())
+	return err
+}
+
+func (s *Service) ttl() time.Duration {
+	if s.TTL > 0 {
+		return s.TTL
+	}
+	return DefaultTTL
+}
+
+// Page is what a link's confirmation page shows.
+type Page struct {
+	Approve bool
+	Calls   []steward.PendingCall
+	// ExpiresAt is when the link stops working.
+	ExpiresAt time.Time
+}
+
+// Show reads a link for its confirmation page; it changes nothing. A link that cannot decide
+// (unknown, forged, another's, used, expired, or its turn decided elsewhere) is a
+// steward.Error whose message is the page to show.
+func (s *Service) Show(ctx context.Context, token string) (Page, error) {
+	_, _, page, err := s.find(ctx, token)
+	return page, err
+}
+
+// Decide uses a link: the decision goes through the runner's exactly-once claim, and the
+// link is marked used in the claim's transaction, or nothing changes.
+func (s *Service) Decide(ctx context.Context, token string) (steward.View, error) {
+	owner, link, _, err := s.find(ctx, token)
+	if err != nil {
+		return steward.View{}, err
+	}
+	decisions := make([]steward.Decision, len(link.Calls))
+	for i, c := range link.Calls {
+		decisions[i] = steward.Decision{CallID: c.CallID, ArgsHash: c.ArgsHash, Approve: link.Approve}
+	}
+	h := hash(token)
+	v, err := s.Runner.ConfirmWith(ctx, owner, link.TurnID, decisions, nil, func(ctx context.Context, tx agent.Tx) error {
+		if err := tx.Links.Use(ctx, h, s.now()); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return errUsed
+			}
+			return err
+		}
+		return nil
+	})
+	switch {
+	case err == nil:
+		return v, nil
+	case steward.ErrorCode(err) == steward.CodeConflict:
+		if errors.Is(err, errUsed) {
+			return v, errUsed
+		}
+		return v, errDecided
+	}
+	return v, err
+}
+
+// find checks a token and reads its link and turn in the owner's transaction.
+func (s *Service) find(ctx context.Context, token string) (uuid.UUID, steward.Link, Page, error) {
+	if len(token) != tokenLen {
+		return uuid.Nil, steward.Link{}, Page{}, errUnknown
+	}
+	if _, err := base64.RawURLEncoding.DecodeString(token); err != nil {
+		return uuid.Nil, steward.Link{}, Page{}, errUnknown
+	}
+	h := hash(token)
+	owner, err := s.Door.LookupLinkOwner(ctx, h)
+	if errors.Is(err, store.ErrNotFound) {
+		return uuid.Nil, steward.Link{}, Page{}, errUnknown
+	}
+	if err != nil {
+		return uuid.Nil, steward.Link{}, Page{}, err
+	}
+	var link steward.Link
+	var page Page
+	err = s.Store.WithOwner(ctx, owner, func(tx *store.Tx) error {
+		if link, err = tx.Links.Get(ctx, h); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return errUnknown
+			}
+			return err
+		}
+		now := s.now()
+		switch {
+		case link.UsedAt != nil:
+			return errUsed
+		case !now.Before(link.ExpiresAt):
+			return errExpired
+		}
+		turn, err := tx.Turns.Get(ctx, link.TurnID)
+		if errors.Is(err, store.ErrNotFound) || steward.ErrorCode(err) == steward.CodeNotFound {
+			return errDecided
+		}
+		if err != nil {
+			return err
+		}
+		if !waiting(turn, link, now) {
+			return errDecided
+		}
+		page = Page{Approve: link.Approve, Calls: turn.State.Pending, ExpiresAt: link.ExpiresAt}
+		return nil
+	})
+	return owner, link, page, err
+}
+
+// waiting is true while the turn is in the very suspension the link was made for, with the
+// same pending calls and args hashes.
+func waiting(t steward.Turn, l steward.Link, now time.Time) bool {
+	if t.Status != steward.StatusSuspended || t.ExpiresAt == nil || !now.Before(*t.ExpiresAt) || t.State == nil ||
+		!t.ExpiresAt.Truncate(time.Microsecond).Equal(l.SuspendedUntil.Truncate(time.Microsecond)) ||
+		len(t.State.Pending) != len(l.Calls) {
+		return false
+	}
+	for i, p := range t.State.Pending {
+		if p.CallID != l.Calls[i].CallID || p.ArgsHash != l.Calls[i].ArgsHash {
+			return false
+		}
+	}
+	return true
+}
+
+func newToken() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("random link token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+func hash(token string) []byte {
+	h := sha256.Sum256([]byte(token))
+	return h[:]
+}
+
+// Summary is a call's arguments in one readable line: key=value pairs in key order, strings
+// quoted, each value and the whole line cut short.
+func Summary(args json.RawMessage) string {
+	var m map[string]any
+	if err := json.Unmarshal(args, &m); err != nil || len(m) == 0 {
+		return cut(string(args), 200)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		var v string
+		switch x := m[k].(type) {
+		case string:
+			v = fmt.Sprintf("%q", cut(x, 80))
+		default:
+			b, _ := json.Marshal(x)
+			v = cut(string(b), 80)
+		}
+		parts[i] = k + "=" + v
+	}
+	return cut(strings.Join(parts, ", "), 300)
+}
+
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}

@@ -1,0 +1,140 @@
+package webapp
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/rs/zerolog"
+
+	"github.com/stewardhq/steward/internal/links"
+	"github.com/stewardhq/steward/internal/steward"
+)
+
+// Approval links (issue 17 §1, internal/links): /a/{token} needs no session — the link is
+// the capability. GET only shows the confirmation page (link scanners prefetch); its one
+// button POSTs the decision. Attempts are limited per client IP and per token.
+
+// linkLimits are the attempts allowed per minute and process (README "Approve from a
+// notification").
+const (
+	linkPerIP    = 30
+	linkPerToken = 10
+)
+
+type linkPages struct {
+	a             *web
+	svc           *links.Service
+	byIP, byToken *links.Limiter
+}
+
+// LinkPages serves GET and POST /a/{token}, the pages of the approval links of svc; the API's
+// router mounts it on those routes (httpapi.Deps.Links).
+func LinkPages(svc *links.Service) http.Handler {
+	l := &linkPages{a: &web{}, svc: svc, byIP: &links.Limiter{Max: linkPerIP, Window: time.Minute},
+		byToken: &links.Limiter{Max: linkPerToken, Window: time.Minute}}
+	return headers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			l.decide(w, r)
+			return
+		}
+		l.show(w, r)
+	}))
+}
+
+// allow counts the attempt; over either limit it writes the 429 page.
+func (l *linkPages) allow(w http.ResponseWriter, r *http.Request, token string) bool {
+	ip, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		ip = r.RemoteAddr
+	}
+	okIP, okToken := l.byIP.Allow(ip), l.byToken.Allow(token)
+	if okIP && okToken {
+		return true
+	}
+	l.message(w, r, http.StatusTooManyRequests, "Too many attempts", "Too many attempts for this link. Wait a minute and try again. Nothing was changed.")
+	return false
+}
+
+func (l *linkPages) show(w http.ResponseWriter, r *http.Request) {
+	token := chi.URLParam(r, "token")
+	if !l.allow(w, r, token) {
+		return
+	}
+	pg, err := l.svc.Show(r.Context(), token)
+	if err != nil {
+		l.fail(w, r, err)
+		return
+	}
+	verb := "Approve"
+	if !pg.Approve {
+		verb = "Deny"
+	}
+	l.page(w, r, http.StatusOK, func(p *page) {
+		p.raw(`<h1>` + verb + `?</h1><p>Steward is waiting for your decision on `)
+		if len(pg.Calls) == 1 {
+			p.raw(`this action.`)
+		} else {
+			p.raw(`these actions; this link decides them all.`)
+		}
+		p.raw(`</p>`)
+		for _, c := range pg.Calls {
+			p.raw(`<section class="card"><h2>`).text(c.Tool).raw(`</h2><pre class="args">`).text(string(c.Args)).raw(`</pre></section>`)
+		}
+		p.raw(`<form method="post" action="/a/`).text(token).raw(`"><button type="submit">` + verb + `</button></form>`)
+		p.raw(`<p class="meta">This link works once, until `).text(pg.ExpiresAt.UTC().Format("2006-01-02 15:04 MST")).raw(`.</p>`)
+	})
+}
+
+func (l *linkPages) decide(w http.ResponseWriter, r *http.Request) {
+	token := chi.URLParam(r, "token")
+	if !l.allow(w, r, token) {
+		return
+	}
+	v, err := l.svc.Decide(r.Context(), token)
+	if err != nil {
+		l.fail(w, r, err)
+		return
+	}
+	msg := "Done. Steward went on with the turn."
+	switch v.Status {
+	case steward.StatusSuspended:
+		msg = "Done. Steward went on and is waiting for another decision (see your notifications or the web app)."
+	case steward.StatusFailed:
+		msg = "Decided, but the turn failed afterwards: see it in the web app."
+	}
+	l.message(w, r, http.StatusOK, "Decided", msg)
+}
+
+// fail writes the page of a link that cannot decide: the service's message for a refusal,
+// a generic one otherwise.
+func (l *linkPages) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var se *steward.Error
+	if !errors.As(err, &se) {
+		zerolog.Ctx(r.Context()).Error().Err(err).Msg("approval link")
+		l.message(w, r, http.StatusInternalServerError, "Something went wrong", "Something went wrong. Nothing was changed; try again later.")
+		return
+	}
+	status := http.StatusConflict
+	switch se.Code {
+	case steward.CodeNotFound:
+		status = http.StatusNotFound
+	case steward.CodeConflict:
+		status = http.StatusGone
+	}
+	l.message(w, r, status, "This link cannot be used", se.Message)
+}
+
+func (l *linkPages) message(w http.ResponseWriter, r *http.Request, status int, title, msg string) {
+	l.page(w, r, status, func(p *page) {
+		p.raw(`<h1>`).text(title).raw(`</h1><p role="status">`).text(msg).raw(`</p>`)
+	})
+}
+
+// page writes a link page: no referrer, so the token never leaks through a link on it.
+func (l *linkPages) page(w http.ResponseWriter, r *http.Request, status int, body func(p *page)) {
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	l.a.write(w, r, "link", status, body)
+}
