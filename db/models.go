@@ -46,6 +46,7 @@ type Conversation struct {
 	Title     string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	Summary   []byte
 }
 
 type Document struct {

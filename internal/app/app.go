@@ -185,9 +185,12 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Control:       &safety.Control{GlobalCost: a.Door.GlobalCostToday, GlobalCostTTL: 10 * time.Second},
 		Memory:        a.Memory,
 		MaxIterations: cfg.MaxIterations,
-		SuspendTTL:    cfg.SuspendTTL,
-		Price:         priceCalls(Prices(cfg), model.Name(), log),
-		Now:           a.Now,
+		ContextTokens: cfg.ContextTokens,
+		// The fast model summarises what the context budget evicts; nil (no key) drops it.
+		Summarizer: a.Memory.Model,
+		SuspendTTL: cfg.SuspendTTL,
+		Price:      priceCalls(Prices(cfg), model.Name(), log),
+		Now:        a.Now,
 	}
 	// The owner's remote MCP servers: their tools join each of the owner's turns (issue 15 §3).
 	mcpServers := &mcpclient.Service{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow, Timeout: cfg.MCPTimeout}),
