@@ -206,6 +206,7 @@ func (r *Runner) estimate(x *run, decls []llm.ToolDecl) int {
 // context_compacted event records it. It runs outside any transaction (it may call the
 // background model) and never fails the turn.
 func (r *Runner) compact(ctx context.Context, x *run, decls []llm.ToolDecl) {
+	defer x.summaryTaint()
 	budget := r.contextTokens()
 	before := r.estimate(x, decls)
 	if before <= budget || len(x.groups) == 0 {
@@ -246,13 +247,17 @@ func (r *Runner) compact(ctx context.Context, x *run, decls []llm.ToolDecl) {
 			logError(ctx, err, "pinning the context summary failed; this turn uses it unpinned")
 		}
 	}
+	data["tokens_after"] = r.estimate(x, decls)
+	x.record("context_compacted", data)
+}
+
+// summaryTaint taints x's turn when its request carries a summary of outside content: that
+// content is in the turn from now on, summarised (docs/ARCHITECTURE.md §3).
+func (x *run) summaryTaint() {
 	if x.summary != nil && x.summary.Untrusted && x.st.Taint == "" {
-		// Outside content is in the turn from now on, summarised (docs/ARCHITECTURE.md §3).
 		x.st.Taint = "summary"
 		x.record("turn_tainted", map[string]any{"source": x.st.Taint})
 	}
-	data["tokens_after"] = r.estimate(x, decls)
-	x.record("context_compacted", data)
 }
 
 // compactPrompt is the background model's system prompt for a conversation's summary.
