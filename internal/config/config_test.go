@@ -14,7 +14,7 @@ func TestLoadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != "127.0.0.1:8080" || c.DebugAddr != "" || c.Model != DefaultModel || c.SuspendTTL != 7*24*time.Hour || c.MaxIterations != 8 {
+	if c.Addr != "127.0.0.1:8080" || c.DebugAddr != "" || c.Model != DefaultModel || c.SuspendTTL != 7*24*time.Hour || c.MaxIterations != 8 || c.ContextTokens != 60000 {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -37,28 +37,29 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		"malformed database url":  {map[string]string{"DATABASE_URL": "postgres://u:secretpw@host:notaport/db"}, "DATABASE_URL is malformed"},
-		"bad int":                 {map[string]string{"STEWARD_DB_MAX_CONNS": "lots"}, "STEWARD_DB_MAX_CONNS"},
-		"bad exec mode":           {map[string]string{"STEWARD_DB_EXEC_MODE": "prepare"}, "STEWARD_DB_EXEC_MODE"},
-		"exec mode without types": {map[string]string{"STEWARD_DB_EXEC_MODE": "simple_protocol"}, "STEWARD_DB_EXEC_MODE"},
-		"int out of range":        {map[string]string{"STEWARD_MAX_ITERATIONS": "0"}, "STEWARD_MAX_ITERATIONS"},
-		"bad duration":            {map[string]string{"STEWARD_SUSPEND_TTL": "7 days"}, "STEWARD_SUSPEND_TTL"},
-		"bad addr":                {map[string]string{"STEWARD_ADDR": "8080"}, "STEWARD_ADDR"},
-		"bad debug addr":          {map[string]string{"STEWARD_DEBUG_ADDR": "6060"}, "STEWARD_DEBUG_ADDR"},
-		"bad level":               {map[string]string{"STEWARD_LOG_LEVEL": "loud"}, "STEWARD_LOG_LEVEL"},
-		"bad gemini url":          {map[string]string{"GEMINI_BASE_URL": "localhost:9"}, "GEMINI_BASE_URL"},
-		"price without a model":   {map[string]string{"STEWARD_MODEL_PRICES": "=1:2"}, "STEWARD_MODEL_PRICES"},
-		"price without output":    {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1"}, "STEWARD_MODEL_PRICES"},
-		"price not a number":      {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=one:2"}, "STEWARD_MODEL_PRICES"},
-		"negative price":          {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:-2"}, "STEWARD_MODEL_PRICES"},
-		"infinite price":          {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:Inf"}, "STEWARD_MODEL_PRICES"},
-		"price twice":             {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:2,gemini-x=3:4"}, "STEWARD_MODEL_PRICES"},
-		"too many prices":         {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:2:0.1:9"}, "STEWARD_MODEL_PRICES"},
-		"egress allow name":       {map[string]string{"STEWARD_EGRESS_ALLOW": "intranet.example:80"}, "STEWARD_EGRESS_ALLOW"},
-		"egress allow no port":    {map[string]string{"STEWARD_EGRESS_ALLOW": "10.0.0.5"}, "STEWARD_EGRESS_ALLOW"},
-		"bad search url":          {map[string]string{"STEWARD_SEARCH_URL": "searx.local"}, "STEWARD_SEARCH_URL"},
-		"bad fixtures mode":       {map[string]string{"STEWARD_MODEL_FIXTURES": "f.json", "STEWARD_MODEL_FIXTURES_MODE": "rewind"}, "STEWARD_MODEL_FIXTURES_MODE"},
-		"record without a file":   {map[string]string{"STEWARD_MODEL_FIXTURES_MODE": "record"}, "STEWARD_MODEL_FIXTURES_MODE"},
+		"malformed database url":   {map[string]string{"DATABASE_URL": "postgres://u:secretpw@host:notaport/db"}, "DATABASE_URL is malformed"},
+		"bad int":                  {map[string]string{"STEWARD_DB_MAX_CONNS": "lots"}, "STEWARD_DB_MAX_CONNS"},
+		"bad exec mode":            {map[string]string{"STEWARD_DB_EXEC_MODE": "prepare"}, "STEWARD_DB_EXEC_MODE"},
+		"exec mode without types":  {map[string]string{"STEWARD_DB_EXEC_MODE": "simple_protocol"}, "STEWARD_DB_EXEC_MODE"},
+		"int out of range":         {map[string]string{"STEWARD_MAX_ITERATIONS": "0"}, "STEWARD_MAX_ITERATIONS"},
+		"context budget too small": {map[string]string{"STEWARD_CONTEXT_TOKENS": "100"}, "STEWARD_CONTEXT_TOKENS"},
+		"bad duration":             {map[string]string{"STEWARD_SUSPEND_TTL": "7 days"}, "STEWARD_SUSPEND_TTL"},
+		"bad addr":                 {map[string]string{"STEWARD_ADDR": "8080"}, "STEWARD_ADDR"},
+		"bad debug addr":           {map[string]string{"STEWARD_DEBUG_ADDR": "6060"}, "STEWARD_DEBUG_ADDR"},
+		"bad level":                {map[string]string{"STEWARD_LOG_LEVEL": "loud"}, "STEWARD_LOG_LEVEL"},
+		"bad gemini url":           {map[string]string{"GEMINI_BASE_URL": "localhost:9"}, "GEMINI_BASE_URL"},
+		"price without a model":    {map[string]string{"STEWARD_MODEL_PRICES": "=1:2"}, "STEWARD_MODEL_PRICES"},
+		"price without output":     {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1"}, "STEWARD_MODEL_PRICES"},
+		"price not a number":       {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=one:2"}, "STEWARD_MODEL_PRICES"},
+		"negative price":           {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:-2"}, "STEWARD_MODEL_PRICES"},
+		"infinite price":           {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:Inf"}, "STEWARD_MODEL_PRICES"},
+		"price twice":              {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:2,gemini-x=3:4"}, "STEWARD_MODEL_PRICES"},
+		"too many prices":          {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:2:0.1:9"}, "STEWARD_MODEL_PRICES"},
+		"egress allow name":        {map[string]string{"STEWARD_EGRESS_ALLOW": "intranet.example:80"}, "STEWARD_EGRESS_ALLOW"},
+		"egress allow no port":     {map[string]string{"STEWARD_EGRESS_ALLOW": "10.0.0.5"}, "STEWARD_EGRESS_ALLOW"},
+		"bad search url":           {map[string]string{"STEWARD_SEARCH_URL": "searx.local"}, "STEWARD_SEARCH_URL"},
+		"bad fixtures mode":        {map[string]string{"STEWARD_MODEL_FIXTURES": "f.json", "STEWARD_MODEL_FIXTURES_MODE": "rewind"}, "STEWARD_MODEL_FIXTURES_MODE"},
+		"record without a file":    {map[string]string{"STEWARD_MODEL_FIXTURES_MODE": "record"}, "STEWARD_MODEL_FIXTURES_MODE"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
