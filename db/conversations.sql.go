@@ -12,7 +12,7 @@ import (
 )
 
 const createConversation = `-- name: CreateConversation :one
-INSERT INTO conversations (owner_id, title) VALUES ($1, $2) RETURNING id, owner_id, title, created_at, updated_at
+INSERT INTO conversations (owner_id, title) VALUES ($1, $2) RETURNING id, owner_id, title, created_at, updated_at, summary
 `
 
 type CreateConversationParams struct {
@@ -29,6 +29,7 @@ func (q *Queries) CreateConversation(ctx context.Context, arg CreateConversation
 		&i.Title,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Summary,
 	)
 	return i, err
 }
@@ -51,7 +52,7 @@ func (q *Queries) DeleteConversation(ctx context.Context, arg DeleteConversation
 }
 
 const getConversation = `-- name: GetConversation :one
-SELECT id, owner_id, title, created_at, updated_at FROM conversations WHERE owner_id = $1 AND id = $2
+SELECT id, owner_id, title, created_at, updated_at, summary FROM conversations WHERE owner_id = $1 AND id = $2
 `
 
 type GetConversationParams struct {
@@ -68,6 +69,7 @@ func (q *Queries) GetConversation(ctx context.Context, arg GetConversationParams
 		&i.Title,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Summary,
 	)
 	return i, err
 }
@@ -106,7 +108,7 @@ func (q *Queries) InsertMessages(ctx context.Context, arg InsertMessagesParams) 
 }
 
 const listConversations = `-- name: ListConversations :many
-SELECT id, owner_id, title, created_at, updated_at FROM conversations WHERE owner_id = $1
+SELECT id, owner_id, title, created_at, updated_at, summary FROM conversations WHERE owner_id = $1
 ORDER BY updated_at DESC, id LIMIT $2
 `
 
@@ -130,6 +132,7 @@ func (q *Queries) ListConversations(ctx context.Context, arg ListConversationsPa
 			&i.Title,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Summary,
 		); err != nil {
 			return nil, err
 		}
@@ -178,6 +181,35 @@ func (q *Queries) ListMessages(ctx context.Context, arg ListMessagesParams) ([]M
 		return nil, err
 	}
 	return items, nil
+}
+
+const pinConversationSummary = `-- name: PinConversationSummary :execrows
+UPDATE conversations SET summary = CASE
+        WHEN summary IS NULL OR (summary->>'through_seq')::int < $1::int THEN $2::jsonb
+        ELSE summary END
+WHERE owner_id = $3 AND id = $4
+`
+
+type PinConversationSummaryParams struct {
+	ThroughSeq int32
+	Summary    []byte
+	OwnerID    uuid.UUID
+	ID         uuid.UUID
+}
+
+// Pins a summary unless one covering more of the conversation is already pinned (two turns
+// of one conversation may summarise at once: the one that covers more wins).
+func (q *Queries) PinConversationSummary(ctx context.Context, arg PinConversationSummaryParams) (int64, error) {
+	result, err := q.db.Exec(ctx, pinConversationSummary,
+		arg.ThroughSeq,
+		arg.Summary,
+		arg.OwnerID,
+		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const touchConversation = `-- name: TouchConversation :execrows

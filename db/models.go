@@ -59,6 +59,7 @@ type Conversation struct {
 	Title     string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	Summary   []byte
 }
 
 type Document struct {

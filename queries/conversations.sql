@@ -13,6 +13,14 @@ UPDATE conversations SET updated_at = now(),
     title = CASE WHEN title = '' THEN sqlc.arg(title) ELSE title END
 WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id);
 
+-- name: PinConversationSummary :execrows
+-- Pins a summary unless one covering more of the conversation is already pinned (two turns
+-- of one conversation may summarise at once: the one that covers more wins).
+UPDATE conversations SET summary = CASE
+        WHEN summary IS NULL OR (summary->>'through_seq')::int < sqlc.arg(through_seq)::int THEN sqlc.arg(summary)::jsonb
+        ELSE summary END
+WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id);
+
 -- name: DeleteConversation :execrows
 DELETE FROM conversations WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id);
 

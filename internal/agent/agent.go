@@ -36,8 +36,14 @@ type Runner struct {
 	SuspendTTL time.Duration
 	// Lease is how long a resuming turn is held before another request may recover it.
 	Lease time.Duration
-	// HistoryMessages caps the prior conversation messages sent to the model.
-	HistoryMessages int
+	// ContextTokens is the context budget: a request's estimated input tokens (context.go);
+	// 0 means DefaultContextTokens.
+	ContextTokens int
+	// Rates estimate tokens; zero means DefaultRates.
+	Rates TokenRates
+	// Summarizer is the background model that summarises the turns evicted by the context
+	// budget; nil drops them instead.
+	Summarizer llm.Model
 	// Price estimates the cost of a model call in millionths of a US dollar; nil means 0.
 	Price func(model string, u steward.Usage) int64
 	// Now is the clock; nil means time.Now.

@@ -24,6 +24,10 @@ import (
 type run struct {
 	turn    steward.Turn
 	history []steward.Message
+	// groups are the history's turn groups and summary the conversation's pinned summary,
+	// which stands for the groups before them (context.go).
+	groups  []group
+	summary *steward.Summary
 	st      *steward.State
 	emit    Emit
 	events  []event
@@ -146,7 +150,7 @@ func (r *Runner) open(ctx context.Context, x *run, in Input) error {
 			if err != nil {
 				return err
 			}
-			x.history, x.st.HistorySeq = r.fit(stored, -1)
+			x.st.HistorySeq = r.loadHistory(x, stored, conv.Summary, -1)
 		} else if conv, err = tx.Conversations.Create(ctx, title(in.Message)); err != nil {
 			return err // a new conversation has no history
 		}
@@ -192,31 +196,6 @@ func (r *Runner) recall(ctx context.Context, ownerID uuid.UUID, msg string) (str
 		return "", false
 	}
 	return block, untrusted
-}
-
-// fit turns stored messages into the history sent to the model: at most HistoryMessages,
-// up to seq upTo (-1 = all), starting at a user message that is not a tool result.
-func (r *Runner) fit(stored []steward.StoredMessage, upTo int) ([]steward.Message, int) {
-	last := 0
-	msgs := make([]steward.Message, 0, len(stored))
-	for _, m := range stored {
-		if upTo >= 0 && m.Seq > upTo {
-			break
-		}
-		msgs = append(msgs, m.Message)
-		last = m.Seq
-	}
-	limit := r.HistoryMessages
-	if limit <= 0 {
-		limit = 40
-	}
-	if len(msgs) > limit {
-		msgs = msgs[len(msgs)-limit:]
-	}
-	for len(msgs) > 0 && (msgs[0].Role != steward.RoleUser || hasToolResults(msgs[0])) {
-		msgs = msgs[1:]
-	}
-	return msgs, last
 }
 
 func hasToolResults(m steward.Message) bool {
@@ -307,6 +286,8 @@ func uniqueCallIDs(turn []steward.Message, msg steward.Message) {
 // completion after the iteration cap, which keeps the tools declared (the request's prefix
 // stays byte-identical, so it is cached like the calls before it) but forbids calling them.
 func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response, error) {
+	decls := r.registry(x).Declarations()
+	r.compact(ctx, x, decls)
 	req := llm.Request{System: SystemPrompt, Messages: append(append([]steward.Message(nil), x.history...), x.st.Messages...)}
 	if x.st.Memory != "" {
 		// The memory block rides on the turn's user message, after the stable prefix
@@ -317,7 +298,13 @@ func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response
 		user.Parts = append([]steward.Part{{Text: x.st.Memory, Context: true}}, user.Parts...)
 		req.Messages[i] = user
 	}
-	req.Tools, req.NoToolCalls = r.registry(x).Declarations(), !withTools
+	if x.summary != nil {
+		// The pinned summary leads the history as data (context.go, docs/ARCHITECTURE.md §3).
+		first := req.Messages[0]
+		first.Parts = append([]steward.Part{summaryPart(x.summary)}, first.Parts...)
+		req.Messages[0] = first
+	}
+	req.Tools, req.NoToolCalls = decls, !withTools
 	var onDelta llm.DeltaFunc
 	if x.emit != nil {
 		onDelta = func(text string) error {

@@ -79,7 +79,11 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 			if err != nil {
 				return err
 			}
-			x.history, _ = r.fit(stored, x.st.HistorySeq)
+			conv, err := tx.Conversations.Get(ctx, x.turn.ConversationID)
+			if err != nil {
+				return err
+			}
+			r.loadHistory(x, stored, conv.Summary, x.st.HistorySeq)
 			return x.flush(ctx, tx)
 		})
 	}

@@ -67,6 +67,8 @@ type Conversations interface {
 	Touch(ctx context.Context, id uuid.UUID, title string) error
 	AppendMessages(ctx context.Context, conversationID, turnID uuid.UUID, msgs ...steward.Message) error
 	Messages(ctx context.Context, conversationID uuid.UUID) ([]steward.StoredMessage, error)
+	// PinSummary pins the summary of the conversation's oldest turns (context.go).
+	PinSummary(ctx context.Context, id uuid.UUID, s steward.Summary) error
 	// EnqueueIngest queues a completed turn for memory ingestion (the outbox).
 	EnqueueIngest(ctx context.Context, turnID, conversationID uuid.UUID) error
 }

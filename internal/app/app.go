@@ -210,9 +210,12 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Control:       &safety.Control{GlobalCost: a.Door.GlobalCostToday, GlobalCostTTL: 10 * time.Second},
 		Memory:        a.Memory,
 		MaxIterations: cfg.MaxIterations,
-		SuspendTTL:    cfg.SuspendTTL,
-		Price:         priceCalls(Prices(cfg), model.Name(), log),
-		Now:           a.Now,
+		ContextTokens: cfg.ContextTokens,
+		// The fast model summarises what the context budget evicts; nil (no key) drops it.
+		Summarizer: a.Memory.Model,
+		SuspendTTL: cfg.SuspendTTL,
+		Price:      priceCalls(Prices(cfg), model.Name(), log),
+		Now:        a.Now,
 	}
 	// One-tap approval links in the notification of a suspended turn (issue 17 §1).
 	approvalLinks := &links.Service{Store: a.Store, Door: a.Door, Runner: a.Runner, PublicURL: cfg.PublicURL, TTL: cfg.LinkTTL, Now: a.Now}

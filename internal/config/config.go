@@ -93,6 +93,9 @@ type Config struct {
 
 	// MaxIterations caps model calls per turn before one final tool-free completion.
 	MaxIterations int
+	// ContextTokens is the context budget: a model request's estimated input tokens, beyond
+	// which the oldest turns of a conversation are summarised (internal/agent/context.go).
+	ContextTokens int
 	// SuspendTTL is how long a suspended turn waits for decisions before it expires.
 	SuspendTTL time.Duration
 	// MaxBodyBytes caps request bodies.
@@ -205,6 +208,7 @@ func Load(getenv func(string) string) (Config, error) {
 		AWS:                  r.aws(),
 		AllowAutoMode:        r.boolean("STEWARD_ALLOW_AUTO_MODE"),
 		MaxIterations:        r.intIn("STEWARD_MAX_ITERATIONS", 8, 1, 50),
+		ContextTokens:        r.intIn("STEWARD_CONTEXT_TOKENS", 60000, 4000, 2000000),
 		SuspendTTL:           r.duration("STEWARD_SUSPEND_TTL", 7*24*time.Hour),
 		MaxBodyBytes:         int64(r.intIn("STEWARD_MAX_BODY_BYTES", 1<<20, 1024, 64<<20)),
 		MaxTurnsPerOwner:     r.intIn("STEWARD_MAX_TURNS_PER_OWNER", 4, 1, 100),

@@ -14,7 +14,7 @@ func TestLoadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != "127.0.0.1:8080" || c.DebugAddr != "" || c.Model != DefaultModel || c.SuspendTTL != 7*24*time.Hour || c.MaxIterations != 8 {
+	if c.Addr != "127.0.0.1:8080" || c.DebugAddr != "" || c.Model != DefaultModel || c.SuspendTTL != 7*24*time.Hour || c.MaxIterations != 8 || c.ContextTokens != 60000 {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -42,6 +42,7 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		"bad exec mode":           {map[string]string{"STEWARD_DB_EXEC_MODE": "prepare"}, "STEWARD_DB_EXEC_MODE"},
 		"exec mode without types": {map[string]string{"STEWARD_DB_EXEC_MODE": "simple_protocol"}, "STEWARD_DB_EXEC_MODE"},
 		"int out of range":        {map[string]string{"STEWARD_MAX_ITERATIONS": "0"}, "STEWARD_MAX_ITERATIONS"},
+		"context budget too low":  {map[string]string{"STEWARD_CONTEXT_TOKENS": "100"}, "STEWARD_CONTEXT_TOKENS"},
 		"bad duration":            {map[string]string{"STEWARD_SUSPEND_TTL": "7 days"}, "STEWARD_SUSPEND_TTL"},
 		"bad addr":                {map[string]string{"STEWARD_ADDR": "8080"}, "STEWARD_ADDR"},
 		"bad debug addr":          {map[string]string{"STEWARD_DEBUG_ADDR": "6060"}, "STEWARD_DEBUG_ADDR"},

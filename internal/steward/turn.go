@@ -173,6 +173,20 @@ type Conversation struct {
 	Title     string    `json:"title"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Summary is the pinned summary of the conversation's oldest turns (the context budget,
+	// internal/agent/context.go); nil: none. Not part of the API.
+	Summary *Summary `json:"-"`
+}
+
+// Summary is a conversation's pinned summary: its turn groups up to message ThroughSeq,
+// summarised once by the background model and sent (as data) instead of them.
+type Summary struct {
+	Text       string `json:"text"`
+	ThroughSeq int    `json:"through_seq"`
+	// Groups is how many turn groups it covers.
+	Groups int `json:"groups"`
+	// Untrusted says the summarised turns held outside content (tool output, webhook data).
+	Untrusted bool `json:"untrusted,omitempty"`
 }
 
 // StoredMessage is one persisted message of a conversation.

@@ -89,7 +89,24 @@ func (t Conversations) Messages(ctx context.Context, conversationID uuid.UUID) (
 }
 
 func toConversation(r db.Conversation) steward.Conversation {
-	return steward.Conversation{ID: r.ID, Title: r.Title, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	c := steward.Conversation{ID: r.ID, Title: r.Title, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	if len(r.Summary) > 0 {
+		var s steward.Summary
+		if json.Unmarshal(r.Summary, &s) == nil {
+			c.Summary = &s // an unreadable summary is none: the next turn summarises again
+		}
+	}
+	return c
+}
+
+// PinSummary pins a conversation's summary, unless one covering more of it is pinned already.
+func (t Conversations) PinSummary(ctx context.Context, id uuid.UUID, s steward.Summary) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	n, err := t.q.PinConversationSummary(ctx, db.PinConversationSummaryParams{OwnerID: t.ownerID, ID: id, ThroughSeq: int32(s.ThroughSeq), Summary: b})
+	return rowsOrNotFound("pin conversation summary", n, err)
 }
 
 // EnqueueIngest queues a finished turn for memory ingestion, in the turn's transaction.

@@ -146,7 +146,7 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 	}
 	before := look()
 	err := s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
-		covers("Conversations.AppendMessages", "Turns.Create", "Journal.AppendEvents", "Journal.RecordCall", "Safety.RecordSpend", "Conversations.EnqueueIngest", "Turns.StateSize",
+		covers("Conversations.AppendMessages", "Conversations.PinSummary", "Turns.Create", "Journal.AppendEvents", "Journal.RecordCall", "Safety.RecordSpend", "Conversations.EnqueueIngest", "Turns.StateSize",
 			"Memory.AddChunk", "Webhooks.Create", "Conversations.Create", "Tasks.CreateTask", "Tasks.CreateNotification", "Rules.Create",
 			"Schedules.Create", "Tasks.UpsertFact", "Memory.RememberFact", "Safety.SetCap", "Deliveries.SetChannel", "Safety.SetKill", "Safety.SetMode",
 			"Turns.Expire", "Turns.FailStale", "Runs.FailStale", "Outbox.FailedIngests", "Deliveries.DeleteChannel", "Schedules.Delete",
@@ -155,6 +155,9 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		// Writes naming alice's rows: each savepoint keeps a refused write from aborting the rest.
 		named := map[string]func(tx *Tx) error{
 			"messages append to alice's conversation": func(tx *Tx) error { return tx.Conversations.AppendMessages(ctx, a.conv, a.turn, msg) },
+			"summary pinned on alice's conversation": func(tx *Tx) error {
+				return tx.Conversations.PinSummary(ctx, a.conv, steward.Summary{Text: "planted by bob", ThroughSeq: 1})
+			},
 			"turn in alice's conversation": func(tx *Tx) error {
 				_, err := tx.Turns.Create(ctx, a.conv, steward.TriggerChat, "scripted")
 				return err
