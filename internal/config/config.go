@@ -117,6 +117,9 @@ type Config struct {
 	// MCPTimeout bounds listing a remote MCP server's tools and each call of one
 	// (STEWARD_MCP_TIMEOUT, 20s by default).
 	MCPTimeout time.Duration
+	// UndoWindow is how long after it ran a database-local write can be undone
+	// (STEWARD_UNDO_WINDOW, 10m by default; issue 17 §3).
+	UndoWindow time.Duration
 }
 
 // AWS is a region and the credentials of one role (temporary ones carry a session token).
@@ -200,6 +203,7 @@ func Load(getenv func(string) string) (Config, error) {
 		SecretKey:            r.key32("STEWARD_SECRET_KEY"),
 		SearchURL:            r.str("STEWARD_SEARCH_URL", ""),
 		MCPTimeout:           r.duration("STEWARD_MCP_TIMEOUT", 20*time.Second),
+		UndoWindow:           r.duration("STEWARD_UNDO_WINDOW", 10*time.Minute),
 		MaxDocumentBytes:     int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
 	}
 	if c.ServerURL == "" {
