@@ -112,3 +112,20 @@ func (q *Queries) ListTurnAudit(ctx context.Context, arg ListTurnAuditParams) ([
 	}
 	return items, nil
 }
+
+const nextTurnSeq = `-- name: NextTurnSeq :one
+SELECT (COALESCE(max(seq), 0) + 1)::int FROM audit_log WHERE owner_id = $1 AND turn_id = $2
+`
+
+type NextTurnSeqParams struct {
+	OwnerID uuid.UUID
+	TurnID  uuid.NullUUID
+}
+
+// The sequence number after a turn's last audit row, for an event added after the turn ran.
+func (q *Queries) NextTurnSeq(ctx context.Context, arg NextTurnSeqParams) (int32, error) {
+	row := q.db.QueryRow(ctx, nextTurnSeq, arg.OwnerID, arg.TurnID)
+	var column_1 int32
+	err := row.Scan(&column_1)
+	return column_1, err
+}

@@ -45,6 +45,24 @@ func (q *Queries) CreateLedgerAccount(ctx context.Context, arg CreateLedgerAccou
 	return i, err
 }
 
+const deleteLedgerTransaction = `-- name: DeleteLedgerTransaction :execrows
+DELETE FROM ledger_transactions WHERE owner_id = $1 AND id = $2
+`
+
+type DeleteLedgerTransactionParams struct {
+	OwnerID uuid.UUID
+	ID      uuid.UUID
+}
+
+// Undoes record_expense: the transaction goes with its postings (ON DELETE CASCADE).
+func (q *Queries) DeleteLedgerTransaction(ctx context.Context, arg DeleteLedgerTransactionParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteLedgerTransaction, arg.OwnerID, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const insertLedgerPosting = `-- name: InsertLedgerPosting :exec
 INSERT INTO ledger_postings (owner_id, transaction_id, account_id, amount_minor, currency)
 VALUES ($1, $2, $3, $4,

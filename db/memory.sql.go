@@ -163,6 +163,26 @@ func (q *Queries) ListFacts(ctx context.Context, arg ListFactsParams) ([]MemoryF
 	return items, nil
 }
 
+const restoreFact = `-- name: RestoreFact :execrows
+UPDATE memory_facts SET superseded_at = NULL, updated_at = now()
+WHERE owner_id = $1 AND id = $2 AND superseded_at IS NOT NULL
+`
+
+type RestoreFactParams struct {
+	OwnerID uuid.UUID
+	ID      uuid.UUID
+}
+
+// Undoes forget: the fact is current again (a unique violation when the same fact was
+// remembered since).
+func (q *Queries) RestoreFact(ctx context.Context, arg RestoreFactParams) (int64, error) {
+	result, err := q.db.Exec(ctx, restoreFact, arg.OwnerID, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const searchChunks = `-- name: SearchChunks :many
 SELECT id, owner_id, source_kind, source_id, text, created_at, superseded_at,
     (embedding <=> $1::vector)::float8 AS distance

@@ -313,6 +313,10 @@ type ToolCall struct {
 	Result          []byte
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
+	Inverse         []byte
+	ExecutedAt      *time.Time
+	UndoneAt        *time.Time
+	UndoneBy        *string
 }
 
 type Turn struct {

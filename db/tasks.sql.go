@@ -161,3 +161,22 @@ func (q *Queries) ListTasks(ctx context.Context, arg ListTasksParams) ([]Task, e
 	}
 	return items, nil
 }
+
+const reopenTask = `-- name: ReopenTask :execrows
+UPDATE tasks SET status = 'open', completed_at = NULL
+WHERE owner_id = $1 AND id = $2 AND status = 'done'
+`
+
+type ReopenTaskParams struct {
+	OwnerID uuid.UUID
+	ID      uuid.UUID
+}
+
+// Undoes complete_task: a done task is open again.
+func (q *Queries) ReopenTask(ctx context.Context, arg ReopenTaskParams) (int64, error) {
+	result, err := q.db.Exec(ctx, reopenTask, arg.OwnerID, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}

@@ -7,15 +7,52 @@ package db
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
+
+const getToolCall = `-- name: GetToolCall :one
+SELECT id, owner_id, turn_id, call_id, tool, kind, args, args_hash, status, decided_by, decision_message, result, created_at, updated_at, inverse, executed_at, undone_at, undone_by FROM tool_calls WHERE owner_id = $1 AND turn_id = $2 AND call_id = $3
+`
+
+type GetToolCallParams struct {
+	OwnerID uuid.UUID
+	TurnID  uuid.UUID
+	CallID  string
+}
+
+func (q *Queries) GetToolCall(ctx context.Context, arg GetToolCallParams) (ToolCall, error) {
+	row := q.db.QueryRow(ctx, getToolCall, arg.OwnerID, arg.TurnID, arg.CallID)
+	var i ToolCall
+	err := row.Scan(
+		&i.ID,
+		&i.OwnerID,
+		&i.TurnID,
+		&i.CallID,
+		&i.Tool,
+		&i.Kind,
+		&i.Args,
+		&i.ArgsHash,
+		&i.Status,
+		&i.DecidedBy,
+		&i.DecisionMessage,
+		&i.Result,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Inverse,
+		&i.ExecutedAt,
+		&i.UndoneAt,
+		&i.UndoneBy,
+	)
+	return i, err
+}
 
 const insertToolCall = `-- name: InsertToolCall :one
 INSERT INTO tool_calls (owner_id, turn_id, call_id, tool, kind, args, args_hash, status, decided_by, result)
 VALUES ($1, $2, $3, $4, $5,
     $6, $7, $8, $9, $10)
-RETURNING id, owner_id, turn_id, call_id, tool, kind, args, args_hash, status, decided_by, decision_message, result, created_at, updated_at
+RETURNING id, owner_id, turn_id, call_id, tool, kind, args, args_hash, status, decided_by, decision_message, result, created_at, updated_at, inverse, executed_at, undone_at, undone_by
 `
 
 type InsertToolCallParams struct {
@@ -60,12 +97,16 @@ func (q *Queries) InsertToolCall(ctx context.Context, arg InsertToolCallParams) 
 		&i.Result,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Inverse,
+		&i.ExecutedAt,
+		&i.UndoneAt,
+		&i.UndoneBy,
 	)
 	return i, err
 }
 
 const listPendingToolCalls = `-- name: ListPendingToolCalls :many
-SELECT id, owner_id, turn_id, call_id, tool, kind, args, args_hash, status, decided_by, decision_message, result, created_at, updated_at FROM tool_calls WHERE owner_id = $1 AND status = 'pending'
+SELECT id, owner_id, turn_id, call_id, tool, kind, args, args_hash, status, decided_by, decision_message, result, created_at, updated_at, inverse, executed_at, undone_at, undone_by FROM tool_calls WHERE owner_id = $1 AND status = 'pending'
 ORDER BY created_at, call_id
 `
 
@@ -93,6 +134,10 @@ func (q *Queries) ListPendingToolCalls(ctx context.Context, ownerID uuid.UUID) (
 			&i.Result,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Inverse,
+			&i.ExecutedAt,
+			&i.UndoneAt,
+			&i.UndoneBy,
 		); err != nil {
 			return nil, err
 		}
@@ -105,7 +150,7 @@ func (q *Queries) ListPendingToolCalls(ctx context.Context, ownerID uuid.UUID) (
 }
 
 const listToolCalls = `-- name: ListToolCalls :many
-SELECT id, owner_id, turn_id, call_id, tool, kind, args, args_hash, status, decided_by, decision_message, result, created_at, updated_at FROM tool_calls WHERE owner_id = $1 AND turn_id = $2
+SELECT id, owner_id, turn_id, call_id, tool, kind, args, args_hash, status, decided_by, decision_message, result, created_at, updated_at, inverse, executed_at, undone_at, undone_by FROM tool_calls WHERE owner_id = $1 AND turn_id = $2
 ORDER BY created_at, call_id
 `
 
@@ -138,6 +183,10 @@ func (q *Queries) ListToolCalls(ctx context.Context, arg ListToolCallsParams) ([
 			&i.Result,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Inverse,
+			&i.ExecutedAt,
+			&i.UndoneAt,
+			&i.UndoneBy,
 		); err != nil {
 			return nil, err
 		}
@@ -149,10 +198,62 @@ func (q *Queries) ListToolCalls(ctx context.Context, arg ListToolCallsParams) ([
 	return items, nil
 }
 
+const markToolCallUndone = `-- name: MarkToolCallUndone :one
+UPDATE tool_calls SET undone_at = $1, undone_by = $2, updated_at = now()
+WHERE owner_id = $3 AND turn_id = $4 AND call_id = $5
+    AND status = 'succeeded' AND inverse IS NOT NULL AND undone_at IS NULL AND executed_at >= $6
+RETURNING id, owner_id, turn_id, call_id, tool, kind, args, args_hash, status, decided_by, decision_message, result, created_at, updated_at, inverse, executed_at, undone_at, undone_by
+`
+
+type MarkToolCallUndoneParams struct {
+	UndoneAt *time.Time
+	UndoneBy *string
+	OwnerID  uuid.UUID
+	TurnID   uuid.UUID
+	CallID   string
+	Since    *time.Time
+}
+
+// Marks a succeeded, reversible call undone, exactly once and only while it ran at or after
+// since (the undo window); no row when any of that does not hold. The row lock serialises
+// concurrent undos: the second finds undone_at set.
+func (q *Queries) MarkToolCallUndone(ctx context.Context, arg MarkToolCallUndoneParams) (ToolCall, error) {
+	row := q.db.QueryRow(ctx, markToolCallUndone,
+		arg.UndoneAt,
+		arg.UndoneBy,
+		arg.OwnerID,
+		arg.TurnID,
+		arg.CallID,
+		arg.Since,
+	)
+	var i ToolCall
+	err := row.Scan(
+		&i.ID,
+		&i.OwnerID,
+		&i.TurnID,
+		&i.CallID,
+		&i.Tool,
+		&i.Kind,
+		&i.Args,
+		&i.ArgsHash,
+		&i.Status,
+		&i.DecidedBy,
+		&i.DecisionMessage,
+		&i.Result,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Inverse,
+		&i.ExecutedAt,
+		&i.UndoneAt,
+		&i.UndoneBy,
+	)
+	return i, err
+}
+
 const markUnknownToolCalls = `-- name: MarkUnknownToolCalls :many
 UPDATE tool_calls SET status = 'unknown', updated_at = now()
 WHERE owner_id = $1 AND turn_id = $2 AND status = 'executing'
-RETURNING id, owner_id, turn_id, call_id, tool, kind, args, args_hash, status, decided_by, decision_message, result, created_at, updated_at
+RETURNING id, owner_id, turn_id, call_id, tool, kind, args, args_hash, status, decided_by, decision_message, result, created_at, updated_at, inverse, executed_at, undone_at, undone_by
 `
 
 type MarkUnknownToolCallsParams struct {
@@ -185,6 +286,10 @@ func (q *Queries) MarkUnknownToolCalls(ctx context.Context, arg MarkUnknownToolC
 			&i.Result,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Inverse,
+			&i.ExecutedAt,
+			&i.UndoneAt,
+			&i.UndoneBy,
 		); err != nil {
 			return nil, err
 		}
@@ -199,9 +304,11 @@ func (q *Queries) MarkUnknownToolCalls(ctx context.Context, arg MarkUnknownToolC
 const updateToolCall = `-- name: UpdateToolCall :execrows
 UPDATE tool_calls SET status = $1, result = COALESCE($2, result),
     decided_by = COALESCE($3, decided_by),
-    decision_message = COALESCE($4, decision_message), updated_at = now()
-WHERE owner_id = $5 AND turn_id = $6 AND call_id = $7
-    AND status = $8
+    decision_message = COALESCE($4, decision_message),
+    inverse = COALESCE($5, inverse), executed_at = COALESCE($6, executed_at),
+    updated_at = now()
+WHERE owner_id = $7 AND turn_id = $8 AND call_id = $9
+    AND status = $10
 `
 
 type UpdateToolCallParams struct {
@@ -209,6 +316,8 @@ type UpdateToolCallParams struct {
 	Result          []byte
 	DecidedBy       *string
 	DecisionMessage *string
+	Inverse         []byte
+	ExecutedAt      *time.Time
 	OwnerID         uuid.UUID
 	TurnID          uuid.UUID
 	CallID          string
@@ -222,6 +331,8 @@ func (q *Queries) UpdateToolCall(ctx context.Context, arg UpdateToolCallParams) 
 		arg.Result,
 		arg.DecidedBy,
 		arg.DecisionMessage,
+		arg.Inverse,
+		arg.ExecutedAt,
 		arg.OwnerID,
 		arg.TurnID,
 		arg.CallID,

@@ -8,3 +8,7 @@ SELECT * FROM audit_log WHERE owner_id = sqlc.arg(owner_id) ORDER BY id DESC LIM
 
 -- name: ListTurnAudit :many
 SELECT * FROM audit_log WHERE owner_id = sqlc.arg(owner_id) AND turn_id = sqlc.arg(turn_id) ORDER BY seq, id;
+
+-- name: NextTurnSeq :one
+-- The sequence number after a turn's last audit row, for an event added after the turn ran.
+SELECT (COALESCE(max(seq), 0) + 1)::int FROM audit_log WHERE owner_id = sqlc.arg(owner_id) AND turn_id = sqlc.arg(turn_id);

@@ -54,3 +54,7 @@ RETURNING *;
 
 -- name: LedgerBudgets :many
 SELECT * FROM ledger_budgets WHERE owner_id = sqlc.arg(owner_id) ORDER BY category;
+
+-- name: DeleteLedgerTransaction :execrows
+-- Undoes record_expense: the transaction goes with its postings (ON DELETE CASCADE).
+DELETE FROM ledger_transactions WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id);

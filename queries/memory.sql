@@ -27,6 +27,12 @@ UPDATE memory_facts SET superseded_at = now(), updated_at = now()
 WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND superseded_at IS NULL
 RETURNING *;
 
+-- name: RestoreFact :execrows
+-- Undoes forget: the fact is current again (a unique violation when the same fact was
+-- remembered since).
+UPDATE memory_facts SET superseded_at = NULL, updated_at = now()
+WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND superseded_at IS NOT NULL;
+
 -- name: InsertChunk :one
 INSERT INTO memory_chunks (owner_id, source_kind, source_id, text, embedding, origin)
 VALUES (sqlc.arg(owner_id), sqlc.arg(source_kind), sqlc.arg(source_id), sqlc.arg(text), sqlc.arg(embedding), sqlc.arg(origin))

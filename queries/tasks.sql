@@ -18,3 +18,8 @@ RETURNING *;
 
 -- name: DeleteTask :execrows
 DELETE FROM tasks WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id);
+
+-- name: ReopenTask :execrows
+-- Undoes complete_task: a done task is open again.
+UPDATE tasks SET status = 'open', completed_at = NULL
+WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND status = 'done';

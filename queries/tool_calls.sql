@@ -16,7 +16,9 @@ ORDER BY created_at, call_id;
 -- Moves one journal entry from an expected status to the next.
 UPDATE tool_calls SET status = sqlc.arg(status), result = COALESCE(sqlc.narg(result), result),
     decided_by = COALESCE(sqlc.narg(decided_by), decided_by),
-    decision_message = COALESCE(sqlc.narg(decision_message), decision_message), updated_at = now()
+    decision_message = COALESCE(sqlc.narg(decision_message), decision_message),
+    inverse = COALESCE(sqlc.narg(inverse), inverse), executed_at = COALESCE(sqlc.narg(executed_at), executed_at),
+    updated_at = now()
 WHERE owner_id = sqlc.arg(owner_id) AND turn_id = sqlc.arg(turn_id) AND call_id = sqlc.arg(call_id)
     AND status = sqlc.arg(from_status);
 
@@ -24,4 +26,16 @@ WHERE owner_id = sqlc.arg(owner_id) AND turn_id = sqlc.arg(turn_id) AND call_id 
 -- A call still executing when its turn is loaded again was interrupted: its outcome is unknown.
 UPDATE tool_calls SET status = 'unknown', updated_at = now()
 WHERE owner_id = sqlc.arg(owner_id) AND turn_id = sqlc.arg(turn_id) AND status = 'executing'
+RETURNING *;
+
+-- name: GetToolCall :one
+SELECT * FROM tool_calls WHERE owner_id = sqlc.arg(owner_id) AND turn_id = sqlc.arg(turn_id) AND call_id = sqlc.arg(call_id);
+
+-- name: MarkToolCallUndone :one
+-- Marks a succeeded, reversible call undone, exactly once and only while it ran at or after
+-- since (the undo window); no row when any of that does not hold. The row lock serialises
+-- concurrent undos: the second finds undone_at set.
+UPDATE tool_calls SET undone_at = sqlc.arg(undone_at), undone_by = sqlc.arg(undone_by), updated_at = now()
+WHERE owner_id = sqlc.arg(owner_id) AND turn_id = sqlc.arg(turn_id) AND call_id = sqlc.arg(call_id)
+    AND status = 'succeeded' AND inverse IS NOT NULL AND undone_at IS NULL AND executed_at >= sqlc.arg(since)
 RETURNING *;

@@ -39,6 +39,9 @@ type run struct {
 	// reg is the turn's registry: Runner.Tools and the owner's own tools (OwnerTools);
 	// nil means Runner.Tools alone.
 	reg *tools.Registry
+	// inverses are the inverses the run's writes handed over, by call id, for the journal
+	// (the undo window, docs/ARCHITECTURE.md §2).
+	inverses map[string]steward.Inverse
 }
 
 // event is an audit row waiting for the run's next transaction.
@@ -551,7 +554,7 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 				rec.Status, rec.Result = steward.CallDenied, res.Output
 			default:
 				rec.Status, rec.DecidedBy = steward.CallPending, ""
-				p := steward.PendingCall{CallID: c.ID, Tool: c.Name, Args: c.Args, ArgsHash: hash, AlwaysOffered: tool.AlwaysOffered()}
+				p := steward.PendingCall{CallID: c.ID, Tool: c.Name, Args: c.Args, ArgsHash: hash, AlwaysOffered: tool.AlwaysOffered(), Reversible: tool.Reversible}
 				if d.Reason == steward.ReasonTainted {
 					p.Reason, p.Taint = d.Reason, x.taint()
 				}
@@ -657,7 +660,13 @@ func (r *Runner) reads(ctx context.Context, x *run, calls []steward.ToolCall, re
 // turns tool errors into results for the model; other errors (the database) are returned.
 func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledger, x *run, c steward.ToolCall) (steward.ToolResult, error) {
 	start := time.Now()
-	env := tools.Env{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Now: r.Now, Data: data, Ledger: ledger}
+	env := tools.Env{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Now: r.Now, Data: data, Ledger: ledger,
+		Undo: func(inv steward.Inverse) {
+			if x.inverses == nil {
+				x.inverses = map[string]steward.Inverse{}
+			}
+			x.inverses[c.ID] = inv
+		}}
 	out, err := r.registry(x).Run(ctx, env, c.Name, c.Args)
 	if tool, ok := r.registry(x).Get(c.Name); ok && tool.Untrusted && x.st.Taint == "" {
 		// Outside content is in the turn from now on, even in an error (docs/ARCHITECTURE.md §3).
@@ -764,13 +773,17 @@ func (r *Runner) enforce(ctx context.Context, tx Tx, x *run, c steward.ToolCall)
 	return res, false, tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallDenied, Result: res.Output, DecidedBy: d.By})
 }
 
-// journalResult moves an executing call to succeeded or failed with its result.
+// journalResult moves an executing call to succeeded or failed with its result; a succeeded
+// write keeps the inverse its tool handed over, and when it ran, for an undo.
 func (r *Runner) journalResult(ctx context.Context, tx Tx, x *run, c steward.ToolCall, res steward.ToolResult) error {
-	to := steward.CallSucceeded
-	if res.IsError {
-		to = steward.CallFailed
+	u := steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallExecuting, To: steward.CallSucceeded, Result: res.Output}
+	if inv, ok := x.inverses[c.ID]; ok && !res.IsError {
+		u.Inverse, u.At = &inv, r.now()
 	}
-	return tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallExecuting, To: to, Result: res.Output})
+	if res.IsError {
+		u.To = steward.CallFailed
+	}
+	return tx.Journal.UpdateCall(ctx, u)
 }
 
 // logError logs an internal error with secrets redacted.

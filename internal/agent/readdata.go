@@ -38,6 +38,10 @@ func (d readData) ListTasks(ctx context.Context, status string) ([]steward.Task,
 	return query(ctx, d, func(data tools.Data) ([]steward.Task, error) { return data.ListTasks(ctx, status) })
 }
 
+func (d readData) GetTask(ctx context.Context, id uuid.UUID) (steward.Task, error) {
+	return query(ctx, d, func(data tools.Data) (steward.Task, error) { return data.GetTask(ctx, id) })
+}
+
 func (d readData) SearchFacts(ctx context.Context, q string, limit int) ([]steward.Fact, error) {
 	return query(ctx, d, func(data tools.Data) ([]steward.Fact, error) { return data.SearchFacts(ctx, q, limit) })
 }

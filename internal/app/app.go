@@ -48,6 +48,7 @@ import (
 	"github.com/stewardhq/steward/internal/sweep"
 	"github.com/stewardhq/steward/internal/tools"
 	"github.com/stewardhq/steward/internal/trace"
+	"github.com/stewardhq/steward/internal/undo"
 	"github.com/stewardhq/steward/internal/web"
 	"github.com/stewardhq/steward/internal/webapp"
 )
@@ -240,6 +241,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	ctl := &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode, Now: a.Now}
 	rs := &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
 	act := &activity.Service{Store: a.Store, Now: a.Now}
+	undos := &undo.Service{Store: a.Store, Window: cfg.UndoWindow, Now: a.Now}
 	a.handler = httpapi.New(httpapi.Deps{
 		Runner: a.Runner,
 		Store:  a.Store,
@@ -262,8 +264,9 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		ProcessWebhook:   a.processWebhook,
 		MCP:              &mcpserver.Server{Runner: a.Runner},
 		MCPServers:       mcpServers,
+		Undo:             undos,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
-			Sessions: &sessions.Service{Store: a.Store, Now: a.Now}, Activity: act, Control: ctl, Rules: rs, Memory: a.Memory}),
+			Sessions: &sessions.Service{Store: a.Store, Now: a.Now}, Activity: act, Control: ctl, Rules: rs, Memory: a.Memory, Undo: undos}),
 		Links: webapp.LinkPages(approvalLinks),
 	})
 	return a, nil

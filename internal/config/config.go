@@ -132,6 +132,9 @@ type Config struct {
 	// LinkTTL caps how long an approval link lives (STEWARD_LINK_TTL, 24h by default); a link
 	// never outlives its turn's suspension.
 	LinkTTL time.Duration
+	// UndoWindow is how long after it ran a database-local write can be undone
+	// (STEWARD_UNDO_WINDOW, 10m by default; issue 17 §3).
+	UndoWindow time.Duration
 }
 
 // AWS is a region and the credentials of one role (temporary ones carry a session token).
@@ -219,6 +222,7 @@ func Load(getenv func(string) string) (Config, error) {
 		RunQueueURL:          r.str("STEWARD_RUN_QUEUE_URL", ""),
 		PublicURL:            strings.TrimRight(r.str("STEWARD_PUBLIC_URL", ""), "/"),
 		LinkTTL:              r.duration("STEWARD_LINK_TTL", 24*time.Hour),
+		UndoWindow:           r.duration("STEWARD_UNDO_WINDOW", 10*time.Minute),
 		MaxDocumentBytes:     int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
 	}
 	if c.ServerURL == "" {

@@ -41,6 +41,7 @@ import (
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/undo"
 )
 
 // Authenticator finds the owner of an API key; an unknown or revoked key is an error
@@ -110,6 +111,9 @@ type Deps struct {
 	// MCPServers serves /v1/mcp/servers, the owner's remote MCP servers (internal/mcpclient);
 	// nil answers 404 there.
 	MCPServers *mcpclient.Service
+	// Undo serves POST /v1/turns/{id}/calls/{call_id}/undo (the undo window); nil builds one
+	// over Store, on Runner.Now's clock, with the default window.
+	Undo *undo.Service
 }
 
 // api holds the handlers' dependencies.
@@ -143,6 +147,9 @@ func New(d Deps) http.Handler {
 	}
 	if d.Activity == nil {
 		d.Activity = &activity.Service{Store: d.Store, Now: runnerNow(d.Runner)}
+	}
+	if d.Undo == nil {
+		d.Undo = &undo.Service{Store: d.Store, Now: runnerNow(d.Runner)}
 	}
 	a := &api{d: d, turns: &turnLimit{max: d.MaxTurnsPerOwner}}
 
@@ -180,6 +187,7 @@ func (a *api) routesV1(r chi.Router) {
 	r.With(requireJSON).Post("/chat", a.chat)
 	r.Get("/turns/{id}", a.turn)
 	r.With(requireJSON).Post("/turns/{id}/confirm", a.confirm)
+	r.Post("/turns/{id}/calls/{call_id}/undo", a.undoCall)
 	r.Get("/approvals", a.approvals)
 	r.Get("/conversations", a.conversations)
 	r.Get("/conversations/{id}", a.conversation)

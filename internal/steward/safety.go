@@ -122,6 +122,10 @@ type CallUpdate struct {
 	Result    json.RawMessage
 	DecidedBy string
 	Message   string
+	// Inverse, set when a database-local write succeeds, is how an undo reverts it, and At
+	// (the application's clock) is when it ran: the undo window starts there.
+	Inverse *Inverse
+	At      time.Time
 }
 
 // Killed reports whether either switch is engaged, and why.

@@ -108,6 +108,9 @@ type PendingCall struct {
 	// AlwaysOffered is false for tools whose calls no standing rule may allow (money and
 	// egress): the card hides "always" and says why.
 	AlwaysOffered bool `json:"always_offered"`
+	// Reversible says whether the call, once run, can be undone within the undo window
+	// (a database-local write); false for calls with effects outside the database.
+	Reversible bool `json:"reversible"`
 	// Reason says why the call waits when it is more than an ordinary ask: "tainted" (a call
 	// that can carry data out, in a turn that took in untrusted content from Taint).
 	Reason string `json:"reason,omitempty"`
@@ -143,6 +146,12 @@ type CallRecord struct {
 	Message   string
 	Result    json.RawMessage
 	CreatedAt time.Time
+	// Inverse reverts a succeeded database-local write (nil: it cannot be undone);
+	// ExecutedAt is when it ran, UndoneAt and UndoneBy when and by whom it was undone.
+	Inverse    *Inverse
+	ExecutedAt *time.Time
+	UndoneAt   *time.Time
+	UndoneBy   string
 }
 
 // Rule is a standing decision for a write tool: allow or deny, when the call's arguments

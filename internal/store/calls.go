@@ -2,11 +2,15 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/stewardhq/steward/db"
 )
@@ -41,9 +45,19 @@ func (t Journal) PendingCalls(ctx context.Context) ([]steward.CallRecord, error)
 
 // UpdateCall applies u; ErrConflict when the call is not in u.From.
 func (t Journal) UpdateCall(ctx context.Context, u steward.CallUpdate) error {
+	var inv []byte
+	var executedAt *time.Time
+	if u.Inverse != nil {
+		b, err := json.Marshal(u.Inverse)
+		if err != nil {
+			return fmt.Errorf("update call %s: encode inverse: %w", u.CallID, err)
+		}
+		inv, executedAt = b, &u.At
+	}
 	n, err := t.q.UpdateToolCall(ctx, db.UpdateToolCallParams{
 		OwnerID: t.ownerID, TurnID: u.TurnID, CallID: u.CallID, FromStatus: string(u.From), Status: string(u.To),
 		Result: u.Result, DecidedBy: ptrString(u.DecidedBy), DecisionMessage: ptrString(u.Message),
+		Inverse: inv, ExecutedAt: executedAt,
 	})
 	if err != nil {
 		return notFound("update call "+u.CallID, err)
@@ -63,14 +77,59 @@ func (t Journal) MarkUnknownCalls(ctx context.Context, turnID uuid.UUID) ([]stew
 	return toCalls(rows), nil
 }
 
+// Call reads one call of a turn's journal; ErrNotFound when the turn has no such call.
+func (t Journal) Call(ctx context.Context, turnID uuid.UUID, callID string) (steward.CallRecord, error) {
+	r, err := t.q.GetToolCall(ctx, db.GetToolCallParams{OwnerID: t.ownerID, TurnID: turnID, CallID: callID})
+	if err != nil {
+		return steward.CallRecord{}, notFound("call "+callID, err)
+	}
+	return toCall(r), nil
+}
+
+// MarkUndone marks a succeeded call with an inverse undone at at by by, once, if it ran at
+// or after since; ErrConflict when it does not qualify (Call tells why). Its row lock
+// serialises concurrent undos of the call.
+func (t Journal) MarkUndone(ctx context.Context, turnID uuid.UUID, callID string, since, at time.Time, by string) (steward.CallRecord, error) {
+	r, err := t.q.MarkToolCallUndone(ctx, db.MarkToolCallUndoneParams{OwnerID: t.ownerID, TurnID: turnID, CallID: callID,
+		Since: &since, UndoneAt: &at, UndoneBy: &by})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return steward.CallRecord{}, fmt.Errorf("undo call %s: %w", callID, ErrConflict)
+	}
+	if err != nil {
+		return steward.CallRecord{}, notFound("undo call "+callID, err)
+	}
+	return toCall(r), nil
+}
+
+// NextSeq is the sequence number for an audit event added to a turn after it ran.
+func (t Journal) NextSeq(ctx context.Context, turnID uuid.UUID) (int, error) {
+	n, err := t.q.NextTurnSeq(ctx, db.NextTurnSeqParams{OwnerID: t.ownerID, TurnID: nullUUID(&turnID)})
+	if err != nil {
+		return 0, fmt.Errorf("next event seq: %w", err)
+	}
+	return int(n), nil
+}
+
 func toCalls(rows []db.ToolCall) []steward.CallRecord {
 	out := make([]steward.CallRecord, len(rows))
 	for i, r := range rows {
-		out[i] = steward.CallRecord{TurnID: r.TurnID, CallID: r.CallID, Tool: r.Tool, Kind: steward.ToolKind(r.Kind),
-			Args: r.Args, ArgsHash: r.ArgsHash, Status: steward.CallStatus(r.Status), DecidedBy: str(r.DecidedBy),
-			Message: str(r.DecisionMessage), Result: r.Result, CreatedAt: r.CreatedAt}
+		out[i] = toCall(r)
 	}
 	return out
+}
+
+func toCall(r db.ToolCall) steward.CallRecord {
+	c := steward.CallRecord{TurnID: r.TurnID, CallID: r.CallID, Tool: r.Tool, Kind: steward.ToolKind(r.Kind),
+		Args: r.Args, ArgsHash: r.ArgsHash, Status: steward.CallStatus(r.Status), DecidedBy: str(r.DecidedBy),
+		Message: str(r.DecisionMessage), Result: r.Result, CreatedAt: r.CreatedAt,
+		ExecutedAt: r.ExecutedAt, UndoneAt: r.UndoneAt, UndoneBy: str(r.UndoneBy)}
+	if len(r.Inverse) > 0 {
+		var inv steward.Inverse
+		if json.Unmarshal(r.Inverse, &inv) == nil {
+			c.Inverse = &inv
+		}
+	}
+	return c
 }
 
 // jsonOrEmpty substitutes {} for empty JSON.

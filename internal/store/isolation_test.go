@@ -281,6 +281,18 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		_, err = tx.Tasks.CompleteTask(ctx, a.task)
 		refused("tasks complete", err)
 		refused("tasks delete", tx.Tasks.DeleteTask(ctx, a.task))
+		// The undo window's reverts and journal reads (internal/undo) never reach alice's rows.
+		covers("Tasks.ReopenTask", "Tasks.RestoreFact", "Ledger.DeleteTransaction", "Journal.Call", "Journal.MarkUndone", "Journal.NextSeq")
+		refused("tasks reopen", tx.Tasks.ReopenTask(ctx, a.task))
+		refused("memory_facts restore", tx.Tasks.RestoreFact(ctx, a.fact))
+		refused("ledger transaction delete", tx.Ledger.DeleteTransaction(ctx, a.ledger.txn))
+		_, err = tx.Journal.Call(ctx, a.turn, "c1")
+		refused("tool_calls get", err)
+		_, err = tx.Journal.MarkUndone(ctx, a.turn, "c1", time.Time{}, time.Now(), "bob")
+		refused("tool_calls undo", err)
+		if n, err := tx.Journal.NextSeq(ctx, a.turn); err != nil || (n != 1 && n != 100) {
+			t.Errorf("next seq of alice's turn: %d, %v; want 1 (or after bob's own planted event)", n, err)
+		}
 
 		facts, err := tx.Tasks.ListFacts(ctx, 100)
 		none("memory_facts list", len(facts), err)

@@ -131,3 +131,10 @@ func pgDate(t time.Time) pgtype.Date {
 	y, m, d := t.Date()
 	return pgtype.Date{Time: time.Date(y, m, d, 0, 0, 0, 0, time.UTC), Valid: true}
 }
+
+// DeleteTransaction deletes a transaction with its postings (an undo of record_expense);
+// ErrNotFound when there is no such transaction.
+func (l Ledger) DeleteTransaction(ctx context.Context, id uuid.UUID) error {
+	n, err := l.q.DeleteLedgerTransaction(ctx, db.DeleteLedgerTransactionParams{OwnerID: l.ownerID, ID: id})
+	return rowsOrNotFound("delete transaction "+id.String(), n, err)
+}

@@ -78,6 +78,20 @@ func (t Tasks) DeleteTask(ctx context.Context, id uuid.UUID) error {
 	return rowsOrNotFound("delete task "+id.String(), n, err)
 }
 
+// ReopenTask opens a done task again (an undo of complete_task); ErrNotFound when there is
+// no such done task.
+func (t Tasks) ReopenTask(ctx context.Context, id uuid.UUID) error {
+	n, err := t.q.ReopenTask(ctx, db.ReopenTaskParams{OwnerID: t.ownerID, ID: id})
+	return rowsOrNotFound("reopen task "+id.String(), n, err)
+}
+
+// RestoreFact makes a forgotten fact current again (an undo of forget); ErrNotFound when
+// there is no such forgotten fact, ErrConflict when the same fact was remembered since.
+func (t Tasks) RestoreFact(ctx context.Context, id uuid.UUID) error {
+	n, err := t.q.RestoreFact(ctx, db.RestoreFactParams{OwnerID: t.ownerID, ID: id})
+	return rowsOrNotFound("restore fact "+id.String(), n, err)
+}
+
 func toTask(r db.Task) steward.Task {
 	return steward.Task{ID: r.ID, Title: r.Title, Notes: r.Notes, Due: r.Due, Status: r.Status,
 		CreatedAt: r.CreatedAt, CompletedAt: r.CompletedAt}

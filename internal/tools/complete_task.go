@@ -35,7 +35,7 @@ func parseID(field, s string) (uuid.UUID, error) {
 
 // completeTaskTool returns the complete_task tool (write).
 func completeTaskTool() Tool {
-	return New("complete_task",
+	t := New("complete_task",
 		"Mark a task as done.",
 		steward.KindWrite,
 		func(ctx context.Context, env Env, a completeTaskArgs) (any, error) {
@@ -43,13 +43,23 @@ func completeTaskTool() Tool {
 			if err != nil {
 				return nil, err
 			}
-			t, err := d.CompleteTask(ctx, a.id)
+			before, err := d.GetTask(ctx, a.id)
 			if errors.Is(err, steward.ErrNotFound) {
 				return nil, &ArgError{Field: "task_id", Msg: "no task with id " + a.id.String() + "; use list_tasks to find it", Err: err}
 			}
 			if err != nil {
 				return nil, fmt.Errorf("complete task %s: %w", a.id, err)
 			}
+			t, err := d.CompleteTask(ctx, a.id)
+			if err != nil {
+				return nil, fmt.Errorf("complete task %s: %w", a.id, err)
+			}
+			if before.Status != steward.TaskDone {
+				// A task that was already done is left as it was: there is nothing to undo.
+				env.undoWith(steward.Inverse{Op: steward.UndoReopenTask, ID: t.ID})
+			}
 			return map[string]any{"task": t}, nil
 		})
+	t.Reversible = true
+	return t
 }

@@ -71,7 +71,7 @@ func checkLength(field, s string, lo, hi int) error {
 
 // createTaskTool returns the create_task tool (write).
 func createTaskTool() Tool {
-	return New("create_task",
+	t := New("create_task",
 		"Create a task on the owner's task list, optionally with a due date and notes.",
 		steward.KindWrite,
 		func(ctx context.Context, env Env, a createTaskArgs) (any, error) {
@@ -83,8 +83,11 @@ func createTaskTool() Tool {
 			if err != nil {
 				return nil, fmt.Errorf("create task: %w", err)
 			}
+			env.undoWith(steward.Inverse{Op: steward.UndoDeleteTask, ID: t.ID})
 			return map[string]any{"task": t}, nil
 		})
+	t.Reversible = true
+	return t
 }
 
 // orDefaultIn sets an optional count left at 0 to def and checks it is from 1 to max.

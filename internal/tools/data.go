@@ -14,6 +14,8 @@ import (
 type Data interface {
 	// CreateTask stores a new open task.
 	CreateTask(ctx context.Context, t steward.NewTask) (steward.Task, error)
+	// GetTask returns one task; ErrNotFound when it does not exist.
+	GetTask(ctx context.Context, id uuid.UUID) (steward.Task, error)
 	// CompleteTask marks a task done; ErrNotFound when it does not exist.
 	CompleteTask(ctx context.Context, id uuid.UUID) (steward.Task, error)
 	// ListTasks lists tasks with the status ("" = all, TaskOpen, TaskDone).

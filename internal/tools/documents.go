@@ -33,6 +33,8 @@ type Documents interface {
 func DocumentTools(d Documents, f Fetcher) []Tool {
 	save := saveDocumentTool(d, f)
 	save.External, save.Untrusted = true, true
+	// Its fetch has happened once it ran, but what stays is a row: an undo deletes it.
+	save.Reversible = true
 	// A document's text is outside content: reading or finding it taints the turn.
 	read, search := readDocumentTool(d), searchDocumentsTool(d)
 	read.Untrusted, search.Untrusted = true, true
@@ -185,6 +187,7 @@ func saveDocumentTool(d Documents, f Fetcher) Tool {
 			if err != nil {
 				return nil, fmt.Errorf("save document: %w", err)
 			}
+			env.undoWith(steward.Inverse{Op: steward.UndoDeleteDocument, ID: doc.ID})
 			return map[string]any{"document": doc}, nil
 		})
 }

@@ -25,7 +25,7 @@ func (a *forgetArgs) Check() (err error) {
 
 // forgetTool returns the forget tool (write).
 func forgetTool() Tool {
-	return New("forget",
+	t := New("forget",
 		"Delete a remembered fact that is wrong or no longer wanted.",
 		steward.KindWrite,
 		func(ctx context.Context, env Env, a forgetArgs) (any, error) {
@@ -40,6 +40,9 @@ func forgetTool() Tool {
 			if err != nil {
 				return nil, fmt.Errorf("forget fact %s: %w", a.id, err)
 			}
+			env.undoWith(steward.Inverse{Op: steward.UndoRestoreFact, ID: f.ID})
 			return map[string]any{"fact": f, "forgotten": true}, nil
 		})
+	t.Reversible = true
+	return t
 }

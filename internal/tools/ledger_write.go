@@ -62,7 +62,7 @@ func category(ctx context.Context, l Ledger, name, currency string) (steward.Led
 }
 
 func categorizeTool() Tool {
-	return New("categorize",
+	t := New("categorize",
 		"Book ledger transactions under a category (an expense or income account, created when new), e.g. move them out of Uncategorized.",
 		steward.KindWrite,
 		func(ctx context.Context, env Env, a categorizeArgs) (any, error) {
@@ -75,6 +75,7 @@ func categorizeTool() Tool {
 				return nil, fmt.Errorf("categorize: %w", err)
 			}
 			var ids []uuid.UUID
+			var undo []steward.Recategorize // each transaction's category before, for an undo
 			currency := ""
 			for _, e := range entries {
 				if !slices.Contains(a.ids, e.ID) || slices.Contains(ids, e.ID) {
@@ -85,6 +86,11 @@ func categorizeTool() Tool {
 				}
 				currency = e.Currency
 				ids = append(ids, e.ID)
+				if i := slices.IndexFunc(undo, func(m steward.Recategorize) bool { return m.Category == e.Category }); i >= 0 {
+					undo[i].Transactions = append(undo[i].Transactions, e.ID)
+				} else {
+					undo = append(undo, steward.Recategorize{Category: e.Category, Transactions: []uuid.UUID{e.ID}})
+				}
 			}
 			if len(ids) != len(a.ids) {
 				return nil, argErrorf("transaction_ids", "%d of the %d ids are not transactions of the ledger", len(a.ids)-len(ids), len(a.ids))
@@ -97,8 +103,11 @@ func categorizeTool() Tool {
 			if err != nil {
 				return nil, fmt.Errorf("categorize: %w", err)
 			}
+			env.undoWith(steward.Inverse{Op: steward.UndoRecategorize, Moves: undo})
 			return map[string]any{"categorized": len(ids), "postings_moved": n, "category": acc.Name}, nil
 		})
+	t.Reversible = true
+	return t
 }
 
 // setBudgetArgs are the arguments of set_budget.
@@ -213,10 +222,12 @@ func recordExpenseTool() Tool {
 			if err != nil {
 				return nil, fmt.Errorf("record expense: %w", err)
 			}
+			env.undoWith(steward.Inverse{Op: steward.UndoDeleteTransaction, ID: id})
 			return map[string]any{"transaction": Transaction{ID: id, Date: a.date.Format(time.DateOnly), Description: a.Merchant,
 				Merchant: a.Merchant, Account: acc.Name, Category: cat.Name, AmountMinor: -a.Amount, Currency: a.Currency,
 				Amount: FormatMoney(-a.Amount, a.Currency)}}, nil
 		})
 	t.Money = &MoneyArgs{Amount: "amount", Currency: "currency"}
+	t.Reversible = true
 	return t
 }

@@ -42,6 +42,18 @@ func (m *memData) CreateTask(_ context.Context, t steward.NewTask) (steward.Task
 	return task, nil
 }
 
+// GetTask returns one task.
+func (m *memData) GetTask(_ context.Context, id uuid.UUID) (steward.Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, t := range m.tasks {
+		if t.ID == id {
+			return t, nil
+		}
+	}
+	return steward.Task{}, steward.ErrNotFound
+}
+
 // CompleteTask marks a task done.
 func (m *memData) CompleteTask(_ context.Context, id uuid.UUID) (steward.Task, error) {
 	m.mu.Lock()

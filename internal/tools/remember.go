@@ -39,7 +39,7 @@ func (a *rememberArgs) Check() error {
 // rememberTool returns the remember tool (write): stores a fact in structured memory,
 // once per normalised content.
 func rememberTool() Tool {
-	return New("remember",
+	t := New("remember",
 		"Remember a durable fact about the owner, a person, a project, a preference or a decision, for future conversations. Remembering the same fact twice keeps one copy.",
 		steward.KindWrite,
 		func(ctx context.Context, env Env, a rememberArgs) (any, error) {
@@ -56,6 +56,12 @@ func rememberTool() Tool {
 			if err != nil {
 				return nil, fmt.Errorf("remember fact: %w", err)
 			}
+			if created {
+				// A fact already remembered stays: only a new one is forgotten again.
+				env.undoWith(steward.Inverse{Op: steward.UndoForgetFact, ID: f.ID})
+			}
 			return map[string]any{"fact": f, "created": created}, nil
 		})
+	t.Reversible = true
+	return t
 }

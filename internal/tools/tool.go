@@ -37,6 +37,16 @@ type Env struct {
 	Data Data
 	// Ledger is the owner's double-entry book; nil if the caller has none.
 	Ledger Ledger
+	// Undo receives the inverse of what a Reversible write changed, for the journal (the
+	// undo window, docs/ARCHITECTURE.md §2); nil when the caller keeps none.
+	Undo func(steward.Inverse)
+}
+
+// undoWith hands the inverse of a write to the caller, if it keeps one.
+func (e Env) undoWith(inv steward.Inverse) {
+	if e.Undo != nil {
+		e.Undo(inv)
+	}
 }
 
 // now returns the current time from the Env's clock.
@@ -93,6 +103,10 @@ type Tool struct {
 	// Untrusted marks a tool whose output is content from outside (a page, a search result,
 	// a document): a turn that runs it is tainted (docs/ARCHITECTURE.md §3).
 	Untrusted bool
+	// Reversible marks a write whose whole effect is in the owner's rows and which hands
+	// its inverse to Env.Undo: it can be undone within the undo window. Writes with effects
+	// outside the database (notify, web requests, MCP tools) are not.
+	Reversible bool
 
 	params json.RawMessage // canonical JSON Schema of the arguments
 	check  func(args json.RawMessage) error

@@ -96,6 +96,9 @@ func card(p *page, turnID uuid.UUID, pending []steward.PendingCall) {
 		if held := heldWhy(c); held != "" {
 			p.raw(`<p class="held" role="note">`).text(held).raw(`</p>`)
 		}
+		if !c.Reversible {
+			p.raw(`<p class="final" role="note">`).text(cantUndo).raw(`</p>`)
+		}
 		p.raw(`<pre class="args">`).text(string(json.RawMessage(c.Args))).raw(`</pre>`)
 		p.raw(`<p class="hash">args hash <code>`).text(short(c.ArgsHash)).raw(`</code></p>`)
 		p.raw(`<label>Message if you deny (optional) <input type="text" name="message" maxlength="500"></label><div class="buttons">` +
@@ -107,6 +110,10 @@ func card(p *page, turnID uuid.UUID, pending []steward.PendingCall) {
 	}
 	p.raw(`<button type="submit" class="submit">Submit decisions</button></form>`)
 }
+
+// cantUndo is what an approval card says of a call that cannot be undone once it runs (its
+// effect leaves the database: notify, web requests, MCP tools); app.js words it the same.
+const cantUndo = "This can't be undone once it runs."
 
 // heldWhy says why a call waits when it is more than an ordinary ask: the gate holds a call
 // that can carry data out in a turn that read outside content (docs/ARCHITECTURE.md §3, egress taint).

@@ -34,6 +34,7 @@ import (
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/sessions"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/undo"
 )
 
 //go:embed assets
@@ -69,7 +70,10 @@ type Deps struct {
 	// Runner.Tools.
 	Rules *rules.Service
 	// Memory serves /memory; nil leaves the page saying memory is off.
-	Memory     *memory.Service
+	Memory *memory.Service
+	// Undo undoes calls within the undo window (the story's Undo button); nil builds one over
+	// Store, on Runner.Now's clock, with the default window.
+	Undo       *undo.Service
 	SessionTTL time.Duration
 	Logger     zerolog.Logger
 }
@@ -113,6 +117,9 @@ func Routes(d Deps) func(chi.Router) {
 		}
 		d.Rules = r
 	}
+	if d.Undo == nil {
+		d.Undo = &undo.Service{Store: d.Store, Now: now}
+	}
 	w := &web{d: d}
 	return func(r chi.Router) {
 		r.Group(func(r chi.Router) {
@@ -134,6 +141,7 @@ func Routes(d Deps) func(chi.Router) {
 					r.Post("/signout", w.signout)
 					r.Post("/chat", w.chat)
 					r.Post("/turns/{id}/confirm", w.confirm)
+					r.Post("/turns/{id}/calls/{call_id}/undo", w.undoCall)
 					r.Post("/settings/sessions/{id}/revoke", w.revokeSession)
 					r.Post("/settings/rules", w.addRule)
 					r.Post("/settings/rules/{id}/delete", w.deleteRule)

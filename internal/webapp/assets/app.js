@@ -52,6 +52,10 @@
         var held = el("p", "held", "Held: this turn read outside content (" + (p.taint || "unknown source") + "); it may carry your data out");
         held.setAttribute("role", "note"); fs.appendChild(held);
       }
+      if (!p.reversible) {
+        var fin = el("p", "final", "This can't be undone once it runs.");
+        fin.setAttribute("role", "note"); fs.appendChild(fin);
+      }
       fs.appendChild(el("pre", "args", (raw && raw[p.call_id]) || JSON.stringify(p.args)));
       var h = el("p", "hash", "args hash "); h.appendChild(el("code", null, p.args_hash.slice(0, 12))); fs.appendChild(h);
       var lab = el("label", null, "Message if you deny (optional) ");
