@@ -219,7 +219,8 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Now:        a.Now,
 	}
 	// One-tap approval links in the notification of a suspended turn (issue 17 §1).
-	approvalLinks := &links.Service{Store: a.Store, Door: a.Door, Runner: a.Runner, PublicURL: cfg.PublicURL, TTL: cfg.LinkTTL, Now: a.Now}
+	approvalLinks := &links.Service{Store: a.Store, Door: a.Door, Runner: a.Runner, PublicURL: cfg.PublicURL, Key: cfg.SecretKey,
+		TTL: cfg.LinkTTL, Now: a.Now}
 	a.Runner.Suspended = approvalLinks.Suspended
 	sealer, err := secret.NewSealer(cfg.SecretKey)
 	if err != nil {
@@ -231,7 +232,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a.Runner.OwnerTools = mcpServers.Tools
 	sender := &channel.Sender{Options: egress.Options{Allow: cfg.EgressAllow}, Timeout: 10 * time.Second}
 	deliverer := &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}),
-		Sealer: sealer, Sender: sender, Channels: a.Door, Now: a.Now}
+		Sealer: sealer, Sender: sender, Channels: a.Door, Expand: approvalLinks.Expand, Now: a.Now}
 	a.Channels = &channel.Service{Store: a.Store, Sealer: sealer, Sender: sender, Now: a.Now}
 	runs := &autonomy.Runner{Agent: a.Runner, Store: a.Store, Notifier: deliverer, Now: a.Now}
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}

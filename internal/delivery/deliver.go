@@ -35,6 +35,9 @@ type Deliverer struct {
 	Store *store.Store
 	// Guard is the SSRF guard every channel URL and connection passes (https only).
 	Guard *egress.Guard
+	// Expand turns a stored notification's text into the text sent (the approval links'
+	// placeholders into links, internal/links); nil sends it as stored.
+	Expand func(string) string
 	// Sealer opens channels' secrets; nil opens none (a channel with a secret then fails).
 	Sealer *secret.Sealer
 	// Sender sends to channels; nil means one over Guard's options.
@@ -197,7 +200,11 @@ func (d *Deliverer) send(ctx context.Context, ownerID uuid.UUID, ch store.Channe
 		// A key missing or changed: retried, so an operator who sets the key loses nothing.
 		return false, err
 	}
-	return d.sender().Send(ctx, t, channel.Message{ID: n.ID, Title: n.Title, Text: n.Message, CreatedAt: n.CreatedAt})
+	text := n.Message
+	if d.Expand != nil {
+		text = d.Expand(text)
+	}
+	return d.sender().Send(ctx, t, channel.Message{ID: n.ID, Title: n.Title, Text: text, CreatedAt: n.CreatedAt})
 }
 
 func (d *Deliverer) maxAttempts() int {

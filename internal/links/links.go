@@ -1,8 +1,11 @@
 // Package links is one-tap approval from a notification (issue 17 §1, README "Approve from a
 // notification"). When a turn suspends and its owner has a default notification channel, the
 // transaction that saves the turn also stores a notification listing each pending call and,
-// with STEWARD_PUBLIC_URL set, an approve link and a deny link. A link is a capability: its
-// token is 32 random bytes, only its SHA-256 is stored, and it is bound to the turn, that
+// with STEWARD_PUBLIC_URL and STEWARD_SECRET_KEY set, an approve link and a deny link. A link
+// is a capability: its token is an HMAC under STEWARD_SECRET_KEY of a random link id, only
+// the token's SHA-256 is stored, and the stored notification holds a placeholder naming the
+// link id, which the deliverer expands (Expand) into the link as it sends — so no token is
+// ever in the database. A link is bound to the turn, that
 // suspension, the pending calls with their args hashes and one decision. It is single-use,
 // expires with the suspension (or earlier: STEWARD_LINK_TTL) and is void once the turn was
 // decided anywhere else. Opening a link (GET) only shows a confirmation page: link scanners
@@ -13,12 +16,13 @@ package links
 
 import (
 	"context"
-	"crypto/rand"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -47,6 +51,9 @@ type Service struct {
 	// PublicURL is the base of the links (STEWARD_PUBLIC_URL, no trailing slash); empty
 	// sends no links and the notification says so.
 	PublicURL string
+	// Key derives the tokens (STEWARD_SECRET_KEY); empty sends no links and the notification
+	// says so.
+	Key []byte
 	// TTL caps a link's life (STEWARD_LINK_TTL); zero means DefaultTTL.
 	TTL time.Duration
 	// Now is the clock; nil means the runner's.
@@ -96,19 +103,19 @@ func (s *Service) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn)
 		calls[i] = steward.LinkCall{CallID: p.CallID, ArgsHash: p.ArgsHash}
 		fmt.Fprintf(&b, "• %s: %s\n", p.Tool, Summary(p.Args))
 	}
-	if s.PublicURL == "" {
+	switch {
+	case s.PublicURL == "":
 		b.WriteString("\nOne-tap links are off on this deployment (STEWARD_PUBLIC_URL is not set): approve or deny in the web app or the API.")
-	} else {
+	case len(s.Key) == 0:
+		b.WriteString("\nOne-tap links are off on this deployment (STEWARD_SECRET_KEY is not set): approve or deny in the web app or the API.")
+	default:
 		exp := s.now().Add(s.ttl())
 		if turn.ExpiresAt.Before(exp) {
 			exp = *turn.ExpiresAt
 		}
 		for _, approve := range []bool{true, false} {
-			token, err := newToken()
-			if err != nil {
-				return err
-			}
-			if err := tx.Links.Create(ctx, steward.NewLink{TurnID: turn.ID, Hash: hash(token), Approve: approve,
+			id := uuid.New()
+			if err := tx.Links.Create(ctx, steward.NewLink{TurnID: turn.ID, Hash: hash(s.token(id)), Approve: approve,
 				Calls: calls, SuspendedUntil: *turn.ExpiresAt, ExpiresAt: exp}); err != nil {
 				return err
 			}
@@ -116,7 +123,7 @@ func (s *Service) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn)
 			if !approve {
 				label = "Deny"
 			}
-			fmt.Fprintf(&b, "\n%s: %s/a/%s", label, s.PublicURL, token)
+			fmt.Fprintf(&b, "\n%s: %s%s]", label, placeholder, id)
 		}
 		fmt.Fprintf(&b, "\n\nEach link opens a page to confirm; it works once, until %s.", exp.UTC().Format("2006-01-02 15:04 MST"))
 	}
@@ -244,12 +251,32 @@ func waiting(t steward.Turn, l steward.Link, now time.Time) bool {
 	return true
 }
 
-func newToken() (string, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("random link token: %w", err)
+// placeholder starts a link's place in a stored notification: "[one-tap link <id>]".
+const placeholder = "[one-tap link "
+
+var placeholders = regexp.MustCompile(`\[one-tap link ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\]`)
+
+// token is link id's token: HMAC-SHA256 under the key, in unpadded base64url (tokenLen).
+func (s *Service) token(id uuid.UUID) string {
+	m := hmac.New(sha256.New, s.Key)
+	m.Write([]byte("steward approval link "))
+	m.Write(id[:])
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// Expand replaces the link placeholders of a notification's text with the links, for the
+// deliverer to send (internal/delivery's Expand); without a public URL or key it leaves them.
+func (s *Service) Expand(text string) string {
+	if s.PublicURL == "" || len(s.Key) == 0 {
+		return text
 	}
-	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+	return placeholders.ReplaceAllStringFunc(text, func(p string) string {
+		id, err := uuid.Parse(placeholders.FindStringSubmatch(p)[1])
+		if err != nil {
+			return p
+		}
+		return s.PublicURL + "/a/" + s.token(id)
+	})
 }
 
 func hash(token string) []byte {

@@ -70,7 +70,7 @@ func setup(t *testing.T, channel bool) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(door.Close)
-	svc := &links.Service{Store: o.Store, Door: door, Runner: run, TTL: 30 * time.Minute}
+	svc := &links.Service{Store: o.Store, Door: door, Runner: run, TTL: 30 * time.Minute, Key: []byte("0123456789abcdef0123456789abcdef")}
 	run.Suspended = svc.Suspended
 	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: run, Store: o.Store, Auth: door, Logger: zerolog.Nop(),
 		Links: webapp.LinkPages(svc),
@@ -102,7 +102,7 @@ func (e *env) suspend(t *testing.T) (turn uuid.UUID, approve, deny string) {
 	if len(n) != 1 {
 		t.Fatalf("notifications = %+v, want 1", n)
 	}
-	msg := n[0].Message
+	msg := e.svc.Expand(n[0].Message) // what the deliverer sends
 	if !strings.Contains(msg, `create_task: title="buy milk"`) {
 		t.Errorf("notification %q does not list the call with its arguments", msg)
 	}
@@ -370,6 +370,43 @@ func TestDecidedThroughAPIVoidsLink(t *testing.T) {
 	}
 	if n, _ := e.state(t, turn); n != 1 {
 		t.Fatalf("%d tasks, want the API's 1 only", n)
+	}
+}
+
+// TestTokenNotStoredInClear: the stored notification holds no token and no link, only a
+// placeholder the deliverer expands with STEWARD_SECRET_KEY as it sends; a link works.
+func TestTokenNotStoredInClear(t *testing.T) {
+	e := setup(t, true)
+	turn, approve, _ := e.suspend(t)
+	token := approve[strings.LastIndex(approve, "/")+1:]
+	stored := e.notifications(t)[0].Message
+	if strings.Contains(stored, "/a/") || strings.Contains(stored, token) {
+		t.Fatalf("the stored notification holds the link: %q", stored)
+	}
+	if !strings.Contains(stored, "[one-tap link ") {
+		t.Fatalf("the stored notification %q has no link placeholder", stored)
+	}
+	if status, body := do(t, "POST", approve); status != 200 {
+		t.Fatalf("POST the expanded link: %d %q", status, body)
+	}
+	if n, st := e.state(t, turn); n != 1 || st != steward.StatusCompleted {
+		t.Fatalf("after the link: %d tasks, turn %s", n, st)
+	}
+	other := &links.Service{PublicURL: e.svc.PublicURL, Key: []byte("another key, another deployment")}
+	if got := other.Expand(stored); strings.Contains(got, token) {
+		t.Fatalf("another key expands to the same token")
+	}
+}
+
+func TestWithoutKeyNoLinks(t *testing.T) {
+	e := setup(t, true)
+	e.svc.Key = nil
+	if _, err := e.run.Start(context.Background(), agent.Input{OwnerID: e.owner.ID, Message: "remind me to buy milk"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	n := e.notifications(t)
+	if len(n) != 1 || strings.Contains(n[0].Message, "one-tap link ") || !strings.Contains(n[0].Message, "STEWARD_SECRET_KEY is not set") {
+		t.Fatalf("notifications = %+v; want one without links that says STEWARD_SECRET_KEY is not set", n)
 	}
 }
 
