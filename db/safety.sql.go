@@ -57,7 +57,7 @@ func (q *Queries) AdmitState(ctx context.Context, ownerID uuid.UUID) (AdmitState
 
 const controlState = `-- name: ControlState :one
 SELECT o.killed_at AS owner_killed_at, o.kill_reason AS owner_kill_reason,
-    c.killed_at AS global_killed_at, c.kill_reason AS global_kill_reason
+    c.killed_at AS global_killed_at, c.kill_reason AS global_kill_reason, o.mode AS owner_mode
 FROM owners o CROSS JOIN controls c WHERE o.id = $1
 `
 
@@ -66,9 +66,11 @@ type ControlStateRow struct {
 	OwnerKillReason  string
 	GlobalKilledAt   *time.Time
 	GlobalKillReason string
+	OwnerMode        string
 }
 
-// The kill switches that apply to the current owner: their own and the deployment's.
+// The kill switches that apply to the current owner (their own and the deployment's), and
+// the owner's gate mode: the gate's reads in one statement.
 func (q *Queries) ControlState(ctx context.Context, ownerID uuid.UUID) (ControlStateRow, error) {
 	row := q.db.QueryRow(ctx, controlState, ownerID)
 	var i ControlStateRow
@@ -77,6 +79,7 @@ func (q *Queries) ControlState(ctx context.Context, ownerID uuid.UUID) (ControlS
 		&i.OwnerKillReason,
 		&i.GlobalKilledAt,
 		&i.GlobalKillReason,
+		&i.OwnerMode,
 	)
 	return i, err
 }

@@ -1,7 +1,8 @@
 -- name: ControlState :one
--- The kill switches that apply to the current owner: their own and the deployment's.
+-- The kill switches that apply to the current owner (their own and the deployment's), and
+-- the owner's gate mode: the gate's reads in one statement.
 SELECT o.killed_at AS owner_killed_at, o.kill_reason AS owner_kill_reason,
-    c.killed_at AS global_killed_at, c.kill_reason AS global_kill_reason
+    c.killed_at AS global_killed_at, c.kill_reason AS global_kill_reason, o.mode AS owner_mode
 FROM owners o CROSS JOIN controls c WHERE o.id = sqlc.arg(owner_id);
 
 -- name: SetOwnerKill :execrows

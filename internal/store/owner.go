@@ -20,12 +20,17 @@ func (t Account) Get(ctx context.Context) (Owner, error) {
 
 // Mode is the owner's gate mode.
 func (t Safety) Mode(ctx context.Context) (string, error) {
+	if t.pipelined {
+		r, err := t.controlState(ctx)
+		return r.OwnerMode, err
+	}
 	o, err := Account(t).Get(ctx)
 	return o.Mode, err
 }
 
 // SetMode sets the owner's gate mode (ask, deny or auto).
 func (t Safety) SetMode(ctx context.Context, mode string) error {
+	t.control = nil
 	n, err := t.q.SetOwnerMode(ctx, db.SetOwnerModeParams{ID: t.ownerID, Mode: mode})
 	return rowsOrNotFound("set mode", n, err)
 }

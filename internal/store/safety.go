@@ -14,11 +14,26 @@ import (
 
 // Controls reads the kill switches that apply to the owner.
 func (t Safety) Controls(ctx context.Context) (steward.Controls, error) {
-	r, err := t.q.ControlState(ctx, t.ownerID)
+	r, err := t.controlState(ctx)
 	if err != nil {
-		return steward.Controls{}, notFound("controls", err)
+		return steward.Controls{}, err
 	}
 	return toControls(r.OwnerKilledAt, r.OwnerKillReason, r.GlobalKilledAt, r.GlobalKillReason), nil
+}
+
+// controlState reads the kill switches and the mode; a pipelined transaction reads them once.
+func (t Safety) controlState(ctx context.Context) (db.ControlStateRow, error) {
+	if t.control != nil {
+		return *t.control, nil
+	}
+	r, err := t.q.ControlState(ctx, t.ownerID)
+	if err != nil {
+		return r, notFound("controls", err)
+	}
+	if t.pipelined {
+		t.control = &r
+	}
+	return r, nil
 }
 
 func toControls(ownerAt *time.Time, ownerWhy string, globalAt *time.Time, globalWhy string) steward.Controls {
@@ -50,6 +65,7 @@ func (t Safety) SetKill(ctx context.Context, engaged bool, reason string) error 
 		now := time.Now()
 		at = &now
 	}
+	t.control = nil
 	n, err := t.q.SetOwnerKill(ctx, db.SetOwnerKillParams{OwnerID: t.ownerID, KilledAt: at, KillReason: reason})
 	return rowsOrNotFound("set kill switch", n, err)
 }

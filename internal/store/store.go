@@ -114,8 +114,13 @@ func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 // conn is one owner's open transaction, shared by the area repositories below.
 type conn struct {
 	q       *db.Queries
-	tx      pgx.Tx
+	tx      db.DBTX
 	ownerID uuid.UUID
+	// control is the gate's state (kill switches and mode) read once per pipelined
+	// transaction: the loop's kill-switch check and the gate's guards and mode share one
+	// read (docs/ARCHITECTURE.md §6); nil until read, and in other transactions.
+	control   *db.ControlStateRow
+	pipelined bool
 }
 
 // The area repositories of one owner transaction (docs/ARCHITECTURE.md §6). Each is a
@@ -195,8 +200,13 @@ func beginOwnerSQL(ownerID uuid.UUID) string {
 }
 
 // InOwner is WithOwner for the agent: it implements agent.Store with the agent's ports.
+// Its transaction is pipelined (pipeline.go): the loop's journal, audit and message writes
+// travel with the next statement or with COMMIT.
 func (s *Store) InOwner(ctx context.Context, ownerID uuid.UUID, fn func(agent.Tx) error) error {
-	return s.WithOwner(ctx, ownerID, func(tx *Tx) error { return fn(tx.Agent()) })
+	if ownerID == uuid.Nil {
+		return errors.New("with owner: no owner id")
+	}
+	return inOwnerPipelined(ctx, s.pool, ownerID, func(tx *Tx) error { return fn(tx.Agent()) })
 }
 
 // Agent is this transaction as the turn loop's ports.
