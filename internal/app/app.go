@@ -212,6 +212,12 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		SuspendTTL:    cfg.SuspendTTL,
 		Price:         priceCalls(Prices(cfg), model.Name(), log),
 		Now:           a.Now,
+		// On Lambda a turn about to outlive its invocation continues in the worker
+		// (docs/ARCHITECTURE.md §10); the scheduler's drain takes one whose message was lost.
+		ContinueMargin: cfg.ContinueMargin,
+	}
+	if a.runs != nil {
+		a.Runner.Continue = a.sendContinue
 	}
 	// The owner's remote MCP servers: their tools join each of the owner's turns (issue 15 §3).
 	sealer, err := secret.NewSealer(cfg.SecretKey)
@@ -229,7 +235,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
 	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now}
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks,
-		Drainers: []autonomy.Drainer{a.Webhooks, deliverer, drainer(a.drainMemory), sweeper}}
+		Drainers: []autonomy.Drainer{a.Webhooks, deliverer, drainer(a.drainMemory), drainer(a.continueStale), sweeper}}
 	ctl := &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode, Now: a.Now}
 	rs := &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
 	act := &activity.Service{Store: a.Store, Now: a.Now}

@@ -122,6 +122,11 @@ type Config struct {
 	// serve` runs it right after the 202 and the scheduler's drain is the fallback
 	// (docs/ARCHITECTURE.md §10).
 	RunQueueURL string
+	// ContinueMargin is how much of an invocation's time a turn keeps in hand: with less
+	// left before its deadline, the turn stops between steps as continuing and a fresh
+	// invocation takes it from the run queue (STEWARD_CONTINUE_MARGIN, 30s; on Lambda only,
+	// where invocations have deadlines; docs/ARCHITECTURE.md §2, §10).
+	ContinueMargin time.Duration
 }
 
 // AWS is a region and the credentials of one role (temporary ones carry a session token).
@@ -206,6 +211,7 @@ func Load(getenv func(string) string) (Config, error) {
 		SearchURL:            r.str("STEWARD_SEARCH_URL", ""),
 		MCPTimeout:           r.duration("STEWARD_MCP_TIMEOUT", 20*time.Second),
 		RunQueueURL:          r.str("STEWARD_RUN_QUEUE_URL", ""),
+		ContinueMargin:       r.duration("STEWARD_CONTINUE_MARGIN", 30*time.Second),
 		MaxDocumentBytes:     int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
 	}
 	if c.ServerURL == "" {

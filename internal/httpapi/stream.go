@@ -115,6 +115,8 @@ func (s *stream) finish(v steward.View, err error) {
 			typ = "completed"
 		case steward.StatusSuspended:
 			typ = "suspended"
+		case steward.StatusContinuing:
+			typ = "continuing"
 		}
 		s.send(typ, v)
 	}
@@ -129,7 +131,7 @@ func (s *stream) send(typ string, data any) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if typ == "suspended" || typ == "completed" || typ == "error" {
+	if typ == "suspended" || typ == "continuing" || typ == "completed" || typ == "error" {
 		s.finished = true
 	}
 	if s.gone {
