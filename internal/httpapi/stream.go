@@ -63,7 +63,7 @@ type stream struct {
 	mu       sync.Mutex
 	started  bool
 	gone     bool
-	finished bool // a terminal event (suspended, completed, error) was sent
+	finished bool // a terminal event (suspended, continuing, completed, error) was sent
 }
 
 func newStream(w http.ResponseWriter, r *http.Request, timeout time.Duration) *stream {
@@ -86,7 +86,7 @@ func (s *stream) emit(e agent.StreamEvent) {
 			return
 		}
 		data = activity.ResultOf(*e.Result)
-	case "suspended", "completed", "error":
+	case "suspended", "continuing", "completed", "error":
 		if e.Turn == nil {
 			data = errorBody{Error: errorDetail{Code: steward.CodeInternal, Message: internalMessage}}
 		} else {
