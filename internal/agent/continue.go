@@ -29,10 +29,11 @@ func (r *Runner) continueMargin() time.Duration {
 }
 
 // nearDeadline reports whether ctx's deadline is closer than the margin and the turn can
-// continue elsewhere.
+// continue elsewhere. The deadline is the runtime's wall clock, so it is measured against the
+// wall clock, not Runner.Now (which decides expiry and leases, docs/ARCHITECTURE.md §9).
 func (r *Runner) nearDeadline(ctx context.Context) bool {
 	deadline, ok := ctx.Deadline()
-	return ok && r.Continue != nil && deadline.Sub(time.Now()) < r.continueMargin()
+	return ok && r.Continue != nil && time.Until(deadline) < r.continueMargin()
 }
 
 // continueLater saves x's turn as continuing with its state, tells the client, and, after
