@@ -12,6 +12,56 @@ import (
 	"github.com/google/uuid"
 )
 
+const claimContinuingTurn = `-- name: ClaimContinuingTurn :one
+UPDATE turns SET status = 'running', version = version + 1,
+    lease_until = $1::timestamptz + make_interval(secs => $2::float8), updated_at = now()
+WHERE owner_id = $3 AND id = $4 AND status = 'continuing'
+RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at
+`
+
+type ClaimContinuingTurnParams struct {
+	Now          time.Time
+	LeaseSeconds float64
+	OwnerID      uuid.UUID
+	ID           uuid.UUID
+}
+
+// The exactly-once claim of a continuing turn (stopped before its function's deadline,
+// docs/ARCHITECTURE.md §2): one conditional update back to running that returns the state.
+// A claimed turn whose invocation dies stays running and is failed by FailStaleTurns.
+func (q *Queries) ClaimContinuingTurn(ctx context.Context, arg ClaimContinuingTurnParams) (Turn, error) {
+	row := q.db.QueryRow(ctx, claimContinuingTurn,
+		arg.Now,
+		arg.LeaseSeconds,
+		arg.OwnerID,
+		arg.ID,
+	)
+	var i Turn
+	err := row.Scan(
+		&i.ID,
+		&i.OwnerID,
+		&i.ConversationID,
+		&i.Trigger,
+		&i.Status,
+		&i.Version,
+		&i.LeaseUntil,
+		&i.State,
+		&i.Iterations,
+		&i.InputTokens,
+		&i.OutputTokens,
+		&i.CachedTokens,
+		&i.CostMicros,
+		&i.Model,
+		&i.Answer,
+		&i.Error,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.ExpiresAt,
+		&i.FinishedAt,
+	)
+	return i, err
+}
+
 const claimTurn = `-- name: ClaimTurn :one
 UPDATE turns SET status = 'resuming', version = version + 1,
     lease_until = $1::timestamptz + make_interval(secs => $2::float8), updated_at = now()
@@ -186,6 +236,39 @@ func (q *Queries) GetTurn(ctx context.Context, arg GetTurnParams) (Turn, error) 
 		&i.FinishedAt,
 	)
 	return i, err
+}
+
+const listContinuingTurns = `-- name: ListContinuingTurns :many
+SELECT id FROM turns WHERE owner_id = $1 AND status = 'continuing'
+    AND updated_at < $2::timestamptz
+ORDER BY updated_at, id LIMIT $3
+`
+
+type ListContinuingTurnsParams struct {
+	OwnerID uuid.UUID
+	Before  time.Time
+	MaxRows int32
+}
+
+// Continuing turns last saved before before: their continuation message was lost or failed.
+func (q *Queries) ListContinuingTurns(ctx context.Context, arg ListContinuingTurnsParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, listContinuingTurns, arg.OwnerID, arg.Before, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const listConversationTurns = `-- name: ListConversationTurns :many

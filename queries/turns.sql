@@ -54,3 +54,18 @@ UPDATE turns SET status = 'failed', version = version + 1, updated_at = now(), f
     error = 'interrupted: the process running this turn stopped before it finished', state = NULL
 WHERE owner_id = sqlc.arg(owner_id) AND status = 'running'
     AND updated_at < sqlc.arg(before);
+
+-- name: ClaimContinuingTurn :one
+-- The exactly-once claim of a continuing turn (stopped before its function's deadline,
+-- docs/ARCHITECTURE.md §2): one conditional update back to running that returns the state.
+-- A claimed turn whose invocation dies stays running and is failed by FailStaleTurns.
+UPDATE turns SET status = 'running', version = version + 1,
+    lease_until = sqlc.arg(now)::timestamptz + make_interval(secs => sqlc.arg(lease_seconds)::float8), updated_at = now()
+WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND status = 'continuing'
+RETURNING *;
+
+-- name: ListContinuingTurns :many
+-- Continuing turns last saved before before: their continuation message was lost or failed.
+SELECT id FROM turns WHERE owner_id = sqlc.arg(owner_id) AND status = 'continuing'
+    AND updated_at < sqlc.arg(before)::timestamptz
+ORDER BY updated_at, id LIMIT sqlc.arg(max_rows);

@@ -56,6 +56,12 @@ type Runner struct {
 	// notification with one-tap links, internal/links); its error rolls the save back. Nil
 	// does nothing.
 	Suspended func(ctx context.Context, tx Tx, turn steward.Turn) error
+	// Continue hands a turn saved as continuing to a fresh invocation (the run queue on
+	// Lambda), which calls ContinueTurn; nil means turns never stop before a deadline.
+	Continue func(ctx context.Context, ownerID, turnID uuid.UUID) error
+	// ContinueMargin is the time before ctx's deadline under which a turn stops between
+	// steps and continues elsewhere (continue.go); zero means 30s.
+	ContinueMargin time.Duration
 
 	// afterExecuting, when set (tests only), runs after an external call was journaled
 	// executing and before it runs; an error simulates a crash at that point.
@@ -86,7 +92,7 @@ const MaxMessageRunes = 32000
 
 // StreamEvent is one event of a running turn, for streaming clients.
 type StreamEvent struct {
-	// Type is text | tool_call | tool_result | suspended | completed | error.
+	// Type is text | tool_call | tool_result | suspended | continuing | completed | error.
 	Type   string              `json:"type"`
 	Text   string              `json:"text,omitempty"`
 	Call   *steward.ToolCall   `json:"call,omitempty"`

@@ -225,7 +225,11 @@ func (r *Runner) loop(ctx context.Context, x *run) (steward.View, error) {
 	if maxIter <= 0 {
 		maxIter = 8
 	}
+	calls := x.st.Iterations
 	for {
+		if x.st.Iterations > calls && r.nearDeadline(ctx) {
+			return r.continueLater(ctx, x)
+		}
 		final := x.st.Iterations >= maxIter
 		resp, err := r.call(ctx, x, !final)
 		if err != nil {

@@ -49,6 +49,11 @@ type Turns interface {
 	// Claim takes a suspended turn for one resume (exactly once), leased until now+lease;
 	// now (Runner.Now) decides expiry and lapsed leases.
 	Claim(ctx context.Context, id uuid.UUID, now time.Time, lease time.Duration) (steward.Turn, error)
+	// ClaimContinuing takes a continuing turn back to running for one invocation (exactly
+	// once), leased until now+lease.
+	ClaimContinuing(ctx context.Context, id uuid.UUID, now time.Time, lease time.Duration) (steward.Turn, error)
+	// Continuing lists the ids of continuing turns last saved before before, oldest first.
+	Continuing(ctx context.Context, before time.Time, limit int) ([]uuid.UUID, error)
 }
 
 // Journal records every tool call's decision and outcome, and the turn's audit events.

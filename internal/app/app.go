@@ -217,6 +217,12 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		SuspendTTL: cfg.SuspendTTL,
 		Price:      priceCalls(Prices(cfg), model.Name(), log),
 		Now:        a.Now,
+		// On Lambda a turn about to outlive its invocation continues in the worker
+		// (docs/ARCHITECTURE.md §10); the scheduler's drain takes one whose message was lost.
+		ContinueMargin: cfg.ContinueMargin,
+	}
+	if a.runs != nil {
+		a.Runner.Continue = a.sendContinue
 	}
 	// One-tap approval links in the notification of a suspended turn (issue 17 §1).
 	approvalLinks := &links.Service{Store: a.Store, Door: a.Door, Runner: a.Runner, PublicURL: cfg.PublicURL, Key: cfg.SecretKey,
@@ -238,7 +244,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
 	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now}
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks,
-		Drainers: []autonomy.Drainer{a.Webhooks, deliverer, drainer(a.drainMemory), sweeper}}
+		Drainers: []autonomy.Drainer{a.Webhooks, deliverer, drainer(a.drainMemory), drainer(a.continueStale), sweeper}}
 	ctl := &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode, Now: a.Now}
 	rs := &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
 	act := &activity.Service{Store: a.Store, Now: a.Now}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
@@ -14,14 +15,18 @@ import (
 
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/config"
+	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/trace"
 )
 
-// RunMessage is the body of a message on the run queue (STEWARD_RUN_QUEUE_URL): a webhook's
-// queued run, for functions/worker to take (docs/ARCHITECTURE.md §10).
+// RunMessage is the body of a message on the run queue (STEWARD_RUN_QUEUE_URL), for
+// functions/worker to take (docs/ARCHITECTURE.md §10): a webhook's queued run (RunID), or a
+// turn that stopped before its invocation's deadline (TurnID, continuing). Exactly one of
+// the two is set.
 type RunMessage struct {
 	OwnerID uuid.UUID `json:"owner_id"`
-	RunID   uuid.UUID `json:"run_id"`
+	RunID   uuid.UUID `json:"run_id,omitzero"`
+	TurnID  uuid.UUID `json:"turn_id,omitzero"`
 }
 
 // runQueue sends RunMessages with SQS's SendMessage (awsJson1_0). The endpoint is the queue
@@ -80,9 +85,15 @@ func (a *App) HandleRunMessages(ctx context.Context, ev events.SQSEvent) (events
 		var m RunMessage
 		dec := json.NewDecoder(bytes.NewReader([]byte(rec.Body)))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&m); err != nil || m.OwnerID == uuid.Nil || m.RunID == uuid.Nil || dec.More() {
-			rlog.Error().Int("bytes", len(rec.Body)).Msg("run queue message is not {owner_id, run_id}")
+		if err := dec.Decode(&m); err != nil || m.OwnerID == uuid.Nil || (m.RunID == uuid.Nil) == (m.TurnID == uuid.Nil) || dec.More() {
+			rlog.Error().Int("bytes", len(rec.Body)).Msg("run queue message is not {owner_id, run_id} nor {owner_id, turn_id}")
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+			continue
+		}
+		if m.TurnID != uuid.Nil {
+			if !a.continueTurn(rlog.WithContext(ctx), m) {
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+			}
 			continue
 		}
 		rep, err := a.Scheduler.Handle(rlog.WithContext(ctx), autonomy.Event{OwnerID: m.OwnerID, RunID: m.RunID})
@@ -99,3 +110,50 @@ func (a *App) HandleRunMessages(ctx context.Context, ev events.SQSEvent) (events
 	}
 	return resp, nil
 }
+
+// continueTurn continues a turn the message names, exactly once: a turn another invocation
+// already took, or no longer continuing, is done, not a failure. It reports false when the
+// message should return to the queue.
+func (a *App) continueTurn(ctx context.Context, m RunMessage) bool {
+	log := zerolog.Ctx(ctx)
+	v, err := a.Runner.ContinueTurn(ctx, m.OwnerID, m.TurnID)
+	var e *steward.Error
+	if errors.As(err, &e) && e.Code == steward.CodeConflict {
+		log.Info().Stringer("turn_id", m.TurnID).Bool("taken", false).Msg("continuing turn already taken")
+		return true
+	}
+	if err != nil {
+		log.Error().Str("error", trace.Redact(err.Error())).Stringer("turn_id", m.TurnID).Msg("continuing turn failed")
+		return false
+	}
+	log.Info().Stringer("turn_id", m.TurnID).Bool("taken", true).Str("status", string(v.Status)).Msg("continuing turn processed")
+	return true
+}
+
+// sendContinue is Runner.Continue on Lambda: the turn goes to the run queue for the worker.
+func (a *App) sendContinue(ctx context.Context, ownerID, turnID uuid.UUID) error {
+	ctx, cancel := context.WithTimeout(ctx, runQueueTimeout)
+	defer cancel()
+	return a.runs.send(ctx, RunMessage{OwnerID: ownerID, TurnID: turnID})
+}
+
+// continueStale is the scheduler's drain of continuing turns whose hand-off was lost (a
+// failed send, a message dead-lettered): every owner's turns continuing for longer than
+// continueAfter are continued here, through the same exactly-once claim.
+func (a *App) continueStale(ctx context.Context) error {
+	owners, err := a.Door.ListOwners(ctx)
+	if err != nil {
+		return err
+	}
+	before := a.Now().Add(-continueAfter)
+	var errs []error
+	for _, o := range owners {
+		if _, err := a.Runner.ContinueStale(ctx, o.ID, before, 20); err != nil {
+			errs = append(errs, fmt.Errorf("continue turns of owner %s: %w", o.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// continueAfter is how long a turn may wait as continuing before the drain takes it.
+const continueAfter = 3 * time.Minute

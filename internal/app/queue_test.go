@@ -1,8 +1,12 @@
 package app
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/config"
 )
@@ -19,5 +23,26 @@ func TestRunQueueNeedsCredentials(t *testing.T) {
 	q, err := newRunQueue(config.Config{RunQueueURL: "https://sqs.eu-west-1.amazonaws.com/123456789012/steward-RunQueue", AWS: testAWS})
 	if err != nil || q.client.endpoint != "https://sqs.eu-west-1.amazonaws.com/" || q.client.service != "sqs" {
 		t.Errorf("queue %+v, %v: want the client on the queue URL's origin, signing for sqs", q, err)
+	}
+}
+
+// TestRunMessageNamesOneThing: a run queue record with both run_id and turn_id, or neither,
+// fails alone (reported in BatchItemFailures), with nothing run and no panic.
+func TestRunMessageNamesOneThing(t *testing.T) {
+	t.Parallel()
+	owner, id := uuid.New(), uuid.New()
+	bodies := map[string]string{
+		"both":     `{"owner_id":"` + owner.String() + `","run_id":"` + id.String() + `","turn_id":"` + id.String() + `"}`,
+		"neither":  `{"owner_id":"` + owner.String() + `"}`,
+		"no owner": `{"turn_id":"` + id.String() + `"}`,
+		"unknown":  `{"owner_id":"` + owner.String() + `","turn_id":"` + id.String() + `","x":1}`,
+	}
+	var ev events.SQSEvent
+	for name, body := range bodies {
+		ev.Records = append(ev.Records, events.SQSMessage{MessageId: name, Body: body})
+	}
+	resp, err := (&App{}).HandleRunMessages(context.Background(), ev)
+	if err != nil || len(resp.BatchItemFailures) != len(bodies) {
+		t.Fatalf("failures %+v, %v; want every one of %d records", resp.BatchItemFailures, err, len(bodies))
 	}
 }

@@ -135,6 +135,11 @@ type Config struct {
 	// UndoWindow is how long after it ran a database-local write can be undone
 	// (STEWARD_UNDO_WINDOW, 10m by default; issue 17 §3).
 	UndoWindow time.Duration
+	// ContinueMargin is how much of an invocation's time a turn keeps in hand: with less
+	// left before its deadline, the turn stops between steps as continuing and a fresh
+	// invocation takes it from the run queue (STEWARD_CONTINUE_MARGIN, 30s; on Lambda only,
+	// where invocations have deadlines; docs/ARCHITECTURE.md §2, §10).
+	ContinueMargin time.Duration
 }
 
 // AWS is a region and the credentials of one role (temporary ones carry a session token).
@@ -223,6 +228,7 @@ func Load(getenv func(string) string) (Config, error) {
 		PublicURL:            strings.TrimRight(r.str("STEWARD_PUBLIC_URL", ""), "/"),
 		LinkTTL:              r.duration("STEWARD_LINK_TTL", 24*time.Hour),
 		UndoWindow:           r.duration("STEWARD_UNDO_WINDOW", 10*time.Minute),
+		ContinueMargin:       r.duration("STEWARD_CONTINUE_MARGIN", 30*time.Second),
 		MaxDocumentBytes:     int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
 	}
 	if c.ServerURL == "" {

@@ -154,4 +154,13 @@ func TestLoadModels(t *testing.T) {
 	if c, err := Load(env(map[string]string{"STEWARD_RUN_QUEUE_URL": "https://sqs.eu-west-1.amazonaws.com/1/q"})); err != nil || c.RunQueueURL != "https://sqs.eu-west-1.amazonaws.com/1/q" {
 		t.Errorf("STEWARD_RUN_QUEUE_URL: %q, %v", c.RunQueueURL, err)
 	}
+	if c, err := Load(env(nil)); err != nil || c.ContinueMargin != 30*time.Second {
+		t.Errorf("STEWARD_CONTINUE_MARGIN default: %v, %v; want 30s", c.ContinueMargin, err)
+	}
+	if c, err := Load(env(map[string]string{"STEWARD_CONTINUE_MARGIN": "45s"})); err != nil || c.ContinueMargin != 45*time.Second {
+		t.Errorf("STEWARD_CONTINUE_MARGIN=45s: %v, %v", c.ContinueMargin, err)
+	}
+	if _, err := Load(env(map[string]string{"STEWARD_CONTINUE_MARGIN": "-1s"})); err == nil || !strings.Contains(err.Error(), "STEWARD_CONTINUE_MARGIN") {
+		t.Errorf("STEWARD_CONTINUE_MARGIN=-1s: err = %v, want one naming it", err)
+	}
 }

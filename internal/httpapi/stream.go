@@ -63,7 +63,7 @@ type stream struct {
 	mu       sync.Mutex
 	started  bool
 	gone     bool
-	finished bool // a terminal event (suspended, completed, error) was sent
+	finished bool // a terminal event (suspended, continuing, completed, error) was sent
 }
 
 func newStream(w http.ResponseWriter, r *http.Request, timeout time.Duration) *stream {
@@ -86,7 +86,7 @@ func (s *stream) emit(e agent.StreamEvent) {
 			return
 		}
 		data = activity.ResultOf(*e.Result)
-	case "suspended", "completed", "error":
+	case "suspended", "continuing", "completed", "error":
 		if e.Turn == nil {
 			data = errorBody{Error: errorDetail{Code: steward.CodeInternal, Message: internalMessage}}
 		} else {
@@ -115,6 +115,8 @@ func (s *stream) finish(v steward.View, err error) {
 			typ = "completed"
 		case steward.StatusSuspended:
 			typ = "suspended"
+		case steward.StatusContinuing:
+			typ = "continuing"
 		}
 		s.send(typ, v)
 	}
@@ -129,7 +131,7 @@ func (s *stream) send(typ string, data any) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if typ == "suspended" || typ == "completed" || typ == "error" {
+	if typ == "suspended" || typ == "continuing" || typ == "completed" || typ == "error" {
 		s.finished = true
 	}
 	if s.gone {

@@ -99,7 +99,8 @@ func (a *api) confirm(w http.ResponseWriter, r *http.Request) {
 // runTurn runs a turn (start or resume) and answers with its TurnView, or streams it when the
 // client asked for events. The turn runs on a context that a client disconnect does not
 // cancel (it keeps the request's values, so its logger), so it always ends in a written
-// state: completed, failed or suspended. An owner runs at most Deps.MaxTurnsPerOwner turns
+// state: completed, failed, suspended or continuing (it keeps the request's deadline, which
+// only a Lambda invocation has). An owner runs at most Deps.MaxTurnsPerOwner turns
 // at once (a request waits briefly for a slot, then 429 rate_limited). A turn outlasts the server's WriteTimeout, so its
 // response has its own write deadline (Deps.StreamWriteTimeout, per write when streaming).
 func (a *api) runTurn(w http.ResponseWriter, r *http.Request, run func(context.Context, agent.Emit) (steward.View, error)) {
@@ -110,6 +111,13 @@ func (a *api) runTurn(w http.ResponseWriter, r *http.Request, run func(context.C
 	}
 	defer release()
 	ctx := context.WithoutCancel(r.Context())
+	if d, ok := r.Context().Deadline(); ok {
+		// On Lambda the request's context carries the invocation's deadline: the turn keeps
+		// it, so that it stops in time and continues in the worker (docs/ARCHITECTURE.md §2).
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d)
+		defer cancel()
+	}
 	rc := http.NewResponseController(w)
 	if !wantsStream(r) {
 		_ = rc.SetWriteDeadline(time.Time{}) // not supported by every writer (lambdaurl): fine

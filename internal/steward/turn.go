@@ -12,14 +12,18 @@ type Status string
 
 // Turn statuses. A turn is running until it completes, fails, is aborted, or suspends for a
 // human; a suspended turn is claimed (resuming) by exactly one confirm request, or expires.
+// A turn about to outlive its function's deadline (on Lambda) stops between steps as
+// continuing, and is claimed back to running by exactly one fresh invocation.
 const (
 	StatusRunning   Status = "running"
 	StatusSuspended Status = "suspended"
 	StatusResuming  Status = "resuming"
-	StatusCompleted Status = "completed"
-	StatusFailed    Status = "failed"
-	StatusAborted   Status = "aborted"
-	StatusExpired   Status = "expired"
+	// StatusContinuing: stopped before its invocation's deadline, waiting for a fresh one.
+	StatusContinuing Status = "continuing"
+	StatusCompleted  Status = "completed"
+	StatusFailed     Status = "failed"
+	StatusAborted    Status = "aborted"
+	StatusExpired    Status = "expired"
 )
 
 // Trigger is what started a turn.

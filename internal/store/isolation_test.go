@@ -203,7 +203,7 @@ func TestIsolation(t *testing.T) {
 // probeStore: through every store method, bob sees, changes and deletes none of alice's rows.
 func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 	covers("Account.APIKeys", "Journal.Calls", "Safety.Caps", "Turns.Claim", "Tasks.CompleteTask", "Turns.InConversation", "Conversations.Delete", "Rules.Delete", "Tasks.DeleteTask", "Tasks.ForgetFact", "Conversations.Get", "Tasks.GetTask", "Turns.Get", "Conversations.List", "Tasks.ListFacts", "Tasks.ListNotifications", "Tasks.ListTasks", "Turns.List", "Journal.MarkUnknownCalls", "Conversations.Messages", "Account.Get", "Journal.PendingCalls", "Journal.RecentEvents", "Account.RevokeAPIKey", "Rules.List", "Rules.For", "Turns.Save", "Memory.SearchChunks", "Tasks.SearchFacts", "Safety.SpentInWindow", "Memory.SupersedeChunk", "Conversations.Touch", "Journal.TurnEvents", "Journal.UpdateCall",
-		"Sessions.Create", "Sessions.List", "Sessions.Revoke",
+		"Sessions.Create", "Sessions.List", "Sessions.Revoke", "Turns.ClaimContinuing", "Turns.Continuing",
 		"Links.Notifiable", "Links.Create", "Links.Get", "Links.Use",
 		"Documents.Create", "Documents.List", "Documents.Get", "Documents.Content", "Documents.Delete",
 		"MCPServers.Approve", "MCPServers.List", "MCPServers.Get", "MCPServers.Tools", "MCPServers.Delete", "MCPServers.MarkChanged")
@@ -252,6 +252,10 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		zero("turns of alice's conversation", len(convTurns), err)
 		_, err = tx.Turns.Claim(ctx, a.turn, time.Now(), time.Minute)
 		refused("turns claim", err)
+		_, err = tx.Turns.ClaimContinuing(ctx, a.turn, time.Now(), time.Minute)
+		refused("turns claim continuing", err)
+		cont, err := tx.Turns.Continuing(ctx, time.Now().Add(time.Hour), 100)
+		zero("continuing turns", len(cont), err)
 		_, err = tx.Turns.Save(ctx, steward.Turn{ID: a.turn, Version: 2, Status: steward.StatusCompleted})
 		refused("turns save", err)
 

@@ -155,3 +155,24 @@ func (t Turns) StateSize(ctx context.Context, id uuid.UUID) (int, error) {
 	}
 	return *n, nil
 }
+
+// ClaimContinuing moves a continuing turn back to running in one conditional update and
+// returns it with its state, leased until now+lease. Exactly one caller wins; the others get
+// ErrConflict (or ErrNotFound).
+func (t Turns) ClaimContinuing(ctx context.Context, id uuid.UUID, now time.Time, lease time.Duration) (steward.Turn, error) {
+	r, err := t.q.ClaimContinuingTurn(ctx, db.ClaimContinuingTurnParams{OwnerID: t.ownerID, ID: id, Now: now, LeaseSeconds: lease.Seconds()})
+	if err != nil {
+		return steward.Turn{}, notFound("claim continuing turn "+id.String(), err)
+	}
+	return toTurn(r)
+}
+
+// Continuing lists the ids of the owner's continuing turns last saved before before, oldest
+// first, at most limit: the ones whose continuation was lost.
+func (t Turns) Continuing(ctx context.Context, before time.Time, limit int) ([]uuid.UUID, error) {
+	ids, err := t.q.ListContinuingTurns(ctx, db.ListContinuingTurnsParams{OwnerID: t.ownerID, Before: before, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("list continuing turns: %w", err)
+	}
+	return ids, nil
+}

@@ -1,0 +1,134 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
+
+	"github.com/stewardhq/steward/internal/steward"
+)
+
+// Turns that outlive a deadline (docs/ARCHITECTURE.md §2, §10). On Lambda an invocation has a
+// deadline (ctx's); a turn that needs more model calls than fit stops between steps, before
+// a model call, when less than ContinueMargin is left: its state is saved as continuing and
+// Continue hands it to a fresh invocation (the run queue's worker), which claims it exactly
+// once (ContinueTurn) and goes on in the same turn and trace. A turn makes at least one
+// model call per invocation before it may stop, so a margin longer than the function's
+// timeout still finishes. Under `steward serve` requests have no deadline: nothing changes.
+
+// continueMargin is the time a turn keeps in hand before its deadline.
+func (r *Runner) continueMargin() time.Duration {
+	if r.ContinueMargin > 0 {
+		return r.ContinueMargin
+	}
+	return 30 * time.Second
+}
+
+// nearDeadline reports whether ctx's deadline is closer than the margin and the turn can
+// continue elsewhere. The deadline is the runtime's wall clock, so it is measured against the
+// wall clock, not Runner.Now (which decides expiry and leases, docs/ARCHITECTURE.md §9).
+func (r *Runner) nearDeadline(ctx context.Context) bool {
+	deadline, ok := ctx.Deadline()
+	return ok && r.Continue != nil && time.Until(deadline) < r.continueMargin()
+}
+
+// continueLater saves x's turn as continuing with its state, tells the client, and, after
+// the commit, hands the turn on with Continue. A failed hand-off leaves the turn continuing:
+// the scheduler's drain (ContinueStale) takes it a few minutes later.
+func (r *Runner) continueLater(ctx context.Context, x *run) (steward.View, error) {
+	x.turn.Status, x.turn.State, x.turn.ExpiresAt = steward.StatusContinuing, x.st, nil
+	r.account(x)
+	err := r.inOwner(ctx, x, func(tx Tx) error {
+		x.record("turn_continuing", map[string]any{"iterations": x.st.Iterations})
+		saved, err := tx.Turns.Save(ctx, x.turn)
+		if err != nil {
+			return err
+		}
+		x.turn = saved
+		return x.flush(ctx, tx)
+	})
+	if steward.ErrorCode(err) == steward.CodeInvalid {
+		return r.failUnsaved(ctx, x, err)
+	}
+	if err != nil {
+		return steward.View{}, fmt.Errorf("save continuing turn %s: %w", x.turn.ID, err)
+	}
+	v := steward.ViewOf(x.turn)
+	x.send(StreamEvent{Type: "continuing", Turn: &v})
+	if err := r.Continue(ctx, x.turn.OwnerID, x.turn.ID); err != nil {
+		logError(ctx, err, "continuing turn not handed on; the scheduler's drain will continue it")
+	} else {
+		zerolog.Ctx(ctx).Info().Stringer("turn_id", x.turn.ID).Int("iterations", x.st.Iterations).Msg("turn continues in another invocation")
+	}
+	return v, nil
+}
+
+// ContinueTurn claims a continuing turn (exactly once: a turn another invocation already
+// took, or that is no longer continuing, is a conflict and nothing runs) and runs its loop
+// on from where it stopped.
+func (r *Runner) ContinueTurn(ctx context.Context, ownerID, turnID uuid.UUID) (steward.View, error) {
+	x := &run{turn: steward.Turn{OwnerID: ownerID}}
+	err := r.inOwner(ctx, x, func(tx Tx) error {
+		claimed, err := tx.Turns.ClaimContinuing(ctx, turnID, r.now(), r.lease())
+		if err != nil {
+			return err
+		}
+		if claimed.State == nil {
+			return fmt.Errorf("continuing turn %s has no state", turnID)
+		}
+		x.turn, x.st = claimed, claimed.State
+		r.adoptModel(x)
+		stored, err := tx.Conversations.Messages(ctx, x.turn.ConversationID)
+		if err != nil {
+			return err
+		}
+		conv, err := tx.Conversations.Get(ctx, x.turn.ConversationID)
+		if err != nil {
+			return err
+		}
+		r.loadHistory(x, stored, conv.Summary, x.st.HistorySeq)
+		x.record("turn_continued", map[string]any{"iterations": x.st.Iterations})
+		return x.flush(ctx, tx)
+	})
+	if c := steward.ErrorCode(err); c == steward.CodeNotFound || c == steward.CodeConflict {
+		return steward.View{}, steward.Errorf(steward.CodeConflict, "turn %s is not continuing (another invocation took it, or it ended)", turnID)
+	}
+	if err != nil {
+		return steward.View{}, fmt.Errorf("claim continuing turn %s: %w", turnID, err)
+	}
+	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", turnID) })
+	x.reg = r.ownerRegistry(ctx, ownerID)
+	return r.loop(ctx, x)
+}
+
+// ContinueStale continues, one after the other, the owner's turns left continuing since
+// before before (their hand-off was lost), at most limit; one another invocation took
+// meanwhile is skipped. It returns how many it continued.
+func (r *Runner) ContinueStale(ctx context.Context, ownerID uuid.UUID, before time.Time, limit int) (int, error) {
+	var ids []uuid.UUID
+	err := r.Store.InOwner(ctx, ownerID, func(tx Tx) error {
+		var err error
+		ids, err = tx.Turns.Continuing(ctx, before, limit)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range ids {
+		_, err := r.ContinueTurn(ctx, ownerID, id)
+		var e *steward.Error
+		if errors.As(err, &e) && e.Code == steward.CodeConflict {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
