@@ -23,6 +23,7 @@ import (
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/autonomy"
+	"github.com/stewardhq/steward/internal/awsapi"
 	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/control"
@@ -195,7 +196,14 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}
 	a.Memory.Now = a.Now
 	a.Ledger = &ledger.Service{Store: a.Store}
-	a.Documents = &document.Service{Store: a.Store, MaxBytes: cfg.MaxDocumentBytes, Embedder: a.Memory.Embedder}
+	a.Documents = &document.Service{Store: a.Store, MaxBytes: cfg.MaxDocumentBytes, Embedder: a.Memory.Embedder, Logger: log}
+	if cfg.DocumentBucket != "" {
+		bucket, err := awsapi.NewBucket(cfg.AWS, cfg.DocumentBucket, cfg.DocumentEndpoint)
+		if err != nil {
+			return nil, err
+		}
+		a.Documents.Objects = bucket
+	}
 	a.MemoryWorker = &memory.Worker{Memory: a.Memory, Queue: a.Door}
 	reg, err := newTools(ctx, cfg, hc, a.Documents)
 	if err != nil {
