@@ -264,7 +264,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		MCP:              &mcpserver.Server{Runner: a.Runner},
 		MCPServers:       mcpServers,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
-			Sessions: &sessions.Service{Store: a.Store, Now: a.Now}, Activity: act, Control: ctl, Rules: rs, Memory: a.Memory}),
+			Sessions: &sessions.Service{Store: a.Store, Now: a.Now}, Activity: act, Control: ctl, Rules: rs, Memory: a.Memory, Documents: a.Documents}),
 	})
 	return a, nil
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/control"
+	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/sessions"
@@ -69,7 +70,9 @@ type Deps struct {
 	// Runner.Tools.
 	Rules *rules.Service
 	// Memory serves /memory; nil leaves the page saying memory is off.
-	Memory     *memory.Service
+	Memory *memory.Service
+	// Documents serves /documents; nil leaves the page saying documents are off.
+	Documents  *document.Service
 	SessionTTL time.Duration
 	Logger     zerolog.Logger
 }
@@ -129,6 +132,11 @@ func Routes(d Deps) func(chi.Router) {
 				r.Get("/turns/{id}", w.storyPage)
 				r.Get("/activity", w.activityPage)
 				r.Get("/memory", w.memoryPage)
+				r.Get("/documents", w.documentsPage)
+				r.Get("/documents/{id}", w.documentPage)
+				r.Get("/documents/{id}/content", w.documentContent)
+				// Multipart: the handler checks the CSRF token, the form's first part.
+				r.Post("/documents", w.uploadDocument)
 				r.Group(func(r chi.Router) {
 					r.Use(checkCSRF)
 					r.Post("/signout", w.signout)
@@ -142,6 +150,7 @@ func Routes(d Deps) func(chi.Router) {
 					r.Post("/settings/resume", w.resume)
 					r.Post("/memory/facts", w.addFact)
 					r.Post("/memory/facts/{id}/forget", w.forgetFact)
+					r.Post("/documents/{id}/delete", w.deleteDocument)
 				})
 			})
 		})
