@@ -13,19 +13,21 @@ import (
 )
 
 const createDocument = `-- name: CreateDocument :one
-INSERT INTO documents (owner_id, name, content_type, size_bytes, sha256, content, text, source, turn_id)
-VALUES ($1, $2, $3, $4, $5,
-        $6, $7, $8, $9)
+INSERT INTO documents (id, owner_id, name, content_type, size_bytes, sha256, content, content_key, text, source, turn_id)
+VALUES ($1, $2, $3, $4, $5, $6,
+        $7, $8, $9, $10, $11)
 RETURNING id, name, content_type, size_bytes, sha256, source, turn_id, length(text)::bigint AS text_chars, created_at
 `
 
 type CreateDocumentParams struct {
+	ID          uuid.UUID
 	OwnerID     uuid.UUID
 	Name        string
 	ContentType string
 	SizeBytes   int64
 	Sha256      string
 	Content     []byte
+	ContentKey  *string
 	Text        string
 	Source      string
 	TurnID      uuid.NullUUID
@@ -45,12 +47,14 @@ type CreateDocumentRow struct {
 
 func (q *Queries) CreateDocument(ctx context.Context, arg CreateDocumentParams) (CreateDocumentRow, error) {
 	row := q.db.QueryRow(ctx, createDocument,
+		arg.ID,
 		arg.OwnerID,
 		arg.Name,
 		arg.ContentType,
 		arg.SizeBytes,
 		arg.Sha256,
 		arg.Content,
+		arg.ContentKey,
 		arg.Text,
 		arg.Source,
 		arg.TurnID,
@@ -88,7 +92,7 @@ func (q *Queries) DeleteDocument(ctx context.Context, arg DeleteDocumentParams) 
 }
 
 const documentContent = `-- name: DocumentContent :one
-SELECT name, content_type, content FROM documents WHERE owner_id = $1 AND id = $2
+SELECT name, content_type, content, content_key FROM documents WHERE owner_id = $1 AND id = $2
 `
 
 type DocumentContentParams struct {
@@ -100,12 +104,18 @@ type DocumentContentRow struct {
 	Name        string
 	ContentType string
 	Content     []byte
+	ContentKey  *string
 }
 
 func (q *Queries) DocumentContent(ctx context.Context, arg DocumentContentParams) (DocumentContentRow, error) {
 	row := q.db.QueryRow(ctx, documentContent, arg.OwnerID, arg.ID)
 	var i DocumentContentRow
-	err := row.Scan(&i.Name, &i.ContentType, &i.Content)
+	err := row.Scan(
+		&i.Name,
+		&i.ContentType,
+		&i.Content,
+		&i.ContentKey,
+	)
 	return i, err
 }
 

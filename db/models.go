@@ -74,6 +74,7 @@ type Document struct {
 	Source      string
 	TurnID      uuid.NullUUID
 	CreatedAt   time.Time
+	ContentKey  *string
 }
 
 type JobRun struct {

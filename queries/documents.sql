@@ -1,7 +1,7 @@
 -- name: CreateDocument :one
-INSERT INTO documents (owner_id, name, content_type, size_bytes, sha256, content, text, source, turn_id)
-VALUES (sqlc.arg(owner_id), sqlc.arg(name), sqlc.arg(content_type), sqlc.arg(size_bytes), sqlc.arg(sha256),
-        sqlc.arg(content), sqlc.arg(text), sqlc.arg(source), sqlc.narg(turn_id))
+INSERT INTO documents (id, owner_id, name, content_type, size_bytes, sha256, content, content_key, text, source, turn_id)
+VALUES (sqlc.arg(id), sqlc.arg(owner_id), sqlc.arg(name), sqlc.arg(content_type), sqlc.arg(size_bytes), sqlc.arg(sha256),
+        sqlc.narg(content), sqlc.narg(content_key), sqlc.arg(text), sqlc.arg(source), sqlc.narg(turn_id))
 RETURNING id, name, content_type, size_bytes, sha256, source, turn_id, length(text)::bigint AS text_chars, created_at;
 
 -- name: ListDocuments :many
@@ -15,7 +15,7 @@ SELECT id, name, content_type, size_bytes, sha256, source, turn_id, length(text)
 FROM documents WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id);
 
 -- name: DocumentContent :one
-SELECT name, content_type, content FROM documents WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id);
+SELECT name, content_type, content, content_key FROM documents WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id);
 
 -- name: DeleteDocument :execrows
 DELETE FROM documents WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id);

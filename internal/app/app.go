@@ -23,6 +23,7 @@ import (
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/autonomy"
+	"github.com/stewardhq/steward/internal/awsapi"
 	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/control"
@@ -197,7 +198,14 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}
 	a.Memory.Now = a.Now
 	a.Ledger = &ledger.Service{Store: a.Store}
-	a.Documents = &document.Service{Store: a.Store, MaxBytes: cfg.MaxDocumentBytes, Embedder: a.Memory.Embedder}
+	a.Documents = &document.Service{Store: a.Store, MaxBytes: cfg.MaxDocumentBytes, Embedder: a.Memory.Embedder, Logger: log}
+	if cfg.DocumentBucket != "" {
+		bucket, err := awsapi.NewBucket(cfg.AWS, cfg.DocumentBucket, cfg.DocumentEndpoint)
+		if err != nil {
+			return nil, err
+		}
+		a.Documents.Objects = bucket
+	}
 	a.MemoryWorker = &memory.Worker{Memory: a.Memory, Queue: a.Door}
 	reg, err := newTools(ctx, cfg, hc, a.Documents)
 	if err != nil {
@@ -273,7 +281,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		MCPServers:       mcpServers,
 		Undo:             undos,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
-			Sessions: &sessions.Service{Store: a.Store, Now: a.Now}, Activity: act, Control: ctl, Rules: rs, Memory: a.Memory, Undo: undos}),
+			Sessions: &sessions.Service{Store: a.Store, Now: a.Now}, Activity: act, Control: ctl, Rules: rs, Memory: a.Memory, Undo: undos, Documents: a.Documents}),
 		Links: webapp.LinkPages(approvalLinks),
 	})
 	return a, nil

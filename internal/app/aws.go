@@ -3,8 +3,6 @@ package app
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,15 +10,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-
+	"github.com/stewardhq/steward/internal/awsapi"
 	"github.com/stewardhq/steward/internal/config"
 )
 
 // awsClient calls one AWS service's JSON API (awsJson1_0 or awsJson1_1: a POST of a JSON
-// body naming the operation in X-Amz-Target), signed with the AWS SDK's SigV4 signer. It is
-// not the SDK's service clients, which bring every operation of a service and the SDK's
+// body naming the operation in X-Amz-Target), signed by internal/awsapi's SigV4 signer — not
+// the SDK's service clients, which bring every operation of a service and the SDK's
 // credential chain into each Lambda bootstrap (3.5 MB for SSM alone, see internal/lambdatest)
 // for the one or two calls Steward makes: SSM's GetParameter at cold start (secrets.go) and
 // SQS's SendMessage after a webhook (queue.go). The credentials are the ones the Lambda
@@ -29,9 +25,7 @@ type awsClient struct {
 	service     string // the SigV4 signing name: ssm, sqs
 	endpoint    string
 	contentType string // application/x-amz-json-1.0 or 1.1, as the service's protocol says
-	region      string
-	creds       aws.Credentials
-	signer      *v4.Signer
+	signer      *awsapi.Signer
 	http        *http.Client
 	backoff     time.Duration
 }
@@ -39,34 +33,20 @@ type awsClient struct {
 // newAWSClient makes a client of service at endpoint (empty: https://<service>.<region>.
 // amazonaws.com/). It fails, naming what is missing, without a region and credentials.
 func newAWSClient(a config.AWS, service, endpoint, contentType, why string) (*awsClient, error) {
-	var missing []string
-	for _, v := range []struct{ name, value string }{
-		{"AWS_REGION", a.Region}, {"AWS_ACCESS_KEY_ID", a.AccessKeyID}, {"AWS_SECRET_ACCESS_KEY", a.SecretAccessKey},
-	} {
-		if v.value == "" {
-			missing = append(missing, v.name)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("%s needs AWS credentials; not set: %s (Lambda sets them; elsewhere: eval \"$(aws configure export-credentials --format env)\" and export AWS_REGION)",
-			why, strings.Join(missing, ", "))
+	signer, err := awsapi.NewSigner(a, why)
+	if err != nil {
+		return nil, err
 	}
 	c := &awsClient{
 		service:     service,
 		endpoint:    endpoint,
 		contentType: contentType,
-		region:      a.Region,
-		creds:       aws.Credentials{AccessKeyID: a.AccessKeyID, SecretAccessKey: a.SecretAccessKey, SessionToken: a.SessionToken},
-		signer:      v4.NewSigner(),
+		signer:      signer,
 		http:        &http.Client{Timeout: 10 * time.Second},
 		backoff:     200 * time.Millisecond,
 	}
 	if c.endpoint == "" {
-		domain := "amazonaws.com"
-		if strings.HasPrefix(a.Region, "cn-") {
-			domain = "amazonaws.com.cn"
-		}
-		c.endpoint = "https://" + service + "." + a.Region + "." + domain + "/"
+		c.endpoint = awsapi.Endpoint(service, a.Region)
 	}
 	return c, nil
 }
@@ -106,9 +86,8 @@ func (c *awsClient) call(ctx context.Context, target string, body []byte) (raw [
 	}
 	req.Header.Set("Content-Type", c.contentType)
 	req.Header.Set("X-Amz-Target", target)
-	sum := sha256.Sum256(body)
-	if err := c.signer.SignHTTP(ctx, c.creds, req, hex.EncodeToString(sum[:]), c.service, c.region, time.Now()); err != nil {
-		return nil, false, fmt.Errorf("sign the request: %w", err)
+	if err := c.signer.Sign(ctx, req, awsapi.PayloadHash(body), c.service); err != nil {
+		return nil, false, err
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

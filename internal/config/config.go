@@ -114,6 +114,12 @@ type Config struct {
 	SecretKey []byte
 	// MaxDocumentBytes caps an uploaded document (POST /v1/documents), 20 MB by default.
 	MaxDocumentBytes int64
+	// DocumentBucket is the S3 bucket new documents' original bytes are kept in, under
+	// owner_id/document_id (STEWARD_DOCUMENT_BUCKET); empty keeps them in PostgreSQL.
+	DocumentBucket string
+	// DocumentEndpoint is an S3-compatible server's URL for DocumentBucket, addressed
+	// path-style (STEWARD_DOCUMENT_ENDPOINT); empty means AWS S3 in AWS_REGION.
+	DocumentEndpoint string
 	// SearchURL is a SearXNG instance web_search queries instead of Gemini with Google Search
 	// grounding (STEWARD_SEARCH_URL).
 	SearchURL string
@@ -230,6 +236,8 @@ func Load(getenv func(string) string) (Config, error) {
 		UndoWindow:           r.duration("STEWARD_UNDO_WINDOW", 10*time.Minute),
 		ContinueMargin:       r.duration("STEWARD_CONTINUE_MARGIN", 30*time.Second),
 		MaxDocumentBytes:     int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
+		DocumentBucket:       r.str("STEWARD_DOCUMENT_BUCKET", ""),
+		DocumentEndpoint:     r.str("STEWARD_DOCUMENT_ENDPOINT", ""),
 	}
 	if c.ServerURL == "" {
 		c.ServerURL = "http://" + c.Addr
@@ -239,6 +247,10 @@ func Load(getenv func(string) string) (Config, error) {
 	r.httpURL("OPENAI_BASE_URL", c.OpenAIBaseURL)
 	r.httpURL("STEWARD_RUN_QUEUE_URL", c.RunQueueURL)
 	r.httpURL("STEWARD_PUBLIC_URL", c.PublicURL)
+	r.httpURL("STEWARD_DOCUMENT_ENDPOINT", c.DocumentEndpoint)
+	if c.DocumentEndpoint != "" && c.DocumentBucket == "" {
+		r.fail("STEWARD_DOCUMENT_ENDPOINT", c.DocumentEndpoint, "needs STEWARD_DOCUMENT_BUCKET, the bucket on that server")
+	}
 	if c.ModelFixturesMode == "record" && c.ModelFixtures == "" {
 		r.fail("STEWARD_MODEL_FIXTURES_MODE", c.ModelFixturesMode, "needs STEWARD_MODEL_FIXTURES, the file to record to")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"path"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
@@ -39,6 +41,25 @@ type Service struct {
 	// Embedder embeds the chunks of a new document's text and search queries (the memory
 	// service's embedder); nil means documents are stored unsearched.
 	Embedder Embedder
+	// Objects keeps new documents' original bytes (the S3 bucket STEWARD_DOCUMENT_BUCKET
+	// names, internal/awsapi); nil keeps them in PostgreSQL.
+	Objects Objects
+	// Logger logs what fails after the answer is decided (an orphan object's delete).
+	Logger zerolog.Logger
+}
+
+// Objects is where the original bytes of documents go when not in PostgreSQL: an object
+// store under owner_id/document_id keys. Get of a missing key is an error.
+type Objects interface {
+	Put(ctx context.Context, key, contentType string, data []byte) error
+	Get(ctx context.Context, key string) ([]byte, error)
+	Delete(ctx context.Context, key string) error
+}
+
+// File is a document's original bytes, as uploaded or saved, for a download.
+type File struct {
+	Name, ContentType string
+	Data              []byte
 }
 
 // Limit is the largest document Upload takes, in bytes.
@@ -102,10 +123,33 @@ func (s *Service) SavePage(ctx context.Context, ownerID uuid.UUID, p steward.Sav
 }
 
 // create stores a document and its chunks, embedded beforehand, in one transaction: a
-// document is searchable from the moment it exists.
+// document is searchable from the moment it exists. With Objects the original bytes are put
+// first, outside any transaction, under owner_id/document_id; the row then names the key,
+// and when the transaction fails the object is deleted again (best effort, logged).
 func (s *Service) create(ctx context.Context, ownerID uuid.UUID, d store.NewDocument, chunks []chunk) (steward.Document, error) {
 	sum := sha256.Sum256(d.Content)
 	d.SHA256 = hex.EncodeToString(sum[:])
+	d.ID = uuid.New()
+	key := ""
+	if s.Objects != nil {
+		key = objectKey(ownerID, d.ID)
+		if err := s.Objects.Put(ctx, key, d.ContentType, d.Content); err != nil {
+			return steward.Document{}, fmt.Errorf("store the document's bytes: %w", err)
+		}
+		d.ContentKey, d.Size, d.Content = &key, int64(len(d.Content)), nil
+	}
+	out, err := s.insert(ctx, ownerID, d, chunks)
+	if err != nil && key != "" {
+		if derr := s.Objects.Delete(context.WithoutCancel(ctx), key); derr != nil {
+			s.Logger.Error().Err(derr).Str("key", key).Msg("document: could not delete the object of a document that was not stored")
+		}
+	}
+	return out, err
+}
+
+func objectKey(ownerID, id uuid.UUID) string { return ownerID.String() + "/" + id.String() }
+
+func (s *Service) insert(ctx context.Context, ownerID uuid.UUID, d store.NewDocument, chunks []chunk) (steward.Document, error) {
 	var out steward.Document
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		doc, err := tx.Documents.Create(ctx, d)
@@ -165,10 +209,49 @@ func (s *Service) Read(ctx context.Context, ownerID, id uuid.UUID, offset, maxCh
 	return out, err
 }
 
+// Content returns a document's original bytes, from PostgreSQL or (read after the
+// transaction) the object store. Another owner's document, like an unknown one, is not_found.
+func (s *Service) Content(ctx context.Context, ownerID, id uuid.UUID) (File, error) {
+	var f File
+	var key string
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) (err error) {
+		f.Name, f.ContentType, f.Data, key, err = tx.Documents.Content(ctx, id)
+		return err
+	})
+	if err != nil || key == "" {
+		return f, err
+	}
+	if s.Objects == nil {
+		return File{}, fmt.Errorf("document %s is in the document bucket, and none is configured (STEWARD_DOCUMENT_BUCKET)", id)
+	}
+	if f.Data, err = s.Objects.Get(ctx, key); err != nil {
+		return File{}, fmt.Errorf("read the document's bytes: %w", err)
+	}
+	return f, nil
+}
+
 // Delete deletes a document and takes its chunks out of recall; not_found when the owner
-// has no such document.
+// has no such document. Its object, if any, is deleted after the commit (best effort,
+// logged: an orphan object is reachable through no row).
 func (s *Service) Delete(ctx context.Context, ownerID, id uuid.UUID) error {
-	return s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error { return tx.Documents.Delete(ctx, id) })
+	var key string
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		if s.Objects != nil {
+			_, _, _, k, err := tx.Documents.Content(ctx, id)
+			if err != nil {
+				return err
+			}
+			key = k
+		}
+		return tx.Documents.Delete(ctx, id)
+	})
+	if err != nil || key == "" || s.Objects == nil {
+		return err
+	}
+	if err := s.Objects.Delete(ctx, key); err != nil {
+		s.Logger.Error().Err(err).Str("key", key).Msg("document: could not delete a deleted document's object")
+	}
+	return nil
 }
 
 func domain(d store.Document) steward.Document {

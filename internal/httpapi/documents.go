@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 
@@ -27,28 +28,32 @@ func (a *api) documentsService(w http.ResponseWriter, r *http.Request) (*documen
 	return a.d.Documents, true
 }
 
-// uploadDocument stores a document: POST /v1/documents?name=NAME with the file's bytes as
-// the raw body and its Content-Type (application/octet-stream or none: the name's extension
-// decides) → 201 {document}. A type Steward does not read is 415, a body over the limit 413,
-// an encrypted, corrupt or empty document 422; nothing is stored then.
+// uploadDocument stores a document: POST /v1/documents with either a multipart/form-data
+// body whose field "file" is the document (its filename the name, its part's Content-Type the
+// declared type), or ?name=NAME with the file's bytes as the raw body and its Content-Type
+// (application/octet-stream or none: the name's extension decides) → 201 {document}. A type
+// Steward does not read is 415, a body over the limit 413, a multipart body without a file
+// 400, an encrypted, corrupt or empty document 422; nothing is stored then.
 func (a *api) uploadDocument(w http.ResponseWriter, r *http.Request) {
 	svc, ok := a.documentsService(w, r)
 	if !ok {
 		return
 	}
-	name, declared := r.URL.Query().Get("name"), r.Header.Get("Content-Type")
-	if name != "" && document.TypeOf(name, declared) == "" {
-		fail(w, r, errorf(http.StatusUnsupportedMediaType, steward.CodeInvalid,
-			"%q (%s) is not a type Steward reads: PDF, DOCX, XLSX, CSV, TXT, Markdown or HTML", name, declared))
-		return
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		if tooBig, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			fail(w, r, errorf(http.StatusRequestEntityTooLarge, steward.CodeTooLarge, "the document is larger than %d bytes", tooBig.Limit))
-			return
+	var (
+		name, declared string
+		body           []byte
+		err            error
+	)
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		name, declared, body, err = multipartFile(r)
+	} else {
+		name, declared = r.URL.Query().Get("name"), r.Header.Get("Content-Type")
+		if err = checkDocumentType(name, declared); err == nil {
+			body, err = io.ReadAll(r.Body)
 		}
-		fail(w, r, errorf(http.StatusBadRequest, steward.CodeInvalid, "could not read the request body"))
+	}
+	if err != nil {
+		fail(w, r, uploadError(err))
 		return
 	}
 	doc, err := svc.Upload(r.Context(), principal(r.Context()).OwnerID, name, declared, body)
@@ -57,6 +62,74 @@ func (a *api) uploadDocument(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"document": doc})
+}
+
+// multipartFile reads the part named "file" of a multipart/form-data upload; other fields
+// are skipped. Its filename is the document's name, its Content-Type the declared type.
+func multipartFile(r *http.Request) (name, declared string, data []byte, err error) {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return "", "", nil, errorf(http.StatusBadRequest, steward.CodeInvalid, "the multipart body is malformed: %v", err)
+	}
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			return "", "", nil, errorf(http.StatusBadRequest, steward.CodeInvalid, `the multipart body has no "file" field`)
+		}
+		if err != nil {
+			return "", "", nil, err
+		}
+		if part.FormName() != "file" {
+			continue
+		}
+		name, declared = part.FileName(), part.Header.Get("Content-Type")
+		if err := checkDocumentType(name, declared); err != nil {
+			return "", "", nil, err
+		}
+		data, err = io.ReadAll(part)
+		return name, declared, data, err
+	}
+}
+
+// checkDocumentType refuses, before the body is read, a named upload of a type Steward does
+// not read (415).
+func checkDocumentType(name, declared string) error {
+	if name != "" && document.TypeOf(name, declared) == "" {
+		return errorf(http.StatusUnsupportedMediaType, steward.CodeInvalid,
+			"%q (%s) is not a type Steward reads: PDF, DOCX, XLSX, CSV, TXT, Markdown or HTML", name, declared)
+	}
+	return nil
+}
+
+// uploadError turns a failure to read an upload's body into its 4xx: 413 past the limit,
+// else 400 (a malformed or cut-off body); errors already decided pass through.
+func uploadError(err error) error {
+	if tooBig, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return errorf(http.StatusRequestEntityTooLarge, steward.CodeTooLarge, "the document is larger than %d bytes", tooBig.Limit)
+	}
+	if _, ok := errors.AsType[*httpError](err); ok {
+		return err
+	}
+	return errorf(http.StatusBadRequest, steward.CodeInvalid, "could not read the request body: %v", err)
+}
+
+// documentContent returns a document's original bytes as an attachment:
+// GET /v1/documents/{id}/content → 200 with the stored Content-Type.
+func (a *api) documentContent(w http.ResponseWriter, r *http.Request) {
+	svc, ok := a.documentsService(w, r)
+	if !ok {
+		return
+	}
+	id, ok := pathID(w, r, "document")
+	if !ok {
+		return
+	}
+	f, err := svc.Content(r.Context(), principal(r.Context()).OwnerID, id)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	document.ServeFile(w, f)
 }
 
 // documents lists the owner's documents, newest first: GET /v1/documents → {documents}.

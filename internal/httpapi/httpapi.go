@@ -214,6 +214,7 @@ func (a *api) routesV1(r chi.Router) {
 	r.Get("/ledger/report", a.ledgerReport)
 	r.Get("/documents", a.documents)
 	r.Get("/documents/{id}", a.document)
+	r.Get("/documents/{id}/content", a.documentContent)
 	r.Delete("/documents/{id}", a.deleteDocument)
 	r.Get("/mcp/servers", a.listMCPServers)
 	r.With(requireJSON).Post("/mcp/servers", a.addMCPServer)

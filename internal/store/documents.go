@@ -32,10 +32,14 @@ type Document struct {
 	CreatedAt   time.Time
 }
 
-// NewDocument is a document to store.
+// NewDocument is a document to store: its original bytes are Content, or (ContentKey set,
+// Content nil) an object of Size bytes in the document bucket (migration 00020).
 type NewDocument struct {
+	ID                        uuid.UUID // zero: a new random id
 	Name, ContentType, SHA256 string
 	Content                   []byte
+	ContentKey                *string
+	Size                      int64 // with ContentKey; otherwise len(Content)
 	Text                      string
 	Source                    string // a DocumentSource* constant
 	TurnID                    *uuid.UUID
@@ -43,8 +47,17 @@ type NewDocument struct {
 
 // Create stores a document.
 func (t Documents) Create(ctx context.Context, d NewDocument) (Document, error) {
-	r, err := t.q.CreateDocument(ctx, db.CreateDocumentParams{OwnerID: t.ownerID, Name: d.Name, ContentType: d.ContentType,
-		SizeBytes: int64(len(d.Content)), Sha256: d.SHA256, Content: d.Content, Text: d.Text, Source: d.Source, TurnID: nullUUID(d.TurnID)})
+	if d.ID == uuid.Nil {
+		d.ID = uuid.New()
+	}
+	size := int64(len(d.Content))
+	if d.ContentKey != nil {
+		size = d.Size
+	} else if d.Content == nil {
+		d.Content = []byte{}
+	}
+	r, err := t.q.CreateDocument(ctx, db.CreateDocumentParams{ID: d.ID, OwnerID: t.ownerID, Name: d.Name, ContentType: d.ContentType,
+		SizeBytes: size, Sha256: d.SHA256, Content: d.Content, ContentKey: d.ContentKey, Text: d.Text, Source: d.Source, TurnID: nullUUID(d.TurnID)})
 	if err != nil {
 		return Document{}, notFound("store document", err)
 	}
@@ -77,13 +90,17 @@ func (t Documents) Get(ctx context.Context, id uuid.UUID, offset, maxChars int) 
 		TurnID: ptrUUID(r.TurnID), TextChars: r.TextChars, CreatedAt: r.CreatedAt}, r.TextPart, nil
 }
 
-// Content returns a document's name, content type and original bytes.
-func (t Documents) Content(ctx context.Context, id uuid.UUID) (name, contentType string, content []byte, err error) {
+// Content returns a document's name, content type and either its original bytes or the
+// key of the object in the document bucket that holds them (then content is nil).
+func (t Documents) Content(ctx context.Context, id uuid.UUID) (name, contentType string, content []byte, key string, err error) {
 	r, err := t.q.DocumentContent(ctx, db.DocumentContentParams{OwnerID: t.ownerID, ID: id})
 	if err != nil {
-		return "", "", nil, notFound("document content", err)
+		return "", "", nil, "", notFound("document content", err)
 	}
-	return r.Name, r.ContentType, r.Content, nil
+	if r.ContentKey != nil {
+		return r.Name, r.ContentType, nil, *r.ContentKey, nil
+	}
+	return r.Name, r.ContentType, r.Content, "", nil
 }
 
 // Delete deletes a document and takes its chunks out of recall.

@@ -322,7 +322,7 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 			t.Errorf("documents get: bob read alice's text %q", text)
 		}
 		refused("documents get", err)
-		_, _, content, err := tx.Documents.Content(ctx, a.doc)
+		_, _, content, _, err := tx.Documents.Content(ctx, a.doc)
 		if len(content) != 0 {
 			t.Errorf("documents content: bob read alice's bytes %q", content)
 		}

@@ -30,6 +30,7 @@ import (
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/control"
+	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/sessions"
@@ -73,7 +74,9 @@ type Deps struct {
 	Memory *memory.Service
 	// Undo undoes calls within the undo window (the story's Undo button); nil builds one over
 	// Store, on Runner.Now's clock, with the default window.
-	Undo       *undo.Service
+	Undo *undo.Service
+	// Documents serves /documents; nil leaves the page saying documents are off.
+	Documents  *document.Service
 	SessionTTL time.Duration
 	Logger     zerolog.Logger
 }
@@ -136,6 +139,11 @@ func Routes(d Deps) func(chi.Router) {
 				r.Get("/turns/{id}", w.storyPage)
 				r.Get("/activity", w.activityPage)
 				r.Get("/memory", w.memoryPage)
+				r.Get("/documents", w.documentsPage)
+				r.Get("/documents/{id}", w.documentPage)
+				r.Get("/documents/{id}/content", w.documentContent)
+				// Multipart: the handler checks the CSRF token, the form's first part.
+				r.Post("/documents", w.uploadDocument)
 				r.Group(func(r chi.Router) {
 					r.Use(checkCSRF)
 					r.Post("/signout", w.signout)
@@ -150,6 +158,7 @@ func Routes(d Deps) func(chi.Router) {
 					r.Post("/settings/resume", w.resume)
 					r.Post("/memory/facts", w.addFact)
 					r.Post("/memory/facts/{id}/forget", w.forgetFact)
+					r.Post("/documents/{id}/delete", w.deleteDocument)
 				})
 			})
 		})
