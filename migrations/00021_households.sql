@@ -77,6 +77,8 @@ CREATE POLICY owner_isolation ON household_approvals
     WITH CHECK (owner_id = NULLIF(current_setting('app.owner_id', true), '')::uuid);
 CREATE POLICY directory ON household_approvals TO steward_owner USING (true) WITH CHECK (true);
 
+-- A member may read its own membership (owner_isolation), nothing of the household's others.
+GRANT SELECT ON household_members TO steward_app;
 GRANT SELECT ON household_approvals TO steward_app;
 GRANT UPDATE (status, message, decided_at) ON household_approvals TO steward_app;
 
