@@ -61,6 +61,12 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 					return err
 				}
 				if note != "" {
+					// The owner's decision is recorded: a link used for it is spent.
+					if inClaim != nil {
+						if err := inClaim(ctx, tx); err != nil {
+							return err
+						}
+					}
 					v := steward.ViewOf(turn)
 					v.Awaiting = note
 					held = &v

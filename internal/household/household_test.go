@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/household"
 	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/links"
 	"github.com/stewardhq/steward/internal/llm/demo"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/steward"
@@ -442,5 +444,62 @@ func TestPolicyMatchesAmounts(t *testing.T) {
 	done, err := e.run.Confirm(ctx, e.dave.owner.ID, dv.TurnID, []steward.Decision{{CallID: dv.Pending[0].CallID, ArgsHash: dv.Pending[0].ArgsHash, Approve: true}}, nil)
 	if err != nil || done.Status != steward.StatusCompleted {
 		t.Errorf("dave's confirm = %+v, %v; want completed at once", done, err)
+	}
+}
+
+// The owner's approve link (issue 17 §1) records her vote like her confirm: it is spent, the
+// page says whom the turn waits for, and bob's approval then runs the call once.
+func TestOwnerLinkRecordsVote(t *testing.T) {
+	e := setup(t, "bob")
+	ctx := context.Background()
+	door, err := store.OpenDoor(ctx, e.o.DoorURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(door.Close)
+	ls := &links.Service{Store: e.o.Store, Door: door, Runner: e.run, PublicURL: "https://steward.example"}
+	hh := e.run.Suspended
+	e.run.Suspended = func(ctx context.Context, tx agent.Tx, turn steward.Turn) error {
+		if err := hh(ctx, tx, turn); err != nil {
+			return err
+		}
+		return ls.Suspended(ctx, tx, turn)
+	}
+	err = e.o.Store.WithOwner(ctx, e.alice.owner.ID, func(tx *store.Tx) error {
+		_, err := tx.Deliveries.SetChannel(ctx, "https://hooks.example.com/alice", "")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := e.suspend(t)
+	var msg string
+	err = e.o.Store.WithOwner(ctx, e.alice.owner.ID, func(tx *store.Tx) error {
+		n, err := tx.Tasks.ListNotifications(ctx, 10)
+		if len(n) == 1 {
+			msg = n[0].Message
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`Approve: https://steward.example/a/(\S+)`).FindStringSubmatch(msg)
+	if m == nil {
+		t.Fatalf("notification %q has no approve link", msg)
+	}
+	held, err := ls.Decide(ctx, m[1])
+	if err != nil || held.Status != steward.StatusSuspended || !strings.Contains(held.Awaiting, "bob") {
+		t.Fatalf("alice's link = %+v, %v; want suspended, awaiting bob", held, err)
+	}
+	if _, err := ls.Decide(ctx, m[1]); err == nil || !strings.Contains(err.Error(), "already used") {
+		t.Errorf("second use of the link = %v; want already used", err)
+	}
+	items, _ := e.inbox(t, e.bob)
+	if status, body := e.decide(t, e.bob, items[0].ID, true); status != 200 {
+		t.Fatalf("bob approves = %d %s", status, body)
+	}
+	if n, st := e.state(t, v.TurnID); n != 1 || st != steward.StatusCompleted {
+		t.Fatalf("after bob approved: %d tasks, turn %s; want 1 and completed", n, st)
 	}
 }
