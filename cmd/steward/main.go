@@ -37,6 +37,7 @@ Commands:
   migrate up|down|status|reset   apply or roll back the schema (down and reset need --yes)
   owners add NAME [--json]       create an owner and print its first API key (shown once)
   owners list [--json]           list owners
+  households …                   households of owners and their approval policies (steward households help)
   keys add --owner ID [--name N] [--json]
                                  create another API key for an owner (shown once)
   keys list --owner ID [--json]  list an owner's keys (never the keys themselves)
@@ -83,19 +84,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	commands := map[string]func(context.Context, env, config.Config, []string) error{
-		"migrate":  runMigrate,
-		"owners":   runOwners,
-		"keys":     runKeys,
-		"doctor":   runDoctor,
-		"serve":    runServe,
-		"chat":     runChat,
-		"control":  runControl,
-		"jobs":     runJobs,
-		"webhooks": runWebhooks,
-		"memory":   runMemory,
-		"ledger":   runLedger,
-		"channels": runChannels,
-		"eval":     runEval,
+		"migrate":    runMigrate,
+		"owners":     runOwners,
+		"households": runHouseholds,
+		"keys":       runKeys,
+		"doctor":     runDoctor,
+		"serve":      runServe,
+		"chat":       runChat,
+		"control":    runControl,
+		"jobs":       runJobs,
+		"webhooks":   runWebhooks,
+		"memory":     runMemory,
+		"ledger":     runLedger,
+		"channels":   runChannels,
+		"eval":       runEval,
 	}
 	command, ok := commands[cmd]
 	if !ok {

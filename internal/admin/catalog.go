@@ -23,13 +23,16 @@ type Check struct {
 // steward_door (the runtime, FOR SELECT only). Keep these lists short.
 var (
 	DirectoryPolicies = []string{"owners.directory", "api_keys.directory", "turns.directory", "memory_outbox.directory",
-		"schedules.directory", "job_runs.directory", "webhooks.directory", "notification_channels.directory"}
+		"schedules.directory", "job_runs.directory", "webhooks.directory", "notification_channels.directory",
+		"household_members.directory", "household_approvals.directory"}
 	DoorPolicies = []string{"owners.door", "api_keys.door", "turns.door", "memory_outbox.door",
 		"schedules.door", "job_runs.door", "webhooks.door", "notification_channels.door", "web_sessions.door", "approval_links.door"}
 )
 
-// SecurityDefinerAllowlist lists the reviewed SECURITY DEFINER functions (none so far).
-var SecurityDefinerAllowlist = []string{}
+// SecurityDefinerAllowlist lists the reviewed SECURITY DEFINER functions: the household
+// approvals' writes across owners, each keyed on the caller's own app.owner_id
+// (migrations/00021_households.sql, docs/ARCHITECTURE.md §5).
+var SecurityDefinerAllowlist = []string{"household_request", "household_votes", "household_close"}
 
 // OwnerPredicate is the expression every owner_isolation policy must use.
 const OwnerPredicate = "NULLIF(current_setting('app.owner_id'::text, true), ''::text))::uuid"

@@ -62,6 +62,12 @@ type Runner struct {
 	// ContinueMargin is the time before ctx's deadline under which a turn stops between
 	// steps and continues elsewhere (continue.go); zero means 30s.
 	ContinueMargin time.Duration
+	// Hold runs in a confirm's transaction before the claim (issue 17 §2: household
+	// approvals, internal/household). A non-empty note commits what Hold wrote and keeps the
+	// turn suspended (the confirm returns the turn with Awaiting = note); otherwise story,
+	// when not nil, is recorded as a household_approval event of the resumed turn. Its error
+	// refuses the confirm and changes nothing. Nil holds nothing.
+	Hold func(ctx context.Context, tx Tx, turn steward.Turn, decisions map[string]steward.Decision) (note string, story any, err error)
 
 	// afterExecuting, when set (tests only), runs after an external call was journaled
 	// executing and before it runs; an error simulates a crash at that point.

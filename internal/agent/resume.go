@@ -28,6 +28,7 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 	inClaim func(ctx context.Context, tx Tx) error) (steward.View, error) {
 	x := &run{emit: emit, turn: steward.Turn{OwnerID: ownerID}, reg: r.ownerRegistry(ctx, ownerID)}
 	var journal map[string]steward.CallRecord
+	var held *steward.View
 	// One transaction reads the turn, checks the decisions, admits, claims it (exactly once),
 	// journals the decisions and runs the approved database-local writes with their journal
 	// rows (docs/ARCHITECTURE.md §2, §6): a concurrent confirm waits on the claim's row lock
@@ -53,6 +54,26 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 			if err := r.checkAlways(turn.State.Pending, byCall); err != nil {
 				return err
 			}
+			var story any
+			if r.Hold != nil {
+				note, s, err := r.Hold(ctx, tx, turn, byCall)
+				if err != nil {
+					return err
+				}
+				if note != "" {
+					// The owner's decision is recorded: a link used for it is spent.
+					if inClaim != nil {
+						if err := inClaim(ctx, tx); err != nil {
+							return err
+						}
+					}
+					v := steward.ViewOf(turn)
+					v.Awaiting = note
+					held = &v
+					return nil
+				}
+				story = s
+			}
 			if err := r.admit(ctx, tx, steward.Admission{OwnerID: ownerID, Trigger: turn.Trigger, Resume: true}); err != nil {
 				return err
 			}
@@ -61,6 +82,9 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 				return err
 			}
 			x.turn, x.st = claimed, claimed.State
+			if story != nil {
+				x.record("household_approval", story)
+			}
 			if inClaim != nil {
 				if err := inClaim(ctx, tx); err != nil {
 					return err
@@ -91,6 +115,9 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 	if errors.As(err, new(*mergedWriteError)) {
 		logError(ctx, err, "approved write failed in the claim's transaction; claiming alone")
 		err = claim(false)
+	}
+	if err == nil && held != nil {
+		return *held, nil
 	}
 	var refused *steward.Error
 	if errors.As(err, &refused) {

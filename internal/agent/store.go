@@ -29,6 +29,18 @@ type Tx struct {
 	// Links are the one-tap approval links (issue 17 §1); only Runner.Suspended and
 	// ConfirmWith's hook use them.
 	Links Links
+	// Household is the owner's side of household approvals (issue 17 §2); only the hooks
+	// (Runner.Suspended, Runner.Hold) use it.
+	Household Household
+}
+
+// Household files a suspended turn's calls for the household's approval and reads and
+// records the votes on the owner's own turn. *store.Household implements it.
+type Household interface {
+	Request(ctx context.Context, turnID uuid.UUID, calls []steward.HouseholdCall, expires time.Time) (int, error)
+	Votes(ctx context.Context, turnID uuid.UUID) ([]steward.HouseholdVote, error)
+	DecideOwn(ctx context.Context, turnID uuid.UUID, callID string, approve bool, message string, now time.Time) error
+	Close(ctx context.Context, turnID uuid.UUID) error
 }
 
 // Links stores one-tap approval links and tells whether the owner can be notified.

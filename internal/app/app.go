@@ -30,6 +30,7 @@ import (
 	"github.com/stewardhq/steward/internal/delivery"
 	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/egress"
+	"github.com/stewardhq/steward/internal/household"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/ledger"
 	"github.com/stewardhq/steward/internal/links"
@@ -45,6 +46,7 @@ import (
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/sessions"
+	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/sweep"
 	"github.com/stewardhq/steward/internal/tools"
@@ -236,6 +238,16 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	approvalLinks := &links.Service{Store: a.Store, Door: a.Door, Runner: a.Runner, PublicURL: cfg.PublicURL, Key: cfg.SecretKey,
 		TTL: cfg.LinkTTL, Now: a.Now}
 	a.Runner.Suspended = approvalLinks.Suspended
+	// Household approvals: a matching call also waits for the members its policy names
+	// (issue 17 §2); the turn is filed for them in the same transaction as the links.
+	households := &household.Service{Store: a.Store, Runner: a.Runner, Now: a.Now}
+	a.Runner.Suspended = func(ctx context.Context, tx agent.Tx, turn steward.Turn) error {
+		if err := households.Suspended(ctx, tx, turn); err != nil {
+			return err
+		}
+		return approvalLinks.Suspended(ctx, tx, turn)
+	}
+	a.Runner.Hold = households.Hold
 	sealer, err := secret.NewSealer(cfg.SecretKey)
 	if err != nil {
 		return nil, err
@@ -280,6 +292,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		MCP:              &mcpserver.Server{Runner: a.Runner},
 		MCPServers:       mcpServers,
 		Undo:             undos,
+		Household:        households,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
 			Sessions: &sessions.Service{Store: a.Store, Now: a.Now}, Activity: act, Control: ctl, Rules: rs, Memory: a.Memory, Undo: undos, Documents: a.Documents}),
 		Links: webapp.LinkPages(approvalLinks),

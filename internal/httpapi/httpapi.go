@@ -35,6 +35,7 @@ import (
 	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/document"
+	"github.com/stewardhq/steward/internal/household"
 	"github.com/stewardhq/steward/internal/ledger"
 	"github.com/stewardhq/steward/internal/mcpclient"
 	"github.com/stewardhq/steward/internal/mcpserver"
@@ -114,6 +115,9 @@ type Deps struct {
 	// Undo serves POST /v1/turns/{id}/calls/{call_id}/undo (the undo window); nil builds one
 	// over Store, on Runner.Now's clock, with the default window.
 	Undo *undo.Service
+	// Household serves /v1/household/approvals (household approvals, issue 17 §2); nil
+	// builds one over Store and Runner (without it, a confirm holds nothing).
+	Household *household.Service
 }
 
 // api holds the handlers' dependencies.
@@ -150,6 +154,9 @@ func New(d Deps) http.Handler {
 	}
 	if d.Undo == nil {
 		d.Undo = &undo.Service{Store: d.Store, Now: runnerNow(d.Runner)}
+	}
+	if d.Household == nil {
+		d.Household = &household.Service{Store: d.Store, Runner: d.Runner}
 	}
 	a := &api{d: d, turns: &turnLimit{max: d.MaxTurnsPerOwner}}
 
@@ -189,6 +196,8 @@ func (a *api) routesV1(r chi.Router) {
 	r.With(requireJSON).Post("/turns/{id}/confirm", a.confirm)
 	r.Post("/turns/{id}/calls/{call_id}/undo", a.undoCall)
 	r.Get("/approvals", a.approvals)
+	r.Get("/household/approvals", a.householdApprovals)
+	r.With(requireJSON).Post("/household/approvals/{id}", a.decideHouseholdApproval)
 	r.Get("/conversations", a.conversations)
 	r.Get("/conversations/{id}", a.conversation)
 	r.Get("/turns/{id}/events", a.events)

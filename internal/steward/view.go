@@ -70,6 +70,9 @@ type View struct {
 	Model          string        `json:"model"`
 	CreatedAt      time.Time     `json:"created_at"`
 	ExpiresAt      *time.Time    `json:"expires_at,omitempty"`
+	// Awaiting says whom a suspended turn still waits for after its owner decided
+	// (household approvals, issue 17 §2).
+	Awaiting string `json:"awaiting,omitempty"`
 }
 
 // UsageView is a turn's token usage and estimated cost.

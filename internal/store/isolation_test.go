@@ -23,7 +23,8 @@ import (
 var ownerTables = []string{"api_keys", "audit_log", "conversations", "documents", "job_runs", "ledger_accounts", "ledger_budgets",
 	"ledger_postings", "ledger_transactions", "mcp_servers", "mcp_tools", "memory_chunks", "memory_facts",
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
-	"standing_rules", "tasks", "tool_calls", "turns", "approval_links", "web_sessions", "webhook_deliveries", "webhooks"}
+	"standing_rules", "tasks", "tool_calls", "turns", "approval_links", "web_sessions", "webhook_deliveries", "webhooks",
+	"household_members", "household_approvals"}
 
 // seeded is what seed creates for one owner.
 type seeded struct {
@@ -177,6 +178,8 @@ func TestIsolation(t *testing.T) {
 			s, door := db.Store, db.Door
 			a := seed(t, ctx, s, door, "alice")
 			b := seed(t, ctx, s, door, "bob")
+			seedHousehold(t, ctx, s, door, a, b)
+			t.Run("household queries", func(t *testing.T) { probeHousehold(t, ctx, s, a, b) })
 			due, err := door.DueIngests(ctx, time.Now(), 10)
 			if err != nil || len(due) != 2 {
 				t.Fatalf("due ingests = %+v, %v; want one per owner", due, err)

@@ -166,13 +166,15 @@ type Tx struct {
 	Documents     Documents
 	MCPServers    MCPServers
 	Links         Links
+	Household     Household
 }
 
 func newTx(c *conn) *Tx {
 	return &Tx{conn: c, Turns: Turns{c}, Journal: Journal{c}, Conversations: Conversations{c},
 		Safety: Safety{c}, Rules: Rules{c}, Memory: Memory{c}, Outbox: Outbox{c}, Tasks: Tasks{c},
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Deliveries: Deliveries{c},
-		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}, Links: Links{c}}
+		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}, Links: Links{c},
+		Household: Household{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.
@@ -212,7 +214,8 @@ func (s *Store) InOwner(ctx context.Context, ownerID uuid.UUID, fn func(agent.Tx
 // Agent is this transaction as the turn loop's ports.
 func (t *Tx) Agent() agent.Tx {
 	return agent.Tx{Turns: t.Turns, Journal: t.Journal, Conversations: t.Conversations,
-		Safety: t.Safety, Rules: t.Rules, Data: t.Tasks, Ledger: t.Ledger, Links: t.Links}
+		Safety: t.Safety, Rules: t.Rules, Data: t.Tasks, Ledger: t.Ledger, Links: t.Links,
+		Household: t.Household}
 }
 
 var _ agent.Store = (*Store)(nil)

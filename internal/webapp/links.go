@@ -99,10 +99,12 @@ func (l *linkPages) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msg := "Done. Steward went on with the turn."
-	switch v.Status {
-	case steward.StatusSuspended:
+	switch {
+	case v.Awaiting != "":
+		msg = "Your decision is recorded. The turn is " + v.Awaiting + "."
+	case v.Status == steward.StatusSuspended:
 		msg = "Done. Steward went on and is waiting for another decision (see your notifications or the web app)."
-	case steward.StatusFailed:
+	case v.Status == steward.StatusFailed:
 		msg = "Decided, but the turn failed afterwards: see it in the web app."
 	}
 	l.message(w, r, http.StatusOK, "Decided", msg)
