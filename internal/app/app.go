@@ -237,7 +237,6 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	// One-tap approval links in the notification of a suspended turn (issue 17 §1).
 	approvalLinks := &links.Service{Store: a.Store, Door: a.Door, Runner: a.Runner, PublicURL: cfg.PublicURL, Key: cfg.SecretKey,
 		TTL: cfg.LinkTTL, Now: a.Now}
-	a.Runner.Suspended = approvalLinks.Suspended
 	// Household approvals: a matching call also waits for the members its policy names
 	// (issue 17 §2); the turn is filed for them in the same transaction as the links.
 	households := &household.Service{Store: a.Store, Runner: a.Runner, Now: a.Now}
