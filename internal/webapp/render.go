@@ -34,7 +34,7 @@ func (p *page) hidden(csrf string) *page {
 }
 
 var nav = []struct{ page, href, label string }{{"chat", "/", "Chat"}, {"approvals", "/approvals", "Approvals"},
-	{"activity", "/activity", "Activity"}, {"memory", "/memory", "Memory"}, {"settings", "/settings", "Settings"}}
+	{"activity", "/activity", "Activity"}, {"memory", "/memory", "Memory"}, {"money", "/money", "Money"}, {"settings", "/settings", "Settings"}}
 
 // write sends the page inside the layout: header, navigation, sign-out.
 func (a *web) write(w http.ResponseWriter, r *http.Request, name string, status int, body func(p *page)) {
