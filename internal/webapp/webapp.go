@@ -29,8 +29,11 @@ import (
 
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/document"
+	"github.com/stewardhq/steward/internal/ledger"
+	"github.com/stewardhq/steward/internal/mcpclient"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/sessions"
@@ -76,7 +79,14 @@ type Deps struct {
 	// Store, on Runner.Now's clock, with the default window.
 	Undo *undo.Service
 	// Documents serves /documents; nil leaves the page saying documents are off.
-	Documents  *document.Service
+	Documents *document.Service
+	// Ledger serves /money (accounts, import, report, budgets); nil leaves the page saying
+	// the ledger is off.
+	Ledger *ledger.Service
+	// Channels serves /settings/channels; nil leaves the page saying channels are off.
+	Channels *channel.Service
+	// MCPServers serves /settings/mcp; nil leaves the page saying MCP servers are off.
+	MCPServers *mcpclient.Service
 	SessionTTL time.Duration
 	Logger     zerolog.Logger
 }
@@ -144,6 +154,9 @@ func Routes(d Deps) func(chi.Router) {
 				r.Get("/documents/{id}/content", w.documentContent)
 				// Multipart: the handler checks the CSRF token, the form's first part.
 				r.Post("/documents", w.uploadDocument)
+				r.Get("/money", w.moneyPage)
+				r.Get("/settings/channels", w.channelsPage)
+				r.Get("/settings/mcp", w.mcpPage)
 				r.Group(func(r chi.Router) {
 					r.Use(checkCSRF)
 					r.Post("/signout", w.signout)
@@ -159,6 +172,13 @@ func Routes(d Deps) func(chi.Router) {
 					r.Post("/memory/facts", w.addFact)
 					r.Post("/memory/facts/{id}/forget", w.forgetFact)
 					r.Post("/documents/{id}/delete", w.deleteDocument)
+					r.Post("/money/import", w.importStatement)
+					r.Post("/settings/channels", w.addChannel)
+					r.Post("/settings/channels/{name}/remove", w.removeChannel)
+					r.Post("/settings/channels/{name}/test", w.testChannel)
+					r.Post("/settings/mcp", w.addMCPServer)
+					r.Post("/settings/mcp/{name}/approve", w.approveMCPServer)
+					r.Post("/settings/mcp/{name}/delete", w.deleteMCPServer)
 				})
 			})
 		})
@@ -240,7 +260,18 @@ func checkCSRF(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := r.Header.Get("X-CSRF-Token")
 		if got == "" {
-			r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+			var err error
+			if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+				r.Body = http.MaxBytesReader(w, r.Body, maxUpload) // a statement upload (money.go)
+				err = r.ParseMultipartForm(maxUpload)
+			} else {
+				r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+				err = r.ParseForm()
+			}
+			if tooLarge(err) {
+				http.Error(w, "the form is too large", http.StatusRequestEntityTooLarge)
+				return
+			}
 			got = r.PostFormValue("csrf")
 		}
 		want := current(r).csrf

@@ -1,0 +1,115 @@
+package webapp
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/stewardhq/steward/internal/mcpclient"
+	"github.com/stewardhq/steward/internal/steward"
+)
+
+// Settings → MCP servers (issue 15 §3; README "Web app"): the owner's remote MCP servers
+// with their tools — status (enabled, changed, disabled) and class (read, write) — add one
+// (name, URL, an optional Authorization header value, sealed and never shown), approve one
+// again, delete one. Each handler decodes the form, calls mcpclient.Service and renders
+// (docs/ARCHITECTURE.md §7).
+
+func (a *web) mcpPage(w http.ResponseWriter, r *http.Request) {
+	a.mcpServers(w, r, http.StatusOK, "")
+}
+
+func (a *web) mcpServers(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	me := current(r)
+	if a.d.MCPServers == nil {
+		a.write(w, r, "settings", http.StatusOK, func(p *page) {
+			p.raw(`<h1>MCP servers</h1><p>MCP servers are off on this server.</p>`)
+		})
+		return
+	}
+	list, err := a.d.MCPServers.List(r.Context(), me.OwnerID)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.write(w, r, "settings", status, func(p *page) {
+		p.raw(`<p><a href="/settings">Settings</a></p><h1>MCP servers</h1>`)
+		if msg != "" {
+			p.raw(`<p role="alert" class="error">`).text(msg).raw(`</p>`)
+		}
+		if len(list) == 0 {
+			p.raw(`<p>No MCP servers: Steward uses only its own tools.</p>`)
+		}
+		for _, s := range list {
+			p.raw(`<section class="mcp-server"><h2>`).text(s.Name).raw(`</h2><p class="meta">`).text(s.URL).raw(` · approved `).text(when(s.ApprovedAt))
+			if len(s.Headers) > 0 {
+				p.raw(` · headers `).text(strings.Join(s.Headers, ", ")).raw(` (values hidden)`)
+			}
+			p.raw(`</p>`)
+			if len(s.Tools) > 0 {
+				p.raw(`<table class="mcp-tools"><thead><tr><th scope="col">Tool</th><th scope="col">Class</th><th scope="col">Status</th></tr></thead><tbody>`)
+				for _, t := range s.Tools {
+					class := "read"
+					if t.Kind != steward.KindRead {
+						class = "write"
+					}
+					p.raw(`<tr class="`).text(t.Status).raw(`"><td><code>`).text(t.As).raw(`</code>`)
+					if t.Description != "" {
+						p.raw(`<br><span class="meta">`).text(clip(t.Description, 160)).raw(`</span>`)
+					}
+					p.raw(`</td><td>`).text(class).raw(`</td><td class="status">`).text(t.Status)
+					if t.Status == "changed" {
+						p.raw(` — disabled until you approve again`)
+					}
+					p.raw(`</td></tr>`)
+				}
+				p.raw(`</tbody></table>`)
+			}
+			p.raw(`<div class="buttons"><form method="post" action="/settings/mcp/`).text(s.Name).raw(`/approve">`).hidden(me.csrf).
+				raw(`<button type="submit">Approve again</button></form><form method="post" action="/settings/mcp/`).text(s.Name).raw(`/delete">`).
+				hidden(me.csrf).raw(`<button type="submit">Delete</button></form></div></section>`)
+		}
+		p.raw(`<h2>Add a server</h2><form method="post" action="/settings/mcp" class="mcp-form">` +
+			`<label for="mcp-name">Name (lower-case letters and digits; its tools are called mcp_&lt;name&gt;_&lt;tool&gt;)</label><input id="mcp-name" name="name" type="text" required maxlength="20">` +
+			`<label for="mcp-url">URL (streamable HTTP)</label><input id="mcp-url" name="url" type="url" required maxlength="2000">` +
+			`<label for="mcp-auth">Authorization header (optional, e.g. Bearer …)</label><input id="mcp-auth" name="authorization" type="password" autocomplete="off" maxlength="4000">`).
+			hidden(me.csrf).raw(`<button type="submit">Add server</button></form>` +
+			`<p class="meta">Adding connects to the server, lists its tools and approves them as they are now; a tool that changes later is disabled until you approve again.</p>`)
+	})
+}
+
+func (a *web) mcpAgain(w http.ResponseWriter, r *http.Request) func(int, string) {
+	return func(status int, msg string) { a.mcpServers(w, r, status, msg) }
+}
+
+func (a *web) addMCPServer(w http.ResponseWriter, r *http.Request) {
+	if a.d.MCPServers == nil {
+		http.NotFound(w, r)
+		return
+	}
+	in := mcpclient.NewServer{Name: strings.TrimSpace(r.PostFormValue("name")), URL: strings.TrimSpace(r.PostFormValue("url"))}
+	if auth := strings.TrimSpace(r.PostFormValue("authorization")); auth != "" {
+		in.Headers = map[string]string{"Authorization": auth}
+	}
+	_, err := a.d.MCPServers.Add(r.Context(), current(r).OwnerID, in)
+	a.done(w, r, err, "/settings/mcp", a.mcpAgain(w, r))
+}
+
+func (a *web) approveMCPServer(w http.ResponseWriter, r *http.Request) {
+	if a.d.MCPServers == nil {
+		http.NotFound(w, r)
+		return
+	}
+	_, err := a.d.MCPServers.Approve(r.Context(), current(r).OwnerID, chi.URLParam(r, "name"), nil, nil)
+	a.done(w, r, err, "/settings/mcp", a.mcpAgain(w, r))
+}
+
+func (a *web) deleteMCPServer(w http.ResponseWriter, r *http.Request) {
+	if a.d.MCPServers == nil {
+		http.NotFound(w, r)
+		return
+	}
+	err := a.d.MCPServers.Delete(r.Context(), current(r).OwnerID, chi.URLParam(r, "name"))
+	a.done(w, r, err, "/settings/mcp", a.mcpAgain(w, r))
+}
