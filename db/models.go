@@ -77,6 +77,46 @@ type Document struct {
 	ContentKey  *string
 }
 
+type Household struct {
+	ID        uuid.UUID
+	Name      string
+	CreatedAt time.Time
+}
+
+type HouseholdApproval struct {
+	ID            uuid.UUID
+	OwnerID       uuid.UUID
+	RequesterID   uuid.UUID
+	RequesterName string
+	TurnID        uuid.UUID
+	CallID        string
+	ArgsHash      string
+	Tool          string
+	Summary       string
+	Amount        *string
+	Status        string
+	Message       *string
+	DecidedAt     *time.Time
+	ExpiresAt     time.Time
+	CreatedAt     time.Time
+}
+
+type HouseholdMember struct {
+	OwnerID     uuid.UUID
+	HouseholdID uuid.UUID
+	JoinedAt    time.Time
+}
+
+type HouseholdPolicy struct {
+	ID             uuid.UUID
+	HouseholdID    uuid.UUID
+	Tool           string
+	MinAmountMinor pgtype.Int8
+	Currency       *string
+	Approvers      []uuid.UUID
+	CreatedAt      time.Time
+}
+
 type JobRun struct {
 	ID           uuid.UUID
 	OwnerID      uuid.UUID
