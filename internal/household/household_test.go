@@ -457,7 +457,8 @@ func TestOwnerLinkRecordsVote(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(door.Close)
-	ls := &links.Service{Store: e.o.Store, Door: door, Runner: e.run, PublicURL: "https://steward.example"}
+	ls := &links.Service{Store: e.o.Store, Door: door, Runner: e.run, PublicURL: "https://steward.example",
+		Key: []byte("0123456789abcdef0123456789abcdef")}
 	hh := e.run.Suspended
 	e.run.Suspended = func(ctx context.Context, tx agent.Tx, turn steward.Turn) error {
 		if err := hh(ctx, tx, turn); err != nil {
@@ -477,7 +478,7 @@ func TestOwnerLinkRecordsVote(t *testing.T) {
 	err = e.o.Store.WithOwner(ctx, e.alice.owner.ID, func(tx *store.Tx) error {
 		n, err := tx.Tasks.ListNotifications(ctx, 10)
 		if len(n) == 1 {
-			msg = n[0].Message
+			msg = ls.Expand(n[0].Message) // as the deliverer sends it
 		}
 		return err
 	})
