@@ -57,24 +57,24 @@ func (a *web) money(w http.ResponseWriter, r *http.Request, status int, msg stri
 		if len(o.Accounts) == 0 {
 			p.raw(`<p>No accounts yet: import a statement below.</p>`)
 		} else {
-			p.raw(`<table class="accounts"><thead><tr><th scope="col">Account</th><th scope="col">Kind</th><th scope="col" class="num">Balance</th></tr></thead><tbody>`)
+			p.raw(`<div class="scroll"><table class="accounts"><thead><tr><th scope="col">Account</th><th scope="col">Kind</th><th scope="col" class="num">Balance</th></tr></thead><tbody>`)
 			for _, x := range o.Accounts {
 				p.raw(`<tr><td>`).text(x.Name).raw(`</td><td>`).text(x.Kind).raw(`</td><td class="num">`)
 				if x.BalanceMinor != nil {
 					p.text(x.Balance)
-				} else {
-					p.text(x.Currency)
+				} else { // an expense or income account keeps no balance; its spending is below
+					p.raw(`<span title="an `).text(x.Kind).raw(` account has no balance">—</span>`)
 				}
 				p.raw(`</td></tr>`)
 			}
-			p.raw(`</tbody></table>`)
+			p.raw(`</tbody></table></div>`)
 		}
 		// This month.
 		p.raw(`<h2>This month (`).text(o.Month).raw(`)</h2>`)
 		if len(o.Report.Lines) == 0 {
 			p.raw(`<p>No transactions this month.</p>`)
 		} else {
-			p.raw(`<table class="report"><thead><tr><th scope="col">Category</th><th scope="col" class="num">Out</th><th scope="col" class="num">In</th><th scope="col" class="num">Net</th></tr></thead><tbody>`)
+			p.raw(`<div class="scroll"><table class="report"><thead><tr><th scope="col">Category</th><th scope="col" class="num">Out</th><th scope="col" class="num">In</th><th scope="col" class="num">Net</th></tr></thead><tbody>`)
 			for _, l := range o.Report.Lines {
 				p.raw(`<tr><td>`).text(l.Key).raw(`</td><td class="num">`).text(l.Out).raw(`</td><td class="num">`).text(l.In).
 					raw(`</td><td class="num">`).text(l.Net).raw(`</td></tr>`)
@@ -84,7 +84,7 @@ func (a *web) money(w http.ResponseWriter, r *http.Request, status int, msg stri
 				p.raw(`<tr><th scope="row">Total</th><td class="num">`).text(l.Out).raw(`</td><td class="num">`).text(l.In).
 					raw(`</td><td class="num">`).text(l.Net).raw(`</td></tr>`)
 			}
-			p.raw(`</tfoot></table>`)
+			p.raw(`</tfoot></table></div>`)
 		}
 		// Budgets: a bar each, spent against the limit (a meter: the CSP forbids inline styles).
 		p.raw(`<h2>Budgets</h2>`)
@@ -124,12 +124,12 @@ func (a *web) money(w http.ResponseWriter, r *http.Request, status int, msg stri
 			p.raw(`<p>None yet.</p>`)
 			return
 		}
-		p.raw(`<table class="transactions"><thead><tr><th scope="col">Date</th><th scope="col">Description</th><th scope="col">Category</th><th scope="col" class="num">Amount</th></tr></thead><tbody>`)
+		p.raw(`<div class="scroll"><table class="transactions"><thead><tr><th scope="col">Date</th><th scope="col">Description</th><th scope="col">Category</th><th scope="col" class="num">Amount</th></tr></thead><tbody>`)
 		for _, t := range o.Recent {
 			p.raw(`<tr><td>`).text(t.Date).raw(`</td><td>`).text(t.Description).raw(`</td><td>`).text(t.Category).
 				raw(`</td><td class="num">`).text(t.Amount).raw(`</td></tr>`)
 		}
-		p.raw(`</tbody></table>`)
+		p.raw(`</tbody></table></div>`)
 	})
 }
 

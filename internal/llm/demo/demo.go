@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/steward"
@@ -16,9 +17,12 @@ import (
 // Name is the name the demo model reports, so that a session says it is not talking to Gemini.
 const Name = "demo (offline, no GEMINI_API_KEY)"
 
-// Model is the offline demo model. The zero value is ready to use; it is stateless and safe
-// for concurrent use.
-type Model struct{}
+// Model is the offline demo model. The zero value is ready to use (on the wall clock); it is
+// stateless and safe for concurrent use.
+type Model struct {
+	// Now dates the periods of spending questions ("this month"); nil is time.Now.
+	Now func() time.Time
+}
 
 var _ llm.Model = Model{}
 
@@ -33,11 +37,15 @@ func (Model) Name() string { return Name }
 // req.NoToolCalls does not forbid calls; anything
 // else gets a reply listing the phrasings the demo understands. Text is streamed to onDelta
 // word by word when it is non-nil. Usage is always zero.
-func (Model) Generate(ctx context.Context, req llm.Request, onDelta llm.DeltaFunc) (llm.Response, error) {
+func (m Model) Generate(ctx context.Context, req llm.Request, onDelta llm.DeltaFunc) (llm.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return llm.Response{}, err
 	}
-	resp := respond(req)
+	now := time.Now
+	if m.Now != nil {
+		now = m.Now
+	}
+	resp := respond(req, now())
 	resp.Model = Name
 	if onDelta != nil {
 		for _, word := range strings.SplitAfter(resp.Text(), " ") {
@@ -53,7 +61,7 @@ func (Model) Generate(ctx context.Context, req llm.Request, onDelta llm.DeltaFun
 }
 
 // respond builds the answer to the last user message.
-func respond(req llm.Request) llm.Response {
+func respond(req llm.Request, now time.Time) llm.Response {
 	last, ok := lastUserMessage(req.Messages)
 	if !ok {
 		return text(helpText)
@@ -61,20 +69,20 @@ func respond(req llm.Request) llm.Response {
 	if results := toolResults(last); len(results) > 0 {
 		return text(summarise(results, req.Messages))
 	}
-	in, ok := parse(last.Text()) // the owner's words only, never the recalled memory block
+	in, ok := parse(last.Text(), now) // the owner's words only, never the recalled memory block
 	if !ok {
 		return text(helpText)
 	}
 	if req.NoToolCalls || !declared(req.Tools, in.tool) {
 		return text(fmt.Sprintf("I would use the %s tool for that, but it is not available right now.", in.tool))
 	}
-	call := steward.ToolCall{
-		ID:   fmt.Sprintf("demo_%d", countCalls(req.Messages)+1),
-		Name: in.tool,
-		Args: in.args,
+	n := countCalls(req.Messages)
+	parts := make([]steward.Part, len(in.args))
+	for i, args := range in.args {
+		parts[i].ToolCall = &steward.ToolCall{ID: fmt.Sprintf("demo_%d", n+i+1), Name: in.tool, Args: args}
 	}
 	return llm.Response{
-		Message: steward.Message{Role: steward.RoleModel, Parts: []steward.Part{{ToolCall: &call}}},
+		Message: steward.Message{Role: steward.RoleModel, Parts: parts},
 		Finish:  llm.FinishToolCalls,
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/steward"
@@ -245,5 +246,73 @@ func TestNoToolCallsAnswersInText(t *testing.T) {
 		Messages: []steward.Message{user("remind me to buy milk")}, Tools: allTools, NoToolCalls: true}, nil)
 	if err != nil || len(resp.ToolCalls()) != 0 || resp.Finish != llm.FinishStop || resp.Text() == "" {
 		t.Fatalf("response = %+v, %v; want a text answer and no call", resp, err)
+	}
+}
+
+// TestSpendQuestion: "how much did I spend on …" asks ledger_report by category and by
+// merchant for the period named, and the answer reads the amount of what was named.
+func TestSpendQuestion(t *testing.T) {
+	now := time.Date(2026, 4, 10, 12, 0, 0, 0, time.UTC)
+	m := Model{Now: func() time.Time { return now }}
+	for _, tc := range []struct{ msg, from, to string }{
+		{"How much did I spend on groceries?", "1000-01-01", "2026-04-10"},
+		{"how much did I spend on groceries this month", "2026-04-01", "2026-04-10"},
+		{"How much have I spent on Netflix last month?", "2026-03-01", "2026-03-31"},
+		{"how much did i spend on eating out in march", "2026-03-01", "2026-03-31"},
+		{"how much did I spend on rent in December", "2025-12-01", "2025-12-31"},
+		{"how much did I spend on", "", ""},
+	} {
+		req := llm.Request{Messages: []steward.Message{user(tc.msg)}, Tools: []llm.ToolDecl{{Name: "ledger_report"}}}
+		resp, err := m.Generate(context.Background(), req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var calls []steward.ToolCall
+		for _, p := range resp.Message.Parts {
+			if p.ToolCall != nil {
+				calls = append(calls, *p.ToolCall)
+			}
+		}
+		if tc.from == "" {
+			if len(calls) != 0 {
+				t.Errorf("%q: calls %v, want none (not a phrasing the demo knows)", tc.msg, calls)
+			}
+			continue
+		}
+		if len(calls) != 2 || calls[0].Name != "ledger_report" || calls[0].ID == calls[1].ID {
+			t.Fatalf("%q: calls %+v", tc.msg, calls)
+		}
+		for i, by := range []string{"category", "merchant"} {
+			var args map[string]string
+			if err := json.Unmarshal(calls[i].Args, &args); err != nil || args["from"] != tc.from || args["to"] != tc.to || args["by"] != by {
+				t.Errorf("%q: call %d args %s, want %s..%s by %s", tc.msg, i, calls[i].Args, tc.from, tc.to, by)
+			}
+		}
+	}
+
+	// The results: the category the owner named, else the merchant, else the top categories.
+	report := func(by, lines string) string {
+		return `{"from":"2026-03-01","to":"2026-03-31","by":"` + by + `","lines":[` + lines + `],"totals":[]}`
+	}
+	cats := report("category", `{"key":"Rent","currency":"EUR","count":1,"out_minor":95000,"out":"950.00 EUR"},{"key":"Groceries","currency":"EUR","count":14,"out_minor":74670,"out":"746.70 EUR"}`)
+	merchants := report("merchant", `{"key":"Netflix.com","currency":"EUR","count":1,"out_minor":1299,"out":"12.99 EUR"}`)
+	for _, tc := range []struct{ msg, want string }{
+		{"how much did I spend on groceries in march", "You spent 746.70 EUR on Groceries (14 payments) between 2026-03-01 and 2026-03-31."},
+		{"how much did I spend on netflix in march", "You spent 12.99 EUR on Netflix.com (1 payment) between 2026-03-01 and 2026-03-31."},
+		{"how much did I spend on horses in march", "I found no spending on “horses” between 2026-03-01 and 2026-03-31. What you spent most on: Rent 950.00 EUR, Groceries 746.70 EUR."},
+	} {
+		msgs := []steward.Message{
+			user(tc.msg),
+			{Role: steward.RoleModel, Parts: []steward.Part{
+				{ToolCall: &steward.ToolCall{ID: "demo_1", Name: "ledger_report"}},
+				{ToolCall: &steward.ToolCall{ID: "demo_2", Name: "ledger_report"}}}},
+			{Role: steward.RoleUser, Parts: []steward.Part{
+				{ToolResult: &steward.ToolResult{CallID: "demo_1", Name: "ledger_report", Output: json.RawMessage(cats)}},
+				{ToolResult: &steward.ToolResult{CallID: "demo_2", Name: "ledger_report", Output: json.RawMessage(merchants)}}}},
+		}
+		resp, err := m.Generate(context.Background(), llm.Request{Messages: msgs}, nil)
+		if err != nil || resp.Text() != tc.want {
+			t.Errorf("%q: answer %q, %v; want %q", tc.msg, resp.Text(), err, tc.want)
+		}
 	}
 }

@@ -3,17 +3,20 @@ package demo
 import (
 	"encoding/json"
 	"strings"
+	"time"
 )
 
 // helpText is the reply to anything the demo does not understand.
 const helpText = "I am the offline demo model (no GEMINI_API_KEY is set), so I only understand a few phrasings: " +
-	"“remind me to …”, “add a task …”, “remember that …”, “what time is it” and “list my tasks”. " +
+	"“remind me to …”, “add a task …”, “remember that …”, “what time is it”, “list my tasks” and " +
+	"“how much did I spend on … [this month | last month | this year | in March]”. " +
 	"Set GEMINI_API_KEY to talk to Gemini."
 
-// intent is a recognised request: the tool to call and its arguments.
+// intent is a recognised request: the tool to call and its arguments, called once per
+// element of args (the spending question asks by category and by merchant at once).
 type intent struct {
 	tool string
-	args json.RawMessage
+	args []json.RawMessage
 }
 
 // argPrefixes map a phrase that starts a request to the tool it calls and the argument the
@@ -47,12 +50,18 @@ var questions = map[string]string{
 	"show me my tasks":         "list_tasks",
 }
 
-// parse recognises one of the demo's phrasings, case-insensitively.
-func parse(msg string) (intent, bool) {
-	s := strings.TrimSpace(msg)
-	s = strings.TrimRight(s, ".!? ")
-	if p := "please "; hasPrefixFold(s, p) {
-		s = strings.TrimSpace(s[len(p):])
+// parse recognises one of the demo's phrasings, case-insensitively; now dates a spending
+// question's period.
+func parse(msg string, now time.Time) (intent, bool) {
+	s := clean(msg)
+	if q, ok := parseSpend(s); ok {
+		from, to := q.dates(now)
+		var args []json.RawMessage
+		for _, by := range []string{"category", "merchant"} {
+			a, _ := json.Marshal(map[string]string{"from": from, "to": to, "by": by}) // a string map always marshals
+			args = append(args, a)
+		}
+		return intent{tool: "ledger_report", args: args}, true
 	}
 	for _, ap := range argPrefixes {
 		if !hasPrefixFold(s, ap.prefix) {
@@ -67,7 +76,7 @@ func parse(msg string) (intent, bool) {
 			return intent{}, false
 		}
 		args, _ := json.Marshal(map[string]string{ap.arg: value}) // a string map always marshals
-		return intent{tool: ap.tool, args: args}, true
+		return intent{tool: ap.tool, args: []json.RawMessage{args}}, true
 	}
 	key := strings.ToLower(strings.ReplaceAll(s, "’", "'"))
 	tool, ok := questions[key]
@@ -77,7 +86,17 @@ func parse(msg string) (intent, bool) {
 	if !ok {
 		return intent{}, false
 	}
-	return intent{tool: tool, args: json.RawMessage(`{}`)}, true
+	return intent{tool: tool, args: []json.RawMessage{json.RawMessage(`{}`)}}, true
+}
+
+// clean trims a message of spaces, end punctuation and a leading "please".
+func clean(msg string) string {
+	s := strings.TrimSpace(msg)
+	s = strings.TrimRight(s, ".!? ")
+	if p := "please "; hasPrefixFold(s, p) {
+		s = strings.TrimSpace(s[len(p):])
+	}
+	return s
 }
 
 func hasPrefixFold(s, prefix string) bool {

@@ -12,6 +12,9 @@ import (
 // summarise answers a batch of tool results in plain text, one line per result, using the
 // arguments of the calls they answer (found in msgs) where the output does not repeat them.
 func summarise(results []steward.ToolResult, msgs []steward.Message) string {
+	if answer, ok := spendAnswer(results, msgs); ok {
+		return answer
+	}
 	lines := make([]string, 0, len(results))
 	for _, r := range results {
 		out := decode(r.Output)
