@@ -49,11 +49,13 @@ built = $(GO) version -m "$(1)" 2>/dev/null | awk 'NR == 1 { tc = $$NF == "$(GOT
 	$$1 == "mod" { m = $$2 == "$(2)" && $$3 == "$(3)" } END { exit !(tc && m) }'
 
 # lambda_build builds functions/$(1) into $(2)/bootstrap for provided.al2023 on arm64,
-# stripped (-s -w). grpcnotrace (gRPC's own tag) leaves out golang.org/x/net/trace, which the
-# genai SDK's auth brings in through gRPC: it renders html/template, whose method lookups by
-# name make the linker keep every exported method of every type — 5.6 MB of each bootstrap
-# (internal/lambdatest caps each at 23.5 MB; the target is 20 MB).
-lambda_build = cd "$(ROOT)" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc,grpcnotrace -trimpath \
+# stripped (-s -w), with the go.mod cmd/sdk-overlay writes (-modfile): the Gemini SDK's client.go without
+# Application Default Credentials (Vertex AI), which Steward never uses and which links Google's
+# auth stack, s2a-go, gRPC and protobuf — 4.9 MB of every bootstrap (internal/sdkoverlay).
+# grpcnotrace (gRPC's own tag) stays for any other path to gRPC. internal/lambdatest caps each
+# bootstrap at 20 MB.
+lambda_build = cd "$(ROOT)" && modfile=$$($(GO) run ./cmd/sdk-overlay "$(ROOT)/bin/sdk-overlay") && \
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -modfile "$$modfile" -tags lambda.norpc,grpcnotrace -trimpath \
 	-ldflags "-s -w" -o "$(2)/bootstrap" ./functions/$(1)
 # sam_build is lambda_build into $(ARTIFACTS_DIR), which `sam build` sets.
 sam_build = $(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: sam build sets it; locally, use make lambda))$(call lambda_build,$(1),$(ARTIFACTS_DIR))
