@@ -32,7 +32,7 @@ var (
 // SecurityDefinerAllowlist lists the reviewed SECURITY DEFINER functions: the household
 // approvals' writes across owners, each keyed on the caller's own app.owner_id
 // (migrations/00021_households.sql, docs/ARCHITECTURE.md §5).
-var SecurityDefinerAllowlist = []string{"household_request", "household_votes", "household_close"}
+var SecurityDefinerAllowlist = []string{"household_request", "household_votes", "household_close", "household_expire"}
 
 // OwnerPredicate is the expression every owner_isolation policy must use.
 const OwnerPredicate = "NULLIF(current_setting('app.owner_id'::text, true), ''::text))::uuid"

@@ -258,6 +258,12 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	sender := &channel.Sender{Options: egress.Options{Allow: cfg.EgressAllow}, Timeout: 10 * time.Second}
 	deliverer := &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}),
 		Sealer: sealer, Sender: sender, Channels: a.Door, Expand: approvalLinks.Expand, Now: a.Now}
+	// Telegram notifications carry Approve/Deny buttons when the callback route can receive
+	// them (STEWARD_TELEGRAM_WEBHOOK_SECRET set, issue 17 §1).
+	telegram := &links.Telegram{Links: approvalLinks, Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}
+	if cfg.TelegramWebhookSecret != "" {
+		deliverer.Buttons = approvalLinks.Buttons
+	}
 	a.Channels = &channel.Service{Store: a.Store, Sealer: sealer, Sender: sender, Now: a.Now}
 	runs := &autonomy.Runner{Agent: a.Runner, Store: a.Store, Notifier: deliverer, Now: a.Now}
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
@@ -295,7 +301,8 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
 			Sessions: &sessions.Service{Store: a.Store, Now: a.Now}, Activity: act, Control: ctl, Rules: rs, Memory: a.Memory, Undo: undos,
 			Documents: a.Documents, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers}),
-		Links: webapp.LinkPages(approvalLinks),
+		Links:    webapp.LinkPages(approvalLinks),
+		Telegram: telegram,
 	})
 	return a, nil
 }

@@ -28,6 +28,16 @@ type Message struct {
 	Title     string
 	Text      string
 	CreatedAt time.Time
+	// Buttons are a row of Telegram inline-keyboard buttons (callback buttons: pressing one
+	// sends its Data to the bot's webhook, POST /telegram/callback); other kinds ignore them.
+	Buttons []Button
+}
+
+// Button is an inline-keyboard callback button. Data is at most 64 bytes (the Bot API's
+// limit for callback_data).
+type Button struct {
+	Text string `json:"text"`
+	Data string `json:"callback_data"`
 }
 
 // Payload is the JSON body the webhook kind posts: "text" for Slack-style receivers;
@@ -132,8 +142,17 @@ func (s *Sender) Send(ctx context.Context, t Target, m Message) (final bool, err
 		}
 		return s.post(ctx, t, t.URL, h, body)
 	case Telegram:
-		body, err := json.Marshal(map[string]any{"chat_id": t.Settings.ChatID, "text": TelegramText(m.Title, m.Text),
-			"parse_mode": "MarkdownV2"})
+		msg := map[string]any{"chat_id": t.Settings.ChatID, "text": TelegramText(m.Title, m.Text), "parse_mode": "MarkdownV2"}
+		var row []Button
+		for _, b := range m.Buttons {
+			if b.Text != "" && b.Data != "" && len(b.Data) <= 64 {
+				row = append(row, b)
+			}
+		}
+		if len(row) > 0 {
+			msg["reply_markup"] = map[string]any{"inline_keyboard": [][]Button{row}}
+		}
+		body, err := json.Marshal(msg)
 		if err != nil {
 			return true, err
 		}
@@ -148,6 +167,23 @@ func (s *Sender) Send(ctx context.Context, t Target, m Message) (final bool, err
 		return s.sendMail(ctx, t, m)
 	}
 	return true, fmt.Errorf("unknown channel kind %q", t.Kind)
+}
+
+// BotAPI calls a Telegram Bot API method (answerCallbackQuery, editMessageReplyMarkup) with
+// t's bot token, through the same guard as a send. The caller holds no transaction open.
+func (s *Sender) BotAPI(ctx context.Context, t Target, method string, params any) error {
+	if t.Kind != Telegram {
+		return fmt.Errorf("channel %s is not a Telegram channel", t.Name)
+	}
+	s.init()
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	body, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	_, err = s.post(ctx, t, t.URL+"/bot"+t.Secrets.Token+"/"+method, http.Header{"Content-Type": {"application/json"}}, body)
+	return err
 }
 
 // post sends one request and sorts the answer.

@@ -38,6 +38,9 @@ type Deliverer struct {
 	// Expand turns a stored notification's text into the text sent (the approval links'
 	// placeholders into links, internal/links); nil sends it as stored.
 	Expand func(string) string
+	// Buttons are the Telegram inline buttons of a stored notification's text (the approval
+	// links' Approve and Deny, internal/links); nil sends none.
+	Buttons func(string) []channel.Button
 	// Sealer opens channels' secrets; nil opens none (a channel with a secret then fails).
 	Sealer *secret.Sealer
 	// Sender sends to channels; nil means one over Guard's options.
@@ -204,7 +207,11 @@ func (d *Deliverer) send(ctx context.Context, ownerID uuid.UUID, ch store.Channe
 	if d.Expand != nil {
 		text = d.Expand(text)
 	}
-	return d.sender().Send(ctx, t, channel.Message{ID: n.ID, Title: n.Title, Text: text, CreatedAt: n.CreatedAt})
+	m := channel.Message{ID: n.ID, Title: n.Title, Text: text, CreatedAt: n.CreatedAt}
+	if t.Kind == channel.Telegram && d.Buttons != nil {
+		m.Buttons = d.Buttons(n.Message)
+	}
+	return d.sender().Send(ctx, t, m)
 }
 
 func (d *Deliverer) maxAttempts() int {

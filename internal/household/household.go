@@ -152,11 +152,20 @@ func (s *Service) Inbox(ctx context.Context, member uuid.UUID) ([]steward.Househ
 		out, err = tx.Household.Inbox(ctx, InboxLimit)
 		return err
 	})
+	// A request whose suspension has passed is expired even before the sweep marks it.
+	now := s.now()
+	for i := range out {
+		if out[i].Status == steward.VotePending && !now.Before(out[i].ExpiresAt) {
+			out[i].Status = steward.VoteExpired
+		}
+	}
 	if out == nil {
 		out = []steward.HouseholdApproval{}
 	}
 	return out, err
 }
+
+var errExpired = steward.Errorf(steward.CodeConflict, "this household approval has expired: the request's wait for a decision ended before it was decided; nothing was changed")
 
 // Decide records member's vote on a request addressed to them. When it completes the
 // request (the last approval, or a deny), the requester's turn resumes here.
@@ -180,10 +189,12 @@ func (s *Service) Decide(ctx context.Context, member, id uuid.UUID, approve bool
 			return steward.Errorf(steward.CodeNotFound, "household approval not found")
 		case gerr != nil:
 			return gerr
+		case cur.Status == steward.VoteExpired:
+			return errExpired
 		case cur.Status != steward.VotePending:
 			return steward.Errorf(steward.CodeConflict, "this household approval was already decided (%s); nothing was changed", cur.Status)
 		}
-		return steward.Errorf(steward.CodeConflict, "this household approval has expired; nothing was changed")
+		return errExpired
 	})
 	if err != nil {
 		return steward.HouseholdApproval{}, err

@@ -24,6 +24,7 @@ import (
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/sweep"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
 )
@@ -502,5 +503,52 @@ func TestOwnerLinkRecordsVote(t *testing.T) {
 	}
 	if n, st := e.state(t, v.TurnID); n != 1 || st != steward.StatusCompleted {
 		t.Fatalf("after bob approved: %d tasks, turn %s; want 1 and completed", n, st)
+	}
+}
+
+// TestExpiredRequestIsMarked: when alice's suspension expires, bob's inbox shows her request
+// as expired (before and after the sweep marks it) and his approval is refused clearly.
+func TestExpiredRequestIsMarked(t *testing.T) {
+	e := setup(t, "bob")
+	var mu sync.Mutex
+	now := time.Now()
+	e.run.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	v := e.suspend(t)
+	items, body := e.inbox(t, e.bob)
+	if len(items) != 1 || items[0].Status != "pending" {
+		t.Fatalf("bob's inbox = %s; want alice's request pending", body)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Hour) // past SuspendTTL
+	mu.Unlock()
+
+	// Before the sweep: shown expired, and bob's approval refused.
+	if items, body = e.inbox(t, e.bob); len(items) != 1 || items[0].Status != "expired" {
+		t.Errorf("bob's inbox after the expiry = %s; want expired", body)
+	}
+	if status, body := e.decide(t, e.bob, items[0].ID, true); status != 409 || !strings.Contains(body, "has expired") {
+		t.Errorf("bob approves an expired request = %d %s; want 409 has expired", status, body)
+	}
+
+	sw := &sweep.Sweeper{Store: e.o.Store, Owners: e.o.Door, Now: e.run.Now}
+	swept, err := sw.Sweep(context.Background())
+	if err != nil || swept.Expired != 1 || swept.HouseholdExpired != 2 {
+		t.Fatalf("sweep = %+v, %v; want alice's turn and its 2 votes (hers, bob's) expired", swept, err)
+	}
+	// The rows themselves are expired now, whatever the reader's clock.
+	var stored []steward.HouseholdApproval
+	err = e.o.Store.WithOwner(context.Background(), e.bob.owner.ID, func(tx *store.Tx) error {
+		var err error
+		stored, err = tx.Household.Inbox(context.Background(), 10)
+		return err
+	})
+	if err != nil || len(stored) != 1 || stored[0].Status != steward.VoteExpired {
+		t.Fatalf("bob's stored inbox = %+v, %v; want the request expired", stored, err)
+	}
+	if status, body := e.decide(t, e.bob, items[0].ID, true); status != 409 || !strings.Contains(body, "has expired") {
+		t.Errorf("bob approves after the sweep = %d %s; want 409 has expired", status, body)
+	}
+	if n, st := e.state(t, v.TurnID); n != 0 || st != steward.StatusExpired {
+		t.Errorf("alice's turn: %d tasks, %s; want 0 tasks and expired", n, st)
 	}
 }

@@ -20,6 +20,8 @@ package httpapi
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net/http"
 	"time"
 
@@ -37,6 +39,7 @@ import (
 	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/household"
 	"github.com/stewardhq/steward/internal/ledger"
+	"github.com/stewardhq/steward/internal/links"
 	"github.com/stewardhq/steward/internal/mcpclient"
 	"github.com/stewardhq/steward/internal/mcpserver"
 	"github.com/stewardhq/steward/internal/memory"
@@ -107,6 +110,10 @@ type Deps struct {
 	// Links serves GET and POST /a/{token}, the one-tap approval links' pages (issue 17 §1:
 	// webapp.LinkPages over internal/links); nil answers 404 there.
 	Links http.Handler
+	// Telegram decides the approval buttons of Telegram notifications: POST
+	// /telegram/callback (the Bot API's webhook, verified by its secret-token header); nil
+	// answers 404 there.
+	Telegram *links.Telegram
 	// MCP serves POST /mcp, the MCP face (internal/mcpserver); nil answers 404 there.
 	MCP *mcpserver.Server
 	// MCPServers serves /v1/mcp/servers, the owner's remote MCP servers (internal/mcpclient);
@@ -175,6 +182,8 @@ func New(d Deps) http.Handler {
 	// The link is the capability: no API key, no session (GET only shows a page).
 	r.Get("/a/{token}", a.links)
 	r.With(limitBody(d.MaxBodyBytes)).Post("/a/{token}", a.links)
+	// Telegram's webhook: no API key, no session; X-Telegram-Bot-Api-Secret-Token is checked.
+	r.With(limitBody(d.MaxBodyBytes)).Post("/telegram/callback", a.telegramCallback)
 	a.mountOpenAI(r)
 	a.mountMCP(r)
 	r.Route("/v1", func(r chi.Router) {
@@ -238,6 +247,43 @@ func (a *api) links(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.d.Links.ServeHTTP(w, r)
+}
+
+// telegramCallback receives a Bot API update (a pressed approval button): POST
+// /telegram/callback. No secret configured is 404, a missing or wrong
+// X-Telegram-Bot-Api-Secret-Token is 403, and neither decides anything; otherwise 200, with
+// a Bot API method in the body when Telegram is to answer the button itself.
+func (a *api) telegramCallback(w http.ResponseWriter, r *http.Request) {
+	if a.d.Telegram == nil || a.d.Telegram.Secret == "" {
+		fail(w, r, errorf(http.StatusNotFound, steward.CodeNotFound, "Telegram callbacks are not enabled on this deployment"))
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			fail(w, r, errorf(http.StatusRequestEntityTooLarge, steward.CodeTooLarge, "the body is too large"))
+			return
+		}
+		fail(w, r, errorf(http.StatusBadRequest, steward.CodeInvalid, "could not read the body"))
+		return
+	}
+	reply, err := a.d.Telegram.Callback(r.Context(), r.Header.Get("X-Telegram-Bot-Api-Secret-Token"), body)
+	switch {
+	case errors.Is(err, links.ErrTelegramSecret):
+		fail(w, r, errorf(http.StatusForbidden, steward.CodeUnauthorized, "%s", links.ErrTelegramSecret.Message))
+		return
+	case steward.ErrorCode(err) == steward.CodeInvalid:
+		fail(w, r, errorf(http.StatusBadRequest, steward.CodeInvalid, "the body is not a Telegram update"))
+		return
+	case err != nil:
+		fail(w, r, err)
+		return
+	}
+	if reply == nil {
+		reply = map[string]any{}
+	}
+	writeJSON(w, http.StatusOK, reply)
 }
 
 // runnerNow is the runner's clock, read at each call (a test may set it after New).

@@ -31,6 +31,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -157,9 +158,16 @@ func (s *Service) Show(ctx context.Context, token string) (Page, error) {
 // Decide uses a link: the decision goes through the runner's exactly-once claim, and the
 // link is marked used in the claim's transaction, or nothing changes.
 func (s *Service) Decide(ctx context.Context, token string) (steward.View, error) {
+	_, _, v, err := s.decide(ctx, token)
+	return v, err
+}
+
+// decide is Decide, also returning the link's owner (uuid.Nil when the token names no link)
+// and the link: the one code path of the link pages and the Telegram buttons.
+func (s *Service) decide(ctx context.Context, token string) (uuid.UUID, steward.Link, steward.View, error) {
 	owner, link, _, err := s.find(ctx, token)
 	if err != nil {
-		return steward.View{}, err
+		return owner, link, steward.View{}, err
 	}
 	decisions := make([]steward.Decision, len(link.Calls))
 	for i, c := range link.Calls {
@@ -177,14 +185,14 @@ func (s *Service) Decide(ctx context.Context, token string) (steward.View, error
 	})
 	switch {
 	case err == nil:
-		return v, nil
+		return owner, link, v, nil
 	case steward.ErrorCode(err) == steward.CodeConflict:
 		if errors.Is(err, errUsed) {
-			return v, errUsed
+			return owner, link, v, errUsed
 		}
-		return v, errDecided
+		return owner, link, v, errDecided
 	}
-	return v, err
+	return owner, link, v, err
 }
 
 // find checks a token and reads its link and turn in the owner's transaction.
@@ -277,6 +285,35 @@ func (s *Service) Expand(text string) string {
 		}
 		return s.PublicURL + "/a/" + s.token(id)
 	})
+}
+
+// buttonLine is a link's line in a stored notification: "Approve: [one-tap link <id>]".
+var buttonLine = regexp.MustCompile(`(?m)^(Approve|Deny): \[one-tap link ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\]$`)
+
+// callbackPrefix starts a Telegram button's callback_data: "l1:" and the link's token
+// (3+43 bytes, within the Bot API's 64).
+const callbackPrefix = "l1:"
+
+// Buttons are the Telegram inline buttons of a stored notification's links: Approve and
+// Deny, each carrying its link's token as callback_data, for the deliverer to attach to the
+// message (the token is derived as it sends, never stored). Without a key there are none.
+func (s *Service) Buttons(text string) []channel.Button {
+	if len(s.Key) == 0 {
+		return nil
+	}
+	var out []channel.Button
+	for _, m := range buttonLine.FindAllStringSubmatch(text, 4) {
+		id, err := uuid.Parse(m[2])
+		if err != nil {
+			continue
+		}
+		label := "✅ Approve"
+		if m[1] == "Deny" {
+			label = "❌ Deny"
+		}
+		out = append(out, channel.Button{Text: label, Data: callbackPrefix + s.token(id)})
+	}
+	return out
 }
 
 func hash(token string) []byte {

@@ -33,6 +33,8 @@ const (
 	VoteApproved = "approved"
 	VoteDenied   = "denied"
 	VoteVoid     = "void"
+	// VoteExpired: the requester's suspension expired before the request was decided.
+	VoteExpired = "expired"
 )
 
 // HouseholdVote is one approver's vote on one call of the requester's turn; the requester's

@@ -57,6 +57,17 @@ func (t Household) Close(ctx context.Context, turnID uuid.UUID) error {
 	return nil
 }
 
+// Expire marks the still-pending votes on the owner's own turns whose suspension expired at
+// or before now as expired (the sweep's transaction, after Turns.Expire), and returns how
+// many.
+func (t Household) Expire(ctx context.Context, now time.Time) (int64, error) {
+	var n int64
+	if err := t.tx.QueryRow(ctx, `SELECT household_expire($1)`, now).Scan(&n); err != nil {
+		return 0, fmt.Errorf("household expire: %w", err)
+	}
+	return n, nil
+}
+
 // lockTurn serializes the votes on one turn (the owner's confirm and the members'
 // decisions), so that the last vote always sees every other one.
 func (t Household) lockTurn(ctx context.Context, turnID uuid.UUID) error {

@@ -46,7 +46,7 @@ func seedHousehold(t *testing.T, ctx context.Context, s *Store, door *Door, a, b
 // probeHousehold: through the household view bob sees alice's request to him — the call
 // and nothing else — and can neither read nor decide anything else of hers.
 func probeHousehold(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
-	covers("Household.Request", "Household.Votes", "Household.Close", "Household.DecideOwn", "Household.Inbox", "Household.Get", "Household.Decide")
+	covers("Household.Request", "Household.Votes", "Household.Close", "Household.DecideOwn", "Household.Inbox", "Household.Get", "Household.Decide", "Household.Expire")
 	// Alice's own vote and bob's request to her: rows of hers.
 	var aliceOwn, toAlice uuid.UUID
 	err := s.WithOwner(ctx, a.owner.ID, func(tx *Tx) error {
@@ -82,6 +82,10 @@ func probeHousehold(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		}
 		if err := tx.Household.DecideOwn(ctx, a.turn, "c1", true, "", time.Now()); err != nil {
 			return err
+		}
+		// Expire touches the votes on bob's own turn only (his and his request to alice).
+		if n, err := tx.Household.Expire(ctx, time.Now().Add(2*time.Hour)); err != nil || n != 2 {
+			t.Errorf("bob's expire = %d, %v; want his own 2 votes", n, err)
 		}
 		return tx.Household.Close(ctx, a.turn)
 	})

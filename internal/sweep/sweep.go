@@ -33,9 +33,11 @@ type Sweeper struct {
 
 // Swept counts what one Sweep changed, across owners.
 type Swept struct {
-	Expired    int64 // suspended turns past their expiry
-	StaleTurns int64 // running turns failed as interrupted
-	StaleRuns  int64 // running job runs failed as interrupted
+	Expired int64 // suspended turns past their expiry
+	// HouseholdExpired counts the household votes still pending on those turns, now expired.
+	HouseholdExpired int64
+	StaleTurns       int64 // running turns failed as interrupted
+	StaleRuns        int64 // running job runs failed as interrupted
 }
 
 // Drain sweeps once; it makes a Sweeper an autonomy.Drainer.
@@ -67,6 +69,10 @@ func (s *Sweeper) Sweep(ctx context.Context) (Swept, error) {
 			if swept.Expired, err = tx.Turns.Expire(ctx, now); err != nil {
 				return err
 			}
+			// Household requests follow their suspension: expired in the members' inboxes.
+			if swept.HouseholdExpired, err = tx.Household.Expire(ctx, now); err != nil {
+				return err
+			}
 			if swept.StaleTurns, err = tx.Turns.FailStale(ctx, now.Add(-stale)); err != nil {
 				return err
 			}
@@ -77,6 +83,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Swept, error) {
 			return total, err
 		}
 		total.Expired += swept.Expired
+		total.HouseholdExpired += swept.HouseholdExpired
 		total.StaleTurns += swept.StaleTurns
 		total.StaleRuns += swept.StaleRuns
 	}
