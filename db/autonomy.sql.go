@@ -805,6 +805,26 @@ func (q *Queries) LookupWebhook(ctx context.Context, hookID string) (LookupWebho
 	return i, err
 }
 
+const makeDefaultChannel = `-- name: MakeDefaultChannel :execrows
+UPDATE notification_channels SET is_default = true WHERE owner_id = $1 AND name = $2
+`
+
+type MakeDefaultChannelParams struct {
+	OwnerID uuid.UUID
+	Name    string
+}
+
+// Run after ClearDefaultChannel in the same transaction (one default per owner: the unique
+// partial index notification_channels_one_default is checked row by row, so the old default
+// is cleared by its own statement first).
+func (q *Queries) MakeDefaultChannel(ctx context.Context, arg MakeDefaultChannelParams) (int64, error) {
+	result, err := q.db.Exec(ctx, makeDefaultChannel, arg.OwnerID, arg.Name)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const markDelivered = `-- name: MarkDelivered :execrows
 UPDATE notifications SET delivered_at = $1, delivery_next_at = NULL, delivery_lease_until = NULL, delivery_error = ''
 WHERE owner_id = $2 AND id = $3 AND delivered_at IS NULL

@@ -122,6 +122,12 @@ SELECT * FROM notification_channels WHERE owner_id = sqlc.arg(owner_id) AND name
 -- name: DeleteChannelByName :execrows
 DELETE FROM notification_channels WHERE owner_id = sqlc.arg(owner_id) AND name = sqlc.arg(name);
 
+-- name: MakeDefaultChannel :execrows
+-- Run after ClearDefaultChannel in the same transaction (one default per owner: the unique
+-- partial index notification_channels_one_default is checked row by row, so the old default
+-- is cleared by its own statement first).
+UPDATE notification_channels SET is_default = true WHERE owner_id = sqlc.arg(owner_id) AND name = sqlc.arg(name);
+
 -- name: PromoteDefaultChannel :exec
 -- After the default channel is removed, the oldest remaining one becomes the default.
 UPDATE notification_channels SET is_default = true

@@ -20,6 +20,7 @@ const channelsUsage = `Usage:
   steward channels list [--owner ID]
   steward channels remove NAME [--owner ID]
   steward channels test NAME [--owner ID]
+  steward channels default NAME [--owner ID]
 
   add     set up a notification channel, like POST /v1/channels; the owner's first channel
           (or one added with --default) is their default. Kinds and their settings:
@@ -33,14 +34,16 @@ const channelsUsage = `Usage:
   list    list the channels (never their secrets), as JSON lines
   remove  remove a channel
   test    send a test message now; prints {"channel","delivered","error"?}
+  default make the channel the default (notifications naming no channel go to it)
 `
 
 func runChannels(ctx context.Context, e env, cfg config.Config, args []string) error {
 	return subcommand(ctx, e, cfg, args, channelsUsage, map[string]func(context.Context, env, config.Config, []string) error{
-		"add":    channelsAdd,
-		"list":   channelsList,
-		"remove": channelsRemove,
-		"test":   channelsTest,
+		"add":     channelsAdd,
+		"list":    channelsList,
+		"remove":  channelsRemove,
+		"test":    channelsTest,
+		"default": channelsDefault,
 	})
 }
 
@@ -140,6 +143,24 @@ func channelsTest(ctx context.Context, e env, cfg config.Config, args []string) 
 		if !res.Delivered {
 			return exitError{code: 1, msg: fmt.Sprintf("the test message to %s was not delivered: %s", names[0], res.Error)}
 		}
+		return nil
+	})
+}
+
+func channelsDefault(ctx context.Context, e env, cfg config.Config, args []string) error {
+	fs := flag.NewFlagSet("channels default", flag.ContinueOnError)
+	owner := ownerFlag(fs)
+	names, err := parseFlags(fs, args, channelsUsage, 1, 1)
+	if err != nil {
+		return err
+	}
+	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
+		v, err := a.Channels.MakeDefault(ctx, owners[0], names[0])
+		if err != nil {
+			return fmt.Errorf("channels default: %w", err)
+		}
+		b, _ := json.Marshal(v)
+		fmt.Fprintln(e.stdout, string(b))
 		return nil
 	})
 }

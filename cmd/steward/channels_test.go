@@ -41,6 +41,17 @@ func TestChannelsCommand(t *testing.T) {
 		!strings.Contains(r.stderr, "not delivered") {
 		t.Errorf("test: exit %d, %s %s", r.code, r.stdout, r.stderr)
 	}
+	wantOK(t, runCLI(t, env, "channels", "add", "other", "--kind", "webhook", "--url", hook))
+	if r := runCLI(t, env, "channels", "default", "nope"); r.code != 1 || !strings.Contains(r.stderr, `no channel named "nope"`) {
+		t.Errorf("default unknown: exit %d, %s", r.code, r.stderr)
+	}
+	if r := runCLI(t, env, "channels", "default", "other"); r.code != 0 || !strings.Contains(r.stdout, `"name":"other","kind":"webhook","default":true`) {
+		t.Errorf("default other: exit %d, %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := runCLI(t, env, "channels", "list"); strings.Count(r.stdout, `"default":true`) != 1 || !strings.Contains(r.stdout, `"name":"other","kind":"webhook","default":true`) {
+		t.Errorf("list after default: %s", r.stdout)
+	}
+	wantOK(t, runCLI(t, env, "channels", "remove", "other"))
 	wantOK(t, runCLI(t, env, "channels", "remove", "signed"))
 	if r := runCLI(t, env, "channels", "remove", "signed"); r.code != 1 || !strings.Contains(r.stderr, `no channel named "signed"`) {
 		t.Errorf("remove again: exit %d, %s", r.code, r.stderr)

@@ -482,3 +482,53 @@ func TestFormatsWithinLimits(t *testing.T) {
 		t.Errorf("plain: %d bytes, valid %v", len(p), utf8.ValidString(p))
 	}
 }
+
+// TestMakeDefault: a channel made the default later is the only default, and a notification
+// that names no channel goes to it; an unknown name is not found and changes nothing.
+func TestMakeDefault(t *testing.T) {
+	t.Parallel()
+	a, b := newFake(t), newFake(t)
+	e := newEnv(t, key, a.Addr(), b.Addr())
+	e.add(t, channel.Input{Name: "a", Kind: "webhook", URL: a.url("/a")})
+	e.add(t, channel.Input{Name: "b", Kind: "webhook", URL: b.url("/b")})
+	defaults := func() string {
+		t.Helper()
+		list, err := e.svc.List(e.ctx, e.owner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d []string
+		for _, v := range list {
+			if v.Default {
+				d = append(d, v.Name)
+			}
+		}
+		return strings.Join(d, ",")
+	}
+	if got := defaults(); got != "a" {
+		t.Fatalf("defaults before: %q", got)
+	}
+	v, err := e.svc.MakeDefault(e.ctx, e.owner, "b")
+	if err != nil || v.Name != "b" || !v.Default {
+		t.Fatalf("make b the default: %+v %v", v, err)
+	}
+	if got := defaults(); got != "b" {
+		t.Errorf("defaults after: %q, want b only", got)
+	}
+	if _, err := e.svc.MakeDefault(e.ctx, e.owner, "b"); err != nil { // again: still one default
+		t.Errorf("make b the default again: %v", err)
+	}
+	if _, err := e.svc.MakeDefault(e.ctx, e.owner, "zzz"); steward.ErrorCode(err) != steward.CodeNotFound {
+		t.Errorf("unknown channel: %v, want not found", err)
+	}
+	if got := defaults(); got != "b" {
+		t.Errorf("defaults after an unknown name: %q, want b", got)
+	}
+	e.notify(t, "", "Briefing", "Good morning.")
+	if err := e.deliverer(3).Flush(e.ctx, e.owner); err != nil {
+		t.Fatal(err)
+	}
+	if a.count() != 0 || len(b.delivered()) != 1 {
+		t.Errorf("a got %d, b got %d; want the new default b to get the notification", a.count(), len(b.delivered()))
+	}
+}

@@ -91,7 +91,7 @@ func mailBody(st Settings, m Message) []byte {
 		st.From, st.To, mime.QEncoding.Encode("utf-8", truncateRunes(subject, 200)), time.Now().UTC().Format(time.RFC1123Z), m.ID)
 	b.WriteString("MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n")
 	qp := quotedprintable.NewWriter(&b)
-	_, _ = qp.Write([]byte(Plain("", m.Text, emailLimit)))
+	_, _ = qp.Write([]byte(EmailText(m.Text)))
 	_ = qp.Close()
 	b.WriteString("\r\n")
 	return b.Bytes()

@@ -22,56 +22,49 @@ const ellipsis = "…"
 // (core.telegram.org/bots/api#markdownv2-style).
 const telegramSpecial = "_*[]()~`>#+-=|{}.!\\"
 
-// TelegramText renders a message in MarkdownV2: the title bold, every special character of the
-// text escaped, within telegramLimit characters (the escapes count towards it).
+// TelegramText renders a message in MarkdownV2: the title bold, the text's Markdown as
+// Telegram entities and everything else escaped, within telegramLimit (counted in UTF-16 code
+// units, as Telegram counts, escapes and markers included — a conservative bound).
 func TelegramText(title, text string) string {
-	var b strings.Builder
-	n := 0
+	var ps []piece
 	if title != "" {
-		t := escapeTelegram(truncateRunes(title, 200))
-		b.WriteString("*" + t + "*\n\n")
-		n = utf8.RuneCountInString(b.String())
+		ps = append(ps, piece{open: "*", atoms: atoms(truncateRunes(title, 200), telegramStyle.text), close: "*"}, piece{atoms: []string{"\n\n"}})
 	}
-	body := escapeTelegram(text)
-	if n+utf8.RuneCountInString(body) <= telegramLimit {
-		b.WriteString(body)
-		return b.String()
-	}
-	// Cut the escaped text by whole escapes, leaving room for "\…" (… is not special).
-	budget := telegramLimit - n - 1
-	for _, r := range text {
-		e := escapeTelegram(string(r))
-		if c := utf8.RuneCountInString(e); c <= budget {
-			b.WriteString(e)
-			budget -= c
-			continue
-		}
-		break
-	}
-	b.WriteString(ellipsis)
-	return b.String()
+	return fit(append(ps, telegramStyle.pieces(parseMarkdown(text))...), telegramLimit, utf16Len)
 }
 
-func escapeTelegram(s string) string {
-	var b strings.Builder
+func utf16Len(s string) int {
+	n := 0
 	for _, r := range s {
-		if strings.ContainsRune(telegramSpecial, r) {
-			b.WriteByte('\\')
+		if r > 0xFFFF {
+			n++
 		}
-		b.WriteRune(r)
+		n++
 	}
-	return b.String()
+	return n
 }
 
-// SlackText renders a message in mrkdwn: the title bold; &, < and > escaped as Slack asks
+// SlackText renders a message in mrkdwn: the title bold, the text's Markdown as *bold*,
+// _italic_, `code`, <url|text> links and • bullets; &, < and > escaped as Slack asks
 // (api.slack.com/reference/surfaces/formatting#escaping), within slackLimit characters.
 func SlackText(title, text string) string {
-	esc := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
-	s := esc.Replace(text)
+	var ps []piece
 	if title != "" {
-		s = "*" + esc.Replace(strings.ReplaceAll(title, "*", "")) + "*\n" + s
+		ps = append(ps, piece{open: "*", atoms: atoms(strings.ReplaceAll(truncateRunes(title, 200), "*", ""), slackStyle.text), close: "*"}, piece{atoms: []string{"\n"}})
 	}
-	return truncateRunes(s, slackLimit)
+	return fit(append(ps, slackStyle.pieces(parseMarkdown(text))...), slackLimit, runes)
+}
+
+// NtfyText renders the text's Markdown for ntfy (sent with Markdown: yes), within ntfyLimit
+// bytes; the title travels in its own field.
+func NtfyText(text string) string {
+	return fit(ntfyStyle.pieces(parseMarkdown(text)), ntfyLimit, byteLen)
+}
+
+// EmailText is the text's Markdown as plain text — markers removed, links as "text (url)",
+// bullets as • — within emailLimit bytes.
+func EmailText(text string) string {
+	return fit(plainStyle.pieces(parseMarkdown(text)), emailLimit, byteLen)
 }
 
 // Plain is the text of a channel without markup: the title on a line of its own.

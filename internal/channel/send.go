@@ -131,12 +131,12 @@ func (s *Sender) Send(ctx context.Context, t Target, m Message) (final bool, err
 		}
 		return s.post(ctx, t, t.URL, h, body)
 	case Ntfy:
-		body, err := json.Marshal(map[string]string{"topic": t.Topic, "title": truncateBytes(m.Title, 250),
-			"message": Plain("", m.Text, ntfyLimit)})
+		body, err := json.Marshal(map[string]any{"topic": t.Topic, "title": truncateBytes(m.Title, 250),
+			"message": NtfyText(m.Text), "markdown": true})
 		if err != nil {
 			return true, err
 		}
-		h := http.Header{"Content-Type": {"application/json"}}
+		h := http.Header{"Content-Type": {"application/json"}, "Markdown": {"yes"}}
 		if t.Secrets.Token != "" {
 			h.Set("Authorization", "Bearer "+t.Secrets.Token)
 		}

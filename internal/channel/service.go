@@ -128,6 +128,25 @@ func (s *Service) Remove(ctx context.Context, ownerID uuid.UUID, name string) er
 	return err
 }
 
+// MakeDefault makes the named channel the owner's default (notifications that name no
+// channel go to it) and clears the old default in the same transaction. An unknown name is
+// not found and changes nothing.
+func (s *Service) MakeDefault(ctx context.Context, ownerID uuid.UUID, name string) (View, error) {
+	var c store.Channel
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		var err error
+		c, err = tx.Deliveries.MakeDefaultChannel(ctx, name)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return View{}, steward.Errorf(steward.CodeNotFound, "there is no channel named %q", name)
+	}
+	if err != nil {
+		return View{}, err
+	}
+	return ViewOf(c), nil
+}
+
 // TestResult is the outcome of a test message.
 type TestResult struct {
 	Channel   string `json:"channel"`

@@ -66,6 +66,21 @@ func (a *api) removeChannel(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// defaultChannel makes a channel the owner's default: POST /v1/channels/{name}/default →
+// 200 with the channel; 404 (nothing changed) for an unknown name.
+func (a *api) defaultChannel(w http.ResponseWriter, r *http.Request) {
+	if !a.channelsOn(w, r) {
+		return
+	}
+	ctx := r.Context()
+	v, err := a.d.Channels.MakeDefault(ctx, principal(ctx).OwnerID, chi.URLParam(r, "name"))
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
 // testChannel sends a test message now: POST /v1/channels/{name}/test →
 // {"channel","delivered","error"?} (a failed send is reported, not an HTTP error).
 func (a *api) testChannel(w http.ResponseWriter, r *http.Request) {

@@ -79,6 +79,20 @@ func TestChannelRoutes(t *testing.T) {
 	if resp := do("POST", "/v1/channels/nope/test", ""); resp.status != 404 {
 		t.Errorf("test unknown: %d %s", resp.status, resp.body)
 	}
+	hook := fmt.Sprintf(`{"name":"hook","kind":"webhook","url":%q}`, base+"/hook")
+	if resp := do("POST", "/v1/channels", hook); resp.status != 201 || strings.Contains(string(resp.body), `"default":true`) {
+		t.Fatalf("add hook: %d %s", resp.status, resp.body)
+	}
+	if resp := do("POST", "/v1/channels/nope/default", ""); resp.status != 404 {
+		t.Errorf("default unknown: %d %s", resp.status, resp.body)
+	}
+	if resp := do("POST", "/v1/channels/hook/default", ""); resp.status != 200 || !strings.Contains(string(resp.body), `"default":true`) {
+		t.Errorf("default: %d %s", resp.status, resp.body)
+	}
+	if resp := do("GET", "/v1/channels", ""); strings.Count(string(resp.body), `"default":true`) != 1 ||
+		!strings.Contains(string(resp.body), `"name":"hook","kind":"webhook","default":true`) {
+		t.Errorf("list after default: %s", resp.body)
+	}
 	if resp := do("DELETE", "/v1/channels/tg", ""); resp.status != 204 {
 		t.Errorf("delete: %d %s", resp.status, resp.body)
 	}

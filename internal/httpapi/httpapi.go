@@ -224,6 +224,7 @@ func (a *api) routesV1(r chi.Router) {
 	r.With(requireJSON).Post("/channels", a.addChannel)
 	r.Delete("/channels/{name}", a.removeChannel)
 	r.Post("/channels/{name}/test", a.testChannel)
+	r.Post("/channels/{name}/default", a.defaultChannel)
 	r.Get("/memory/facts", a.facts)
 	r.With(requireJSON).Post("/memory/facts", a.addFact)
 	r.Delete("/memory/facts/{id}", a.forgetFact)

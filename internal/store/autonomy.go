@@ -441,6 +441,20 @@ func (t Deliveries) DeleteChannelNamed(ctx context.Context, name string) error {
 	return t.q.PromoteDefaultChannel(ctx, t.ownerID)
 }
 
+// MakeDefaultChannel makes the named channel the owner's default and clears the old one, in
+// the caller's transaction (one default per owner). An unknown name is ErrNotFound; the
+// caller's transaction then rolls back, so the old default stays.
+func (t Deliveries) MakeDefaultChannel(ctx context.Context, name string) (Channel, error) {
+	if err := t.q.ClearDefaultChannel(ctx, t.ownerID); err != nil {
+		return Channel{}, fmt.Errorf("make channel %s the default: %w", name, err)
+	}
+	n, err := t.q.MakeDefaultChannel(ctx, db.MakeDefaultChannelParams{OwnerID: t.ownerID, Name: name})
+	if err := rowsOrNotFound("make channel "+name+" the default", n, err); err != nil {
+		return Channel{}, err
+	}
+	return t.ChannelNamed(ctx, name)
+}
+
 func toChannel(r db.NotificationChannel) Channel {
 	return Channel{ID: r.ID, Name: r.Name, Kind: r.Kind, URL: r.Url, Topic: r.Topic, Default: r.IsDefault, Enabled: r.Enabled,
 		CreatedAt: r.CreatedAt, Settings: r.Settings, Secret: r.Secret}

@@ -256,6 +256,13 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		if ch, err := tx.Deliveries.ChannelNamed(ctx, "webhook"); err != nil || ch.URL != "https://example.com/bob-again" {
 			t.Errorf("bob's channel named webhook: %+v, %v", ch, err)
 		}
+		covers("Deliveries.MakeDefaultChannel")
+		if ch, err := tx.Deliveries.MakeDefaultChannel(ctx, "alerts"); err != nil || !ch.Default || ch.Name != "alerts" {
+			t.Errorf("bob's default: %+v, %v", ch, err)
+		}
+		if chs, err := tx.Deliveries.Channels(ctx); err != nil || len(chs) != 2 || !chs[0].Default || chs[1].Default {
+			t.Errorf("bob's channels after a new default: %+v, %v", chs, err)
+		}
 		if err := tx.Deliveries.DeleteChannelNamed(ctx, "alerts"); err != nil {
 			t.Errorf("bob's delete of his named channel: %v", err)
 		}

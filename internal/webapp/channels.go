@@ -11,8 +11,8 @@ import (
 )
 
 // Settings → Notification channels (issue 15 §1; README "Web app"): the owner's channels —
-// never a secret; add one (its secrets in password fields, write-only), remove one, and send
-// a test message. Each handler decodes the form, calls channel.Service and renders
+// never a secret; add one (its secrets in password fields, write-only), remove one, make one
+// the default, and send a test message. Each handler decodes the form, calls channel.Service and renders
 // (docs/ARCHITECTURE.md §7); a channel the service refuses comes back with its message and
 // a 422, and nothing is stored.
 
@@ -68,7 +68,12 @@ func (a *web) channels(w http.ResponseWriter, r *http.Request, status int, msg, 
 			}
 			p.raw(`</span></span><form method="post" action="/settings/channels/`).text(c.Name).raw(`/test">`).hidden(me.csrf).
 				raw(`<button type="submit">Send test</button></form><form method="post" action="/settings/channels/`).text(c.Name).raw(`/remove">`).
-				hidden(me.csrf).raw(`<button type="submit">Remove</button></form></li>`)
+				hidden(me.csrf).raw(`<button type="submit">Remove</button></form>`)
+			if !c.Default {
+				p.raw(`<form method="post" action="/settings/channels/`).text(c.Name).raw(`/default">`).hidden(me.csrf).
+					raw(`<button type="submit">Make default</button></form>`)
+			}
+			p.raw(`</li>`)
 		}
 		p.raw(`</ul><h2>Add a channel</h2><form method="post" action="/settings/channels" class="channel-form">` +
 			`<label for="ch-name">Name</label><input id="ch-name" name="name" type="text" required maxlength="32" pattern="[a-z0-9][a-z0-9_-]*">` +
@@ -134,6 +139,16 @@ func (a *web) removeChannel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err := a.d.Channels.Remove(r.Context(), current(r).OwnerID, chi.URLParam(r, "name"))
+	a.done(w, r, err, "/settings/channels", a.channelsAgain(w, r))
+}
+
+// defaultChannel makes a channel the owner's default.
+func (a *web) defaultChannel(w http.ResponseWriter, r *http.Request) {
+	if a.d.Channels == nil {
+		http.NotFound(w, r)
+		return
+	}
+	_, err := a.d.Channels.MakeDefault(r.Context(), current(r).OwnerID, chi.URLParam(r, "name"))
 	a.done(w, r, err, "/settings/channels", a.channelsAgain(w, r))
 }
 

@@ -259,6 +259,32 @@ func TestChannelsPage(t *testing.T) {
 	if strings.Contains(page, "tk_supersecret") {
 		t.Fatal("the page shows the channel's secret")
 	}
+	hook := url.Values{"csrf": {token}, "name": {"hook"}, "kind": {"webhook"}, "url": {fmt.Sprintf("https://example.com:%d/hook", fake.Addr().Port())}}
+	if status, _ := e.post("/settings/channels", hook); status != http.StatusSeeOther {
+		t.Fatalf("add hook: %d, want 303", status)
+	}
+	_, page = e.get("/settings/channels")
+	if !strings.Contains(page, `<form method="post" action="/settings/channels/hook/default">`) ||
+		strings.Contains(page, `action="/settings/channels/phone/default"`) {
+		t.Fatalf("the Make default button is not on (only) the channel that is not the default: %s", page)
+	}
+	if status, _ := e.post("/settings/channels/hook/default", url.Values{}); status != http.StatusForbidden {
+		t.Fatalf("make default without the CSRF token: %d, want 403", status)
+	}
+	if status, page := e.post("/settings/channels/nope/default", url.Values{"csrf": {token}}); status != http.StatusNotFound {
+		t.Fatalf("make an unknown channel the default: %d %s", status, page)
+	}
+	if status, _ := e.post("/settings/channels/hook/default", url.Values{"csrf": {token}}); status != http.StatusSeeOther {
+		t.Fatalf("make default: %d, want 303", status)
+	}
+	_, page = e.get("/settings/channels")
+	if !strings.Contains(page, "<strong>hook</strong> <span class=\"meta\">webhook · default") || strings.Count(page, " · default") != 1 ||
+		!strings.Contains(page, `action="/settings/channels/phone/default"`) {
+		t.Fatalf("hook is not the only default: %s", page)
+	}
+	if status, _ := e.post("/settings/channels/hook/remove", url.Values{"csrf": {token}}); status != http.StatusSeeOther {
+		t.Fatalf("remove hook: %d", status)
+	}
 	status, page = e.post("/settings/channels/phone/test", url.Values{"csrf": {token}})
 	if status != http.StatusOK || !strings.Contains(page, "A test message was sent to phone.") {
 		t.Fatalf("test: %d %s", status, page)

@@ -176,6 +176,7 @@ func Routes(d Deps) func(chi.Router) {
 					r.Post("/settings/channels", w.addChannel)
 					r.Post("/settings/channels/{name}/remove", w.removeChannel)
 					r.Post("/settings/channels/{name}/test", w.testChannel)
+					r.Post("/settings/channels/{name}/default", w.defaultChannel)
 					r.Post("/settings/mcp", w.addMCPServer)
 					r.Post("/settings/mcp/{name}/approve", w.approveMCPServer)
 					r.Post("/settings/mcp/{name}/delete", w.deleteMCPServer)
