@@ -26,7 +26,18 @@ func main() {
 	flag.IntVar(&o.Cycles, "cycles", 300, "cycles per phase (sequential, concurrent)")
 	flag.IntVar(&o.Warmup, "warmup", 20, "warm-up cycles before measuring")
 	flag.IntVar(&o.Clients, "clients", 8, "clients of the concurrent phase")
+	trace := flag.String("trace", "", "write one line per round trip of steward serve to PostgreSQL, naming its statements, to this file")
+	flag.BoolVar(&o.NoPeer, "no-peer", false, "skip the LangGraph.js peer")
 	flag.Parse()
+	if *trace != "" {
+		f, err := os.Create(*trace)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "benchcycle:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		o.Trace = f
+	}
 	cfg, err := config.Load(os.Getenv)
 	if err == nil {
 		err = cfg.Require("DATABASE_URL", "APP_DATABASE_URL", "DOOR_DATABASE_URL", "SUPERUSER_DATABASE_URL")

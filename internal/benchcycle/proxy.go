@@ -20,7 +20,13 @@ type Proxy struct {
 	roundTrips  atomic.Int64
 	connections atomic.Int64
 	wg          sync.WaitGroup
+	// trace, when set, gets one line per round trip naming its statements (SetTrace).
+	trace *tracer
 }
+
+// SetTrace makes the proxy write one line per round trip to w, naming the statements the
+// client sent in it; set it before the first connection.
+func (p *Proxy) SetTrace(w io.Writer) { p.trace = &tracer{w: w} }
 
 // Counts are a snapshot of a Proxy's counters.
 type Counts struct{ RoundTrips, Connections int64 }
@@ -75,33 +81,42 @@ func (p *Proxy) serve(client net.Conn) {
 		return
 	}
 	defer server.Close()
-	p.connections.Add(1)
+	id := p.connections.Add(1)
+	var ct *connTrace
+	if p.trace != nil {
+		ct = p.trace.conn(id)
+		defer ct.flush()
+	}
 	// serverSpoke is true when the server sent bytes after the client's last send.
 	var serverSpoke atomic.Bool
 	serverSpoke.Store(true)
 	done := make(chan struct{}, 2)
 	go func() {
-		pump(server, client, func() {
-			if serverSpoke.Swap(false) {
+		pump(server, client, func(b []byte) {
+			newRT := serverSpoke.Swap(false)
+			if newRT {
 				p.roundTrips.Add(1)
+			}
+			if ct != nil {
+				ct.feed(b, newRT)
 			}
 		})
 		done <- struct{}{}
 	}()
 	go func() {
-		pump(client, server, func() { serverSpoke.Store(true) })
+		pump(client, server, func([]byte) { serverSpoke.Store(true) })
 		done <- struct{}{}
 	}()
 	<-done
 }
 
 // pump copies src to dst, calling seen before forwarding each read.
-func pump(dst io.Writer, src io.Reader, seen func()) {
+func pump(dst io.Writer, src io.Reader, seen func([]byte)) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			seen()
+			seen(buf[:n])
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}

@@ -58,6 +58,11 @@ type Options struct {
 	Database, PeerDatabase                       string
 	// Log receives progress lines.
 	Log io.Writer
+	// Trace, when set, receives one line per round trip of steward serve to PostgreSQL,
+	// naming the statements in it (the breakdown behind the round-trip count).
+	Trace io.Writer
+	// NoPeer skips the LangGraph.js peer (its column stays empty).
+	NoPeer bool
 }
 
 // phase is one measured run of cycles.
@@ -102,9 +107,11 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("steward: %w", err)
 	}
-	p, err := runPeer(ctx, o, monitor, target)
-	if err != nil {
-		return fmt.Errorf("peer: %w", err)
+	var p result
+	if !o.NoPeer {
+		if p, err = runPeer(ctx, o, monitor, target); err != nil {
+			return fmt.Errorf("peer: %w", err)
+		}
 	}
 	return WriteTable(w, "LangGraph.js", rows(o, s, p))
 }
@@ -296,6 +303,9 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 		return r, err
 	}
 	defer proxy.Close()
+	if o.Trace != nil {
+		proxy.SetTrace(o.Trace)
+	}
 
 	bytesBefore, err := tableBytes(ctx, o.SuperuserDatabaseURL, o.Database)
 	if err != nil {

@@ -17,16 +17,18 @@ import (
 // Tools returns the owner's approved MCP tools for one turn (agent.Runner.OwnerTools): what
 // the model sees is the description and schema the owner approved, never what the server
 // says now. A tool whose hash changed is declared disabled and refuses every call. It reads
-// the database only (one short transaction); the servers are asked at call time.
+// the database only (one short pipelined transaction); the servers are asked at call time.
 func (s *Service) Tools(ctx context.Context, ownerID uuid.UUID) ([]tools.Tool, error) {
 	var servers []store.MCPServer
 	var all []store.MCPTool
-	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+	// The tools first: an owner without any (the common case) costs one statement, which
+	// carries the transaction's BEGIN with it.
+	err := s.Store.WithOwnerPipelined(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		if servers, err = tx.MCPServers.List(ctx); err != nil {
+		if all, err = tx.MCPServers.Tools(ctx); err != nil || len(all) == 0 {
 			return err
 		}
-		all, err = tx.MCPServers.Tools(ctx)
+		servers, err = tx.MCPServers.List(ctx)
 		return err
 	})
 	if err != nil || len(all) == 0 {

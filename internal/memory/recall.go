@@ -34,7 +34,8 @@ func (s *Service) Recall(ctx context.Context, ownerID uuid.UUID, message string)
 	}
 	var chunks []store.MemoryChunk
 	var facts []store.MemoryFact
-	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+	// Pipelined: BEGIN travels with the first read (one round trip fewer).
+	err = s.Store.WithOwnerPipelined(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
 		if vec != nil {
 			if chunks, err = tx.Memory.NearestChunks(ctx, vec, orDefault(s.RecallChunks, 8)); err != nil {

@@ -24,7 +24,18 @@ var deferrable = map[string]bool{
 	"InsertMessages":   true, // a completed turn's messages
 	"EnqueueIngest":    true, // the memory outbox
 	"LockOwner":        true, // the owner's advisory lock: still taken before the next statement
+	// The call journal's conditional moves (from → to status): deferred like the others, the
+	// caller told one row moved; when the batch comes back with none, the statement that
+	// carried it (or COMMIT) fails with ErrConflict, and so does the transaction.
+	"UpdateToolCall": true,
 }
+
+// oneRow are the deferrable writes that must move exactly one row, checked when their
+// result comes back.
+var oneRow = map[string]bool{"UpdateToolCall": true}
+
+// movedOne is the command tag a deferred oneRow write returns at once.
+var movedOne = pgconn.NewCommandTag("UPDATE 1")
 
 // queryName is sqlc's name of a query: its text starts with "-- name: Name :kind".
 func queryName(sql string) string {
@@ -57,6 +68,9 @@ var _ db.DBTX = (*pipe)(nil)
 func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	if name := queryName(sql); deferrable[name] {
 		p.queue = append(p.queue, queued{name: name, sql: sql, args: args})
+		if oneRow[name] {
+			return movedOne, nil
+		}
 		return pgconn.CommandTag{}, nil
 	}
 	if len(p.queue) == 0 {
@@ -74,12 +88,58 @@ func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 	return tag, err
 }
 
-// Query sends what is queued first, then runs sql.
+// Query runs sql, with what is queued in front of it in the same round trip.
 func (p *pipe) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if err := p.flush(ctx); err != nil {
+	if len(p.queue) == 0 {
+		return p.c.Query(ctx, sql, args...)
+	}
+	br := p.send(ctx, sql, args)
+	if err := p.drain(br); err != nil {
+		_ = br.Close()
 		return nil, err
 	}
-	return p.c.Query(ctx, sql, args...)
+	rows, err := br.Query()
+	if err != nil {
+		_ = br.Close()
+		return nil, err
+	}
+	return &pipedRows{Rows: rows, br: br}, nil
+}
+
+// pipedRows are Query's rows when queued writes went in front of them: closing them ends
+// the batch.
+type pipedRows struct {
+	pgx.Rows
+	br     pgx.BatchResults
+	closed bool
+	err    error
+}
+
+func (r *pipedRows) Next() bool {
+	if r.Rows.Next() {
+		return true
+	}
+	r.Close()
+	return false
+}
+
+func (r *pipedRows) Close() {
+	if r.closed {
+		return
+	}
+	r.closed = true
+	r.Rows.Close()
+	r.err = r.Rows.Err()
+	if cerr := r.br.Close(); r.err == nil {
+		r.err = cerr
+	}
+}
+
+func (r *pipedRows) Err() error {
+	if r.closed {
+		return r.err
+	}
+	return r.Rows.Err()
 }
 
 // QueryRow runs sql, with what is queued in front of it in the same round trip.
@@ -108,8 +168,12 @@ func (p *pipe) drain(br pgx.BatchResults) error {
 	queue := p.queue
 	p.queue = p.queue[:0]
 	for _, q := range queue {
-		if _, err := br.Exec(); err != nil {
+		tag, err := br.Exec()
+		if err != nil {
 			return notFound("pipelined "+q.name, err)
+		}
+		if oneRow[q.name] && tag.RowsAffected() != 1 {
+			return fmt.Errorf("pipelined %s: %d rows moved: %w", q.name, tag.RowsAffected(), ErrConflict)
 		}
 	}
 	return nil
@@ -128,8 +192,13 @@ func (p *pipe) flush(ctx context.Context) error {
 	return err
 }
 
-// commit sends the queued writes and COMMIT in one round trip.
+// commit sends the queued writes and COMMIT in one round trip; a transaction that sent
+// nothing and queued nothing but its BEGIN costs none.
 func (p *pipe) commit(ctx context.Context) error {
+	if p.pending() && len(p.queue) == 2 {
+		p.queue = p.queue[:0]
+		return nil
+	}
 	br := p.send(ctx, "COMMIT", nil)
 	err := p.drain(br)
 	if err == nil {
@@ -143,6 +212,13 @@ func (p *pipe) commit(ctx context.Context) error {
 	}
 	return err
 }
+
+// setOwnerSQL sets the owner for row-level security and the HNSW scan mode, transaction-
+// locally (beginOwnerSQL's settings, as one statement of a batch).
+const setOwnerSQL = "SELECT set_config('app.owner_id', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+
+// pending is true while the transaction's BEGIN has not been sent.
+func (p *pipe) pending() bool { return len(p.queue) > 0 && p.queue[0].name == "BEGIN" }
 
 // pipedRow is QueryRow's row when queued writes went in front of it.
 type pipedRow struct {
@@ -173,13 +249,17 @@ func inOwnerPipelined(ctx context.Context, pool *pgxpool.Pool, ownerID uuid.UUID
 	// on release, never reused.
 	defer pc.Release()
 	c := pc.Conn()
-	if _, err := c.Exec(ctx, beginOwnerSQL(ownerID)); err != nil {
-		return fmt.Errorf("with owner: begin: %w", err)
-	}
-	p := &pipe{c: c}
+	// BEGIN and the owner's settings wait, like a deferrable write, and travel with the
+	// transaction's first statement (or its COMMIT): a transaction costs no round trip of
+	// its own (docs/ARCHITECTURE.md §6). If they fail, so does the statement they went with.
+	p := &pipe{c: c, queue: make([]queued, 0, 8)}
+	p.queue = append(p.queue,
+		queued{name: "BEGIN", sql: "BEGIN"},
+		queued{name: "SetOwner", sql: setOwnerSQL, args: []any{ownerID.String()}})
 	done := false
 	defer func() {
-		if !done {
+		// Nothing to roll back while BEGIN is still queued.
+		if !done && !p.pending() {
 			_, _ = c.Exec(context.WithoutCancel(ctx), "ROLLBACK")
 		}
 	}()

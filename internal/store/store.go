@@ -211,6 +211,16 @@ func (s *Store) InOwner(ctx context.Context, ownerID uuid.UUID, fn func(agent.Tx
 	return inOwnerPipelined(ctx, s.pool, ownerID, func(tx *Tx) error { return fn(tx.Agent()) })
 }
 
+// WithOwnerPipelined is WithOwner on the turn loop's pipelined transaction (pipeline.go):
+// BEGIN and the owner's settings travel with the first statement, deferrable writes with the
+// next one or with COMMIT. For the hot path's short reads (the owner's MCP tools).
+func (s *Store) WithOwnerPipelined(ctx context.Context, ownerID uuid.UUID, fn func(*Tx) error) error {
+	if ownerID == uuid.Nil {
+		return errors.New("with owner: no owner id")
+	}
+	return inOwnerPipelined(ctx, s.pool, ownerID, fn)
+}
+
 // Agent is this transaction as the turn loop's ports.
 func (t *Tx) Agent() agent.Tx {
 	return agent.Tx{Turns: t.Turns, Journal: t.Journal, Conversations: t.Conversations,
