@@ -12,6 +12,40 @@ import (
 	"github.com/google/uuid"
 )
 
+const attachRunTurn = `-- name: AttachRunTurn :one
+UPDATE job_runs SET turn_id = $1
+WHERE owner_id = $2 AND id = $3 AND status = 'running'
+RETURNING id, owner_id, schedule_id, job, trigger, scheduled_for, status, turn_id, error, created_at, started_at, finished_at
+`
+
+type AttachRunTurnParams struct {
+	TurnID  uuid.NullUUID
+	OwnerID uuid.UUID
+	ID      uuid.UUID
+}
+
+// Records the turn of a run that stays running: its turn stopped before the invocation's
+// deadline (continuing) and finishes in another invocation.
+func (q *Queries) AttachRunTurn(ctx context.Context, arg AttachRunTurnParams) (JobRun, error) {
+	row := q.db.QueryRow(ctx, attachRunTurn, arg.TurnID, arg.OwnerID, arg.ID)
+	var i JobRun
+	err := row.Scan(
+		&i.ID,
+		&i.OwnerID,
+		&i.ScheduleID,
+		&i.Job,
+		&i.Trigger,
+		&i.ScheduledFor,
+		&i.Status,
+		&i.TurnID,
+		&i.Error,
+		&i.CreatedAt,
+		&i.StartedAt,
+		&i.FinishedAt,
+	)
+	return i, err
+}
+
 const claimDeliveries = `-- name: ClaimDeliveries :many
 UPDATE notifications n SET delivery_attempts = n.delivery_attempts + 1, delivery_lease_until = $1
 WHERE n.owner_id = $2 AND n.id IN (
@@ -341,8 +375,10 @@ func (q *Queries) DeliveryRunID(ctx context.Context, arg DeliveryRunIDParams) (u
 const failStaleRuns = `-- name: FailStaleRuns :execrows
 UPDATE job_runs SET status = 'failed', finished_at = now(),
     error = 'interrupted: the process running this job stopped before it finished'
-WHERE owner_id = $1 AND status = 'running'
-    AND started_at < $2::timestamptz
+WHERE job_runs.owner_id = $1 AND job_runs.status = 'running'
+    AND job_runs.started_at < $2::timestamptz
+    AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.owner_id = job_runs.owner_id AND t.id = job_runs.turn_id
+        AND t.status IN ('running', 'continuing'))
 `
 
 type FailStaleRunsParams struct {
@@ -351,6 +387,8 @@ type FailStaleRunsParams struct {
 }
 
 // A run still marked running long after its process could be working on it died with it.
+// A run whose turn is still continuing or running (a turn that outlives its invocation's
+// deadline goes on in another one) is not stale: it finishes when its turn does.
 func (q *Queries) FailStaleRuns(ctx context.Context, arg FailStaleRunsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, failStaleRuns, arg.OwnerID, arg.Before)
 	if err != nil {
@@ -959,6 +997,38 @@ func (q *Queries) RunDelivery(ctx context.Context, arg RunDeliveryParams) (RunDe
 		&i.Body,
 		&i.ReceivedAt,
 		&i.Source,
+	)
+	return i, err
+}
+
+const runningRunOfTurn = `-- name: RunningRunOfTurn :one
+SELECT id, owner_id, schedule_id, job, trigger, scheduled_for, status, turn_id, error, created_at, started_at, finished_at FROM job_runs
+WHERE owner_id = $1 AND turn_id = $2 AND status = 'running'
+ORDER BY created_at LIMIT 1
+`
+
+type RunningRunOfTurnParams struct {
+	OwnerID uuid.UUID
+	TurnID  uuid.NullUUID
+}
+
+// The run still running whose turn is turn_id (a continued turn that just finished).
+func (q *Queries) RunningRunOfTurn(ctx context.Context, arg RunningRunOfTurnParams) (JobRun, error) {
+	row := q.db.QueryRow(ctx, runningRunOfTurn, arg.OwnerID, arg.TurnID)
+	var i JobRun
+	err := row.Scan(
+		&i.ID,
+		&i.OwnerID,
+		&i.ScheduleID,
+		&i.Job,
+		&i.Trigger,
+		&i.ScheduledFor,
+		&i.Status,
+		&i.TurnID,
+		&i.Error,
+		&i.CreatedAt,
+		&i.StartedAt,
+		&i.FinishedAt,
 	)
 	return i, err
 }

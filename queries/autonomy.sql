@@ -42,6 +42,19 @@ UPDATE job_runs SET status = sqlc.arg(status), turn_id = sqlc.narg(turn_id), err
 WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND status = 'running'
 RETURNING *;
 
+-- name: AttachRunTurn :one
+-- Records the turn of a run that stays running: its turn stopped before the invocation's
+-- deadline (continuing) and finishes in another invocation.
+UPDATE job_runs SET turn_id = sqlc.arg(turn_id)
+WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND status = 'running'
+RETURNING *;
+
+-- name: RunningRunOfTurn :one
+-- The run still running whose turn is turn_id (a continued turn that just finished).
+SELECT * FROM job_runs
+WHERE owner_id = sqlc.arg(owner_id) AND turn_id = sqlc.arg(turn_id) AND status = 'running'
+ORDER BY created_at LIMIT 1;
+
 -- name: GetRun :one
 SELECT * FROM job_runs WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id);
 
@@ -184,5 +197,9 @@ SELECT DISTINCT owner_id FROM notification_channels WHERE enabled ORDER BY owner
 -- A run still marked running long after its process could be working on it died with it.
 UPDATE job_runs SET status = 'failed', finished_at = now(),
     error = 'interrupted: the process running this job stopped before it finished'
-WHERE owner_id = sqlc.arg(owner_id) AND status = 'running'
-    AND started_at < sqlc.arg(before)::timestamptz;
+-- A run whose turn is still continuing or running (a turn that outlives its invocation's
+-- deadline goes on in another one) is not stale: it finishes when its turn does.
+WHERE job_runs.owner_id = sqlc.arg(owner_id) AND job_runs.status = 'running'
+    AND job_runs.started_at < sqlc.arg(before)::timestamptz
+    AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.owner_id = job_runs.owner_id AND t.id = job_runs.turn_id
+        AND t.status IN ('running', 'continuing'));

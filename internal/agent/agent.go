@@ -59,6 +59,11 @@ type Runner struct {
 	// Continue hands a turn saved as continuing to a fresh invocation (the run queue on
 	// Lambda), which calls ContinueTurn; nil means turns never stop before a deadline.
 	Continue func(ctx context.Context, ownerID, turnID uuid.UUID) error
+	// Continued runs after a continued turn (ContinueTurn) ended in this invocation —
+	// completed, suspended, aborted or failed, not continuing again — outside any
+	// transaction, with the turn's view (internal/autonomy finishes the job run whose turn it
+	// is). Nil does nothing.
+	Continued func(ctx context.Context, ownerID uuid.UUID, v steward.View)
 	// ContinueMargin is the time before ctx's deadline under which a turn stops between
 	// steps and continues elsewhere (continue.go); zero means 30s.
 	ContinueMargin time.Duration

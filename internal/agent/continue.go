@@ -102,7 +102,11 @@ func (r *Runner) ContinueTurn(ctx context.Context, ownerID, turnID uuid.UUID) (s
 	}
 	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", turnID) })
 	x.reg = r.ownerRegistry(ctx, ownerID)
-	return r.loop(ctx, x)
+	v, err := r.loop(ctx, x)
+	if err == nil && v.Status != steward.StatusContinuing && r.Continued != nil {
+		r.Continued(ctx, ownerID, v)
+	}
+	return v, err
 }
 
 // ContinueStale continues, one after the other, the owner's turns left continuing since

@@ -266,6 +266,8 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}
 	a.Channels = &channel.Service{Store: a.Store, Sealer: sealer, Sender: sender, Now: a.Now}
 	runs := &autonomy.Runner{Agent: a.Runner, Store: a.Store, Notifier: deliverer, Now: a.Now}
+	// A job run whose turn continued in another invocation finishes when the turn does.
+	a.Runner.Continued = runs.Continued
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
 	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now}
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks,

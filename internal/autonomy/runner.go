@@ -121,6 +121,40 @@ func (r *Runner) execute(ctx context.Context, run store.JobRun, trigger steward.
 		log.Error().Err(err).Msg("the run's turn did not start")
 		return r.finish(ctx, run, store.RunFailed, nil, "the turn could not start")
 	}
+	turnID := view.TurnID
+	if view.Status == steward.StatusContinuing {
+		// The turn goes on in another invocation: the run stays running, with its turn, and
+		// Continued finishes it when the turn ends.
+		err := r.Store.WithOwner(ctx, run.OwnerID, func(tx *store.Tx) error {
+			var err error
+			run, err = tx.Runs.AttachTurn(ctx, run.ID, turnID)
+			return err
+		})
+		if err != nil {
+			return run, fmt.Errorf("record the continuing turn of run %s: %w", run.ID, err)
+		}
+		log.Info().Stringer("turn_id", turnID).Msg("autonomous run continues with its turn in another invocation")
+		// The invocation that continued the turn may have ended it before the turn was
+		// attached (it then found no run to finish): finish the run here.
+		if v, err := r.Agent.Turn(ctx, run.OwnerID, turnID); err == nil && v.Status != steward.StatusContinuing && v.Status != steward.StatusRunning {
+			r.Continued(ctx, run.OwnerID, v)
+			if err := r.Store.WithOwner(ctx, run.OwnerID, func(tx *store.Tx) error {
+				var err error
+				run, err = tx.Runs.Get(ctx, run.ID)
+				return err
+			}); err != nil {
+				return run, err
+			}
+		}
+		return run, nil
+	}
+	return r.conclude(ctx, run, view)
+}
+
+// conclude records a run's outcome from its turn's final view and delivers the owner's
+// notifications.
+func (r *Runner) conclude(ctx context.Context, run store.JobRun, view steward.View) (store.JobRun, error) {
+	log := zerolog.Ctx(ctx)
 	status := store.RunFailed
 	switch view.Status {
 	case steward.StatusCompleted:
@@ -131,13 +165,38 @@ func (r *Runner) execute(ctx context.Context, run store.JobRun, trigger steward.
 		status = store.RunAborted
 	}
 	turnID := view.TurnID
-	run, err = r.finish(ctx, run, status, &turnID, view.Error)
+	run, err := r.finish(ctx, run, status, &turnID, view.Error)
 	if err == nil && r.Notifier != nil {
 		if err := r.Notifier.Flush(ctx, run.OwnerID); err != nil {
 			log.Warn().Err(err).Msg("notification delivery failed; the next tick retries")
 		}
 	}
 	return run, err
+}
+
+// Continued is agent.Runner.Continued: a continued turn ended, and the run still running
+// whose turn it is (if any) is finished with the turn's outcome — once: the finish is
+// conditional on the run still running, and a turn is continued by one invocation at a time.
+func (r *Runner) Continued(ctx context.Context, ownerID uuid.UUID, view steward.View) {
+	log := zerolog.Ctx(ctx).With().Stringer("owner_id", ownerID).Stringer("turn_id", view.TurnID).Logger()
+	var run store.JobRun
+	var ok bool
+	err := r.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		var err error
+		run, ok, err = tx.Runs.RunningOfTurn(ctx, view.TurnID)
+		return err
+	})
+	if err != nil {
+		log.Error().Err(err).Msg("finding the run of a continued turn failed; the sweep fails it once stale")
+		return
+	}
+	if !ok {
+		return
+	}
+	ctx = log.With().Stringer("run_id", run.ID).Str("job", run.Job).Logger().WithContext(ctx)
+	if _, err := r.conclude(ctx, run, view); err != nil && !errors.Is(err, store.ErrConflict) {
+		zerolog.Ctx(ctx).Error().Err(err).Msg("recording the outcome of a continued run failed")
+	}
 }
 
 // finish records a running run's outcome with an activity event.

@@ -380,8 +380,11 @@ func rawFunctions(t *testing.T) map[string]rawFunction {
 
 // rawFunction is the part of an AWS::Serverless::Function the raw-YAML tests read.
 type rawFunction struct {
-	CodeUri           string `yaml:"CodeUri"`
-	Timeout           int    `yaml:"Timeout"`
+	CodeUri     string `yaml:"CodeUri"`
+	Timeout     int    `yaml:"Timeout"`
+	Environment struct {
+		Variables map[string]yaml.Node `yaml:"Variables"`
+	} `yaml:"Environment"`
 	EventInvokeConfig *struct {
 		MaximumRetryAttempts     *int `yaml:"MaximumRetryAttempts"`
 		MaximumEventAgeInSeconds *int `yaml:"MaximumEventAgeInSeconds"`
@@ -472,6 +475,25 @@ func TestTemplateSchedulerIsAScheduleV2Tick(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("no function of template.yaml has CodeUri functions/scheduler")
+	}
+}
+
+// TestTemplateFunctionsReachTheRunQueue: every function runs turns (the scheduler runs jobs
+// and drains continuing turns; the API function resumes turns), and a turn about to outlive
+// its function's timeout continues in the worker only through the run queue: each function
+// has STEWARD_RUN_QUEUE_URL = !Ref RunQueue (without it the app wires no Continue and the
+// turn dies at the timeout).
+func TestTemplateFunctionsReachTheRunQueue(t *testing.T) {
+	t.Parallel()
+	fns := rawFunctions(t)
+	if len(fns) == 0 {
+		t.Fatal("template.yaml has no functions")
+	}
+	for name, fn := range fns {
+		v, ok := fn.Environment.Variables["STEWARD_RUN_QUEUE_URL"]
+		if !ok || v.Tag != "!Ref" || v.Value != "RunQueue" {
+			t.Errorf("%s (%s): STEWARD_RUN_QUEUE_URL is not !Ref RunQueue (got %q %q)", name, fn.CodeUri, v.Tag, v.Value)
+		}
 	}
 }
 

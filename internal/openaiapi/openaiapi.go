@@ -96,8 +96,15 @@ func (a *API) ChatCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 		defer release()
 	}
-	// The turn outlives a client that goes away, and the server's write timeout.
+	// The turn outlives a client that goes away, and the server's write timeout; it keeps the
+	// request's deadline (on Lambda the invocation's), so that a long turn stops in time as
+	// continuing and goes on in the worker (docs/ARCHITECTURE.md §2).
 	ctx := context.WithoutCancel(r.Context())
+	if d, ok := r.Context().Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d)
+		defer cancel()
+	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // not supported by every writer: fine
 	if !stream {
@@ -231,13 +238,18 @@ func extOf(v steward.View) ext {
 	return e
 }
 
-// answer is the assistant text of a finished or suspended turn.
+// answer is the assistant text of a finished, suspended or continuing turn (one that stopped
+// before the invocation's deadline: a normal answer with finish_reason stop saying it goes on,
+// with the turn's id; the steward object's status is continuing).
 func answer(v steward.View) string {
 	switch v.Status {
 	case steward.StatusSuspended:
 		return Listing(v.TurnID, v.Pending)
 	case steward.StatusCompleted:
 		return v.Answer
+	case steward.StatusContinuing:
+		return fmt.Sprintf("Steward is still working on this: the turn %s continues in the background. "+
+			"Its answer will be at GET /v1/turns/%s (and in the web app) when it is done.", v.TurnID, v.TurnID)
 	}
 	return "Steward could not finish this turn: " + v.Error
 }

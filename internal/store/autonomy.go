@@ -258,6 +258,33 @@ func (t Runs) Finish(ctx context.Context, id uuid.UUID, status RunStatus, turnID
 	return toRun(r), nil
 }
 
+// AttachTurn records the turn of a run that stays running: its turn stopped before the
+// invocation's deadline (continuing) and finishes in another invocation. A run no longer
+// running is ErrConflict.
+func (t Runs) AttachTurn(ctx context.Context, id, turnID uuid.UUID) (JobRun, error) {
+	r, err := t.q.AttachRunTurn(ctx, db.AttachRunTurnParams{OwnerID: t.ownerID, ID: id, TurnID: uuid.NullUUID{UUID: turnID, Valid: true}})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return JobRun{}, fmt.Errorf("attach turn to run %s: not running: %w", id, ErrConflict)
+	}
+	if err != nil {
+		return JobRun{}, notFound("attach turn to run", err)
+	}
+	return toRun(r), nil
+}
+
+// RunningOfTurn is the run still running whose turn is turnID; ok is false when there is
+// none (the turn is no run's, or its run was finished already).
+func (t Runs) RunningOfTurn(ctx context.Context, turnID uuid.UUID) (JobRun, bool, error) {
+	r, err := t.q.RunningRunOfTurn(ctx, db.RunningRunOfTurnParams{OwnerID: t.ownerID, TurnID: uuid.NullUUID{UUID: turnID, Valid: true}})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return JobRun{}, false, nil
+	}
+	if err != nil {
+		return JobRun{}, false, fmt.Errorf("run of turn %s: %w", turnID, err)
+	}
+	return toRun(r), true, nil
+}
+
 // Run reads one run.
 func (t Runs) Get(ctx context.Context, id uuid.UUID) (JobRun, error) {
 	r, err := t.q.GetRun(ctx, db.GetRunParams{OwnerID: t.ownerID, ID: id})
@@ -504,7 +531,7 @@ func toNotifications(rows []db.Notification) []Notification {
 }
 
 // FailStale fails the owner's job runs still running and started before before: their
-// process died.
+// process died. A run whose turn is still running or continuing is left to finish with it.
 func (t Runs) FailStale(ctx context.Context, before time.Time) (int64, error) {
 	n, err := t.q.FailStaleRuns(ctx, db.FailStaleRunsParams{OwnerID: t.ownerID, Before: before})
 	if err != nil {

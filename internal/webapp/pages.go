@@ -13,6 +13,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/store"
 )
 
 func (a *web) chatPage(w http.ResponseWriter, r *http.Request) {
@@ -113,9 +114,17 @@ func (a *web) stream(w http.ResponseWriter, r *http.Request, run func(context.Co
 		}
 		_ = rc.Flush()
 	}
+	// The turn keeps the request's deadline (on Lambda the invocation's): a long turn stops
+	// in time as continuing, goes on in the worker, and the page polls its status.
+	ctx := context.WithoutCancel(r.Context())
+	if d, ok := r.Context().Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d)
+		defer cancel()
+	}
 	final := false
-	v, err := run(context.WithoutCancel(r.Context()), func(e agent.StreamEvent) {
-		final = final || e.Type == "completed" || e.Type == "suspended" || e.Type == "error"
+	v, err := run(ctx, func(e agent.StreamEvent) {
+		final = final || e.Type == "completed" || e.Type == "suspended" || e.Type == "continuing" || e.Type == "error"
 		send(e)
 	})
 	switch {
@@ -129,15 +138,52 @@ func (a *web) stream(w http.ResponseWriter, r *http.Request, run func(context.Co
 		}
 		send(agent.StreamEvent{Type: "error", Text: msg})
 	case !final:
-		typ := "error"
-		switch v.Status {
-		case steward.StatusCompleted:
-			typ = "completed"
-		case steward.StatusSuspended:
-			typ = "suspended"
-		}
-		send(agent.StreamEvent{Type: typ, Turn: &v})
+		send(agent.StreamEvent{Type: eventType(v.Status), Turn: &v})
 	}
+}
+
+// eventType is the final stream event of a turn in status s.
+func eventType(s steward.Status) string {
+	switch s {
+	case steward.StatusCompleted:
+		return "completed"
+	case steward.StatusSuspended:
+		return "suspended"
+	case steward.StatusContinuing, steward.StatusRunning, steward.StatusResuming:
+		return "continuing"
+	}
+	return "error"
+}
+
+// turnStatus answers GET /turns/{id}/status, which the chat page polls while a turn is
+// continuing: the turn as a stream event ("continuing" while it still runs, then its final
+// event), as app.js renders it.
+func (a *web) turnStatus(w http.ResponseWriter, r *http.Request) {
+	owner := current(r).OwnerID
+	id, err := uuid.Parse(chi.URLParam(r, "id"))
+	var v steward.View
+	if err == nil {
+		v, err = a.d.Runner.Turn(r.Context(), owner, id)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if err != nil {
+		status := http.StatusInternalServerError
+		if id == uuid.Nil || errors.Is(err, store.ErrNotFound) || steward.ErrorCode(err) == steward.CodeNotFound || steward.ErrorCode(err) == steward.CodeInvalid {
+			status = http.StatusNotFound
+		} else {
+			a.d.Logger.Error().Err(err).Msg("turn status")
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(`{"type":"error","text":"turn not found"}` + "\n"))
+		return
+	}
+	out := event{StreamEvent: agent.StreamEvent{Type: eventType(v.Status), Turn: &v}}
+	if out.Type == "suspended" {
+		out.RawArgs = a.rawArgs(r.Context(), owner, &v)
+	}
+	b, _ := json.Marshal(out)
+	_, _ = w.Write(append(b, '\n'))
 }
 
 // event is a stream event as app.js reads it: the runner's event, and for a suspended turn

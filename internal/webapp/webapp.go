@@ -147,6 +147,7 @@ func Routes(d Deps) func(chi.Router) {
 				r.Get("/approvals", w.approvalsPage)
 				r.Get("/settings", w.settingsPage)
 				r.Get("/turns/{id}", w.storyPage)
+				r.Get("/turns/{id}/status", w.turnStatus)
 				r.Get("/activity", w.activityPage)
 				r.Get("/memory", w.memoryPage)
 				r.Get("/documents", w.documentsPage)

@@ -105,8 +105,8 @@
 
   // turnView renders a turn's events into container and returns the event handler.
   function turnView(container) {
-    var answer = null, streamed = false;
-    return function (e) {
+    var answer = null, streamed = false, waiting = null;
+    var handler = function (e) {
       if (e.type === "text") {
         if (!answer) { answer = el("p", "msg assistant"); container.appendChild(answer); }
         answer.textContent += e.text; streamed = true;
@@ -126,11 +126,30 @@
         if (!streamed && e.turn.answer) container.appendChild(el("p", "msg assistant", e.turn.answer));
         container.appendChild(el("p", "status", "Done."));
         var a = el("a", "story", "The turn's story"); a.href = "/turns/" + e.turn.turn_id; container.appendChild(a);
+      } else if (e.type === "continuing") {
+        // The turn stopped before the server's deadline and goes on in the background: say
+        // so once, and poll its status until it ends, then render its final event.
+        var cc = document.querySelector("#chat input[name=conversation_id]");
+        if (cc) cc.value = e.turn.conversation_id;
+        if (!waiting) { waiting = el("p", "status continuing", "Still working on it… (continuing in the background)"); container.appendChild(waiting); }
+        var handle = handler;
+        setTimeout(function () { poll(e.turn.turn_id, handle); }, 3000);
       } else if (e.type === "error") {
         container.appendChild(el("p", "error", "Error: " + (e.text || (e.turn && e.turn.error) || "the turn failed")));
       }
+      if (waiting && e.type !== "continuing") { waiting.remove(); waiting = null; }
       container.scrollIntoView({ block: "end" });
     };
+    return handler;
+  }
+
+  // poll reads a continuing turn's status (GET /turns/{id}/status answers it as a stream
+  // event) and hands it to the turn's handler, which polls again while it is continuing.
+  function poll(turnID, handle) {
+    fetch("/turns/" + encodeURIComponent(turnID) + "/status", { credentials: "same-origin", headers: { "Accept": "application/json" } })
+      .then(function (res) { return res.json(); })
+      .then(function (e) { handle(e); })
+      .catch(function () { setTimeout(function () { poll(turnID, handle); }, 5000); });
   }
 
   document.addEventListener("DOMContentLoaded", function () {
