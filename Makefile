@@ -35,7 +35,7 @@ TESTFLAGS ?=
 # of the dev database into the recipe's shell (scripts/devdb env single-quotes the values).
 load_env = eval "$$(scripts/devdb env | sed 's/^/export /')"
 
-.PHONY: help run test injection-report bench bench-cycle bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
+.PHONY: help run test injection-report bench bench-cycle bench-soak bench-recall bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
 .PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction build-WorkerFunction
 
 # ROOT is the module root (this Makefile's directory), wherever make runs from: `sam build`
@@ -103,6 +103,15 @@ bench-cycle: build db ## steward serve vs LangGraph.js, suspend → approve over
 	@cp "$(PEER_LANGGRAPH)/bench.mjs" bin/peer-langgraph/
 	$(GO) build -trimpath -o bin/benchcycle ./cmd/benchcycle
 	@$(load_env); bin/benchcycle -steward bin/steward -peer bin/peer-langgraph -cycles $(CYCLES)
+
+SOAK ?= 10000
+
+bench-soak: build db ## RSS of steward serve over $(SOAK) suspend → approve cycles (at half and at the end)
+	$(GO) build -trimpath -o bin/benchcycle ./cmd/benchcycle
+	@$(load_env); bin/benchcycle -steward bin/steward -soak $(SOAK)
+
+bench-recall: db ## memory recall at 100,000 chunks under RLS: p50/p99 ms and recall@10 (data cached in its own database)
+	@$(load_env); $(GO) test -run '^$$' -bench BenchmarkRecall100k -benchtime 1000x -timeout 60m ./internal/memory/
 
 db: ## start the dev database (PostgreSQL 17 + pgvector, see scripts/devdb)
 	@scripts/devdb start

@@ -188,7 +188,7 @@ SELECT id, owner_id, source_kind, source_id, text, created_at, superseded_at,
     (embedding <=> $1::vector)::float8 AS distance
 FROM memory_chunks
 WHERE owner_id = $2 AND superseded_at IS NULL
-ORDER BY embedding <=> $1::vector LIMIT $3
+ORDER BY embedding::halfvec(768) <=> $1::vector::halfvec(768) LIMIT $3
 `
 
 type SearchChunksParams struct {

@@ -377,7 +377,7 @@ SELECT id, source_kind, source_id, text, created_at, origin,
 FROM memory_chunks
 WHERE owner_id = $2 AND superseded_at IS NULL
     AND (cardinality($3::text[]) = 0 OR source_kind = ANY ($3::text[]))
-ORDER BY embedding <=> $1::vector
+ORDER BY embedding::halfvec(768) <=> $1::vector::halfvec(768)
 LIMIT $4
 `
 
@@ -557,7 +557,7 @@ WHERE d.owner_id = $1 AND d.id IN (
         SELECT (n.embedding <=> c.embedding) AS distance FROM memory_chunks n
         WHERE n.owner_id = c.owner_id AND n.superseded_at IS NULL AND n.source_kind <> 'fact'
             AND (n.created_at, n.id) > (c.created_at, c.id)
-        ORDER BY n.embedding <=> c.embedding LIMIT 1) nearest
+        ORDER BY n.embedding::halfvec(768) <=> c.embedding::halfvec(768) LIMIT 1) nearest
     WHERE c.owner_id = $1 AND c.superseded_at IS NULL AND c.source_kind <> 'fact'
         AND nearest.distance < $2::float8
     LIMIT $3)

@@ -43,7 +43,7 @@ SELECT id, owner_id, source_kind, source_id, text, created_at, superseded_at,
     (embedding <=> sqlc.arg(query)::vector)::float8 AS distance
 FROM memory_chunks
 WHERE owner_id = sqlc.arg(owner_id) AND superseded_at IS NULL
-ORDER BY embedding <=> sqlc.arg(query)::vector LIMIT sqlc.arg(max_rows);
+ORDER BY embedding::halfvec(768) <=> sqlc.arg(query)::vector::halfvec(768) LIMIT sqlc.arg(max_rows);
 
 -- name: SupersedeChunk :execrows
 UPDATE memory_chunks SET superseded_at = now()

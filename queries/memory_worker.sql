@@ -66,7 +66,7 @@ SELECT id, source_kind, source_id, text, created_at, origin,
 FROM memory_chunks
 WHERE owner_id = sqlc.arg(owner_id) AND superseded_at IS NULL
     AND (cardinality(sqlc.arg(kinds)::text[]) = 0 OR source_kind = ANY (sqlc.arg(kinds)::text[]))
-ORDER BY embedding <=> sqlc.arg(query)::vector
+ORDER BY embedding::halfvec(768) <=> sqlc.arg(query)::vector::halfvec(768)
 LIMIT sqlc.arg(max_rows);
 
 -- name: AddFactChunk :execrows
@@ -107,7 +107,7 @@ WHERE d.owner_id = sqlc.arg(owner_id) AND d.id IN (
         SELECT (n.embedding <=> c.embedding) AS distance FROM memory_chunks n
         WHERE n.owner_id = c.owner_id AND n.superseded_at IS NULL AND n.source_kind <> 'fact'
             AND (n.created_at, n.id) > (c.created_at, c.id)
-        ORDER BY n.embedding <=> c.embedding LIMIT 1) nearest
+        ORDER BY n.embedding::halfvec(768) <=> c.embedding::halfvec(768) LIMIT 1) nearest
     WHERE c.owner_id = sqlc.arg(owner_id) AND c.superseded_at IS NULL AND c.source_kind <> 'fact'
         AND nearest.distance < sqlc.arg(max_distance)::float8
     LIMIT sqlc.arg(max_rows))

@@ -3,6 +3,10 @@
 // as one table (internal/benchcycle says what is measured and how).
 //
 //	benchcycle [-steward bin/steward] [-peer DIR] [-cycles N] [-clients N]
+//	benchcycle -soak N [-steward bin/steward]
+//
+// With -soak N (make bench-soak) it runs only steward serve, N sequential cycles, and prints
+// the serve process's RSS at N/2 and N cycles (benchcycle.Soak).
 //
 // The database URLs are the dev database's (scripts/devdb env); the benchmark bootstraps and
 // resets databases of its own on that server.
@@ -28,6 +32,7 @@ func main() {
 	flag.IntVar(&o.Clients, "clients", 8, "clients of the concurrent phase")
 	trace := flag.String("trace", "", "write one line per round trip of steward serve to PostgreSQL, naming its statements, to this file")
 	flag.BoolVar(&o.NoPeer, "no-peer", false, "skip the LangGraph.js peer")
+	soak := flag.Int("soak", 0, "run N cycles against steward serve only and print its RSS at N/2 and N (no peer)")
 	flag.Parse()
 	if *trace != "" {
 		f, err := os.Create(*trace)
@@ -50,6 +55,14 @@ func main() {
 	o.SuperuserDatabaseURL = cfg.SuperuserDatabaseURL
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *soak > 0 {
+		o.Database = "steward_bench_soak"
+		if _, err := benchcycle.Soak(ctx, o, *soak, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "benchcycle:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := benchcycle.Run(ctx, o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "benchcycle:", err)
 		os.Exit(1)

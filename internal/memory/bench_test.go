@@ -42,6 +42,10 @@ func bulkLoad(tb testing.TB, d testdb.DB, cols []string, rows [][]any) time.Dura
 	if err := pgxvec.RegisterTypes(ctx, conn); err != nil {
 		tb.Fatal(err)
 	}
+	var def string // the index as the migrations define it
+	if err := conn.QueryRow(ctx, `SELECT pg_get_indexdef('memory_chunks_embedding'::regclass)`).Scan(&def); err != nil {
+		tb.Fatal(err)
+	}
 	if _, err := conn.Exec(ctx, `DROP INDEX memory_chunks_embedding`); err != nil {
 		tb.Fatal(err)
 	}
@@ -53,7 +57,7 @@ func bulkLoad(tb testing.TB, d testdb.DB, cols []string, rows [][]any) time.Dura
 	if _, err := conn.Exec(ctx, `SET maintenance_work_mem = '1GB'`); err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := conn.Exec(ctx, `CREATE INDEX memory_chunks_embedding ON memory_chunks USING hnsw (embedding vector_cosine_ops)`); err != nil {
+	if _, err := conn.Exec(ctx, def); err != nil {
 		tb.Fatal(err)
 	}
 	build := time.Since(start)
@@ -318,7 +322,7 @@ func planIndex(tb testing.TB, url string, q hnswQuery) string {
 	_, err = tx.Exec(ctx, `SELECT set_config('app.owner_id', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`, q.owner.String())
 	if err == nil {
 		err = tx.QueryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT id FROM memory_chunks WHERE owner_id = $1 AND superseded_at IS NULL
-			ORDER BY embedding <=> $2 LIMIT 10`, q.owner, pgvector.NewVector(q.vec)).Scan(&plan)
+			ORDER BY embedding::halfvec(768) <=> $2::vector::halfvec(768) LIMIT 10`, q.owner, pgvector.NewVector(q.vec)).Scan(&plan)
 	}
 	if err != nil {
 		tb.Fatal(err)

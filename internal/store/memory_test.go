@@ -136,7 +136,7 @@ func TestFilteredVectorSearchReturnsK(t *testing.T) {
 	}
 	fill(big.ID, 1000)
 	fill(small.ID, 10)
-	if _, err := su.Exec(ctx, `CREATE INDEX memory_chunks_embedding ON memory_chunks USING hnsw (embedding vector_cosine_ops);
+	if _, err := su.Exec(ctx, `CREATE INDEX memory_chunks_embedding ON memory_chunks USING hnsw ((embedding::halfvec(768)) halfvec_cosine_ops);
 		DROP INDEX memory_chunks_owner, memory_chunks_source; ANALYZE memory_chunks`); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestFilteredVectorSearchReturnsK(t *testing.T) {
 			}
 			var line string
 			if err := tx.RawRow(ctx, `EXPLAIN (FORMAT JSON) SELECT id FROM memory_chunks WHERE owner_id = $1 AND superseded_at IS NULL
-				ORDER BY embedding <=> $2 LIMIT 10`, small.ID, pgvector.NewVector(q)).Scan(&line); err != nil {
+				ORDER BY embedding::halfvec(768) <=> $2::vector::halfvec(768) LIMIT 10`, small.ID, pgvector.NewVector(q)).Scan(&line); err != nil {
 				return err
 			}
 			plan.WriteString(line)

@@ -228,3 +228,70 @@ func Connect(t testing.TB, url string) *pgx.Conn {
 	t.Cleanup(func() { conn.Close(ctx) })
 	return conn
 }
+
+// Cached returns a migrated database named after key and the migrations, filled once by fill
+// and kept across runs (for benchmarks whose data is slow to build): it is never dropped by
+// the test, and a run with changed migrations builds a new one and drops the stale ones of
+// the same key. Its name starts with steward_cache_, out of the way of the per-test
+// databases. fill runs on a database named …_building, renamed when fill succeeds, so a failed
+// or interrupted fill leaves nothing that looks complete; fill must close its connections.
+func Cached(tb testing.TB, key string, fill func(ctx context.Context, d DB) error) DB {
+	tb.Helper()
+	superURL, ownerURL, appURL, doorURL := os.Getenv("SUPERUSER_DATABASE_URL"), os.Getenv("DATABASE_URL"), os.Getenv("APP_DATABASE_URL"), os.Getenv("DOOR_DATABASE_URL")
+	if superURL == "" || ownerURL == "" || appURL == "" || doorURL == "" {
+		tb.Fatal(`database tests need a real PostgreSQL: run "make test", or: scripts/devdb start && eval "$(scripts/devdb env | sed 's/^/export /')"`)
+	}
+	ctx := context.Background()
+	templateOnce.Do(func() {
+		templateName, templateErr = ensureTemplate(ctx, superURL, admin.RoleURLs{Owner: ownerURL, App: appURL, Door: doorURL})
+	})
+	if templateErr != nil {
+		tb.Fatalf("test database template: %v", templateErr)
+	}
+	prefix := "steward_cache_" + key + "_"
+	name := prefix + templateName[len("steward_tmpl_"):]
+	at := func(n string) DB {
+		return DB{Name: n, OwnerURL: withDatabase(tb, ownerURL, n), AppURL: withDatabase(tb, appURL, n),
+			DoorURL: withDatabase(tb, doorURL, n), SuperURL: withDatabase(tb, superURL, n)}
+	}
+	conn, err := pgx.Connect(ctx, superURL)
+	if err != nil {
+		tb.Fatalf("connect as superuser: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(727275)`); err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Exec(ctx, `SELECT pg_advisory_unlock(727275)`) //nolint:errcheck
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		tb.Fatal(err)
+	}
+	if exists {
+		return at(name)
+	}
+	rows, err := conn.Query(ctx, `SELECT datname FROM pg_database WHERE starts_with(datname, $1)`, prefix)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stale, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, s := range stale {
+		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{s}.Sanitize()+" WITH (FORCE)"); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	building := name + "_building"
+	if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s OWNER %s", building, templateName, store.OwnerRole)); err != nil {
+		tb.Fatalf("create cached database: %v", err)
+	}
+	if err := fill(ctx, at(building)); err != nil {
+		tb.Fatalf("fill cached database %s: %v", building, err)
+	}
+	if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER DATABASE %s RENAME TO %s", building, name)); err != nil {
+		tb.Fatalf("rename cached database: %v", err)
+	}
+	return at(name)
+}

@@ -1,0 +1,127 @@
+package benchcycle
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/stewardhq/steward/internal/llm/gemini/geminifake"
+)
+
+// SoakResult is what Soak measured: the serve process's VmRSS after each sampled cycle count.
+type SoakResult struct {
+	Cycles  []int
+	RSSMB   []float64
+	Elapsed time.Duration
+}
+
+// Soak is `benchcycle -soak N` (make bench-soak), issue 14's memory target: it sets up
+// o.Database as Run does, starts the real `steward serve` (directly on PostgreSQL, no
+// counting proxy) with the fake Gemini, drives n sequential suspend → approve cycles over
+// HTTP, and samples the serve process's RSS (VmRSS of /proc/<pid>/status) every n/10 cycles,
+// n/2 and n included. It writes the samples and the growth from n/2 to n to w.
+func Soak(ctx context.Context, o Options, n int, w io.Writer) (SoakResult, error) {
+	var res SoakResult
+	if n < 2 {
+		return res, fmt.Errorf("soak: want at least 2 cycles, got %d", n)
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(o.Log, "bench-soak: "+format+"\n", args...) }
+	env, err := benchEnv(o)
+	if err != nil {
+		return res, err
+	}
+	logf("setting up database %s with bin/steward migrate and owners", o.Database)
+	for _, args := range [][]string{{"migrate", "bootstrap"}, {"migrate", "reset", "--yes"}, {"migrate", "up"}} {
+		if _, err := stewardCmd(ctx, o, env, args...); err != nil {
+			return res, err
+		}
+	}
+	out, err := stewardCmd(ctx, o, env, "owners", "add", "soak", "--json")
+	if err != nil {
+		return res, err
+	}
+	var owner struct {
+		OwnerID string `json:"owner_id"`
+		APIKey  string `json:"api_key"`
+	}
+	if err := json.Unmarshal(out, &owner); err != nil {
+		return res, fmt.Errorf("owners add --json: %w: %s", err, out)
+	}
+	if _, err := stewardCmd(ctx, o, env, "owners", "budget", "--owner", owner.OwnerID, "--messages", "100000000", "--cost-usd", "1000000"); err != nil {
+		return res, err
+	}
+	gemini := geminifake.New()
+	fake := httptest.NewServer(gemini)
+	defer fake.Close()
+	addr, err := freeAddr()
+	if err != nil {
+		return res, err
+	}
+	serve := exec.Command(o.Steward, "serve")
+	serve.Env = setEnv(env, "STEWARD_ADDR", addr, "GEMINI_API_KEY", "fake", "GEMINI_BASE_URL", fake.URL, "STEWARD_LOG_LEVEL", "warn")
+	serve.Stdout, serve.Stderr = io.Discard, o.Log
+	if err := serve.Start(); err != nil {
+		return res, err
+	}
+	defer func() {
+		_ = serve.Process.Signal(syscall.SIGTERM)
+		_ = serve.Wait()
+	}()
+	base := "http://" + addr
+	if err := waitHealthy(ctx, base); err != nil {
+		return res, err
+	}
+	client := &driver{base: base, key: owner.APIKey, http: &http.Client{
+		Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: time.Minute}}
+	sample := func(done int) error {
+		mb, err := rss(serve.Process.Pid)
+		if err != nil {
+			return err
+		}
+		res.Cycles, res.RSSMB = append(res.Cycles, done), append(res.RSSMB, mb)
+		logf("%6d cycles: RSS %.1f MB", done, mb)
+		return nil
+	}
+	if err := sample(0); err != nil {
+		return res, err
+	}
+	step := max(n/10, 1)
+	start := time.Now()
+	for done := 1; done <= n; done++ {
+		if _, _, err := client.cycle(ctx); err != nil {
+			return res, fmt.Errorf("cycle %d: %w", done, err)
+		}
+		if done%step == 0 || done == n/2 || done == n {
+			if err := sample(done); err != nil {
+				return res, err
+			}
+		}
+	}
+	res.Elapsed = time.Since(start)
+	if err := gemini.Err(); err != nil {
+		return res, err
+	}
+	half, full := res.at(n/2), res.at(n)
+	fmt.Fprintf(w, "steward serve RSS over %d suspend → approve cycles (%.1f cycles/s):\n", n, float64(n)/res.Elapsed.Seconds())
+	for i, c := range res.Cycles {
+		fmt.Fprintf(w, "  %6d cycles  %6.1f MB\n", c, res.RSSMB[i])
+	}
+	fmt.Fprintf(w, "RSS at %d cycles %.1f MB, at %d cycles %.1f MB: growth %+.1f MB\n", n/2, half, n, full, full-half)
+	return res, nil
+}
+
+// at is the RSS sampled after cycles cycles.
+func (r SoakResult) at(cycles int) float64 {
+	for i, c := range r.Cycles {
+		if c == cycles {
+			return r.RSSMB[i]
+		}
+	}
+	return 0
+}
