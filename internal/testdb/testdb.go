@@ -42,20 +42,28 @@ var (
 	templateErr  error
 )
 
+// migrated reads the database URLs from the environment and makes the migrated template
+// (once per test binary).
+func migrated(tb testing.TB) (superURL, ownerURL, appURL, doorURL string) {
+	tb.Helper()
+	superURL, ownerURL, appURL, doorURL = os.Getenv("SUPERUSER_DATABASE_URL"), os.Getenv("DATABASE_URL"), os.Getenv("APP_DATABASE_URL"), os.Getenv("DOOR_DATABASE_URL")
+	if superURL == "" || ownerURL == "" || appURL == "" || doorURL == "" {
+		tb.Fatal(`database tests need a real PostgreSQL: run "make test", or: scripts/devdb start && eval "$(scripts/devdb env | sed 's/^/export /')"`)
+	}
+	templateOnce.Do(func() {
+		templateName, templateErr = ensureTemplate(context.Background(), superURL, admin.RoleURLs{Owner: ownerURL, App: appURL, Door: doorURL})
+	})
+	if templateErr != nil {
+		tb.Fatalf("test database template: %v", templateErr)
+	}
+	return superURL, ownerURL, appURL, doorURL
+}
+
 // New creates a fresh migrated database for t and drops it when t ends.
 func New(t testing.TB) DB {
 	t.Helper()
-	superURL, ownerURL, appURL, doorURL := os.Getenv("SUPERUSER_DATABASE_URL"), os.Getenv("DATABASE_URL"), os.Getenv("APP_DATABASE_URL"), os.Getenv("DOOR_DATABASE_URL")
-	if superURL == "" || ownerURL == "" || appURL == "" || doorURL == "" {
-		t.Fatal(`database tests need a real PostgreSQL: run "make test", or: scripts/devdb start && eval "$(scripts/devdb env | sed 's/^/export /')"`)
-	}
+	superURL, ownerURL, appURL, doorURL := migrated(t)
 	ctx := context.Background()
-	templateOnce.Do(func() {
-		templateName, templateErr = ensureTemplate(ctx, superURL, admin.RoleURLs{Owner: ownerURL, App: appURL, Door: doorURL})
-	})
-	if templateErr != nil {
-		t.Fatalf("test database template: %v", templateErr)
-	}
 	name := "steward_test_" + randomHex(6)
 	if err := superExec(ctx, superURL, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s OWNER %s", name, templateName, store.OwnerRole)); err != nil {
 		t.Fatalf("create test database: %v", err)
@@ -237,17 +245,8 @@ func Connect(t testing.TB, url string) *pgx.Conn {
 // or interrupted fill leaves nothing that looks complete; fill must close its connections.
 func Cached(tb testing.TB, key string, fill func(ctx context.Context, d DB) error) DB {
 	tb.Helper()
-	superURL, ownerURL, appURL, doorURL := os.Getenv("SUPERUSER_DATABASE_URL"), os.Getenv("DATABASE_URL"), os.Getenv("APP_DATABASE_URL"), os.Getenv("DOOR_DATABASE_URL")
-	if superURL == "" || ownerURL == "" || appURL == "" || doorURL == "" {
-		tb.Fatal(`database tests need a real PostgreSQL: run "make test", or: scripts/devdb start && eval "$(scripts/devdb env | sed 's/^/export /')"`)
-	}
+	superURL, ownerURL, appURL, doorURL := migrated(tb)
 	ctx := context.Background()
-	templateOnce.Do(func() {
-		templateName, templateErr = ensureTemplate(ctx, superURL, admin.RoleURLs{Owner: ownerURL, App: appURL, Door: doorURL})
-	})
-	if templateErr != nil {
-		tb.Fatalf("test database template: %v", templateErr)
-	}
 	prefix := "steward_cache_" + key + "_"
 	name := prefix + templateName[len("steward_tmpl_"):]
 	at := func(n string) DB {
