@@ -12,12 +12,14 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/store"
 )
 
 // TestBrowserLinkPage opens an approve link in headless Chromium (Debian's chromium, as the
 // web app's browser tests): the page shows the raw arguments and one button, opening it
-// decides nothing, and the button decides. STEWARD_SCREENSHOTS=$PWD/docs/screenshots writes
-// the confirmation page for the README.
+// decides nothing, and the button decides; before that, the owner's activity page lists the
+// notification with its links hidden. STEWARD_SCREENSHOTS=$PWD/docs/screenshots writes both
+// pages for the README.
 func TestBrowserLinkPage(t *testing.T) {
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -35,8 +37,35 @@ func TestBrowserLinkPage(t *testing.T) {
 	ctx, cancel3 := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel3()
 
+	// The notification as the owner's web app lists it (delivered here by hand: the test has
+	// no deliverer), the links hidden.
+	n := e.notifications(t)
+	err = e.o.Store.WithOwner(context.Background(), e.owner.ID, func(tx *store.Tx) error {
+		return tx.Deliveries.MarkDelivered(context.Background(), n[0].ID, time.Now())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed string
+	err = chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=api_key]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=api_key]`), e.key),
+		chromedp.Click(chromedp.Search(`//button[text()="Sign in"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`textarea[name=message]`)),
+		chromedp.Navigate(e.srv.URL+"/activity"),
+		chromedp.WaitVisible(chromedp.CSS(`li.notification`)),
+		into(&listed, chromedp.Text(chromedp.CSS(`li.notification`))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(listed, `create_task: title="buy milk"`) || !strings.Contains(listed, "sent to your channel only") ||
+		strings.Contains(listed, "/a/") {
+		t.Errorf("the activity page lists the notification as %q; want the call, and its links hidden", listed)
+	}
+	shot(t, ctx, "notification-phone.png")
+
 	var args, buttons string
-	err = chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(approve),
+	err = chromedp.Do(ctx, chromedp.Navigate(approve),
 		chromedp.WaitVisible(chromedp.CSS(`pre.args`)),
 		into(&args, chromedp.Text(chromedp.CSS(`pre.args`))),
 		into(&buttons, chromedp.Text(chromedp.CSS(`form`))))
@@ -49,15 +78,7 @@ func TestBrowserLinkPage(t *testing.T) {
 	if n, st := e.state(t, turn); n != 0 || st != steward.StatusSuspended {
 		t.Fatalf("opening the link: %d tasks, turn %s; want nothing decided", n, st)
 	}
-	if dir := os.Getenv("STEWARD_SCREENSHOTS"); dir != "" {
-		var png []byte
-		if err := chromedp.Do(ctx, into(&png, chromedp.FullScreenshot(100))); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "approval-link-phone.png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	shot(t, ctx, "approval-link-phone.png")
 	var done string
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`p[role=status]`)), into(&done, chromedp.Text(chromedp.CSS(`p[role=status]`))))
@@ -69,6 +90,22 @@ func TestBrowserLinkPage(t *testing.T) {
 	}
 	if n, st := e.state(t, turn); n != 1 || st != steward.StatusCompleted {
 		t.Fatalf("after the button: %d tasks, turn %s; want 1 and completed", n, st)
+	}
+}
+
+// shot writes a full-page screenshot to STEWARD_SCREENSHOTS/name when that is set.
+func shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("STEWARD_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	var png []byte
+	if err := chromedp.Do(ctx, into(&png, chromedp.FullScreenshot(100))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

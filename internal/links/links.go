@@ -272,6 +272,13 @@ func (s *Service) token(id uuid.UUID) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
+// Hide replaces the link placeholders of a notification's text with a note that the link
+// went to the owner's channel only: for showing a stored notification (the web app), where a
+// live link must not appear.
+func Hide(text string) string {
+	return placeholders.ReplaceAllLiteralString(text, "(a one-tap link, sent to your channel only)")
+}
+
 // Expand replaces the link placeholders of a notification's text with the links, for the
 // deliverer to send (internal/delivery's Expand); without a public URL or key it leaves them.
 func (s *Service) Expand(text string) string {

@@ -1,6 +1,7 @@
 package webapp
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/control"
+	"github.com/stewardhq/steward/internal/links"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/steward"
@@ -79,15 +81,54 @@ func (a *web) activityPage(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.write(w, r, "activity", http.StatusOK, activityBody(feed, runs, deliveries))
+	notes, err := a.d.Activity.Notifications(r.Context(), owner)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.write(w, r, "activity", http.StatusOK, activityBody(feed, runs, deliveries, notes))
 }
 
-func activityBody(feed []steward.View, runs []store.JobRun, deliveries []steward.Event) func(p *page) {
+// noteState says where a notification is: delivered (to which channel), to be tried again,
+// given up, or not sent yet (no channel, or the deliverer has not run since).
+func noteState(n store.Notification) string {
+	switch {
+	case n.DeliveredAt != nil:
+		return "delivered to " + cmp.Or(n.Channel, "your channel") + " " + when(*n.DeliveredAt)
+	case n.DeliveryAttempts > 0 && n.NextDeliveryAt != nil:
+		return fmt.Sprintf("not delivered yet (%d attempts); next try %s", n.DeliveryAttempts, when(*n.NextDeliveryAt))
+	case n.DeliveryAttempts > 0:
+		return fmt.Sprintf("delivery failed after %d attempts", n.DeliveryAttempts)
+	default:
+		return "not sent to a channel yet"
+	}
+}
+
+// activityShown is how many notifications the activity page shows.
+const activityShown = 10
+
+func activityBody(feed []steward.View, runs []store.JobRun, deliveries []steward.Event, notes []store.Notification) func(p *page) {
 	return func(p *page) {
 		p.raw(`<h1>Activity</h1>`)
-		if len(feed) == 0 && len(runs) == 0 && len(deliveries) == 0 {
+		if len(feed) == 0 && len(runs) == 0 && len(deliveries) == 0 && len(notes) == 0 {
 			p.raw(`<p>Nothing has happened yet.</p>`)
 			return
+		}
+		if len(notes) > 0 {
+			p.raw(`<h2>Notifications</h2><ol class="feed notifications">`)
+			for _, n := range notes[:min(len(notes), activityShown)] {
+				p.raw(`<li class="notification"><strong>`).text(cmp.Or(n.Title, "Notification")).raw(`</strong> <span class="meta">`).
+					text(when(n.CreatedAt)).raw(` · `).text(noteState(n)).raw(`</span>`)
+				if n.TurnID != nil {
+					p.raw(` <a class="story" href="/turns/`).text(n.TurnID.String()).raw(`">The turn's story</a>`)
+				}
+				p.raw(`<pre class="args note">`).text(links.Hide(n.Message)).raw(`</pre>`)
+				if n.DeliveryError != "" {
+					p.raw(`<p class="error">`).text(clip(n.DeliveryError, 200)).raw(`</p>`)
+				}
+				p.raw(`</li>`)
+			}
+			p.raw(`</ol>`)
 		}
 		if len(deliveries) > 0 {
 			p.raw(`<h2>Notification deliveries</h2><ol class="feed deliveries">`)

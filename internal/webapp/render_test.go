@@ -37,7 +37,8 @@ func TestCardSaysWhyHeld(t *testing.T) {
 	}
 }
 
-// TestActivityBody: the activity page lists job runs and webhook runs with their status and
+// TestActivityBody: the activity page lists the latest notifications with their delivery
+// state (a one-tap link hidden), deliveries, job runs and webhook runs with their status and
 // a link to the turn a run started, then the turns.
 func TestActivityBody(t *testing.T) {
 	turn := uuid.New()
@@ -49,24 +50,36 @@ func TestActivityBody(t *testing.T) {
 	feed := []steward.View{{TurnID: turn, Trigger: steward.TriggerSchedule, Status: steward.StatusCompleted, Answer: "Good morning", CreatedAt: at}}
 	deliveries := []steward.Event{{Kind: "notification.retry", CreatedAt: at,
 		Data: []byte(`{"channel":"phone","attempt":2,"error":"the channel answered <503>"}`)}}
+	link := uuid.New()
+	notes := []store.Notification{
+		{Title: "Approval needed", TurnID: &turn, CreatedAt: at, NextDeliveryAt: &at, DeliveryAttempts: 2, DeliveryError: "the channel answered 503",
+			Message: "Steward is waiting for your approval of one action:\n• create_task: title=\"buy milk\"\n\nApprove: [one-tap link " + link.String() + "]"},
+		{Title: "Briefing", Channel: "phone", CreatedAt: at, DeliveredAt: &at, Message: "Good morning"},
+	}
 	var p page
-	activityBody(feed, runs, deliveries)(&p)
+	activityBody(feed, runs, deliveries, notes)(&p)
 	html := p.String()
 	for _, want := range []string{
 		`<li class="delivery" data-kind="notification.retry"><strong>retry</strong> to <code>phone</code> <span class="meta">2031-05-01 07:00 UTC · attempt 2</span><p class="error">the channel answered &lt;503&gt;</p></li>`,
 		`<strong>Webhook</strong> <code>webhook:github</code> <span class="meta">2031-05-01 07:01 UTC · webhook · <span class="status">failed</span></span><p class="error">the model failed</p>`,
 		`<strong>Job</strong> <code>morning-briefing</code> <span class="meta">2031-05-01 07:00 UTC · schedule · <span class="status">completed</span></span> <a class="story" href="/turns/` + turn.String() + `">The turn's story</a>`,
 		`<h2>Turns</h2>`, `Good morning`,
+		`<li class="notification"><strong>Approval needed</strong> <span class="meta">2031-05-01 07:00 UTC · not delivered yet (2 attempts); next try 2031-05-01 07:00 UTC</span>`,
+		`Approve: (a one-tap link, sent to your channel only)</pre><p class="error">the channel answered 503</p>`,
+		`<strong>Briefing</strong> <span class="meta">2031-05-01 07:00 UTC · delivered to phone 2031-05-01 07:00 UTC</span>`,
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("activity page lacks %s\n%s", want, html)
 		}
 	}
+	if strings.Contains(html, link.String()) {
+		t.Errorf("the activity page shows a one-tap link's id: %s", html)
+	}
 	if strings.Index(html, "webhook:github") > strings.Index(html, "morning-briefing") {
 		t.Errorf("runs are not newest first: %s", html)
 	}
 	p.Reset()
-	activityBody(nil, nil, nil)(&p)
+	activityBody(nil, nil, nil, nil)(&p)
 	if !strings.Contains(p.String(), "Nothing has happened yet.") {
 		t.Errorf("empty activity page = %s", p.String())
 	}
