@@ -179,19 +179,6 @@ func (p *pipe) drain(br pgx.BatchResults) error {
 	return nil
 }
 
-// flush sends the queued writes, if any, in one round trip.
-func (p *pipe) flush(ctx context.Context) error {
-	if len(p.queue) == 0 {
-		return nil
-	}
-	br := p.send(ctx, "", nil)
-	err := p.drain(br)
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // commit sends the queued writes and COMMIT in one round trip; a transaction that sent
 // nothing and queued nothing but its BEGIN costs none.
 func (p *pipe) commit(ctx context.Context) error {
