@@ -69,7 +69,8 @@ func randomSecret() string {
 // probeAutonomy: through every autonomy method, bob sees, changes and claims none of alice's
 // rows.
 func probeAutonomy(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
-	covers("Deliveries.Channel", "Deliveries.Claim", "Runs.Claim", "Schedules.Count", "Deliveries.Enqueue", "Runs.Finish", "Deliveries.MarkDelivered", "Deliveries.MarkFailed", "Deliveries.Notifications", "Runs.Previous", "Webhooks.Revoke", "Runs.Get", "Runs.List", "Schedules.ByJob", "Schedules.List", "Runs.StartQueued", "Webhooks.EventOf", "Webhooks.List")
+	covers("Deliveries.Channel", "Deliveries.Claim", "Runs.Claim", "Schedules.Count", "Deliveries.Enqueue", "Runs.Finish", "Deliveries.MarkDelivered", "Deliveries.MarkFailed", "Deliveries.Notifications", "Runs.Previous", "Webhooks.Revoke", "Runs.Get", "Runs.List", "Schedules.ByJob", "Schedules.List", "Runs.StartQueued", "Webhooks.EventOf", "Webhooks.List",
+		"Runs.AttachTurn", "Runs.RunningOfTurn")
 	aa, ba := a.auto, b.auto
 	refused := func(what string, err error) {
 		t.Helper()
@@ -83,7 +84,36 @@ func probeAutonomy(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 			t.Errorf("%s: bob sees %d rows (err %v), want his own %d", what, n, err, want)
 		}
 	}
-	err := s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
+	// Alice's running run carries her turn; bob can neither find it by that turn nor attach
+	// his own turn to it.
+	err := s.WithOwner(ctx, a.owner.ID, func(tx *Tx) error {
+		_, err := tx.Runs.AttachTurn(ctx, aa.run.ID, a.turn)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
+		if run, ok, err := tx.Runs.RunningOfTurn(ctx, a.turn); err != nil || ok {
+			t.Errorf("bob's run of alice's turn: %+v, %v, %v; want none", run, ok, err)
+		}
+		_, err := tx.Runs.AttachTurn(ctx, aa.run.ID, b.turn)
+		refused("job_runs attach turn", err)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.WithOwner(ctx, a.owner.ID, func(tx *Tx) error {
+		if run, ok, err := tx.Runs.RunningOfTurn(ctx, a.turn); err != nil || !ok || run.ID != aa.run.ID {
+			t.Errorf("alice's run of her turn after bob: %+v, %v, %v; want her running run", run, ok, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
 		scheds, err := tx.Schedules.List(ctx)
 		only("schedules list", len(scheds), 1, err)
 		sc, err := tx.Schedules.ByJob(ctx, "morning-briefing")
