@@ -45,13 +45,28 @@ type TokenRates struct {
 var DefaultRates = TokenRates{ProseChars: 4, JSONChars: 2.5, PerMessage: 4, PerPart: 2}
 
 func (t TokenRates) prose(s string) int { return chars(s, t.ProseChars) }
-func (t TokenRates) json(s string) int  { return chars(s, t.JSONChars) }
 
-func chars(s string, per float64) int {
-	if s == "" || per <= 0 {
+// json counts structured JSON, read in place (a string of it would be a copy per part
+// per estimate).
+func (t TokenRates) json(b []byte) int {
+	if len(b) == 0 {
 		return 0
 	}
-	return int(math.Ceil(float64(utf8.RuneCountInString(s)) / per))
+	return perToken(utf8.RuneCount(b), t.JSONChars)
+}
+
+func chars(s string, per float64) int {
+	if s == "" {
+		return 0
+	}
+	return perToken(utf8.RuneCountInString(s), per)
+}
+
+func perToken(runes int, per float64) int {
+	if per <= 0 {
+		return 0
+	}
+	return int(math.Ceil(float64(runes) / per))
 }
 
 // Message estimates one message's tokens.
@@ -60,10 +75,10 @@ func (t TokenRates) Message(m steward.Message) int {
 	for _, p := range m.Parts {
 		n += t.PerPart + t.prose(p.Text)
 		if c := p.ToolCall; c != nil {
-			n += t.prose(c.Name) + t.json(string(c.Args))
+			n += t.prose(c.Name) + t.json(c.Args)
 		}
 		if r := p.ToolResult; r != nil {
-			n += t.prose(r.Name) + t.json(string(r.Output))
+			n += t.prose(r.Name) + t.json(r.Output)
 		}
 	}
 	return n
@@ -73,7 +88,7 @@ func (t TokenRates) Message(m steward.Message) int {
 func (t TokenRates) Request(req llm.Request) int {
 	n := t.prose(req.System)
 	for _, d := range req.Tools {
-		n += t.PerPart + t.prose(d.Name) + t.prose(d.Description) + t.json(string(d.Parameters))
+		n += t.PerPart + t.prose(d.Name) + t.prose(d.Description) + t.json(d.Parameters)
 	}
 	for _, m := range req.Messages {
 		n += t.Message(m)

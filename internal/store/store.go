@@ -72,7 +72,8 @@ func WithExecMode(dbURL, mode string) (string, error) {
 	return u.String(), nil
 }
 
-// NewPool builds a pgx pool with the pgvector types registered on every connection.
+// NewPool builds a pgx pool with the pgvector types and a direct google/uuid codec
+// (uuidcodec.go) registered on every connection.
 func NewPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -86,6 +87,7 @@ func NewPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, er
 	// checked first (docs/ARCHITECTURE.md §6).
 	cfg.ShouldPing = func(_ context.Context, p pgxpool.ShouldPingParams) bool { return p.IdleDuration > pingIdle }
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		registerUUID(conn.TypeMap())
 		return pgxvec.RegisterTypes(ctx, conn)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
