@@ -104,6 +104,9 @@ type Tool struct {
 	// ReadOnlyHint is what the server annotated at approval; Kind is "write" for such a
 	// tool when the owner overrode it (ToolSetting.Write).
 	ReadOnlyHint bool `json:"read_only_hint"`
+	// Enabled is the owner's choice (ToolSetting.Enabled); a changed tool is disabled
+	// whatever it says.
+	Enabled bool `json:"enabled"`
 }
 
 var validServerName = regexp.MustCompile(`^[a-z0-9]{1,20}$`)
@@ -549,7 +552,7 @@ func view(srv store.MCPServer, ts []store.MCPTool) Server {
 			status = "disabled"
 		}
 		v.Tools[i] = Tool{Name: t.Name, As: ModelName(srv.Name, t.Name), Description: t.Description, Kind: kind(t), Status: status, Hash: t.Hash, ChangedAt: t.ChangedAt,
-			ReadOnlyHint: t.ReadOnly}
+			ReadOnlyHint: t.ReadOnly, Enabled: t.Enabled}
 	}
 	return v
 }
