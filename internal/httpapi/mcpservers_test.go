@@ -100,7 +100,9 @@ func TestMCPToolSettingAPI(t *testing.T) {
 	t.Parallel()
 	mcpSrv := egresstest.NewTLSServer(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
 		s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
-		noop := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil }
+		noop := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		}
 		s.AddTool(&mcp.Tool{Name: "ping", Description: "Ping.", InputSchema: &jsonschema.Schema{Type: "object"},
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, noop)
 		s.AddTool(&mcp.Tool{Name: "a.b c", Description: "Odd name.", InputSchema: &jsonschema.Schema{Type: "object"}}, noop)
