@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const deleteMCPServer = `-- name: DeleteMCPServer :execrows
@@ -216,6 +217,59 @@ func (q *Queries) MarkMCPToolChanged(ctx context.Context, arg MarkMCPToolChanged
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const setMCPTool = `-- name: SetMCPTool :one
+UPDATE mcp_tools SET write_override = coalesce($1::boolean, write_override),
+                     enabled = coalesce($2::boolean, enabled)
+WHERE owner_id = $3 AND server = $4 AND name = $5
+  AND ($2::boolean IS NOT TRUE OR changed_at IS NULL)
+RETURNING server, name, hash, description, input_schema, read_only, write_override, enabled, changed_at
+`
+
+type SetMCPToolParams struct {
+	WriteOverride pgtype.Bool
+	Enabled       pgtype.Bool
+	OwnerID       uuid.UUID
+	Server        string
+	Name          string
+}
+
+type SetMCPToolRow struct {
+	Server        string
+	Name          string
+	Hash          string
+	Description   string
+	InputSchema   []byte
+	ReadOnly      bool
+	WriteOverride bool
+	Enabled       bool
+	ChangedAt     *time.Time
+}
+
+// The owner's choice for one tool: a write override and/or enabled, each kept when null.
+// Enabling a tool whose hash changed matches no row: only a re-approval clears changed_at.
+func (q *Queries) SetMCPTool(ctx context.Context, arg SetMCPToolParams) (SetMCPToolRow, error) {
+	row := q.db.QueryRow(ctx, setMCPTool,
+		arg.WriteOverride,
+		arg.Enabled,
+		arg.OwnerID,
+		arg.Server,
+		arg.Name,
+	)
+	var i SetMCPToolRow
+	err := row.Scan(
+		&i.Server,
+		&i.Name,
+		&i.Hash,
+		&i.Description,
+		&i.InputSchema,
+		&i.ReadOnly,
+		&i.WriteOverride,
+		&i.Enabled,
+		&i.ChangedAt,
+	)
+	return i, err
 }
 
 const upsertMCPServer = `-- name: UpsertMCPServer :exec

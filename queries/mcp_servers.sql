@@ -29,3 +29,12 @@ DELETE FROM mcp_servers WHERE owner_id = sqlc.arg(owner_id) AND name = sqlc.arg(
 -- name: MarkMCPToolChanged :execrows
 UPDATE mcp_tools SET changed_at = sqlc.arg(changed_at)
 WHERE owner_id = sqlc.arg(owner_id) AND server = sqlc.arg(server) AND name = sqlc.arg(name) AND changed_at IS NULL;
+
+-- name: SetMCPTool :one
+-- The owner's choice for one tool: a write override and/or enabled, each kept when null.
+-- Enabling a tool whose hash changed matches no row: only a re-approval clears changed_at.
+UPDATE mcp_tools SET write_override = coalesce(sqlc.narg(write_override)::boolean, write_override),
+                     enabled = coalesce(sqlc.narg(enabled)::boolean, enabled)
+WHERE owner_id = sqlc.arg(owner_id) AND server = sqlc.arg(server) AND name = sqlc.arg(name)
+  AND (sqlc.narg(enabled)::boolean IS NOT TRUE OR changed_at IS NULL)
+RETURNING server, name, hash, description, input_schema, read_only, write_override, enabled, changed_at;

@@ -49,6 +49,7 @@ Commands:
   jobs list|add|remove|run NAME  scheduled jobs (morning-briefing, weekly-review)
   webhooks add --source NAME     an incoming signed webhook (secret shown once)
   channels add|list|remove|test  notification channels (ntfy, telegram, slack, email, webhook)
+  mcp list|tool                  the owner's MCP servers; set one tool a write or disabled (steward mcp help)
   memory consolidate             supersede near-duplicate memories, summarise old conversations
   ledger import FILE --account NAME
                                  import a bank statement (CSV) into the ledger
@@ -97,6 +98,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"memory":     runMemory,
 		"ledger":     runLedger,
 		"channels":   runChannels,
+		"mcp":        runMCP,
 		"eval":       runEval,
 	}
 	command, ok := commands[cmd]

@@ -75,6 +75,8 @@ type App struct {
 	MemoryWorker *memory.Worker
 	// Channels is the owner's notification channels (internal/channel).
 	Channels *channel.Service
+	// MCPServers is the owner's remote MCP servers and their tools (internal/mcpclient).
+	MCPServers *mcpclient.Service
 	// Scheduler runs due jobs, queued webhook runs and the drains (functions/scheduler,
 	// and the ticker of `steward serve`); Webhooks receives signed deliveries.
 	Scheduler *autonomy.Scheduler
@@ -255,6 +257,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	mcpServers := &mcpclient.Service{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow, Timeout: cfg.MCPTimeout}),
 		Timeout: cfg.MCPTimeout, Sealer: sealer, Now: a.Now}
 	a.Runner.OwnerTools = mcpServers.Tools
+	a.MCPServers = mcpServers
 	sender := &channel.Sender{Options: egress.Options{Allow: cfg.EgressAllow}, Timeout: 10 * time.Second}
 	deliverer := &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}),
 		Sealer: sealer, Sender: sender, Channels: a.Door, Expand: approvalLinks.Expand, Now: a.Now}

@@ -238,6 +238,7 @@ func (a *api) routesV1(r chi.Router) {
 	r.Get("/mcp/servers", a.listMCPServers)
 	r.With(requireJSON).Post("/mcp/servers", a.addMCPServer)
 	r.Post("/mcp/servers/{name}/approve", a.approveMCPServer)
+	r.With(requireJSON).Patch("/mcp/servers/{name}/tools/{tool}", a.setMCPTool)
 	r.Delete("/mcp/servers/{name}", a.deleteMCPServer)
 }
 

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/go-chi/chi/v5"
 
@@ -90,4 +91,39 @@ func (a *api) deleteMCPServer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// setMCPTool stores the owner's choice for one tool, asking no server and approving nothing:
+// PATCH /v1/mcp/servers/{name}/tools/{tool} {write?, enabled?} → 200 {tool}. A tool whose
+// hash changed cannot be enabled here (409: approve the server again).
+func (a *api) setMCPTool(w http.ResponseWriter, r *http.Request) {
+	svc, ok := a.mcpServers(w, r)
+	if !ok {
+		return
+	}
+	tool := chi.URLParam(r, "tool")
+	if r.URL.RawPath != "" {
+		// chi routed on the escaped path: a tool name may hold characters a path escapes.
+		t, err := url.PathUnescape(tool)
+		if err != nil {
+			fail(w, r, errorf(http.StatusBadRequest, steward.CodeInvalid, "the tool name in the path is not validly escaped"))
+			return
+		}
+		tool = t
+	}
+	var body mcpclient.ToolSetting
+	if err := decode(r, &body); err != nil {
+		fail(w, r, err)
+		return
+	}
+	if body.Write == nil && body.Enabled == nil {
+		fail(w, r, errorf(http.StatusBadRequest, steward.CodeInvalid, `give "write" and/or "enabled" (booleans)`))
+		return
+	}
+	t, err := svc.SetTool(r.Context(), principal(r.Context()).OwnerID, chi.URLParam(r, "name"), tool, body)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
 }

@@ -92,3 +92,73 @@ func TestMCPServersAPI(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPToolSettingAPI: PATCH /v1/mcp/servers/{name}/tools/{tool} marks a read-annotated
+// tool a write and disables a tool (200, shown by GET); an unknown server or tool is 404,
+// a bad body 400, the wrong content type 415, another owner 404.
+func TestMCPToolSettingAPI(t *testing.T) {
+	t.Parallel()
+	mcpSrv := egresstest.NewTLSServer(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
+		noop := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		}
+		s.AddTool(&mcp.Tool{Name: "ping", Description: "Ping.", InputSchema: &jsonschema.Schema{Type: "object"},
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, noop)
+		s.AddTool(&mcp.Tool{Name: "a.b c", Description: "Odd name.", InputSchema: &jsonschema.Schema{Type: "object"}}, noop)
+		return s
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true}).ServeHTTP)
+	db := testdb.Open(t, 4)
+	_, key := db.Owner(t, "alice")
+	_, otherKey := db.Owner(t, "bob")
+	guard := egress.NewGuard(egress.Options{Lookup: egresstest.Lookup, Allow: []netip.AddrPort{mcpSrv.Addr()},
+		RootCAs: mcpSrv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs})
+	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Store: db.Store, Auth: db.Door, Logger: zerolog.Nop(),
+		MCPServers: &mcpclient.Service{Store: db.Store, Guard: guard}}))
+	t.Cleanup(srv.Close)
+	hdr := map[string]string{"Content-Type": "application/json"}
+	if r := doHTTP(t, srv.URL, request{method: "POST", path: "/v1/mcp/servers", key: key, header: hdr,
+		body: fmt.Sprintf(`{"name":"tools","url":"https://example.com:%d/mcp"}`, mcpSrv.Addr().Port())}); r.status != 201 {
+		t.Fatalf("POST: %d %s", r.status, r.body)
+	}
+	patch := func(key, path, body string) response {
+		return doHTTP(t, srv.URL, request{method: "PATCH", path: path, key: key, body: body, header: hdr})
+	}
+	r := patch(key, "/v1/mcp/servers/tools/tools/ping", `{"write":true}`)
+	if r.status != 200 || !strings.Contains(string(r.body), `"kind":"write"`) || !strings.Contains(string(r.body), `"read_only_hint":true`) {
+		t.Fatalf("PATCH write: %d %s", r.status, r.body)
+	}
+	if r := patch(key, "/v1/mcp/servers/tools/tools/a.b%20c", `{"enabled":false}`); r.status != 200 || !strings.Contains(string(r.body), `"status":"disabled"`) {
+		t.Fatalf("PATCH disable: %d %s", r.status, r.body)
+	}
+	if r := patch(key, "/v1/mcp/servers/tools/tools/a.b%20c", `{"write":false}`); r.status != 422 || !strings.Contains(string(r.body), "always a write") {
+		t.Fatalf("PATCH read on a write: %d %s", r.status, r.body)
+	}
+	got := doHTTP(t, srv.URL, request{method: "GET", path: "/v1/mcp/servers", key: key})
+	if !strings.Contains(string(got.body), `"name":"ping","as":"mcp_tools_ping","description":"Ping.","kind":"write","status":"enabled"`) ||
+		!strings.Contains(string(got.body), `"kind":"write","status":"disabled"`) {
+		t.Fatalf("GET after PATCH: %s", got.body)
+	}
+	for _, c := range []struct {
+		key, path, body string
+		want            int
+	}{
+		{key, "/v1/mcp/servers/nope/tools/ping", `{"write":true}`, 404},
+		{key, "/v1/mcp/servers/tools/tools/nope", `{"write":true}`, 404},
+		{otherKey, "/v1/mcp/servers/tools/tools/ping", `{"write":false}`, 404},
+		{key, "/v1/mcp/servers/tools/tools/ping", `{}`, 400},
+		{key, "/v1/mcp/servers/tools/tools/ping", `{"write":"yes"}`, 400},
+		{key, "/v1/mcp/servers/tools/tools/ping", `{"write":true,"hash":"x"}`, 400},
+		{key, "/v1/mcp/servers/tools/tools/ping", `{"write":false`, 400},
+	} {
+		if r := patch(c.key, c.path, c.body); r.status != c.want {
+			t.Errorf("PATCH %s %s: %d %s, want %d", c.path, c.body, r.status, r.body, c.want)
+		}
+	}
+	if r := doHTTP(t, srv.URL, request{method: "PATCH", path: "/v1/mcp/servers/tools/tools/ping", key: key, body: `{"write":false}`}); r.status != 415 {
+		t.Errorf("PATCH without JSON content type: %d", r.status)
+	}
+	if got2 := doHTTP(t, srv.URL, request{method: "GET", path: "/v1/mcp/servers", key: key}); string(got2.body) != string(got.body) {
+		t.Fatalf("refused PATCHes changed something:\n%s\n%s", got.body, got2.body)
+	}
+}

@@ -101,6 +101,12 @@ type Tool struct {
 	Status    string     `json:"status"`
 	Hash      string     `json:"hash"`
 	ChangedAt *time.Time `json:"changed_at,omitempty"`
+	// ReadOnlyHint is what the server annotated at approval; Kind is "write" for such a
+	// tool when the owner overrode it (ToolSetting.Write).
+	ReadOnlyHint bool `json:"read_only_hint"`
+	// Enabled is the owner's choice (ToolSetting.Enabled); a changed tool is disabled
+	// whatever it says.
+	Enabled bool `json:"enabled"`
 }
 
 var validServerName = regexp.MustCompile(`^[a-z0-9]{1,20}$`)
@@ -195,6 +201,64 @@ func (s *Service) Approve(ctx context.Context, ownerID uuid.UUID, name string, w
 		}
 	}
 	return s.approve(ctx, ownerID, srv, writeTools, disabledTools, true)
+}
+
+// ToolSetting is the owner's choice for one tool: PATCH /v1/mcp/servers/{name}/tools/{tool}.
+// A nil field keeps the stored value.
+type ToolSetting struct {
+	// Write true treats the tool as a write whatever its readOnlyHint says; false lets a tool
+	// the server annotated readOnlyHint be a read again (any other tool is always a write).
+	Write *bool `json:"write,omitempty"`
+	// Enabled false hides the tool from the model; true offers it again, except a tool whose
+	// hash changed, which only a re-approval of the server enables.
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// SetTool stores the owner's choice for one of a server's tools, taking effect on the next
+// turn. It asks no server and never approves anything: a tool whose hash changed stays
+// disabled until the owner approves the server again (enabling it here is a conflict).
+func (s *Service) SetTool(ctx context.Context, ownerID uuid.UUID, server, tool string, set ToolSetting) (Tool, error) {
+	if set.Write == nil && set.Enabled == nil {
+		return Tool{}, steward.Errorf(steward.CodeInvalid, "give write and/or enabled")
+	}
+	var out store.MCPTool
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		if _, err := tx.MCPServers.Get(ctx, server); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return steward.Errorf(steward.CodeNotFound, "no MCP server named %q", server)
+			}
+			return err
+		}
+		all, err := tx.MCPServers.Tools(ctx)
+		if err != nil {
+			return err
+		}
+		i := slices.IndexFunc(all, func(t store.MCPTool) bool { return t.Server == server && t.Name == tool })
+		if i < 0 {
+			return steward.Errorf(steward.CodeNotFound, "MCP server %q has no approved tool %q", server, tool)
+		}
+		cur := all[i]
+		if set.Write != nil && !*set.Write && !cur.ReadOnly {
+			return steward.Errorf(steward.CodeInvalid, "tool %q of MCP server %q is not annotated readOnlyHint, so it is always a write", tool, server)
+		}
+		if set.Enabled != nil && *set.Enabled && cur.ChangedAt != nil {
+			return changedConflict(server, tool)
+		}
+		out, err = tx.MCPServers.SetTool(ctx, server, tool, set.Write, set.Enabled)
+		if errors.Is(err, store.ErrNotFound) {
+			// It changed (or went) since it was read: the query refuses to enable a changed tool.
+			return changedConflict(server, tool)
+		}
+		return err
+	})
+	if err != nil {
+		return Tool{}, err
+	}
+	return view(store.MCPServer{Name: server}, []store.MCPTool{out}).Tools[0], nil
+}
+
+func changedConflict(server, tool string) error {
+	return steward.Errorf(steward.CodeConflict, "tool %q of MCP server %q changed since you approved it; review it and approve the server again (POST /v1/mcp/servers/%s/approve) to enable it", tool, server, server)
 }
 
 // checkInput checks a new server's URL (the SSRF guard) and headers.
@@ -487,7 +551,8 @@ func view(srv store.MCPServer, ts []store.MCPTool) Server {
 		case !t.Enabled:
 			status = "disabled"
 		}
-		v.Tools[i] = Tool{Name: t.Name, As: ModelName(srv.Name, t.Name), Description: t.Description, Kind: kind(t), Status: status, Hash: t.Hash, ChangedAt: t.ChangedAt}
+		v.Tools[i] = Tool{Name: t.Name, As: ModelName(srv.Name, t.Name), Description: t.Description, Kind: kind(t), Status: status, Hash: t.Hash, ChangedAt: t.ChangedAt,
+			ReadOnlyHint: t.ReadOnly, Enabled: t.Enabled}
 	}
 	return v
 }

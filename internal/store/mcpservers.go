@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/stewardhq/steward/db"
 )
 
@@ -117,4 +119,23 @@ func (t MCPServers) MarkChanged(ctx context.Context, server, tool string, at tim
 		return fmt.Errorf("mark mcp tool changed: %w", err)
 	}
 	return nil
+}
+
+// SetTool sets the owner's choice for one tool: a write override and/or enabled (nil keeps
+// the stored value). It never touches the approval (hash, changed_at): enabling a tool whose
+// hash changed stores nothing and returns ErrNotFound, as does a tool that does not exist;
+// the caller tells the two apart.
+func (t MCPServers) SetTool(ctx context.Context, server, tool string, write, enabled *bool) (MCPTool, error) {
+	opt := func(b *bool) pgtype.Bool {
+		if b == nil {
+			return pgtype.Bool{}
+		}
+		return pgtype.Bool{Bool: *b, Valid: true}
+	}
+	r, err := t.q.SetMCPTool(ctx, db.SetMCPToolParams{OwnerID: t.ownerID, Server: server, Name: tool, WriteOverride: opt(write), Enabled: opt(enabled)})
+	if err != nil {
+		return MCPTool{}, notFound("set mcp tool", err)
+	}
+	return MCPTool{Server: r.Server, Name: r.Name, Hash: r.Hash, Description: r.Description, InputSchema: r.InputSchema,
+		ReadOnly: r.ReadOnly, WriteOverride: r.WriteOverride, Enabled: r.Enabled, ChangedAt: r.ChangedAt}, nil
 }

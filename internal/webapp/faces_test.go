@@ -350,8 +350,63 @@ func TestMCPPage(t *testing.T) {
 	if strings.Contains(page, "s3cret") {
 		t.Fatal("the page shows the header's value")
 	}
+	// Per-tool buttons: "Treat as write" only for the read-annotated lookup, "Disable" for both.
+	if strings.Count(page, ">Treat as write</button>") != 1 || strings.Contains(page, "Allow as read") ||
+		strings.Count(page, `value="disable">Disable</button>`) != 2 ||
+		!strings.Contains(page, `<input type="hidden" name="tool" value="lookup"><button type="submit" name="set" value="write">Treat as write</button>`) {
+		t.Fatalf("tool buttons:\n%s", page)
+	}
+	tool := func(values url.Values) int {
+		t.Helper()
+		status, _ := e.post("/settings/mcp/dict/tool", values)
+		return status
+	}
+	if status := tool(url.Values{"tool": {"lookup"}, "set": {"write"}}); status != http.StatusForbidden {
+		t.Fatalf("tool setting without the CSRF token: %d, want 403", status)
+	}
+	if _, page = e.get("/settings/mcp"); !strings.Contains(page, `</td><td>read</td><td class="status">enabled</td>`) {
+		t.Fatalf("a refused form changed lookup:\n%s", page)
+	}
+	for _, c := range []struct {
+		tool, set string
+		want      int
+	}{
+		{"lookup", "write", http.StatusSeeOther},
+		{"send", "disable", http.StatusSeeOther},
+		{"nope", "disable", http.StatusNotFound},
+		{"lookup", "bogus", http.StatusBadRequest},
+		{"send", "read", http.StatusUnprocessableEntity}, // not annotated read-only: always a write
+	} {
+		if status := tool(url.Values{"csrf": {token}, "tool": {c.tool}, "set": {c.set}}); status != c.want {
+			t.Errorf("set %s %s: %d, want %d", c.tool, c.set, status, c.want)
+		}
+	}
+	_, page = e.get("/settings/mcp")
+	for _, want := range []string{`<tr class="enabled"><td><code>mcp_dict_lookup</code>`, `</td><td>write</td><td class="status">enabled</td>`,
+		`value="read">Allow as read</button>`, `<tr class="disabled"><td><code>mcp_dict_send</code>`, `value="enable">Enable</button>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("after the settings the page lacks %s:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "Treat as write") {
+		t.Errorf("lookup is a write but still offers Treat as write")
+	}
+	// A tool whose hash changed is not enabled by its button (only approving again does it).
+	if err := pgxExec(t, e.o.SuperURL, `UPDATE mcp_tools SET changed_at = now() WHERE owner_id = $1 AND name = 'send'`, e.owner.ID); err != nil {
+		t.Fatal(err)
+	}
+	status, page = e.post("/settings/mcp/dict/tool", url.Values{"csrf": {token}, "tool": {"send"}, "set": {"enable"}})
+	if status != http.StatusUnprocessableEntity || !strings.Contains(page, "approve the server again") ||
+		!strings.Contains(page, `<tr class="changed"><td><code>mcp_dict_send</code>`) || strings.Contains(page, `value="enable">Enable</button>`) {
+		t.Fatalf("enable a changed tool: %d\n%s", status, page)
+	}
 	if status, _ := e.post("/settings/mcp/dict/approve", url.Values{"csrf": {token}}); status != http.StatusSeeOther {
 		t.Fatalf("approve: %d", status)
+	}
+	// Approving again keeps the owner's choices: lookup a write, send disabled (no longer changed).
+	if _, page = e.get("/settings/mcp"); !strings.Contains(page, `value="read">Allow as read</button>`) ||
+		!strings.Contains(page, `<tr class="disabled"><td><code>mcp_dict_send</code>`) {
+		t.Fatalf("after approving again:\n%s", page)
 	}
 	if status, _ := e.post("/settings/mcp/dict/delete", url.Values{"csrf": {token}}); status != http.StatusSeeOther {
 		t.Fatalf("delete: %d", status)

@@ -13,7 +13,8 @@ import (
 // Settings → MCP servers (issue 15 §3; README "Web app"): the owner's remote MCP servers
 // with their tools — status (enabled, changed, disabled) and class (read, write) — add one
 // (name, URL, an optional Authorization header value, sealed and never shown), approve one
-// again, delete one. Each handler decodes the form, calls mcpclient.Service and renders
+// again, delete one; per tool, treat a read-annotated tool as a write (or allow it as a read
+// again) and disable or enable it, without approving anything. Each handler decodes the form, calls mcpclient.Service and renders
 // (docs/ARCHITECTURE.md §7).
 
 func (a *web) mcpPage(w http.ResponseWriter, r *http.Request) {
@@ -48,7 +49,7 @@ func (a *web) mcpServers(w http.ResponseWriter, r *http.Request, status int, msg
 			}
 			p.raw(`</p>`)
 			if len(s.Tools) > 0 {
-				p.raw(`<table class="mcp-tools"><thead><tr><th scope="col">Tool</th><th scope="col">Class</th><th scope="col">Status</th></tr></thead><tbody>`)
+				p.raw(`<table class="mcp-tools"><thead><tr><th scope="col">Tool</th><th scope="col">Class</th><th scope="col">Status</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody>`)
 				for _, t := range s.Tools {
 					class := "read"
 					if t.Kind != steward.KindRead {
@@ -61,6 +62,22 @@ func (a *web) mcpServers(w http.ResponseWriter, r *http.Request, status int, msg
 					p.raw(`</td><td>`).text(class).raw(`</td><td class="status">`).text(t.Status)
 					if t.Status == "changed" {
 						p.raw(` — disabled until you approve again`)
+					}
+					p.raw(`</td><td class="tool-buttons">`)
+					// Only a tool the server annotated readOnlyHint can be a read; a changed
+					// tool is enabled only by approving the server again.
+					if t.ReadOnlyHint {
+						if t.Kind == steward.KindRead {
+							toolButton(p, me.csrf, s.Name, t.Name, "write", "Treat as write")
+						} else {
+							toolButton(p, me.csrf, s.Name, t.Name, "read", "Allow as read")
+						}
+					}
+					switch {
+					case t.Enabled:
+						toolButton(p, me.csrf, s.Name, t.Name, "disable", "Disable")
+					case t.Status == "disabled":
+						toolButton(p, me.csrf, s.Name, t.Name, "enable", "Enable")
 					}
 					p.raw(`</td></tr>`)
 				}
@@ -111,5 +128,38 @@ func (a *web) deleteMCPServer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err := a.d.MCPServers.Delete(r.Context(), current(r).OwnerID, chi.URLParam(r, "name"))
+	a.done(w, r, err, "/settings/mcp", a.mcpAgain(w, r))
+}
+
+// toolButton is a one-button form that sets one tool (set: write, read, disable, enable).
+func toolButton(p *page, csrf, server, tool, set, label string) {
+	p.raw(`<form method="post" action="/settings/mcp/`).text(server).raw(`/tool">`).hidden(csrf).
+		raw(`<input type="hidden" name="tool" value="`).text(tool).raw(`"><button type="submit" name="set" value="`).text(set).raw(`">`).
+		text(label).raw(`</button></form>`)
+}
+
+// setMCPTool is a tool's button: it stores the owner's choice for that tool only (a changed
+// tool cannot be enabled here; the service refuses it).
+func (a *web) setMCPTool(w http.ResponseWriter, r *http.Request) {
+	if a.d.MCPServers == nil {
+		http.NotFound(w, r)
+		return
+	}
+	yes, no := true, false
+	var set mcpclient.ToolSetting
+	switch r.PostFormValue("set") {
+	case "write":
+		set.Write = &yes
+	case "read":
+		set.Write = &no
+	case "disable":
+		set.Enabled = &no
+	case "enable":
+		set.Enabled = &yes
+	default:
+		a.mcpServers(w, r, http.StatusBadRequest, "Choose write, read, disable or enable.")
+		return
+	}
+	_, err := a.d.MCPServers.SetTool(r.Context(), current(r).OwnerID, chi.URLParam(r, "name"), r.PostFormValue("tool"), set)
 	a.done(w, r, err, "/settings/mcp", a.mcpAgain(w, r))
 }

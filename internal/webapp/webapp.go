@@ -180,6 +180,7 @@ func Routes(d Deps) func(chi.Router) {
 					r.Post("/settings/channels/{name}/default", w.defaultChannel)
 					r.Post("/settings/mcp", w.addMCPServer)
 					r.Post("/settings/mcp/{name}/approve", w.approveMCPServer)
+					r.Post("/settings/mcp/{name}/tool", w.setMCPTool)
 					r.Post("/settings/mcp/{name}/delete", w.deleteMCPServer)
 				})
 			})
