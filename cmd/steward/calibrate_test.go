@@ -118,7 +118,10 @@ func TestEvalCalibrate(t *testing.T) {
 	if len(fake.counts) != len(samples) {
 		t.Fatalf("the fake counted %d requests, the set has %d samples", len(fake.counts), len(samples))
 	}
-	type agg struct{ sum, max float64; n int }
+	type agg struct {
+		sum, max float64
+		n        int
+	}
 	want := map[string]*agg{"prose": {}, "json": {}}
 	for i, s := range samples {
 		est := 0
