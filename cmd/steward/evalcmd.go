@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 
@@ -10,11 +11,13 @@ import (
 	"github.com/stewardhq/steward/internal/app"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/eval"
+	"github.com/stewardhq/steward/internal/llm/fixture"
 	"github.com/stewardhq/steward/internal/store"
 )
 
 const evalUsage = `Usage:
   steward eval [--filter CLASS] [--record] [--json FILE] [--dir DIR]
+  steward eval --calibrate [--record] [--json FILE] [--dir DIR]
 
   Runs the eval suite (the tasks in DIR, default evals) through the real agent loop, each task
   on a fresh owner (named eval-…) in the database, and prints passed/total per class. The
@@ -22,6 +25,12 @@ const evalUsage = `Usage:
   present, else the configured model (the offline demo model without GEMINI_API_KEY).
   --record runs the real model and records its calls to the fixture file (needs a key).
   --json writes the full report. Exits 1 when a task fails.
+
+  --calibrate compares the context budget's token estimate with Gemini's countTokens on the
+  calibration set (the tasks' messages, tool results of their data, generated prose and JSON),
+  replayed from DIR/fixtures/count_tokens.json; with --record it asks the real API (needs
+  GEMINI_API_KEY) and records the counts there. It prints the error per class (prose, json)
+  and the rates the counts suggest; without recorded counts it fails. It needs no database.
 
 Needs DATABASE_URL (to create the owners), APP_DATABASE_URL and DOOR_DATABASE_URL.
 `
@@ -32,12 +41,19 @@ func runEval(ctx context.Context, e env, cfg config.Config, args []string) error
 	record := fs.Bool("record", false, "record the real model's calls to the fixture file")
 	out := fs.String("json", "", "write the JSON report to this file")
 	dir := fs.String("dir", "evals", "the directory of the task files")
+	calibrate := fs.Bool("calibrate", false, "calibrate the token estimate against countTokens")
 	if _, err := parseFlags(fs, args, evalUsage, 0, 0); err != nil {
 		return err
 	}
 	tasks, err := eval.Load(*dir)
 	if err != nil {
 		return err
+	}
+	if *calibrate {
+		if *filter != "" {
+			return usageError{msg: "--calibrate takes no --filter: the calibration set is fixed", usage: evalUsage}
+		}
+		return runCalibrate(ctx, e, cfg, tasks, *dir, *record, *out)
 	}
 	if tasks = eval.Filter(tasks, *filter); len(tasks) == 0 {
 		return usageError{msg: fmt.Sprintf("no tasks of class %q", *filter), usage: evalUsage}
@@ -71,6 +87,27 @@ func runEval(ctx context.Context, e env, cfg config.Config, args []string) error
 	}
 	if rep.Passed < rep.Total {
 		return exitError{code: 1, msg: fmt.Sprintf("%d of %d eval tasks failed", rep.Total-rep.Passed, rep.Total)}
+	}
+	return nil
+}
+
+// runCalibrate is steward eval --calibrate.
+func runCalibrate(ctx context.Context, e env, cfg config.Config, tasks []eval.Task, dir string, record bool, out string) error {
+	counter, path, err := eval.CountCounter(ctx, cfg, dir, record)
+	if err != nil {
+		return err
+	}
+	cal, err := eval.Calibrate(ctx, counter, app.TokenRates(cfg), eval.CalibrationSet(tasks))
+	if errors.Is(err, fixture.ErrMiss) {
+		return fmt.Errorf("%s does not hold this calibration set's counts (the set, the tasks or STEWARD_MODEL changed since it was recorded); record it again: GEMINI_API_KEY=… steward eval --calibrate --record (%w)", path, err)
+	}
+	if err != nil {
+		return err
+	}
+	cal.Model, cal.Fixtures = counter.Name(), path
+	cal.Print(e.stdout)
+	if out != "" {
+		return cal.WriteJSON(out)
 	}
 	return nil
 }

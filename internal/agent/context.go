@@ -40,8 +40,9 @@ type TokenRates struct {
 }
 
 // DefaultRates are the common rules of thumb for Gemini's tokenizer — about 4 characters per
-// token of English prose, about 2.5 of JSON — not yet calibrated against countTokens (no
-// recorded fixtures exist; see EstimateError).
+// token of English prose, about 2.5 of JSON — not yet calibrated against countTokens: `steward
+// eval --calibrate --record` measures them once a key is at hand (internal/eval/calibrate.go)
+// and STEWARD_TOKEN_RATES loads the rates it suggests.
 var DefaultRates = TokenRates{ProseChars: 4, JSONChars: 2.5, PerMessage: 4, PerPart: 2}
 
 func (t TokenRates) prose(s string) int { return chars(s, t.ProseChars) }

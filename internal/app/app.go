@@ -224,6 +224,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Memory:        a.Memory,
 		MaxIterations: cfg.MaxIterations,
 		ContextTokens: cfg.ContextTokens,
+		Rates:         TokenRates(cfg),
 		// The fast model summarises what the context budget evicts; nil (no key) drops it.
 		Summarizer: a.Memory.Model,
 		SuspendTTL: cfg.SuspendTTL,
@@ -525,4 +526,14 @@ func (a *App) Close() {
 	if a.Store != nil {
 		a.Store.Close()
 	}
+}
+
+// TokenRates are the context budget's estimate rates: STEWARD_TOKEN_RATES over
+// agent.DefaultRates (the framing tokens stay the defaults).
+func TokenRates(cfg config.Config) agent.TokenRates {
+	rates := agent.DefaultRates
+	if cfg.TokenRates.Prose > 0 {
+		rates.ProseChars, rates.JSONChars = cfg.TokenRates.Prose, cfg.TokenRates.JSON
+	}
+	return rates
 }

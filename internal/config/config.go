@@ -97,6 +97,10 @@ type Config struct {
 	// ContextTokens is the context budget: a model request's estimated input tokens, beyond
 	// which the oldest turns of a conversation are summarised (internal/agent/context.go).
 	ContextTokens int
+	// TokenRates are the context budget's characters per token of prose and of JSON
+	// (STEWARD_TOKEN_RATES=PROSE:JSON, as `steward eval --calibrate` suggests them); zero
+	// keeps agent.DefaultRates.
+	TokenRates TokenRates
 	// SuspendTTL is how long a suspended turn waits for decisions before it expires.
 	SuspendTTL time.Duration
 	// MaxBodyBytes caps request bodies.
@@ -231,6 +235,7 @@ func Load(getenv func(string) string) (Config, error) {
 		AllowAutoMode:         r.boolean("STEWARD_ALLOW_AUTO_MODE"),
 		MaxIterations:         r.intIn("STEWARD_MAX_ITERATIONS", 8, 1, 50),
 		ContextTokens:         r.intIn("STEWARD_CONTEXT_TOKENS", 60000, 4000, 2000000),
+		TokenRates:            r.tokenRates("STEWARD_TOKEN_RATES"),
 		SuspendTTL:            r.duration("STEWARD_SUSPEND_TTL", 7*24*time.Hour),
 		MaxBodyBytes:          int64(r.intIn("STEWARD_MAX_BODY_BYTES", 1<<20, 1024, 64<<20)),
 		MaxTurnsPerOwner:      r.intIn("STEWARD_MAX_TURNS_PER_OWNER", 4, 1, 100),
@@ -443,6 +448,27 @@ func (r *reader) prices(name string) map[string]ModelPrice {
 		out[model] = ModelPrice{Input: p[0], Output: p[1], CachedInput: p[2]}
 	}
 	return out
+}
+
+// TokenRates are characters per token of prose and of JSON.
+type TokenRates struct {
+	Prose, JSON float64
+}
+
+// tokenRates reads PROSE:JSON, two characters-per-token rates from 1 to 10; empty is none.
+func (r *reader) tokenRates(name string) TokenRates {
+	v := r.str(name, "")
+	if v == "" {
+		return TokenRates{}
+	}
+	p, j, ok := strings.Cut(v, ":")
+	prose, err1 := strconv.ParseFloat(strings.TrimSpace(p), 64)
+	json, err2 := strconv.ParseFloat(strings.TrimSpace(j), 64)
+	if !ok || err1 != nil || err2 != nil || !(prose >= 1 && prose <= 10) || !(json >= 1 && json <= 10) {
+		r.fail(name, v, "is not PROSE:JSON, two characters-per-token rates from 1 to 10 (e.g. 4:2.5)")
+		return TokenRates{}
+	}
+	return TokenRates{Prose: prose, JSON: json}
 }
 
 // models parses provider:model entries, comma-separated, e.g.

@@ -31,6 +31,18 @@ func TestReplayNeedsNoKey(t *testing.T) {
 	}
 }
 
+// TestLoadTokenRates: STEWARD_TOKEN_RATES=PROSE:JSON, unset is none.
+func TestLoadTokenRates(t *testing.T) {
+	t.Parallel()
+	c, err := Load(env(map[string]string{"STEWARD_TOKEN_RATES": " 3.7 : 2.15"}))
+	if err != nil || c.TokenRates != (TokenRates{Prose: 3.7, JSON: 2.15}) {
+		t.Fatalf("%+v, %v", c.TokenRates, err)
+	}
+	if c, err = Load(env(nil)); err != nil || c.TokenRates != (TokenRates{}) {
+		t.Fatalf("unset: %+v, %v", c.TokenRates, err)
+	}
+}
+
 func TestLoadErrorsNameTheVariable(t *testing.T) {
 	t.Parallel()
 	cases := map[string]struct {
@@ -43,6 +55,9 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		"exec mode without types": {map[string]string{"STEWARD_DB_EXEC_MODE": "simple_protocol"}, "STEWARD_DB_EXEC_MODE"},
 		"int out of range":        {map[string]string{"STEWARD_MAX_ITERATIONS": "0"}, "STEWARD_MAX_ITERATIONS"},
 		"context budget too low":  {map[string]string{"STEWARD_CONTEXT_TOKENS": "100"}, "STEWARD_CONTEXT_TOKENS"},
+		"token rates one":         {map[string]string{"STEWARD_TOKEN_RATES": "4"}, "STEWARD_TOKEN_RATES"},
+		"token rates zero":        {map[string]string{"STEWARD_TOKEN_RATES": "0:2.5"}, "STEWARD_TOKEN_RATES"},
+		"token rates NaN":         {map[string]string{"STEWARD_TOKEN_RATES": "4:NaN"}, "STEWARD_TOKEN_RATES"},
 		"bad duration":            {map[string]string{"STEWARD_SUSPEND_TTL": "7 days"}, "STEWARD_SUSPEND_TTL"},
 		"bad addr":                {map[string]string{"STEWARD_ADDR": "8080"}, "STEWARD_ADDR"},
 		"bad debug addr":          {map[string]string{"STEWARD_DEBUG_ADDR": "6060"}, "STEWARD_DEBUG_ADDR"},

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -106,6 +107,13 @@ func (f *fakeGemini) serve(w http.ResponseWriter, r *http.Request) {
 
 	f.mu.Lock()
 	f.received = append(f.received, rec)
+	if strings.HasSuffix(r.URL.Path, ":countTokens") && len(f.replies) == 0 && f.forever == nil {
+		// countTokens with nothing scripted: a deterministic count derived from the length.
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"totalTokens": %d}`, fakeCount(raw))
+		return
+	}
 	var rep reply
 	ok := len(f.replies) > 0
 	if ok {
@@ -141,6 +149,9 @@ func (f *fakeGemini) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, rep.body)
 	}
 }
+
+// fakeCount is the fake countTokens' answer to a request body: a third of its length.
+func fakeCount(body []byte) int { return len(body)/3 + 1 }
 
 // requests returns what the fake received so far.
 func (f *fakeGemini) requests() []received {

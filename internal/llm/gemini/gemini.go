@@ -81,12 +81,9 @@ func (m *Model) Name() string { return m.name }
 // An API or transport error is returned wrapped; a blocked prompt or answer is not an error but
 // a Response with Finish llm.FinishBlocked.
 func (m *Model) Generate(ctx context.Context, req llm.Request, onDelta llm.DeltaFunc) (llm.Response, error) {
-	contents, err := toContents(req.Messages)
+	contents, err := m.contents(req.Messages)
 	if err != nil {
-		return llm.Response{}, fmt.Errorf("gemini: %w", err)
-	}
-	if validatesSignatures(m.name) {
-		signCurrentTurn(contents)
+		return llm.Response{}, err
 	}
 	config, err := toConfig(req, m.name)
 	if err != nil {
