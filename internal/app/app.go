@@ -306,7 +306,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Household:        households,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
 			Sessions: &sessions.Service{Store: a.Store, Now: a.Now}, Activity: act, Control: ctl, Rules: rs, Memory: a.Memory, Undo: undos,
-			Documents: a.Documents, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers}),
+			Household: households, Documents: a.Documents, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers}),
 		Links:    webapp.LinkPages(approvalLinks),
 		Telegram: telegram,
 	})

@@ -36,6 +36,7 @@ func resolveSecrets(ctx context.Context, cfg config.Config, s ssmSettings) (conf
 		{"APP_DATABASE_URL", cfg.AppDatabaseURLParam, &cfg.AppDatabaseURL},
 		{"GEMINI_API_KEY", cfg.GeminiAPIKeyParam, &cfg.GeminiAPIKey},
 		{"STEWARD_SECRET_KEY", cfg.SecretKeyParam, &secretKey},
+		{"STEWARD_TELEGRAM_WEBHOOK_SECRET", cfg.TelegramWebhookSecretParam, &cfg.TelegramWebhookSecret},
 	}
 	var wanted []ssmSecret
 	for _, sc := range secrets {
@@ -68,6 +69,12 @@ func resolveSecrets(ctx context.Context, cfg config.Config, s ssmSettings) (conf
 			errs = append(errs, fmt.Errorf("STEWARD_SECRET_KEY from SSM parameter %s %w", cfg.SecretKeyParam, err))
 		}
 		cfg.SecretKey = k
+	}
+	if cfg.TelegramWebhookSecretParam != "" && cfg.TelegramWebhookSecret != "" {
+		if err := config.CheckTelegramSecret(cfg.TelegramWebhookSecret); err != nil {
+			errs = append(errs, fmt.Errorf("STEWARD_TELEGRAM_WEBHOOK_SECRET from SSM parameter %s %w", cfg.TelegramWebhookSecretParam, err))
+			cfg.TelegramWebhookSecret = ""
+		}
 	}
 	return cfg, errors.Join(errs...)
 }

@@ -223,6 +223,22 @@ func TestResolveSecrets(t *testing.T) {
 	}
 }
 
+// TestResolveTelegramSecret: STEWARD_TELEGRAM_WEBHOOK_SECRET_SSM names the Telegram
+// callback's secret (template.yaml's TelegramWebhookSecretParameter); a value that is not a
+// valid secret_token fails the start without quoting it.
+func TestResolveTelegramSecret(t *testing.T) {
+	t.Parallel()
+	fake := newFakeSSM(t, map[string]string{"/steward/telegram": "tg_secret-123", "/steward/bad": "not valid!"})
+	got, err := resolveSecrets(context.Background(), config.Config{AWS: testAWS, TelegramWebhookSecretParam: "/steward/telegram"}, fake.settings())
+	if err != nil || got.TelegramWebhookSecret != "tg_secret-123" {
+		t.Fatalf("resolve = %q, %v; want the parameter's value", got.TelegramWebhookSecret, err)
+	}
+	got, err = resolveSecrets(context.Background(), config.Config{AWS: testAWS, TelegramWebhookSecretParam: "/steward/bad"}, fake.settings())
+	if err == nil || !strings.Contains(err.Error(), "/steward/bad") || strings.Contains(err.Error(), "not valid!") || got.TelegramWebhookSecret != "" {
+		t.Fatalf("resolve an invalid secret = %q, %v; want an error naming the parameter, not the value", got.TelegramWebhookSecret, err)
+	}
+}
+
 // TestResolveSecretsRetriesThrottling: a burst of cold starts is throttled by SSM; a throttled
 // GetParameter is tried again (up to awsAttempts), not a failed cold start.
 func TestResolveSecretsRetriesThrottling(t *testing.T) {

@@ -84,6 +84,9 @@ type Config struct {
 	AppDatabaseURLParam, DoorDatabaseURLParam, GeminiAPIKeyParam string
 	// SecretKeyParam holds STEWARD_SECRET_KEY (STEWARD_SECRET_KEY_SSM), decoded with DecodeKey.
 	SecretKeyParam string
+	// TelegramWebhookSecretParam holds STEWARD_TELEGRAM_WEBHOOK_SECRET
+	// (STEWARD_TELEGRAM_WEBHOOK_SECRET_SSM), checked with CheckTelegramSecret.
+	TelegramWebhookSecretParam string
 	// AWS is the region and credentials those parameters are read with: the variables the
 	// Lambda runtime sets for the function's role (AWS_REGION, AWS_ACCESS_KEY_ID,
 	// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN).
@@ -205,53 +208,54 @@ const pricesFormat = "must be model=input:output[:cached], USD per 1M tokens, co
 func Load(getenv func(string) string) (Config, error) {
 	r := reader{getenv: getenv}
 	c := Config{
-		DatabaseURL:           r.dbURL("DATABASE_URL"),
-		AppDatabaseURL:        r.dbURL("APP_DATABASE_URL"),
-		DoorDatabaseURL:       r.dbURL("DOOR_DATABASE_URL"),
-		SuperuserDatabaseURL:  r.dbURL("SUPERUSER_DATABASE_URL"),
-		DBMaxConns:            int32(r.intIn("STEWARD_DB_MAX_CONNS", 10, 1, 1000)),
-		DBExecMode:            r.oneOf("STEWARD_DB_EXEC_MODE", "", append([]string{""}, DBExecModes...)...),
-		Addr:                  r.addr("STEWARD_ADDR", "127.0.0.1:8080"),
-		DebugAddr:             r.addrOrEmpty("STEWARD_DEBUG_ADDR"),
-		ServerURL:             r.str("STEWARD_URL", ""),
-		APIKey:                r.str("STEWARD_API_KEY", ""),
-		LogLevel:              r.oneOf("STEWARD_LOG_LEVEL", "info", "trace", "debug", "info", "warn", "error"),
-		LogFormat:             r.oneOf("STEWARD_LOG_FORMAT", "json", "json", "console"),
-		GeminiAPIKey:          r.str("GEMINI_API_KEY", ""),
-		GeminiBaseURL:         r.str("GEMINI_BASE_URL", ""),
-		Model:                 r.str("STEWARD_MODEL", DefaultModel),
-		FastModel:             r.str("STEWARD_FAST_MODEL", DefaultFastModel),
-		Models:                r.models("STEWARD_MODELS"),
-		OpenAIAPIKey:          r.str("OPENAI_API_KEY", ""),
-		OpenAIBaseURL:         r.str("OPENAI_BASE_URL", ""),
-		ModelPrices:           r.prices("STEWARD_MODEL_PRICES"),
-		ModelFixtures:         r.str("STEWARD_MODEL_FIXTURES", ""),
-		ModelFixturesMode:     r.oneOf("STEWARD_MODEL_FIXTURES_MODE", "replay", "replay", "record"),
-		AppDatabaseURLParam:   r.str("APP_DATABASE_URL_SSM", ""),
-		DoorDatabaseURLParam:  r.str("DOOR_DATABASE_URL_SSM", ""),
-		GeminiAPIKeyParam:     r.str("GEMINI_API_KEY_SSM", ""),
-		SecretKeyParam:        r.str("STEWARD_SECRET_KEY_SSM", ""),
-		AWS:                   r.aws(),
-		AllowAutoMode:         r.boolean("STEWARD_ALLOW_AUTO_MODE"),
-		MaxIterations:         r.intIn("STEWARD_MAX_ITERATIONS", 8, 1, 50),
-		ContextTokens:         r.intIn("STEWARD_CONTEXT_TOKENS", 60000, 4000, 2000000),
-		TokenRates:            r.tokenRates("STEWARD_TOKEN_RATES"),
-		SuspendTTL:            r.duration("STEWARD_SUSPEND_TTL", 7*24*time.Hour),
-		MaxBodyBytes:          int64(r.intIn("STEWARD_MAX_BODY_BYTES", 1<<20, 1024, 64<<20)),
-		MaxTurnsPerOwner:      r.intIn("STEWARD_MAX_TURNS_PER_OWNER", 4, 1, 100),
-		EgressAllow:           r.addrPorts("STEWARD_EGRESS_ALLOW"),
-		SecretKey:             r.key32("STEWARD_SECRET_KEY"),
-		SearchURL:             r.str("STEWARD_SEARCH_URL", ""),
-		MCPTimeout:            r.duration("STEWARD_MCP_TIMEOUT", 20*time.Second),
-		RunQueueURL:           r.str("STEWARD_RUN_QUEUE_URL", ""),
-		PublicURL:             strings.TrimRight(r.str("STEWARD_PUBLIC_URL", ""), "/"),
-		LinkTTL:               r.duration("STEWARD_LINK_TTL", 24*time.Hour),
-		UndoWindow:            r.duration("STEWARD_UNDO_WINDOW", 10*time.Minute),
-		TelegramWebhookSecret: r.str("STEWARD_TELEGRAM_WEBHOOK_SECRET", ""),
-		ContinueMargin:        r.duration("STEWARD_CONTINUE_MARGIN", 30*time.Second),
-		MaxDocumentBytes:      int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
-		DocumentBucket:        r.str("STEWARD_DOCUMENT_BUCKET", ""),
-		DocumentEndpoint:      r.str("STEWARD_DOCUMENT_ENDPOINT", ""),
+		DatabaseURL:                r.dbURL("DATABASE_URL"),
+		AppDatabaseURL:             r.dbURL("APP_DATABASE_URL"),
+		DoorDatabaseURL:            r.dbURL("DOOR_DATABASE_URL"),
+		SuperuserDatabaseURL:       r.dbURL("SUPERUSER_DATABASE_URL"),
+		DBMaxConns:                 int32(r.intIn("STEWARD_DB_MAX_CONNS", 10, 1, 1000)),
+		DBExecMode:                 r.oneOf("STEWARD_DB_EXEC_MODE", "", append([]string{""}, DBExecModes...)...),
+		Addr:                       r.addr("STEWARD_ADDR", "127.0.0.1:8080"),
+		DebugAddr:                  r.addrOrEmpty("STEWARD_DEBUG_ADDR"),
+		ServerURL:                  r.str("STEWARD_URL", ""),
+		APIKey:                     r.str("STEWARD_API_KEY", ""),
+		LogLevel:                   r.oneOf("STEWARD_LOG_LEVEL", "info", "trace", "debug", "info", "warn", "error"),
+		LogFormat:                  r.oneOf("STEWARD_LOG_FORMAT", "json", "json", "console"),
+		GeminiAPIKey:               r.str("GEMINI_API_KEY", ""),
+		GeminiBaseURL:              r.str("GEMINI_BASE_URL", ""),
+		Model:                      r.str("STEWARD_MODEL", DefaultModel),
+		FastModel:                  r.str("STEWARD_FAST_MODEL", DefaultFastModel),
+		Models:                     r.models("STEWARD_MODELS"),
+		OpenAIAPIKey:               r.str("OPENAI_API_KEY", ""),
+		OpenAIBaseURL:              r.str("OPENAI_BASE_URL", ""),
+		ModelPrices:                r.prices("STEWARD_MODEL_PRICES"),
+		ModelFixtures:              r.str("STEWARD_MODEL_FIXTURES", ""),
+		ModelFixturesMode:          r.oneOf("STEWARD_MODEL_FIXTURES_MODE", "replay", "replay", "record"),
+		AppDatabaseURLParam:        r.str("APP_DATABASE_URL_SSM", ""),
+		DoorDatabaseURLParam:       r.str("DOOR_DATABASE_URL_SSM", ""),
+		GeminiAPIKeyParam:          r.str("GEMINI_API_KEY_SSM", ""),
+		SecretKeyParam:             r.str("STEWARD_SECRET_KEY_SSM", ""),
+		AWS:                        r.aws(),
+		AllowAutoMode:              r.boolean("STEWARD_ALLOW_AUTO_MODE"),
+		MaxIterations:              r.intIn("STEWARD_MAX_ITERATIONS", 8, 1, 50),
+		ContextTokens:              r.intIn("STEWARD_CONTEXT_TOKENS", 60000, 4000, 2000000),
+		TokenRates:                 r.tokenRates("STEWARD_TOKEN_RATES"),
+		SuspendTTL:                 r.duration("STEWARD_SUSPEND_TTL", 7*24*time.Hour),
+		MaxBodyBytes:               int64(r.intIn("STEWARD_MAX_BODY_BYTES", 1<<20, 1024, 64<<20)),
+		MaxTurnsPerOwner:           r.intIn("STEWARD_MAX_TURNS_PER_OWNER", 4, 1, 100),
+		EgressAllow:                r.addrPorts("STEWARD_EGRESS_ALLOW"),
+		SecretKey:                  r.key32("STEWARD_SECRET_KEY"),
+		SearchURL:                  r.str("STEWARD_SEARCH_URL", ""),
+		MCPTimeout:                 r.duration("STEWARD_MCP_TIMEOUT", 20*time.Second),
+		RunQueueURL:                r.str("STEWARD_RUN_QUEUE_URL", ""),
+		PublicURL:                  strings.TrimRight(r.str("STEWARD_PUBLIC_URL", ""), "/"),
+		LinkTTL:                    r.duration("STEWARD_LINK_TTL", 24*time.Hour),
+		UndoWindow:                 r.duration("STEWARD_UNDO_WINDOW", 10*time.Minute),
+		TelegramWebhookSecret:      r.str("STEWARD_TELEGRAM_WEBHOOK_SECRET", ""),
+		TelegramWebhookSecretParam: r.str("STEWARD_TELEGRAM_WEBHOOK_SECRET_SSM", ""),
+		ContinueMargin:             r.duration("STEWARD_CONTINUE_MARGIN", 30*time.Second),
+		MaxDocumentBytes:           int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
+		DocumentBucket:             r.str("STEWARD_DOCUMENT_BUCKET", ""),
+		DocumentEndpoint:           r.str("STEWARD_DOCUMENT_ENDPOINT", ""),
 	}
 	if c.ServerURL == "" {
 		c.ServerURL = "http://" + c.Addr
@@ -262,8 +266,10 @@ func Load(getenv func(string) string) (Config, error) {
 	r.httpURL("STEWARD_RUN_QUEUE_URL", c.RunQueueURL)
 	r.httpURL("STEWARD_PUBLIC_URL", c.PublicURL)
 	r.httpURL("STEWARD_DOCUMENT_ENDPOINT", c.DocumentEndpoint)
-	if c.TelegramWebhookSecret != "" && !telegramSecretRe.MatchString(c.TelegramWebhookSecret) {
-		r.fail("STEWARD_TELEGRAM_WEBHOOK_SECRET", "(hidden)", "is 1–256 characters of A-Z, a-z, 0-9, _ and - (Telegram's secret_token)")
+	if c.TelegramWebhookSecret != "" {
+		if err := CheckTelegramSecret(c.TelegramWebhookSecret); err != nil {
+			r.fail("STEWARD_TELEGRAM_WEBHOOK_SECRET", "(hidden)", err.Error())
+		}
 	}
 	if c.DocumentEndpoint != "" && c.DocumentBucket == "" {
 		r.fail("STEWARD_DOCUMENT_ENDPOINT", c.DocumentEndpoint, "needs STEWARD_DOCUMENT_BUCKET, the bucket on that server")
@@ -336,6 +342,15 @@ func (r *reader) key32(name string) []byte {
 		return nil
 	}
 	return k
+}
+
+// CheckTelegramSecret checks STEWARD_TELEGRAM_WEBHOOK_SECRET, from the environment or SSM.
+// The error never quotes the value.
+func CheckTelegramSecret(v string) error {
+	if !telegramSecretRe.MatchString(v) {
+		return errors.New("is 1–256 characters of A-Z, a-z, 0-9, _ and - (Telegram's secret_token)")
+	}
+	return nil
 }
 
 // DecodeKey decodes STEWARD_SECRET_KEY: 32 bytes in standard base64. The error never

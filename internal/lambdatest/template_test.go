@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/awslabs/goformation/v7/cloudformation"
 	"github.com/awslabs/goformation/v7/cloudformation/global"
 	"github.com/awslabs/goformation/v7/cloudformation/serverless"
+	"github.com/awslabs/goformation/v7/intrinsics"
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 	"gopkg.in/yaml.v3"
@@ -43,7 +45,15 @@ var functionURLOnly = []string{"POST /v1/chat", "POST /v1/chat/completions"}
 // goformation's model of AWS::Serverless::Function predates LoggingConfig and refuses unknown
 // fields, so the functions' LoggingConfig is dropped before it parses; TestTemplateOperations
 // checks LoggingConfig on the raw YAML.
-var parseTemplate = sync.OnceValues(func() (*cloudformation.Template, error) {
+var parseTemplate = sync.OnceValues(func() (*cloudformation.Template, error) { return parseWith(nil) })
+
+// parseMu serializes goformation's parses (its YAML tag registry is global).
+var parseMu sync.Mutex
+
+// parseWith parses template.yaml with options (nil: the parameters' defaults).
+func parseWith(options *intrinsics.ProcessorOptions) (*cloudformation.Template, error) {
+	parseMu.Lock()
+	defer parseMu.Unlock()
 	raw, err := os.ReadFile(filepath.Join(repoRoot, "template.yaml"))
 	if err != nil {
 		return nil, err
@@ -57,11 +67,24 @@ var parseTemplate = sync.OnceValues(func() (*cloudformation.Template, error) {
 			deleteKey(props, "LoggingConfig")
 		}
 	}
+	if options != nil && options.EvaluateConditions && len(doc.Content) > 0 {
+		// goformation evaluates a resource's or an output's Condition key into the resource
+		// itself: drop the outputs and the resources' conditions.
+		deleteKey(doc.Content[0], "Outputs")
+		if res := mapValue(doc.Content[0], "Resources"); res != nil {
+			for i := 1; i < len(res.Content); i += 2 {
+				deleteKey(res.Content[i], "Condition")
+			}
+		}
+	}
 	if raw, err = yaml.Marshal(&doc); err != nil {
 		return nil, err
 	}
+	if options != nil {
+		return goformation.ParseYAMLWithOptions(raw, options)
+	}
 	return goformation.ParseYAML(raw)
-})
+}
 
 // openTemplate returns the parsed template and its Globals.Function.
 func openTemplate(t *testing.T) (*cloudformation.Template, *global.Function) {
@@ -527,17 +550,38 @@ func TestTemplateMakefileTargets(t *testing.T) {
 }
 
 // TestTemplateFunctionsReadOnlyTheirSecrets: the functions' role may read only SSM
-// parameters their environment names (DOOR_ and APP_DATABASE_URL_SSM, GEMINI_API_KEY_SSM),
-// so steward_owner's DATABASE_URL is out of the runtime's reach even by a stray name.
+// parameters their environment names (the *_SSM variables), so steward_owner's DATABASE_URL
+// is out of the runtime's reach even by a stray name.
 func TestTemplateFunctionsReadOnlyTheirSecrets(t *testing.T) {
 	t.Parallel()
 	tpl, g := openTemplate(t)
+	named := ssmNamed(g)
+	readable := ssmReadable(t, tpl, named)
+	for _, want := range []string{g.Environment.Variables["DOOR_DATABASE_URL_SSM"], g.Environment.Variables["APP_DATABASE_URL_SSM"]} {
+		if !slices.Contains(readable, want) {
+			t.Errorf("FunctionRole may not read %s, which the functions need", want)
+		}
+	}
+}
+
+// ssmNamed is the SSM parameter names the functions' *_SSM variables hold.
+func ssmNamed(g *global.Function) []string {
+	var named []string
+	for k, v := range g.Environment.Variables {
+		if strings.HasSuffix(k, "_SSM") && v != "" {
+			named = append(named, v)
+		}
+	}
+	return named
+}
+
+// ssmReadable is the SSM parameters FunctionRole may read; each must be one of named.
+func ssmReadable(t *testing.T, tpl *cloudformation.Template, named []string) []string {
+	t.Helper()
 	role, err := tpl.GetIAMRoleWithName("FunctionRole")
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars := g.Environment.Variables
-	named := []string{vars["DOOR_DATABASE_URL_SSM"], vars["APP_DATABASE_URL_SSM"], vars["GEMINI_API_KEY_SSM"]}
 	var readable []string
 	for _, p := range role.Policies {
 		doc, _ := json.Marshal(p.PolicyDocument)
@@ -557,7 +601,7 @@ func TestTemplateFunctionsReadOnlyTheirSecrets(t *testing.T) {
 			resources, _ := st.Resource.([]any)
 			for _, r := range resources {
 				s, _ := r.(string)
-				if s == "" { // the !If on HasGeminiKey, which goformation leaves unresolved
+				if s == "" { // an !If on an unset parameter, which goformation leaves unresolved
 					continue
 				}
 				_, name, ok := strings.Cut(s, ":parameter/")
@@ -568,9 +612,63 @@ func TestTemplateFunctionsReadOnlyTheirSecrets(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range named[:2] {
+	return readable
+}
+
+// TestTemplateOptionalSettingsReachable deploys the template, as parsed, with every optional
+// secret and setting given: each *_SSM variable config reads is set from a parameter, the role
+// may read exactly the parameters named (and each of them), and the one-tap links' public URL
+// and the Telegram webhook secret reach config (issue 17 §1 on Lambda).
+func TestTemplateOptionalSettingsReachable(t *testing.T) {
+	t.Parallel()
+	overrides := map[string]any{
+		"GeminiApiKeyParameter":          "/steward/gemini-api-key",
+		"SecretKeyParameter":             "/steward/secret-key",
+		"TelegramWebhookSecretParameter": "/steward/telegram-webhook-secret",
+		"PublicUrl":                      "https://api.example.com",
+	}
+	tpl, err := parseWith(&intrinsics.ProcessorOptions{ParameterOverrides: overrides, EvaluateConditions: true})
+	if err != nil {
+		t.Fatalf("parse template.yaml: %v", err)
+	}
+	g, err := tpl.GetServerlessGlobalFunction()
+	if err != nil || g.Environment == nil {
+		t.Fatalf("Globals.Function.Environment: %v", err)
+	}
+	vars := g.Environment.Variables
+	// Every *_SSM variable config reads is one the template sets.
+	src, err := os.ReadFile(filepath.Join(repoRoot, "internal/config/config.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ssmVars := regexp.MustCompile(`r\.str\("([A-Z_]+_SSM)"`).FindAllStringSubmatch(string(src), -1)
+	if len(ssmVars) < 5 {
+		t.Fatalf("found %d *_SSM variables in config.go; the pattern no longer matches", len(ssmVars))
+	}
+	for _, m := range ssmVars {
+		if _, ok := vars[m[1]]; !ok {
+			t.Errorf("config reads %s, which the template never sets: that secret cannot be given on Lambda", m[1])
+		}
+	}
+	for _, plain := range []string{"STEWARD_TELEGRAM_WEBHOOK_SECRET", "STEWARD_SECRET_KEY"} {
+		if _, ok := vars[plain]; ok {
+			t.Errorf("%s is set in plain text in the template; it must come from SSM", plain)
+		}
+	}
+	cfg, err := config.Load(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatalf("the template's environment does not load: %v", err)
+	}
+	if cfg.PublicURL != "https://api.example.com" || cfg.TelegramWebhookSecretParam != "/steward/telegram-webhook-secret" ||
+		cfg.SecretKeyParam != "/steward/secret-key" || cfg.GeminiAPIKeyParam != "/steward/gemini-api-key" {
+		t.Errorf("config from the template: PublicURL %q, TelegramWebhookSecretParam %q, SecretKeyParam %q, GeminiAPIKeyParam %q; want the parameters given",
+			cfg.PublicURL, cfg.TelegramWebhookSecretParam, cfg.SecretKeyParam, cfg.GeminiAPIKeyParam)
+	}
+	named := ssmNamed(g)
+	readable := ssmReadable(t, tpl, named)
+	for _, want := range named {
 		if !slices.Contains(readable, want) {
-			t.Errorf("FunctionRole may not read %s, which the functions need", want)
+			t.Errorf("FunctionRole may not read %s, which the functions are told to read", want)
 		}
 	}
 }

@@ -34,7 +34,7 @@ func (p *page) hidden(csrf string) *page {
 }
 
 var nav = []struct{ page, href, label string }{{"chat", "/", "Chat"}, {"approvals", "/approvals", "Approvals"},
-	{"activity", "/activity", "Activity"}, {"memory", "/memory", "Memory"}, {"money", "/money", "Money"},
+	{"household", "/household", "Household"}, {"activity", "/activity", "Activity"}, {"memory", "/memory", "Memory"}, {"money", "/money", "Money"},
 	{"documents", "/documents", "Documents"}, {"settings", "/settings", "Settings"}}
 
 // write sends the page inside the layout: header, navigation, sign-out.

@@ -32,6 +32,7 @@ import (
 	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/document"
+	"github.com/stewardhq/steward/internal/household"
 	"github.com/stewardhq/steward/internal/ledger"
 	"github.com/stewardhq/steward/internal/mcpclient"
 	"github.com/stewardhq/steward/internal/memory"
@@ -87,6 +88,9 @@ type Deps struct {
 	Channels *channel.Service
 	// MCPServers serves /settings/mcp; nil leaves the page saying MCP servers are off.
 	MCPServers *mcpclient.Service
+	// Household serves /household, the member's inbox of household approvals; nil builds
+	// one over Store and Runner (the API's /v1/household/approvals uses the same service).
+	Household  *household.Service
 	SessionTTL time.Duration
 	Logger     zerolog.Logger
 }
@@ -133,6 +137,9 @@ func Routes(d Deps) func(chi.Router) {
 	if d.Undo == nil {
 		d.Undo = &undo.Service{Store: d.Store, Now: now}
 	}
+	if d.Household == nil {
+		d.Household = &household.Service{Store: d.Store, Runner: d.Runner}
+	}
 	w := &web{d: d}
 	return func(r chi.Router) {
 		r.Group(func(r chi.Router) {
@@ -145,6 +152,7 @@ func Routes(d Deps) func(chi.Router) {
 				r.Use(w.session)
 				r.Get("/", w.chatPage)
 				r.Get("/approvals", w.approvalsPage)
+				r.Get("/household", w.householdPage)
 				r.Get("/settings", w.settingsPage)
 				r.Get("/turns/{id}", w.storyPage)
 				r.Get("/turns/{id}/status", w.turnStatus)
@@ -163,6 +171,7 @@ func Routes(d Deps) func(chi.Router) {
 					r.Post("/signout", w.signout)
 					r.Post("/chat", w.chat)
 					r.Post("/turns/{id}/confirm", w.confirm)
+					r.Post("/household/{id}", w.decideHousehold)
 					r.Post("/turns/{id}/calls/{call_id}/undo", w.undoCall)
 					r.Post("/settings/sessions/{id}/revoke", w.revokeSession)
 					r.Post("/settings/rules", w.addRule)
