@@ -49,9 +49,10 @@ type Runner struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// OwnerTools returns an owner's own tools — their MCP servers' (issue 15 §3) — added to
-	// Tools for one turn. It runs at a turn's start and resume, outside any transaction; an
-	// error leaves the turn with Tools alone. Nil adds none.
-	OwnerTools func(ctx context.Context, ownerID uuid.UUID) ([]tools.Tool, error)
+	// Tools for one turn. It reads them in the transaction that starts the turn, or claims it
+	// for a resume or a continuation, under a savepoint (Tx.Try); it must not leave the
+	// database. An error leaves the turn with Tools alone. Nil adds none.
+	OwnerTools func(ctx context.Context, tx Tx) ([]tools.Tool, error)
 	// Suspended runs in the transaction that saves a suspended turn (issue 17 §1: the
 	// notification with one-tap links, internal/links); its error rolls the save back. Nil
 	// does nothing.
@@ -79,14 +80,19 @@ type Runner struct {
 	afterExecuting func(callID string) error
 }
 
-// Memory is recall for the loop. internal/memory implements it.
+// Memory is recall for the loop, in two steps (docs/ARCHITECTURE.md §2). internal/memory
+// implements it.
 type Memory interface {
-	// Recall returns a memory block for an incoming message — already delimited as data —
-	// or "" when nothing is relevant; untrusted says it holds text that came from outside
-	// (a webhook's payload, …), and the turn's writes are then gated like a webhook turn's.
-	// It runs outside any transaction (it may call an embedding API); a failure never fails
-	// the turn.
-	Recall(ctx context.Context, ownerID uuid.UUID, message string) (block string, untrusted bool, err error)
+	// Embed computes the message's embedding, before and outside the turn's start
+	// transaction (it may call an embedding API). A failure never fails the turn: the recall
+	// then goes on without a vector (by keyword).
+	Embed(ctx context.Context, message string) ([]float32, error)
+	// RecallIn returns a memory block for an incoming message — already delimited as data —
+	// or "" when nothing is relevant, reading through tx.Memory in the turn's start
+	// transaction (under a savepoint: a failure never fails the turn); vec is Embed's vector
+	// or nil. untrusted says it holds text that came from outside (a webhook's payload, …),
+	// and the turn's writes are then gated like a webhook turn's.
+	RecallIn(ctx context.Context, tx Tx, vec []float32, message string) (block string, untrusted bool, err error)
 }
 
 // Input starts a turn.
@@ -132,13 +138,18 @@ func (r *Runner) Turn(ctx context.Context, ownerID, turnID uuid.UUID) (steward.V
 	return v, err
 }
 
-// ownerRegistry is the registry of a turn of ownerID: Tools and the owner's own tools
-// (OwnerTools), looked up outside any transaction; nil means Tools alone.
-func (r *Runner) ownerRegistry(ctx context.Context, ownerID uuid.UUID) *tools.Registry {
+// ownerRegistry reads, in tx, the registry of a turn: Tools and the owner's own tools
+// (OwnerTools), under a savepoint; nil means Tools alone (also when they cannot be read).
+func (r *Runner) ownerRegistry(ctx context.Context, tx Tx) *tools.Registry {
 	if r.OwnerTools == nil {
 		return nil
 	}
-	extra, err := r.OwnerTools(ctx, ownerID)
+	var extra []tools.Tool
+	err := tx.Try(ctx, func() error {
+		var err error
+		extra, err = r.OwnerTools(ctx, tx)
+		return err
+	})
 	if err != nil {
 		logError(ctx, err, "owner tools unavailable; the turn goes on with the built-in tools")
 		return nil

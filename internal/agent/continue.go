@@ -81,6 +81,7 @@ func (r *Runner) ContinueTurn(ctx context.Context, ownerID, turnID uuid.UUID) (s
 			return fmt.Errorf("continuing turn %s has no state", turnID)
 		}
 		x.turn, x.st = claimed, claimed.State
+		x.reg = r.ownerRegistry(ctx, tx)
 		r.adoptModel(x)
 		stored, err := tx.Conversations.Messages(ctx, x.turn.ConversationID)
 		if err != nil {
@@ -101,7 +102,6 @@ func (r *Runner) ContinueTurn(ctx context.Context, ownerID, turnID uuid.UUID) (s
 		return steward.View{}, fmt.Errorf("claim continuing turn %s: %w", turnID, err)
 	}
 	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", turnID) })
-	x.reg = r.ownerRegistry(ctx, ownerID)
 	v, err := r.loop(ctx, x)
 	if err == nil && v.Status != steward.StatusContinuing && r.Continued != nil {
 		r.Continued(ctx, ownerID, v)

@@ -129,19 +129,18 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (steward.View, 
 	x := &run{emit: emit, st: &steward.State{SchemaVersion: steward.StateSchemaVersion,
 		Messages: []steward.Message{{Role: steward.RoleUser, Parts: []steward.Part{{Text: msg}}}}}}
 	x.turn.OwnerID, in.Message = in.OwnerID, msg
-	if err := r.open(ctx, x, in); err != nil {
+	if err := r.open(ctx, x, in, true, r.embed(ctx, msg)); err != nil {
 		return steward.View{}, err
 	}
 	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", x.turn.ID) })
-	x.st.Memory, x.st.Untrusted = r.recall(ctx, in.OwnerID, msg)
-	x.reg = r.ownerRegistry(ctx, in.OwnerID)
 	x.st.Taint = x.taint()
 	return r.loop(ctx, x)
 }
 
-// open starts x's turn in one transaction: the conversation (continued or new), admission
-// (kill switch, budgets) and the turn row.
-func (r *Runner) open(ctx context.Context, x *run, in Input) error {
+// open starts x's turn in one transaction: the conversation (continued or new), the memory
+// recall (vec is the message's embedding, or nil) and the owner's tools when reads is set —
+// optional reads, under a savepoint each —, admission (kill switch, budgets) and the turn row.
+func (r *Runner) open(ctx context.Context, x *run, in Input, reads bool, vec []float32) error {
 	err := r.inOwner(ctx, x, func(tx Tx) error {
 		var conv steward.Conversation
 		var err error
@@ -156,6 +155,11 @@ func (r *Runner) open(ctx context.Context, x *run, in Input) error {
 			x.st.HistorySeq = r.loadHistory(x, stored, conv.Summary, -1)
 		} else if conv, err = tx.Conversations.Create(ctx, title(in.Message)); err != nil {
 			return err // a new conversation has no history
+		}
+		if reads {
+			// Before admission, whose lock on the owner is then held for less time.
+			x.st.Memory, x.st.Untrusted = r.recall(ctx, tx, vec, in.Message)
+			x.reg = r.ownerRegistry(ctx, tx)
 		}
 		if err := r.admit(ctx, tx, steward.Admission{OwnerID: in.OwnerID, Trigger: in.Trigger}); err != nil {
 			return err
@@ -182,18 +186,38 @@ func (r *Runner) open(ctx context.Context, x *run, in Input) error {
 	return nil
 }
 
-// recallTimeout bounds recall so a slow embedder cannot hold a turn.
+// recallTimeout bounds the recall's embedding so a slow embedder cannot hold a turn.
 const recallTimeout = 3 * time.Second
 
-// recall asks Memory for a memory block, and whether it holds untrusted text; failures are
-// logged, never fatal.
-func (r *Runner) recall(ctx context.Context, ownerID uuid.UUID, msg string) (string, bool) {
+// embed is the message's embedding for recall, before and outside any transaction; nil
+// when there is no memory or the embedding failed (logged: recall goes on by keyword).
+func (r *Runner) embed(ctx context.Context, msg string) []float32 {
 	if r.Memory == nil {
-		return "", false
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, recallTimeout)
 	defer cancel()
-	block, untrusted, err := r.Memory.Recall(ctx, ownerID, msg)
+	vec, err := r.Memory.Embed(ctx, msg)
+	if err != nil {
+		logError(ctx, err, "memory recall: embedding failed; recalling by keyword only")
+		return nil
+	}
+	return vec
+}
+
+// recall asks Memory, in the turn's start transaction tx and under a savepoint, for a memory
+// block, and whether it holds untrusted text; failures are logged, never fatal.
+func (r *Runner) recall(ctx context.Context, tx Tx, vec []float32, msg string) (string, bool) {
+	if r.Memory == nil {
+		return "", false
+	}
+	var block string
+	var untrusted bool
+	err := tx.Try(ctx, func() error {
+		var err error
+		block, untrusted, err = r.Memory.RecallIn(ctx, tx, vec, msg)
+		return err
+	})
 	if err != nil {
 		logError(ctx, err, "memory recall failed; the turn goes on without it")
 		return "", false

@@ -61,7 +61,7 @@ func (r *Runner) Propose(ctx context.Context, ownerID uuid.UUID, name string, ar
 	x := &run{st: &steward.State{SchemaVersion: steward.StateSchemaVersion, Proposed: true,
 		Messages: []steward.Message{{Role: steward.RoleUser, Parts: []steward.Part{{Text: msg}}}}}}
 	x.turn.OwnerID = ownerID
-	if err := r.open(ctx, x, Input{OwnerID: ownerID, Message: msg, Trigger: steward.TriggerMCP}); err != nil {
+	if err := r.open(ctx, x, Input{OwnerID: ownerID, Message: msg, Trigger: steward.TriggerMCP}, false, nil); err != nil {
 		return steward.View{}, err
 	}
 	call := steward.ToolCall{ID: "call_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16], Name: name, Args: args, MintedID: true}

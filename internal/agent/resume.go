@@ -26,7 +26,7 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 // at all); its error refuses the confirm and changes nothing.
 func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, decisions []steward.Decision, emit Emit,
 	inClaim func(ctx context.Context, tx Tx) error) (steward.View, error) {
-	x := &run{emit: emit, turn: steward.Turn{OwnerID: ownerID}, reg: r.ownerRegistry(ctx, ownerID)}
+	x := &run{emit: emit, turn: steward.Turn{OwnerID: ownerID}}
 	var journal map[string]steward.CallRecord
 	var held *steward.View
 	// One transaction reads the turn, checks the decisions, admits, claims it (exactly once),
@@ -74,6 +74,9 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 				}
 				story = s
 			}
+			// The owner's tools, read in this transaction (each time: a redone claim reads
+			// them again, the first read having rolled back with everything else).
+			x.reg = r.ownerRegistry(ctx, tx)
 			if err := r.admit(ctx, tx, steward.Admission{OwnerID: ownerID, Trigger: turn.Trigger, Resume: true}); err != nil {
 				return err
 			}

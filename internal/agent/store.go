@@ -32,6 +32,28 @@ type Tx struct {
 	// Household is the owner's side of household approvals (issue 17 §2); only the hooks
 	// (Runner.Suspended, Runner.Hold) use it.
 	Household Household
+	// Memory and MCP are the reads of a turn's start (and a confirm's claim, for MCP) that
+	// memory recall and the owner's MCP tools need (Runner.Memory, Runner.OwnerTools), in
+	// the turn's own transaction (docs/ARCHITECTURE.md §2).
+	Memory MemoryReads
+	MCP    MCPReads
+	// Try runs fn under a savepoint: when fn fails, its statements are rolled back and the
+	// transaction goes on (an optional read never fails a turn's start). Not nested.
+	Try func(ctx context.Context, fn func() error) error
+}
+
+// MemoryReads are the reads of a memory recall. *store.Memory implements it.
+type MemoryReads interface {
+	// NearestChunks returns the k current chunks nearest to query by cosine distance.
+	NearestChunks(ctx context.Context, query []float32, k int, kinds ...string) ([]steward.MemoryChunk, error)
+	// MatchFacts lists current facts sharing whole words with words.
+	MatchFacts(ctx context.Context, words []string, limit int) ([]steward.MemoryFact, error)
+}
+
+// MCPReads read the owner's MCP servers and approved tools. *store.MCPServers implements it.
+type MCPReads interface {
+	Tools(ctx context.Context) ([]steward.MCPTool, error)
+	List(ctx context.Context) ([]steward.MCPServer, error)
 }
 
 // Household files a suspended turn's calls for the household's approval and reads and

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tools"
@@ -17,21 +18,16 @@ import (
 // Tools returns the owner's approved MCP tools for one turn (agent.Runner.OwnerTools): what
 // the model sees is the description and schema the owner approved, never what the server
 // says now. A tool whose hash changed is declared disabled and refuses every call. It reads
-// the database only (one short pipelined transaction); the servers are asked at call time.
-func (s *Service) Tools(ctx context.Context, ownerID uuid.UUID) ([]tools.Tool, error) {
-	var servers []store.MCPServer
-	var all []store.MCPTool
-	// The tools first: an owner without any (the common case) costs one statement, which
-	// carries the transaction's BEGIN with it.
-	err := s.Store.WithOwnerPipelined(ctx, ownerID, func(tx *store.Tx) error {
-		var err error
-		if all, err = tx.MCPServers.Tools(ctx); err != nil || len(all) == 0 {
-			return err
-		}
-		servers, err = tx.MCPServers.List(ctx)
-		return err
-	})
+// the database only, in the turn's transaction tx (the one that starts the turn, or claims
+// it); the servers are asked at call time.
+func (s *Service) Tools(ctx context.Context, tx agent.Tx) ([]tools.Tool, error) {
+	// The tools first: an owner without any (the common case) costs one statement.
+	all, err := tx.MCP.Tools(ctx)
 	if err != nil || len(all) == 0 {
+		return nil, err
+	}
+	servers, err := tx.MCP.List(ctx)
+	if err != nil {
 		return nil, err
 	}
 	byName := map[string]store.MCPServer{}

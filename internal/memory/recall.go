@@ -20,10 +20,10 @@ import (
 // owner and Steward said, then one agent.DataBlock("memory:<origin>", …) per untrusted origin
 // (a webhook's payload, …) of text that came from outside; "" when nothing is remembered.
 // untrusted says whether any untrusted text was recalled: the turn is then gated like a
-// webhook turn. It embeds the message (outside any
-// transaction) and reads in one owner transaction. If embedding fails, it still recalls the
-// facts that share words with the message, and logs the failure; only a database error is
-// returned.
+// webhook turn. It embeds the message (outside any transaction) and reads in one owner
+// transaction. If embedding fails, it still recalls the facts that share words with the
+// message, and logs the failure; only a database error is returned. The turn loop does the
+// same in two steps (Embed, then RecallIn in the turn's start transaction).
 func (s *Service) Recall(ctx context.Context, ownerID uuid.UUID, message string) (block string, untrusted bool, err error) {
 	vec, embedErr := embedOne(ctx, s.Embedder, message)
 	if embedErr != nil {
@@ -32,19 +32,43 @@ func (s *Service) Recall(ctx context.Context, ownerID uuid.UUID, message string)
 		}
 		zerolog.Ctx(ctx).Warn().Err(embedErr).Str("embedder", s.Embedder.Name()).Msg("memory recall: embedding failed; recalling facts by keyword only")
 	}
-	var chunks []store.MemoryChunk
-	var facts []store.MemoryFact
 	// Pipelined: BEGIN travels with the first read (one round trip fewer).
 	err = s.Store.WithOwnerPipelined(ctx, ownerID, func(tx *store.Tx) error {
-		var err error
-		if vec != nil {
-			if chunks, err = tx.Memory.NearestChunks(ctx, vec, orDefault(s.RecallChunks, 8)); err != nil {
-				return err
-			}
-		}
-		facts, err = tx.Memory.MatchFacts(ctx, Keywords(message), orDefault(s.RecallFacts, 8))
+		block, untrusted, err = s.recallIn(ctx, tx.Memory, vec, message)
 		return err
 	})
+	if err != nil {
+		return "", false, err
+	}
+	return block, untrusted, nil
+}
+
+// Embed is the message's embedding for RecallIn (agent.Memory), computed outside any
+// transaction.
+func (s *Service) Embed(ctx context.Context, message string) ([]float32, error) {
+	vec, err := embedOne(ctx, s.Embedder, message)
+	if err != nil {
+		return nil, fmt.Errorf("embed with %s: %w", s.Embedder.Name(), err)
+	}
+	return vec, nil
+}
+
+// RecallIn is Recall's reads and block in the turn's start transaction (agent.Memory): vec
+// is Embed's vector, or nil to recall facts by keyword only.
+func (s *Service) RecallIn(ctx context.Context, tx agent.Tx, vec []float32, message string) (block string, untrusted bool, err error) {
+	return s.recallIn(ctx, tx.Memory, vec, message)
+}
+
+// recallIn reads the chunks nearest to vec (when not nil) and the facts sharing words with
+// message through m, and lays them out.
+func (s *Service) recallIn(ctx context.Context, m agent.MemoryReads, vec []float32, message string) (block string, untrusted bool, err error) {
+	var chunks []store.MemoryChunk
+	if vec != nil {
+		if chunks, err = m.NearestChunks(ctx, vec, orDefault(s.RecallChunks, 8)); err != nil {
+			return "", false, fmt.Errorf("recall: %w", err)
+		}
+	}
+	facts, err := m.MatchFacts(ctx, Keywords(message), orDefault(s.RecallFacts, 8))
 	if err != nil {
 		return "", false, fmt.Errorf("recall: %w", err)
 	}

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/stewardhq/steward/internal/steward"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,26 +18,10 @@ import (
 // face; the service only ever shows their names.
 
 // MCPServer is a registered server.
-type MCPServer struct {
-	Name       string
-	URL        string
-	Headers    map[string]string // secret values: the faces show only the names
-	CreatedAt  time.Time
-	ApprovedAt time.Time
-}
+type MCPServer = steward.MCPServer
 
 // MCPTool is a tool the owner approved, as it was when approved.
-type MCPTool struct {
-	Server        string
-	Name          string
-	Hash          string // SHA-256 of name, description and input schema at approval
-	Description   string
-	InputSchema   json.RawMessage
-	ReadOnly      bool // the server's readOnlyHint at approval
-	WriteOverride bool // the owner treats it as a write anyway
-	Enabled       bool
-	ChangedAt     *time.Time // set when the server presented a different hash: disabled until re-approved
-}
+type MCPTool = steward.MCPTool
 
 // Approve stores the server with its tools as they are now, replacing whatever was stored
 // under that name (a re-approval).

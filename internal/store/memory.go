@@ -29,17 +29,7 @@ const (
 )
 
 // MemoryFact is a structured fact with its provenance.
-type MemoryFact struct {
-	ID           uuid.UUID
-	Kind         string
-	Subject      string
-	Content      string
-	Source       string // a FactSource* constant
-	TurnID       *uuid.UUID
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
-	SupersededAt *time.Time
-}
+type MemoryFact = steward.MemoryFact
 
 // NewMemoryFact is a fact to store; it is deduplicated on tools.FactKey.
 type NewMemoryFact struct {
@@ -67,15 +57,7 @@ func Trusted(o string) bool {
 }
 
 // MemoryChunk is a remembered text found by meaning.
-type MemoryChunk struct {
-	ID         uuid.UUID
-	SourceKind string // conversation | fact | summary | document
-	SourceID   string
-	Text       string
-	CreatedAt  time.Time
-	Origin     string  // an Origin* constant
-	Distance   float64 // cosine distance to the query, in searches
-}
+type MemoryChunk = steward.MemoryChunk
 
 // RememberFact stores a fact with its source, or finds the current fact with the same key;
 // created says which.

@@ -28,6 +28,9 @@ var deferrable = map[string]bool{
 	// caller told one row moved; when the batch comes back with none, the statement that
 	// carried it (or COMMIT) fails with ErrConflict, and so does the transaction.
 	"UpdateToolCall": true,
+	// Tx.try's savepoint and its release: they travel with the guarded reads, or with COMMIT.
+	"Savepoint":        true,
+	"ReleaseSavepoint": true,
 }
 
 // oneRow are the deferrable writes that must move exactly one row, checked when their

@@ -233,7 +233,37 @@ func (s *Store) WithOwnerPipelined(ctx context.Context, ownerID uuid.UUID, fn fu
 func (t *Tx) Agent() agent.Tx {
 	return agent.Tx{Turns: t.Turns, Journal: t.Journal, Conversations: t.Conversations,
 		Safety: t.Safety, Rules: t.Rules, Data: t.Tasks, Ledger: t.Ledger, Links: t.Links,
-		Household: t.Household}
+		Household: t.Household, Memory: t.Memory, MCP: t.MCPServers, Try: t.try}
+}
+
+// The savepoint of try; sqlc-style names, so a pipelined transaction defers them
+// (pipeline.go): they cost no round trip of their own.
+const (
+	savepointSQL        = "-- name: Savepoint :exec\nSAVEPOINT steward_try"
+	releaseSavepointSQL = "-- name: ReleaseSavepoint :exec\nRELEASE SAVEPOINT steward_try"
+	rollbackToSQL       = "ROLLBACK TO SAVEPOINT steward_try"
+)
+
+// try runs fn, whose statements may fail without failing the transaction: they run under a
+// savepoint, and when fn fails the transaction is rolled back to it and goes on. For
+// optional reads (a turn's memory recall and its owner's MCP tools, docs/ARCHITECTURE.md §2).
+// If rolling back to the savepoint fails too (a deferred write that went with fn's
+// statements failed, so the savepoint never was), the error says so and the transaction
+// stays failed: its next statement, or COMMIT, fails. Not nested.
+func (t *Tx) try(ctx context.Context, fn func() error) error {
+	if _, err := t.tx.Exec(ctx, savepointSQL); err != nil {
+		return fmt.Errorf("try: %w", err)
+	}
+	if err := fn(); err != nil {
+		if _, rerr := t.tx.Exec(context.WithoutCancel(ctx), rollbackToSQL); rerr != nil {
+			return fmt.Errorf("%w (and the transaction failed: %w)", err, rerr)
+		}
+		return err
+	}
+	if _, err := t.tx.Exec(ctx, releaseSavepointSQL); err != nil {
+		return fmt.Errorf("try: %w", err)
+	}
+	return nil
 }
 
 var _ agent.Store = (*Store)(nil)
