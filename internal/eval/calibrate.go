@@ -95,9 +95,7 @@ func setupResult(t Task) any {
 		items = append(items, map[string]any{"id": sampleID(t.ID, "document", i), "kind": "document", "name": d.Name, "text": d.Text})
 	}
 	if t.Setup.Ledger {
-		for _, tx := range transactions(12) {
-			items = append(items, tx)
-		}
+		items = append(items, transactions(12)...)
 	}
 	if items == nil {
 		return nil
