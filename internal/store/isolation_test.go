@@ -209,7 +209,7 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		"Sessions.Create", "Sessions.List", "Sessions.Revoke", "Turns.ClaimContinuing", "Turns.Continuing",
 		"Links.Notifiable", "Links.Create", "Links.Get", "Links.Use",
 		"Documents.Create", "Documents.List", "Documents.Get", "Documents.Content", "Documents.Delete",
-		"MCPServers.Approve", "MCPServers.List", "MCPServers.Get", "MCPServers.Tools", "MCPServers.Delete", "MCPServers.MarkChanged")
+		"MCPServers.Approve", "MCPServers.List", "MCPServers.Get", "MCPServers.Tools", "MCPServers.Delete", "MCPServers.MarkChanged", "MCPServers.SetTool")
 	none := func(what string, n int, err error) {
 		t.Helper()
 		if err != nil {
@@ -340,6 +340,9 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 			t.Errorf("mcp server get: bob got alice's server (err %v)", err)
 		}
 		refused("mcp server delete", tx.MCPServers.Delete(ctx, "srv"+a.owner.Name))
+		yes, no := true, false
+		_, err = tx.MCPServers.SetTool(ctx, "srv"+a.owner.Name, "lookup", &yes, &no)
+		refused("mcp set tool", err)
 		if err := tx.MCPServers.MarkChanged(ctx, "srv"+a.owner.Name, "lookup", time.Now()); err != nil {
 			t.Errorf("mcp mark changed: %v", err)
 		}
@@ -415,7 +418,7 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		if srv, err := tx.MCPServers.Get(ctx, "srvalice"); err != nil || srv.URL != "https://mcp.example/alice" || srv.Headers["Authorization"] != "Bearer alice" {
 			t.Errorf("alice's mcp server after bob: %+v, %v", srv, err)
 		}
-		if mt, err := tx.MCPServers.Tools(ctx); err != nil || len(mt) != 1 || mt[0].ChangedAt != nil {
+		if mt, err := tx.MCPServers.Tools(ctx); err != nil || len(mt) != 1 || mt[0].ChangedAt != nil || mt[0].WriteOverride || !mt[0].Enabled {
 			t.Errorf("alice's mcp tools after bob: %+v, %v", mt, err)
 		}
 		return nil
