@@ -278,16 +278,19 @@ func TestRunQueueUnderTheLambdaEmulator(t *testing.T) {
 	if _, tries := sqs.state(); tries <= before {
 		t.Fatalf("the webhook did not try to send the second run")
 	}
-	// The failed send is logged, on the invocation's line (its aws_request_id).
+	// The failed send is logged, on the invocation's line (its aws_request_id). The
+	// emulator copies the function's output to its log asynchronously: wait for it a little.
 	var logged bool
-	for _, line := range strings.Split(webhook.logs.String(), "\n") {
-		var rec map[string]any
-		if json.Unmarshal([]byte(line), &rec) != nil || !strings.Contains(fmt.Sprint(rec["message"]), "run queue send failed") {
-			continue
-		}
-		logged = true
-		if id, _ := rec["aws_request_id"].(string); id == "" {
-			t.Errorf("the failed send is logged without the invocation's aws_request_id: %s", line)
+	for deadline := time.Now().Add(5 * time.Second); !logged && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		for _, line := range strings.Split(webhook.logs.String(), "\n") {
+			var rec map[string]any
+			if json.Unmarshal([]byte(line), &rec) != nil || !strings.Contains(fmt.Sprint(rec["message"]), "run queue send failed") {
+				continue
+			}
+			logged = true
+			if id, _ := rec["aws_request_id"].(string); id == "" {
+				t.Errorf("the failed send is logged without the invocation's aws_request_id: %s", line)
+			}
 		}
 	}
 	if !logged {
