@@ -25,9 +25,6 @@ var initReport = regexp.MustCompile(`INIT REPORT\(durationMs: ([0-9.]+)\)`)
 // first-ms is the first request, init included, as the client sees it. `make bench-lambda`.
 func BenchmarkColdStart(b *testing.B) {
 	rie := findRIE(b)
-	if runtime.GOOS != "linux" {
-		b.Fatalf("the Lambda emulator runs Linux binaries; this benchmark needs linux, not %s", runtime.GOOS)
-	}
 	db := testdb.New(b)
 	env := []string{"APP_DATABASE_URL=" + db.AppURL, "DOOR_DATABASE_URL=" + db.DoorURL, "AWS_LAMBDA_FUNCTION_TIMEOUT=30"}
 	bin := buildBootstraps(b, runtime.GOARCH, "functions/api")["functions/api"]

@@ -41,9 +41,6 @@ const rieInstall = "go install github.com/aws/aws-lambda-runtime-interface-emula
 func TestTwoProcessesUnderTheLambdaEmulator(t *testing.T) {
 	t.Parallel()
 	rie := findRIE(t)
-	if runtime.GOOS != "linux" {
-		t.Fatalf("the Lambda emulator runs Linux binaries; this test needs linux, not %s", runtime.GOOS)
-	}
 	ctx := context.Background()
 	db := testdb.New(t)
 	door, err := store.OpenDoor(ctx, db.OwnerURL)
@@ -201,9 +198,13 @@ func checkInitError(t *testing.T, name, bootstrap string) {
 }
 
 // findRIE locates aws-lambda-rie on PATH or in GOBIN/GOPATH/bin. It fails — never skips —
+// on a machine that is not Linux (the emulator runs Linux binaries), and
 // when it is missing: the two-process test is part of the suite.
 func findRIE(t testing.TB) string {
 	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Fatalf("the Lambda emulator runs Linux binaries; this needs linux, not %s", runtime.GOOS)
+	}
 	if p, err := exec.LookPath("aws-lambda-rie"); err == nil {
 		return p
 	}
