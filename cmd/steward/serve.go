@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -109,7 +110,7 @@ func runServe(ctx context.Context, e env, cfg config.Config, args []string) erro
 }
 
 // debugServer serves the process's runtime counters (expvar: memstats, with Mallocs, and the
-// command line) as JSON on GET /debug/vars at addr, STEWARD_DEBUG_ADDR: the cycle benchmark
+// command line) as JSON on GET /debug/vars, and Go's profiles on /debug/pprof/, at addr, STEWARD_DEBUG_ADDR: the cycle benchmark
 // (cmd/benchcycle) reads a run's allocations from it. No owner data; off unless set. It lives
 // here, not in internal/app, so the Lambda functions do not link expvar.
 func debugServer(addr string) (*http.Server, error) {
@@ -119,6 +120,9 @@ func debugServer(addr string) (*http.Server, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /debug/vars", expvar.Handler())
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	srv := &http.Server{Addr: ln.Addr().String(), Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // ends with Close
 	return srv, nil

@@ -361,7 +361,7 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 	if err := waitHealthy(ctx, base); err != nil {
 		return r, err
 	}
-	logf("steward serve up on %s (fake Gemini %s, PostgreSQL through the counting proxy %s)", addr, fake.URL, proxy.Addr())
+	logf("steward serve up on %s (profiles on http://%s/debug/pprof/; fake Gemini %s; PostgreSQL through the counting proxy %s)", addr, debugAddr, fake.URL, proxy.Addr())
 
 	client := &driver{base: base, key: owner.APIKey, http: &http.Client{
 		Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}}
