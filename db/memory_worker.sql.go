@@ -153,6 +153,49 @@ func (q *Queries) ConversationChunks(ctx context.Context, arg ConversationChunks
 	return items, nil
 }
 
+const currentChunkTexts = `-- name: CurrentChunkTexts :many
+SELECT DISTINCT text FROM memory_chunks
+WHERE owner_id = $1 AND superseded_at IS NULL
+    AND source_kind = $2 AND origin = $3
+    AND md5(text) = ANY ($4::text[]) AND text = ANY ($5::text[])
+`
+
+type CurrentChunkTextsParams struct {
+	OwnerID    uuid.UUID
+	SourceKind string
+	Origin     string
+	Md5s       []string
+	Texts      []string
+}
+
+// Which of the given texts the owner already has as a current chunk of this kind and origin
+// (md5 finds them through memory_chunks_text; the text itself is compared too).
+func (q *Queries) CurrentChunkTexts(ctx context.Context, arg CurrentChunkTextsParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, currentChunkTexts,
+		arg.OwnerID,
+		arg.SourceKind,
+		arg.Origin,
+		arg.Md5s,
+		arg.Texts,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var text string
+		if err := rows.Scan(&text); err != nil {
+			return nil, err
+		}
+		items = append(items, text)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const dueIngests = `-- name: DueIngests :many
 
 SELECT id, owner_id FROM memory_outbox
@@ -303,6 +346,53 @@ func (q *Queries) IngestBacklog(ctx context.Context) (IngestBacklogRow, error) {
 		&i.LastError,
 	)
 	return i, err
+}
+
+const insertChunkOnce = `-- name: InsertChunkOnce :execrows
+INSERT INTO memory_chunks (owner_id, source_kind, source_id, text, embedding, origin)
+SELECT $1, $2, $3, $4, $5, $6
+WHERE NOT EXISTS (SELECT 1 FROM memory_chunks c
+    WHERE c.owner_id = $1 AND c.superseded_at IS NULL
+        AND c.source_kind = $2 AND c.origin = $6
+        AND md5(c.text) = md5($4) AND c.text = $4)
+`
+
+type InsertChunkOnceParams struct {
+	OwnerID    uuid.UUID
+	SourceKind string
+	SourceID   string
+	Text       string
+	Embedding  pgvector.Vector
+	Origin     string
+}
+
+// InsertChunk unless the owner already has a current chunk of this kind and origin with the
+// same text. Run after LockMemoryText, in a later statement, so the check sees what a
+// concurrent ingestion committed while this one waited.
+func (q *Queries) InsertChunkOnce(ctx context.Context, arg InsertChunkOnceParams) (int64, error) {
+	result, err := q.db.Exec(ctx, insertChunkOnce,
+		arg.OwnerID,
+		arg.SourceKind,
+		arg.SourceID,
+		arg.Text,
+		arg.Embedding,
+		arg.Origin,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const lockMemoryText = `-- name: LockMemoryText :exec
+SELECT pg_advisory_xact_lock(hashtextextended($1::text, 11))
+`
+
+// Serialises one owner's conversation-chunk writes for the rest of the transaction, so two
+// concurrent ingestions of the same words store them once (InsertChunkOnce).
+func (q *Queries) LockMemoryText(ctx context.Context, ownerID string) error {
+	_, err := q.db.Exec(ctx, lockMemoryText, ownerID)
+	return err
 }
 
 const matchFacts = `-- name: MatchFacts :many

@@ -135,3 +135,27 @@ LIMIT sqlc.arg(max_rows);
 -- name: SupersedeChunks :execrows
 UPDATE memory_chunks SET superseded_at = now()
 WHERE owner_id = sqlc.arg(owner_id) AND id = ANY (sqlc.arg(ids)::uuid[]) AND superseded_at IS NULL;
+
+-- name: CurrentChunkTexts :many
+-- Which of the given texts the owner already has as a current chunk of this kind and origin
+-- (md5 finds them through memory_chunks_text; the text itself is compared too).
+SELECT DISTINCT text FROM memory_chunks
+WHERE owner_id = sqlc.arg(owner_id) AND superseded_at IS NULL
+    AND source_kind = sqlc.arg(source_kind) AND origin = sqlc.arg(origin)
+    AND md5(text) = ANY (sqlc.arg(md5s)::text[]) AND text = ANY (sqlc.arg(texts)::text[]);
+
+-- name: LockMemoryText :exec
+-- Serialises one owner's conversation-chunk writes for the rest of the transaction, so two
+-- concurrent ingestions of the same words store them once (InsertChunkOnce).
+SELECT pg_advisory_xact_lock(hashtextextended(sqlc.arg(owner_id)::text, 11));
+
+-- name: InsertChunkOnce :execrows
+-- InsertChunk unless the owner already has a current chunk of this kind and origin with the
+-- same text. Run after LockMemoryText, in a later statement, so the check sees what a
+-- concurrent ingestion committed while this one waited.
+INSERT INTO memory_chunks (owner_id, source_kind, source_id, text, embedding, origin)
+SELECT sqlc.arg(owner_id), sqlc.arg(source_kind), sqlc.arg(source_id), sqlc.arg(text), sqlc.arg(embedding), sqlc.arg(origin)
+WHERE NOT EXISTS (SELECT 1 FROM memory_chunks c
+    WHERE c.owner_id = sqlc.arg(owner_id) AND c.superseded_at IS NULL
+        AND c.source_kind = sqlc.arg(source_kind) AND c.origin = sqlc.arg(origin)
+        AND md5(c.text) = md5(sqlc.arg(text)) AND c.text = sqlc.arg(text));

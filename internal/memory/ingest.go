@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -14,12 +15,13 @@ import (
 const backfillFacts = 20
 
 // ingest does the work of one claimed outbox item: it loads the turn's exchange, asks the
-// model for facts, embeds the exchange's chunks, the new facts and a few unembedded facts
-// in one Embed call, and writes everything in one transaction that also completes the item —
+// model for facts, embeds the exchange's chunks (less any whose exact words are already
+// current in memory), the new facts and a few unembedded facts in one Embed call, and writes everything in one transaction that also completes the item —
 // fenced by the claim, so a worker that lost its lease writes nothing. Any error leaves the
 // item for the caller to fail or release.
 func (s *Service) ingest(ctx context.Context, ownerID uuid.UUID, in store.Ingest) (ingested, error) {
 	var ex exchange
+	var chunks []string
 	var backfill []store.MemoryFact
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		msgs, err := tx.Conversations.Messages(ctx, in.ConversationID)
@@ -32,18 +34,26 @@ func (s *Service) ingest(ctx context.Context, ownerID uuid.UUID, in store.Ingest
 		}
 		ex = exchangeOf(msgs, in.TurnID)
 		ex.origin = originOf(turn.Trigger)
+		// Words already in memory (same kind and origin) are not stored again: recall would
+		// return them twice, and the copy would cost an embedding and an index insertion.
+		known, err := tx.Memory.KnownChunkTexts(ctx, KindConversation, ex.origin, ex.chunks())
+		if err != nil {
+			return err
+		}
+		chunks = slices.DeleteFunc(ex.chunks(), func(c string) bool { return known[c] })
 		backfill, err = tx.Memory.UnembeddedFacts(ctx, backfillFacts)
 		return err
 	})
 	if err != nil {
 		return ingested{}, fmt.Errorf("load turn %s: %w", in.TurnID, err)
 	}
-	facts, err := s.extractFacts(ctx, ex)
-	if err != nil {
-		return ingested{}, err
+	var facts []NewFact
+	if len(chunks) > 0 { // an exchange memory already holds word for word had its facts read then
+		if facts, err = s.extractFacts(ctx, ex); err != nil {
+			return ingested{}, err
+		}
 	}
 
-	chunks := ex.chunks()
 	texts := append([]string(nil), chunks...)
 	for _, f := range facts {
 		texts = append(texts, FactText(f.Kind, f.Subject, f.Content))
@@ -69,10 +79,13 @@ func (s *Service) ingest(ctx context.Context, ownerID uuid.UUID, in store.Ingest
 			return err
 		}
 		for i, c := range chunks {
-			if _, err := tx.Memory.AddChunk(ctx, KindConversation, turnID.String(), ex.origin, c, vecs[i]); err != nil {
+			added, err := tx.Memory.AddChunkOnce(ctx, KindConversation, turnID.String(), ex.origin, c, vecs[i])
+			if err != nil {
 				return err
 			}
-			out.chunks++
+			if added {
+				out.chunks++
+			}
 		}
 		for i, nf := range facts {
 			f, created, err := tx.Memory.RememberFact(ctx, store.NewMemoryFact{Kind: nf.Kind, Subject: nf.Subject, Content: nf.Content,

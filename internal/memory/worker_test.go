@@ -347,3 +347,66 @@ func TestIngestRecordsOrigin(t *testing.T) {
 		t.Errorf("webhook text outside its block:\n%s", block)
 	}
 }
+
+// TestIngestStoresWordsOnce: an exchange whose exact words are already in the owner's memory
+// is not stored (or embedded) again, so recall never returns the same text twice, also when
+// the repeats are ingested concurrently; other words, and another owner's identical words,
+// are stored.
+func TestIngestStoresWordsOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	alice, bob := e.owner("alice"), e.owner("bob")
+	emb := &hookEmbedder{}
+	e.svc.Embedder = emb
+	milk := func(owner uuid.UUID) { e.turn(owner, nil, "remind me to buy milk", `Added "buy milk" to your tasks.`) }
+	count := func(owner uuid.UUID, words string) int {
+		n := 0
+		for _, c := range e.chunks(owner, words, memory.KindConversation) {
+			if strings.Contains(c.Text, words) {
+				n++
+			}
+		}
+		return n
+	}
+
+	// Four at once: the worker ingests them concurrently (Concurrency 4).
+	for range 4 {
+		milk(alice)
+	}
+	if d := e.drainAll(e.worker); d.Done != 4 {
+		t.Fatalf("drain = %+v, want 4 done", d)
+	}
+	if n := count(alice, "buy milk"); n != 1 {
+		t.Errorf("alice has %d chunks of the milk exchange she had four times at once, want 1", n)
+	}
+
+	// One at a time: a repeat costs no embedding call and no fact extraction (the model has
+	// two answers, for alice's bread and bob's milk; a third request would fail an ingestion).
+	e.worker.Concurrency = 1
+	emb.mu.Lock()
+	emb.calls = 0
+	emb.mu.Unlock()
+	noFacts := scripted.Reply(scripted.Calls(scripted.Call("x", memory.RecordFactsTool, `{"facts":[]}`)))
+	m := scripted.New(noFacts, noFacts)
+	e.svc.Model = m
+	milk(alice)
+	e.turn(alice, nil, "remind me to buy bread", `Added "buy bread" to your tasks.`)
+	milk(bob)
+	if d := e.drainAll(e.worker); d.Done != 3 || d.Retry != 0 {
+		t.Fatalf("drain = %+v, want 3 done, none retried", d)
+	}
+	if m.Remaining() != 0 {
+		t.Errorf("%d extraction answers unused", m.Remaining())
+	}
+	for _, c := range []struct {
+		owner uuid.UUID
+		words string
+	}{{alice, "buy milk"}, {alice, "buy bread"}, {bob, "buy milk"}} {
+		if n := count(c.owner, c.words); n != 1 {
+			t.Errorf("%d chunks with %q, want 1", n, c.words)
+		}
+	}
+	if emb.calls != 2 {
+		t.Errorf("%d embedding calls, want 2 (alice's bread, bob's milk): the repeat was embedded", emb.calls)
+	}
+}

@@ -3,6 +3,8 @@ package store
 import (
 	"cmp"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -118,6 +120,44 @@ func (t Memory) AddFactChunk(ctx context.Context, factID uuid.UUID, text string,
 	n, err := t.q.AddFactChunk(ctx, db.AddFactChunkParams{OwnerID: t.ownerID, FactID: factID, Text: text, Embedding: pgvector.NewVector(embedding)})
 	if err != nil {
 		return false, notFound("add fact chunk", err)
+	}
+	return n == 1, nil
+}
+
+// KnownChunkTexts says which of texts the owner already has as a current chunk of this
+// source kind and origin: ingestion stores an exchange's words once.
+func (t Memory) KnownChunkTexts(ctx context.Context, sourceKind, origin string, texts []string) (map[string]bool, error) {
+	if len(texts) == 0 {
+		return nil, nil
+	}
+	sums := make([]string, len(texts))
+	for i, s := range texts {
+		sum := md5.Sum([]byte(s))
+		sums[i] = hex.EncodeToString(sum[:])
+	}
+	rows, err := t.q.CurrentChunkTexts(ctx, db.CurrentChunkTextsParams{OwnerID: t.ownerID, SourceKind: sourceKind,
+		Origin: origin, Md5s: sums, Texts: texts})
+	if err != nil {
+		return nil, fmt.Errorf("known chunk texts: %w", err)
+	}
+	known := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		known[r] = true
+	}
+	return known, nil
+}
+
+// AddChunkOnce stores a chunk unless the owner already has a current one of the same kind,
+// origin and text; added says which. Concurrent calls for the same owner are serialised
+// until the transaction ends, so the same words are stored once.
+func (t Memory) AddChunkOnce(ctx context.Context, sourceKind, sourceID, origin, text string, embedding []float32) (added bool, err error) {
+	if err := t.q.LockMemoryText(ctx, t.ownerID.String()); err != nil {
+		return false, fmt.Errorf("add chunk once: %w", err)
+	}
+	n, err := t.q.InsertChunkOnce(ctx, db.InsertChunkOnceParams{OwnerID: t.ownerID, SourceKind: sourceKind,
+		SourceID: sourceID, Origin: origin, Text: text, Embedding: pgvector.NewVector(embedding)})
+	if err != nil {
+		return false, notFound("add chunk once", err)
 	}
 	return n == 1, nil
 }

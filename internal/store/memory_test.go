@@ -20,7 +20,7 @@ import (
 // probeMemory: through every memory method, bob sees, changes and claims none of alice's
 // rows. Part of TestIsolation's "store queries", so it runs in both passes.
 func probeMemory(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
-	covers("Memory.AddFactChunk", "Outbox.ClaimIngest", "Outbox.CompleteIngest", "Memory.ConversationChunks", "Outbox.FailIngest", "Outbox.IngestBacklog", "Memory.MatchFacts", "Memory.MemoryFacts", "Memory.NearestChunks", "Outbox.ReleaseIngest", "Memory.StaleConversations", "Memory.SupersedeChunks", "Memory.SupersedeNearDuplicates", "Memory.UnembeddedFacts")
+	covers("Memory.AddFactChunk", "Outbox.ClaimIngest", "Outbox.CompleteIngest", "Memory.ConversationChunks", "Outbox.FailIngest", "Outbox.IngestBacklog", "Memory.MatchFacts", "Memory.MemoryFacts", "Memory.NearestChunks", "Outbox.ReleaseIngest", "Memory.StaleConversations", "Memory.SupersedeChunks", "Memory.SupersedeNearDuplicates", "Memory.UnembeddedFacts", "Memory.KnownChunkTexts", "Memory.AddChunkOnce")
 	err := s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
 		chunks, err := tx.Memory.NearestChunks(ctx, a.vector, 10)
 		if err != nil || len(chunks) != 1 || chunks[0].ID != b.chunk {
@@ -72,9 +72,24 @@ func probeMemory(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		if err := tx.Memory.SupersedeChunks(ctx, []uuid.UUID{a.chunk}); !errors.Is(err, ErrConflict) {
 			t.Errorf("memory_chunks supersede alice's: %v, want conflict", err)
 		}
+		if known, err := tx.Memory.KnownChunkTexts(ctx, "conversation", OriginOwner, []string{"chunk of alice", "chunk of bob"}); err != nil || known["chunk of alice"] || !known["chunk of bob"] {
+			t.Errorf("memory_chunks known texts: bob knows %v (err %v), want only his own", known, err)
+		}
 		return nil
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	// Alice's identical words do not stop bob storing his own (rolled back: the seeded rows
+	// stay as the other probes expect them).
+	rollback := errors.New("roll back")
+	err = s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
+		if added, err := tx.Memory.AddChunkOnce(ctx, "conversation", "", OriginOwner, "chunk of alice", b.vector); err != nil || !added {
+			t.Errorf("memory_chunks add once: bob's chunk with alice's words added %v (err %v), want added", added, err)
+		}
+		return rollback
+	})
+	if !errors.Is(err, rollback) {
 		t.Fatal(err)
 	}
 	err = s.WithOwner(ctx, a.owner.ID, func(tx *Tx) error {
@@ -137,7 +152,7 @@ func TestFilteredVectorSearchReturnsK(t *testing.T) {
 	fill(big.ID, 1000)
 	fill(small.ID, 10)
 	if _, err := su.Exec(ctx, `CREATE INDEX memory_chunks_embedding ON memory_chunks USING hnsw ((embedding::halfvec(768)) halfvec_cosine_ops);
-		DROP INDEX memory_chunks_owner, memory_chunks_source; ANALYZE memory_chunks`); err != nil {
+		DROP INDEX memory_chunks_owner, memory_chunks_source, memory_chunks_text; ANALYZE memory_chunks`); err != nil {
 		t.Fatal(err)
 	}
 
