@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -488,5 +489,42 @@ func TestContextPartsAreSentAsText(t *testing.T) {
 	if len(c) != 1 || len(c[0].Parts) != 2 || c[0].Parts[0].Text != block || c[0].Parts[0].Thought ||
 		c[0].Parts[1].Text != "remind me to call the dentist" {
 		t.Errorf("contents = %+v, want the block then the message, both as text", c)
+	}
+}
+
+// TestSchemasSharedAcrossRequests: concurrent requests declaring the same tools (whose
+// decoded schemas are cached and shared) each send the declared schema; under -race a
+// request that mutated a shared schema would fail.
+func TestSchemasSharedAcrossRequests(t *testing.T) {
+	t.Parallel()
+	const n = 8
+	params := json.RawMessage(`{"type":"object","properties":{"when":{"type":"string","description":"shared across requests"}},"required":["when"]}`)
+	ok := jsonReply(`{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP"}]}`)
+	replies := make([]reply, n)
+	for i := range replies {
+		replies[i] = ok
+	}
+	f := newFake(t, replies...)
+	m := f.model()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			_, err := m.Generate(context.Background(), llm.Request{Messages: []steward.Message{userText("hi")},
+				Tools: []llm.ToolDecl{{Name: "remind", Description: "Remind.", Parameters: params}}}, nil)
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.received) != n {
+		t.Fatalf("%d requests, want %d", len(f.received), n)
+	}
+	for _, r := range f.received {
+		if d := r.body.Tools; len(d) != 1 || len(d[0].FunctionDeclarations) != 1 || !jsonEqual(t, d[0].FunctionDeclarations[0].ParametersJsonSchema, params) {
+			t.Errorf("declared tools = %+v, want the schema %s", d, params)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"google.golang.org/genai"
 
@@ -33,7 +34,7 @@ func toConfig(req llm.Request, model string) (*genai.GenerateContentConfig, erro
 		for _, t := range req.Tools {
 			decl := &genai.FunctionDeclaration{Name: t.Name, Description: t.Description}
 			if len(t.Parameters) > 0 {
-				schema, err := decodeJSON(t.Parameters)
+				schema, err := schemas.decode(t.Parameters)
 				if err != nil {
 					return nil, fmt.Errorf("tool %s parameters: %w", t.Name, err)
 				}
@@ -241,6 +242,40 @@ func decodeJSON(raw json.RawMessage) (any, error) {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, err
 	}
+	return v, nil
+}
+
+// schemaCache holds decoded tool parameter schemas by their JSON text: the same declarations
+// go out with every request, and decoding them was a tenth of a request's CPU. A decoded
+// schema is shared by concurrent requests and only read (the SDK marshals it). The cache is
+// emptied when it reaches maxSchemas entries, which bounds it when MCP servers change.
+type schemaCache struct {
+	mu sync.RWMutex
+	m  map[string]any
+}
+
+const maxSchemas = 1024
+
+var schemas schemaCache
+
+// decode is decodeJSON(raw), from the cache when raw was decoded before.
+func (c *schemaCache) decode(raw json.RawMessage) (any, error) {
+	c.mu.RLock()
+	v, ok := c.m[string(raw)]
+	c.mu.RUnlock()
+	if ok {
+		return v, nil
+	}
+	v, err := decodeJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxSchemas {
+		c.m = make(map[string]any)
+	}
+	c.m[string(raw)] = v
+	c.mu.Unlock()
 	return v, nil
 }
 
