@@ -74,13 +74,31 @@ func runPeer(ctx context.Context, o Options, monitor *pgx.Conn, target string) (
 		cmd := exec.CommandContext(ctx, "node", "bench.mjs", strconv.Itoa(o.Cycles), strconv.Itoa(p.clients))
 		cmd.Dir = o.PeerDir
 		cmd.Env = setEnv(cmd.Environ(), "DATABASE_URL", dbURL)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		start := time.Now()
-		out, err := cmd.Output()
+		if err := cmd.Start(); err != nil {
+			return r, fmt.Errorf("node bench.mjs: %w", err)
+		}
+		cpu, err := sampleCPU(ctx, o.SuperuserDatabaseURL, cmd.Process.Pid, o.PeerDatabase)
+		if err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return r, err
+		}
+		err = cmd.Wait()
+		use, cpuErr := cpu.stop()
 		if err != nil {
 			return r, fmt.Errorf("node bench.mjs: %w: %s", err, strings.TrimSpace(stderr.String()))
 		}
+		if cpuErr != nil {
+			return r, cpuErr
+		}
+		// The baseline is node's first connection: its warm-up cycles are in the CPU.
+		use.app = use.app * time.Duration(o.Cycles) / time.Duration(o.Cycles+peerWarmup)
+		use.db = use.db * time.Duration(o.Cycles) / time.Duration(o.Cycles+peerWarmup)
+		p.into.cpu = use
+		out := stdout.Bytes()
 		rt := proxy.Counts().Sub(c0)
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		var po peerOut

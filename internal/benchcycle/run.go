@@ -15,6 +15,9 @@
 //     TOAST included), before and after, per cycle;
 //   - allocations: Mallocs of the serve process (expvar on STEWARD_DEBUG_ADDR) over the
 //     measured cycles — everything the process allocated, background work included;
+//   - CPU per cycle: user + system time of the process and of its database's PostgreSQL
+//     backends (/proc, sampled every 50 ms: cpu.go), over the measured cycles — what a
+//     busy machine disturbs least;
 //   - RSS: VmRSS of the serve process after the run (/proc).
 package benchcycle
 
@@ -72,6 +75,7 @@ type phase struct {
 	suspend, resume []time.Duration
 	rt              Counts
 	mallocs         uint64
+	cpu             cpuUse // CPU of the phase: the application process and its backends
 }
 
 func (p phase) perSecond() float64 { return float64(p.cycles) / p.wall.Seconds() }
@@ -118,7 +122,11 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 
 func rows(o Options, s, p result) []Row {
 	lat := func(name string, sd, pd time.Duration) Row {
-		return Row{Metric: name, S: float64(sd), P: float64(pd), Steward: ms(sd), Peer: ms(pd)}
+		r := Row{Metric: name, S: float64(sd), P: float64(pd), Steward: ms(sd)}
+		if pd > 0 {
+			r.Peer = ms(pd)
+		}
+		return r
 	}
 	num := func(name, format string, sv, pv float64, higher bool) Row {
 		r := Row{Metric: name, S: sv, P: pv, HigherIsBetter: higher}
@@ -129,6 +137,15 @@ func rows(o Options, s, p result) []Row {
 			r.Peer = fmt.Sprintf(format, pv)
 		}
 		return r
+	}
+	cpu := func(name string, sp, pp phase, of func(cpuUse) time.Duration) Row {
+		per := func(p phase) time.Duration {
+			if p.cycles == 0 {
+				return 0
+			}
+			return of(p.cpu) / time.Duration(p.cycles)
+		}
+		return lat(name, per(sp), per(pp))
 	}
 	c := fmt.Sprintf("%d clients", o.Clients)
 	return []Row{
@@ -146,6 +163,10 @@ func rows(o Options, s, p result) []Row {
 		num("round trips per request", "%.2f", s.rtPerRequest, p.rtPerRequest, false),
 		num("bytes stored per cycle (all tables)", "%.0f B", s.bytesPerCycle, p.bytesPerCycle, false),
 		num("bytes per cycle, peer's checkpoint tables", "%.0f B", 0, p.peerOwnBytes, false),
+		cpu("CPU per cycle, sequential: the process", s.seq, p.seq, func(u cpuUse) time.Duration { return u.app }),
+		cpu("CPU per cycle, sequential: its PostgreSQL backends", s.seq, p.seq, func(u cpuUse) time.Duration { return u.db }),
+		cpu("CPU per cycle, "+c+": the process", s.conc, p.conc, func(u cpuUse) time.Duration { return u.app }),
+		cpu("CPU per cycle, "+c+": its PostgreSQL backends", s.conc, p.conc, func(u cpuUse) time.Duration { return u.db }),
 		num("allocations per cycle, sequential (serve process)", "%.0f", s.allocsSeq, 0, false),
 		num("allocations per cycle, "+c+" (serve process)", "%.0f", s.allocsConc, 0, false),
 		num("RSS after the run", "%.1f MB", s.rssMB, 0, false),
@@ -376,7 +397,15 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 			return err
 		}
 		c0 := proxy.Counts()
+		cpu, err := sampleCPU(ctx, o.SuperuserDatabaseURL, serve.Process.Pid, o.Database)
+		if err != nil {
+			return err
+		}
 		if err := client.run(ctx, o.Cycles, clients, p); err != nil {
+			_, _ = cpu.stop()
+			return err
+		}
+		if p.cpu, err = cpu.stop(); err != nil {
 			return err
 		}
 		p.rt = proxy.Counts().Sub(c0)
