@@ -16,7 +16,7 @@ func main() {
 	// The logger rides on every invocation's context; a misspelt Input field is an error
 	// (retried, then dead-lettered), not a silent tick.
 	app.Lambda("scheduler", func(a *app.App) {
-		lambda.StartWithOptions(app.Invocation(a.Scheduler.Handle),
+		lambda.StartWithOptions(app.Invocation(a, a.Scheduler.Handle),
 			lambda.WithContext(a.Logger.WithContext(context.Background())), lambda.WithDisallowUnknownFields(true))
 	})
 }

@@ -87,6 +87,8 @@ type App struct {
 	Now func() time.Time
 
 	handler http.Handler
+	// ready is the background database check of a Lambda cold start; nil when New checked.
+	ready *readiness
 	// runs is the run queue (STEWARD_RUN_QUEUE_URL) accepted webhooks are sent to on
 	// Lambda; nil when unset.
 	runs *runQueue
@@ -113,6 +115,8 @@ type settings struct {
 	logOut io.Writer
 	ssm    ssmSettings
 	now    func() time.Time // nil means time.Now
+	// lazy leaves App.check to the background and the first invocation (Lambda).
+	lazy bool
 }
 
 // openTimeout bounds reading secrets and connecting at start, so a cold start facing an
@@ -158,31 +162,12 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if err != nil {
 		return nil, fmt.Errorf("DOOR_DATABASE_URL: %w", err)
 	}
-	// The two pools connect and check their roles side by side: a cold start waits for the
-	// slower one, not for both in turn.
-	var open errgroup.Group
-	open.Go(func() error {
-		var err error
-		if a.Store, err = store.Open(octx, appURL, cfg.DBMaxConns); err != nil {
-			return fmt.Errorf("open APP_DATABASE_URL: %w", err)
-		}
-		if err := a.Store.CheckRuntime(octx); err != nil {
-			return fmt.Errorf("APP_DATABASE_URL %w", err)
-		}
-		return nil
-	})
-	open.Go(func() error {
-		var err error
-		if a.Door, err = store.OpenDoor(octx, doorURL); err != nil {
-			return fmt.Errorf("open DOOR_DATABASE_URL: %w", err)
-		}
-		if err := a.Door.CheckRuntime(octx); err != nil {
-			return fmt.Errorf("DOOR_DATABASE_URL %w", err)
-		}
-		return nil
-	})
-	if err := open.Wait(); err != nil {
-		return nil, err
+	// The pools are built without connecting; a.check connects them and checks their roles.
+	if a.Store, err = store.OpenLazy(appURL, cfg.DBMaxConns); err != nil {
+		return nil, fmt.Errorf("open APP_DATABASE_URL: %w", err)
+	}
+	if a.Door, err = store.OpenDoorLazy(doorURL); err != nil {
+		return nil, fmt.Errorf("open DOOR_DATABASE_URL: %w", err)
 	}
 	hc, err := modelHTTP(cfg, log)
 	if err != nil {
@@ -198,6 +183,14 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		return nil, err
 	}
 	if a.Memory, err = newMemory(ctx, cfg, hc, a.Store, log); err != nil {
+		return nil, err
+	}
+	if s.lazy {
+		// A Lambda cold start connects while it builds the rest and while the runtime
+		// fetches the first event; every invocation waits for the check (Ready).
+		a.ready = &readiness{check: a.check}
+		a.ready.start()
+	} else if err := a.check(octx); err != nil {
 		return nil, err
 	}
 	a.Memory.Now = a.Now
@@ -280,7 +273,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	rs := &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
 	act := &activity.Service{Store: a.Store, Now: a.Now}
 	undos := &undo.Service{Store: a.Store, Window: cfg.UndoWindow, Now: a.Now}
-	a.handler = httpapi.New(httpapi.Deps{
+	a.handler = a.gate(httpapi.New(httpapi.Deps{
 		Runner: a.Runner,
 		Store:  a.Store,
 		// A found key is trusted for auth.CacheTTL without a lookup: a revoked key stops
@@ -309,8 +302,35 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 			Household: households, Documents: a.Documents, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers}),
 		Links:    webapp.LinkPages(approvalLinks),
 		Telegram: telegram,
-	})
+	}))
 	return a, nil
+}
+
+// check connects both pools and checks their roles side by side — as steward_app and
+// steward_door, refusing a role that could undo the database's protections — and that the
+// embedding column has the embedder's dimension. New runs it before it returns; a Lambda
+// cold start runs it in the background and every invocation waits for it (Ready).
+func (a *App) check(ctx context.Context) error {
+	var g errgroup.Group
+	g.Go(func() error {
+		if err := a.Store.Connect(ctx); err != nil {
+			return fmt.Errorf("open APP_DATABASE_URL: %w", err)
+		}
+		if err := a.Store.CheckRuntime(ctx); err != nil {
+			return fmt.Errorf("APP_DATABASE_URL %w", err)
+		}
+		return memory.CheckDimension(ctx, a.Store, a.Memory.Embedder)
+	})
+	g.Go(func() error {
+		if err := a.Door.Connect(ctx); err != nil {
+			return fmt.Errorf("open DOOR_DATABASE_URL: %w", err)
+		}
+		if err := a.Door.CheckRuntime(ctx); err != nil {
+			return fmt.Errorf("DOOR_DATABASE_URL %w", err)
+		}
+		return nil
+	})
+	return g.Wait()
 }
 
 // newTools builds the registry: the built-ins, web_fetch through the egress guard, the
@@ -337,7 +357,7 @@ func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs tool
 
 // newMemory builds recall and ingestion: Gemini embeddings and the fast model for fact
 // extraction when a key is set, otherwise the offline embedder and no extraction. The
-// embedding dimension is checked against the column at start.
+// embedding dimension is checked against the column by App.check.
 func newMemory(ctx context.Context, cfg config.Config, hc *http.Client, st *store.Store, log zerolog.Logger) (*memory.Service, error) {
 	var emb memory.Embedder = memory.Offline{}
 	var fast llm.Model
@@ -352,9 +372,6 @@ func newMemory(ctx context.Context, cfg config.Config, hc *http.Client, st *stor
 		}
 	} else {
 		log.Warn().Str("embedder", emb.Name()).Msg("memory uses the offline embedder (no GEMINI_API_KEY); no fact extraction")
-	}
-	if err := memory.CheckDimension(ctx, st, emb); err != nil {
-		return nil, err
 	}
 	return memory.New(st, emb, fast), nil
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -177,5 +178,18 @@ func TestLoadModels(t *testing.T) {
 	}
 	if _, err := Load(env(map[string]string{"STEWARD_CONTINUE_MARGIN": "-1s"})); err == nil || !strings.Contains(err.Error(), "STEWARD_CONTINUE_MARGIN") {
 		t.Errorf("STEWARD_CONTINUE_MARGIN=-1s: err = %v, want one naming it", err)
+	}
+}
+
+// TestCheckTelegramSecret: the loop accepts exactly what Telegram's secret_token pattern,
+// ^[A-Za-z0-9_-]{1,256}$, accepts (the regexp is no longer compiled at package init).
+func TestCheckTelegramSecret(t *testing.T) {
+	t.Parallel()
+	re := regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
+	for _, v := range []string{"", "a", "Az09_-", strings.Repeat("x", 256), strings.Repeat("x", 257), "a b", "ab\n", "\nab",
+		"é", "a+b", "a/b", "a.b", "a=b", "Z", "-", "_", "a\x00b", "\xff"} {
+		if got, want := CheckTelegramSecret(v) == nil, re.MatchString(v); got != want {
+			t.Errorf("CheckTelegramSecret(%q) accepts: %v, the pattern: %v", v, got, want)
+		}
 	}
 }

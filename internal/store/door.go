@@ -38,6 +38,19 @@ func OpenDoor(ctx context.Context, url string) (*Door, error) {
 	return &Door{pool: pool}, nil
 }
 
+// OpenDoorLazy is OpenDoor without connecting: a malformed url fails here, an unreachable
+// database on Connect or on first use.
+func OpenDoorLazy(url string) (*Door, error) {
+	pool, err := newPool(url, 4)
+	if err != nil {
+		return nil, err
+	}
+	return &Door{pool: pool}, nil
+}
+
+// Connect checks the database answers, naming the host, port and user when it does not.
+func (d *Door) Connect(ctx context.Context) error { return ping(ctx, d.pool) }
+
 // CheckRuntime fails if the door's role could undo the database's protections (a superuser,
 // BYPASSRLS, an owner of the tables): the runtime calls it before serving.
 func (d *Door) CheckRuntime(ctx context.Context) error { return runtimeCheck(ctx, d.pool) }

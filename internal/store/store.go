@@ -44,12 +44,30 @@ func (s *Store) URL() string { return s.url }
 
 // Open connects to url (APP_DATABASE_URL) and checks the database answers.
 func Open(ctx context.Context, url string, maxConns int32) (*Store, error) {
-	pool, err := NewPool(ctx, url, maxConns)
+	s, err := OpenLazy(url, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Connect(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenLazy is Open without connecting: a malformed url fails here, an unreachable database
+// on Connect or on first use. A Lambda cold start connects while it builds the rest
+// (internal/app).
+func OpenLazy(url string, maxConns int32) (*Store, error) {
+	pool, err := newPool(url, maxConns)
 	if err != nil {
 		return nil, err
 	}
 	return &Store{pool: pool, url: url}, nil
 }
+
+// Connect checks the database answers, naming the host, port and user when it does not.
+func (s *Store) Connect(ctx context.Context) error { return ping(ctx, s.pool) }
 
 // WithExecMode returns url with pgx's default_query_exec_mode set to mode
 // (STEWARD_DB_EXEC_MODE: cache_statement, cache_describe or describe_exec); "" returns url as
@@ -73,8 +91,21 @@ func WithExecMode(dbURL, mode string) (string, error) {
 }
 
 // NewPool builds a pgx pool with the pgvector types and a direct google/uuid codec
-// (uuidcodec.go) registered on every connection.
+// (uuidcodec.go) registered on every connection, and checks the database answers.
 func NewPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
+	pool, err := newPool(url, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	if err := ping(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
+}
+
+// newPool is NewPool without connecting (pgxpool connects on first use).
+func newPool(url string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
@@ -90,15 +121,20 @@ func NewPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, er
 		registerUUID(conn.TypeMap())
 		return pgxvec.RegisterTypes(ctx, conn)
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("connect to %s:%d as %s: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.User, err)
-	}
 	return pool, nil
+}
+
+// ping checks pool's database answers, naming the host, port and user when it does not.
+func ping(ctx context.Context, pool *pgxpool.Pool) error {
+	if err := pool.Ping(ctx); err != nil {
+		c := pool.Config().ConnConfig
+		return fmt.Errorf("connect to %s:%d as %s: %w", c.Host, c.Port, c.User, err)
+	}
+	return nil
 }
 
 // pingIdle is how long a pooled connection may sit idle before it is pinged on acquire.
