@@ -14,8 +14,8 @@
 -- CONFLICT). No foreign key references memory_chunks. The policy, the grants and the
 -- forced row-level security are set on the partitioned table, which is the only table the
 -- app names (a partition is not granted to steward_app, so it cannot be read around the
--- policy; each partition has forced row-level security and no policy, so even its owner
--- reads nothing from it directly). memory_fact_superseded (migration 00005) updates
+-- policy; each partition has forced row-level security and the same owner_isolation policy,
+-- as the catalog lint requires of every table with an owner_id). memory_fact_superseded (migration 00005) updates
 -- memory_chunks by name, so it reaches the partitions. An index created on memory_chunks later is created on every
 -- partition.
 --
@@ -48,10 +48,13 @@ DO $$
 BEGIN
     FOR i IN 0..15 LOOP
         EXECUTE format('CREATE TABLE memory_chunks_p%s PARTITION OF memory_chunks FOR VALUES WITH (MODULUS 16, REMAINDER %s)', i, i);
-        -- Reached only through memory_chunks (whose policy applies); forced row-level
-        -- security with no policy on the partition itself shows nothing to anyone else.
+        -- Reached through memory_chunks, whose policy applies; read directly (only its
+        -- owner could), the partition applies the same one.
         EXECUTE format('ALTER TABLE memory_chunks_p%s ENABLE ROW LEVEL SECURITY', i);
         EXECUTE format('ALTER TABLE memory_chunks_p%s FORCE ROW LEVEL SECURITY', i);
+        EXECUTE format($p$CREATE POLICY owner_isolation ON memory_chunks_p%s
+            USING (owner_id = NULLIF(current_setting('app.owner_id', true), '')::uuid)
+            WITH CHECK (owner_id = NULLIF(current_setting('app.owner_id', true), '')::uuid)$p$, i);
     END LOOP;
 END
 $$;
