@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -23,4 +24,9 @@ func (t *Tx) RawRow(ctx context.Context, sql string, args ...any) pgx.Row {
 // RawRow queries one row on the pool, outside any owner transaction.
 func (s *Store) RawRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	return s.pool.QueryRow(ctx, sql, args...)
+}
+
+// InOwnerTx is InOwner (the loop's pipelined transaction) with the store's Tx, for raw SQL.
+func (s *Store) InOwnerTx(ctx context.Context, ownerID uuid.UUID, fn func(*Tx) error) error {
+	return inOwnerPipelined(ctx, s.pool, ownerID, fn)
 }

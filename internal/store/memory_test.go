@@ -3,8 +3,10 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -111,16 +113,14 @@ func probeMemory(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 // TestFilteredVectorSearchReturnsK: an owner holding 1% of the chunks still gets k rows
 // from an HNSW search filtered to them, because WithOwner enables iterative index scans.
 // Without them (the control) the index's first ef_search candidates are mostly other
-// owners' and the search comes back short.
+// owners' and the search comes back short. memory_chunks is hash-partitioned by owner
+// (migration 00024), so this holds for owners whose chunks share a partition: the small owner
+// is created until it hashes to the big one's.
 func TestFilteredVectorSearchReturnsK(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := testdb.Open(t, 2)
 	d, s, door := db.DB, db.Store, db.Door
-	small, _, err := door.CreateOwner(ctx, "small")
-	if err != nil {
-		t.Fatal(err)
-	}
 	big, _, err := door.CreateOwner(ctx, "big")
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +130,25 @@ func TestFilteredVectorSearchReturnsK(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer su.Close(ctx)
+	partition := func(owner uuid.UUID) string {
+		var p string
+		if err := su.QueryRow(ctx, `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+			WHERE i.inhparent = 'memory_chunks'::regclass
+				AND satisfies_hash_partition('memory_chunks'::regclass, 16, substring(c.relname FROM 'p(\d+)$')::int, $1::uuid)`,
+			owner).Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var small Owner
+	for i := 0; small.ID == uuid.Nil || partition(small.ID) != partition(big.ID); i++ {
+		if i == 200 {
+			t.Fatal("no owner hashed to the big owner's partition in 200 tries")
+		}
+		if small, _, err = door.CreateOwner(ctx, fmt.Sprintf("small%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Bulk load without the HNSW index, then build it (faster than 1,000 index inserts), and
 	// leave the planner only that index, as on a large table.
 	if _, err := su.Exec(ctx, `DROP INDEX memory_chunks_embedding`); err != nil {
@@ -152,7 +171,8 @@ func TestFilteredVectorSearchReturnsK(t *testing.T) {
 	fill(big.ID, 1000)
 	fill(small.ID, 10)
 	if _, err := su.Exec(ctx, `CREATE INDEX memory_chunks_embedding ON memory_chunks USING hnsw ((embedding::halfvec(768)) halfvec_cosine_ops);
-		DROP INDEX memory_chunks_owner, memory_chunks_source, memory_chunks_text; ANALYZE memory_chunks`); err != nil {
+		DROP INDEX memory_chunks_owner, memory_chunks_source, memory_chunks_text; ALTER TABLE memory_chunks DROP CONSTRAINT memory_chunks_pkey;
+		ANALYZE memory_chunks`); err != nil {
 		t.Fatal(err)
 	}
 
@@ -186,7 +206,9 @@ func TestFilteredVectorSearchReturnsK(t *testing.T) {
 	}
 	for range 5 {
 		n, plan := search(true)
-		if !strings.Contains(plan, `"Index Name": "memory_chunks_embedding"`) {
+		// memory_chunks is partitioned (migration 00024): the scan is of the owner's
+		// partition's HNSW index, memory_chunks_pN_embedding_idx.
+		if !regexp.MustCompile(`"Index Name": "memory_chunks_p\d+_embedding_idx"`).MatchString(plan) {
 			t.Fatalf("plan does not use the HNSW index: %s", plan)
 		}
 		if n != 10 {

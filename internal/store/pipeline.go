@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -203,9 +204,9 @@ func (p *pipe) commit(ctx context.Context) error {
 	return err
 }
 
-// setOwnerSQL sets the owner for row-level security and the HNSW scan mode, transaction-
-// locally (beginOwnerSQL's settings, as one statement of a batch).
-const setOwnerSQL = "SELECT set_config('app.owner_id', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+// setOwnerSQL sets the owner for row-level security and the HNSW scan mode and candidate
+// list, transaction-locally (beginOwnerSQL's settings, as one statement of a batch).
+var setOwnerSQL = "SELECT set_config('app.owner_id', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '" + strconv.Itoa(RecallEfSearch) + "', true)"
 
 // pending is true while the transaction's BEGIN has not been sent.
 func (p *pipe) pending() bool { return len(p.queue) > 0 && p.queue[0].name == "BEGIN" }

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/google/uuid"
@@ -67,5 +68,33 @@ func TestPipelinedJournalMoveThatMovesNothing(t *testing.T) {
 	})
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("another owner's pipelined read of the conversation: %v, want ErrNotFound", err)
+	}
+}
+
+// TestOwnerTransactionsSetTheSearchSettings: both kinds of owner transaction, WithOwner's and
+// the loop's pipelined one (InOwner), search with the same HNSW settings — an iterative
+// scan and ef_search RecallEfSearch — so a recall in a turn is as good as one through the
+// API (README "Performance", make bench-recall).
+func TestOwnerTransactionsSetTheSearchSettings(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	o := testdb.Open(t, 2)
+	owner, _, err := o.Door.CreateOwner(ctx, "settings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, run := range map[string]func(context.Context, uuid.UUID, func(*store.Tx) error) error{
+		"WithOwner": o.Store.WithOwner, "InOwner (pipelined)": o.Store.InOwnerTx,
+	} {
+		var scan, ef string
+		err := run(ctx, owner.ID, func(tx *store.Tx) error {
+			return tx.RawRow(ctx, `SELECT current_setting('hnsw.iterative_scan'), current_setting('hnsw.ef_search')`).Scan(&scan, &ef)
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if scan != "relaxed_order" || ef != strconv.Itoa(store.RecallEfSearch) {
+			t.Errorf("%s: hnsw.iterative_scan = %q, hnsw.ef_search = %q; want relaxed_order, %d", name, scan, ef, store.RecallEfSearch)
+		}
 	}
 }
