@@ -83,10 +83,10 @@ type Runner struct {
 // Memory is recall for the loop, in two steps (docs/ARCHITECTURE.md §2). internal/memory
 // implements it.
 type Memory interface {
-	// Embed computes the message's embedding, before and outside the turn's start
+	// Embed computes the owner's message's embedding, before and outside the turn's start
 	// transaction (it may call an embedding API). A failure never fails the turn: the recall
 	// then goes on without a vector (by keyword).
-	Embed(ctx context.Context, message string) ([]float32, error)
+	Embed(ctx context.Context, ownerID uuid.UUID, message string) ([]float32, error)
 	// RecallIn returns a memory block for an incoming message — already delimited as data —
 	// or "" when nothing is relevant, reading through tx.Memory in the turn's start
 	// transaction (under a savepoint: a failure never fails the turn); vec is Embed's vector

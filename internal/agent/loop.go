@@ -129,7 +129,7 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (steward.View, 
 	x := &run{emit: emit, st: &steward.State{SchemaVersion: steward.StateSchemaVersion,
 		Messages: []steward.Message{{Role: steward.RoleUser, Parts: []steward.Part{{Text: msg}}}}}}
 	x.turn.OwnerID, in.Message = in.OwnerID, msg
-	if err := r.open(ctx, x, in, true, r.embed(ctx, msg)); err != nil {
+	if err := r.open(ctx, x, in, true, r.embed(ctx, in.OwnerID, msg)); err != nil {
 		return steward.View{}, err
 	}
 	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", x.turn.ID) })
@@ -191,13 +191,13 @@ const recallTimeout = 3 * time.Second
 
 // embed is the message's embedding for recall, before and outside any transaction; nil
 // when there is no memory or the embedding failed (logged: recall goes on by keyword).
-func (r *Runner) embed(ctx context.Context, msg string) []float32 {
+func (r *Runner) embed(ctx context.Context, ownerID uuid.UUID, msg string) []float32 {
 	if r.Memory == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, recallTimeout)
 	defer cancel()
-	vec, err := r.Memory.Embed(ctx, msg)
+	vec, err := r.Memory.Embed(ctx, ownerID, msg)
 	if err != nil {
 		logError(ctx, err, "memory recall: embedding failed; recalling by keyword only")
 		return nil

@@ -25,7 +25,7 @@ import (
 // message, and logs the failure; only a database error is returned. The turn loop does the
 // same in two steps (Embed, then RecallIn in the turn's start transaction).
 func (s *Service) Recall(ctx context.Context, ownerID uuid.UUID, message string) (block string, untrusted bool, err error) {
-	vec, embedErr := embedOne(ctx, s.Embedder, message)
+	vec, embedErr := s.Embed(ctx, ownerID, message)
 	if embedErr != nil {
 		if ctx.Err() != nil {
 			return "", false, fmt.Errorf("recall: %w", embedErr)
@@ -43,13 +43,18 @@ func (s *Service) Recall(ctx context.Context, ownerID uuid.UUID, message string)
 	return block, untrusted, nil
 }
 
-// Embed is the message's embedding for RecallIn (agent.Memory), computed outside any
-// transaction.
-func (s *Service) Embed(ctx context.Context, message string) ([]float32, error) {
+// Embed is the owner's message's embedding for RecallIn (agent.Memory), computed outside
+// any transaction — or remembered from the owner's last sending of the same words.
+func (s *Service) Embed(ctx context.Context, ownerID uuid.UUID, message string) ([]float32, error) {
+	key := queryKey{owner: ownerID, embedder: s.Embedder.Name(), text: message}
+	if vec, ok := s.queries.get(key); ok {
+		return vec, nil
+	}
 	vec, err := embedOne(ctx, s.Embedder, message)
 	if err != nil {
 		return nil, fmt.Errorf("embed with %s: %w", s.Embedder.Name(), err)
 	}
+	s.queries.put(key, vec)
 	return vec, nil
 }
 

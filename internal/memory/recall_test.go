@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/steward"
 
@@ -231,4 +234,47 @@ func memoryParts(msgs []steward.Message) []string {
 		}
 	}
 	return out
+}
+
+// TestRepeatedMessageEmbeddedOnce: an owner's message sent again is recalled without another
+// embedding call; another owner's same words, and other words, are embedded; the oldest of
+// more messages than the cache holds is embedded again.
+func TestRepeatedMessageEmbeddedOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	alice, bob := e.owner("alice"), e.owner("bob")
+	emb := &hookEmbedder{}
+	e.svc.Embedder = emb
+	embed := func(owner uuid.UUID, text string) {
+		t.Helper()
+		if _, err := e.svc.Embed(e.ctx, owner, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := func() int {
+		emb.mu.Lock()
+		defer emb.mu.Unlock()
+		return emb.calls
+	}
+	embed(alice, "remind me to buy milk")
+	embed(alice, "remind me to buy milk")
+	if _, _, err := e.svc.Recall(e.ctx, alice, "remind me to buy milk"); err != nil {
+		t.Fatal(err)
+	}
+	if n := calls(); n != 1 {
+		t.Errorf("%d embedding calls for one owner's message sent three times, want 1", n)
+	}
+	embed(bob, "remind me to buy milk")
+	embed(alice, "remind me to buy bread")
+	if n := calls(); n != 3 {
+		t.Errorf("%d embedding calls, want 3: bob's words and alice's new words are embedded", n)
+	}
+	for i := range 600 { // more than the cache holds: alice's milk is pushed out
+		embed(bob, fmt.Sprint("message ", i))
+	}
+	before := calls()
+	embed(alice, "remind me to buy milk")
+	if n := calls() - before; n != 1 {
+		t.Errorf("%d embedding calls for a message pushed out of the cache, want 1", n)
+	}
 }

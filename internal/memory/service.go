@@ -39,6 +39,8 @@ type Service struct {
 
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	queries queryCache // recent messages' embeddings, per owner
 }
 
 var _ agent.Memory = (*Service)(nil)
