@@ -23,6 +23,7 @@ func (s *Service) ingest(ctx context.Context, ownerID uuid.UUID, in store.Ingest
 	var ex exchange
 	var chunks []string
 	var backfill []store.MemoryFact
+	held := false // memory already holds the whole exchange
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		msgs, err := tx.Conversations.Messages(ctx, in.ConversationID)
 		if err != nil {
@@ -41,11 +42,21 @@ func (s *Service) ingest(ctx context.Context, ownerID uuid.UUID, in store.Ingest
 			return err
 		}
 		chunks = slices.DeleteFunc(ex.chunks(), func(c string) bool { return known[c] })
-		backfill, err = tx.Memory.UnembeddedFacts(ctx, backfillFacts)
-		return err
+		if backfill, err = tx.Memory.UnembeddedFacts(ctx, backfillFacts); err != nil {
+			return err
+		}
+		if len(chunks) == 0 && len(backfill) == 0 {
+			// Nothing to embed, extract or store: the item is done in this transaction.
+			held = true
+			return tx.Outbox.CompleteIngest(ctx, in)
+		}
+		return nil
 	})
 	if err != nil {
 		return ingested{}, fmt.Errorf("load turn %s: %w", in.TurnID, err)
+	}
+	if held {
+		return ingested{}, nil
 	}
 	var facts []NewFact
 	if len(chunks) > 0 { // an exchange memory already holds word for word had its facts read then
