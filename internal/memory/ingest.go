@@ -14,50 +14,53 @@ import (
 // the remember tool stored during turns, and any whose embedding failed).
 const backfillFacts = 20
 
-// ingest does the work of one claimed outbox item: it loads the turn's exchange, asks the
-// model for facts, embeds the exchange's chunks (less any whose exact words are already
-// current in memory), the new facts and a few unembedded facts in one Embed call, and writes everything in one transaction that also completes the item —
-// fenced by the claim, so a worker that lost its lease writes nothing. Any error leaves the
-// item for the caller to fail or release.
-func (s *Service) ingest(ctx context.Context, ownerID uuid.UUID, in store.Ingest) (ingested, error) {
-	var ex exchange
-	var chunks []string
-	var backfill []store.MemoryFact
-	held := false // memory already holds the whole exchange
-	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		msgs, err := tx.Conversations.Messages(ctx, in.ConversationID)
-		if err != nil {
-			return err
-		}
-		turn, err := tx.Turns.Get(ctx, in.TurnID)
-		if err != nil {
-			return err
-		}
-		ex = exchangeOf(msgs, in.TurnID)
-		ex.origin = originOf(turn.Trigger)
-		// Words already in memory (same kind and origin) are not stored again: recall would
-		// return them twice, and the copy would cost an embedding and an index insertion.
-		known, err := tx.Memory.KnownChunkTexts(ctx, KindConversation, ex.origin, ex.chunks())
-		if err != nil {
-			return err
-		}
-		chunks = slices.DeleteFunc(ex.chunks(), func(c string) bool { return known[c] })
-		if backfill, err = tx.Memory.UnembeddedFacts(ctx, backfillFacts); err != nil {
-			return err
-		}
-		if len(chunks) == 0 && len(backfill) == 0 {
-			// Nothing to embed, extract or store: the item is done in this transaction.
-			held = true
-			return tx.Outbox.CompleteIngest(ctx, in)
-		}
-		return nil
-	})
+// pending is a claimed item's exchange as load read it: the chunks memory does not hold yet
+// and the facts still without an embedding. nil when there is nothing to do.
+type pending struct {
+	in       store.Ingest
+	ex       exchange
+	chunks   []string
+	backfill []store.MemoryFact
+}
+
+// load reads, in tx, the exchange of claimed item in: the turn's messages less any chunk
+// whose exact words are already current in memory, and a few unembedded facts. When that
+// leaves nothing to embed, extract or store, it completes the item in tx and returns nil.
+func (s *Service) load(ctx context.Context, tx *store.Tx, in store.Ingest) (*pending, error) {
+	msgs, err := tx.Conversations.Messages(ctx, in.ConversationID)
 	if err != nil {
-		return ingested{}, fmt.Errorf("load turn %s: %w", in.TurnID, err)
+		return nil, err
 	}
-	if held {
-		return ingested{}, nil
+	turn, err := tx.Turns.Get(ctx, in.TurnID)
+	if err != nil {
+		return nil, err
 	}
+	p := &pending{in: in, ex: exchangeOf(msgs, in.TurnID)}
+	p.ex.origin = originOf(turn.Trigger)
+	// Words already in memory (same kind and origin) are not stored again: recall would
+	// return them twice, and the copy would cost an embedding and an index insertion.
+	known, err := tx.Memory.KnownChunkTexts(ctx, KindConversation, p.ex.origin, p.ex.chunks())
+	if err != nil {
+		return nil, err
+	}
+	p.chunks = slices.DeleteFunc(p.ex.chunks(), func(c string) bool { return known[c] })
+	if p.backfill, err = tx.Memory.UnembeddedFacts(ctx, backfillFacts); err != nil {
+		return nil, err
+	}
+	if len(p.chunks) == 0 && len(p.backfill) == 0 {
+		return nil, tx.Outbox.CompleteIngest(ctx, in)
+	}
+	return p, nil
+}
+
+// ingest finishes what load left: it asks the model for facts (unless memory held the
+// exchange word for word, whose facts were read then), embeds the new chunks, the new facts
+// and the unembedded facts in one Embed call, and writes everything in one transaction that
+// also completes the item — fenced by the claim, so a worker that lost its lease writes
+// nothing. Any error leaves the item for the caller to fail or release.
+func (s *Service) ingest(ctx context.Context, ownerID uuid.UUID, p *pending) (ingested, error) {
+	in, ex, chunks, backfill := p.in, p.ex, p.chunks, p.backfill
+	var err error
 	var facts []NewFact
 	if len(chunks) > 0 { // an exchange memory already holds word for word had its facts read then
 		if facts, err = s.extractFacts(ctx, ex); err != nil {

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -125,18 +126,46 @@ func (w *Worker) one(ctx context.Context, item store.DueIngest) Drained {
 	log := zerolog.Ctx(ctx).With().Stringer("owner_id", item.OwnerID).Int64("outbox_id", item.ID).Logger()
 	st := w.Memory.Store
 	var in store.Ingest
-	err := st.WithOwner(ctx, item.OwnerID, func(tx *store.Tx) error {
-		var err error
+	var p *pending
+	claim := func(tx *store.Tx) (err error) {
 		in, err = tx.Outbox.ClaimIngest(ctx, item.ID, w.Memory.now(), orDefault(w.Lease, 2*time.Minute))
 		return err
+	}
+	// The claim and the reads in one transaction; an exchange memory already holds is done
+	// there. If the reads fail they undo the claim, so the item is claimed again on its own
+	// and read in a transaction of its own: the failure then counts as an attempt.
+	claimed := false
+	err := st.WithOwner(ctx, item.OwnerID, func(tx *store.Tx) error {
+		if err := claim(tx); err != nil {
+			return err
+		}
+		claimed = true
+		var err error
+		p, err = w.Memory.load(ctx, tx, in)
+		return err
 	})
+	var loadErr error
+	if err != nil && claimed && ctx.Err() == nil {
+		if err = st.WithOwner(ctx, item.OwnerID, claim); err == nil {
+			loadErr = st.WithOwner(ctx, item.OwnerID, func(tx *store.Tx) (err error) {
+				p, err = w.Memory.load(ctx, tx, in)
+				return err
+			})
+		}
+	}
 	if err != nil {
 		if !errors.Is(err, store.ErrConflict) && ctx.Err() == nil {
 			log.Error().Err(err).Msg("memory worker: claim failed")
 		}
 		return Drained{Skipped: 1}
 	}
-	got, err := w.Memory.ingest(ctx, item.OwnerID, in)
+	var got ingested
+	switch {
+	case loadErr != nil:
+		err = fmt.Errorf("load turn %s: %w", in.TurnID, loadErr)
+	case p != nil:
+		got, err = w.Memory.ingest(ctx, item.OwnerID, p)
+	}
 	if err == nil {
 		log.Debug().Int("chunks", got.chunks).Int("facts", got.facts).Int("facts_embedded", got.embedded).Msg("memory worker: turn ingested")
 		return Drained{Done: 1}

@@ -410,3 +410,28 @@ func TestIngestStoresWordsOnce(t *testing.T) {
 		t.Errorf("%d embedding calls, want 2 (alice's bread, bob's milk): the repeat was embedded", emb.calls)
 	}
 }
+
+// TestUnreadableItemStopsAfterMaxAttempts: an item whose turn is gone fails to load. The
+// worker claims and reads in one transaction, so the failed read undoes the claim; the item
+// must still be claimed on its own and the failure counted, so it ends failed instead of
+// being retried forever.
+func TestUnreadableItemStopsAfterMaxAttempts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner := e.owner("alice")
+	conv, _ := e.turn(owner, nil, "hello", "Hi.")
+	err := e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error {
+		return tx.Conversations.EnqueueIngest(e.ctx, uuid.New(), conv) // a turn that does not exist
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := *e.worker
+	w.MaxAttempts = 2
+	if d := e.drainAll(&w); d.Done != 1 || d.Retry != 1 || d.Failed != 1 {
+		t.Fatalf("drain = %+v, want 1 done, 1 retry, 1 failed", d)
+	}
+	if b := e.backlog(owner); b.Failed != 1 || !strings.Contains(b.LastError, "load turn") {
+		t.Errorf("backlog = %+v, want the unreadable item failed with its error", b)
+	}
+}
