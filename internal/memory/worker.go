@@ -20,8 +20,10 @@ type Queue interface {
 }
 
 // Worker drains the memory outbox off the hot path: under `steward serve` as a goroutine
-// (Run), on Lambda from a scheduled tick (Drain). Each item is claimed with a lease, ingested
-// (Service.ingest) and completed in one transaction fenced by the claim. A failed item is
+// (Run), on Lambda from a scheduled tick (Drain). Each item is claimed with a lease and read
+// (Service.load) in one transaction — which also completes it when memory already holds the
+// exchange — then ingested (Service.ingest) and completed in one transaction fenced by the
+// claim. A failed item is
 // retried with exponential backoff and, after MaxAttempts, marked failed with its last error
 // (store.Tx.IngestBacklog, store.Door.IngestBacklog). An item whose worker dies mid-way is
 // claimed again once its lease lapses; one whose context is cancelled is released at once.
