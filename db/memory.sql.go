@@ -183,60 +183,6 @@ func (q *Queries) RestoreFact(ctx context.Context, arg RestoreFactParams) (int64
 	return result.RowsAffected(), nil
 }
 
-const searchChunks = `-- name: SearchChunks :many
-SELECT id, owner_id, source_kind, source_id, text, created_at, superseded_at,
-    (embedding <=> $1::vector)::float8 AS distance
-FROM memory_chunks
-WHERE owner_id = $2 AND superseded_at IS NULL
-ORDER BY embedding::halfvec(768) <=> $1::vector::halfvec(768) LIMIT $3
-`
-
-type SearchChunksParams struct {
-	Query   pgvector.Vector
-	OwnerID uuid.UUID
-	MaxRows int32
-}
-
-type SearchChunksRow struct {
-	ID           uuid.UUID
-	OwnerID      uuid.UUID
-	SourceKind   string
-	SourceID     string
-	Text         string
-	CreatedAt    time.Time
-	SupersededAt *time.Time
-	Distance     float64
-}
-
-func (q *Queries) SearchChunks(ctx context.Context, arg SearchChunksParams) ([]SearchChunksRow, error) {
-	rows, err := q.db.Query(ctx, searchChunks, arg.Query, arg.OwnerID, arg.MaxRows)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []SearchChunksRow{}
-	for rows.Next() {
-		var i SearchChunksRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.OwnerID,
-			&i.SourceKind,
-			&i.SourceID,
-			&i.Text,
-			&i.CreatedAt,
-			&i.SupersededAt,
-			&i.Distance,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const searchFacts = `-- name: SearchFacts :many
 SELECT id, owner_id, kind, subject, content, attributes, key, source, turn_id, created_at, updated_at, superseded_at FROM memory_facts
 WHERE owner_id = $1 AND superseded_at IS NULL
@@ -284,24 +230,6 @@ func (q *Queries) SearchFacts(ctx context.Context, arg SearchFactsParams) ([]Mem
 		return nil, err
 	}
 	return items, nil
-}
-
-const supersedeChunk = `-- name: SupersedeChunk :execrows
-UPDATE memory_chunks SET superseded_at = now()
-WHERE owner_id = $1 AND id = $2 AND superseded_at IS NULL
-`
-
-type SupersedeChunkParams struct {
-	OwnerID uuid.UUID
-	ID      uuid.UUID
-}
-
-func (q *Queries) SupersedeChunk(ctx context.Context, arg SupersedeChunkParams) (int64, error) {
-	result, err := q.db.Exec(ctx, supersedeChunk, arg.OwnerID, arg.ID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }
 
 const upsertFact = `-- name: UpsertFact :one

@@ -38,13 +38,3 @@ INSERT INTO memory_chunks (owner_id, source_kind, source_id, text, embedding, or
 VALUES (sqlc.arg(owner_id), sqlc.arg(source_kind), sqlc.arg(source_id), sqlc.arg(text), sqlc.arg(embedding), sqlc.arg(origin))
 RETURNING id, owner_id, source_kind, source_id, text, created_at, superseded_at;
 
--- name: SearchChunks :many
-SELECT id, owner_id, source_kind, source_id, text, created_at, superseded_at,
-    (embedding <=> sqlc.arg(query)::vector)::float8 AS distance
-FROM memory_chunks
-WHERE owner_id = sqlc.arg(owner_id) AND superseded_at IS NULL
-ORDER BY embedding::halfvec(768) <=> sqlc.arg(query)::vector::halfvec(768) LIMIT sqlc.arg(max_rows);
-
--- name: SupersedeChunk :execrows
-UPDATE memory_chunks SET superseded_at = now()
-WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND superseded_at IS NULL;

@@ -151,7 +151,7 @@ func TestRecallBudgetAndSuperseded(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := e.chunks(owner, "garden project part A", memory.KindConversation)[0]
-	err = e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error { return tx.Memory.SupersedeChunk(e.ctx, old.ID) })
+	err = e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error { return tx.Memory.SupersedeChunks(e.ctx, []uuid.UUID{old.ID}) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -205,7 +205,7 @@ func TestIsolation(t *testing.T) {
 
 // probeStore: through every store method, bob sees, changes and deletes none of alice's rows.
 func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
-	covers("Account.APIKeys", "Journal.Calls", "Safety.Caps", "Turns.Claim", "Tasks.CompleteTask", "Turns.InConversation", "Conversations.Delete", "Rules.Delete", "Tasks.DeleteTask", "Tasks.ForgetFact", "Conversations.Get", "Tasks.GetTask", "Turns.Get", "Conversations.List", "Tasks.ListFacts", "Tasks.ListNotifications", "Tasks.ListTasks", "Turns.List", "Journal.MarkUnknownCalls", "Conversations.Messages", "Account.Get", "Journal.PendingCalls", "Journal.RecentEvents", "Account.RevokeAPIKey", "Rules.List", "Rules.For", "Turns.Save", "Memory.SearchChunks", "Tasks.SearchFacts", "Safety.SpentInWindow", "Memory.SupersedeChunk", "Conversations.Touch", "Journal.TurnEvents", "Journal.UpdateCall",
+	covers("Account.APIKeys", "Journal.Calls", "Safety.Caps", "Turns.Claim", "Tasks.CompleteTask", "Turns.InConversation", "Conversations.Delete", "Rules.Delete", "Tasks.DeleteTask", "Tasks.ForgetFact", "Conversations.Get", "Tasks.GetTask", "Turns.Get", "Conversations.List", "Tasks.ListFacts", "Tasks.ListNotifications", "Tasks.ListTasks", "Turns.List", "Journal.MarkUnknownCalls", "Conversations.Messages", "Account.Get", "Journal.PendingCalls", "Journal.RecentEvents", "Account.RevokeAPIKey", "Rules.List", "Rules.For", "Turns.Save", "Tasks.SearchFacts", "Safety.SpentInWindow", "Conversations.Touch", "Journal.TurnEvents", "Journal.UpdateCall",
 		"Sessions.Create", "Sessions.List", "Sessions.Revoke", "Turns.ClaimContinuing", "Turns.Continuing",
 		"Links.Notifiable", "Links.Create", "Links.Get", "Links.Use",
 		"Documents.Create", "Documents.List", "Documents.Get", "Documents.Content", "Documents.Delete",
@@ -308,12 +308,12 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		_, err = tx.Tasks.ForgetFact(ctx, a.fact)
 		refused("memory_facts forget", err)
 
-		chunks, err := tx.Memory.SearchChunks(ctx, a.vector, 10)
+		chunks, err := tx.Memory.NearestChunks(ctx, a.vector, 10)
 		none("memory_chunks search", len(chunks), err)
 		if len(chunks) == 1 && chunks[0].ID == a.chunk {
 			t.Errorf("memory_chunks search returned alice's chunk")
 		}
-		refused("memory_chunks supersede", tx.Memory.SupersedeChunk(ctx, a.chunk))
+		refused("memory_chunks supersede", tx.Memory.SupersedeChunks(ctx, []uuid.UUID{a.chunk}))
 
 		notes, err := tx.Tasks.ListNotifications(ctx, 100)
 		none("notifications list", len(notes), err)

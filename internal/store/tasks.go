@@ -171,25 +171,6 @@ func (t Memory) AddChunk(ctx context.Context, sourceKind, sourceID, origin, text
 	return row.ID, nil
 }
 
-// SearchChunks returns the k current chunks nearest to query by cosine distance.
-func (t Memory) SearchChunks(ctx context.Context, query []float32, k int) ([]Chunk, error) {
-	rows, err := t.q.SearchChunks(ctx, db.SearchChunksParams{OwnerID: t.ownerID, Query: pgvector.NewVector(query), MaxRows: int32(k)})
-	if err != nil {
-		return nil, fmt.Errorf("search chunks: %w", err)
-	}
-	out := make([]Chunk, len(rows))
-	for i, r := range rows {
-		out[i] = Chunk{ID: r.ID, SourceKind: r.SourceKind, SourceID: r.SourceID, Text: r.Text, Distance: r.Distance}
-	}
-	return out, nil
-}
-
-// SupersedeChunk takes a chunk out of recall.
-func (t Memory) SupersedeChunk(ctx context.Context, id uuid.UUID) error {
-	n, err := t.q.SupersedeChunk(ctx, db.SupersedeChunkParams{OwnerID: t.ownerID, ID: id})
-	return rowsOrNotFound("supersede chunk", n, err)
-}
-
 // CreateNotification records a notification for the owner, to the channel named channel
 // ("" = the default channel); naming a channel the owner does not have is invalid.
 func (t Tasks) CreateNotification(ctx context.Context, channel, title, message string) (steward.Notification, error) {
