@@ -284,6 +284,13 @@ type Owner struct {
 	DailyCostMicros int64
 }
 
+type OwnerUsage struct {
+	OwnerID    uuid.UUID
+	Day        pgtype.Date
+	Messages   int32
+	CostMicros int64
+}
+
 type Schedule struct {
 	ID        uuid.UUID
 	OwnerID   uuid.UUID

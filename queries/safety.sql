@@ -61,14 +61,11 @@ SELECT id, name, killed_at, kill_reason FROM owners WHERE killed_at IS NOT NULL 
 
 -- name: AdmitState :one
 -- What admitting a turn reads, in one statement: the kill switches that apply to the owner
--- and their budget use since midnight UTC (one index scan of today's turns), with their limits.
+-- and their budget use since midnight UTC (the day's owner_usage row), with their limits.
 SELECT o.killed_at AS owner_killed_at, o.kill_reason AS owner_kill_reason,
     c.killed_at AS global_killed_at, c.kill_reason AS global_kill_reason,
-    o.daily_messages, o.daily_cost_micros, u.messages, u.cost_micros
+    o.daily_messages, o.daily_cost_micros,
+    COALESCE(u.messages, 0)::int AS messages, COALESCE(u.cost_micros, 0)::bigint AS cost_micros
 FROM owners o CROSS JOIN controls c
-CROSS JOIN LATERAL (
-    SELECT (count(*) FILTER (WHERE t.trigger IN ('chat', 'cli')))::int AS messages,
-        COALESCE(sum(t.cost_micros), 0)::bigint AS cost_micros
-    FROM turns t
-    WHERE t.owner_id = o.id AND t.created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC') AS u
+LEFT JOIN owner_usage u ON u.owner_id = o.id AND u.day = (now() AT TIME ZONE 'UTC')::date
 WHERE o.id = sqlc.arg(owner_id);

@@ -24,7 +24,7 @@ var ownerTables = []string{"api_keys", "audit_log", "conversations", "documents"
 	"ledger_postings", "ledger_transactions", "mcp_servers", "mcp_tools", "memory_chunks", "memory_facts",
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
 	"standing_rules", "tasks", "tool_calls", "turns", "approval_links", "web_sessions", "webhook_deliveries", "webhooks",
-	"household_members", "household_approvals"}
+	"household_members", "household_approvals", "owner_usage"}
 
 // seeded is what seed creates for one owner.
 type seeded struct {
