@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
@@ -108,6 +109,11 @@ func TestSampleEventsUnderTheLambdaEmulator(t *testing.T) {
 	sched.invokeScheduler(t, string(sampleEvent(t, "scheduler", &autonomy.Event{})))
 
 	for _, e := range []*emulator{api, sched} {
+		// The emulator copies the function's output to its log asynchronously: wait a little
+		// for the invocation's end (INVOKE RTDONE) to be there before reading the lines.
+		for deadline := time.Now().Add(5 * time.Second); !strings.Contains(e.logs.String(), "INVOKE RTDONE(") && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+		}
 		// The function's lines between the emulator's INVOKE START and RTDONE (cold-start
 		// lines belong to no invocation).
 		var logged int
