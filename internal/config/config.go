@@ -39,7 +39,8 @@ type Config struct {
 	Addr string
 	// DebugAddr, when set, is where `steward serve` also serves the process's runtime
 	// counters (expvar: memstats with allocations, GC, heap) on GET /debug/vars, for the
-	// cycle benchmark (STEWARD_DEBUG_ADDR); unset, nothing listens.
+	// cycle benchmark, and Go's profiles on /debug/pprof/ (STEWARD_DEBUG_ADDR); unset,
+	// nothing listens.
 	DebugAddr string
 	// ServerURL and APIKey are what `steward chat` talks to (STEWARD_URL, STEWARD_API_KEY);
 	// the URL defaults to the local server.
