@@ -157,25 +157,24 @@ const currentChunkTexts = `-- name: CurrentChunkTexts :many
 SELECT DISTINCT text FROM memory_chunks
 WHERE owner_id = $1 AND superseded_at IS NULL
     AND source_kind = $2 AND origin = $3
-    AND md5(text) = ANY ($4::text[]) AND text = ANY ($5::text[])
+    AND md5(text) = ANY (ARRAY(SELECT md5(t) FROM unnest($4::text[]) AS t))
+    AND text = ANY ($4::text[])
 `
 
 type CurrentChunkTextsParams struct {
 	OwnerID    uuid.UUID
 	SourceKind string
 	Origin     string
-	Md5s       []string
 	Texts      []string
 }
 
 // Which of the given texts the owner already has as a current chunk of this kind and origin
-// (md5 finds them through memory_chunks_text; the text itself is compared too).
+// (their md5 finds them through memory_chunks_text; the text itself is compared too).
 func (q *Queries) CurrentChunkTexts(ctx context.Context, arg CurrentChunkTextsParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, currentChunkTexts,
 		arg.OwnerID,
 		arg.SourceKind,
 		arg.Origin,
-		arg.Md5s,
 		arg.Texts,
 	)
 	if err != nil {

@@ -138,11 +138,12 @@ WHERE owner_id = sqlc.arg(owner_id) AND id = ANY (sqlc.arg(ids)::uuid[]) AND sup
 
 -- name: CurrentChunkTexts :many
 -- Which of the given texts the owner already has as a current chunk of this kind and origin
--- (md5 finds them through memory_chunks_text; the text itself is compared too).
+-- (their md5 finds them through memory_chunks_text; the text itself is compared too).
 SELECT DISTINCT text FROM memory_chunks
 WHERE owner_id = sqlc.arg(owner_id) AND superseded_at IS NULL
     AND source_kind = sqlc.arg(source_kind) AND origin = sqlc.arg(origin)
-    AND md5(text) = ANY (sqlc.arg(md5s)::text[]) AND text = ANY (sqlc.arg(texts)::text[]);
+    AND md5(text) = ANY (ARRAY(SELECT md5(t) FROM unnest(sqlc.arg(texts)::text[]) AS t))
+    AND text = ANY (sqlc.arg(texts)::text[]);
 
 -- name: LockMemoryText :exec
 -- Serialises one owner's conversation-chunk writes for the rest of the transaction, so two

@@ -39,11 +39,12 @@ func (s *Service) load(ctx context.Context, tx *store.Tx, in store.Ingest) (*pen
 	p.ex.origin = originOf(turn.Trigger)
 	// Words already in memory (same kind and origin) are not stored again: recall would
 	// return them twice, and the copy would cost an embedding and an index insertion.
-	known, err := tx.Memory.KnownChunkTexts(ctx, KindConversation, p.ex.origin, p.ex.chunks())
+	all := p.ex.chunks()
+	known, err := tx.Memory.KnownChunkTexts(ctx, KindConversation, p.ex.origin, all)
 	if err != nil {
 		return nil, err
 	}
-	p.chunks = slices.DeleteFunc(p.ex.chunks(), func(c string) bool { return known[c] })
+	p.chunks = slices.DeleteFunc(all, func(c string) bool { return known[c] })
 	if p.backfill, err = tx.Memory.UnembeddedFacts(ctx, backfillFacts); err != nil {
 		return nil, err
 	}

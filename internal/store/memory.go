@@ -3,8 +3,6 @@ package store
 import (
 	"cmp"
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -130,13 +128,8 @@ func (t Memory) KnownChunkTexts(ctx context.Context, sourceKind, origin string, 
 	if len(texts) == 0 {
 		return nil, nil
 	}
-	sums := make([]string, len(texts))
-	for i, s := range texts {
-		sum := md5.Sum([]byte(s))
-		sums[i] = hex.EncodeToString(sum[:])
-	}
 	rows, err := t.q.CurrentChunkTexts(ctx, db.CurrentChunkTextsParams{OwnerID: t.ownerID, SourceKind: sourceKind,
-		Origin: origin, Md5s: sums, Texts: texts})
+		Origin: origin, Texts: texts})
 	if err != nil {
 		return nil, fmt.Errorf("known chunk texts: %w", err)
 	}
