@@ -313,24 +313,27 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 func (a *App) check(ctx context.Context) error {
 	var g errgroup.Group
 	g.Go(func() error {
-		if err := a.Store.Connect(ctx); err != nil {
-			return fmt.Errorf("open APP_DATABASE_URL: %w", err)
-		}
-		if err := a.Store.CheckRuntime(ctx); err != nil {
-			return fmt.Errorf("APP_DATABASE_URL %w", err)
+		if err := checkPool(ctx, "APP_DATABASE_URL", a.Store); err != nil {
+			return err
 		}
 		return memory.CheckDimension(ctx, a.Store, a.Memory.Embedder)
 	})
-	g.Go(func() error {
-		if err := a.Door.Connect(ctx); err != nil {
-			return fmt.Errorf("open DOOR_DATABASE_URL: %w", err)
-		}
-		if err := a.Door.CheckRuntime(ctx); err != nil {
-			return fmt.Errorf("DOOR_DATABASE_URL %w", err)
-		}
-		return nil
-	})
+	g.Go(func() error { return checkPool(ctx, "DOOR_DATABASE_URL", a.Door) })
 	return g.Wait()
+}
+
+// checkPool connects the pool of the variable named env and checks its role.
+func checkPool(ctx context.Context, env string, p interface {
+	Connect(context.Context) error
+	CheckRuntime(context.Context) error
+}) error {
+	if err := p.Connect(ctx); err != nil {
+		return fmt.Errorf("open %s: %w", env, err)
+	}
+	if err := p.CheckRuntime(ctx); err != nil {
+		return fmt.Errorf("%s %w", env, err)
+	}
+	return nil
 }
 
 // newTools builds the registry: the built-ins, web_fetch through the egress guard, the
