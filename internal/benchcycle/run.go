@@ -289,30 +289,8 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 	var r result
 	logf := func(format string, args ...any) { fmt.Fprintf(o.Log, "bench-cycle: "+format+"\n", args...) }
 
-	// The bench database, set up with Steward's own commands: bootstrap (roles and database,
-	// as superuser), a reset to empty, migrations, one owner with a budget that does not bind.
-	env, err := benchEnv(o)
+	env, apiKey, err := setUp(ctx, o, "bench", logf)
 	if err != nil {
-		return r, err
-	}
-	logf("setting up database %s with bin/steward migrate and owners", o.Database)
-	for _, args := range [][]string{{"migrate", "bootstrap"}, {"migrate", "reset", "--yes"}, {"migrate", "up"}} {
-		if _, err := stewardCmd(ctx, o, env, args...); err != nil {
-			return r, err
-		}
-	}
-	out, err := stewardCmd(ctx, o, env, "owners", "add", "bench", "--json")
-	if err != nil {
-		return r, err
-	}
-	var owner struct {
-		OwnerID string `json:"owner_id"`
-		APIKey  string `json:"api_key"`
-	}
-	if err := json.Unmarshal(out, &owner); err != nil {
-		return r, fmt.Errorf("owners add --json: %w: %s", err, out)
-	}
-	if _, err := stewardCmd(ctx, o, env, "owners", "budget", "--owner", owner.OwnerID, "--messages", "100000000", "--cost-usd", "1000000"); err != nil {
 		return r, err
 	}
 
@@ -384,7 +362,7 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 	}
 	logf("steward serve up on %s (profiles on http://%s/debug/pprof/; fake Gemini %s; PostgreSQL through the counting proxy %s)", addr, debugAddr, fake.URL, proxy.Addr())
 
-	client := &driver{base: base, key: owner.APIKey, http: &http.Client{
+	client := &driver{base: base, key: apiKey, http: &http.Client{
 		Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}}
 	warm := phase{}
 	if err := client.run(ctx, o.Warmup, 1, &warm); err != nil {
@@ -454,6 +432,37 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 	logf("steward: %d transactions, %d round trips (%d new connections) in the measured cycles",
 		txAfter-txBefore, r.seq.rt.RoundTrips+r.conc.rt.RoundTrips, r.seq.rt.Connections+r.conc.rt.Connections)
 	return r, nil
+}
+
+// setUp prepares the benchmark's database with Steward's own commands — bootstrap (roles
+// and database, as superuser), a reset to empty, migrations — and adds one owner, named
+// name, with a budget that does not bind. It returns the environment the steward commands
+// run with and the owner's API key.
+func setUp(ctx context.Context, o Options, name string, logf func(string, ...any)) (env []string, apiKey string, err error) {
+	if env, err = benchEnv(o); err != nil {
+		return nil, "", err
+	}
+	logf("setting up database %s with bin/steward migrate and owners", o.Database)
+	for _, args := range [][]string{{"migrate", "bootstrap"}, {"migrate", "reset", "--yes"}, {"migrate", "up"}} {
+		if _, err := stewardCmd(ctx, o, env, args...); err != nil {
+			return nil, "", err
+		}
+	}
+	out, err := stewardCmd(ctx, o, env, "owners", "add", name, "--json")
+	if err != nil {
+		return nil, "", err
+	}
+	var owner struct {
+		OwnerID string `json:"owner_id"`
+		APIKey  string `json:"api_key"`
+	}
+	if err := json.Unmarshal(out, &owner); err != nil {
+		return nil, "", fmt.Errorf("owners add --json: %w: %s", err, out)
+	}
+	if _, err := stewardCmd(ctx, o, env, "owners", "budget", "--owner", owner.OwnerID, "--messages", "100000000", "--cost-usd", "1000000"); err != nil {
+		return nil, "", err
+	}
+	return env, owner.APIKey, nil
 }
 
 // benchEnv is this process's environment (inherited by the commands it runs) with the three

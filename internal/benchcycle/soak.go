@@ -2,7 +2,6 @@ package benchcycle
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,28 +31,8 @@ func Soak(ctx context.Context, o Options, n int, w io.Writer) (SoakResult, error
 		return res, fmt.Errorf("soak: want at least 2 cycles, got %d", n)
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(o.Log, "bench-soak: "+format+"\n", args...) }
-	env, err := benchEnv(o)
+	env, apiKey, err := setUp(ctx, o, "soak", logf)
 	if err != nil {
-		return res, err
-	}
-	logf("setting up database %s with bin/steward migrate and owners", o.Database)
-	for _, args := range [][]string{{"migrate", "bootstrap"}, {"migrate", "reset", "--yes"}, {"migrate", "up"}} {
-		if _, err := stewardCmd(ctx, o, env, args...); err != nil {
-			return res, err
-		}
-	}
-	out, err := stewardCmd(ctx, o, env, "owners", "add", "soak", "--json")
-	if err != nil {
-		return res, err
-	}
-	var owner struct {
-		OwnerID string `json:"owner_id"`
-		APIKey  string `json:"api_key"`
-	}
-	if err := json.Unmarshal(out, &owner); err != nil {
-		return res, fmt.Errorf("owners add --json: %w: %s", err, out)
-	}
-	if _, err := stewardCmd(ctx, o, env, "owners", "budget", "--owner", owner.OwnerID, "--messages", "100000000", "--cost-usd", "1000000"); err != nil {
 		return res, err
 	}
 	gemini := geminifake.New()
@@ -77,7 +56,7 @@ func Soak(ctx context.Context, o Options, n int, w io.Writer) (SoakResult, error
 	if err := waitHealthy(ctx, base); err != nil {
 		return res, err
 	}
-	client := &driver{base: base, key: owner.APIKey, http: &http.Client{
+	client := &driver{base: base, key: apiKey, http: &http.Client{
 		Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: time.Minute}}
 	sample := func(done int) error {
 		mb, err := rss(serve.Process.Pid)
