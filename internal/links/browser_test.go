@@ -2,15 +2,13 @@ package links_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/stewardhq/steward/internal/browsertest"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -21,26 +19,14 @@ import (
 // notification with its links hidden. STEWARD_SCREENSHOTS=$PWD/docs/screenshots writes both
 // pages for the README.
 func TestBrowserLinkPage(t *testing.T) {
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("the browser test needs Debian's chromium package (apt-get install chromium): %v", err)
-	}
 	e := setup(t, true)
 	turn, approve, _ := e.suspend(t)
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.Flag("headless", "new"), chromedp.WindowSize(390, 844))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel2 := chromedp.NewContext(actx)
-	defer cancel2()
-	ctx, cancel3 := context.WithTimeout(ctx, 90*time.Second)
-	defer cancel3()
+	ctx := browsertest.Start(t, 390, 844, 90*time.Second)
 
 	// The notification as the owner's web app lists it (delivered here by hand: the test has
 	// no deliverer), the links hidden.
 	n := e.notifications(t)
-	err = e.o.Store.WithOwner(context.Background(), e.owner.ID, func(tx *store.Tx) error {
+	err := e.o.Store.WithOwner(context.Background(), e.owner.ID, func(tx *store.Tx) error {
 		return tx.Deliveries.MarkDelivered(context.Background(), n[0].ID, time.Now())
 	})
 	if err != nil {
@@ -54,7 +40,7 @@ func TestBrowserLinkPage(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`textarea[name=message]`)),
 		chromedp.Navigate(e.srv.URL+"/activity"),
 		chromedp.WaitVisible(chromedp.CSS(`li.notification`)),
-		into(&listed, chromedp.Text(chromedp.CSS(`li.notification`))))
+		browsertest.Into(&listed, chromedp.Text(chromedp.CSS(`li.notification`))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,13 +48,13 @@ func TestBrowserLinkPage(t *testing.T) {
 		strings.Contains(listed, "/a/") {
 		t.Errorf("the activity page lists the notification as %q; want the call, and its links hidden", listed)
 	}
-	shot(t, ctx, "notification-phone.png")
+	browsertest.Shot(t, ctx, "notification-phone.png")
 
 	var args, buttons string
 	err = chromedp.Do(ctx, chromedp.Navigate(approve),
 		chromedp.WaitVisible(chromedp.CSS(`pre.args`)),
-		into(&args, chromedp.Text(chromedp.CSS(`pre.args`))),
-		into(&buttons, chromedp.Text(chromedp.CSS(`form`))))
+		browsertest.Into(&args, chromedp.Text(chromedp.CSS(`pre.args`))),
+		browsertest.Into(&buttons, chromedp.Text(chromedp.CSS(`form`))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,10 +64,10 @@ func TestBrowserLinkPage(t *testing.T) {
 	if n, st := e.state(t, turn); n != 0 || st != steward.StatusSuspended {
 		t.Fatalf("opening the link: %d tasks, turn %s; want nothing decided", n, st)
 	}
-	shot(t, ctx, "approval-link-phone.png")
+	browsertest.Shot(t, ctx, "approval-link-phone.png")
 	var done string
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button[type=submit]`)),
-		chromedp.WaitVisible(chromedp.CSS(`p[role=status]`)), into(&done, chromedp.Text(chromedp.CSS(`p[role=status]`))))
+		chromedp.WaitVisible(chromedp.CSS(`p[role=status]`)), browsertest.Into(&done, chromedp.Text(chromedp.CSS(`p[role=status]`))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,30 +76,5 @@ func TestBrowserLinkPage(t *testing.T) {
 	}
 	if n, st := e.state(t, turn); n != 1 || st != steward.StatusCompleted {
 		t.Fatalf("after the button: %d tasks, turn %s; want 1 and completed", n, st)
-	}
-}
-
-// shot writes a full-page screenshot to STEWARD_SCREENSHOTS/name when that is set.
-func shot(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	dir := os.Getenv("STEWARD_SCREENSHOTS")
-	if dir == "" {
-		return
-	}
-	var png []byte
-	if err := chromedp.Do(ctx, into(&png, chromedp.FullScreenshot(100))); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// into stores an action's result in dst.
-func into[T any](dst *T, a chromedp.Action[T]) chromedp.Action[chromedp.Void] {
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		v, err := a(ctx, t)
-		*dst = v
-		return chromedp.Void{}, err
 	}
 }

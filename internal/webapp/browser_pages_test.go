@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/browsertest"
 	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/ledger"
@@ -68,7 +69,7 @@ func TestBrowserMoneyAndDocuments(t *testing.T) {
 		chromedp.WaitVisible(chromedp.Search(`//a[text()="Money"]`)),
 		chromedp.Navigate(srv+"/money"),
 		chromedp.WaitVisible(chromedp.CSS(`main`)),
-		into(&money, chromedp.Text(chromedp.CSS(`main`))))
+		browsertest.Into(&money, chromedp.Text(chromedp.CSS(`main`))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,11 +79,11 @@ func TestBrowserMoneyAndDocuments(t *testing.T) {
 			t.Errorf("the money page lacks %q:\n%s", want, money)
 		}
 	}
-	shot(t, b, "money-desktop.png")
+	browsertest.Shot(t, b, "money-desktop.png")
 	if err := chromedp.Do(b, chromedp.EmulateViewport(390, 844), chromedp.Sleep(200*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	shot(t, b, "money-phone.png")
+	browsertest.Shot(t, b, "money-phone.png")
 	if err := chromedp.Do(b, chromedp.EmulateViewport(1280, 900)); err != nil {
 		t.Fatal(err)
 	}
@@ -101,12 +102,12 @@ func TestBrowserMoneyAndDocuments(t *testing.T) {
 		chromedp.WaitVisible(chromedp.Search(`//a[text()="boiler-service.md"]`)),
 		chromedp.Click(chromedp.Search(`//a[text()="boiler-service.md"]`)),
 		chromedp.WaitVisible(chromedp.Search(`//a[text()="Download the original"]`)),
-		into(&preview, chromedp.Text(chromedp.CSS(`main`))))
+		browsertest.Into(&preview, chromedp.Text(chromedp.CSS(`main`))))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(preview, "Heizung Meyer") || !strings.Contains(preview, "Next service due") {
 		t.Errorf("the preview lacks the document's text:\n%s", preview)
 	}
-	shot(t, b, "document-preview-desktop.png")
+	browsertest.Shot(t, b, "document-preview-desktop.png")
 }

@@ -5,9 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/browsertest"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm/demo"
 	"github.com/stewardhq/steward/internal/memory"
@@ -29,27 +27,8 @@ import (
 	"github.com/stewardhq/steward/internal/webapp"
 )
 
-// browser starts headless Chromium (Debian's chromium; .ci/run installs it) with its own
-// profile, so each browser has its own cookies.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("the browser tests need Debian's chromium package (apt-get install chromium; .ci/run installs it): %v", err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.Flag("headless", "new"), chromedp.WindowSize(1280, 900))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	ctx, cancel2 := chromedp.NewContext(actx)
-	t.Cleanup(cancel2)
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	ctx, cancel3 := context.WithTimeout(ctx, 120*time.Second)
-	t.Cleanup(cancel3)
-	return ctx
-}
+// browser starts headless Chromium at desktop size.
+func browser(t *testing.T) context.Context { return browsertest.Start(t, 1280, 900, 120*time.Second) }
 
 // server is the API with the web app, on a fresh database, with the demo model.
 func server(t *testing.T) (*httptest.Server, testdb.Opened) {
@@ -107,21 +86,6 @@ func tasksOf(t *testing.T, o testdb.Opened, owner store.Owner) []string {
 	return titles
 }
 
-func shot(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	dir := os.Getenv("STEWARD_SCREENSHOTS")
-	if dir == "" {
-		return
-	}
-	var png []byte
-	if err := chromedp.Do(ctx, into(&png, chromedp.FullScreenshot(100))); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestBrowser drives the web app in headless Chromium: sign in, a write waits on a card with
 // its raw arguments, approve, deny with a message, another owner sees none of it, a POST
 // without the CSRF token writes nothing, an expired session is back at sign-in.
@@ -136,8 +100,8 @@ func TestBrowser(t *testing.T) {
 	var args, tool, answer string
 	err := chromedp.Do(ctx, signIn(srv.URL, aliceKey), send("remind me to buy milk"),
 		chromedp.WaitVisible(chromedp.CSS(`fieldset.card pre.args`)),
-		into(&args, chromedp.Text(chromedp.CSS(`fieldset.card pre.args`))),
-		into(&tool, chromedp.Text(chromedp.CSS(`fieldset.card code.tool`))))
+		browsertest.Into(&args, chromedp.Text(chromedp.CSS(`fieldset.card pre.args`))),
+		browsertest.Into(&tool, chromedp.Text(chromedp.CSS(`fieldset.card code.tool`))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,11 +111,11 @@ func TestBrowser(t *testing.T) {
 	if got := tasksOf(t, o, alice); len(got) != 0 {
 		t.Fatalf("tasks before approval: %v", got)
 	}
-	shot(t, ctx, "approval-card-desktop.png")
+	browsertest.Shot(t, ctx, "approval-card-desktop.png")
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Sleep(200*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	shot(t, ctx, "approval-card-phone.png")
+	browsertest.Shot(t, ctx, "approval-card-phone.png")
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +123,7 @@ func TestBrowser(t *testing.T) {
 	// Approve: the answer streams in and the task exists.
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.Search(`//button[text()="Approve"]`)),
 		chromedp.WaitVisible(chromedp.Search(`//p[@class="status" and text()="Done."]`)),
-		into(&answer, chromedp.Text(chromedp.CSS(`#log`))))
+		browsertest.Into(&answer, chromedp.Text(chromedp.CSS(`#log`))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,13 +133,13 @@ func TestBrowser(t *testing.T) {
 	if got := tasksOf(t, o, alice); len(got) != 1 || got[0] != "buy milk" {
 		t.Fatalf("tasks after approval = %v; want [buy milk]", got)
 	}
-	shot(t, ctx, "chat-desktop.png")
+	browsertest.Shot(t, ctx, "chat-desktop.png")
 	// The turn's story: the call, who approved it, the model calls.
 	var story string
 	var storyLink chromedp.AttributeResult
-	err = chromedp.Do(ctx, into(&storyLink, chromedp.AttributeValue(chromedp.CSS(`a.story`), "href")),
+	err = chromedp.Do(ctx, browsertest.Into(&storyLink, chromedp.AttributeValue(chromedp.CSS(`a.story`), "href")),
 		chromedp.Click(chromedp.CSS(`a.story`)), chromedp.WaitVisible(chromedp.CSS(`ol.events`)),
-		into(&story, chromedp.Text(chromedp.CSS(`main`))))
+		browsertest.Into(&story, chromedp.Text(chromedp.CSS(`main`))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,18 +147,18 @@ func TestBrowser(t *testing.T) {
 	if !strings.Contains(story, "create_task") || !strings.Contains(story, "decided by human") || !strings.Contains(story, "model_call") {
 		t.Errorf("turn story = %q; want the create_task call decided by human and the model calls", story)
 	}
-	shot(t, ctx, "turn-story-desktop.png")
+	browsertest.Shot(t, ctx, "turn-story-desktop.png")
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Sleep(200*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	shot(t, ctx, "turn-story-phone.png")
+	browsertest.Shot(t, ctx, "turn-story-phone.png")
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(srv.URL+"/")); err != nil {
 		t.Fatal(err)
 	}
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Sleep(200*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	shot(t, ctx, "chat-phone.png")
+	browsertest.Shot(t, ctx, "chat-phone.png")
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +187,7 @@ func TestBrowser(t *testing.T) {
 	var inbox string
 	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), send("remind me to call mom"),
 		chromedp.WaitVisible(chromedp.CSS(`fieldset.card`)),
-		chromedp.Navigate(srv.URL+"/approvals"), into(&inbox, chromedp.Text(chromedp.CSS(`main`))))
+		chromedp.Navigate(srv.URL+"/approvals"), browsertest.Into(&inbox, chromedp.Text(chromedp.CSS(`main`))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,8 +196,8 @@ func TestBrowser(t *testing.T) {
 	}
 	bobCtx := browser(t)
 	var bobInbox, bobChat string
-	err = chromedp.Do(bobCtx, signIn(srv.URL, bobKey), into(&bobChat, chromedp.Text(chromedp.CSS(`main`))),
-		chromedp.Navigate(srv.URL+"/approvals"), into(&bobInbox, chromedp.Text(chromedp.CSS(`main`))))
+	err = chromedp.Do(bobCtx, signIn(srv.URL, bobKey), browsertest.Into(&bobChat, chromedp.Text(chromedp.CSS(`main`))),
+		chromedp.Navigate(srv.URL+"/approvals"), browsertest.Into(&bobInbox, chromedp.Text(chromedp.CSS(`main`))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +205,7 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("bob sees alice's data: inbox %q, chat %q", bobInbox, bobChat)
 	}
 	var bobStory string
-	if err := chromedp.Do(bobCtx, chromedp.Navigate(srv.URL+storyURL), into(&bobStory, chromedp.Text(chromedp.CSS(`main`)))); err != nil {
+	if err := chromedp.Do(bobCtx, chromedp.Navigate(srv.URL+storyURL), browsertest.Into(&bobStory, chromedp.Text(chromedp.CSS(`main`)))); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(bobStory, "Turn not found") || strings.Contains(bobStory, "buy milk") {
@@ -297,7 +261,7 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	var loc string
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/approvals"), chromedp.WaitVisible(chromedp.CSS(`input[name=api_key]`)), into(&loc, chromedp.Location())); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/approvals"), chromedp.WaitVisible(chromedp.CSS(`input[name=api_key]`)), browsertest.Into(&loc, chromedp.Location())); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasSuffix(loc, "/signin") {
@@ -324,15 +288,6 @@ func pgxExec(t *testing.T, dsn, sql string, arg any) error {
 	defer c.Close(context.Background())
 	_, err = c.Exec(context.Background(), sql, arg)
 	return err
-}
-
-// into runs a, keeping its value in dst.
-func into[T any](dst *T, a chromedp.Action[T]) chromedp.Action[chromedp.Void] {
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		v, err := a(ctx, t)
-		*dst = v
-		return chromedp.Void{}, err
-	}
 }
 
 // pendingArgs is the raw arguments of alice's one pending call, as the journal stores them.
@@ -363,8 +318,8 @@ func TestBrowserSettingsAndMemory(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#rule-predicate`), "title is milk"),
 		chromedp.Click(chromedp.Search(`//button[text()="Add rule"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`p[role=alert]`)),
-		into(&alert, chromedp.Text(chromedp.CSS(`p[role=alert]`))),
-		into(&rulesText, chromedp.Text(chromedp.CSS(`main`))))
+		browsertest.Into(&alert, chromedp.Text(chromedp.CSS(`p[role=alert]`))),
+		browsertest.Into(&rulesText, chromedp.Text(chromedp.CSS(`main`))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +335,7 @@ func TestBrowserSettingsAndMemory(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#rule-note`), "no gym reminders"),
 		chromedp.Click(chromedp.Search(`//button[text()="Add rule"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`ul.rules li`)),
-		into(&rulesText, chromedp.Text(chromedp.CSS(`ul.rules`))))
+		browsertest.Into(&rulesText, chromedp.Text(chromedp.CSS(`ul.rules`))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,11 +351,11 @@ func TestBrowserSettingsAndMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shot(t, ctx, "settings-desktop.png")
+	browsertest.Shot(t, ctx, "settings-desktop.png")
 	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`div.banner`)),
-		into(&banner, chromedp.Text(chromedp.CSS(`div.banner`))), send("hello"),
+		browsertest.Into(&banner, chromedp.Text(chromedp.CSS(`div.banner`))), send("hello"),
 		chromedp.WaitVisible(chromedp.CSS(`#log p.error`)),
-		into(&chatErr, chromedp.Text(chromedp.CSS(`#log p.error`))))
+		browsertest.Into(&chatErr, chromedp.Text(chromedp.CSS(`#log p.error`))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +372,7 @@ func TestBrowserSettingsAndMemory(t *testing.T) {
 		chromedp.Click(chromedp.Search(`//button[text()="Resume"]`)),
 		chromedp.WaitVisible(chromedp.Search(`//button[text()="Stop"]`)),
 		chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`textarea[name=message]`)),
-		into(&banners, chromedp.Evaluate[int](`document.querySelectorAll(".banner").length`)))
+		browsertest.Into(&banners, chromedp.Evaluate[int](`document.querySelectorAll(".banner").length`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,11 +387,11 @@ func TestBrowserSettingsAndMemory(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#fact-content`), "Dr. Wu on Elm Street"),
 		chromedp.Click(chromedp.Search(`//button[text()="Remember"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`ul.facts li`)),
-		into(&facts, chromedp.Text(chromedp.CSS(`ul.facts`))),
+		browsertest.Into(&facts, chromedp.Text(chromedp.CSS(`ul.facts`))),
 		chromedp.SendKeys(chromedp.CSS(`#q`), "dentist Dr. Wu"),
 		chromedp.Click(chromedp.Search(`//button[text()="Search"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`ol.hits`)),
-		into(&hits, chromedp.Text(chromedp.CSS(`ol.hits`))))
+		browsertest.Into(&hits, chromedp.Text(chromedp.CSS(`ol.hits`))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +432,7 @@ func TestBrowserHeldCard(t *testing.T) {
 	bctx := browser(t)
 	var held string
 	if err := chromedp.Do(bctx, signIn(srv.URL, key), chromedp.Navigate(srv.URL+"/approvals"),
-		into(&held, chromedp.Text(chromedp.CSS(`fieldset.card p.held`)))); err != nil {
+		browsertest.Into(&held, chromedp.Text(chromedp.CSS(`fieldset.card p.held`)))); err != nil {
 		t.Fatal(err)
 	}
 	if want := "Held: this turn read outside content (tool:web_fetch); it may carry your data out"; held != want {
