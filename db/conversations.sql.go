@@ -224,6 +224,7 @@ type TouchConversationParams struct {
 	ID      uuid.UUID
 }
 
+// Deferred in the turn loop's pipelined transaction, checked to move one row (store/pipeline.go).
 func (q *Queries) TouchConversation(ctx context.Context, arg TouchConversationParams) (int64, error) {
 	result, err := q.db.Exec(ctx, touchConversation, arg.Title, arg.OwnerID, arg.ID)
 	if err != nil {

@@ -17,7 +17,8 @@ const admitState = `-- name: AdmitState :one
 SELECT o.killed_at AS owner_killed_at, o.kill_reason AS owner_kill_reason,
     c.killed_at AS global_killed_at, c.kill_reason AS global_kill_reason,
     o.daily_messages, o.daily_cost_micros,
-    COALESCE(u.messages, 0)::int AS messages, COALESCE(u.cost_micros, 0)::bigint AS cost_micros
+    COALESCE(u.messages, 0)::int AS messages, COALESCE(u.cost_micros, 0)::bigint AS cost_micros,
+    o.mode AS owner_mode
 FROM owners o CROSS JOIN controls c
 LEFT JOIN owner_usage u ON u.owner_id = o.id AND u.day = (now() AT TIME ZONE 'UTC')::date
 WHERE o.id = $1
@@ -32,10 +33,12 @@ type AdmitStateRow struct {
 	DailyCostMicros  int64
 	Messages         int32
 	CostMicros       int64
+	OwnerMode        string
 }
 
 // What admitting a turn reads, in one statement: the kill switches that apply to the owner
-// and their budget use since midnight UTC (the day's owner_usage row), with their limits.
+// and their budget use since midnight UTC (the day's owner_usage row), with their limits;
+// and the owner's gate mode, so ControlState need not be read again in the transaction.
 func (q *Queries) AdmitState(ctx context.Context, ownerID uuid.UUID) (AdmitStateRow, error) {
 	row := q.db.QueryRow(ctx, admitState, ownerID)
 	var i AdmitStateRow
@@ -48,6 +51,7 @@ func (q *Queries) AdmitState(ctx context.Context, ownerID uuid.UUID) (AdmitState
 		&i.DailyCostMicros,
 		&i.Messages,
 		&i.CostMicros,
+		&i.OwnerMode,
 	)
 	return i, err
 }

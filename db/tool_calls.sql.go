@@ -48,11 +48,10 @@ func (q *Queries) GetToolCall(ctx context.Context, arg GetToolCallParams) (ToolC
 	return i, err
 }
 
-const insertToolCall = `-- name: InsertToolCall :one
+const insertToolCall = `-- name: InsertToolCall :exec
 INSERT INTO tool_calls (owner_id, turn_id, call_id, tool, kind, args, args_hash, status, decided_by, result)
 VALUES ($1, $2, $3, $4, $5,
     $6, $7, $8, $9, $10)
-RETURNING id, owner_id, turn_id, call_id, tool, kind, args, args_hash, status, decided_by, decision_message, result, created_at, updated_at, inverse, executed_at, undone_at, undone_by
 `
 
 type InsertToolCallParams struct {
@@ -68,8 +67,9 @@ type InsertToolCallParams struct {
 	Result    []byte
 }
 
-func (q *Queries) InsertToolCall(ctx context.Context, arg InsertToolCallParams) (ToolCall, error) {
-	row := q.db.QueryRow(ctx, insertToolCall,
+// No RETURNING: in the turn loop's pipelined transaction it is deferred (store/pipeline.go).
+func (q *Queries) InsertToolCall(ctx context.Context, arg InsertToolCallParams) error {
+	_, err := q.db.Exec(ctx, insertToolCall,
 		arg.OwnerID,
 		arg.TurnID,
 		arg.CallID,
@@ -81,28 +81,7 @@ func (q *Queries) InsertToolCall(ctx context.Context, arg InsertToolCallParams) 
 		arg.DecidedBy,
 		arg.Result,
 	)
-	var i ToolCall
-	err := row.Scan(
-		&i.ID,
-		&i.OwnerID,
-		&i.TurnID,
-		&i.CallID,
-		&i.Tool,
-		&i.Kind,
-		&i.Args,
-		&i.ArgsHash,
-		&i.Status,
-		&i.DecidedBy,
-		&i.DecisionMessage,
-		&i.Result,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.Inverse,
-		&i.ExecutedAt,
-		&i.UndoneAt,
-		&i.UndoneBy,
-	)
-	return i, err
+	return err
 }
 
 const listPendingToolCalls = `-- name: ListPendingToolCalls :many

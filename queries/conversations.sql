@@ -9,6 +9,7 @@ SELECT * FROM conversations WHERE owner_id = sqlc.arg(owner_id)
 ORDER BY updated_at DESC, id LIMIT sqlc.arg(max_rows);
 
 -- name: TouchConversation :execrows
+-- Deferred in the turn loop's pipelined transaction, checked to move one row (store/pipeline.go).
 UPDATE conversations SET updated_at = now(),
     title = CASE WHEN title = '' THEN sqlc.arg(title) ELSE title END
 WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id);

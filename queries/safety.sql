@@ -61,11 +61,13 @@ SELECT id, name, killed_at, kill_reason FROM owners WHERE killed_at IS NOT NULL 
 
 -- name: AdmitState :one
 -- What admitting a turn reads, in one statement: the kill switches that apply to the owner
--- and their budget use since midnight UTC (the day's owner_usage row), with their limits.
+-- and their budget use since midnight UTC (the day's owner_usage row), with their limits;
+-- and the owner's gate mode, so ControlState need not be read again in the transaction.
 SELECT o.killed_at AS owner_killed_at, o.kill_reason AS owner_kill_reason,
     c.killed_at AS global_killed_at, c.kill_reason AS global_kill_reason,
     o.daily_messages, o.daily_cost_micros,
-    COALESCE(u.messages, 0)::int AS messages, COALESCE(u.cost_micros, 0)::bigint AS cost_micros
+    COALESCE(u.messages, 0)::int AS messages, COALESCE(u.cost_micros, 0)::bigint AS cost_micros,
+    o.mode AS owner_mode
 FROM owners o CROSS JOIN controls c
 LEFT JOIN owner_usage u ON u.owner_id = o.id AND u.day = (now() AT TIME ZONE 'UTC')::date
 WHERE o.id = sqlc.arg(owner_id);

@@ -1,8 +1,8 @@
--- name: InsertToolCall :one
+-- name: InsertToolCall :exec
+-- No RETURNING: in the turn loop's pipelined transaction it is deferred (store/pipeline.go).
 INSERT INTO tool_calls (owner_id, turn_id, call_id, tool, kind, args, args_hash, status, decided_by, result)
 VALUES (sqlc.arg(owner_id), sqlc.arg(turn_id), sqlc.arg(call_id), sqlc.arg(tool), sqlc.arg(kind),
-    sqlc.arg(args), sqlc.arg(args_hash), sqlc.arg(status), sqlc.narg(decided_by), sqlc.narg(result))
-RETURNING *;
+    sqlc.arg(args), sqlc.arg(args_hash), sqlc.arg(status), sqlc.narg(decided_by), sqlc.narg(result));
 
 -- name: ListToolCalls :many
 SELECT * FROM tool_calls WHERE owner_id = sqlc.arg(owner_id) AND turn_id = sqlc.arg(turn_id)

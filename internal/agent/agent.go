@@ -144,12 +144,23 @@ func (r *Runner) ownerRegistry(ctx context.Context, tx Tx) *tools.Registry {
 	if r.OwnerTools == nil {
 		return nil
 	}
-	var extra []tools.Tool
-	err := tx.Try(ctx, func() error {
+	extra, err := r.ownerTools(ctx, tx)
+	return r.registryWith(ctx, extra, err)
+}
+
+// ownerTools reads the owner's own tools in tx, under a savepoint.
+func (r *Runner) ownerTools(ctx context.Context, tx Tx) (extra []tools.Tool, err error) {
+	err = tx.Try(ctx, func() error {
 		var err error
 		extra, err = r.OwnerTools(ctx, tx)
 		return err
 	})
+	return extra, err
+}
+
+// registryWith is Tools with extra (ownerTools' result); nil, logged, when err is set or
+// the tools are refused.
+func (r *Runner) registryWith(ctx context.Context, extra []tools.Tool, err error) *tools.Registry {
 	if err != nil {
 		logError(ctx, err, "owner tools unavailable; the turn goes on with the built-in tools")
 		return nil

@@ -140,30 +140,63 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (steward.View, 
 // open starts x's turn in one transaction: the conversation (continued or new), the memory
 // recall (vec is the message's embedding, or nil) and the owner's tools when reads is set —
 // optional reads, under a savepoint each —, admission (kill switch, budgets) and the turn row.
+// The conversation, the reads and admission share round trips (Tx.Together).
 func (r *Runner) open(ctx context.Context, x *run, in Input, reads bool, vec []float32) error {
 	err := r.inOwner(ctx, x, func(tx Tx) error {
 		var conv steward.Conversation
-		var err error
+		var stored []steward.StoredMessage
+		fns := []func() error{func() error {
+			var err error
+			if in.ConversationID == nil {
+				conv, err = tx.Conversations.Create(ctx, title(in.Message))
+				return err // a new conversation has no history
+			}
+			conv, err = tx.Conversations.Get(ctx, *in.ConversationID)
+			return err
+		}}
 		if in.ConversationID != nil {
-			if conv, err = tx.Conversations.Get(ctx, *in.ConversationID); err != nil {
+			fns = append(fns, func() error {
+				var err error
+				stored, err = tx.Conversations.Messages(ctx, *in.ConversationID)
 				return err
-			}
-			stored, err := tx.Conversations.Messages(ctx, conv.ID)
-			if err != nil {
-				return err
-			}
-			x.st.HistorySeq = r.loadHistory(x, stored, conv.Summary, -1)
-		} else if conv, err = tx.Conversations.Create(ctx, title(in.Message)); err != nil {
-			return err // a new conversation has no history
+			})
 		}
-		if reads {
-			// Before admission, whose lock on the owner is then held for less time.
-			x.st.Memory, x.st.Untrusted = r.recall(ctx, tx, vec, in.Message)
-			x.reg = r.ownerRegistry(ctx, tx)
+		var memory string
+		var untrusted bool
+		var extra []tools.Tool
+		var memErr, toolsErr error
+		if reads && r.Memory != nil {
+			fns = append(fns, func() error {
+				memory, untrusted, memErr = r.recall(ctx, tx, vec, in.Message)
+				return nil
+			})
 		}
-		if err := r.admit(ctx, tx, steward.Admission{OwnerID: in.OwnerID, Trigger: in.Trigger}); err != nil {
+		if reads && r.OwnerTools != nil {
+			fns = append(fns, func() error {
+				extra, toolsErr = r.ownerTools(ctx, tx)
+				return nil
+			})
+		}
+		// After the reads, whose results come with admission's: its lock on the owner is
+		// then held for less time.
+		fns = append(fns, func() error {
+			return r.admit(ctx, tx, steward.Admission{OwnerID: in.OwnerID, Trigger: in.Trigger})
+		})
+		if err := tx.Together(ctx, fns...); err != nil {
 			return err
 		}
+		if in.ConversationID != nil {
+			x.st.HistorySeq = r.loadHistory(x, stored, conv.Summary, -1)
+		}
+		if memErr != nil {
+			logError(ctx, memErr, "memory recall failed; the turn goes on without it")
+			memory, untrusted = "", false
+		}
+		x.st.Memory, x.st.Untrusted = memory, untrusted
+		if reads && r.OwnerTools != nil {
+			x.reg = r.registryWith(ctx, extra, toolsErr)
+		}
+		var err error
 		x.turn, err = tx.Turns.Create(ctx, conv.ID, in.Trigger, r.Model.Name())
 		if err != nil {
 			return err
@@ -206,23 +239,14 @@ func (r *Runner) embed(ctx context.Context, ownerID uuid.UUID, msg string) []flo
 }
 
 // recall asks Memory, in the turn's start transaction tx and under a savepoint, for a memory
-// block, and whether it holds untrusted text; failures are logged, never fatal.
-func (r *Runner) recall(ctx context.Context, tx Tx, vec []float32, msg string) (string, bool) {
-	if r.Memory == nil {
-		return "", false
-	}
-	var block string
-	var untrusted bool
-	err := tx.Try(ctx, func() error {
+// block, and whether it holds untrusted text; the caller logs its error, never fatal.
+func (r *Runner) recall(ctx context.Context, tx Tx, vec []float32, msg string) (block string, untrusted bool, err error) {
+	err = tx.Try(ctx, func() error {
 		var err error
 		block, untrusted, err = r.Memory.RecallIn(ctx, tx, vec, msg)
 		return err
 	})
-	if err != nil {
-		logError(ctx, err, "memory recall failed; the turn goes on without it")
-		return "", false
-	}
-	return block, untrusted
+	return block, untrusted, err
 }
 
 func hasToolResults(m steward.Message) bool {
@@ -533,26 +557,57 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 	// the batch is decided again and the turn saved apart, as suspend does.
 	events, seq, turn := len(x.events), x.st.TraceSeq, x.turn
 	merged := false
+	// What each call is needs no statement: a known tool, valid arguments, and whether it
+	// goes to the gate; so the gate's decisions are read together with the kill switch.
+	type vetted struct {
+		tool   tools.Tool
+		reject string // "unknown tool" or "invalid arguments"; msg is the model's error
+		msg    string
+		gated  bool
+	}
+	vet := make([]vetted, len(calls))
+	for i, c := range calls {
+		tool, ok := r.registry(x).Get(c.Name)
+		if !ok {
+			vet[i] = vetted{reject: "unknown tool", msg: fmt.Sprintf("unknown tool %q; available tools: %s", c.Name, strings.Join(r.registry(x).Names(), ", "))}
+			continue
+		}
+		if err := tool.Validate(c.Args); err != nil {
+			vet[i] = vetted{tool: tool, reject: "invalid arguments", msg: err.Error()}
+			continue
+		}
+		vet[i] = vetted{tool: tool, gated: tool.Kind != steward.KindRead || r.heldEgress(x, tool, c)}
+	}
 	decideBatch := func(tx Tx, merge bool) error {
 		clear(results)
 		clear(recs)
 		pending, allowed, reads = nil, nil, nil
 		x.events, x.st.TraceSeq = x.events[:events], seq
-		if err := r.check(ctx, tx); err != nil {
-			return err // stopped before any tool ran
+		decisions := make([]steward.GateDecision, len(calls))
+		fns := []func() error{func() error {
+			return r.check(ctx, tx) // stopped before any tool ran
+		}}
+		for i := range calls {
+			if vet[i].gated {
+				fns = append(fns, func() error {
+					d, err := r.Gate.Decide(ctx, tx, r.gateRequest(x, calls[i]))
+					if err != nil {
+						return fmt.Errorf("gate %s: %w", calls[i].Name, err)
+					}
+					decisions[i] = d
+					return nil
+				})
+			}
+		}
+		if err := tx.Together(ctx, fns...); err != nil {
+			return err
 		}
 		for i, c := range calls {
-			tool, ok := r.registry(x).Get(c.Name)
-			if !ok {
-				res := errorResult(c, fmt.Sprintf("unknown tool %q; available tools: %s", c.Name, strings.Join(r.registry(x).Names(), ", ")))
+			tool := vet[i].tool
+			if vet[i].reject != "" {
+				res := errorResult(c, vet[i].msg)
 				results[i] = &res
-				x.record("tool_rejected", map[string]any{"call_id": c.ID, "tool": c.Name, "reason": "unknown tool"})
-				continue
-			}
-			if err := tool.Validate(c.Args); err != nil {
-				res := errorResult(c, err.Error())
-				results[i] = &res
-				x.record("tool_rejected", map[string]any{"call_id": c.ID, "tool": c.Name, "reason": "invalid arguments"})
+				x.record("tool_rejected", map[string]any{"call_id": c.ID, "tool": c.Name, "reason": vet[i].reject})
 				continue
 			}
 			hash, err := tools.ArgsHash(c.Name, c.Args)
@@ -561,15 +616,12 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 			}
 			rec := steward.CallRecord{TurnID: x.turn.ID, CallID: c.ID, Tool: c.Name, Kind: tool.Kind, Args: c.Args, ArgsHash: hash}
 			x.record("tool_requested", map[string]any{"call_id": c.ID, "tool": c.Name, "kind": tool.Kind, "args_hash": hash})
-			if tool.Kind == steward.KindRead && !r.heldEgress(x, tool, c) {
+			if !vet[i].gated {
 				recs[i] = rec
 				reads = append(reads, i)
 				continue
 			}
-			d, err := r.Gate.Decide(ctx, tx, r.gateRequest(x, c))
-			if err != nil {
-				return fmt.Errorf("gate %s: %w", c.Name, err)
-			}
+			d := decisions[i]
 			x.record("gate_decision", map[string]any{"call_id": c.ID, "tool": c.Name, "verdict": d.Verdict, "by": d.By, "reason": d.Reason})
 			rec.DecidedBy = d.By
 			switch d.Verdict {

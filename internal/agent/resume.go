@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/tools"
 
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
@@ -34,15 +35,38 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 	// rows (docs/ARCHITECTURE.md §2, §6): a concurrent confirm waits on the claim's row lock
 	// and then finds the turn claimed. If a write fails there, everything rolls back and the
 	// claim is redone alone; the write then runs in a transaction of its own, as before.
+	now := r.now() // one clock for the claim, however often its statements run (Tx.Together)
 	claim := func(merge bool) error {
 		x.events, x.st = nil, nil
 		return r.inOwner(ctx, x, func(tx Tx) error {
-			turn, err := tx.Turns.Get(ctx, turnID)
-			if steward.ErrorCode(err) == steward.CodeNotFound {
+			// The turn, the owner's tools and admission's state share a round trip
+			// (Tx.Together); their outcomes are taken in the order they always were.
+			var turn steward.Turn
+			var extra []tools.Tool
+			var getErr, toolsErr, admitErr error
+			fns := []func() error{func() error {
+				turn, getErr = tx.Turns.Get(ctx, turnID)
+				return nil
+			}, func() error {
+				admitErr = r.admit(ctx, tx, steward.Admission{OwnerID: ownerID, Resume: true})
+				return nil
+			}}
+			if r.OwnerTools != nil {
+				// Read each time: a redone claim reads them again, the first read having
+				// rolled back with everything else.
+				fns = append(fns, func() error {
+					extra, toolsErr = r.ownerTools(ctx, tx)
+					return nil
+				})
+			}
+			if err := tx.Together(ctx, fns...); err != nil {
+				return err
+			}
+			if steward.ErrorCode(getErr) == steward.CodeNotFound {
 				return steward.Errorf(steward.CodeNotFound, "turn not found")
 			}
-			if err != nil {
-				return fmt.Errorf("load turn %s: %w", turnID, err)
+			if getErr != nil {
+				return fmt.Errorf("load turn %s: %w", turnID, getErr)
 			}
 			if err := r.resumable(turn); err != nil {
 				return err
@@ -74,13 +98,29 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 				}
 				story = s
 			}
-			// The owner's tools, read in this transaction (each time: a redone claim reads
-			// them again, the first read having rolled back with everything else).
-			x.reg = r.ownerRegistry(ctx, tx)
-			if err := r.admit(ctx, tx, steward.Admission{OwnerID: ownerID, Trigger: turn.Trigger, Resume: true}); err != nil {
-				return err
+			if r.OwnerTools != nil {
+				x.reg = r.registryWith(ctx, extra, toolsErr)
 			}
-			claimed, err := tx.Turns.Claim(ctx, turnID, r.now(), r.lease())
+			if admitErr != nil {
+				return admitErr
+			}
+			// The claim (exactly once: a concurrent confirm waits on its row lock, then finds
+			// the turn claimed) and the journal's reads share a round trip; when the claim
+			// fails, so does the transaction, and the reads are rolled back with it.
+			var claimed steward.Turn
+			var calls []steward.CallRecord
+			err = tx.Together(ctx, func() error {
+				var err error
+				claimed, err = tx.Turns.Claim(ctx, turnID, now, r.lease())
+				return err
+			}, func() error {
+				_, err := tx.Journal.MarkUnknownCalls(ctx, turnID)
+				return err
+			}, func() error {
+				var err error
+				calls, err = tx.Journal.Calls(ctx, turnID)
+				return err
+			})
 			if err != nil {
 				return err
 			}
@@ -93,7 +133,7 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 					return err
 				}
 			}
-			if journal, err = r.decide(ctx, tx, x, byCall); err != nil {
+			if journal, err = r.decide(ctx, tx, x, byCall, calls); err != nil {
 				return err
 			}
 			r.adoptModel(x)
@@ -102,12 +142,17 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 					return err
 				}
 			}
-			stored, err := tx.Conversations.Messages(ctx, x.turn.ConversationID)
-			if err != nil {
+			var stored []steward.StoredMessage
+			var conv steward.Conversation
+			if err := tx.Together(ctx, func() error {
+				var err error
+				stored, err = tx.Conversations.Messages(ctx, x.turn.ConversationID)
 				return err
-			}
-			conv, err := tx.Conversations.Get(ctx, x.turn.ConversationID)
-			if err != nil {
+			}, func() error {
+				var err error
+				conv, err = tx.Conversations.Get(ctx, x.turn.ConversationID)
+				return err
+			}); err != nil {
 				return err
 			}
 			r.loadHistory(x, stored, conv.Summary, x.st.HistorySeq)
@@ -231,16 +276,10 @@ func (r *Runner) checkAlways(pending []steward.PendingCall, byCall map[string]st
 }
 
 // decide writes the owner's decisions into the journal (calls already decided, by an earlier
-// resume that died, keep their journal state) and stores standing rules for "always". A call
-// left executing by a dead resume becomes unknown. It returns the journal by call id.
-func (r *Runner) decide(ctx context.Context, tx Tx, x *run, byCall map[string]steward.Decision) (map[string]steward.CallRecord, error) {
-	if _, err := tx.Journal.MarkUnknownCalls(ctx, x.turn.ID); err != nil {
-		return nil, err
-	}
-	calls, err := tx.Journal.Calls(ctx, x.turn.ID)
-	if err != nil {
-		return nil, err
-	}
+// resume that died, keep their journal state) and stores standing rules for "always"; calls
+// is the turn's journal, read after a call left executing by a dead resume became unknown.
+// It returns the journal by call id.
+func (r *Runner) decide(ctx context.Context, tx Tx, x *run, byCall map[string]steward.Decision, calls []steward.CallRecord) (map[string]steward.CallRecord, error) {
 	journal := make(map[string]steward.CallRecord, len(calls))
 	for _, c := range calls {
 		journal[c.CallID] = c

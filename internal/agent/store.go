@@ -40,6 +40,12 @@ type Tx struct {
 	// Try runs fn under a savepoint: when fn fails, its statements are rolled back and the
 	// transaction goes on (an optional read never fails a turn's start). Not nested.
 	Try func(ctx context.Context, fn func() error) error
+	// Together runs fns as if one after the other (in order; the first error is returned)
+	// while their statements share round trips: the first statement of each fn goes to the
+	// database in one batch, then the second, and so on. fns must not depend on each
+	// other's results and must do nothing but compute and run statements (they may run
+	// more than once); on an error the caller fails the transaction.
+	Together func(ctx context.Context, fns ...func() error) error
 }
 
 // MemoryReads are the reads of a memory recall. *store.Memory implements it.
@@ -59,7 +65,8 @@ type MCPReads interface {
 // Household files a suspended turn's calls for the household's approval and reads and
 // records the votes on the owner's own turn. *store.Household implements it.
 type Household interface {
-	Request(ctx context.Context, turnID uuid.UUID, calls []steward.HouseholdCall, expires time.Time) (int, error)
+	// File files the calls for the approval of the members the household's policies name.
+	File(ctx context.Context, turnID uuid.UUID, calls []steward.HouseholdCall, expires time.Time) error
 	Votes(ctx context.Context, turnID uuid.UUID) ([]steward.HouseholdVote, error)
 	DecideOwn(ctx context.Context, turnID uuid.UUID, callID string, approve bool, message string, now time.Time) error
 	Close(ctx context.Context, turnID uuid.UUID) error

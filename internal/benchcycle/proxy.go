@@ -21,12 +21,12 @@ type Proxy struct {
 	connections atomic.Int64
 	wg          sync.WaitGroup
 	// trace, when set, gets one line per round trip naming its statements (SetTrace).
-	trace *tracer
+	trace atomic.Pointer[tracer]
 }
 
 // SetTrace makes the proxy write one line per round trip to w, naming the statements the
 // client sent in it; set it before the first connection.
-func (p *Proxy) SetTrace(w io.Writer) { p.trace = &tracer{w: w} }
+func (p *Proxy) SetTrace(w io.Writer) { p.trace.Store(&tracer{w: w}) }
 
 // Counts are a snapshot of a Proxy's counters.
 type Counts struct{ RoundTrips, Connections int64 }
@@ -83,8 +83,8 @@ func (p *Proxy) serve(client net.Conn) {
 	defer server.Close()
 	id := p.connections.Add(1)
 	var ct *connTrace
-	if p.trace != nil {
-		ct = p.trace.conn(id)
+	if t := p.trace.Load(); t != nil {
+		ct = t.conn(id)
 		defer ct.flush()
 	}
 	// serverSpoke is true when the server sent bytes after the client's last send.

@@ -88,6 +88,8 @@ func (c *connTrace) feed(b []byte, newRT bool) {
 			c.stmts[name] = label(q)
 			if name == "" {
 				c.flight = append(c.flight, "P:"+label(q))
+			} else {
+				c.flight = append(c.flight, "prepare "+label(q))
 			}
 		case 'B':
 			_, rest := cstr(body)
@@ -97,6 +99,8 @@ func (c *connTrace) feed(b []byte, newRT bool) {
 			}
 		case 'p':
 			c.flight = append(c.flight, "auth")
+		case 'H':
+			c.flight = append(c.flight, "flush")
 		case 'X':
 			c.flight = append(c.flight, "terminate")
 		}

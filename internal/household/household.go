@@ -69,8 +69,7 @@ func (s *Service) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn)
 		}
 		calls[i] = c
 	}
-	_, err := tx.Household.Request(ctx, turn.ID, calls, *turn.ExpiresAt)
-	return err
+	return tx.Household.File(ctx, turn.ID, calls, *turn.ExpiresAt)
 }
 
 // onBehalf marks a confirm the service makes for the requester after a member's vote: it

@@ -34,7 +34,8 @@ func (s *Service) Recall(ctx context.Context, ownerID uuid.UUID, message string)
 	}
 	// Pipelined: BEGIN travels with the first read (one round trip fewer).
 	err = s.Store.WithOwnerPipelined(ctx, ownerID, func(tx *store.Tx) error {
-		block, untrusted, err = s.recallIn(ctx, tx.Memory, vec, message)
+		a := tx.Agent()
+		block, untrusted, err = s.recallIn(ctx, a.Memory, a.Together, vec, message)
 		return err
 	})
 	if err != nil {
@@ -61,19 +62,27 @@ func (s *Service) Embed(ctx context.Context, ownerID uuid.UUID, message string) 
 // RecallIn is Recall's reads and block in the turn's start transaction (agent.Memory): vec
 // is Embed's vector, or nil to recall facts by keyword only.
 func (s *Service) RecallIn(ctx context.Context, tx agent.Tx, vec []float32, message string) (block string, untrusted bool, err error) {
-	return s.recallIn(ctx, tx.Memory, vec, message)
+	return s.recallIn(ctx, tx.Memory, tx.Together, vec, message)
 }
 
 // recallIn reads the chunks nearest to vec (when not nil) and the facts sharing words with
-// message through m, and lays them out.
-func (s *Service) recallIn(ctx context.Context, m agent.MemoryReads, vec []float32, message string) (block string, untrusted bool, err error) {
+// message through m, in one round trip (together is agent.Tx.Together), and lays them out.
+func (s *Service) recallIn(ctx context.Context, m agent.MemoryReads, together func(context.Context, ...func() error) error,
+	vec []float32, message string) (block string, untrusted bool, err error) {
 	var chunks []store.MemoryChunk
-	if vec != nil {
-		if chunks, err = m.NearestChunks(ctx, vec, orDefault(s.RecallChunks, 8)); err != nil {
-			return "", false, fmt.Errorf("recall: %w", err)
+	var facts []store.MemoryFact
+	err = together(ctx, func() error {
+		if vec == nil {
+			return nil
 		}
-	}
-	facts, err := m.MatchFacts(ctx, Keywords(message), orDefault(s.RecallFacts, 8))
+		var err error
+		chunks, err = m.NearestChunks(ctx, vec, orDefault(s.RecallChunks, 8))
+		return err
+	}, func() error {
+		var err error
+		facts, err = m.MatchFacts(ctx, Keywords(message), orDefault(s.RecallFacts, 8))
+		return err
+	})
 	if err != nil {
 		return "", false, fmt.Errorf("recall: %w", err)
 	}

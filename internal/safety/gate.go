@@ -26,6 +26,12 @@ var _ agent.Gate = (*Gate)(nil)
 
 // Decide returns the verdict for one write call.
 func (g *Gate) Decide(ctx context.Context, tx agent.Tx, req steward.GateRequest) (steward.GateDecision, error) {
+	// The rules first: in a batch of decisions (agent.Tx.Together) they are read in the
+	// same round trip as the kill switches.
+	rules, err := tx.Rules.For(ctx, req.Tool)
+	if err != nil {
+		return steward.GateDecision{}, err
+	}
 	if d, refused, err := guards(ctx, tx, req); err != nil || refused {
 		return d, err
 	}
@@ -40,10 +46,6 @@ func (g *Gate) Decide(ctx context.Context, tx agent.Tx, req steward.GateRequest)
 		if g.AllowAuto && !untrusted(req) && !tainted(req) {
 			return steward.GateDecision{Verdict: steward.Allow, By: "mode:auto"}, nil
 		}
-	}
-	rules, err := tx.Rules.For(ctx, req.Tool)
-	if err != nil {
-		return steward.GateDecision{}, err
 	}
 	return decideByRules(rules, req), nil
 }

@@ -17,7 +17,7 @@ import (
 
 // RecordCall adds a call to the tool-call journal.
 func (t Journal) RecordCall(ctx context.Context, c steward.CallRecord) error {
-	_, err := t.q.InsertToolCall(ctx, db.InsertToolCallParams{
+	err := t.q.InsertToolCall(ctx, db.InsertToolCallParams{
 		OwnerID: t.ownerID, TurnID: c.TurnID, CallID: c.CallID, Tool: c.Tool, Kind: string(c.Kind),
 		Args: jsonOrEmpty(c.Args), ArgsHash: c.ArgsHash, Status: string(c.Status),
 		DecidedBy: ptrString(c.DecidedBy), Result: c.Result,

@@ -28,11 +28,30 @@ func (t Household) Request(ctx context.Context, turnID uuid.UUID, calls []stewar
 		return 0, err
 	}
 	var n int
-	if err := t.tx.QueryRow(ctx, `SELECT household_request($1, $2, $3)`, turnID, b, expires).Scan(&n); err != nil {
+	if err := t.tx.QueryRow(ctx, householdRequestSQL, turnID, b, expires).Scan(&n); err != nil {
 		return 0, fmt.Errorf("household request: %w", err)
 	}
 	return n, nil
 }
+
+// File is Request for the turn loop, which does not need the count: in its pipelined
+// transaction it is deferred (pipeline.go) and travels with the next statement.
+func (t Household) File(ctx context.Context, turnID uuid.UUID, calls []steward.HouseholdCall, expires time.Time) error {
+	b, err := json.Marshal(calls)
+	if err != nil {
+		return err
+	}
+	if _, err := t.tx.Exec(ctx, householdFileSQL, turnID, b, expires); err != nil {
+		return fmt.Errorf("household request: %w", err)
+	}
+	return nil
+}
+
+const (
+	householdRequestSQL = `SELECT household_request($1, $2, $3)`
+	// A sqlc-style name, so the pipe defers it.
+	householdFileSQL = "-- name: HouseholdFile :exec\n" + householdRequestSQL
+)
 
 // Votes are the votes on the owner's own turn, the owner's first for each call.
 func (t Household) Votes(ctx context.Context, turnID uuid.UUID) ([]steward.HouseholdVote, error) {

@@ -46,7 +46,7 @@ func seedHousehold(t *testing.T, ctx context.Context, s *Store, door *Door, a, b
 // probeHousehold: through the household view bob sees alice's request to him — the call
 // and nothing else — and can neither read nor decide anything else of hers.
 func probeHousehold(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
-	covers("Household.Request", "Household.Votes", "Household.Close", "Household.DecideOwn", "Household.Inbox", "Household.Get", "Household.Decide", "Household.Expire")
+	covers("Household.Request", "Household.File", "Household.Votes", "Household.Close", "Household.DecideOwn", "Household.Inbox", "Household.Get", "Household.Decide", "Household.Expire")
 	// Alice's own vote and bob's request to her: rows of hers.
 	var aliceOwn, toAlice uuid.UUID
 	err := s.WithOwner(ctx, a.owner.ID, func(tx *Tx) error {
@@ -92,7 +92,14 @@ func probeHousehold(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Alice's votes are as they were: hers and bob's pending, no vote on c2.
+	// The turn loop's deferred filing, in its pipelined transaction, files nothing of hers either.
+	err = s.WithOwnerPipelined(ctx, b.owner.ID, func(tx *Tx) error {
+		return tx.Household.File(ctx, a.turn, []steward.HouseholdCall{{CallID: "c3", ArgsHash: "h", Tool: "create_task"}}, time.Now().Add(time.Hour))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Alice's votes are as they were: hers and bob's pending, no vote on c2 or c3.
 	err = s.WithOwner(ctx, a.owner.ID, func(tx *Tx) error {
 		v, err := tx.Household.Votes(ctx, a.turn)
 		if err != nil {

@@ -17,18 +17,21 @@ import (
 // deferrable are the writes of the turn loop whose result nobody reads but their error
 // (sqlc names them in each query's first line): in a pipelined transaction they wait and
 // reach the server with the next statement, or with COMMIT, in one round trip
-// (docs/ARCHITECTURE.md §6). A write that reports rows affected, or returns a row, is never
-// deferred.
+// (docs/ARCHITECTURE.md §6). A write that returns a row is never deferred, nor one that
+// reports rows affected unless one row is all it may move (oneRow).
 var deferrable = map[string]bool{
 	"AppendAuditBatch": true, // the turn's audit events
 	"InsertToolCall":   true, // the call journal's new rows
 	"InsertMessages":   true, // a completed turn's messages
 	"EnqueueIngest":    true, // the memory outbox
+	"HouseholdFile":    true, // a suspended turn filed for its household's approval (Household.File)
 	"LockOwner":        true, // the owner's advisory lock: still taken before the next statement
-	// The call journal's conditional moves (from → to status): deferred like the others, the
-	// caller told one row moved; when the batch comes back with none, the statement that
-	// carried it (or COMMIT) fails with ErrConflict, and so does the transaction.
-	"UpdateToolCall": true,
+	// The call journal's conditional moves (from → to status), and a completed turn's touch
+	// of its conversation: deferred like the others, the caller told one row moved; when the
+	// batch comes back with none, the statement that carried it (or COMMIT) fails with
+	// ErrConflict, and so does the transaction.
+	"UpdateToolCall":    true,
+	"TouchConversation": true,
 	// Tx.try's savepoint and its release: they travel with the guarded reads, or with COMMIT.
 	"Savepoint":        true,
 	"ReleaseSavepoint": true,
@@ -36,7 +39,7 @@ var deferrable = map[string]bool{
 
 // oneRow are the deferrable writes that must move exactly one row, checked when their
 // result comes back.
-var oneRow = map[string]bool{"UpdateToolCall": true}
+var oneRow = map[string]bool{"UpdateToolCall": true, "TouchConversation": true}
 
 // movedOne is the command tag a deferred oneRow write returns at once.
 var movedOne = pgconn.NewCommandTag("UPDATE 1")
@@ -64,12 +67,16 @@ type queued struct {
 type pipe struct {
 	c     *pgx.Conn
 	queue []queued
+	g     *group // while Tx.together runs (together.go)
 }
 
 var _ db.DBTX = (*pipe)(nil)
 
 // Exec runs sql, or queues it when it is deferrable.
 func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if p.g != nil {
+		return p.g.exec(sql, args)
+	}
 	if name := queryName(sql); deferrable[name] {
 		p.queue = append(p.queue, queued{name: name, sql: sql, args: args})
 		if oneRow[name] {
@@ -94,6 +101,9 @@ func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 
 // Query runs sql, with what is queued in front of it in the same round trip.
 func (p *pipe) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if p.g != nil {
+		return p.g.query(sql, args)
+	}
 	if len(p.queue) == 0 {
 		return p.c.Query(ctx, sql, args...)
 	}
@@ -148,6 +158,10 @@ func (r *pipedRows) Err() error {
 
 // QueryRow runs sql, with what is queued in front of it in the same round trip.
 func (p *pipe) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if p.g != nil {
+		rows, err := p.g.query(sql, args)
+		return groupRow{rows: rows, err: err}
+	}
 	if len(p.queue) == 0 {
 		return p.c.QueryRow(ctx, sql, args...)
 	}

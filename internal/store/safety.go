@@ -23,7 +23,7 @@ func (t Safety) Controls(ctx context.Context) (steward.Controls, error) {
 
 // controlState reads the kill switches and the mode; a pipelined transaction reads them once.
 func (t Safety) controlState(ctx context.Context) (db.ControlStateRow, error) {
-	if t.control != nil {
+	if t.control != nil && !t.grouped() {
 		return *t.control, nil
 	}
 	r, err := t.q.ControlState(ctx, t.ownerID)
@@ -53,6 +53,11 @@ func (t Safety) AdmitState(ctx context.Context) (steward.Controls, steward.Daily
 	r, err := t.q.AdmitState(ctx, t.ownerID)
 	if err != nil {
 		return steward.Controls{}, steward.DailyUsage{}, notFound("admit state", err)
+	}
+	if t.pipelined {
+		// The same kill switches and mode ControlState reads: the transaction's gate uses them.
+		t.control = &db.ControlStateRow{OwnerKilledAt: r.OwnerKilledAt, OwnerKillReason: r.OwnerKillReason,
+			GlobalKilledAt: r.GlobalKilledAt, GlobalKillReason: r.GlobalKillReason, OwnerMode: r.OwnerMode}
 	}
 	return toControls(r.OwnerKilledAt, r.OwnerKillReason, r.GlobalKilledAt, r.GlobalKillReason),
 		steward.DailyUsage{Messages: int(r.Messages), CostMicros: r.CostMicros, MessageLimit: int(r.DailyMessages), CostLimitMicros: r.DailyCostMicros}, nil

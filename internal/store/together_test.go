@@ -1,0 +1,266 @@
+package store_test
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/benchcycle"
+	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/testdb"
+)
+
+// counted opens a Store whose connections pass through a proxy that counts round trips
+// (benchcycle.Proxy, the one make bench-cycle reads), and returns it with the proxy.
+func counted(t *testing.T) (testdb.Opened, *benchcycle.Proxy, *lockedText) {
+	t.Helper()
+	var proxy *benchcycle.Proxy
+	trace := &lockedText{}
+	o := testdb.OpenAs(t, 1, func(d testdb.DB) string {
+		u, err := url.Parse(d.AppURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if proxy, err = benchcycle.NewProxy(u.Host); err != nil {
+			t.Fatal(err)
+		}
+		proxy.SetTrace(trace)
+		t.Cleanup(func() { _ = proxy.Close() })
+		u.Host = proxy.Addr()
+		return u.String()
+	})
+	return o, proxy, trace
+}
+
+// lockedText is the proxy's trace, written from its connections' goroutines.
+type lockedText struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedText) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedText) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// roundTrips is how many round trips fn's transaction took, on a warm connection.
+func roundTrips(t *testing.T, ctx context.Context, o testdb.Opened, p *benchcycle.Proxy, owner uuid.UUID, fn func(agent.Tx) error) int64 {
+	t.Helper()
+	var c benchcycle.Counts
+	for range 2 { // the first run prepares the statements
+		c0 := p.Counts()
+		if err := o.Store.InOwner(ctx, owner, fn); err != nil {
+			t.Fatal(err)
+		}
+		c = p.Counts().Sub(c0)
+	}
+	if c.Connections != 0 {
+		t.Fatalf("the transaction opened %d connections on a warm pool", c.Connections)
+	}
+	return c.RoundTrips
+}
+
+// TestTogetherSharesRoundTrips: three independent reads of the turn loop, and the read
+// after the first of them, cost one round trip each when run one after the other, and two
+// in all with Together — which answers each as if it had run alone. COMMIT is one more.
+func TestTogetherSharesRoundTrips(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	o, proxy, _ := counted(t)
+	owner, _ := o.Owner(t, "together")
+	var convID uuid.UUID
+	if err := o.Store.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
+		c, err := tx.Conversations.Create(ctx, "kept")
+		convID = c.ID
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		conv  steward.Conversation
+		msgs  []steward.StoredMessage
+		ctl   steward.Controls
+		rules []steward.Rule
+	}
+	reads := func(tx agent.Tx, s *seen) []func() error {
+		return []func() error{
+			func() error {
+				var err error
+				if s.conv, err = tx.Conversations.Get(ctx, convID); err != nil {
+					return err
+				}
+				s.msgs, err = tx.Conversations.Messages(ctx, s.conv.ID) // after the first
+				return err
+			},
+			func() error {
+				var err error
+				s.ctl, err = tx.Safety.Controls(ctx)
+				return err
+			},
+			func() error {
+				var err error
+				s.rules, err = tx.Rules.For(ctx, "create_task")
+				return err
+			},
+		}
+	}
+	var alone, together seen
+	nAlone := roundTrips(t, ctx, o, proxy, owner.ID, func(tx agent.Tx) error {
+		for _, fn := range reads(tx, &alone) {
+			if err := fn(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	nTogether := roundTrips(t, ctx, o, proxy, owner.ID, func(tx agent.Tx) error {
+		return tx.Together(ctx, reads(tx, &together)...)
+	})
+	if nAlone != 5 || nTogether != 3 {
+		t.Errorf("round trips: %d one after the other, %d together; want 5 and 3 (with COMMIT)", nAlone, nTogether)
+	}
+	if together.conv.ID != convID || together.conv.Title != "kept" || together.msgs == nil || together.ctl != alone.ctl {
+		t.Errorf("together read %+v; alone %+v", together, alone)
+	}
+}
+
+// TestTogetherFailingReadFailsAlone: when one fn's read fails under Try, the batch it went
+// in is undone and the fns run again one after the other: the other fns still get their
+// rows, the failing read fails alone, and the transaction commits what came after it.
+func TestTogetherFailingReadFailsAlone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	o := testdb.Open(t, 2)
+	owner, _ := o.Owner(t, "tolerant")
+	var conv steward.Conversation
+	var tryErr error
+	err := o.Store.InOwner(ctx, owner.ID, func(tx agent.Tx) error {
+		err := tx.Together(ctx, func() error {
+			tryErr = tx.Try(ctx, func() error {
+				// A vector of the wrong dimension: the statement fails in the database.
+				_, err := tx.Memory.NearestChunks(ctx, []float32{1, 2, 3}, 3)
+				return err
+			})
+			return nil
+		}, func() error {
+			var err error
+			conv, err = tx.Conversations.Create(ctx, "after the failed read")
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		_, err = tx.Conversations.Create(ctx, "and after the group")
+		return err
+	})
+	if err != nil {
+		t.Fatalf("InOwner = %v, want the failing read to fail alone", err)
+	}
+	if tryErr == nil {
+		t.Error("the read of a wrong-sized vector did not fail")
+	}
+	var titles []string
+	if err := o.Store.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
+		convs, err := tx.Conversations.List(ctx, 10)
+		for _, c := range convs {
+			titles = append(titles, c.Title)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(titles) != 2 || conv.Title != "after the failed read" {
+		t.Errorf("committed conversations %q (group's %q); want the group's and the one after it, once each", titles, conv.Title)
+	}
+}
+
+// TestTogetherRefusesDependentFns: a fn that runs another statement than it sent before
+// (it read another fn's result) fails the group instead of being answered wrongly.
+func TestTogetherRefusesDependentFns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	o := testdb.Open(t, 2)
+	owner, _ := o.Owner(t, "dependent")
+	err := o.Store.InOwner(ctx, owner.ID, func(tx agent.Tx) error {
+		var conv steward.Conversation
+		return tx.Together(ctx, func() error {
+			var err error
+			conv, err = tx.Conversations.Create(ctx, "first")
+			return err
+		}, func() error {
+			_, err := tx.Conversations.Get(ctx, conv.ID) // conv is set by the other fn
+			return err
+		})
+	})
+	if err == nil || !strings.Contains(err.Error(), "depend") {
+		t.Fatalf("InOwner = %v, want the group refused", err)
+	}
+}
+
+// TestHouseholdFileTravelsWithTheNextRead: the turn loop's filing of a suspended turn is
+// deferred and shares the round trip of the read after it.
+func TestHouseholdFileTravelsWithTheNextRead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	o, proxy, trace := counted(t)
+	owner, _ := o.Owner(t, "filer")
+	n := roundTrips(t, ctx, o, proxy, owner.ID, func(tx agent.Tx) error {
+		if err := tx.Household.File(ctx, uuid.New(), []steward.HouseholdCall{{CallID: "c1", ArgsHash: "h", Tool: "create_task"}}, time.Now().Add(time.Hour)); err != nil {
+			return err
+		}
+		_, err := tx.Links.Notifiable(ctx)
+		return err
+	})
+	if n != 2 {
+		t.Errorf("file and read: %d round trips, want 2 (with COMMIT); trace:\n%s", n, trace)
+	}
+}
+
+// TestTogetherNestedJoinsTheRound: a group nested in a group's fn (memory recall's two reads
+// in a turn's start) sends its fns' first statements in the outer group's first round.
+func TestTogetherNestedJoinsTheRound(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	o, proxy, trace := counted(t)
+	owner, _ := o.Owner(t, "nested")
+	var ctl steward.Controls
+	var rules []steward.Rule
+	var facts []steward.MemoryFact
+	n := roundTrips(t, ctx, o, proxy, owner.ID, func(tx agent.Tx) error {
+		return tx.Together(ctx, func() error {
+			return tx.Together(ctx, func() error {
+				var err error
+				rules, err = tx.Rules.For(ctx, "create_task")
+				return err
+			}, func() error {
+				var err error
+				facts, err = tx.Memory.MatchFacts(ctx, []string{"milk"}, 3)
+				return err
+			})
+		}, func() error {
+			var err error
+			ctl, err = tx.Safety.Controls(ctx)
+			return err
+		})
+	})
+	if n != 2 {
+		t.Errorf("three reads, two of them nested: %d round trips, want 2 (with COMMIT); trace:\n%s", n, trace)
+	}
+	if ctl.OwnerKilled || rules == nil || facts == nil {
+		t.Errorf("nested reads: %+v %v %v", ctl, rules, facts)
+	}
+}
