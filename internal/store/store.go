@@ -291,6 +291,9 @@ func (t *Tx) try(ctx context.Context, fn func() error) error {
 		return fmt.Errorf("try: %w", err)
 	}
 	if err := fn(); err != nil {
+		if errors.Is(err, errNotYet) { // fn runs again with its result (together.go)
+			return err
+		}
 		if _, rerr := t.tx.Exec(context.WithoutCancel(ctx), rollbackToSQL); rerr != nil {
 			return fmt.Errorf("%w (and the transaction failed: %w)", err, rerr)
 		}
@@ -306,6 +309,9 @@ var _ agent.Store = (*Store)(nil)
 
 // notFound maps pgx.ErrNoRows to ErrNotFound and wraps everything else with what failed.
 func notFound(what string, err error) error {
+	if err == errNotYet { // a group's statement whose result comes with its round (together.go)
+		return err
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%s: %w", what, ErrNotFound)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -97,13 +96,15 @@ func (c *conn) grouped() bool {
 
 // group is the state of pipe.together: per fn, the statements it sent and their results.
 type group struct {
-	logs    map[string][]*sent // by fn: "i" for the group's fn i, "i/n.j" for fn j of the nth group nested in it
-	cur     string             // the fn running
-	pos     int                // its next statement in logs[cur]
-	nested  int                // the groups nested in the running top fn so far
-	stopped bool               // the fn needs a result not fetched yet: it runs again next round
-	fresh   []*sent            // the statements of this round, for its batch
-	broken  error              // a fn ran another statement than it had sent: fns depend on each other
+	logs    [][]*sent      // by fn: the group's fn i is i; nested fns get theirs from nestIDs
+	nestIDs map[[3]int]int // a nested fn's log: by its parent's, the nest's number in the top fn, its index
+	cur     int            // the fn running
+	pos     int            // its next statement in logs[cur]
+	nested  int            // the groups nested in the running top fn so far
+	stopped bool           // the fn needs a result not fetched yet: it runs again next round
+	fresh   []*sent        // the statements of this round, for its batch
+	slab    []sent         // where alloc takes sents from
+	broken  error          // a fn ran another statement than it had sent: fns depend on each other
 }
 
 // sent is one statement of a group and what came back for it.
@@ -121,10 +122,14 @@ type fetched struct {
 	rows   [][][]byte
 	tag    pgconn.CommandTag
 	types  *pgtype.Map
+	// plans are the scan plans of each column, for the type last scanned into (a fn that
+	// runs again scans into the same types).
+	plans     []pgtype.ScanPlan
+	planTypes []reflect.Type
 }
 
 func (p *pipe) together(ctx context.Context, fns []func() error) error {
-	g := &group{logs: make(map[string][]*sent, len(fns))}
+	g := &group{logs: make([][]*sent, len(fns)), fresh: make([]*sent, 0, 8)}
 	p.g = g
 	defer func() { p.g = nil }()
 	errs := make([]error, len(fns))
@@ -137,7 +142,7 @@ func (p *pipe) together(ctx context.Context, fns []func() error) error {
 			if done[i] {
 				continue
 			}
-			g.cur, g.pos, g.stopped, g.nested = strconv.Itoa(i), 0, false, 0
+			g.cur, g.pos, g.stopped, g.nested = i, 0, false, 0
 			err := fn()
 			if g.broken != nil {
 				return g.broken
@@ -227,11 +232,20 @@ func (g *group) nest(fns []func() error) error {
 	}
 	parent, pos := g.cur, g.pos
 	g.nested++
-	id := parent + "/" + strconv.Itoa(g.nested) + "."
+	if g.nestIDs == nil {
+		g.nestIDs = map[[3]int]int{}
+	}
 	errs := make([]error, len(fns))
 	stopped := false
 	for j, fn := range fns {
-		g.cur, g.pos, g.stopped = id+strconv.Itoa(j), 0, false
+		key := [3]int{parent, g.nested, j}
+		id, ok := g.nestIDs[key]
+		if !ok {
+			id = len(g.logs)
+			g.nestIDs[key] = id
+			g.logs = append(g.logs, nil)
+		}
+		g.cur, g.pos, g.stopped = id, 0, false
 		errs[j] = fn()
 		if g.broken != nil {
 			return g.broken
@@ -243,6 +257,15 @@ func (g *group) nest(fns []func() error) error {
 		return errNotYet
 	}
 	return firstErr(errs)
+}
+
+// alloc is a new sent, from a slab (a group sends a handful of statements).
+func (g *group) alloc() *sent {
+	if len(g.slab) == cap(g.slab) {
+		g.slab = make([]sent, 0, 8)
+	}
+	g.slab = g.slab[:len(g.slab)+1]
+	return &g.slab[len(g.slab)-1]
 }
 
 // next answers a statement of the running fn: from its log when it sent it in an earlier
@@ -275,7 +298,11 @@ func (g *group) next(sql string, args []any) (s *sent, ok bool) {
 			}
 		}
 	}
-	s = &sent{name: name, sql: sql, args: args, deferred: deferrable[name]}
+	s = g.alloc()
+	*s = sent{name: name, sql: sql, args: args, deferred: deferrable[name]}
+	if g.logs[g.cur] == nil {
+		g.logs[g.cur] = make([]*sent, 0, 4)
+	}
 	g.logs[g.cur] = append(g.logs[g.cur], s)
 	g.pos++
 	g.fresh = append(g.fresh, s)
@@ -347,12 +374,19 @@ func (r *fetchedRows) Scan(dest ...any) error {
 		r.err = fmt.Errorf("number of field descriptions must equal number of destinations, got %d and %d", len(row), len(dest))
 		return r.err
 	}
+	f := r.f
+	if f.plans == nil {
+		f.plans, f.planTypes = make([]pgtype.ScanPlan, len(row)), make([]reflect.Type, len(row))
+	}
 	for i, d := range dest {
 		if d == nil {
 			continue
 		}
-		fd := r.f.fields[i]
-		if err := r.f.types.Scan(fd.DataTypeOID, fd.Format, row[i], d); err != nil {
+		fd := f.fields[i]
+		if t := reflect.TypeOf(d); f.planTypes[i] != t {
+			f.plans[i], f.planTypes[i] = f.types.PlanScan(fd.DataTypeOID, fd.Format, d), t
+		}
+		if err := f.plans[i].Scan(row[i], d); err != nil {
 			r.err = pgx.ScanArgError{ColumnIndex: i, FieldName: fd.Name, Err: err}
 			return r.err
 		}
