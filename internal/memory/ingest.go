@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -27,15 +28,24 @@ type pending struct {
 // whose exact words are already current in memory, and a few unembedded facts. When that
 // leaves nothing to embed, extract or store, it completes the item in tx and returns nil.
 func (s *Service) load(ctx context.Context, tx *store.Tx, in store.Ingest) (*pending, error) {
-	msgs, err := tx.Conversations.Messages(ctx, in.ConversationID)
+	// The reads that need nothing read before them share a round trip (agent.Tx.Together).
+	var msgs []steward.StoredMessage
+	var turn steward.Turn
+	var backfill []store.MemoryFact
+	err := tx.Agent().Together(ctx, func() (err error) {
+		msgs, err = tx.Conversations.Messages(ctx, in.ConversationID)
+		return err
+	}, func() (err error) {
+		turn, err = tx.Turns.Get(ctx, in.TurnID)
+		return err
+	}, func() (err error) {
+		backfill, err = tx.Memory.UnembeddedFacts(ctx, backfillFacts)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	turn, err := tx.Turns.Get(ctx, in.TurnID)
-	if err != nil {
-		return nil, err
-	}
-	p := &pending{in: in, ex: exchangeOf(msgs, in.TurnID)}
+	p := &pending{in: in, ex: exchangeOf(msgs, in.TurnID), backfill: backfill}
 	p.ex.origin = originOf(turn.Trigger)
 	// Words already in memory (same kind and origin) are not stored again: recall would
 	// return them twice, and the copy would cost an embedding and an index insertion.
@@ -45,9 +55,6 @@ func (s *Service) load(ctx context.Context, tx *store.Tx, in store.Ingest) (*pen
 		return nil, err
 	}
 	p.chunks = slices.DeleteFunc(all, func(c string) bool { return known[c] })
-	if p.backfill, err = tx.Memory.UnembeddedFacts(ctx, backfillFacts); err != nil {
-		return nil, err
-	}
 	if len(p.chunks) == 0 && len(p.backfill) == 0 {
 		return nil, tx.Outbox.CompleteIngest(ctx, in)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/store"
@@ -98,7 +99,8 @@ func (w *Worker) Drain(ctx context.Context, max int) (Drained, error) {
 	return total, nil
 }
 
-// handle ingests items, Concurrency at a time.
+// handle ingests items, Concurrency at a time. An owner's items are first claimed and read
+// together (owned); what that could not take goes alone (one).
 func (w *Worker) handle(ctx context.Context, due []store.DueIngest) Drained {
 	var (
 		mu    sync.Mutex
@@ -106,11 +108,11 @@ func (w *Worker) handle(ctx context.Context, due []store.DueIngest) Drained {
 		wg    sync.WaitGroup
 		slots = make(chan struct{}, orDefault(w.Concurrency, 4))
 	)
-	for _, item := range due {
+	run := func(fn func() Drained) {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			d := w.one(ctx, item)
+			d := fn()
 			mu.Lock()
 			total.Done += d.Done
 			total.Retry += d.Retry
@@ -119,8 +121,92 @@ func (w *Worker) handle(ctx context.Context, due []store.DueIngest) Drained {
 			mu.Unlock()
 		})
 	}
+	var owners []uuid.UUID
+	byOwner := map[uuid.UUID][]store.DueIngest{}
+	for _, item := range due {
+		if _, ok := byOwner[item.OwnerID]; !ok {
+			owners = append(owners, item.OwnerID)
+		}
+		byOwner[item.OwnerID] = append(byOwner[item.OwnerID], item)
+	}
+	var alone []store.DueIngest
+	for _, owner := range owners {
+		items := byOwner[owner]
+		if len(items) == 1 {
+			alone = append(alone, items[0])
+			continue
+		}
+		done, claimed, rest := w.owned(ctx, owner, items)
+		mu.Lock()
+		total.Done += done.Done
+		total.Skipped += done.Skipped
+		mu.Unlock()
+		for _, c := range claimed {
+			run(func() Drained { return w.finish(ctx, owner, c.in, c.p, c.loadErr) })
+		}
+		alone = append(alone, rest...)
+	}
+	for _, item := range alone {
+		run(func() Drained { return w.one(ctx, item) })
+	}
 	wg.Wait()
 	return total
+}
+
+// owned claims and reads one owner's items in one pipelined transaction, their statements
+// sharing round trips (agent.Tx.Together: the claims in one, each item's reads in the next):
+// an exchange memory already holds is completed there. It returns how many it completed or
+// found taken by another worker, the claimed items left to finish (ingest, or record a failed
+// read), each on its own, and — when the transaction failed — all items, to go alone.
+func (w *Worker) owned(ctx context.Context, owner uuid.UUID, items []store.DueIngest) (done Drained, claimed []claimedItem, rest []store.DueIngest) {
+	now, lease := w.Memory.now(), orDefault(w.Lease, 2*time.Minute) // the same on every run of a fn
+	got := make([]claimedItem, len(items))
+	err := w.Memory.Store.WithOwnerPipelined(ctx, owner, func(tx *store.Tx) error {
+		fns := make([]func() error, len(items))
+		for i, item := range items {
+			fns[i] = func() error {
+				c := claimedItem{}
+				c.in, c.claimErr = tx.Outbox.ClaimIngest(ctx, item.ID, now, lease)
+				if c.claimErr == nil {
+					c.p, c.loadErr = w.Memory.load(ctx, tx, c.in)
+				}
+				got[i] = c
+				return nil
+			}
+		}
+		return tx.Agent().Together(ctx, fns...)
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			zerolog.Ctx(ctx).Warn().Err(err).Stringer("owner_id", owner).Int("items", len(items)).Msg("memory worker: the owner's items could not be taken together; each goes alone")
+		}
+		return Drained{}, nil, items
+	}
+	backfill := false
+	for _, c := range got {
+		switch {
+		case c.claimErr != nil:
+			done.Skipped++ // claimed by another worker first
+		case c.p == nil && c.loadErr == nil:
+			done.Done++ // memory held it: completed in load
+		default:
+			// The owner's unembedded facts were read once per item, before any was
+			// ingested: the first item embeds them, the others would embed them again.
+			if c.p != nil && backfill {
+				c.p.backfill = nil
+			}
+			backfill = backfill || (c.p != nil && len(c.p.backfill) > 0)
+			claimed = append(claimed, c)
+		}
+	}
+	return done, claimed, nil
+}
+
+// claimedItem is an item owned claimed, with what load read (p) or why it could not.
+type claimedItem struct {
+	in                store.Ingest
+	p                 *pending
+	claimErr, loadErr error
 }
 
 // one claims, ingests and completes one item, or records why not.
@@ -161,12 +247,21 @@ func (w *Worker) one(ctx context.Context, item store.DueIngest) Drained {
 		}
 		return Drained{Skipped: 1}
 	}
+	return w.finish(ctx, item.OwnerID, in, p, loadErr)
+}
+
+// finish ingests a claimed item that load read (p; nil when load completed it) or could not
+// read (loadErr), and records the outcome.
+func (w *Worker) finish(ctx context.Context, owner uuid.UUID, in store.Ingest, p *pending, loadErr error) Drained {
+	log := zerolog.Ctx(ctx).With().Stringer("owner_id", owner).Int64("outbox_id", in.ID).Logger()
+	st := w.Memory.Store
 	var got ingested
+	var err error
 	switch {
 	case loadErr != nil:
 		err = fmt.Errorf("load turn %s: %w", in.TurnID, loadErr)
 	case p != nil:
-		got, err = w.Memory.ingest(ctx, item.OwnerID, p)
+		got, err = w.Memory.ingest(ctx, owner, p)
 	}
 	if err == nil {
 		log.Debug().Int("chunks", got.chunks).Int("facts", got.facts).Int("facts_embedded", got.embedded).Msg("memory worker: turn ingested")
@@ -178,7 +273,7 @@ func (w *Worker) one(ctx context.Context, item store.DueIngest) Drained {
 	if ctx.Err() != nil {
 		// Interrupted, not failed: give the attempt back. If even this fails, the lease
 		// lapses and the item is claimed again.
-		_ = st.WithOwner(rec, item.OwnerID, func(tx *store.Tx) error { return tx.Outbox.ReleaseIngest(rec, in) })
+		_ = st.WithOwner(rec, owner, func(tx *store.Tx) error { return tx.Outbox.ReleaseIngest(rec, in) })
 		return Drained{Skipped: 1}
 	}
 	if errors.Is(err, store.ErrConflict) {
@@ -186,7 +281,7 @@ func (w *Worker) one(ctx context.Context, item store.DueIngest) Drained {
 	}
 	giveUp := in.Attempts >= orDefault(w.MaxAttempts, 5)
 	retryIn := w.backoff(in.Attempts)
-	ferr := st.WithOwner(rec, item.OwnerID, func(tx *store.Tx) error {
+	ferr := st.WithOwner(rec, owner, func(tx *store.Tx) error {
 		return tx.Outbox.FailIngest(rec, in, err.Error(), w.Memory.now().Add(retryIn), giveUp)
 	})
 	if ferr != nil {
@@ -200,8 +295,6 @@ func (w *Worker) one(ctx context.Context, item store.DueIngest) Drained {
 	return Drained{Retry: 1}
 }
 
-// backoff is the wait after the attempt-th failure: Backoff doubled per attempt, capped at
-// MaxBackoff, half of it random.
 func (w *Worker) backoff(attempt int) time.Duration {
 	d := orDefault(w.Backoff, 30*time.Second)
 	limit := orDefault(w.MaxBackoff, time.Hour)

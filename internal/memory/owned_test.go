@@ -1,0 +1,73 @@
+package memory_test
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stewardhq/steward/internal/benchcycle"
+	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/testdb"
+)
+
+// TestOwnersItemsTakenTogether: one owner's queued exchanges that memory already holds are
+// claimed, read and completed in one transaction whose statements share round trips — the
+// claims, the reads that need nothing before them, the chunk lookup, the completions and
+// COMMIT: five for six items, not six transactions of six round trips each — and each is done.
+func TestOwnersItemsTakenTogether(t *testing.T) {
+	t.Parallel()
+	var proxy *benchcycle.Proxy
+	var trace strings.Builder
+	e := newEnvAs(t, func(d testdb.DB) string {
+		u, err := url.Parse(d.AppURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if proxy, err = benchcycle.NewProxy(u.Host); err != nil {
+			t.Fatal(err)
+		}
+		proxy.SetTrace(&trace)
+		t.Cleanup(func() { _ = proxy.Close() })
+		u.Host = proxy.Addr()
+		return u.String()
+	})
+	alice := e.owner("alice")
+	milk := func() { e.turn(alice, nil, "remind me to buy milk", `Added "buy milk" to your tasks.`) }
+	milk()
+	if d := e.drainAll(e.worker); d.Done != 1 {
+		t.Fatalf("first drain = %+v, want 1 done", d)
+	}
+	// Two repeats first: their transaction prepares the statements on the connection.
+	milk()
+	milk()
+	if d := e.drainAll(e.worker); d.Done != 2 {
+		t.Fatalf("second drain = %+v, want 2 done", d)
+	}
+	for range 6 {
+		milk()
+	}
+	c0 := proxy.Counts()
+	d, err := e.worker.Drain(e.ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := proxy.Counts().Sub(c0)
+	if d.Done != 6 || d.Retry+d.Failed+d.Skipped != 0 {
+		t.Errorf("drain = %+v, want the 6 repeats done", d)
+	}
+	if c.RoundTrips != 5 {
+		t.Errorf("draining 6 known exchanges took %d round trips (%d new connections), want 5\n%s", c.RoundTrips, c.Connections, trace.String())
+	}
+	n := 0
+	for _, ch := range e.chunks(alice, "buy milk", memory.KindConversation) {
+		if strings.Contains(ch.Text, "buy milk") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d chunks of the milk exchange, want 1", n)
+	}
+	if b := e.backlog(alice); b.Pending != 0 {
+		t.Errorf("backlog after the drain = %+v, want none pending", b)
+	}
+}
