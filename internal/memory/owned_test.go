@@ -1,7 +1,6 @@
 package memory_test
 
 import (
-	"net/url"
 	"strings"
 	"testing"
 
@@ -17,19 +16,11 @@ import (
 func TestOwnersItemsTakenTogether(t *testing.T) {
 	t.Parallel()
 	var proxy *benchcycle.Proxy
-	var trace strings.Builder
+	var trace *testdb.Trace
 	e := newEnvAs(t, func(d testdb.DB) string {
-		u, err := url.Parse(d.AppURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if proxy, err = benchcycle.NewProxy(u.Host); err != nil {
-			t.Fatal(err)
-		}
-		proxy.SetTrace(&trace)
-		t.Cleanup(func() { _ = proxy.Close() })
-		u.Host = proxy.Addr()
-		return u.String()
+		var u string
+		u, proxy, trace = testdb.Counted(t, d.AppURL)
+		return u
 	})
 	alice := e.owner("alice")
 	milk := func() { e.turn(alice, nil, "remind me to buy milk", `Added "buy milk" to your tasks.`) }

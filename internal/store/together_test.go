@@ -2,9 +2,7 @@ package store_test
 
 import (
 	"context"
-	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,43 +16,17 @@ import (
 )
 
 // counted opens a Store whose connections pass through a proxy that counts round trips
-// (benchcycle.Proxy, the one make bench-cycle reads), and returns it with the proxy.
-func counted(t *testing.T) (testdb.Opened, *benchcycle.Proxy, *lockedText) {
+// (testdb.Counted), and returns it with the proxy and its trace.
+func counted(t *testing.T) (testdb.Opened, *benchcycle.Proxy, *testdb.Trace) {
 	t.Helper()
 	var proxy *benchcycle.Proxy
-	trace := &lockedText{}
+	var trace *testdb.Trace
 	o := testdb.OpenAs(t, 1, func(d testdb.DB) string {
-		u, err := url.Parse(d.AppURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if proxy, err = benchcycle.NewProxy(u.Host); err != nil {
-			t.Fatal(err)
-		}
-		proxy.SetTrace(trace)
-		t.Cleanup(func() { _ = proxy.Close() })
-		u.Host = proxy.Addr()
-		return u.String()
+		var u string
+		u, proxy, trace = testdb.Counted(t, d.AppURL)
+		return u
 	})
 	return o, proxy, trace
-}
-
-// lockedText is the proxy's trace, written from its connections' goroutines.
-type lockedText struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedText) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedText) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // roundTrips is how many round trips fn's transaction took, on a warm connection.
