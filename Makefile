@@ -91,6 +91,8 @@ bench-lambda: db rie ## a Lambda cold start under the Runtime Interface Emulator
 # bin/peer-langgraph, where npm installs its pinned dependencies once (the source stays clean).
 PEER_LANGGRAPH ?= $(abspath $(ROOT)/../shared/peer-langgraph)
 CYCLES ?= 300
+# BENCH_FLAGS: more flags for bin/benchcycle, e.g. "-no-peer -trace FILE" (one line per round trip to PostgreSQL)
+BENCH_FLAGS ?=
 
 bench-cycle: build db ## steward serve vs LangGraph.js, suspend → approve over HTTP on the dev PostgreSQL: one table
 	@if [ ! -f "$(PEER_LANGGRAPH)/bench.mjs" ]; then echo "bench-cycle: no $(PEER_LANGGRAPH)/bench.mjs; set PEER_LANGGRAPH=dir" >&2; exit 1; fi
@@ -102,7 +104,7 @@ bench-cycle: build db ## steward serve vs LangGraph.js, suspend → approve over
 	fi
 	@cp "$(PEER_LANGGRAPH)/bench.mjs" bin/peer-langgraph/
 	$(GO) build -trimpath -o bin/benchcycle ./cmd/benchcycle
-	@$(load_env); bin/benchcycle -steward bin/steward -peer bin/peer-langgraph -cycles $(CYCLES)
+	@$(load_env); bin/benchcycle -steward bin/steward -peer bin/peer-langgraph -cycles $(CYCLES) $(BENCH_FLAGS)
 
 SOAK ?= 10000
 
