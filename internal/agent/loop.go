@@ -63,10 +63,15 @@ func (x *run) send(e StreamEvent) {
 }
 
 // inOwner runs fn in one of the run's transactions, then delivers the stream events fn
-// queued, after the transaction ended (committed or not).
+// queued, after the transaction ended (committed or not). When it did not commit, x's turn
+// is as it was before (a save's version bump, made before a deferred save came back, with it).
 func (r *Runner) inOwner(ctx context.Context, x *run, fn func(Tx) error) error {
 	x.inTx = true
+	before := x.turn
 	err := r.Store.InOwner(ctx, x.turn.OwnerID, fn)
+	if err != nil {
+		x.turn = before
+	}
 	x.inTx = false
 	queued := x.queued
 	x.queued = nil
@@ -426,7 +431,8 @@ func (r *Runner) finish(ctx context.Context, x *run, status steward.Status, answ
 			}
 		}
 		x.record("turn_"+string(status), map[string]any{"error": errMsg, "iterations": x.st.Iterations, "usage": x.st.Usage})
-		saved, err := tx.Turns.Save(ctx, x.turn)
+		// Only writes follow: the save travels with them and COMMIT, in one round trip.
+		saved, err := tx.Turns.Finish(ctx, x.turn)
 		if err != nil {
 			return err
 		}
@@ -530,7 +536,8 @@ func (r *Runner) saveSuspended(ctx context.Context, tx Tx, x *run) error {
 	x.turn.Status, x.turn.State, x.turn.ExpiresAt = steward.StatusSuspended, x.st, &exp
 	r.account(x)
 	x.record("turn_suspended", map[string]any{"pending": len(x.st.Pending), "expires_at": exp})
-	saved, err := tx.Turns.Save(ctx, x.turn)
+	// Deferred: the hook's first statement, or COMMIT, carries it (and its error).
+	saved, err := tx.Turns.Finish(ctx, x.turn)
 	if err != nil {
 		return err
 	}
@@ -659,8 +666,10 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 		return x.flush(ctx, tx)
 	}
 	err := r.inOwner(ctx, x, func(tx Tx) error { return decideBatch(tx, true) })
-	if errors.As(err, new(*mergedWriteError)) {
-		x.turn = turn
+	if err != nil && (merged || errors.As(err, new(*mergedWriteError))) {
+		// The suspension saved with the decisions failed: at its save, or at COMMIT, which
+		// carries the deferred save's error (Turns.Finish). Decided again, saved apart.
+		x.turn, merged = turn, false
 		err = r.inOwner(ctx, x, func(tx Tx) error { return decideBatch(tx, false) })
 	}
 	if err == nil && merged {

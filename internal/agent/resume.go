@@ -39,8 +39,8 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 	claim := func(merge bool) error {
 		x.events, x.st = nil, nil
 		return r.inOwner(ctx, x, func(tx Tx) error {
-			// The turn, the owner's tools and admission's state share a round trip
-			// (Tx.Together); their outcomes are taken in the order they always were.
+			// The turn, admission's state, the household's votes and the owner's tools share a
+			// round trip (Tx.Together); their outcomes are taken in the order they always were.
 			var turn steward.Turn
 			var extra []tools.Tool
 			var getErr, toolsErr, admitErr error
@@ -51,6 +51,14 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 				admitErr = r.admit(ctx, tx, steward.Admission{OwnerID: ownerID, Resume: true})
 				return nil
 			}}
+			if r.Hold != nil {
+				// The household's votes on the turn, Hold's first read: the transaction keeps
+				// them for it (a failed read here is Hold's to read again).
+				fns = append(fns, func() error {
+					_, _ = tx.Household.Votes(ctx, turnID)
+					return nil
+				})
+			}
 			if r.OwnerTools != nil {
 				// Read each time: a redone claim reads them again, the first read having
 				// rolled back with everything else.
@@ -105,10 +113,13 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 				return admitErr
 			}
 			// The claim (exactly once: a concurrent confirm waits on its row lock, then finds
-			// the turn claimed) and the journal's reads share a round trip; when the claim
-			// fails, so does the transaction, and the reads are rolled back with it.
+			// the turn claimed), the journal's reads and the conversation's history share a
+			// round trip; when the claim fails, so does the transaction, and the reads are
+			// rolled back with it.
 			var claimed steward.Turn
 			var calls []steward.CallRecord
+			var stored []steward.StoredMessage
+			var conv steward.Conversation
 			err = tx.Together(ctx, func() error {
 				var err error
 				claimed, err = tx.Turns.Claim(ctx, turnID, now, r.lease())
@@ -119,6 +130,14 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 			}, func() error {
 				var err error
 				calls, err = tx.Journal.Calls(ctx, turnID)
+				return err
+			}, func() error {
+				var err error
+				stored, err = tx.Conversations.Messages(ctx, turn.ConversationID)
+				return err
+			}, func() error {
+				var err error
+				conv, err = tx.Conversations.Get(ctx, turn.ConversationID)
 				return err
 			})
 			if err != nil {
@@ -141,19 +160,6 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 				if err := r.executeClaimed(ctx, tx, x, journal); err != nil {
 					return err
 				}
-			}
-			var stored []steward.StoredMessage
-			var conv steward.Conversation
-			if err := tx.Together(ctx, func() error {
-				var err error
-				stored, err = tx.Conversations.Messages(ctx, x.turn.ConversationID)
-				return err
-			}, func() error {
-				var err error
-				conv, err = tx.Conversations.Get(ctx, x.turn.ConversationID)
-				return err
-			}); err != nil {
-				return err
 			}
 			r.loadHistory(x, stored, conv.Summary, x.st.HistorySeq)
 			return x.flush(ctx, tx)

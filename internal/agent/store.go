@@ -87,6 +87,9 @@ type Turns interface {
 	Create(ctx context.Context, conversationID uuid.UUID, trigger steward.Trigger, model string) (steward.Turn, error)
 	Get(ctx context.Context, id uuid.UUID) (steward.Turn, error)
 	Save(ctx context.Context, turn steward.Turn) (steward.Turn, error)
+	// Finish is Save deferred: it travels with the transaction's next statement or its
+	// COMMIT, whose failure then carries its error (ErrConflict for a lost version).
+	Finish(ctx context.Context, turn steward.Turn) (steward.Turn, error)
 	// Claim takes a suspended turn for one resume (exactly once), leased until now+lease;
 	// now (Runner.Now) decides expiry and lapsed leases.
 	Claim(ctx context.Context, id uuid.UUID, now time.Time, lease time.Duration) (steward.Turn, error)

@@ -23,6 +23,7 @@ type Household struct{ *conn }
 // household's policies name, and returns how many member votes it asked for (0: none
 // matched, or the owner is in no household).
 func (t Household) Request(ctx context.Context, turnID uuid.UUID, calls []steward.HouseholdCall, expires time.Time) (int, error) {
+	t.votes = nil // a vote may change
 	b, err := json.Marshal(calls)
 	if err != nil {
 		return 0, err
@@ -37,6 +38,7 @@ func (t Household) Request(ctx context.Context, turnID uuid.UUID, calls []stewar
 // File is Request for the turn loop, which does not need the count: in its pipelined
 // transaction it is deferred (pipeline.go) and travels with the next statement.
 func (t Household) File(ctx context.Context, turnID uuid.UUID, calls []steward.HouseholdCall, expires time.Time) error {
+	t.votes = nil // a vote may change
 	b, err := json.Marshal(calls)
 	if err != nil {
 		return err
@@ -54,21 +56,31 @@ const (
 )
 
 // Votes are the votes on the owner's own turn, the owner's first for each call.
+// In the turn loop's pipelined transaction they are read once until the transaction writes
+// a vote (a confirm reads them with its turn, and Runner.Hold then finds them).
 func (t Household) Votes(ctx context.Context, turnID uuid.UUID) ([]steward.HouseholdVote, error) {
+	if v, ok := t.votes[turnID]; ok && !t.grouped() {
+		return v, nil
+	}
 	rows, err := t.tx.Query(ctx, `SELECT call_id, args_hash, tool, approver_id, approver_name, status, coalesce(message, '')
 		FROM household_votes($1)`, turnID)
 	if err != nil {
 		return nil, fmt.Errorf("household votes: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (steward.HouseholdVote, error) {
+	votes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (steward.HouseholdVote, error) {
 		var v steward.HouseholdVote
 		err := r.Scan(&v.CallID, &v.ArgsHash, &v.Tool, &v.ApproverID, &v.ApproverName, &v.Status, &v.Message)
 		return v, err
 	})
+	if err == nil && t.pipelined {
+		t.votes = map[uuid.UUID][]steward.HouseholdVote{turnID: votes}
+	}
+	return votes, err
 }
 
 // Close voids the still-pending votes on the owner's own turn (it was decided).
 func (t Household) Close(ctx context.Context, turnID uuid.UUID) error {
+	t.votes = nil // a vote may change
 	_, err := t.tx.Exec(ctx, `SELECT household_close($1)`, turnID)
 	if err != nil {
 		return fmt.Errorf("household close: %w", err)
@@ -80,6 +92,7 @@ func (t Household) Close(ctx context.Context, turnID uuid.UUID) error {
 // or before now as expired (the sweep's transaction, after Turns.Expire), and returns how
 // many.
 func (t Household) Expire(ctx context.Context, now time.Time) (int64, error) {
+	t.votes = nil // a vote may change
 	var n int64
 	if err := t.tx.QueryRow(ctx, `SELECT household_expire($1)`, now).Scan(&n); err != nil {
 		return 0, fmt.Errorf("household expire: %w", err)
@@ -96,6 +109,7 @@ func (t Household) lockTurn(ctx context.Context, turnID uuid.UUID) error {
 
 // DecideOwn records the owner's own vote on a call of their turn, while it is pending.
 func (t Household) DecideOwn(ctx context.Context, turnID uuid.UUID, callID string, approve bool, message string, now time.Time) error {
+	t.votes = nil // a vote may change
 	if err := t.lockTurn(ctx, turnID); err != nil {
 		return err
 	}
@@ -139,6 +153,7 @@ func (t Household) Inbox(ctx context.Context, limit int) ([]steward.HouseholdApp
 // while it is pending and before it expires; else ErrNotFound (unknown, another's, or
 // already decided: Get tells which).
 func (t Household) Decide(ctx context.Context, id uuid.UUID, approve bool, message string, now time.Time) (steward.HouseholdApproval, error) {
+	t.votes = nil // a vote may change
 	a, err := t.Get(ctx, id)
 	if err != nil {
 		return a, err

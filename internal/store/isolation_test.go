@@ -205,7 +205,7 @@ func TestIsolation(t *testing.T) {
 
 // probeStore: through every store method, bob sees, changes and deletes none of alice's rows.
 func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
-	covers("Account.APIKeys", "Journal.Calls", "Safety.Caps", "Turns.Claim", "Tasks.CompleteTask", "Turns.InConversation", "Conversations.Delete", "Rules.Delete", "Tasks.DeleteTask", "Tasks.ForgetFact", "Conversations.Get", "Tasks.GetTask", "Turns.Get", "Conversations.List", "Tasks.ListFacts", "Tasks.ListNotifications", "Tasks.ListTasks", "Turns.List", "Journal.MarkUnknownCalls", "Conversations.Messages", "Account.Get", "Journal.PendingCalls", "Journal.RecentEvents", "Account.RevokeAPIKey", "Rules.List", "Rules.For", "Turns.Save", "Tasks.SearchFacts", "Safety.SpentInWindow", "Conversations.Touch", "Journal.TurnEvents", "Journal.UpdateCall",
+	covers("Account.APIKeys", "Journal.Calls", "Safety.Caps", "Turns.Claim", "Tasks.CompleteTask", "Turns.InConversation", "Conversations.Delete", "Rules.Delete", "Tasks.DeleteTask", "Tasks.ForgetFact", "Conversations.Get", "Tasks.GetTask", "Turns.Get", "Conversations.List", "Tasks.ListFacts", "Tasks.ListNotifications", "Tasks.ListTasks", "Turns.List", "Journal.MarkUnknownCalls", "Conversations.Messages", "Account.Get", "Journal.PendingCalls", "Journal.RecentEvents", "Account.RevokeAPIKey", "Rules.List", "Rules.For", "Turns.Save", "Turns.Finish", "Tasks.SearchFacts", "Safety.SpentInWindow", "Conversations.Touch", "Journal.TurnEvents", "Journal.UpdateCall",
 		"Sessions.Create", "Sessions.List", "Sessions.Revoke", "Turns.ClaimContinuing", "Turns.Continuing",
 		"Links.Notifiable", "Links.Create", "Links.Get", "Links.Use",
 		"Documents.Create", "Documents.List", "Documents.Get", "Documents.Content", "Documents.Delete",
@@ -261,6 +261,8 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		zero("continuing turns", len(cont), err)
 		_, err = tx.Turns.Save(ctx, steward.Turn{ID: a.turn, Version: 2, Status: steward.StatusCompleted})
 		refused("turns save", err)
+		_, err = tx.Turns.Finish(ctx, steward.Turn{ID: a.turn, Version: 2, Status: steward.StatusCompleted})
+		refused("turns finish", err)
 
 		calls, err := tx.Journal.Calls(ctx, a.turn)
 		zero("tool_calls list", len(calls), err)

@@ -32,6 +32,7 @@ var deferrable = map[string]bool{
 	// ErrConflict, and so does the transaction.
 	"UpdateToolCall":    true,
 	"TouchConversation": true,
+	"FinishTurn":        true, // Turns.Finish: SaveTurn deferred
 	// Tx.try's savepoint and its release: they travel with the guarded reads, or with COMMIT.
 	"Savepoint":        true,
 	"ReleaseSavepoint": true,
@@ -39,7 +40,7 @@ var deferrable = map[string]bool{
 
 // oneRow are the deferrable writes that must move exactly one row, checked when their
 // result comes back.
-var oneRow = map[string]bool{"UpdateToolCall": true, "TouchConversation": true}
+var oneRow = map[string]bool{"UpdateToolCall": true, "TouchConversation": true, "FinishTurn": true}
 
 // movedOne is the command tag a deferred oneRow write returns at once.
 var movedOne = pgconn.NewCommandTag("UPDATE 1")

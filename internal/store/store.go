@@ -158,7 +158,10 @@ type conn struct {
 	// control is the gate's state (kill switches and mode) read once per pipelined
 	// transaction: the loop's kill-switch check and the gate's guards and mode share one
 	// read (docs/ARCHITECTURE.md §6); nil until read, and in other transactions.
-	control   *db.ControlStateRow
+	control *db.ControlStateRow
+	// votes are the household votes on one turn read in a pipelined transaction
+	// (Household.Votes), until it writes one; nil otherwise.
+	votes     map[uuid.UUID][]steward.HouseholdVote
 	pipelined bool
 }
 

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -234,5 +235,98 @@ func TestTogetherNestedJoinsTheRound(t *testing.T) {
 	}
 	if ctl.OwnerKilled || rules == nil || facts == nil {
 		t.Errorf("nested reads: %+v %v %v", ctl, rules, facts)
+	}
+}
+
+// TestFinishTravelsWithCommit: a turn's last save (Turns.Finish) and the writes after it
+// reach the server with COMMIT in one round trip; when another save moved the turn's version
+// on, COMMIT fails with ErrConflict and nothing of the transaction is kept.
+func TestFinishTravelsWithCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	o, proxy, trace := counted(t)
+	owner, _ := o.Owner(t, "finisher")
+	var turn steward.Turn
+	if err := o.Store.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
+		c, err := tx.Conversations.Create(ctx, "finish")
+		if err == nil {
+			turn, err = tx.Turns.Create(ctx, c.ID, steward.TriggerChat, "m")
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	finish := func(tx agent.Tx, v steward.Turn) error {
+		v.Status, v.Answer = steward.StatusRunning, "still going"
+		saved, err := tx.Turns.Finish(ctx, v)
+		if err != nil {
+			return err
+		}
+		turn = saved
+		return tx.Conversations.Touch(ctx, v.ConversationID, "")
+	}
+	n := roundTrips(t, ctx, o, proxy, owner.ID, func(tx agent.Tx) error { return finish(tx, turn) })
+	if n != 1 {
+		t.Errorf("finish and touch: %d round trips, want 1 (with COMMIT); trace:\n%s", n, trace)
+	}
+	stale := turn
+	stale.Version--
+	err := o.Store.InOwner(ctx, owner.ID, func(tx agent.Tx) error {
+		if err := finish(tx, stale); err != nil {
+			return err
+		}
+		_, err := tx.Conversations.Create(ctx, "must not commit")
+		return err
+	})
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("finish of a stale version = %v, want ErrConflict", err)
+	}
+	var titles []string
+	if err := o.Store.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
+		convs, err := tx.Conversations.List(ctx, 10)
+		for _, c := range convs {
+			titles = append(titles, c.Title)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(titles) != 1 {
+		t.Errorf("conversations after the failed finish: %q, want only the first", titles)
+	}
+}
+
+// TestVotesKeptUntilAVote: in the turn loop's transaction the household votes on a turn are
+// read once (a confirm reads them with its turn, and the household's hold finds them), and
+// read again after the transaction records a vote.
+func TestVotesKeptUntilAVote(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	o, proxy, trace := counted(t)
+	owner, _ := o.Owner(t, "voter")
+	turn := uuid.New()
+	reads := func(vote bool) func(agent.Tx) error {
+		return func(tx agent.Tx) error {
+			for range 2 {
+				if _, err := tx.Household.Votes(ctx, turn); err != nil {
+					return err
+				}
+			}
+			if !vote {
+				return nil
+			}
+			if err := tx.Household.DecideOwn(ctx, turn, "c1", true, "", time.Now()); err != nil {
+				return err
+			}
+			_, err := tx.Household.Votes(ctx, turn)
+			return err
+		}
+	}
+	if n := roundTrips(t, ctx, o, proxy, owner.ID, reads(false)); n != 2 {
+		t.Errorf("two reads of the votes: %d round trips, want 2 (one and COMMIT); trace:\n%s", n, trace)
+	}
+	// The vote's lock and update, then the read again, then COMMIT.
+	if n := roundTrips(t, ctx, o, proxy, owner.ID, reads(true)); n != 5 {
+		t.Errorf("reads, a vote, a read: %d round trips, want 5; trace:\n%s", n, trace)
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/stewardhq/steward/db"
 )
@@ -68,9 +70,20 @@ func (t Turns) InConversation(ctx context.Context, conversationID uuid.UUID, lim
 	return toTurns(rows)
 }
 
-// SaveTurn writes a running or resuming turn's new status, state, usage and outcome. It fails
+// Save writes a running or resuming turn's new status, state, usage and outcome. It fails
 // with ErrConflict when the turn's version moved on (someone else saved it first).
 func (t Turns) Save(ctx context.Context, turn steward.Turn) (steward.Turn, error) {
+	return t.save(ctx, t.q, turn)
+}
+
+// Finish is Save deferred: in the turn loop's pipelined transaction (pipeline.go) it travels
+// with the next statement or COMMIT, whose failure carries its error — ErrConflict for a
+// lost version — and fails the transaction all the same.
+func (t Turns) Finish(ctx context.Context, turn steward.Turn) (steward.Turn, error) {
+	return t.save(ctx, db.New(renamed{DBTX: t.tx, name: "FinishTurn"}), turn)
+}
+
+func (t Turns) save(ctx context.Context, q *db.Queries, turn steward.Turn) (steward.Turn, error) {
 	var state []byte
 	if turn.State != nil {
 		var err error
@@ -78,7 +91,7 @@ func (t Turns) Save(ctx context.Context, turn steward.Turn) (steward.Turn, error
 			return turn, fmt.Errorf("encode turn state: %w", err)
 		}
 	}
-	n, err := t.q.SaveTurn(ctx, db.SaveTurnParams{
+	n, err := q.SaveTurn(ctx, db.SaveTurnParams{
 		OwnerID: t.ownerID, ID: turn.ID, Version: turn.Version, Status: string(turn.Status), State: state,
 		Iterations: int32(turn.Iterations), InputTokens: turn.Usage.InputTokens, OutputTokens: turn.Usage.OutputTokens,
 		CachedTokens: turn.Usage.CachedTokens, CostMicros: turn.CostMicros, Model: turn.Model,
@@ -92,6 +105,20 @@ func (t Turns) Save(ctx context.Context, turn steward.Turn) (steward.Turn, error
 	}
 	turn.Version++
 	return turn, nil
+}
+
+// renamed runs sqlc's statements under another query name (their first line), so the pipe
+// treats them as that name: Turns.Finish is SaveTurn, deferred.
+type renamed struct {
+	db.DBTX
+	name string
+}
+
+func (r renamed) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if old := queryName(sql); old != "" {
+		sql = "-- name: " + r.name + strings.TrimPrefix(sql, "-- name: "+old)
+	}
+	return r.DBTX.Exec(ctx, sql, args...)
 }
 
 // Claim moves a suspended turn to resuming in one conditional update and returns it with
