@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
@@ -52,6 +53,30 @@ func TestEveryExecModeServesOwners(t *testing.T) {
 			})
 			if err != nil {
 				t.Fatalf("%q: %v", mode, err)
+			}
+		}
+		// The turn loop's pipelined transaction: reads sharing a round trip (Together),
+		// answered from the batch, and deferred writes.
+		for range 2 {
+			err = s.InOwner(ctx, alice.ID, func(tx agent.Tx) error {
+				var got steward.Conversation
+				var msgs []steward.StoredMessage
+				if err := tx.Together(ctx, func() (err error) {
+					got, err = tx.Conversations.Get(ctx, conv.ID)
+					return err
+				}, func() (err error) {
+					msgs, err = tx.Conversations.Messages(ctx, conv.ID)
+					return err
+				}); err != nil {
+					return err
+				}
+				if got.ID != conv.ID || got.Title != "mode "+mode || msgs == nil {
+					t.Errorf("%q: together read %+v, %v", mode, got, msgs)
+				}
+				return tx.Conversations.Touch(ctx, conv.ID, "")
+			})
+			if err != nil {
+				t.Fatalf("%q: pipelined: %v", mode, err)
 			}
 		}
 		err = s.WithOwner(ctx, bob.ID, func(tx *store.Tx) error {
