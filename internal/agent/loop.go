@@ -100,9 +100,12 @@ func (x *run) flush(ctx context.Context, tx Tx) error {
 		}
 		// Secrets never reach the trace; redaction keeps JSON valid (it only edits inside
 		// strings), and anything else falls back to a marker.
-		if red := trace.Redact(string(b)); json.Valid([]byte(red)) {
+		s := string(b)
+		switch red := trace.Redact(s); {
+		case red == s: // nothing to redact: b is json.Marshal's
+		case json.Valid([]byte(red)):
 			b = []byte(red)
-		} else {
+		default:
 			b = []byte(`{"redacted":true}`)
 		}
 		rows[i] = steward.NewEvent{Seq: e.seq, Kind: e.kind, Data: b}
@@ -207,8 +210,8 @@ func (r *Runner) open(ctx context.Context, x *run, in Input, reads bool, vec []f
 			return err
 		}
 		// Written with the turn's next transaction, like every event.
-		x.record("turn_started", map[string]any{"trigger": in.Trigger, "conversation_id": conv.ID, "model": r.Model.Name(),
-			"prompt_version": PromptVersion, "prompt_sha256": promptSHA256})
+		x.record("turn_started", turnStarted{Trigger: in.Trigger, ConversationID: conv.ID, Model: r.Model.Name(),
+			PromptVersion: PromptVersion, PromptSHA256: promptSHA256})
 		return nil
 	})
 	if err != nil {
@@ -382,10 +385,10 @@ func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response
 	}
 	x.st.CostMicros += cost
 	r.attempts(x, resp, err)
-	data := map[string]any{"model": r.Model.Name(), "finish": resp.Finish, "finish_detail": resp.FinishDetail,
-		"usage": resp.Usage, "cost_micros": cost, "latency_ms": time.Since(start).Milliseconds(), "tools": withTools}
+	data := modelCall{Model: r.Model.Name(), Finish: resp.Finish, FinishDetail: resp.FinishDetail,
+		Usage: resp.Usage, CostMicros: cost, LatencyMS: time.Since(start).Milliseconds(), Tools: withTools}
 	if err != nil {
-		data["error"] = "model call failed"
+		data.Error = "model call failed"
 	}
 	x.record("model_call", data)
 	return resp, err
@@ -430,7 +433,7 @@ func (r *Runner) finish(ctx context.Context, x *run, status steward.Status, answ
 				return err
 			}
 		}
-		x.record("turn_"+string(status), map[string]any{"error": errMsg, "iterations": x.st.Iterations, "usage": x.st.Usage})
+		x.record("turn_"+string(status), turnEnded{Error: errMsg, Iterations: x.st.Iterations, Usage: x.st.Usage})
 		// Only writes follow: the save travels with them and COMMIT, in one round trip.
 		saved, err := tx.Turns.Finish(ctx, x.turn)
 		if err != nil {
@@ -535,7 +538,7 @@ func (r *Runner) saveSuspended(ctx context.Context, tx Tx, x *run) error {
 	exp := r.now().Add(ttl)
 	x.turn.Status, x.turn.State, x.turn.ExpiresAt = steward.StatusSuspended, x.st, &exp
 	r.account(x)
-	x.record("turn_suspended", map[string]any{"pending": len(x.st.Pending), "expires_at": exp})
+	x.record("turn_suspended", turnSuspended{Pending: len(x.st.Pending), ExpiresAt: exp})
 	// Deferred: the hook's first statement, or COMMIT, carries it (and its error).
 	saved, err := tx.Turns.Finish(ctx, x.turn)
 	if err != nil {
@@ -622,14 +625,14 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 				return err
 			}
 			rec := steward.CallRecord{TurnID: x.turn.ID, CallID: c.ID, Tool: c.Name, Kind: tool.Kind, Args: c.Args, ArgsHash: hash}
-			x.record("tool_requested", map[string]any{"call_id": c.ID, "tool": c.Name, "kind": tool.Kind, "args_hash": hash})
+			x.record("tool_requested", toolRequested{CallID: c.ID, Tool: c.Name, Kind: tool.Kind, ArgsHash: hash})
 			if !vet[i].gated {
 				recs[i] = rec
 				reads = append(reads, i)
 				continue
 			}
 			d := decisions[i]
-			x.record("gate_decision", map[string]any{"call_id": c.ID, "tool": c.Name, "verdict": d.Verdict, "by": d.By, "reason": d.Reason})
+			x.record("gate_decision", gateDecision{CallID: c.ID, Tool: c.Name, Verdict: d.Verdict, By: d.By, Reason: &d.Reason})
 			rec.DecidedBy = d.By
 			switch d.Verdict {
 			case steward.Allow:
@@ -771,8 +774,8 @@ func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledg
 	default:
 		return res, fmt.Errorf("run %s: %w", c.Name, err)
 	}
-	x.record("tool_result", map[string]any{"call_id": c.ID, "tool": c.Name, "ok": !res.IsError,
-		"bytes": len(res.Output), "duration_ms": time.Since(start).Milliseconds()})
+	x.record("tool_result", toolResult{CallID: c.ID, Tool: c.Name, OK: !res.IsError,
+		Bytes: len(res.Output), DurationMS: time.Since(start).Milliseconds()})
 	x.send(StreamEvent{Type: "tool_result", Result: &res})
 	return res, nil
 }
@@ -858,7 +861,7 @@ func (r *Runner) enforce(ctx context.Context, tx Tx, x *run, c steward.ToolCall)
 		return res, err == nil, err
 	}
 	res = refusal(c, "refused by "+d.By, d.Reason)
-	x.record("gate_decision", map[string]any{"call_id": c.ID, "tool": c.Name, "verdict": d.Verdict, "by": d.By, "at": "execution"})
+	x.record("gate_decision", gateDecision{CallID: c.ID, Tool: c.Name, Verdict: d.Verdict, By: d.By, At: "execution"})
 	return res, false, tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallDenied, Result: res.Output, DecidedBy: d.By})
 }
 

@@ -290,7 +290,7 @@ func (r *Runner) decide(ctx context.Context, tx Tx, x *run, byCall map[string]st
 	for _, c := range calls {
 		journal[c.CallID] = c
 	}
-	x.record("turn_resumed", map[string]any{"decisions": len(byCall)})
+	x.record("turn_resumed", turnResumed{Decisions: len(byCall)})
 	for _, p := range x.st.Pending {
 		d, c := byCall[p.CallID], journal[p.CallID]
 		if c.Status != steward.CallPending {
@@ -305,7 +305,7 @@ func (r *Runner) decide(ctx context.Context, tx Tx, x *run, byCall map[string]st
 		}
 		c.Status, c.DecidedBy, c.Message = to, "human", d.Message
 		journal[p.CallID] = c
-		x.record("gate_decision", map[string]any{"call_id": p.CallID, "tool": p.Tool, "verdict": map[bool]steward.Verdict{true: steward.Allow, false: steward.Deny}[d.Approve], "by": "human"})
+		x.record("gate_decision", gateDecision{CallID: p.CallID, Tool: p.Tool, Verdict: map[bool]steward.Verdict{true: steward.Allow, false: steward.Deny}[d.Approve], By: "human"})
 		if d.Approve && d.Always != steward.AlwaysNone {
 			rule, err := tx.Rules.Create(ctx, alwaysRule(p, d.Always))
 			if err != nil {
