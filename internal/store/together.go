@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -33,7 +34,7 @@ func (t *Tx) together(ctx context.Context, fns ...func() error) error {
 	if p.g != nil {
 		return p.g.nest(fns)
 	}
-	err := p.together(ctx, fns)
+	saved, err := p.together(ctx, fns)
 	if errors.Is(err, errBatchFailed) {
 		// The batch's failure is undone, so is everything since the savepoint; once more,
 		// one statement at a time.
@@ -42,7 +43,7 @@ func (t *Tx) together(ctx context.Context, fns ...func() error) error {
 		}
 		err = inOrder(fns)
 	}
-	if err == nil {
+	if err == nil && saved {
 		p.queue = append(p.queue, queued{name: "ReleaseSavepoint", sql: releaseGroupSQL})
 	}
 	return err
@@ -128,14 +129,18 @@ type fetched struct {
 	planTypes []reflect.Type
 }
 
-func (p *pipe) together(ctx context.Context, fns []func() error) error {
+// together runs the rounds of Tx.together. The group's savepoint, needed only to let a
+// failed statement fail alone (under Tx.try), is set when a fn's first round opens a savepoint
+// of its own (saved); without it a failed statement fails the transaction, as it would have
+// when run alone — unless a fn opens its savepoint after its first statement, which no caller
+// does.
+func (p *pipe) together(ctx context.Context, fns []func() error) (saved bool, err error) {
 	g := &group{logs: make([][]*sent, len(fns)), fresh: make([]*sent, 0, 8)}
 	p.g = g
 	defer func() { p.g = nil }()
 	errs := make([]error, len(fns))
 	done := make([]bool, len(fns))
-	p.queue = append(p.queue, queued{name: "Savepoint", sql: groupSavepointSQL})
-	for {
+	for round := 0; ; round++ {
 		g.fresh = g.fresh[:0]
 		left := 0
 		for i, fn := range fns {
@@ -145,7 +150,7 @@ func (p *pipe) together(ctx context.Context, fns []func() error) error {
 			g.cur, g.pos, g.stopped, g.nested = i, 0, false, 0
 			err := fn()
 			if g.broken != nil {
-				return g.broken
+				return saved, g.broken
 			}
 			if g.stopped {
 				left++
@@ -153,21 +158,33 @@ func (p *pipe) together(ctx context.Context, fns []func() error) error {
 			}
 			done[i], errs[i] = true, err
 		}
+		if round == 0 && slices.ContainsFunc(g.fresh, func(s *sent) bool { return s.name == "Savepoint" }) {
+			saved = true
+			p.queue = append(p.queue, queued{name: "Savepoint", sql: groupSavepointSQL})
+		}
 		if left == 0 {
 			// The last round's deferred writes wait for the next statement, as any others.
 			for _, s := range g.fresh {
 				p.queue = append(p.queue, queued{name: s.name, sql: s.sql, args: s.args})
 			}
-			return firstErr(errs)
+			return saved, firstErr(errs)
 		}
-		if err := p.fetch(ctx, g.fresh); err != nil {
-			return err
+		if err := p.fetch(ctx, g.fresh, saved); err != nil {
+			return saved, err
 		}
 	}
 }
 
 // fetch sends what is queued and the round's statements in one batch and keeps their results.
-func (p *pipe) fetch(ctx context.Context, round []*sent) error {
+// A statement of the round that fails is errBatchFailed when the group has its savepoint
+// (saved), else the transaction's failure.
+func (p *pipe) fetch(ctx context.Context, round []*sent, saved bool) error {
+	failed := func(s *sent, err error) error {
+		if saved {
+			return fmt.Errorf("%w: %s: %w", errBatchFailed, s.name, err)
+		}
+		return notFound("pipelined "+s.name, err)
+	}
 	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(p.queue)+len(round))}
 	for _, q := range p.queue {
 		b.Queue(q.sql, q.args...)
@@ -185,7 +202,7 @@ func (p *pipe) fetch(ctx context.Context, round []*sent) error {
 		if s.deferred {
 			tag, err := br.Exec()
 			if err != nil {
-				return fmt.Errorf("%w: %s: %w", errBatchFailed, s.name, err)
+				return failed(s, err)
 			}
 			if oneRow[s.name] && tag.RowsAffected() != 1 {
 				return fmt.Errorf("pipelined %s: %d rows moved: %w", s.name, tag.RowsAffected(), ErrConflict)
@@ -194,7 +211,7 @@ func (p *pipe) fetch(ctx context.Context, round []*sent) error {
 		}
 		rows, err := br.Query()
 		if err != nil {
-			return fmt.Errorf("%w: %s: %w", errBatchFailed, s.name, err)
+			return failed(s, err)
 		}
 		f := &fetched{fields: append([]pgconn.FieldDescription(nil), rows.FieldDescriptions()...), types: p.c.TypeMap()}
 		for rows.Next() {
@@ -216,7 +233,7 @@ func (p *pipe) fetch(ctx context.Context, round []*sent) error {
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return fmt.Errorf("%w: %s: %w", errBatchFailed, s.name, err)
+			return failed(s, err)
 		}
 		f.tag = rows.CommandTag()
 		s.tag, s.res = f.tag, f

@@ -53,7 +53,7 @@ func roundTrips(t *testing.T, ctx context.Context, o testdb.Opened, p *benchcycl
 func TestTogetherSharesRoundTrips(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	o, proxy, _ := counted(t)
+	o, proxy, trace := counted(t)
 	owner, _ := o.Owner(t, "together")
 	var convID uuid.UUID
 	if err := o.Store.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
@@ -105,6 +105,10 @@ func TestTogetherSharesRoundTrips(t *testing.T) {
 	})
 	if nAlone != 5 || nTogether != 3 {
 		t.Errorf("round trips: %d one after the other, %d together; want 5 and 3 (with COMMIT)", nAlone, nTogether)
+	}
+	// No fn opens a savepoint of its own, so neither does the group (a subtransaction less).
+	if strings.Contains(trace.String(), "Savepoint") {
+		t.Errorf("a group without Try set a savepoint:\n%s", trace)
 	}
 	if together.conv.ID != convID || together.conv.Title != "kept" || together.msgs == nil || together.ctl != alone.ctl {
 		t.Errorf("together read %+v; alone %+v", together, alone)
@@ -328,5 +332,35 @@ func TestVotesKeptUntilAVote(t *testing.T) {
 	// The vote's lock and update, then the read again, then COMMIT.
 	if n := roundTrips(t, ctx, o, proxy, owner.ID, reads(true)); n != 5 {
 		t.Errorf("reads, a vote, a read: %d round trips, want 5; trace:\n%s", n, trace)
+	}
+}
+
+// TestTogetherFailingReadFailsTheTransaction: without Try, a read that fails in a group's
+// batch fails the transaction, as it would have run alone, and nothing of it commits.
+func TestTogetherFailingReadFailsTheTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	o := testdb.Open(t, 2)
+	owner, _ := o.Owner(t, "intolerant")
+	err := o.Store.InOwner(ctx, owner.ID, func(tx agent.Tx) error {
+		return tx.Together(ctx, func() error {
+			_, err := tx.Conversations.Create(ctx, "must not commit")
+			return err
+		}, func() error {
+			_, err := tx.Memory.NearestChunks(ctx, []float32{1, 2, 3}, 3)
+			return err
+		})
+	})
+	if err == nil || !strings.Contains(err.Error(), "dimensions") {
+		t.Fatalf("InOwner = %v, want the read's error", err)
+	}
+	if err := o.Store.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
+		convs, err := tx.Conversations.List(ctx, 10)
+		if len(convs) != 0 {
+			t.Errorf("%d conversations committed, want none", len(convs))
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
