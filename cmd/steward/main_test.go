@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stewardhq/steward/internal/testdb"
@@ -129,22 +128,4 @@ func TestOneLine(t *testing.T) {
 	if got != want {
 		t.Fatalf("oneLine = %q, want %q", got, want)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a server goroutine writing and a test reading.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -19,7 +19,7 @@ func TestServeHealthzAndGracefulShutdown(t *testing.T) {
 	env["STEWARD_ADDR"] = "127.0.0.1:0"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr testdb.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, &stdout, &stderr) }()
 
@@ -69,7 +69,7 @@ func TestServeRefusesAnUnpricedModel(t *testing.T) {
 	env["STEWARD_MODEL"] = "gemini-9-unpriced"
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a server that starts is stopped here
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr testdb.Buffer
 	err := run(ctx, []string{"serve"}, func(k string) string { return env[k] }, &stdout, &stderr)
 	code := exitCode(err, &stderr)
 	r := result{stdout.String(), stderr.String(), code}
@@ -111,7 +111,7 @@ func TestServeSuspendAndApproveOverHTTP(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr testdb.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, &stdout, &stderr) }()
 	addr := regexp.MustCompile(`http://(127\.0\.0\.1:\d+)`)

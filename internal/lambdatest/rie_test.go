@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -224,7 +223,7 @@ func findRIE(t testing.TB) string {
 type emulator struct {
 	name string
 	url  string
-	logs *syncBuffer
+	logs *testdb.Buffer
 }
 
 // startRIE runs bootstrap under its own emulator, on free loopback ports, with env as the
@@ -236,7 +235,7 @@ func startRIE(t testing.TB, rie, name, bootstrap string, env []string) *emulator
 	cmd := exec.Command(rie, "--runtime-interface-emulator-address", invokeAddr, "--runtime-api-address", runtimeAddr, bootstrap)
 	cmd.Dir = filepath.Dir(bootstrap)
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "AWS_LAMBDA_FUNCTION_NAME=" + name}, env...)
-	logs := &syncBuffer{}
+	logs := &testdb.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -348,22 +347,4 @@ func freeAddr(t testing.TB) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
-}
-
-// syncBuffer is a bytes.Buffer safe for the emulator's two output streams.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

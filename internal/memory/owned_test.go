@@ -16,7 +16,7 @@ import (
 func TestOwnersItemsTakenTogether(t *testing.T) {
 	t.Parallel()
 	var proxy *benchcycle.Proxy
-	var trace *testdb.Trace
+	var trace *testdb.Buffer
 	e := newEnvAs(t, func(d testdb.DB) string {
 		var u string
 		u, proxy, trace = testdb.Counted(t, d.AppURL)

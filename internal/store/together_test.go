@@ -18,10 +18,10 @@ import (
 
 // counted opens a Store whose connections pass through a proxy that counts round trips
 // (testdb.Counted), and returns it with the proxy and its trace.
-func counted(t *testing.T) (testdb.Opened, *benchcycle.Proxy, *testdb.Trace) {
+func counted(t *testing.T) (testdb.Opened, *benchcycle.Proxy, *testdb.Buffer) {
 	t.Helper()
 	var proxy *benchcycle.Proxy
-	var trace *testdb.Trace
+	var trace *testdb.Buffer
 	o := testdb.OpenAs(t, 1, func(d testdb.DB) string {
 		var u string
 		u, proxy, trace = testdb.Counted(t, d.AppURL)
