@@ -47,6 +47,22 @@ func roundTrips(t *testing.T, ctx context.Context, o testdb.Opened, p *benchcycl
 	return c.RoundTrips
 }
 
+// committedTitles are the titles of the owner's conversations, as committed.
+func committedTitles(t *testing.T, ctx context.Context, o testdb.Opened, owner uuid.UUID) []string {
+	t.Helper()
+	var titles []string
+	if err := o.Store.WithOwner(ctx, owner, func(tx *store.Tx) error {
+		convs, err := tx.Conversations.List(ctx, 10)
+		for _, c := range convs {
+			titles = append(titles, c.Title)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return titles
+}
+
 // TestTogetherSharesRoundTrips: three independent reads of the turn loop, and the read
 // after the first of them, cost one round trip each when run one after the other, and two
 // in all with Together — which answers each as if it had run alone. COMMIT is one more.
@@ -150,16 +166,7 @@ func TestTogetherFailingReadFailsAlone(t *testing.T) {
 	if tryErr == nil {
 		t.Error("the read of a wrong-sized vector did not fail")
 	}
-	var titles []string
-	if err := o.Store.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
-		convs, err := tx.Conversations.List(ctx, 10)
-		for _, c := range convs {
-			titles = append(titles, c.Title)
-		}
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	titles := committedTitles(t, ctx, o, owner.ID)
 	if len(titles) != 2 || conv.Title != "after the failed read" {
 		t.Errorf("committed conversations %q (group's %q); want the group's and the one after it, once each", titles, conv.Title)
 	}
@@ -285,16 +292,7 @@ func TestFinishTravelsWithCommit(t *testing.T) {
 	if !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("finish of a stale version = %v, want ErrConflict", err)
 	}
-	var titles []string
-	if err := o.Store.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
-		convs, err := tx.Conversations.List(ctx, 10)
-		for _, c := range convs {
-			titles = append(titles, c.Title)
-		}
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	titles := committedTitles(t, ctx, o, owner.ID)
 	if len(titles) != 1 {
 		t.Errorf("conversations after the failed finish: %q, want only the first", titles)
 	}
@@ -354,13 +352,7 @@ func TestTogetherFailingReadFailsTheTransaction(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "dimensions") {
 		t.Fatalf("InOwner = %v, want the read's error", err)
 	}
-	if err := o.Store.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
-		convs, err := tx.Conversations.List(ctx, 10)
-		if len(convs) != 0 {
-			t.Errorf("%d conversations committed, want none", len(convs))
-		}
-		return err
-	}); err != nil {
-		t.Fatal(err)
+	if titles := committedTitles(t, ctx, o, owner.ID); len(titles) != 0 {
+		t.Errorf("conversations committed: %q, want none", titles)
 	}
 }
