@@ -28,11 +28,11 @@ type pending struct {
 // whose exact words are already current in memory, and a few unembedded facts. When that
 // leaves nothing to embed, extract or store, it completes the item in tx and returns nil.
 func (s *Service) load(ctx context.Context, tx *store.Tx, in store.Ingest) (*pending, error) {
-	// The reads that need nothing read before them share a round trip (agent.Tx.Together).
+	// The reads that need nothing read before them share a round trip (store.Tx.Together).
 	var msgs []steward.StoredMessage
 	var turn steward.Turn
 	var backfill []store.MemoryFact
-	err := tx.Agent().Together(ctx, func() (err error) {
+	err := tx.Together(ctx, func() (err error) {
 		msgs, err = tx.Conversations.Messages(ctx, in.ConversationID)
 		return err
 	}, func() (err error) {

@@ -34,8 +34,7 @@ func (s *Service) Recall(ctx context.Context, ownerID uuid.UUID, message string)
 	}
 	// Pipelined: BEGIN travels with the first read (one round trip fewer).
 	err = s.Store.WithOwnerPipelined(ctx, ownerID, func(tx *store.Tx) error {
-		a := tx.Agent()
-		block, untrusted, err = s.recallIn(ctx, a.Memory, a.Together, vec, message)
+		block, untrusted, err = s.recallIn(ctx, tx.Memory, tx.Together, vec, message)
 		return err
 	})
 	if err != nil {

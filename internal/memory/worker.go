@@ -154,7 +154,7 @@ func (w *Worker) handle(ctx context.Context, due []store.DueIngest) Drained {
 }
 
 // owned claims and reads one owner's items in one pipelined transaction, their statements
-// sharing round trips (agent.Tx.Together: the claims in one, each item's reads in the next):
+// sharing round trips (store.Tx.Together: the claims in one, each item's reads in the next):
 // an exchange memory already holds is completed there. It returns how many it completed or
 // found taken by another worker, the claimed items left to finish (ingest, or record a failed
 // read), each on its own, and — when the transaction failed — all items, to go alone.
@@ -174,7 +174,7 @@ func (w *Worker) owned(ctx context.Context, owner uuid.UUID, items []store.DueIn
 				return nil
 			}
 		}
-		return tx.Agent().Together(ctx, fns...)
+		return tx.Together(ctx, fns...)
 	})
 	if err != nil {
 		if ctx.Err() == nil {

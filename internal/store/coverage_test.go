@@ -29,6 +29,7 @@ func covers(methods ...string) {
 var notProbed = map[string]string{
 	"OwnerID":          "returns the transaction's own owner id; no query",
 	"Agent":            "the same transaction as the agent's ports; no query of its own",
+	"Together":         "runs the caller's statements, in this transaction; no query of its own",
 	"Safety.LockOwner": "locks the owners row of the transaction's own owner; takes no id",
 }
 

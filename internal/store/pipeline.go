@@ -68,7 +68,7 @@ type queued struct {
 type pipe struct {
 	c     *pgx.Conn
 	queue []queued
-	g     *group // while Tx.together runs (together.go)
+	g     *group // while Tx.Together runs (together.go)
 }
 
 var _ db.DBTX = (*pipe)(nil)

@@ -272,7 +272,7 @@ func (s *Store) WithOwnerPipelined(ctx context.Context, ownerID uuid.UUID, fn fu
 func (t *Tx) Agent() agent.Tx {
 	return agent.Tx{Turns: t.Turns, Journal: t.Journal, Conversations: t.Conversations,
 		Safety: t.Safety, Rules: t.Rules, Data: t.Tasks, Ledger: t.Ledger, Links: t.Links,
-		Household: t.Household, Memory: t.Memory, MCP: t.MCPServers, Try: t.try, Together: t.together}
+		Household: t.Household, Memory: t.Memory, MCP: t.MCPServers, Try: t.try, Together: t.Together}
 }
 
 // The savepoint of try; sqlc-style names, so a pipelined transaction defers them

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// together runs fns as if one after the other — in order, the first error returned — while
+// Together runs fns as if one after the other — in order, the first error returned — while
 // their statements share round trips (docs/ARCHITECTURE.md §6). Each round runs every fn not
 // yet done until it needs a result the database has not sent yet; the statements they asked
 // for go to the server in one batch; the next round runs those fns again from the start,
@@ -26,7 +26,7 @@ import (
 // to before the first round and the fns run again one after the other, unbatched, so a
 // failing read under Tx.try fails alone, as it would have. Outside a pipelined transaction,
 // the fns simply run in order. Nested in a group's fn, its fns join that group's rounds.
-func (t *Tx) together(ctx context.Context, fns ...func() error) error {
+func (t *Tx) Together(ctx context.Context, fns ...func() error) error {
 	p, ok := t.tx.(*pipe)
 	if !ok || len(fns) < 2 {
 		return inOrder(fns)
@@ -129,7 +129,7 @@ type fetched struct {
 	planTypes []reflect.Type
 }
 
-// together runs the rounds of Tx.together. The group's savepoint, needed only to let a
+// together runs the rounds of Tx.Together. The group's savepoint, needed only to let a
 // failed statement fail alone (under Tx.try), is set when a fn's first round opens a savepoint
 // of its own (saved); without it a failed statement fails the transaction, as it would have
 // when run alone — unless a fn opens its savepoint after its first statement, which no caller
