@@ -42,7 +42,7 @@ var deferrable = map[string]bool{
 // result comes back.
 var oneRow = map[string]bool{"UpdateToolCall": true, "TouchConversation": true, "FinishTurn": true}
 
-// movedOne is the command tag a deferred oneRow write returns at once.
+// movedOne is the command tag a deferred oneRow write returns at once (deferredTag).
 var movedOne = pgconn.NewCommandTag("UPDATE 1")
 
 // queryName is sqlc's name of a query: its text starts with "-- name: Name :kind".
@@ -80,10 +80,7 @@ func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 	}
 	if name := queryName(sql); deferrable[name] {
 		p.queue = append(p.queue, queued{name: name, sql: sql, args: args})
-		if oneRow[name] {
-			return movedOne, nil
-		}
-		return pgconn.CommandTag{}, nil
+		return deferredTag(name), nil
 	}
 	if len(p.queue) == 0 {
 		return p.c.Exec(ctx, sql, args...)
@@ -191,9 +188,27 @@ func (p *pipe) drain(br pgx.BatchResults) error {
 		if err != nil {
 			return notFound("pipelined "+q.name, err)
 		}
-		if oneRow[q.name] && tag.RowsAffected() != 1 {
-			return fmt.Errorf("pipelined %s: %d rows moved: %w", q.name, tag.RowsAffected(), ErrConflict)
+		if err := movedOneRow(q.name, tag); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// deferredTag is the command tag a deferred write returns at once: one row moved when it
+// must move one (oneRow), checked by movedOneRow when its result comes back.
+func deferredTag(name string) pgconn.CommandTag {
+	if oneRow[name] {
+		return movedOne
+	}
+	return pgconn.CommandTag{}
+}
+
+// movedOneRow fails with ErrConflict when a deferred oneRow write came back having moved
+// another number of rows than the one its caller was told.
+func movedOneRow(name string, tag pgconn.CommandTag) error {
+	if oneRow[name] && tag.RowsAffected() != 1 {
+		return fmt.Errorf("pipelined %s: %d rows moved: %w", name, tag.RowsAffected(), ErrConflict)
 	}
 	return nil
 }

@@ -204,8 +204,8 @@ func (p *pipe) fetch(ctx context.Context, round []*sent, saved bool) error {
 			if err != nil {
 				return failed(s, err)
 			}
-			if oneRow[s.name] && tag.RowsAffected() != 1 {
-				return fmt.Errorf("pipelined %s: %d rows moved: %w", s.name, tag.RowsAffected(), ErrConflict)
+			if err := movedOneRow(s.name, tag); err != nil {
+				return err
 			}
 			continue
 		}
@@ -324,10 +324,7 @@ func (g *group) next(sql string, args []any) (s *sent, ok bool) {
 	g.pos++
 	g.fresh = append(g.fresh, s)
 	if s.deferred {
-		s.tag = pgconn.CommandTag{}
-		if oneRow[name] {
-			s.tag = movedOne
-		}
+		s.tag = deferredTag(name)
 		return s, true
 	}
 	g.stopped = true
