@@ -158,6 +158,11 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if err != nil {
 		return nil, fmt.Errorf("APP_DATABASE_URL: %w", err)
 	}
+	if !s.lazy { // a long-lived process: its connections run enough turns to keep one plan
+		if appURL, err = store.WithGenericPlans(appURL); err != nil {
+			return nil, fmt.Errorf("APP_DATABASE_URL: %w", err)
+		}
+	}
 	doorURL, err := store.WithExecMode(cfg.DoorDatabaseURL, cfg.DBExecMode)
 	if err != nil {
 		return nil, fmt.Errorf("DOOR_DATABASE_URL: %w", err)

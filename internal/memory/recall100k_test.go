@@ -21,8 +21,8 @@ import (
 
 // BenchmarkRecall100k is the recall target of issue 14: one owner with 100,000 chunks of
 // Dimension (768) floats, plus 50,000 chunks of nine other owners in the same table, searched
-// as the app runs it (store.WithOwner as steward_app under row-level security, then
-// Memory.NearestChunks) for the 10 nearest, over 100 fixed queries. It reports the p50 and
+// as steward serve runs it (store.WithOwner as steward_app under row-level security, on a
+// pool with store.WithGenericPlans, then Memory.NearestChunks) for the 10 nearest, over 100 fixed queries. It reports the p50 and
 // p99 latency of one owner transaction (BEGIN with the settings, the search, COMMIT) and
 // recall@10 against an exact ground truth (a sequential scan, computed once).
 //
@@ -70,7 +70,11 @@ func BenchmarkRecall100k(b *testing.B) {
 		(SELECT sum(pg_relation_size(inhrelid)) FROM pg_inherits WHERE inhparent = 'memory_chunks_embedding'::regclass)::bigint >> 20`).Scan(&indexDef, &chunks, &indexMB); err != nil {
 		b.Fatal(err)
 	}
-	s, err := store.Open(ctx, d.AppURL, 2)
+	appURL, err := store.WithGenericPlans(d.AppURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := store.Open(ctx, appURL, 2)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -234,9 +233,9 @@ func (p *pipe) commit(ctx context.Context) error {
 	return err
 }
 
-// setOwnerSQL sets the owner for row-level security and the HNSW scan mode and candidate
-// list, transaction-locally (beginOwnerSQL's settings, as one statement of a batch).
-var setOwnerSQL = "SELECT set_config('app.owner_id', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '" + strconv.Itoa(RecallEfSearch) + "', true)"
+// setOwnerSQL sets the owner for row-level security and ownerSettings, transaction-locally
+// (beginOwnerSQL's settings, as one statement of a batch).
+var setOwnerSQL = "SELECT set_config('app.owner_id', $1, true), " + ownerSettings
 
 // pending is true while the transaction's BEGIN has not been sent.
 func (p *pipe) pending() bool { return len(p.queue) > 0 && p.queue[0].name == "BEGIN" }
