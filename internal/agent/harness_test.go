@@ -28,8 +28,9 @@ type harness struct {
 	door   *store.Door
 	owner  uuid.UUID
 	runner *agent.Runner
-	// superURL connects as the superuser, which sees every session of the database.
-	superURL string
+	// superURL connects as the superuser, which sees every session of the database; appURL
+	// as steward_app, as store does.
+	superURL, appURL string
 	// clock is the runner's clock: tests advance it instead of sleeping past a lease or an
 	// expiry (docs/ARCHITECTURE.md §9).
 	clock *testClock
@@ -41,7 +42,7 @@ func newHarness(t testing.TB, model llm.Model) *harness {
 	t.Helper()
 	db := testdb.Open(t, 20)
 	owner, _ := db.Owner(t, "alice")
-	h := &harness{t: t, ctx: context.Background(), store: db.Store, door: db.Door, owner: owner.ID, superURL: db.SuperURL, clock: &testClock{}}
+	h := &harness{t: t, ctx: context.Background(), store: db.Store, door: db.Door, owner: owner.ID, superURL: db.SuperURL, appURL: db.AppURL, clock: &testClock{}}
 	type lookupArgs struct {
 		Key string `json:"key"`
 	}

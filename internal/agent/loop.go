@@ -780,10 +780,10 @@ func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledg
 	return res, nil
 }
 
-// execute runs an approved write with its journal: executing before, succeeded/failed after.
-// A tool whose effect stays in Postgres runs in the same transaction as its journal rows, so
-// effect and journal commit together. An external tool is journaled executing in its own
-// commit first; a crash before its result leaves it executing, later marked unknown.
+// execute runs an approved write with its journal: succeeded/failed after it ran. A tool
+// whose effect stays in Postgres runs in the same transaction as its journal row, so effect
+// and journal commit together. An external tool is journaled executing in its own commit
+// first; a crash before its result leaves it executing, later marked unknown.
 func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (steward.ToolResult, error) {
 	tool, _ := r.registry(x).Get(c.Name)
 	if !tool.External && !tool.Egress {
@@ -829,28 +829,26 @@ func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (stewa
 		res = errorResult(c, "the tool failed unexpectedly")
 	}
 	return res, r.inOwner(ctx, x, func(tx Tx) error {
-		if err := r.journalResult(ctx, tx, x, c, res); err != nil {
+		if err := r.journalResult(ctx, tx, x, c, steward.CallExecuting, res); err != nil {
 			return err
 		}
 		return x.flush(ctx, tx)
 	})
 }
 
-// executeLocal runs an approved database-local write in tx with its journal rows: the kill
-// switch and caps once more, executing, the tool on tx's data, then succeeded or failed. The
-// run's queued events are left for the caller to flush in tx.
+// executeLocal runs an approved database-local write in tx with its journal row: the kill
+// switch and caps once more, the tool on tx's data, then approved → succeeded or failed. No
+// "executing" comes between: nothing outside tx could see it, and a crash leaves neither the
+// effect nor the row. The run's queued events are left for the caller to flush in tx.
 func (r *Runner) executeLocal(ctx context.Context, tx Tx, x *run, c steward.ToolCall) (steward.ToolResult, error) {
 	res, ok, err := r.enforce(ctx, tx, x, c)
 	if err != nil || !ok {
 		return res, err
 	}
-	if err := tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallExecuting}); err != nil {
-		return res, err
-	}
 	if res, err = r.runTool(ctx, tx.Data, tx.Ledger, x, c); err != nil {
 		return res, err
 	}
-	return res, r.journalResult(ctx, tx, x, c, res)
+	return res, r.journalResult(ctx, tx, x, c, steward.CallApproved, res)
 }
 
 // enforce applies the kill switch and caps once more before an approved write runs; a
@@ -865,10 +863,10 @@ func (r *Runner) enforce(ctx context.Context, tx Tx, x *run, c steward.ToolCall)
 	return res, false, tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallDenied, Result: res.Output, DecidedBy: d.By})
 }
 
-// journalResult moves an executing call to succeeded or failed with its result; a succeeded
-// write keeps the inverse its tool handed over, and when it ran, for an undo.
-func (r *Runner) journalResult(ctx context.Context, tx Tx, x *run, c steward.ToolCall, res steward.ToolResult) error {
-	u := steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallExecuting, To: steward.CallSucceeded, Result: res.Output}
+// journalResult moves a call from status from to succeeded or failed with its result; a
+// succeeded write keeps the inverse its tool handed over, and when it ran, for an undo.
+func (r *Runner) journalResult(ctx context.Context, tx Tx, x *run, c steward.ToolCall, from steward.CallStatus, res steward.ToolResult) error {
+	u := steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: from, To: steward.CallSucceeded, Result: res.Output}
 	if inv, ok := x.inverses[c.ID]; ok && !res.IsError {
 		u.Inverse, u.At = &inv, r.now()
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/stewardhq/steward/internal/llm/gemini"
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/testdb"
 )
 
 func suspendOne(t *testing.T, extra ...scripted.Step) (*harness, steward.View) {
@@ -312,5 +313,39 @@ func TestStaleRunningTurnIsFailed(t *testing.T) {
 	got, err := h.runner.Turn(h.ctx, h.owner, turn.ID)
 	if err != nil || got.Status != steward.StatusFailed || !strings.Contains(got.Error, "interrupted") {
 		t.Fatalf("turn = %+v, %v", got, err)
+	}
+}
+
+// TestLocalWriteJournaledInTwoMoves: a confirmed database-local write moves its journal row
+// twice in the confirm's transaction — pending → approved (the decision), then approved →
+// succeeded with its result — not through "executing", which nothing outside that
+// transaction could ever see. The task exists once and the call is succeeded.
+func TestLocalWriteJournaledInTwoMoves(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, &benchModel{tool: "create_task", args: `{"title":"buy milk"}`})
+	u, _, trace := testdb.Counted(t, h.appURL)
+	s, err := store.Open(h.ctx, u, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	h.runner.Store = s
+	v := h.start("remind me to buy milk")
+	before := len(trace.String())
+	got, err := h.confirm(v, approveAll(v))
+	if err != nil || got.Status != steward.StatusCompleted {
+		t.Fatalf("confirm: %+v, %v", got, err)
+	}
+	confirm := trace.String()[before:]
+	if n := strings.Count(confirm, "UpdateToolCall") - strings.Count(confirm, "prepare UpdateToolCall"); n != 2 {
+		t.Errorf("the confirm moved the journal %d times, want 2 (decision, result):\n%s", n, confirm)
+	}
+	if tasks := h.tasks(); len(tasks) != 1 || tasks[0].Title != "buy milk" {
+		t.Errorf("tasks = %+v, want buy milk once", tasks)
+	}
+	for id, c := range h.journal(v.TurnID) {
+		if c.Status != steward.CallSucceeded || !strings.Contains(string(c.Result), "buy milk") {
+			t.Errorf("call %s: %s %s, want succeeded with the task", id, c.Status, c.Result)
+		}
 	}
 }
