@@ -20,12 +20,7 @@ import (
 func TestAuditLogAppendOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := testdb.New(t)
-	door, err := store.OpenDoor(ctx, d.OwnerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer door.Close()
+	d, door := newDoor(t)
 	owner, _, err := door.CreateOwner(ctx, "auditee")
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,6 @@ import (
 	"testing"
 
 	"github.com/stewardhq/steward/internal/store"
-	"github.com/stewardhq/steward/internal/testdb"
 )
 
 const (
@@ -159,12 +158,7 @@ func moduleRoot(t *testing.T) string {
 func TestAuthenticate(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := testdb.New(t)
-	door, err := store.OpenDoor(ctx, d.OwnerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer door.Close()
+	_, door := newDoor(t)
 	alice, aliceKey, err := door.CreateOwner(ctx, "alice")
 	if err != nil {
 		t.Fatal(err)

@@ -16,12 +16,7 @@ import (
 func TestEveryExecModeServesOwners(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := testdb.New(t)
-	door, err := store.OpenDoor(ctx, d.OwnerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer door.Close()
+	d, door := newDoor(t)
 	alice, _, err := door.CreateOwner(ctx, "alice")
 	if err != nil {
 		t.Fatal(err)
@@ -102,12 +97,7 @@ func TestEveryExecModeServesOwners(t *testing.T) {
 func TestPreparedStatementsPlanOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := testdb.New(t)
-	door, err := store.OpenDoor(ctx, d.OwnerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer door.Close()
+	d, door := newDoor(t)
 	vector := make([]float32, 768)
 	vector[0] = 1
 	for _, mode := range append([]string{""}, config.DBExecModes...) {
@@ -164,4 +154,16 @@ func TestPreparedStatementsPlanOnce(t *testing.T) {
 			t.Errorf("WithGenericPlans(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
+}
+
+// newDoor creates a fresh database (testdb.New) and opens its Door, closed with the test.
+func newDoor(t *testing.T) (testdb.DB, *store.Door) {
+	t.Helper()
+	d := testdb.New(t)
+	door, err := store.OpenDoor(context.Background(), d.OwnerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(door.Close)
+	return d, door
 }
