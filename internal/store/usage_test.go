@@ -20,15 +20,9 @@ func TestDailyUsageCounter(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := testdb.Open(t, 10)
-	s, door := d.Store, d.Door
-	owner, _, err := door.CreateOwner(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, _, err := door.CreateOwner(ctx, "bob")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := d.Store
+	owner, _ := d.Owner(t, "alice")
+	other, _ := d.Owner(t, "bob")
 	usage := func(id uuid.UUID) steward.DailyUsage {
 		t.Helper()
 		var u steward.DailyUsage
@@ -43,7 +37,7 @@ func TestDailyUsageCounter(t *testing.T) {
 		return u
 	}
 	var conv uuid.UUID
-	err = s.WithOwner(ctx, owner.ID, func(tx *Tx) error {
+	err := s.WithOwner(ctx, owner.ID, func(tx *Tx) error {
 		c, err := tx.Conversations.Create(ctx, "plans")
 		if err != nil {
 			return err
