@@ -37,7 +37,7 @@ func TestOwnersItemsTakenTogether(t *testing.T) {
 	for range 6 {
 		milk()
 	}
-	c0 := proxy.Counts()
+	c0, t0 := proxy.Counts(), len(trace.String())
 	d, err := e.worker.Drain(e.ctx, 100)
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +48,10 @@ func TestOwnersItemsTakenTogether(t *testing.T) {
 	}
 	if c.RoundTrips != 5 {
 		t.Errorf("draining 6 known exchanges took %d round trips (%d new connections), want 5\n%s", c.RoundTrips, c.Connections, trace.String())
+	}
+	// Each item reads the owner's unembedded facts: one statement answers all six.
+	if drain := trace.String()[t0:]; strings.Count(drain, "UnembeddedFacts")-strings.Count(drain, "prepare UnembeddedFacts") != 1 {
+		t.Errorf("the drain read the unembedded facts more than once:\n%s", drain)
 	}
 	n := 0
 	for _, ch := range e.chunks(alice, "buy milk", memory.KindConversation) {

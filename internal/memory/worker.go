@@ -190,8 +190,8 @@ func (w *Worker) owned(ctx context.Context, owner uuid.UUID, items []store.DueIn
 		case c.p == nil && c.loadErr == nil:
 			done.Done++ // memory held it: completed in load
 		default:
-			// The owner's unembedded facts were read once per item, before any was
-			// ingested: the first item embeds them, the others would embed them again.
+			// Every item got the owner's unembedded facts (one read, before any was
+			// ingested): the first item embeds them, the others would embed them again.
 			if c.p != nil && backfill {
 				c.p.backfill = nil
 			}

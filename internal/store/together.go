@@ -84,9 +84,10 @@ var (
 	errBatchFailed = errors.New("together: a statement of the batch failed")
 )
 
-// shared are the reads two fns of a group may both run (the gate's state): sent once, both
-// get the rows.
-var shared = map[string]bool{"ControlState": true, "RulesForTool": true}
+// shared are the reads two fns of a group may both run — the gate's state; the owner's
+// unembedded facts, which each of the memory worker's items of one owner reads — sent once,
+// every fn that runs them gets the rows.
+var shared = map[string]bool{"ControlState": true, "RulesForTool": true, "UnembeddedFacts": true}
 
 // grouped is true while the transaction runs a group's fns: the transaction's caches are
 // not read then (a fn must run the same statements every time it runs).
