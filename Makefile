@@ -35,7 +35,7 @@ TESTFLAGS ?=
 # of the dev database into the recipe's shell (scripts/devdb env single-quotes the values).
 load_env = eval "$$(scripts/devdb env | sed 's/^/export /')"
 
-.PHONY: help run test injection-report bench bench-cycle bench-soak bench-recall bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
+.PHONY: help run test injection-report bench bench-cycle bench-soak bench-extract fuzz bench-recall bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
 .PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction build-WorkerFunction
 
 # ROOT is the module root (this Makefile's directory), wherever make runs from: `sam build`
@@ -111,6 +111,17 @@ SOAK ?= 10000
 bench-soak: build db ## RSS of steward serve over $(SOAK) suspend → approve cycles (at half and at the end)
 	$(GO) build -trimpath -o bin/benchcycle ./cmd/benchcycle
 	@$(load_env); bin/benchcycle -steward bin/steward -soak $(SOAK)
+
+bench-extract: db ## the hostile documents: each reading's time and extra RSS, and another owner's latency while they are uploaded
+	@$(load_env); $(GO) test -run '^$$' -bench BenchmarkHostile -benchtime 3x ./internal/document/ && \
+	$(GO) test -run '^$$' -bench BenchmarkNeighbourDuringHostileUploads -benchtime 300x ./internal/httpapi/
+
+FUZZTIME ?= 30s
+fuzz: ## each document reader's fuzz target for $(FUZZTIME) (CI runs it for a bounded time)
+	@for target in $$($(GO) test -list '^Fuzz' ./internal/document/ | grep '^Fuzz'); do \
+		echo "fuzz $$target for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) ./internal/document/ || exit 1; \
+	done
 
 bench-recall: db ## memory recall at 100,000 chunks under RLS: p50/p99 ms and recall@10 (data cached in its own database)
 	@$(load_env); $(GO) test -run '^$$' -bench BenchmarkRecall100k -benchtime 1000x -timeout 60m ./internal/memory/

@@ -1,28 +1,25 @@
-// Package document reads the owner's documents (issue 12): Extract turns an upload's bytes
-// into text with well-kept libraries — github.com/ledongthuc/pdf for PDF,
-// github.com/xuri/excelize/v2 for XLSX, archive/zip and encoding/xml for DOCX, encoding/csv,
-// and codeberg.org/readeck/go-readability for HTML — and refuses encrypted, corrupt,
-// decompression-bomb and unknown uploads with a client error (invalid: 422) and a reason.
+// Package document reads the owner's documents (issue 12): Extract turns a document's bytes
+// into text — github.com/ledongthuc/pdf for PDF, archive/zip and encoding/xml for DOCX and
+// XLSX, encoding/csv, and codeberg.org/readeck/go-readability for HTML — and refuses
+// encrypted, corrupt, decompression-bomb, oversized and unknown documents with a client error
+// (invalid: 422) and a reason. Whatever it reads comes from strangers (an upload, a web page,
+// later a mail attachment), so every reader is bounded in what it keeps (caps on text, pages,
+// sheets, rows, columns, XML depth and elements, inflated bytes, each checked while
+// streaming) and the whole reading runs in a child process bounded in memory, CPU and time
+// (sandbox.go), a few at once per process.
 package document
 
 import (
-	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/xml"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"path"
 	"strings"
 	"unicode/utf8"
-
-	"codeberg.org/readeck/go-readability/v2"
-	"codeberg.org/readeck/go-readability/v2/render"
-	"github.com/ledongthuc/pdf"
-	"github.com/thedatashed/xlsxreader"
-	"golang.org/x/net/html/charset"
 
 	"github.com/stewardhq/steward/internal/steward"
 )
@@ -42,9 +39,9 @@ const (
 const (
 	// MaxUnzipped bounds the declared uncompressed size of a DOCX or XLSX archive, and
 	// MaxStreamBytes the decompressed content streams of a PDF: a decompression bomb is
-	// refused before it is inflated.
-	MaxUnzipped    = 100 << 20
-	MaxStreamBytes = 100 << 20
+	// refused before it is inflated, and what inflates is counted as it streams.
+	MaxUnzipped    = 64 << 20
+	MaxStreamBytes = 32 << 20
 	// MaxTextBytes bounds the extracted text.
 	MaxTextBytes = 10 << 20
 )
@@ -56,6 +53,13 @@ const (
 	ReasonCorrupt     = "corrupt"
 	ReasonBomb        = "decompression_bomb"
 	ReasonEmpty       = "empty"
+	// ReasonTooComplex: past a cap on its shape (pages, sheets, rows, columns, nesting,
+	// elements), or the reader ran out of the memory or CPU it is allowed.
+	ReasonTooComplex = "too_complex"
+	// ReasonTimeout: the reading overran Timeout and was abandoned.
+	ReasonTimeout = "timeout"
+	// ReasonBusy (code rate_limited): every reading slot stayed busy for BusyWait.
+	ReasonBusy = "busy"
 )
 
 // Section is a part of a document's text: a PDF page, a spreadsheet's sheet, or the whole
@@ -124,34 +128,56 @@ func TypeOf(name, declared string) string {
 	return ""
 }
 
-// Extract reads the text of a document of the given name and declared content type. A type
-// it does not read, an encrypted, corrupt or empty document and a decompression bomb are
-// refused with a *steward.Error (code invalid, a Reason* reason).
-func Extract(name, declared string, data []byte) (Extracted, error) {
-	mt := TypeOf(name, declared)
+// Source is a document to read: its name and declared content type (either may be empty;
+// TypeOf decides), its bytes, and for a page fetched from the web its URL, against which the
+// page's links are made absolute.
+type Source struct {
+	Name, ContentType string
+	URL               string
+	Data              []byte
+}
+
+// Extract reads the text of a document. A type it does not read, an encrypted, corrupt or
+// empty document, a decompression bomb and a document past the caps (pages, sheets, rows,
+// columns, XML depth and elements, text) are refused with a *steward.Error (code invalid, a
+// Reason* reason). The reading itself runs in a child process bounded in memory, CPU and
+// time (sandbox.go): one that overruns Timeout is killed and refused (ReasonTimeout). At
+// most Concurrency documents are read at once per process; when every slot stays busy for
+// BusyWait, the error is rate_limited (ReasonBusy) and says when to try again.
+func Extract(ctx context.Context, src Source) (Extracted, error) {
+	mt := TypeOf(src.Name, src.ContentType)
 	if mt == "" {
-		return Extracted{}, refuse(ReasonUnsupported, "%q (%s) is not a type Steward reads: PDF, DOCX, XLSX, CSV, TXT, Markdown or HTML", name, orNone(declared))
+		return Extracted{}, refuse(ReasonUnsupported, "%q (%s) is not a type Steward reads: PDF, DOCX, XLSX, CSV, TXT, Markdown or HTML", src.Name, orNone(src.ContentType))
 	}
-	if len(data) == 0 {
+	if len(src.Data) == 0 {
 		return Extracted{}, refuse(ReasonEmpty, "the document is empty")
 	}
-	var ex Extracted
-	var err error
+	ex, _, err := sandboxed(ctx, mt, src)
+	return ex, err
+}
+
+// extract reads a document of media type mt in this process, bounded by the caps and by
+// ctx: the code the sandbox's child runs, and the fuzz targets call.
+func extract(ctx context.Context, mt string, src Source) (ex Extracted, err error) {
+	data := src.Data
 	switch mt {
 	case TypePDF:
-		ex.Sections, err = extractPDF(data)
+		ex.Sections, err = extractPDF(ctx, data)
 	case TypeDOCX:
-		ex.Sections, err = extractDOCX(data)
+		ex.Sections, err = extractDOCX(ctx, data)
 	case TypeXLSX:
-		ex.Sections, err = extractXLSX(data)
+		ex.Sections, err = extractXLSX(ctx, data)
 	case TypeCSV:
-		ex.Sections, err = extractCSV(data)
+		ex.Sections, err = extractCSV(ctx, data)
 	case TypeHTML:
-		ex.Title, ex.Sections, err = extractHTML(data, declared)
+		ex.Title, ex.Sections, err = extractHTML(ctx, data, src.ContentType, src.URL)
 	default:
 		ex.Sections, err = extractText(data)
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return Extracted{}, ctx.Err()
+		}
 		return Extracted{}, err
 	}
 	ex.ContentType = mt
@@ -177,49 +203,19 @@ func orNone(s string) string {
 // legacy binary .doc/.xls format.
 var oleMagic = []byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}
 
-// openZip opens an Office archive, refusing an encrypted one and one whose files declare
-// more than MaxUnzipped bytes (archive/zip refuses a file that inflates past its declared
-// size, so the declared sizes bound the work).
-func openZip(data []byte, kind string) (*zip.Reader, error) {
-	if bytes.HasPrefix(data, oleMagic) {
-		return nil, refuse(ReasonEncrypted, "the %s is password-protected (encrypted) or in the legacy binary format; save it unprotected as %s", kind, kind)
-	}
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		return nil, refuse(ReasonCorrupt, "the %s is corrupt: it is not a readable zip archive", kind)
-	}
-	var total uint64
-	for _, f := range zr.File {
-		total += f.UncompressedSize64
-		if total > MaxUnzipped {
-			return nil, refuse(ReasonBomb, "the %s unpacks to more than %d bytes", kind, MaxUnzipped)
-		}
-	}
-	return zr, nil
-}
-
 // extractDOCX reads the paragraphs of word/document.xml.
-func extractDOCX(data []byte) ([]Section, error) {
-	zr, err := openZip(data, "DOCX")
+func extractDOCX(ctx context.Context, data []byte) ([]Section, error) {
+	a, err := openZip(data, "DOCX")
 	if err != nil {
 		return nil, err
 	}
-	f, err := zr.Open("word/document.xml")
-	if err != nil {
+	const part = "word/document.xml"
+	if !a.has(part) {
 		return nil, refuse(ReasonCorrupt, "the DOCX is corrupt: it has no word/document.xml")
 	}
-	defer f.Close()
 	var b strings.Builder
-	dec := xml.NewDecoder(io.LimitReader(f, MaxUnzipped))
 	inText := false
-	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, refuse(ReasonCorrupt, "the DOCX is corrupt: its document XML does not parse")
-		}
+	err = a.walk(ctx, part, func(tok xml.Token) error {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			switch t.Name.Local {
@@ -241,182 +237,89 @@ func extractDOCX(data []byte) ([]Section, error) {
 			}
 		case xml.CharData:
 			if inText {
+				if b.Len()+len(t) > MaxTextBytes {
+					return refuse(ReasonBomb, "the DOCX's text is over %d bytes", MaxTextBytes)
+				}
 				b.Write(t)
 			}
 		}
 		if b.Len() > MaxTextBytes {
-			return nil, refuse(ReasonBomb, "the DOCX's text is over %d bytes", MaxTextBytes)
+			return refuse(ReasonBomb, "the DOCX's text is over %d bytes", MaxTextBytes)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return []Section{{Text: b.String()}}, nil
 }
 
-// extractXLSX reads every sheet's cells, a row per line, cells separated by tabs.
-func extractXLSX(data []byte) ([]Section, error) {
-	if _, err := openZip(data, "XLSX"); err != nil {
-		return nil, err
-	}
-	f, err := xlsxreader.NewReader(data)
-	if err != nil {
-		return nil, refuse(ReasonCorrupt, "the XLSX is corrupt: %v", err)
-	}
-	var out []Section
-	size := 0
-	for _, sheet := range f.Sheets {
-		var lines []string
-		var failed error
-		// ReadRows streams from a goroutine: drain it to the end even after a failure.
-		for r := range f.ReadRows(sheet) {
-			if failed != nil {
-				continue
-			}
-			if r.Error != nil {
-				failed = refuse(ReasonCorrupt, "the XLSX is corrupt: sheet %q: %v", sheet, r.Error)
-				continue
-			}
-			line := rowText(r.Cells)
-			if size += len(line); size > MaxTextBytes {
-				failed = refuse(ReasonBomb, "the XLSX's text is over %d bytes", MaxTextBytes)
-				continue
-			}
-			lines = append(lines, line)
-		}
-		if failed != nil {
-			return nil, failed
-		}
-		out = append(out, Section{Label: "sheet " + sheet, Text: strings.Join(lines, "\n")})
-	}
-	return out, nil
-}
+// CSV bounds: a CSV's text is kept as it is, so it must be no larger than MaxTextBytes; its
+// records and fields are counted while it is checked to parse.
+const (
+	MaxCSVRecords = 1 << 20
+	MaxCSVFields  = MaxColumns
+)
 
-// rowText is a row's cells separated by tabs, each in its column (an empty cell between two
-// values stays an empty field).
-func rowText(cells []xlsxreader.Cell) string {
-	var b strings.Builder
-	col := 0
-	for _, c := range cells {
-		for i := c.ColumnIndex(); col < i; col++ {
-			if col > 0 {
-				b.WriteByte('\t')
-			}
-		}
-		if col > 0 {
-			b.WriteByte('\t')
-		}
-		b.WriteString(c.Value)
-		col++
+// extractCSV checks the CSV parses and keeps its text. Its records' fields are counted
+// before it is parsed (csv.Reader holds a whole record, however many fields it has).
+func extractCSV(ctx context.Context, data []byte) ([]Section, error) {
+	if len(data) > MaxTextBytes {
+		return nil, refuse(ReasonBomb, "the CSV is over %d bytes of text", MaxTextBytes)
 	}
-	return b.String()
-}
-
-// extractCSV checks the CSV parses and keeps its text.
-func extractCSV(data []byte) ([]Section, error) {
 	if !utf8.Valid(data) {
 		return nil, refuse(ReasonCorrupt, "the CSV is not UTF-8 text")
+	}
+	if err := csvShape(data); err != nil {
+		return nil, err
 	}
 	r := csv.NewReader(bytes.NewReader(data))
 	r.FieldsPerRecord = -1
 	r.LazyQuotes = true
-	if _, err := r.ReadAll(); err != nil {
-		return nil, refuse(ReasonCorrupt, "the CSV does not parse: %v", err)
+	r.ReuseRecord = true
+	for n := 0; ; n++ {
+		if _, err := r.Read(); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, refuse(ReasonCorrupt, "the CSV does not parse: %v", err)
+		}
+		if n&1023 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 	}
 	return []Section{{Text: string(data)}}, nil
+}
+
+// csvShape refuses a CSV with more than MaxCSVRecords lines or a line of more than
+// MaxCSVFields fields, counting the commas and newlines outside quotes.
+func csvShape(data []byte) error {
+	quoted, records, fields := false, 1, 1
+	for _, c := range data {
+		switch {
+		case c == '"':
+			quoted = !quoted // "" inside quotes toggles twice
+		case quoted:
+		case c == ',':
+			if fields++; fields > MaxCSVFields {
+				return refuse(ReasonTooComplex, "the CSV's row %d has more than %d fields", records, MaxCSVFields)
+			}
+		case c == '\n':
+			if records++; records > MaxCSVRecords {
+				return refuse(ReasonTooComplex, "the CSV has more than %d rows", MaxCSVRecords)
+			}
+			fields = 1
+		}
+	}
+	return nil
 }
 
 // extractText keeps a UTF-8 text (TXT, Markdown) as it is; binary data is refused.
 func extractText(data []byte) ([]Section, error) {
+	if len(data) > MaxTextBytes {
+		return nil, refuse(ReasonBomb, "the text is over %d bytes", MaxTextBytes)
+	}
 	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
 		return nil, refuse(ReasonCorrupt, "the document is not UTF-8 text")
 	}
 	return []Section{{Text: string(data)}}, nil
-}
-
-// extractHTML keeps an HTML page's main content as text, like web_fetch.
-func extractHTML(data []byte, declared string) (string, []Section, error) {
-	r, err := charset.NewReader(bytes.NewReader(data), declared)
-	if err != nil {
-		return "", nil, refuse(ReasonCorrupt, "the page's charset is not readable")
-	}
-	article, err := readability.FromReader(r, nil)
-	if err != nil {
-		return "", nil, refuse(ReasonCorrupt, "the page could not be read: %v", err)
-	}
-	if article.Node == nil {
-		return article.Title(), []Section{{}}, nil
-	}
-	return article.Title(), []Section{{Text: render.InnerText(article.Node)}}, nil
-}
-
-// ExtractPDF returns a PDF's text, a section per page (for web_fetch).
-func ExtractPDF(data []byte) (Extracted, error) { return Extract("", TypePDF, data) }
-
-// extractPDF reads a PDF's text page by page. The library panics on some malformed files:
-// a panic is a corrupt document.
-func extractPDF(data []byte) (out []Section, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			out, err = nil, refuse(ReasonCorrupt, "the PDF is corrupt")
-		}
-	}()
-	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
-	switch {
-	case errors.Is(err, pdf.ErrInvalidPassword):
-		return nil, refuse(ReasonEncrypted, "the PDF is password-protected (encrypted); upload an unprotected copy")
-	case err != nil:
-		return nil, refuse(ReasonCorrupt, "the PDF is corrupt: %v", err)
-	case !r.Trailer().Key("Encrypt").IsNull():
-		return nil, refuse(ReasonEncrypted, "the PDF is encrypted; upload an unprotected copy")
-	}
-	n := r.NumPage()
-	if n == 0 {
-		return nil, refuse(ReasonCorrupt, "the PDF has no pages")
-	}
-	budget := int64(MaxStreamBytes)
-	size := 0
-	for i := 1; i <= n; i++ {
-		p := r.Page(i)
-		if p.V.IsNull() {
-			continue
-		}
-		if budget, err = inflated(p.V.Key("Contents"), budget); err != nil {
-			return nil, err
-		}
-		text, err := p.GetPlainText(nil)
-		if err != nil {
-			return nil, refuse(ReasonCorrupt, "the PDF's page %d is corrupt: %v", i, err)
-		}
-		size += len(text)
-		if size > MaxTextBytes {
-			return nil, refuse(ReasonBomb, "the PDF's text is over %d bytes", MaxTextBytes)
-		}
-		out = append(out, Section{Label: fmt.Sprintf("page %d", i), Text: text})
-	}
-	return out, nil
-}
-
-// inflated reads a page's content streams, decompressed, counting them against budget (the
-// bytes left): a decompression bomb is refused before the text extractor inflates it.
-func inflated(contents pdf.Value, budget int64) (int64, error) {
-	streams := []pdf.Value{contents}
-	if contents.Kind() == pdf.Array {
-		streams = streams[:0]
-		for i := 0; i < contents.Len(); i++ {
-			streams = append(streams, contents.Index(i))
-		}
-	}
-	for _, s := range streams {
-		if s.Kind() != pdf.Stream {
-			continue
-		}
-		rc := s.Reader()
-		n, err := io.Copy(io.Discard, io.LimitReader(rc, budget+1))
-		rc.Close()
-		if err != nil {
-			return 0, refuse(ReasonCorrupt, "the PDF's content is corrupt: %v", err)
-		}
-		if budget -= n; budget < 0 {
-			return 0, refuse(ReasonBomb, "the PDF's content inflates to more than %d bytes", MaxStreamBytes)
-		}
-	}
-	return budget, nil
 }

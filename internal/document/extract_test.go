@@ -3,6 +3,7 @@ package document_test
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -33,7 +34,7 @@ func TestExtract(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ex, err := document.Extract(c.file, c.ctype, c.data)
+			ex, err := document.Extract(context.Background(), document.Source{Name: c.file, ContentType: c.ctype, Data: c.data})
 			if err != nil {
 				t.Fatalf("Extract: %v", err)
 			}
@@ -45,7 +46,7 @@ func TestExtract(t *testing.T) {
 			}
 		})
 	}
-	ex, err := document.Extract("report.pdf", "", documenttest.PDF(t, "one", "two", "three is here"))
+	ex, err := document.Extract(context.Background(), document.Source{Name: "report.pdf", Data: documenttest.PDF(t, "one", "two", "three is here")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestExtractRefuses(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := document.Extract(c.file, c.ctype, c.data)
+			_, err := document.Extract(context.Background(), document.Source{Name: c.file, ContentType: c.ctype, Data: c.data})
 			var se *steward.Error
 			if !errors.As(err, &se) || se.Code != steward.CodeInvalid || se.Reason != c.reason {
 				t.Fatalf("Extract = %v; want an invalid error with reason %s", err, c.reason)

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"path"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -84,7 +83,7 @@ func (s *Service) Upload(ctx context.Context, ownerID uuid.UUID, name, contentTy
 	if int64(len(data)) > s.maxBytes() {
 		return steward.Document{}, steward.Errorf(steward.CodeTooLarge, "the document is larger than %d bytes", s.maxBytes())
 	}
-	ex, err := Extract(name, contentType, data)
+	ex, err := Extract(ctx, Source{Name: name, ContentType: contentType, Data: data})
 	if err != nil {
 		return steward.Document{}, err
 	}
@@ -259,18 +258,13 @@ func domain(d store.Document) steward.Document {
 		TextChars: d.TextChars, CreatedAt: d.CreatedAt}
 }
 
-// checkName trims a document's name and refuses an empty, over-long or control-character one.
+// checkName trims a document's name and refuses an empty, over-long one or one with a control
+// or invisible formatting character (steward.CheckName).
 func checkName(name string) (string, error) {
-	name = strings.TrimSpace(name)
-	switch {
-	case name == "":
+	if strings.TrimSpace(name) == "" {
 		return "", steward.Errorf(steward.CodeInvalid, "a document needs a name (the name query parameter)")
-	case !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsControl) >= 0:
-		return "", steward.Errorf(steward.CodeInvalid, "the document's name must be UTF-8 text without control characters")
-	case utf8.RuneCountInString(name) > maxNameChars:
-		return "", steward.Errorf(steward.CodeInvalid, "the document's name is longer than %d characters", maxNameChars)
 	}
-	return name, nil
+	return steward.CheckName("the document's name", name, maxNameChars)
 }
 
 // nameOfURL names a saved page after its URL's last path segment, else its host.

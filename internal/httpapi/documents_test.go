@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -18,7 +20,7 @@ import (
 
 // docServer serves the API with documents capped at maxDoc bytes and every other body at
 // 1 KiB, for two owners; it returns the server's URL and their keys.
-func docServer(t *testing.T, maxDoc int64) (base, alice, bob string) {
+func docServer(t testing.TB, maxDoc int64) (base, alice, bob string) {
 	t.Helper()
 	db := testdb.Open(t, 4)
 	_, alice = db.Owner(t, "alice")
@@ -29,7 +31,7 @@ func docServer(t *testing.T, maxDoc int64) (base, alice, bob string) {
 	return srv.URL, alice, bob
 }
 
-func upload(t *testing.T, base, key, name, contentType string, data []byte) response {
+func upload(t testing.TB, base, key, name, contentType string, data []byte) response {
 	t.Helper()
 	h := map[string]string{}
 	if contentType != "" {
@@ -157,5 +159,70 @@ func TestDocumentOwners(t *testing.T) {
 	}
 	if resp := doHTTP(t, base, request{method: "GET", path: "/v1/documents/not-a-uuid", key: alice}); resp.status != 404 {
 		t.Errorf("bad id: %d %s; want 404", resp.status, resp.body)
+	}
+}
+
+// TestHostileUploadsAreRefusedInWords (issue 27): documents built to take the server down —
+// an XLSX cell at column AAAAAAAA (on main: a row padded with 10^11 tabs, the process killed
+// for memory), a PDF page tree that is its own kid (on main: extraction never ends), a DOCX
+// of 30 million unclosed elements (on main: 25 s and 3 GB), an object stream that extends
+// itself — each answer 422 with the reason in words within its deadline, store nothing, and
+// another owner is answered meanwhile.
+func TestHostileUploadsAreRefusedInWords(t *testing.T) {
+	t.Parallel()
+	base, alice, bob := docServer(t, 20<<20)
+	want := map[string]string{
+		"columns.xlsx": "past column XFD",
+		"selfkids.pdf": "page tree nests more than",
+		"nested.docx":  "unpacks to more than",
+		"objstm.pdf":   "took longer than",
+	}
+	for _, h := range documenttest.HostileCorpus() {
+		words, ok := want[h.Name]
+		if !ok {
+			continue
+		}
+		done := make(chan response, 1)
+		go func() { done <- upload(t, base, alice, h.Name, "application/octet-stream", h.Data) }()
+		if resp := doHTTP(t, base, request{method: "GET", path: "/v1/documents", key: bob}); resp.status != 200 {
+			t.Errorf("while %s was read, bob's list answered %d %s", h.Name, resp.status, resp.body)
+		}
+		var resp response
+		select {
+		case resp = <-done:
+		case <-time.After(2 * document.TimeoutFor(len(h.Data))):
+			t.Fatalf("%s (%s): no answer within twice its deadline", h.Name, h.What)
+		}
+		var body struct{ Error struct{ Code, Reason, Message string } }
+		_ = json.Unmarshal(resp.body, &body)
+		if resp.status != 422 || body.Error.Code != "invalid" || !strings.Contains(body.Error.Message, words) {
+			t.Errorf("%s (%s): %d %s; want 422 saying %q", h.Name, h.What, resp.status, resp.body, words)
+		}
+	}
+	if docs := listDocs(t, base, alice); len(docs) != 0 {
+		t.Fatalf("refused uploads stored %d documents", len(docs))
+	}
+}
+
+// TestDocumentNamesWithInvisibleCharacters (issue 27): a name with a bidirectional override
+// (U+202E shows "invoice\u202Efdp.exe" as "invoiceexe.pdf") or a zero-width space is refused
+// with 422 naming the character; nothing is stored. A name in another script, and one with
+// the zero-width joiner an emoji needs, is kept as it is.
+func TestDocumentNamesWithInvisibleCharacters(t *testing.T) {
+	t.Parallel()
+	base, alice, _ := docServer(t, 1<<20)
+	for name, code := range map[string]string{"invoice\u202efdp.exe": "U+202E", "a\u200bb.txt": "U+200B", "x\u2066y.txt": "U+2066"} {
+		resp := upload(t, base, alice, url.QueryEscape(name), "text/plain", []byte("hello"))
+		if resp.status != 422 || !strings.Contains(string(resp.body), "invisible character ("+code+")") {
+			t.Errorf("upload named %q: %d %s; want 422 naming %s", name, resp.status, resp.body, code)
+		}
+	}
+	if docs := listDocs(t, base, alice); len(docs) != 0 {
+		t.Fatalf("refused names stored %d documents: %+v", len(docs), docs)
+	}
+	for _, name := range []string{"Überweisung.txt", "家族\u200d👨\u200d👩\u200d👧.txt"} {
+		if resp := upload(t, base, alice, url.QueryEscape(name), "text/plain", []byte("hello")); resp.status != 201 {
+			t.Errorf("upload named %q: %d %s; want 201", name, resp.status, resp.body)
+		}
 	}
 }

@@ -100,7 +100,7 @@ func (e *env) do(req request) response {
 	return doHTTP(e.t, e.srv.URL, req)
 }
 
-func doHTTP(t *testing.T, base string, req request) response {
+func doHTTP(t testing.TB, base string, req request) response {
 	t.Helper()
 	var body io.Reader = strings.NewReader(req.body)
 	if req.chunked {

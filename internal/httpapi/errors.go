@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/stewardhq/steward/internal/steward"
@@ -97,6 +99,10 @@ func classify(err error) (int, errorDetail) {
 // client gets a generic message.
 func fail(w http.ResponseWriter, r *http.Request, err error) {
 	status, detail := classify(err)
+	var se *steward.Error
+	if errors.As(err, &se) && se.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(se.RetryAfter.Seconds()))))
+	}
 	log := zerolog.Ctx(r.Context())
 	if status >= 500 {
 		log.Error().Str("error", trace.Redact(err.Error())).Int("status", status).Msg("request failed")

@@ -329,7 +329,7 @@ func hash(token string) []byte {
 }
 
 // Summary is a call's arguments in one readable line: key=value pairs in key order, strings
-// quoted, each value and the whole line cut short.
+// quoted (%q shows invisible characters as escapes), each value and the whole line cut short.
 func Summary(args json.RawMessage) string {
 	var m map[string]any
 	if err := json.Unmarshal(args, &m); err != nil || len(m) == 0 {
@@ -350,7 +350,7 @@ func Summary(args json.RawMessage) string {
 			b, _ := json.Marshal(x)
 			v = cut(string(b), 80)
 		}
-		parts[i] = k + "=" + v
+		parts[i] = steward.Visible(k) + "=" + v
 	}
 	return cut(strings.Join(parts, ", "), 300)
 }

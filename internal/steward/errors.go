@@ -3,6 +3,7 @@ package steward
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Code classifies an error for clients; internal/httpapi maps each code to an HTTP status.
@@ -36,6 +37,9 @@ type Error struct {
 	// Reason is a machine-readable refusal reason: owner_quota, daily_cap, killed.
 	Reason  string
 	Message string
+	// RetryAfter, when set, is how long the client should wait before trying again (the
+	// HTTP faces send it as Retry-After).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }

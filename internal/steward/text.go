@@ -1,7 +1,9 @@
 package steward
 
 import (
+	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -16,4 +18,53 @@ func CheckText(field, s string) error {
 		return Errorf(CodeInvalid, "%s is not valid UTF-8", field)
 	}
 	return nil
+}
+
+
+// CheckName trims a name someone gives a thing Steward stores and shows (a document, a
+// rule's note) and refuses, with a client error saying why, one that is empty, not UTF-8,
+// longer than maxChars characters, or that holds a control character or an invisible
+// formatting one (Unicode category Cf: the bidirectional overrides that show
+// "fdp.exe.txt" as "txt.exe.pdf", zero-width spaces, a byte-order mark). The zero-width
+// joiner and non-joiner stay allowed: scripts and emoji need them. what names the thing
+// ("the document's name").
+func CheckName(what, name string, maxChars int) (string, error) {
+	name = strings.TrimSpace(name)
+	switch {
+	case name == "":
+		return "", Errorf(CodeInvalid, "%s is empty", what)
+	case !utf8.ValidString(name):
+		return "", Errorf(CodeInvalid, "%s is not UTF-8 text", what)
+	case utf8.RuneCountInString(name) > maxChars:
+		return "", Errorf(CodeInvalid, "%s is longer than %d characters", what, maxChars)
+	}
+	if i := strings.IndexFunc(name, hidden); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(name[i:])
+		return "", Errorf(CodeInvalid, "%s contains an invisible character (%U) that can disguise what it says; remove it", what, r)
+	}
+	return name, nil
+}
+
+// hidden is a control character or an invisible formatting one other than the zero-width
+// joiner and non-joiner.
+func hidden(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) && r != '\u200c' && r != '\u200d'
+}
+
+// Visible is s with its control and invisible formatting characters (as CheckName finds
+// them) shown as their code points, "⟨U+202E⟩": for text from outside (a tool's arguments
+// on an approval card) that a person must read as it is.
+func Visible(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return hidden(r) && r != '\n' && r != '\t' }) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if hidden(r) && r != '\n' && r != '\t' {
+			fmt.Fprintf(&b, "⟨%U⟩", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -13,11 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
-	"codeberg.org/readeck/go-readability/v2"
-	"codeberg.org/readeck/go-readability/v2/render"
-	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 
 	"github.com/stewardhq/steward/internal/document"
@@ -86,22 +82,22 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (tools.Page, error) 
 	}
 	page := tools.Page{URL: resp.Request.URL.String(), ContentType: mt}
 	switch {
-	case mt == "text/html" || mt == "application/xhtml+xml":
-		page.Title, page.Text, err = readable(body, declared, resp.Request.URL)
+	case mt == "text/html" || mt == "application/xhtml+xml" || mt == "application/pdf":
+		// HTML and PDF go through the document reader: its caps, and its sandbox.
+		ex, err := document.Extract(ctx, document.Source{ContentType: declared, URL: page.URL, Data: body})
 		if err != nil {
-			return tools.Page{}, err
+			what := "page"
+			if mt == "application/pdf" {
+				what = "PDF"
+			}
+			return tools.Page{}, fmt.Errorf("the %s could not be read: %w", what, err)
 		}
+		page.Title, page.Text = ex.Title, ex.Text()
 	case mt == "application/json" || strings.HasSuffix(mt, "+json") || strings.HasPrefix(mt, "text/"):
 		page.Text, err = decodeText(body, params["charset"])
 		if err != nil {
 			return tools.Page{}, err
 		}
-	case mt == "application/pdf":
-		ex, err := document.ExtractPDF(body)
-		if err != nil {
-			return tools.Page{}, fmt.Errorf("the PDF could not be read: %w", err)
-		}
-		page.Text = ex.Text()
 	default:
 		return tools.Page{}, fmt.Errorf("content type %s is not supported: web_fetch reads HTML, JSON, text and PDF", mt)
 	}
@@ -124,43 +120,3 @@ func decodeText(body []byte, cs string) (string, error) {
 	return strings.ToValidUTF8(string(b), "\uFFFD"), nil
 }
 
-// readable extracts the main content of an HTML page as text, with each link's absolute URL
-// after its text.
-func readable(body []byte, contentType string, pageURL *url.URL) (title, text string, err error) {
-	r, err := charset.NewReader(bytes.NewReader(body), contentType)
-	if err != nil {
-		return "", "", fmt.Errorf("the page's charset is not readable: %w", err)
-	}
-	article, err := readability.FromReader(r, pageURL)
-	if err != nil {
-		return "", "", fmt.Errorf("the page could not be read: %w", err)
-	}
-	if article.Node == nil {
-		return article.Title(), "", nil
-	}
-	keepLinks(article.Node)
-	text = strings.TrimSpace(render.InnerText(article.Node))
-	if !utf8.ValidString(text) {
-		text = strings.ToValidUTF8(text, "\uFFFD")
-	}
-	return article.Title(), text, nil
-}
-
-// keepLinks appends " (URL)" after the text of every link to an http(s) address other than
-// its own text, so the model can follow it.
-func keepLinks(n *html.Node) {
-	if n.Type == html.ElementNode && n.Data == "a" {
-		for _, a := range n.Attr {
-			if a.Key != "href" || !(strings.HasPrefix(a.Val, "http://") || strings.HasPrefix(a.Val, "https://")) {
-				continue
-			}
-			if strings.TrimSpace(render.InnerText(n)) != a.Val {
-				n.AppendChild(&html.Node{Type: html.TextNode, Data: " (" + a.Val + ")"})
-			}
-		}
-		return
-	}
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		keepLinks(c)
-	}
-}

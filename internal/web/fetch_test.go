@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stewardhq/steward/internal/document/documenttest"
 
@@ -277,6 +278,33 @@ func TestWebFetchCaps(t *testing.T) {
 	for _, bad := range []int{-1, 100001} {
 		if _, err := fetch(t, reg, map[string]any{"url": s.URL + "/long", "max_chars": bad}); err == nil || !strings.Contains(err.Error(), "max_chars") {
 			t.Errorf("max_chars %d: %v", bad, err)
+		}
+	}
+}
+
+// TestWebFetchHostilePages (issue 27): a page on the web goes through the same bounded reader
+// as an upload — a PDF whose page tree is its own kid and a page of a million nested <div>s
+// come back as a tool error saying why, at once, not a fetch that never ends.
+func TestWebFetchHostilePages(t *testing.T) {
+	t.Parallel()
+	pages := map[string]documenttest.Hostile{}
+	for _, h := range documenttest.HostileCorpus() {
+		pages["/"+h.Name] = h
+	}
+	s := egresstest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
+		ct := "text/html; charset=utf-8"
+		if strings.HasSuffix(r.URL.Path, ".pdf") {
+			ct = "application/pdf"
+		}
+		w.Header().Set("Content-Type", ct)
+		w.Write(pages[r.URL.Path].Data)
+	})
+	reg := fetchRegistry(t, 8<<20, s)
+	for path, want := range map[string]string{"/selfkids.pdf": "page tree nests more than", "/nested.html": "nests elements more than 512 deep"} {
+		start := time.Now()
+		_, err := fetch(t, reg, map[string]any{"url": s.URL + path})
+		if err == nil || !strings.Contains(err.Error(), want) || time.Since(start) > 5*time.Second {
+			t.Errorf("web_fetch %s = %v after %v; want an error saying %q at once", path, err, time.Since(start), want)
 		}
 	}
 }

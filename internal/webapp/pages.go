@@ -194,7 +194,8 @@ type event struct {
 	RawArgs map[string]string `json:"raw_args,omitempty"`
 }
 
-// rawArgs reads a suspended turn back and returns its pending calls' stored arguments.
+// rawArgs reads a suspended turn back and returns its pending calls' stored arguments, their
+// invisible characters shown (steward.Visible).
 func (a *web) rawArgs(ctx context.Context, owner uuid.UUID, v *steward.View) map[string]string {
 	stored, err := a.d.Runner.Turn(ctx, owner, v.TurnID)
 	if err != nil {
@@ -203,7 +204,7 @@ func (a *web) rawArgs(ctx context.Context, owner uuid.UUID, v *steward.View) map
 	}
 	out := map[string]string{}
 	for _, p := range stored.Pending {
-		out[p.CallID] = string(p.Args)
+		out[p.CallID] = steward.Visible(string(p.Args))
 	}
 	return out
 }

@@ -11,6 +11,16 @@
     return e;
   }
 
+  // visible shows the invisible characters of a tool's arguments (bidirectional overrides,
+  // zero-width spaces, controls) as their code points, so "txt.exe.pdf" cannot hide
+  // "fdp.exe.txt" on an approval card (as steward.Visible does on the server).
+  var hiddenChars = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]/g;
+  function visible(s) {
+    return s.replace(hiddenChars, function (c) {
+      return "\u27e8U+" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + "\u27e9";
+    });
+  }
+
   // post sends a request and calls onEvent for each server-sent event of the answer.
   function post(url, body, type, onEvent) {
     var headers = { "X-CSRF-Token": csrf, "Accept": "text/event-stream" };
@@ -56,7 +66,7 @@
         var fin = el("p", "final", "This can't be undone once it runs.");
         fin.setAttribute("role", "note"); fs.appendChild(fin);
       }
-      fs.appendChild(el("pre", "args", (raw && raw[p.call_id]) || JSON.stringify(p.args)));
+      fs.appendChild(el("pre", "args", visible((raw && raw[p.call_id]) || JSON.stringify(p.args))));
       var h = el("p", "hash", "args hash "); h.appendChild(el("code", null, p.args_hash.slice(0, 12))); fs.appendChild(h);
       var lab = el("label", null, "Message if you deny (optional) ");
       var inp = el("input"); inp.type = "text"; inp.name = "message"; inp.maxLength = 500; lab.appendChild(inp); fs.appendChild(lab);
@@ -111,7 +121,7 @@
         if (!answer) { answer = el("p", "msg assistant"); container.appendChild(answer); }
         answer.textContent += e.text; streamed = true;
       } else if (e.type === "tool_call") {
-        container.appendChild(el("p", "tool-call", "→ " + e.call.name + " " + JSON.stringify(e.call.args || {})));
+        container.appendChild(el("p", "tool-call", "→ " + e.call.name + " " + visible(JSON.stringify(e.call.args || {}))));
         answer = null;
       } else if (e.type === "tool_result") {
         container.appendChild(el("p", "tool-result" + (e.result.is_error ? " error" : ""), "← " + e.result.name + " " + JSON.stringify(e.result.output)));

@@ -1,0 +1,100 @@
+package document_test
+
+import (
+	"context"
+	"errors"
+	"path"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/internal/document"
+	"github.com/stewardhq/steward/internal/document/documenttest"
+	"github.com/stewardhq/steward/internal/steward"
+)
+
+// The fuzz targets, one per reader (make fuzz runs each for FUZZTIME; go test runs their
+// seeds: the hostile corpus and a real document of each type). The readers Steward writes
+// (DOCX, XLSX, CSV, HTML, text) are fuzzed in this process: their own caps must bound them,
+// without the sandbox. The PDF library is not bounded by its own code, so the PDF target
+// fuzzes the whole of Extract, sandbox included.
+
+// fuzzDeadline bounds one in-process reading; a reader that overruns it has hung.
+const fuzzDeadline = 10 * time.Second
+
+// seed adds the hostile documents of extension ext and the given real ones to f's corpus.
+func seed(f *testing.F, ext string, real ...[]byte) {
+	for _, h := range hostile() {
+		if path.Ext(h.Name) == ext {
+			f.Add(h.Data)
+		}
+	}
+	for _, r := range real {
+		f.Add(r)
+	}
+}
+
+// fuzzHere reads data as a file of extension ext in this process and fails on a panic (the
+// fuzzer reports it), an overrun, text past the cap, or an error that is not a refusal.
+func fuzzHere(t *testing.T, ext string, data []byte) {
+	ctx, cancel := context.WithTimeout(context.Background(), fuzzDeadline)
+	defer cancel()
+	start := time.Now()
+	ex, err := document.ExtractHere(ctx, document.Source{Name: "fuzz" + ext, Data: data})
+	if took := time.Since(start); took > fuzzDeadline {
+		t.Fatalf("reading %d bytes took %v", len(data), took)
+	}
+	checkOutcome(t, ex, err)
+}
+
+func checkOutcome(t *testing.T, ex document.Extracted, err error) {
+	t.Helper()
+	if err != nil {
+		var se *steward.Error
+		if !errors.As(err, &se) || se.Code != steward.CodeInvalid && se.Code != steward.CodeRateLimited {
+			t.Fatalf("error %v (%T) is not a refusal", err, err)
+		}
+		return
+	}
+	if n := len(ex.Text()); n > document.MaxTextBytes+len(ex.Sections) {
+		t.Fatalf("text of %d bytes, past the cap", n)
+	}
+}
+
+func FuzzDOCX(f *testing.F) {
+	seed(f, ".docx", documenttest.DOCX(f, "Dear Ada,", "The meeting moves to Thursday."))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzHere(t, ".docx", data) })
+}
+
+func FuzzXLSX(f *testing.F) {
+	seed(f, ".xlsx", documenttest.XLSX(f, []any{"Item", nil, "Cost"}, []any{"Rent", 1200}))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzHere(t, ".xlsx", data) })
+}
+
+func FuzzCSV(f *testing.F) {
+	seed(f, ".csv", []byte("name,city\nAda,London\n\"Grace, \"\"RA\"\"\",Arlington\n"))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzHere(t, ".csv", data) })
+}
+
+func FuzzHTML(f *testing.F) {
+	seed(f, ".html", []byte(`<html><head><title>T</title></head><body><article><p>Knead the <a href="https://x.example/b">dough</a>.</p></article></body></html>`))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzHere(t, ".html", data) })
+}
+
+func FuzzText(f *testing.F) {
+	seed(f, ".md", []byte("# Title\n\nSome *markdown*."), []byte{0xff, 0xfe, 0})
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzHere(t, ".md", data) })
+}
+
+// FuzzPDF reads through Extract: the sandbox is what bounds the PDF library, so a reading
+// must come back, refused or read, within its deadline.
+func FuzzPDF(f *testing.F) {
+	seed(f, ".pdf", documenttest.PDF(f, "First page.", "Second page."))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		start := time.Now()
+		ex, err := document.Extract(context.Background(), document.Source{Name: "fuzz.pdf", Data: data})
+		if took, limit := time.Since(start), document.TimeoutFor(len(data))+2*time.Second; took > limit {
+			t.Fatalf("reading %d bytes took %v, past %v", len(data), took, limit)
+		}
+		checkOutcome(t, ex, err)
+	})
+}

@@ -1,0 +1,8 @@
+//go:build !race
+
+package document
+
+const (
+	raceMemory   = 0
+	raceSlowdown = 1
+)
