@@ -9,7 +9,7 @@ import (
 // BenchmarkHostile (make bench-extract) reads each document of the hostile corpus in the
 // sandbox and reports its time (ns/op) and the reading's peak resident set beyond that of
 // reading a five-byte text (extra-MB; 0 for a reading stopped at its deadline, which the
-// kernel's limit bounds at document.ChildMemory). Target (issue 27): each ≤ 64 MB extra and
+// kernel's limit bounds at document.ChildMemory). Target: each ≤ 64 MB extra and
 // ≤ 2 s.
 func BenchmarkHostile(b *testing.B) {
 	_, base, _, err := document.Sandboxed(document.Source{Name: "a.txt", Data: []byte("hello")})

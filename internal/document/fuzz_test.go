@@ -3,7 +3,9 @@ package document_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,12 +23,28 @@ import (
 // fuzzDeadline bounds one in-process reading; a reader that overruns it has hung.
 const fuzzDeadline = 10 * time.Second
 
-// seed adds the hostile documents of extension ext and the given real ones to f's corpus.
+// maxSeed bounds the hostile documents that seed a target: the fuzzer mutates and re-runs
+// its seeds, and one that costs a reader up to its caps makes it crawl; smaller copies of
+// those seed it instead.
+const maxSeed = 32 << 10
+
+// seed adds the hostile documents of extension ext (up to maxSeed bytes), small copies of the
+// large ones, and the given real ones to f's corpus.
 func seed(f *testing.F, ext string, real ...[]byte) {
 	for _, h := range hostile() {
-		if path.Ext(h.Name) == ext {
+		if path.Ext(h.Name) == ext && len(h.Data) <= maxSeed {
 			f.Add(h.Data)
 		}
+	}
+	switch ext {
+	case ".html":
+		f.Add(documenttest.HTMLNested(600))
+	case ".csv":
+		f.Add([]byte(strings.Repeat(",", 20_000) + "\n"))
+	case ".xlsx":
+		f.Add(documenttest.XLSXSharedStrings(1 << 12))
+	case ".docx":
+		f.Add(documenttest.DOCXForgedSize(1 << 12))
 	}
 	for _, r := range real {
 		f.Add(r)
@@ -38,12 +56,20 @@ func seed(f *testing.F, ext string, real ...[]byte) {
 func fuzzHere(t *testing.T, ext string, data []byte) {
 	ctx, cancel := context.WithTimeout(context.Background(), fuzzDeadline)
 	defer cancel()
-	start := time.Now()
+	defer watchdog(2 * fuzzDeadline)()
 	ex, err := document.ExtractHere(ctx, document.Source{Name: "fuzz" + ext, Data: data})
-	if took := time.Since(start); took > fuzzDeadline {
-		t.Fatalf("reading %d bytes took %v", len(data), took)
+	if ctx.Err() != nil {
+		t.Fatalf("reading %d bytes ran past its deadline of %v", len(data), fuzzDeadline)
 	}
 	checkOutcome(t, ex, err)
+}
+
+// watchdog crashes the process (the fuzzer then keeps the input as a failure) when the
+// reading has not returned within d: a reader that never returns would otherwise only stall
+// the fuzzer. The returned func stops it.
+func watchdog(d time.Duration) (stop func()) {
+	t := time.AfterFunc(d, func() { panic(fmt.Sprintf("a reading did not return within %v", d)) })
+	return func() { t.Stop() }
 }
 
 func checkOutcome(t *testing.T, ex document.Extracted, err error) {
@@ -90,9 +116,11 @@ func FuzzText(f *testing.F) {
 func FuzzPDF(f *testing.F) {
 	seed(f, ".pdf", documenttest.PDF(f, "First page.", "Second page."))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		limit := document.TimeoutFor(len(data)) + 2*time.Second
+		defer watchdog(2 * limit)()
 		start := time.Now()
 		ex, err := document.Extract(context.Background(), document.Source{Name: "fuzz.pdf", Data: data})
-		if took, limit := time.Since(start), document.TimeoutFor(len(data))+2*time.Second; took > limit {
+		if took := time.Since(start); took > limit {
 			t.Fatalf("reading %d bytes took %v, past %v", len(data), took, limit)
 		}
 		checkOutcome(t, ex, err)

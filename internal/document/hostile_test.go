@@ -43,7 +43,7 @@ var refusedAs = map[string]string{
 	"wide.csv":       document.ReasonTooComplex,
 }
 
-// TestHostileDocumentsAreRefused: each document of the hostile corpus (issue 27: a cell at
+// TestHostileDocumentsAreRefused: each document of the hostile corpus (a cell at
 // column AAAAAAAA, a page tree that is its own kid or claims 4e18 pages, an object stream
 // that extends itself, 30 million unclosed elements, a zip with forged sizes, billion laughs,
 // a million shared strings, a million nested <div>s, a million fields) is refused with a

@@ -32,7 +32,7 @@ const (
 	// refused; a larger one gets TimeoutPerMB more for each MB, up to MaxTimeout. Steward's
 	// readers are linear in what they read, so a document that needs more is hostile or
 	// broken.
-	Timeout      = 2 * time.Second
+	Timeout      = 1500 * time.Millisecond
 	TimeoutPerMB = time.Second
 	MaxTimeout   = 20 * time.Second
 	// BusyWait is how long Extract waits for a free slot before it answers busy.

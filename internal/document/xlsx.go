@@ -17,7 +17,7 @@ const (
 	MaxColumns       = 16384
 	MaxRows          = 1 << 20
 	MaxSheets        = 256
-	MaxSharedStrings = 500_000
+	MaxSharedStrings = 200_000
 )
 
 // extractXLSX reads every sheet's cells, a row per line, cells separated by tabs, each in

@@ -92,11 +92,11 @@ func (a *archive) has(name string) bool {
 // walk streams the XML of the part name, calling fn with each token (start and end
 // elements, character data; the decoder's copies are fn's only until it returns). It refuses
 // a part that inflates past MaxPartBytes, nests deeper than MaxXMLDepth or has more than
-// MaxXMLElements elements, and stops when ctx ends. A missing part is ErrNotExist.
+// MaxXMLElements elements, and stops when ctx ends.
 func (a *archive) walk(ctx context.Context, name string, fn func(xml.Token) error) error {
 	f, err := a.zr.Open(name)
 	if err != nil {
-		return err
+		return refuse(ReasonCorrupt, "the %s is corrupt: its %s cannot be opened", a.kind, name)
 	}
 	defer f.Close()
 	dec := xml.NewDecoder(&capReader{r: f, left: MaxPartBytes})

@@ -13,7 +13,7 @@ import (
 // alice uploads hostile documents from four clients without pause (the object stream that
 // runs to its deadline, the PDF page tree of itself, the XLSX cell at column AAAAAAAA, the
 // 30-million-element DOCX), and, in the same run, with nobody uploading. It reports bob's
-// p50 and p99 in ms for both. Target (issue 27): under 100 ms meanwhile.
+// p50 and p99 in ms for both. Target: under 100 ms meanwhile.
 func BenchmarkNeighbourDuringHostileUploads(b *testing.B) {
 	base, alice, bob := docServer(b, 20<<20)
 	var files []documenttest.Hostile

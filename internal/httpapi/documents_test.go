@@ -162,7 +162,7 @@ func TestDocumentOwners(t *testing.T) {
 	}
 }
 
-// TestHostileUploadsAreRefusedInWords (issue 27): documents built to take the server down —
+// TestHostileUploadsAreRefusedInWords: documents built to take the server down —
 // an XLSX cell at column AAAAAAAA (on main: a row padded with 10^11 tabs, the process killed
 // for memory), a PDF page tree that is its own kid (on main: extraction never ends), a DOCX
 // of 30 million unclosed elements (on main: 25 s and 3 GB), an object stream that extends
@@ -204,7 +204,7 @@ func TestHostileUploadsAreRefusedInWords(t *testing.T) {
 	}
 }
 
-// TestDocumentNamesWithInvisibleCharacters (issue 27): a name with a bidirectional override
+// TestDocumentNamesWithInvisibleCharacters: a name with a bidirectional override
 // (U+202E shows "invoice\u202Efdp.exe" as "invoiceexe.pdf") or a zero-width space is refused
 // with 422 naming the character; nothing is stored. A name in another script, and one with
 // the zero-width joiner an emoji needs, is kept as it is.
@@ -224,5 +224,35 @@ func TestDocumentNamesWithInvisibleCharacters(t *testing.T) {
 		if resp := upload(t, base, alice, url.QueryEscape(name), "text/plain", []byte("hello")); resp.status != 201 {
 			t.Errorf("upload named %q: %d %s; want 201", name, resp.status, resp.body)
 		}
+	}
+}
+
+// TestBusyReadersAnswer429: when every reading slot of the process stays taken (uploads of a
+// document that runs to its deadline), a further upload waits briefly, then answers 429 with
+// Retry-After and words; the others are refused 422 as usual, and nothing is a 500.
+func TestBusyReadersAnswer429(t *testing.T) {
+	t.Parallel()
+	base, alice, _ := docServer(t, 1<<20)
+	objstm := documenttest.PDFObjectStream()
+	n := 4 * document.Readers() // waves of 2 s each: the fourth waits past BusyWait
+	answers := make(chan response, n)
+	for range n {
+		go func() { answers <- upload(t, base, alice, "objstm.pdf", "application/pdf", objstm) }()
+	}
+	busy := 0
+	for range n {
+		resp := <-answers
+		switch {
+		case resp.status == 429:
+			busy++
+			if resp.header.Get("Retry-After") == "" || !strings.Contains(string(resp.body), "try again in") {
+				t.Errorf("429 without Retry-After or words: %v %s", resp.header, resp.body)
+			}
+		case resp.status != 422:
+			t.Errorf("upload answered %d %s; want 422 or 429", resp.status, resp.body)
+		}
+	}
+	if busy == 0 {
+		t.Fatalf("none of %d uploads at once (%d readers) was told to come back later", n, document.Readers())
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -99,9 +98,8 @@ func classify(err error) (int, errorDetail) {
 // client gets a generic message.
 func fail(w http.ResponseWriter, r *http.Request, err error) {
 	status, detail := classify(err)
-	var se *steward.Error
-	if errors.As(err, &se) && se.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(se.RetryAfter.Seconds()))))
+	if s := steward.RetrySeconds(err); s > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(s))
 	}
 	log := zerolog.Ctx(r.Context())
 	if status >= 500 {

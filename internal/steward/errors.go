@@ -74,3 +74,13 @@ func ErrorCode(err error) Code {
 	}
 	return CodeInternal
 }
+
+// RetrySeconds is how many whole seconds (rounded up) an error says to wait before trying
+// again (its RetryAfter); 0 when it says nothing. The HTTP faces send it as Retry-After.
+func RetrySeconds(err error) int {
+	var se *Error
+	if !errors.As(err, &se) || se.RetryAfter <= 0 {
+		return 0
+	}
+	return int((se.RetryAfter + time.Second - 1) / time.Second)
+}

@@ -282,7 +282,7 @@ func TestWebFetchCaps(t *testing.T) {
 	}
 }
 
-// TestWebFetchHostilePages (issue 27): a page on the web goes through the same bounded reader
+// TestWebFetchHostilePages: a page on the web goes through the same bounded reader
 // as an upload — a PDF whose page tree is its own kid and a page of a million nested <div>s
 // come back as a tool error saying why, at once, not a fetch that never ends.
 func TestWebFetchHostilePages(t *testing.T) {

@@ -309,11 +309,19 @@ func (a *web) done(w http.ResponseWriter, r *http.Request, err error, back strin
 	case errors.Is(err, store.ErrNotFound) || steward.ErrorCode(err) == steward.CodeNotFound:
 		again(http.StatusNotFound, "That item no longer exists.")
 	default:
-		if msg, ok := invalid(err); ok {
-			again(http.StatusUnprocessableEntity, msg)
+		msg, ok := invalid(err)
+		if !ok {
+			a.fail(w, r, err)
 			return
 		}
-		a.fail(w, r, err)
+		status := http.StatusUnprocessableEntity
+		if steward.ErrorCode(err) == steward.CodeRateLimited {
+			status = http.StatusTooManyRequests
+		}
+		if s := steward.RetrySeconds(err); s > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(s))
+		}
+		again(status, msg)
 	}
 }
 

@@ -83,7 +83,7 @@ func XLSXCell(ref, text string) []byte {
 	return xlsxOf(fmt.Sprintf(`<row r="%s"><c r="%s" t="inlineStr"><is><t>%s</t></is></c></row>`, row, ref, text), "")
 }
 
-// XLSXSharedStrings is a workbook with n shared strings (a multiple of 65,536) and one cell
+// XLSXSharedStrings is a workbook with n shared strings (a multiple of 1,024) and one cell
 // using the last.
 func XLSXSharedStrings(n int) []byte {
 	return zipStreams(
@@ -92,7 +92,7 @@ func XLSXSharedStrings(n int) []byte {
 		stream{name: "xl/styles.xml", segments: []segment{{data: []byte(styles), times: 1}}},
 		stream{name: "xl/sharedStrings.xml", segments: []segment{
 			{data: []byte(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">`), times: 1},
-			{data: bytes.Repeat([]byte("<si><t>x</t></si>"), 1<<16), times: n >> 16},
+			{data: bytes.Repeat([]byte("<si><t>x</t></si>"), 1<<10), times: n >> 10},
 			{data: []byte("</sst>"), times: 1},
 		}},
 		stream{name: "xl/worksheets/sheet1.xml", segments: []segment{{data: []byte(sheetHead + fmt.Sprintf(`<row r="1"><c r="A1" t="s"><v>%d</v></c></row>`, n-1) + sheetTail), times: 1}}},
@@ -139,11 +139,11 @@ func DOCXBillionLaughs() []byte {
 }
 
 // DOCXForgedSize is a DOCX whose document.xml (one paragraph of n bytes of text, a multiple
-// of 65,536) is stored with a forged uncompressed size of 200 bytes in both its headers.
+// of 1,024) is stored with a forged uncompressed size of 200 bytes in both its headers.
 func DOCXForgedSize(n int) []byte {
 	return zipStreams(stream{name: "word/document.xml", declared: 200, segments: []segment{
 		{data: []byte(docxHead + "<w:p><w:r><w:t>"), times: 1},
-		{data: bytes.Repeat([]byte("a"), 1<<16), times: n >> 16},
+		{data: bytes.Repeat([]byte("a"), 1<<10), times: n >> 10},
 		{data: []byte("</w:t></w:r></w:p></w:body></w:document>"), times: 1},
 	}})
 }
