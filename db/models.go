@@ -332,6 +332,7 @@ type StandingRule struct {
 	Source    string
 	Note      string
 	CreatedAt time.Time
+	Match     string
 }
 
 type Task struct {

@@ -12,15 +12,16 @@ import (
 )
 
 const createRule = `-- name: CreateRule :one
-INSERT INTO standing_rules (owner_id, tool, predicate, effect, source, note)
-VALUES ($1, $2, $3, $4, $5, $6)
-RETURNING id, owner_id, tool, predicate, effect, source, note, created_at
+INSERT INTO standing_rules (owner_id, tool, predicate, match, effect, source, note)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+RETURNING id, owner_id, tool, predicate, effect, source, note, created_at, match
 `
 
 type CreateRuleParams struct {
 	OwnerID   uuid.UUID
 	Tool      string
 	Predicate []byte
+	Match     string
 	Effect    string
 	Source    string
 	Note      string
@@ -31,6 +32,7 @@ func (q *Queries) CreateRule(ctx context.Context, arg CreateRuleParams) (Standin
 		arg.OwnerID,
 		arg.Tool,
 		arg.Predicate,
+		arg.Match,
 		arg.Effect,
 		arg.Source,
 		arg.Note,
@@ -45,6 +47,7 @@ func (q *Queries) CreateRule(ctx context.Context, arg CreateRuleParams) (Standin
 		&i.Source,
 		&i.Note,
 		&i.CreatedAt,
+		&i.Match,
 	)
 	return i, err
 }
@@ -67,7 +70,7 @@ func (q *Queries) DeleteRule(ctx context.Context, arg DeleteRuleParams) (int64, 
 }
 
 const listRules = `-- name: ListRules :many
-SELECT id, owner_id, tool, predicate, effect, source, note, created_at FROM standing_rules WHERE owner_id = $1 ORDER BY created_at, id
+SELECT id, owner_id, tool, predicate, effect, source, note, created_at, match FROM standing_rules WHERE owner_id = $1 ORDER BY created_at, id
 `
 
 func (q *Queries) ListRules(ctx context.Context, ownerID uuid.UUID) ([]StandingRule, error) {
@@ -88,6 +91,7 @@ func (q *Queries) ListRules(ctx context.Context, ownerID uuid.UUID) ([]StandingR
 			&i.Source,
 			&i.Note,
 			&i.CreatedAt,
+			&i.Match,
 		); err != nil {
 			return nil, err
 		}
@@ -100,7 +104,7 @@ func (q *Queries) ListRules(ctx context.Context, ownerID uuid.UUID) ([]StandingR
 }
 
 const rulesForTool = `-- name: RulesForTool :many
-SELECT id, owner_id, tool, predicate, effect, source, note, created_at FROM standing_rules WHERE owner_id = $1 AND tool IN ($2, '*')
+SELECT id, owner_id, tool, predicate, effect, source, note, created_at, match FROM standing_rules WHERE owner_id = $1 AND tool IN ($2, '*')
 ORDER BY created_at, id
 `
 
@@ -127,6 +131,7 @@ func (q *Queries) RulesForTool(ctx context.Context, arg RulesForToolParams) ([]S
 			&i.Source,
 			&i.Note,
 			&i.CreatedAt,
+			&i.Match,
 		); err != nil {
 			return nil, err
 		}

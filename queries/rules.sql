@@ -1,6 +1,6 @@
 -- name: CreateRule :one
-INSERT INTO standing_rules (owner_id, tool, predicate, effect, source, note)
-VALUES (sqlc.arg(owner_id), sqlc.arg(tool), sqlc.arg(predicate), sqlc.arg(effect), sqlc.arg(source), sqlc.arg(note))
+INSERT INTO standing_rules (owner_id, tool, predicate, match, effect, source, note)
+VALUES (sqlc.arg(owner_id), sqlc.arg(tool), sqlc.arg(predicate), sqlc.arg(match), sqlc.arg(effect), sqlc.arg(source), sqlc.arg(note))
 RETURNING *;
 
 -- name: ListRules :many

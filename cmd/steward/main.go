@@ -50,6 +50,7 @@ Commands:
   webhooks add --source NAME     an incoming signed webhook (secret shown once)
   channels add|list|remove|test  notification channels (ntfy, telegram, slack, email, webhook)
   mcp list|tool                  the owner's MCP servers; set one tool a write or disabled (steward mcp help)
+  rules list|add|remove          the owner's standing rules, exact or pattern (steward rules help)
   memory consolidate             supersede near-duplicate memories, summarise old conversations
   ledger import FILE --account NAME
                                  import a bank statement (CSV) into the ledger
@@ -99,6 +100,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"ledger":     runLedger,
 		"channels":   runChannels,
 		"mcp":        runMCP,
+		"rules":      runRules,
 		"eval":       runEval,
 	}
 	command, ok := commands[cmd]

@@ -69,7 +69,7 @@ func TestRecordExpenseOverCapDeniedDespiteAllowRule(t *testing.T) {
 	h := newHarness(t, m)
 	seedLedger(h)
 	h.tx(func(tx *store.Tx) error {
-		_, err := tx.Rules.Create(h.ctx, steward.Rule{Tool: "record_expense", Effect: "allow", Source: "api"})
+		_, err := tx.Rules.Create(h.ctx, steward.Rule{Tool: "record_expense", Match: steward.MatchPattern, Effect: "allow", Source: "api"})
 		return err
 	})
 	v := h.start("I paid 50.01 at the bike shop")
@@ -153,7 +153,7 @@ func TestLedgerInjectionWritesNothing(t *testing.T) {
 	h := newHarness(t, m)
 	seedLedger(h)
 	h.tx(func(tx *store.Tx) error {
-		_, err := tx.Rules.Create(h.ctx, steward.Rule{Tool: "*", Effect: "allow", Source: "api"})
+		_, err := tx.Rules.Create(h.ctx, steward.Rule{Tool: "*", Match: steward.MatchPattern, Effect: "allow", Source: "api"})
 		return err
 	})
 	v := h.start("what did Mallory charge me?")

@@ -318,13 +318,14 @@ func (r *Runner) decide(ctx context.Context, tx Tx, x *run, byCall map[string]st
 }
 
 // alwaysRule is the standing allow rule an approval with "always" stores: for scope "tool"
-// its predicate is empty (any arguments); for "args" it is the approved arguments, so only a
-// call with these argument values is allowed again.
+// a pattern with an empty predicate (any arguments); for "args" an exact rule of the approved
+// arguments, so only a call with exactly these arguments — none added, none left out — is
+// allowed again.
 func alwaysRule(p steward.PendingCall, scope steward.Always) steward.Rule {
 	if scope == steward.AlwaysTool {
-		return steward.Rule{Tool: p.Tool, Predicate: json.RawMessage(`{}`), Effect: "allow", Source: "approval", Note: "approved with always (any arguments)"}
+		return steward.Rule{Tool: p.Tool, Predicate: json.RawMessage(`{}`), Match: steward.MatchPattern, Effect: "allow", Source: "approval", Note: "approved with always (any arguments)"}
 	}
-	return steward.Rule{Tool: p.Tool, Predicate: p.Args, Effect: "allow", Source: "approval", Note: "approved with always (these arguments)"}
+	return steward.Rule{Tool: p.Tool, Predicate: p.Args, Match: steward.MatchExact, Effect: "allow", Source: "approval", Note: "approved with always (these arguments)"}
 }
 
 // mergedWriteError is a database-local write that failed inside the claim's transaction.

@@ -121,7 +121,7 @@ func TestCapsBeatStandingAllowRules(t *testing.T) {
 	h := newHarness(t, m)
 	withSafety(h)
 	h.tx(func(tx *store.Tx) error {
-		if _, err := tx.Rules.Create(h.ctx, steward.Rule{Tool: "pay", Effect: "allow", Source: "api"}); err != nil {
+		if _, err := tx.Rules.Create(h.ctx, steward.Rule{Tool: "pay", Match: steward.MatchPattern, Effect: "allow", Source: "api"}); err != nil {
 			return err
 		}
 		_, err := tx.Safety.SetCap(h.ctx, steward.Cap{Currency: "EUR", PerActionMinor: 1000, WindowMinor: 3000, Window: time.Hour})
@@ -292,7 +292,7 @@ func TestMoneyAndEgressToolsOfferNoAlways(t *testing.T) {
 			withSafety(h)
 		}
 		h.tx(func(tx *store.Tx) error {
-			if _, err := tx.Rules.Create(h.ctx, steward.Rule{Tool: tc.tool, Effect: "allow", Source: "api"}); err != nil {
+			if _, err := tx.Rules.Create(h.ctx, steward.Rule{Tool: tc.tool, Match: steward.MatchPattern, Effect: "allow", Source: "api"}); err != nil {
 				return err
 			}
 			_, err := tx.Safety.SetCap(h.ctx, steward.Cap{Currency: "EUR", PerActionMinor: 1000, WindowMinor: 3000, Window: time.Hour})

@@ -88,7 +88,7 @@ func TestTaintedTurnHoldsEgress(t *testing.T) {
 			if permissive {
 				h.runner.Gate = &safety.Gate{AllowAuto: true}
 				h.tx(func(tx *store.Tx) error {
-					if _, err := tx.Rules.Create(h.ctx, steward.Rule{Tool: "*", Effect: "allow", Source: "api"}); err != nil {
+					if _, err := tx.Rules.Create(h.ctx, steward.Rule{Tool: "*", Match: steward.MatchPattern, Effect: "allow", Source: "api"}); err != nil {
 						return err
 					}
 					return tx.Safety.SetMode(h.ctx, "auto")

@@ -77,6 +77,8 @@ type App struct {
 	Channels *channel.Service
 	// MCPServers is the owner's remote MCP servers and their tools (internal/mcpclient).
 	MCPServers *mcpclient.Service
+	// Rules is the owner's standing rules (internal/rules).
+	Rules *rules.Service
 	// Scheduler runs due jobs, queued webhook runs and the drains (functions/scheduler,
 	// and the ticker of `steward serve`); Webhooks receives signed deliveries.
 	Scheduler *autonomy.Scheduler
@@ -275,7 +277,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks,
 		Drainers: []autonomy.Drainer{a.Webhooks, deliverer, drainer(a.drainMemory), drainer(a.continueStale), sweeper}}
 	ctl := &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode, Now: a.Now}
-	rs := &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
+	a.Rules = &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
 	act := &activity.Service{Store: a.Store, Now: a.Now}
 	undos := &undo.Service{Store: a.Store, Window: cfg.UndoWindow, Now: a.Now}
 	a.handler = a.gate(httpapi.New(httpapi.Deps{
@@ -290,7 +292,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Health:           a.Store.Ping,
 		AllowAutoMode:    cfg.AllowAutoMode,
 		Control:          ctl,
-		Rules:            rs,
+		Rules:            a.Rules,
 		Activity:         act,
 		Memory:           a.Memory,
 		Ledger:           a.Ledger,
@@ -303,7 +305,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Undo:             undos,
 		Household:        households,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
-			Sessions: &sessions.Service{Store: a.Store, Now: a.Now}, Activity: act, Control: ctl, Rules: rs, Memory: a.Memory, Undo: undos,
+			Sessions: &sessions.Service{Store: a.Store, Now: a.Now}, Activity: act, Control: ctl, Rules: a.Rules, Memory: a.Memory, Undo: undos,
 			Household: households, Documents: a.Documents, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers}),
 		Links:    webapp.LinkPages(approvalLinks),
 		Telegram: telegram,

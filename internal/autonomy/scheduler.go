@@ -321,7 +321,7 @@ func SeedNotifyRule(ctx context.Context, tx *store.Tx) (*steward.Rule, error) {
 			return nil, nil
 		}
 	}
-	r, err := tx.Rules.Create(ctx, steward.Rule{Tool: "notify", Effect: "allow", Source: "setup",
+	r, err := tx.Rules.Create(ctx, steward.Rule{Tool: "notify", Match: steward.MatchPattern, Effect: "allow", Source: "setup",
 		Note: "seeded with the first scheduled job so briefings arrive without asking; delete it to approve each notification"})
 	if err != nil {
 		return nil, err

@@ -68,7 +68,7 @@ func (a *api) setMode(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, v)
 }
 
-// createRule stores a standing rule: POST /v1/rules {"tool","effect","predicate"?,"note"?}.
+// createRule stores a standing rule: POST /v1/rules {"tool","effect","predicate"?,"match"?,"note"?}.
 func (a *api) createRule(w http.ResponseWriter, r *http.Request) {
 	var body rules.NewRule
 	if err := decode(r, &body); err != nil {

@@ -19,7 +19,7 @@ func TestRecalledWebhookIsUntrusted(t *testing.T) {
 	mem := memory.New(e.store, memory.Offline{}, nil)
 	e.runner.Memory = mem
 	err := e.store.WithOwner(e.ctx, e.owner, func(tx *store.Tx) error {
-		_, err := tx.Rules.Create(e.ctx, steward.Rule{Tool: "create_task", Effect: "allow", Source: "api"})
+		_, err := tx.Rules.Create(e.ctx, steward.Rule{Tool: "create_task", Match: steward.MatchPattern, Effect: "allow", Source: "api"})
 		return err
 	})
 	if err != nil {

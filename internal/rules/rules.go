@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/tools"
 )
 
 // Limits of the service.
@@ -22,10 +25,10 @@ const (
 	MaxNote  = 500  // characters
 )
 
-// ToolChecker says whether a rule may name a tool: a registered write tool or "*".
-// *tools.Registry implements it.
+// ToolChecker says whether a rule may name a tool — a registered write tool or "*" — and
+// these arguments in its predicate. *tools.Registry implements it.
 type ToolChecker interface {
-	CheckRuleTool(name string) error
+	CheckRule(tool string, args []string) error
 }
 
 // Service lists, creates and deletes an owner's standing rules. It is safe for concurrent use.
@@ -39,7 +42,12 @@ type NewRule struct {
 	Tool      string          `json:"tool"`
 	Effect    string          `json:"effect"`
 	Predicate json.RawMessage `json:"predicate"`
-	Note      string          `json:"note"`
+	// Match is steward.MatchExact (the arguments are exactly the predicate) or
+	// steward.MatchPattern (the arguments the predicate names have these values, the others
+	// anything). Empty is exact when the predicate names an argument, else pattern: a rule
+	// without a predicate covers any arguments.
+	Match string `json:"match"`
+	Note  string `json:"note"`
 }
 
 // List returns the owner's standing rules (at most MaxRules).
@@ -64,7 +72,7 @@ func (s *Service) Create(ctx context.Context, ownerID uuid.UUID, r NewRule) (ste
 	var rule steward.Rule
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		rule, err = tx.Rules.Create(ctx, steward.Rule{Tool: r.Tool, Effect: r.Effect, Predicate: r.Predicate, Source: "api", Note: r.Note})
+		rule, err = tx.Rules.Create(ctx, steward.Rule{Tool: r.Tool, Effect: r.Effect, Predicate: r.Predicate, Match: r.Match, Source: "api", Note: r.Note})
 		return err
 	})
 	return rule, err
@@ -78,9 +86,10 @@ func (s *Service) Delete(ctx context.Context, ownerID, id uuid.UUID) error {
 }
 
 // valid checks a rule: a registered write tool or "*" (every write tool), allow or deny, an
-// object predicate ({} when absent), and text Postgres can store.
+// object predicate ({} when absent) naming only arguments the tool has, exact or pattern
+// (see NewRule.Match), and text Postgres can store.
 func (s *Service) valid(r *NewRule) error {
-	r.Tool, r.Effect = strings.TrimSpace(r.Tool), strings.TrimSpace(r.Effect)
+	r.Tool, r.Effect, r.Match = strings.TrimSpace(r.Tool), strings.TrimSpace(r.Effect), strings.TrimSpace(r.Match)
 	if len(r.Predicate) == 0 || string(r.Predicate) == "null" {
 		r.Predicate = json.RawMessage(`{}`)
 	}
@@ -90,6 +99,9 @@ func (s *Service) valid(r *NewRule) error {
 		return steward.Errorf(steward.CodeInvalid, `tool is required: a tool name or "*"`)
 	case r.Effect != "allow" && r.Effect != "deny":
 		return steward.Errorf(steward.CodeInvalid, `effect must be "allow" or "deny"`)
+	case r.Match != "" && r.Match != steward.MatchExact && r.Match != steward.MatchPattern:
+		return steward.Errorf(steward.CodeInvalid, `match must be %q (the call's arguments are exactly the predicate) or %q (the arguments the predicate names have its values, other arguments anything)`,
+			steward.MatchExact, steward.MatchPattern)
 	case json.Unmarshal(r.Predicate, &pred) != nil:
 		return steward.Errorf(steward.CodeInvalid, "predicate must be a JSON object of argument values")
 	case utf8.RuneCountInString(r.Note) > MaxNote:
@@ -98,13 +110,48 @@ func (s *Service) valid(r *NewRule) error {
 	if s.Tools == nil {
 		return errors.New("rules: no tool registry to check the rule against")
 	}
-	if err := s.Tools.CheckRuleTool(r.Tool); err != nil {
+	if err := s.Tools.CheckRule(r.Tool, slices.Sorted(maps.Keys(pred))); err != nil {
 		return err
+	}
+	if r.Match == "" {
+		r.Match = steward.MatchExact
+		if len(pred) == 0 {
+			r.Match = steward.MatchPattern
+		}
 	}
 	if err := steward.CheckText("note", r.Note); err != nil {
 		return err
 	}
 	return checkJSONText("predicate", pred)
+}
+
+// Describe says in words which calls a rule covers, as the web app and the CLI list it:
+// "only a call of create_task whose arguments are exactly {"title":"milk"}", or "any call of
+// create_task whose title is "milk", other arguments anything".
+func Describe(r steward.Rule) string {
+	tool := r.Tool
+	if tool == tools.RuleTool {
+		tool = "any write tool"
+	}
+	var pred map[string]json.RawMessage
+	if len(r.Predicate) > 0 && json.Unmarshal(r.Predicate, &pred) != nil {
+		return "nothing (its predicate cannot be read)"
+	}
+	switch {
+	case r.Match == steward.MatchExact && len(pred) == 0:
+		return "only a call of " + tool + " with no arguments"
+	case r.Match == steward.MatchExact:
+		exact, _ := tools.CanonicalArgs(r.Predicate) // it decoded above
+		return "only a call of " + tool + " whose arguments are exactly " + string(exact)
+	case len(pred) == 0:
+		return "any call of " + tool + ", any arguments"
+	}
+	var is []string
+	for _, k := range slices.Sorted(maps.Keys(pred)) {
+		v, _ := tools.Canonical(pred[k]) // it decoded above
+		is = append(is, k+" is "+string(v))
+	}
+	return "any call of " + tool + " whose " + strings.Join(is, " and ") + ", other arguments anything"
 }
 
 // checkJSONText applies steward.CheckText to every key and string inside a decoded JSON value.

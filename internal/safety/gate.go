@@ -4,6 +4,7 @@
 package safety
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/tools"
 )
 
 // Gate implements agent.Gate.
@@ -155,25 +157,44 @@ func untrusted(req steward.GateRequest) bool {
 }
 
 // Matches reports whether a rule covers a call: its tool is the call's tool or "*", and
-// every key of its predicate is present in the arguments with an equal JSON value.
+// its predicate matches the arguments as the rule says — exact: the arguments' canonical
+// JSON (tools.CanonicalArgs, what the args hash covers) is the predicate's; pattern: every
+// key of the predicate is present in the arguments with an equal JSON value. A rule or
+// arguments that cannot be read match nothing.
 func Matches(r steward.Rule, tool string, args json.RawMessage) bool {
 	if r.Tool != tool && r.Tool != "*" {
 		return false
 	}
-	var pred map[string]any
-	if len(r.Predicate) > 0 {
-		if err := json.Unmarshal(r.Predicate, &pred); err != nil {
-			return false // a predicate we cannot read matches nothing
+	switch r.Match {
+	case steward.MatchExact:
+		want, err := tools.CanonicalArgs(r.Predicate)
+		if err != nil {
+			return false
+		}
+		got, err := tools.CanonicalArgs(args)
+		return err == nil && bytes.Equal(got, want)
+	case steward.MatchPattern:
+		return subset(r.Predicate, args)
+	}
+	return false
+}
+
+// subset reports whether every key of the predicate pred is in args with an equal value.
+func subset(pred, args json.RawMessage) bool {
+	var p map[string]any
+	if len(pred) > 0 {
+		if err := json.Unmarshal(pred, &p); err != nil {
+			return false
 		}
 	}
-	if len(pred) == 0 {
+	if len(p) == 0 {
 		return true
 	}
 	var a map[string]any
 	if err := json.Unmarshal(args, &a); err != nil {
 		return false
 	}
-	for k, want := range pred {
+	for k, want := range p {
 		got, ok := a[k]
 		if !ok || !reflect.DeepEqual(got, want) {
 			return false

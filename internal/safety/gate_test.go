@@ -9,8 +9,15 @@ import (
 	"github.com/google/uuid"
 )
 
+// rule is a pattern rule; exact an exact one.
 func rule(tool, effect, pred string) steward.Rule {
-	return steward.Rule{ID: uuid.New(), Tool: tool, Effect: effect, Predicate: json.RawMessage(pred)}
+	return steward.Rule{ID: uuid.New(), Tool: tool, Effect: effect, Predicate: json.RawMessage(pred), Match: steward.MatchPattern}
+}
+
+func exact(tool, effect, pred string) steward.Rule {
+	r := rule(tool, effect, pred)
+	r.Match = steward.MatchExact
+	return r
 }
 
 // TestUntrustedTurnIgnoresAllowRules: a chat turn with recalled webhook text in its context
@@ -47,6 +54,12 @@ func TestDecideByRules(t *testing.T) {
 		{"webhook ignores allow", []steward.Rule{rule("create_task", "allow", `{}`)}, steward.TriggerWebhook, steward.Ask},
 		{"webhook keeps deny", []steward.Rule{rule("create_task", "deny", `{}`)}, steward.TriggerWebhook, steward.Deny},
 		{"unreadable predicate matches nothing", []steward.Rule{rule("create_task", "deny", `[1]`)}, steward.TriggerChat, steward.Ask},
+		{"exact: the same arguments in another order and spacing", []steward.Rule{exact("create_task", "allow", `{ "notes": "2 l", "title": "buy milk" }`)}, steward.TriggerChat, steward.Allow},
+		{"exact: a subset of the arguments does not match", []steward.Rule{exact("create_task", "allow", `{"title":"buy milk"}`)}, steward.TriggerChat, steward.Ask},
+		{"exact: more than the arguments does not match", []steward.Rule{exact("create_task", "allow", `{"title":"buy milk","notes":"2 l","due":"2026-12-31"}`)}, steward.TriggerChat, steward.Ask},
+		{"exact: empty matches only a call without arguments", []steward.Rule{exact("create_task", "allow", `{}`)}, steward.TriggerChat, steward.Ask},
+		{"exact wildcard deny", []steward.Rule{exact("*", "deny", `{"notes":"2 l","title":"buy milk"}`)}, steward.TriggerChat, steward.Deny},
+		{"a rule of unknown match matches nothing", []steward.Rule{{ID: uuid.New(), Tool: "create_task", Effect: "allow", Predicate: json.RawMessage(`{}`)}}, steward.TriggerChat, steward.Ask},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

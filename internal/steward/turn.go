@@ -159,16 +159,27 @@ type CallRecord struct {
 }
 
 // Rule is a standing decision for a write tool: allow or deny, when the call's arguments
-// contain every key/value of Predicate.
+// match Predicate as Match says.
 type Rule struct {
 	ID        uuid.UUID       `json:"id"`
 	Tool      string          `json:"tool"` // a tool name or "*"
 	Predicate json.RawMessage `json:"predicate"`
+	Match     string          `json:"match"`  // MatchExact | MatchPattern
 	Effect    string          `json:"effect"` // allow | deny
 	Source    string          `json:"source"` // approval | api | setup
 	Note      string          `json:"note,omitempty"`
 	CreatedAt time.Time       `json:"created_at"`
 }
+
+// How a rule's predicate matches a call's arguments.
+const (
+	// MatchExact: the arguments are exactly the predicate, compared as the canonical JSON the
+	// args hash uses; an extra, missing or different argument does not match.
+	MatchExact = "exact"
+	// MatchPattern: every argument the predicate names has that value, other arguments
+	// anything; an empty predicate matches every call of the tool.
+	MatchPattern = "pattern"
+)
 
 // Event is one immutable row of the audit log.
 type Event struct {

@@ -27,8 +27,8 @@ type Always string
 const (
 	// AlwaysNone stores no rule.
 	AlwaysNone Always = ""
-	// AlwaysArgs allows this tool again with exactly the approved arguments (the rule's
-	// predicate is the arguments). It is the default of the approval card and the CLI.
+	// AlwaysArgs allows this tool again with exactly the approved arguments (an exact rule
+	// whose predicate is the arguments). It is the default of the approval card and the CLI.
 	AlwaysArgs Always = "args"
 	// AlwaysTool allows this tool with any arguments.
 	AlwaysTool Always = "tool"

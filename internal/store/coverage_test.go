@@ -212,7 +212,7 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 			"conversation": second(tx.Conversations.Create(ctx, "bob's")),
 			"task":         second(tx.Tasks.CreateTask(ctx, steward.NewTask{Title: "bob's"})),
 			"notification": second(tx.Tasks.CreateNotification(ctx, "", "", "bob's")),
-			"rule":         second(tx.Rules.Create(ctx, steward.Rule{Tool: "create_task", Effect: "deny", Source: "api"})),
+			"rule":         second(tx.Rules.Create(ctx, steward.Rule{Tool: "create_task", Match: steward.MatchPattern, Effect: "deny", Source: "api"})),
 			"schedule":     second(tx.Schedules.Create(ctx, NewSchedule{Job: "evening", Cron: "0 19 * * *", Timezone: "UTC"})),
 			"fact":         third(tx.Tasks.UpsertFact(ctx, steward.NewFact{Kind: "fact", Content: "bob's words", Key: "fact::bob's words"})),
 			"memory fact":  third(tx.Memory.RememberFact(ctx, NewMemoryFact{Kind: "fact", Content: "bob remembers", Source: FactSourceAPI})),

@@ -87,7 +87,7 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 		if err := tx.Conversations.EnqueueIngest(ctx, turn.ID, conv.ID); err != nil {
 			return err
 		}
-		rule, err := tx.Rules.Create(ctx, steward.Rule{Tool: "notify", Effect: "allow", Source: "api"})
+		rule, err := tx.Rules.Create(ctx, steward.Rule{Tool: "notify", Match: steward.MatchPattern, Effect: "allow", Source: "api"})
 		if err != nil {
 			return err
 		}

@@ -22,9 +22,9 @@ func TestRefusedValuesAreInvalid(t *testing.T) {
 	db := testdb.Open(t, 2)
 	owner, _ := db.Owner(t, "alice")
 	for name, rule := range map[string]steward.Rule{
-		"check constraint (23514)": {Tool: "Notify", Effect: "allow", Source: "api"},
-		"NUL in text (22021)":      {Tool: "notify", Effect: "allow", Source: "api", Note: "a\x00b"},
-		"NUL in jsonb (22P05)":     {Tool: "notify", Effect: "allow", Source: "api", Predicate: json.RawMessage(`{"t":"a\u0000b"}`)},
+		"check constraint (23514)": {Tool: "Notify", Match: steward.MatchPattern, Effect: "allow", Source: "api"},
+		"NUL in text (22021)":      {Tool: "notify", Match: steward.MatchPattern, Effect: "allow", Source: "api", Note: "a\x00b"},
+		"NUL in jsonb (22P05)":     {Tool: "notify", Match: steward.MatchPattern, Effect: "allow", Source: "api", Predicate: json.RawMessage(`{"t":"a\u0000b"}`)},
 	} {
 		err := db.Store.WithOwner(ctx, owner.ID, func(tx *Tx) error {
 			_, err := tx.Rules.Create(ctx, rule)

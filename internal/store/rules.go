@@ -11,10 +11,10 @@ import (
 	"github.com/stewardhq/steward/db"
 )
 
-// CreateRule stores a standing rule.
+// CreateRule stores a standing rule; its Match must be set (the schema has no default).
 func (t Rules) Create(ctx context.Context, r steward.Rule) (steward.Rule, error) {
 	row, err := t.q.CreateRule(ctx, db.CreateRuleParams{OwnerID: t.ownerID, Tool: r.Tool,
-		Predicate: jsonOrEmpty(r.Predicate), Effect: r.Effect, Source: r.Source, Note: r.Note})
+		Predicate: jsonOrEmpty(r.Predicate), Match: r.Match, Effect: r.Effect, Source: r.Source, Note: r.Note})
 	if err != nil {
 		return steward.Rule{}, notFound("create rule", err)
 	}
@@ -54,7 +54,7 @@ func toRules(rows []db.StandingRule) []steward.Rule {
 }
 
 func toRule(r db.StandingRule) steward.Rule {
-	return steward.Rule{ID: r.ID, Tool: r.Tool, Predicate: r.Predicate, Effect: r.Effect, Source: r.Source,
+	return steward.Rule{ID: r.ID, Tool: r.Tool, Predicate: r.Predicate, Match: r.Match, Effect: r.Effect, Source: r.Source,
 		Note: r.Note, CreatedAt: r.CreatedAt}
 }
 

@@ -119,24 +119,45 @@ func (r *Registry) lookup(name string) (Tool, error) {
 // RuleTool is "*" in a standing rule: the rule covers every write tool.
 const RuleTool = "*"
 
-// CheckRuleTool is the one check of the tool a standing rule names (the API's POST /v1/rules
-// and every other face that stores rules call it): a registered write tool, or RuleTool.
-// Rules only ever decide writes (reads run without the gate), so a rule on a read tool or an
-// unknown name would be stored and never apply; both are CodeInvalid, listing the valid
-// names.
-func (r *Registry) CheckRuleTool(name string) error {
-	if name == RuleTool {
-		return nil
-	}
-	if t, ok := r.tools[name]; ok && t.Kind == steward.KindWrite {
-		return nil
-	}
+// CheckRule is the one check of what a standing rule names (the API's POST /v1/rules and
+// every other face that stores rules call it): a registered write tool, or RuleTool, and in
+// its predicate only arguments that tool has (for RuleTool, that some write tool has).
+// Rules only ever decide writes (reads run without the gate), so a rule on a read tool, an
+// unknown name or an argument no call carries would be stored and never apply as it reads;
+// each is CodeInvalid, listing the valid names.
+func (r *Registry) CheckRule(name string, args []string) error {
 	var writes []string
 	for _, n := range r.names {
 		if r.tools[n].Kind == steward.KindWrite {
 			writes = append(writes, n)
 		}
 	}
-	return steward.Errorf(steward.CodeInvalid, "tool %q is not a write tool; a rule names one of %s, or %q for every write tool",
-		truncate(name, 64), strings.Join(writes, ", "), RuleTool)
+	if name != RuleTool {
+		t, ok := r.tools[name]
+		if !ok || t.Kind != steward.KindWrite {
+			return steward.Errorf(steward.CodeInvalid, "tool %q is not a write tool; a rule names one of %s, or %q for every write tool",
+				truncate(name, 64), strings.Join(writes, ", "), RuleTool)
+		}
+		for _, a := range args {
+			if !slices.Contains(t.args, a) {
+				return steward.Errorf(steward.CodeInvalid, "the predicate names the argument %q, which %s does not have (its arguments: %s), so the rule would never apply",
+					truncate(a, 64), name, orNone(t.args))
+			}
+		}
+		return nil
+	}
+	for _, a := range args {
+		if !slices.ContainsFunc(writes, func(n string) bool { return slices.Contains(r.tools[n].args, a) }) {
+			return steward.Errorf(steward.CodeInvalid, "the predicate names the argument %q, which no write tool has, so the rule would never apply", truncate(a, 64))
+		}
+	}
+	return nil
+}
+
+// orNone joins names with commas, or says "none".
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }

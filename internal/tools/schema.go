@@ -155,14 +155,19 @@ func Canonical(raw json.RawMessage) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// ArgsHash returns the hex SHA-256 of the tool name, a NUL byte and the canonical JSON of
-// args: the hash an approval is bound to. Empty args hash as {}, like a call without
-// arguments runs. Invalid JSON is an error.
-func ArgsHash(name string, args json.RawMessage) (string, error) {
+// CanonicalArgs is the canonical JSON of a call's arguments, the form ArgsHash hashes and an
+// exact standing rule compares: empty args are {}, like a call without arguments runs.
+func CanonicalArgs(args json.RawMessage) ([]byte, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
-	c, err := Canonical(args)
+	return Canonical(args)
+}
+
+// ArgsHash returns the hex SHA-256 of the tool name, a NUL byte and the canonical JSON of
+// args (CanonicalArgs): the hash an approval is bound to. Invalid JSON is an error.
+func ArgsHash(name string, args json.RawMessage) (string, error) {
+	c, err := CanonicalArgs(args)
 	if err != nil {
 		return "", fmt.Errorf("args hash of %s: %w", name, err)
 	}

@@ -109,6 +109,7 @@ type Tool struct {
 	Reversible bool
 
 	params json.RawMessage // canonical JSON Schema of the arguments
+	args   []string        // the arguments' names, in declaration order
 	check  func(args json.RawMessage) error
 	exec   func(ctx context.Context, env Env, args json.RawMessage) (any, error)
 	err    error // a construction error, reported by NewRegistry
@@ -144,6 +145,7 @@ func New[A any](name, description string, kind steward.ToolKind, run func(ctx co
 		t.err = fmt.Errorf("tool %q: %w", name, err)
 		return t
 	}
+	t.args = propertyNames(schema)
 	resolved, err := schema.Resolve(nil)
 	if err != nil {
 		t.err = fmt.Errorf("tool %q: resolve schema: %w", name, err)

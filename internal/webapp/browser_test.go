@@ -339,7 +339,7 @@ func TestBrowserSettingsAndMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(rulesText, "deny create_task") || !strings.Contains(rulesText, "gym") || !strings.Contains(rulesText, "no gym reminders") {
+	if !strings.Contains(rulesText, `deny only a call of create_task whose arguments are exactly {"title":"gym"}`) || !strings.Contains(rulesText, "gym") || !strings.Contains(rulesText, "no gym reminders") {
 		t.Fatalf("rules listed = %q; want the deny create_task rule", rulesText)
 	}
 

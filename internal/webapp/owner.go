@@ -268,7 +268,7 @@ func (a *web) settings(w http.ResponseWriter, r *http.Request, status int, msg s
 		}
 		p.raw(`<ul class="rules">`)
 		for _, x := range rs {
-			p.raw(`<li><span><strong>`).text(x.Effect).raw(`</strong> <code>`).text(x.Tool).raw(`</code> when <code>`).text(string(x.Predicate)).raw(`</code>`)
+			p.raw(`<li><span><strong>`).text(x.Effect).raw(`</strong> `).text(rules.Describe(x))
 			if x.Note != "" {
 				p.raw(` — `).text(x.Note)
 			}
@@ -279,6 +279,8 @@ func (a *web) settings(w http.ResponseWriter, r *http.Request, status int, msg s
 			`<label for="rule-tool">Tool (a write tool, or * for every one)</label><input id="rule-tool" name="tool" type="text" required maxlength="100">` +
 			`<label for="rule-effect">Effect</label><select id="rule-effect" name="effect"><option value="allow">allow</option><option value="deny">deny</option></select>` +
 			`<label for="rule-predicate">When the arguments match (JSON object; empty for any)</label><input id="rule-predicate" name="predicate" type="text" maxlength="4000">` +
+			`<label for="rule-match">Match</label><select id="rule-match" name="match"><option value="exact">exactly these arguments, no others</option>` +
+			`<option value="pattern">these argument values, other arguments anything</option></select>` +
 			`<label for="rule-note">Note (optional)</label><input id="rule-note" name="note" type="text" maxlength="500">`).hidden(me.csrf).
 			raw(`<button type="submit">Add rule</button></form>`)
 		// Sessions.
@@ -332,11 +334,11 @@ func (a *web) settingsAgain(w http.ResponseWriter, r *http.Request) func(int, st
 func (a *web) addRule(w http.ResponseWriter, r *http.Request) {
 	nr := rules.NewRule{Tool: r.PostFormValue("tool"), Effect: r.PostFormValue("effect"), Note: strings.TrimSpace(r.PostFormValue("note"))}
 	var err error
-	if pred := strings.TrimSpace(r.PostFormValue("predicate")); pred != "" {
+	if pred := strings.TrimSpace(r.PostFormValue("predicate")); pred != "" { // empty: any arguments, whatever Match says
 		if !json.Valid([]byte(pred)) {
 			err = steward.Errorf(steward.CodeInvalid, `"When the arguments match" must be a JSON object, like {"title": "buy milk"}`)
 		}
-		nr.Predicate = json.RawMessage(pred)
+		nr.Predicate, nr.Match = json.RawMessage(pred), r.PostFormValue("match")
 	}
 	if err == nil {
 		_, err = a.d.Rules.Create(r.Context(), current(r).OwnerID, nr)
