@@ -10,7 +10,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -87,7 +86,8 @@ func (s *Service) Delete(ctx context.Context, ownerID, id uuid.UUID) error {
 
 // valid checks a rule: a registered write tool or "*" (every write tool), allow or deny, an
 // object predicate ({} when absent) naming only arguments the tool has, exact or pattern
-// (see NewRule.Match), and text Postgres can store.
+// (see NewRule.Match), text Postgres can store, and a note without control or invisible
+// formatting characters (steward.CheckName).
 func (s *Service) valid(r *NewRule) error {
 	r.Tool, r.Effect, r.Match = strings.TrimSpace(r.Tool), strings.TrimSpace(r.Effect), strings.TrimSpace(r.Match)
 	if len(r.Predicate) == 0 || string(r.Predicate) == "null" {
@@ -104,8 +104,6 @@ func (s *Service) valid(r *NewRule) error {
 			steward.MatchExact, steward.MatchPattern)
 	case json.Unmarshal(r.Predicate, &pred) != nil:
 		return steward.Errorf(steward.CodeInvalid, "predicate must be a JSON object of argument values")
-	case utf8.RuneCountInString(r.Note) > MaxNote:
-		return steward.Errorf(steward.CodeInvalid, "note is longer than %d characters", MaxNote)
 	}
 	if s.Tools == nil {
 		return errors.New("rules: no tool registry to check the rule against")
@@ -119,8 +117,12 @@ func (s *Service) valid(r *NewRule) error {
 			r.Match = steward.MatchPattern
 		}
 	}
-	if err := steward.CheckText("note", r.Note); err != nil {
-		return err
+	if strings.TrimSpace(r.Note) != "" {
+		note, err := steward.CheckName("the rule's note", r.Note, MaxNote)
+		if err != nil {
+			return err
+		}
+		r.Note = note
 	}
 	return checkJSONText("predicate", pred)
 }

@@ -23,6 +23,7 @@ func TestCreateChecksBeforeStoring(t *testing.T) {
 		"array predicate": {Tool: "*", Effect: "deny", Predicate: []byte(`[1]`)},
 		"unknown tool":    {Tool: "launch_rockets", Effect: "allow"},
 		"NUL in note":     {Tool: "*", Effect: "deny", Note: "a\x00b"},
+		"bidi in note":    {Tool: "*", Effect: "deny", Note: "safe \u202egnihtyna"},
 		"NUL in pred key": {Tool: "*", Effect: "deny", Predicate: []byte(`{"a\u0000":1}`)},
 		"unknown match":   {Tool: "*", Effect: "deny", Match: "subset"},
 		"unknown arg":     {Tool: "create_task", Effect: "allow", Predicate: []byte(`{"titel":"x"}`)},

@@ -105,7 +105,7 @@ func card(p *page, turnID uuid.UUID, pending []steward.PendingCall) {
 		p.raw(`<label>Message if you deny (optional) <input type="text" name="message" maxlength="500"></label><div class="buttons">` +
 			`<button type="button" data-choice="approve">Approve</button><button type="button" data-choice="deny">Deny</button>`)
 		if c.AlwaysOffered {
-			p.raw(`<button type="button" data-choice="always">Always allow</button>`)
+			p.raw(`<button type="button" data-choice="always" title="Never ask again for this tool with exactly these arguments">Always allow exactly this</button>`)
 		}
 		p.raw(`</div></fieldset>`)
 	}

@@ -71,7 +71,7 @@
       var lab = el("label", null, "Message if you deny (optional) ");
       var inp = el("input"); inp.type = "text"; inp.name = "message"; inp.maxLength = 500; lab.appendChild(inp); fs.appendChild(lab);
       var btns = el("div", "buttons");
-      [["approve", "Approve"], ["deny", "Deny"]].concat(p.always_offered ? [["always", "Always allow"]] : []).forEach(function (c) {
+      [["approve", "Approve"], ["deny", "Deny"]].concat(p.always_offered ? [["always", "Always allow exactly this"]] : []).forEach(function (c) {
         var b = el("button", null, c[1]); b.type = "button"; b.dataset.choice = c[0]; btns.appendChild(b);
       });
       fs.appendChild(btns);
