@@ -137,14 +137,20 @@ type Source struct {
 	Data              []byte
 }
 
+// Extract reads the text of a document in one of the process's reading slots
+// (ProcessReaders.Extract).
+func Extract(ctx context.Context, src Source) (Extracted, error) {
+	return ProcessReaders.Extract(ctx, src)
+}
+
 // Extract reads the text of a document. A type it does not read, an encrypted, corrupt or
 // empty document, a decompression bomb and a document past the caps (pages, sheets, rows,
 // columns, XML depth and elements, text) are refused with a *steward.Error (code invalid, a
 // Reason* reason). The reading itself runs in a child process bounded in memory, CPU and
-// time (sandbox.go): one that overruns Timeout is killed and refused (ReasonTimeout). At
-// most Concurrency documents are read at once per process; when every slot stays busy for
-// BusyWait, the error is rate_limited (ReasonBusy) and says when to try again.
-func Extract(ctx context.Context, src Source) (Extracted, error) {
+// time (sandbox.go): one that overruns its deadline (TimeoutFor) is killed and refused
+// (ReasonTimeout). At most r.Slots() documents are read at once; one that waits too long for
+// a slot is refused as rate_limited (ReasonBusy) with when to try again.
+func (r *Readers) Extract(ctx context.Context, src Source) (Extracted, error) {
 	mt := TypeOf(src.Name, src.ContentType)
 	if mt == "" {
 		return Extracted{}, refuse(ReasonUnsupported, "%q (%s) is not a type Steward reads: PDF, DOCX, XLSX, CSV, TXT, Markdown or HTML", src.Name, orNone(src.ContentType))
@@ -152,7 +158,7 @@ func Extract(ctx context.Context, src Source) (Extracted, error) {
 	if len(src.Data) == 0 {
 		return Extracted{}, refuse(ReasonEmpty, "the document is empty")
 	}
-	ex, _, err := sandboxed(ctx, mt, src)
+	ex, _, err := r.sandboxed(ctx, mt, src)
 	return ex, err
 }
 

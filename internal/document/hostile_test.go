@@ -27,20 +27,20 @@ func hostile() []documenttest.Hostile {
 // refusedAs is the reason each hostile document is refused with; "" for one that is read
 // (count.pdf's one real page).
 var refusedAs = map[string]string{
-	"columns.xlsx":   document.ReasonTooComplex,
-	"column7.xlsx":   document.ReasonTooComplex,
-	"farrow.xlsx":    document.ReasonTooComplex,
-	"strings.xlsx":   document.ReasonTooComplex,
-	"selfkids.pdf":   document.ReasonTooComplex,
-	"count.pdf":      "",
-	"objstm.pdf":     document.ReasonTimeout,
-	"nested.docx":    document.ReasonBomb,
-	"nested1m.docx":  document.ReasonTooComplex,
-	"forged.docx":    document.ReasonBomb,
-	"laughs.docx":    document.ReasonCorrupt,
-	"laughs.xlsx":    document.ReasonCorrupt,
-	"nested.html":    document.ReasonTooComplex,
-	"wide.csv":       document.ReasonTooComplex,
+	"columns.xlsx":  document.ReasonTooComplex,
+	"column7.xlsx":  document.ReasonTooComplex,
+	"farrow.xlsx":   document.ReasonTooComplex,
+	"strings.xlsx":  document.ReasonTooComplex,
+	"selfkids.pdf":  document.ReasonTooComplex,
+	"count.pdf":     "",
+	"objstm.pdf":    document.ReasonTimeout,
+	"nested.docx":   document.ReasonBomb,
+	"nested1m.docx": document.ReasonTooComplex,
+	"forged.docx":   document.ReasonBomb,
+	"laughs.docx":   document.ReasonCorrupt,
+	"laughs.xlsx":   document.ReasonCorrupt,
+	"nested.html":   document.ReasonTooComplex,
+	"wide.csv":      document.ReasonTooComplex,
 }
 
 // TestHostileDocumentsAreRefused: each document of the hostile corpus (a cell at
@@ -79,21 +79,30 @@ func TestHostileDocumentsAreRefused(t *testing.T) {
 	}
 }
 
-// TestBusyReadersAnswerRateLimited: when every reading slot stays busy past the wait, an
-// upload is refused as rate_limited with the time to wait, and a slot given back lets the
-// next one through.
+// TestBusyReadersAnswerRateLimited: when every reading slot stays busy past the wait (a
+// reading that runs to its deadline holds the only one), a reading is refused as
+// rate_limited with the time to wait, and once the slot is free the next one goes through.
 func TestBusyReadersAnswerRateLimited(t *testing.T) {
-	release := document.HoldReaders(50 * time.Millisecond)
-	_, err := document.Extract(context.Background(), document.Source{Name: "a.txt", Data: []byte("hello")})
-	release()
+	t.Parallel()
+	readers := document.NewReaders(1, 50*time.Millisecond)
+	held := make(chan error, 1)
+	go func() {
+		_, err := readers.Extract(context.Background(), document.Source{Name: "objstm.pdf", Data: documenttest.PDFObjectStream()})
+		held <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // the object stream is being read
+	_, err := readers.Extract(context.Background(), document.Source{Name: "a.txt", Data: []byte("hello")})
 	var se *steward.Error
-	if !errors.As(err, &se) || se.Code != steward.CodeRateLimited || se.Reason != document.ReasonBusy || se.RetryAfter <= 0 ||
+	if !errors.As(err, &se) || se.Code != steward.CodeRateLimited || se.Reason != document.ReasonBusy || steward.RetrySeconds(err) <= 0 ||
 		!strings.Contains(se.Message, "try again in") {
 		t.Fatalf("Extract with every slot busy = %#v; want rate_limited, busy, a Retry-After and words", err)
 	}
-	ex, err := document.Extract(context.Background(), document.Source{Name: "a.txt", Data: []byte("hello")})
+	if err := <-held; steward.ErrorCode(err) != steward.CodeInvalid {
+		t.Fatalf("the object stream: %v", err)
+	}
+	ex, err := readers.Extract(context.Background(), document.Source{Name: "a.txt", Data: []byte("hello")})
 	if err != nil || ex.Text() != "hello" {
-		t.Fatalf("after the slots came back: %q, %v", ex.Text(), err)
+		t.Fatalf("after the slot came back: %q, %v", ex.Text(), err)
 	}
 }
 

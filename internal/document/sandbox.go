@@ -26,7 +26,7 @@ import (
 // (RLIMIT_FSIZE), one OS thread for Go code (GOMAXPROCS=1), and a wall-clock deadline after
 // which it is killed. The child gets the document on stdin and none of the parent's
 // environment (no secrets), and answers with its text on stdout. A few readings run at once
-// per process (slots), so uploads cannot take every core from the other requests.
+// per process (Readers), so uploads cannot take every core from the other requests.
 const (
 	// Timeout is how long the reading of a small document may take before it is killed and
 	// refused; a larger one gets TimeoutPerMB more for each MB, up to MaxTimeout. Steward's
@@ -55,16 +55,40 @@ func TimeoutFor(n int) time.Duration {
 	return raceSlowdown * min(MaxTimeout, Timeout+time.Duration(n>>20)*TimeoutPerMB)
 }
 
-// slots bounds the readings at once in this process: half the CPUs, at least one; busyWait
-// is BusyWait (shorter in this package's tests).
-var (
-	slots    = make(chan struct{}, max(1, runtime.NumCPU()/2))
-	busyWait = BusyWait
-)
+// Readers bounds the readings at once: a reading waits up to its wait for a slot, then is
+// refused as busy (rate_limited, with Retry-After). One Readers serves a whole process
+// (ProcessReaders), so uploads and fetched pages together cannot take every core from the
+// other requests.
+type Readers struct {
+	slots chan struct{}
+	wait  time.Duration
+}
 
-// Readers is how many documents this process reads at once; more wait for BusyWait, then
-// are refused as busy.
-func Readers() int { return cap(slots) }
+// NewReaders is a bound of n readings at once, each waiting up to wait for a slot.
+func NewReaders(n int, wait time.Duration) *Readers {
+	return &Readers{slots: make(chan struct{}, max(1, n)), wait: wait}
+}
+
+// ProcessReaders is the process's bound: half the CPUs, at least one, waiting BusyWait.
+var ProcessReaders = NewReaders(runtime.NumCPU()/2, BusyWait)
+
+// Slots is how many documents r reads at once.
+func (r *Readers) Slots() int { return cap(r.slots) }
+
+// take waits for a slot (up to r's wait); release gives it back.
+func (r *Readers) take(ctx context.Context) (release func(), err error) {
+	wait := time.NewTimer(r.wait)
+	defer wait.Stop()
+	select {
+	case r.slots <- struct{}{}:
+		return func() { <-r.slots }, nil
+	case <-wait.C:
+		return nil, &steward.Error{Code: steward.CodeRateLimited, Reason: ReasonBusy, RetryAfter: BusyWait,
+			Message: fmt.Sprintf("Steward is busy reading other documents; try again in %d seconds", int(BusyWait.Seconds()))}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
 
 // init turns this process into a reading child when its parent started it as one: it reads
 // one document from stdin, answers on stdout and exits, before any main runs. Every binary
@@ -100,19 +124,13 @@ type usage struct {
 	Wall    time.Duration
 }
 
-// sandboxed reads src (of media type mt) in a child process.
-func sandboxed(ctx context.Context, mt string, src Source) (Extracted, usage, error) {
-	wait := time.NewTimer(busyWait)
-	defer wait.Stop()
-	select {
-	case slots <- struct{}{}:
-	case <-wait.C:
-		return Extracted{}, usage{}, &steward.Error{Code: steward.CodeRateLimited, Reason: ReasonBusy, RetryAfter: BusyWait,
-			Message: fmt.Sprintf("Steward is busy reading other documents; try again in %d seconds", int(BusyWait.Seconds()))}
-	case <-ctx.Done():
-		return Extracted{}, usage{}, ctx.Err()
+// sandboxed reads src (of media type mt) in a child process, in one of r's slots.
+func (r *Readers) sandboxed(ctx context.Context, mt string, src Source) (Extracted, usage, error) {
+	release, err := r.take(ctx)
+	if err != nil {
+		return Extracted{}, usage{}, err
 	}
-	defer func() { <-slots }()
+	defer release()
 
 	timeout := TimeoutFor(len(src.Data))
 	rctx, cancel := context.WithTimeout(ctx, timeout)
@@ -126,7 +144,8 @@ func sandboxed(ctx context.Context, mt string, src Source) (Extracted, usage, er
 	var frame [4]byte
 	binary.BigEndian.PutUint32(frame[:], uint32(len(head)))
 	cmd := exec.CommandContext(rctx, executable())
-	cmd.Env = []string{childEnv + "=1", "GOMAXPROCS=1", "GOTRACEBACK=none"}
+	// GORACE: a race-detector build (tests) would otherwise sleep a second as each child exits.
+	cmd.Env = []string{childEnv + "=1", "GOMAXPROCS=1", "GOTRACEBACK=none", "GORACE=atexit_sleep_ms=0"}
 	cmd.Stdin = io.MultiReader(bytes.NewReader(frame[:]), bytes.NewReader(head), bytes.NewReader(src.Data))
 	out, stderr := &cappedBuffer{max: maxAnswer}, &cappedBuffer{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = out, stderr

@@ -45,6 +45,8 @@ type Service struct {
 	Objects Objects
 	// Logger logs what fails after the answer is decided (an orphan object's delete).
 	Logger zerolog.Logger
+	// Readers bounds the uploads read at once; nil means the process's (ProcessReaders).
+	Readers *Readers
 }
 
 // Objects is where the original bytes of documents go when not in PostgreSQL: an object
@@ -83,7 +85,11 @@ func (s *Service) Upload(ctx context.Context, ownerID uuid.UUID, name, contentTy
 	if int64(len(data)) > s.maxBytes() {
 		return steward.Document{}, steward.Errorf(steward.CodeTooLarge, "the document is larger than %d bytes", s.maxBytes())
 	}
-	ex, err := Extract(ctx, Source{Name: name, ContentType: contentType, Data: data})
+	readers := s.Readers
+	if readers == nil {
+		readers = ProcessReaders
+	}
+	ex, err := readers.Extract(ctx, Source{Name: name, ContentType: contentType, Data: data})
 	if err != nil {
 		return steward.Document{}, err
 	}

@@ -392,7 +392,7 @@ func excelDate(serial string, date1904 bool) (string, bool) {
 		epoch = time.Date(1904, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
 	days := math.Trunc(f)
-	t := epoch.AddDate(0, 0, int(days)).Add(time.Duration(math.Round((f - days) * 86400)) * time.Second)
+	t := epoch.AddDate(0, 0, int(days)).Add(time.Duration(math.Round((f-days)*86400)) * time.Second)
 	if f == days {
 		return t.Format("2006-01-02"), true
 	}

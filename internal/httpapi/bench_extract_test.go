@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/document/documenttest"
 )
 
@@ -15,7 +16,7 @@ import (
 // 30-million-element DOCX), and, in the same run, with nobody uploading. It reports bob's
 // p50 and p99 in ms for both. Target: under 100 ms meanwhile.
 func BenchmarkNeighbourDuringHostileUploads(b *testing.B) {
-	base, alice, bob := docServer(b, 20<<20)
+	base, alice, bob := docServerWith(b, 20<<20, document.ProcessReaders)
 	var files []documenttest.Hostile
 	for _, h := range documenttest.HostileCorpus() {
 		switch h.Name {

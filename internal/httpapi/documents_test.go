@@ -22,11 +22,18 @@ import (
 // 1 KiB, for two owners; it returns the server's URL and their keys.
 func docServer(t testing.TB, maxDoc int64) (base, alice, bob string) {
 	t.Helper()
+	return docServerWith(t, maxDoc, nil)
+}
+
+// docServerWith is docServer whose uploads are read in readers' slots (nil: the process's):
+// a test that keeps the slots busy gets its own, so the other tests' uploads do not wait.
+func docServerWith(t testing.TB, maxDoc int64, readers *document.Readers) (base, alice, bob string) {
+	t.Helper()
 	db := testdb.Open(t, 4)
 	_, alice = db.Owner(t, "alice")
 	_, bob = db.Owner(t, "bob")
 	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Store: db.Store, Auth: db.Door, Logger: zerolog.Nop(), MaxBodyBytes: 1024,
-		Documents: &document.Service{Store: db.Store, MaxBytes: maxDoc}}))
+		Documents: &document.Service{Store: db.Store, MaxBytes: maxDoc, Readers: readers}}))
 	t.Cleanup(srv.Close)
 	return srv.URL, alice, bob
 }
@@ -170,7 +177,7 @@ func TestDocumentOwners(t *testing.T) {
 // another owner is answered meanwhile.
 func TestHostileUploadsAreRefusedInWords(t *testing.T) {
 	t.Parallel()
-	base, alice, bob := docServer(t, 20<<20)
+	base, alice, bob := docServerWith(t, 20<<20, document.NewReaders(1, document.BusyWait))
 	want := map[string]string{
 		"columns.xlsx": "past column XFD",
 		"selfkids.pdf": "page tree nests more than",
@@ -193,7 +200,9 @@ func TestHostileUploadsAreRefusedInWords(t *testing.T) {
 		case <-time.After(2 * document.TimeoutFor(len(h.Data))):
 			t.Fatalf("%s (%s): no answer within twice its deadline", h.Name, h.What)
 		}
-		var body struct{ Error struct{ Code, Reason, Message string } }
+		var body struct {
+			Error struct{ Code, Reason, Message string }
+		}
 		_ = json.Unmarshal(resp.body, &body)
 		if resp.status != 422 || body.Error.Code != "invalid" || !strings.Contains(body.Error.Message, words) {
 			t.Errorf("%s (%s): %d %s; want 422 saying %q", h.Name, h.What, resp.status, resp.body, words)
@@ -232,9 +241,10 @@ func TestDocumentNamesWithInvisibleCharacters(t *testing.T) {
 // Retry-After and words; the others are refused 422 as usual, and nothing is a 500.
 func TestBusyReadersAnswer429(t *testing.T) {
 	t.Parallel()
-	base, alice, _ := docServer(t, 1<<20)
+	readers := document.NewReaders(1, document.BusyWait)
+	base, alice, _ := docServerWith(t, 1<<20, readers)
 	objstm := documenttest.PDFObjectStream()
-	n := 4 * document.Readers() // waves of 2 s each: the fourth waits past BusyWait
+	n := 5 * readers.Slots() // waves of 1.5 s each: the fifth waits past BusyWait
 	answers := make(chan response, n)
 	for range n {
 		go func() { answers <- upload(t, base, alice, "objstm.pdf", "application/pdf", objstm) }()
@@ -253,6 +263,6 @@ func TestBusyReadersAnswer429(t *testing.T) {
 		}
 	}
 	if busy == 0 {
-		t.Fatalf("none of %d uploads at once (%d readers) was told to come back later", n, document.Readers())
+		t.Fatalf("none of %d uploads at once (%d readers) was told to come back later", n, readers.Slots())
 	}
 }

@@ -20,7 +20,6 @@ func CheckText(field, s string) error {
 	return nil
 }
 
-
 // CheckName trims a name someone gives a thing Steward stores and shows (a document, a
 // rule's note) and refuses, with a client error saying why, one that is empty, not UTF-8,
 // longer than maxChars characters, or that holds a control character or an invisible

@@ -119,4 +119,3 @@ func decodeText(body []byte, cs string) (string, error) {
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD"), nil
 }
-

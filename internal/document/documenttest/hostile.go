@@ -16,25 +16,28 @@ type Hostile struct {
 	Name string // its file name (the extension says its type)
 	What string // what it does to a reader without bounds
 	Data []byte
+	// Endless: no cap stops it inside the reader (the PDF library loops); only the
+	// sandbox's deadline does.
+	Endless bool
 }
 
 // HostileCorpus builds every hostile document (in well under a second: see zipStreams).
 func HostileCorpus() []Hostile {
 	return []Hostile{
-		{"columns.xlsx", "one cell at column AAAAAAAA: a reader pads the row with 10^11 tabs", XLSXCell("AAAAAAAA1", "x")},
-		{"column7.xlsx", "one cell at column AAAAAAA (7 letters: 1 GB of tabs)", XLSXCell("AAAAAAA1", "x")},
-		{"farrow.xlsx", "one cell at row 10^15", XLSXCell("A1000000000000000", "x")},
-		{"strings.xlsx", "a million shared strings", XLSXSharedStrings(1 << 20)},
-		{"selfkids.pdf", "a /Pages node whose /Kids is itself", PDFSelfKids()},
-		{"count.pdf", "/Count 4e18 with one real page", PDFHugeCount()},
-		{"objstm.pdf", "an object stream of 10^15 objects that extends itself", PDFObjectStream()},
-		{"nested.docx", "30 million unclosed elements in document.xml (90 MB)", DOCXNested(30 << 20)},
-		{"nested1m.docx", "a million unclosed elements in document.xml (3 MB: under the archive's caps)", DOCXNested(1 << 20)},
-		{"forged.docx", "a zip whose document.xml declares 200 bytes and inflates to 40 MB", DOCXForgedSize(40 << 20)},
-		{"laughs.docx", "billion laughs: entities of entities in document.xml", DOCXBillionLaughs()},
-		{"laughs.xlsx", "billion laughs in the shared strings", XLSXBillionLaughs()},
-		{"nested.html", "a million nested <div>s", HTMLNested(1_000_000)},
-		{"wide.csv", "a CSV row of a million fields", []byte(strings.Repeat(",", 1_000_000) + "\n")},
+		{Name: "columns.xlsx", What: "one cell at column AAAAAAAA: a reader pads the row with 10^11 tabs", Data: XLSXCell("AAAAAAAA1", "x")},
+		{Name: "column7.xlsx", What: "one cell at column AAAAAAA (7 letters: 1 GB of tabs)", Data: XLSXCell("AAAAAAA1", "x")},
+		{Name: "farrow.xlsx", What: "one cell at row 10^15", Data: XLSXCell("A1000000000000000", "x")},
+		{Name: "strings.xlsx", What: "a million shared strings", Data: XLSXSharedStrings(1 << 20)},
+		{Name: "selfkids.pdf", What: "a /Pages node whose /Kids is itself", Data: PDFSelfKids()},
+		{Name: "count.pdf", What: "/Count 4e18 with one real page", Data: PDFHugeCount()},
+		{Name: "objstm.pdf", What: "an object stream of 10^15 objects that extends itself", Data: PDFObjectStream(), Endless: true},
+		{Name: "nested.docx", What: "30 million unclosed elements in document.xml (90 MB)", Data: DOCXNested(30 << 20)},
+		{Name: "nested1m.docx", What: "a million unclosed elements in document.xml (3 MB: under the archive's caps)", Data: DOCXNested(1 << 20)},
+		{Name: "forged.docx", What: "a zip whose document.xml declares 200 bytes and inflates to 40 MB", Data: DOCXForgedSize(40 << 20)},
+		{Name: "laughs.docx", What: "billion laughs: entities of entities in document.xml", Data: DOCXBillionLaughs()},
+		{Name: "laughs.xlsx", What: "billion laughs in the shared strings", Data: XLSXBillionLaughs()},
+		{Name: "nested.html", What: "a million nested <div>s", Data: HTMLNested(1_000_000)},
+		{Name: "wide.csv", What: "a CSV row of a million fields", Data: []byte(strings.Repeat(",", 1_000_000) + "\n")},
 	}
 }
 
