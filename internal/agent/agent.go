@@ -9,6 +9,7 @@ package agent
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
@@ -69,11 +70,11 @@ type Runner struct {
 	// steps and continues elsewhere (continue.go); zero means 30s.
 	ContinueMargin time.Duration
 	// Hold runs in a confirm's transaction before the claim (issue 17 §2: household
-	// approvals, internal/household). A non-empty note commits what Hold wrote and keeps the
-	// turn suspended (the confirm returns the turn with Awaiting = note); otherwise story,
+	// approvals, internal/household). held commits what Hold wrote and keeps the turn
+	// suspended (the confirm returns its view, awaiting the members: view); otherwise story,
 	// when not nil, is recorded as a household_approval event of the resumed turn. Its error
-	// refuses the confirm and changes nothing. Nil holds nothing.
-	Hold func(ctx context.Context, tx Tx, turn steward.Turn, decisions map[string]steward.Decision) (note string, story any, err error)
+	// refuses the confirm and changes nothing. Nil holds nothing, and no view reads votes.
+	Hold func(ctx context.Context, tx Tx, turn steward.Turn, decisions map[string]steward.Decision) (held bool, story any, err error)
 
 	// afterExecuting, when set (tests only), runs after an external call was journaled
 	// executing and before it runs; an error simulates a crash at that point.
@@ -132,9 +133,27 @@ func (r *Runner) Turn(ctx context.Context, ownerID, turnID uuid.UUID) (steward.V
 	var v steward.View
 	err := r.Store.InOwner(ctx, ownerID, func(tx Tx) error {
 		t, err := tx.Turns.Get(ctx, turnID)
-		v = steward.ViewOf(t)
+		if err != nil {
+			return err
+		}
+		v, err = r.view(ctx, tx, t)
 		return err
 	})
+	return v, err
+}
+
+// view is the TurnView of a stored turn, the same for a read (Turn) and for a confirm that
+// Hold keeps suspended: with Hold set, a suspended turn whose owner has decided says which
+// household members it still waits for (awaiting).
+func (r *Runner) view(ctx context.Context, tx Tx, t steward.Turn) (steward.View, error) {
+	v := steward.ViewOf(t)
+	if r.Hold == nil || t.Status != steward.StatusSuspended {
+		return v, nil
+	}
+	votes, err := tx.Household.Votes(ctx, t.ID)
+	if members, ownerPending := steward.HouseholdWait(votes, t.OwnerID); len(members) > 0 && !ownerPending {
+		v.Awaiting = "awaiting household approval from " + strings.Join(members, ", ")
+	}
 	return v, err
 }
 

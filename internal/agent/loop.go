@@ -293,6 +293,7 @@ func (r *Runner) loop(ctx context.Context, x *run) (steward.View, error) {
 			return r.finish(ctx, x, steward.StatusFailed, "", "the model call failed; try again later")
 		}
 		uniqueCallIDs(x.st.Messages, resp.Message)
+		refused := unstorable(resp.Message)
 		x.st.Messages = append(x.st.Messages, resp.Message)
 		switch resp.Finish {
 		case llm.FinishBlocked:
@@ -309,7 +310,7 @@ func (r *Runner) loop(ctx context.Context, x *run) (steward.View, error) {
 		if len(calls) == 0 {
 			return r.finish(ctx, x, steward.StatusCompleted, resp.Text(), "")
 		}
-		suspended, err := r.batch(ctx, x, calls)
+		suspended, err := r.batch(ctx, x, calls, refused)
 		var e *steward.Error
 		if errors.As(err, &e) && e.Code == steward.CodeKilled {
 			return r.finish(ctx, x, steward.StatusAborted, "", e.Message)
@@ -343,6 +344,29 @@ func uniqueCallIDs(turn []steward.Message, msg steward.Message) {
 			seen[c.ID] = true
 		}
 	}
+}
+
+// unstorable refuses the calls of msg whose arguments Postgres cannot store (a NUL, an
+// unpaired surrogate escape, bytes that are not UTF-8: tools.CheckStorable) before anything
+// stores them: each one's arguments, and any call's name, are scrubbed in msg (tools.Scrub),
+// and the error the model reads instead of a result is returned by call id.
+func unstorable(msg steward.Message) map[string]string {
+	var refused map[string]string
+	for _, p := range msg.Parts {
+		c := p.ToolCall
+		if c == nil {
+			continue
+		}
+		c.Name = tools.ScrubText(c.Name)
+		if e := tools.CheckStorable(c.Args); e != nil {
+			e.Tool = c.Name
+			if refused == nil {
+				refused = map[string]string{}
+			}
+			refused[c.ID], c.Args = e.Error(), tools.Scrub(c.Args)
+		}
+	}
+	return refused
 }
 
 // call makes one model call with the turn so far; withTools=false is the final tool-free
@@ -554,9 +578,10 @@ func (r *Runner) saveSuspended(ctx context.Context, tx Tx, x *run) error {
 // batch handles one batch of tool calls: unknown tools and invalid arguments become error
 // results, writes go through the gate in one transaction, then reads run outside any
 // transaction (a slow read holds neither a transaction nor a pool connection) and are
-// journaled in a second one. It returns true when writes wait for a human; otherwise the
+// journaled in a second one. refused holds the error of each call whose arguments could
+// not be stored (unstorable). It returns true when writes wait for a human; otherwise the
 // results were appended as one message in call order.
-func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (bool, error) {
+func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall, refused map[string]string) (bool, error) {
 	results := make([]*steward.ToolResult, len(calls))
 	recs := make([]steward.CallRecord, len(calls))
 	var pending []steward.PendingCall
@@ -577,6 +602,10 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall) (b
 	}
 	vet := make([]vetted, len(calls))
 	for i, c := range calls {
+		if msg, ok := refused[c.ID]; ok {
+			vet[i] = vetted{reject: "invalid arguments", msg: msg}
+			continue
+		}
 		tool, ok := r.registry(x).Get(c.Name)
 		if !ok {
 			vet[i] = vetted{reject: "unknown tool", msg: fmt.Sprintf("unknown tool %q; available tools: %s", c.Name, strings.Join(r.registry(x).Names(), ", "))}

@@ -66,7 +66,7 @@ func (r *Runner) Propose(ctx context.Context, ownerID uuid.UUID, name string, ar
 	}
 	call := steward.ToolCall{ID: "call_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16], Name: name, Args: args, MintedID: true}
 	x.st.Messages = append(x.st.Messages, steward.Message{Role: steward.RoleModel, Parts: []steward.Part{{ToolCall: &call}}})
-	suspended, err := r.batch(ctx, x, []steward.ToolCall{call})
+	suspended, err := r.batch(ctx, x, []steward.ToolCall{call}, nil)
 	var e *steward.Error
 	switch {
 	case errors.As(err, &e) && e.Code == steward.CodeKilled:

@@ -88,21 +88,20 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 			}
 			var story any
 			if r.Hold != nil {
-				note, s, err := r.Hold(ctx, tx, turn, byCall)
+				hold, s, err := r.Hold(ctx, tx, turn, byCall)
 				if err != nil {
 					return err
 				}
-				if note != "" {
+				if hold {
 					// The owner's decision is recorded: a link used for it is spent.
 					if inClaim != nil {
 						if err := inClaim(ctx, tx); err != nil {
 							return err
 						}
 					}
-					v := steward.ViewOf(turn)
-					v.Awaiting = note
+					v, err := r.view(ctx, tx, turn)
 					held = &v
-					return nil
+					return err
 				}
 				story = s
 			}

@@ -98,6 +98,11 @@ func parseInline(s string) []span {
 	}
 	for i := 0; i < len(s); {
 		c := s[i]
+		if n := urlAt(s, i); n > 0 { // a bare URL is text, read as nothing else (atoms)
+			text.WriteString(s[i : i+n])
+			i += n
+			continue
+		}
 		switch {
 		case c == '\\' && i+1 < len(s) && strings.IndexByte("\\`*_[]()#+-.!~|>", s[i+1]) >= 0:
 			text.WriteByte(s[i+1])
@@ -141,6 +146,35 @@ func parseInline(s string) []span {
 	}
 	flush()
 	return merge(out)
+}
+
+// urlAt is the length of the bare URL (http or https) starting at s[i], 0 when none does: up
+// to a space, <, >, " or `, without trailing punctuation (.,:;!?') or a closing ) or ] it
+// does not open.
+func urlAt(s string, i int) int {
+	rest := s[i:]
+	if !strings.HasPrefix(rest, "https://") && !strings.HasPrefix(rest, "http://") || i > 0 && isWord(s[:i], true) {
+		return 0
+	}
+	n := strings.IndexFunc(rest, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("<>\"`", r) })
+	if n < 0 {
+		n = len(rest)
+	}
+	for n > 0 {
+		u := rest[:n]
+		switch c := u[n-1]; {
+		case strings.IndexByte(".,:;!?'", c) >= 0,
+			c == ')' && strings.Count(u, ")") > strings.Count(u, "("),
+			c == ']' && strings.Count(u, "]") > strings.Count(u, "["):
+			n--
+			continue
+		}
+		break
+	}
+	if n <= strings.Index(rest, "//")+2 { // a scheme and nothing after it
+		return 0
+	}
+	return n
 }
 
 // closing finds the closing delimiter of an emphasis opened before from: non-empty content
@@ -200,7 +234,8 @@ type piece struct {
 
 // style renders spans and blocks for one channel.
 type style struct {
-	text            func(r rune) string // one character of text
+	text            func(r rune) string   // one character of text
+	url             func(u string) string // a bare URL in text: u itself, byte for byte, in it
 	bold, italic    [2]string
 	code            [2]string
 	codeAtom        func(r rune) string
@@ -214,6 +249,23 @@ func atoms(s string, f func(rune) string) []string {
 	out := make([]string, 0, len(s))
 	for _, r := range s {
 		out = append(out, f(r))
+	}
+	return out
+}
+
+// textAtoms are the atoms of text (plain, bold or italic): one per character, and one per
+// bare URL (urlAt), which is never escaped, so a cut never splits it.
+func (st style) textAtoms(s string) []string {
+	out := make([]string, 0, len(s))
+	for i := 0; i < len(s); {
+		if n := urlAt(s, i); n > 0 {
+			out = append(out, st.url(s[i:i+n]))
+			i += n
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		out = append(out, st.text(r))
+		i += n
 	}
 	return out
 }
@@ -236,11 +288,11 @@ func (st style) pieces(blocks []block) []piece {
 		for _, sp := range b.spans {
 			switch sp.kind {
 			case spanText:
-				out = append(out, piece{atoms: atoms(sp.text, st.text)})
+				out = append(out, piece{atoms: st.textAtoms(sp.text)})
 			case spanBold:
-				out = append(out, piece{open: st.bold[0], atoms: atoms(sp.text, st.text), close: st.bold[1]})
+				out = append(out, piece{open: st.bold[0], atoms: st.textAtoms(sp.text), close: st.bold[1]})
 			case spanItalic:
-				out = append(out, piece{open: st.italic[0], atoms: atoms(sp.text, st.text), close: st.italic[1]})
+				out = append(out, piece{open: st.italic[0], atoms: st.textAtoms(sp.text), close: st.italic[1]})
 			case spanCode:
 				out = append(out, piece{open: st.code[0], atoms: atoms(sp.text, st.codeAtom), close: st.code[1]})
 			case spanLink:
@@ -314,23 +366,30 @@ func plainRune(r rune) string { return string(r) }
 
 // telegramStyle is MarkdownV2 (core.telegram.org/bots/api#markdownv2-style): every special
 // character of text escaped; inside code only ` and \; inside a link's URL only ) and \.
+// A bare URL is a link whose text is the URL: the URL itself is then in the message as sent.
 var telegramStyle = style{
-	text:     escaper(telegramSpecial),
-	bold:     [2]string{"*", "*"},
-	italic:   [2]string{"_", "_"},
-	code:     [2]string{"`", "`"},
-	codeAtom: escaper("`\\"),
-	link: func(u string) (string, string) {
-		return "[", "](" + strings.NewReplacer(`\`, `\\`, `)`, `\)`).Replace(u) + ")"
+	text: escaper(telegramSpecial),
+	url: func(u string) string {
+		open, closer := telegramLink(u)
+		return open + strings.Join(atoms(u, escaper(telegramSpecial)), "") + closer
 	},
+	bold:      [2]string{"*", "*"},
+	italic:    [2]string{"_", "_"},
+	code:      [2]string{"`", "`"},
+	codeAtom:  escaper("`\\"),
+	link:      telegramLink,
 	linkAtom:  escaper(telegramSpecial),
 	heading:   "",
 	bullet:    "• ",
 	codeBlock: [2]string{"```\n", "\n```"},
 }
 
+func telegramLink(u string) (string, string) {
+	return "[", "](" + strings.NewReplacer(`\`, `\\`, `)`, `\)`).Replace(u) + ")"
+}
+
 // slackStyle is mrkdwn (api.slack.com/reference/surfaces/formatting): &, < and > escaped
-// everywhere, links as <url|text>.
+// everywhere, links as <url|text>, a bare URL as <url>.
 var slackStyle = func() style {
 	esc := func(r rune) string {
 		switch r {
@@ -343,11 +402,11 @@ var slackStyle = func() style {
 		}
 		return string(r)
 	}
+	href := strings.NewReplacer("&", "&amp;", "<", "%3C", ">", "%3E", "|", "%7C").Replace
 	return style{
-		text: esc, bold: [2]string{"*", "*"}, italic: [2]string{"_", "_"}, code: [2]string{"`", "`"}, codeAtom: esc,
-		link: func(u string) (string, string) {
-			return "<" + strings.NewReplacer("&", "&amp;", "<", "%3C", ">", "%3E", "|", "%7C").Replace(u) + "|", ">"
-		},
+		text: esc, url: func(u string) string { return "<" + href(u) + ">" },
+		bold: [2]string{"*", "*"}, italic: [2]string{"_", "_"}, code: [2]string{"`", "`"}, codeAtom: esc,
+		link: func(u string) (string, string) { return "<" + href(u) + "|", ">" },
 		linkAtom: func(r rune) string {
 			if r == '|' {
 				return "¦"
@@ -359,9 +418,11 @@ var slackStyle = func() style {
 }()
 
 // ntfyStyle is CommonMark for ntfy's Markdown rendering: only the characters that would start
-// emphasis, code or a link are escaped in text.
+// emphasis, code or a link are escaped in text; a bare URL is an autolink, <url>, inside
+// which nothing is escaped (and a client that shows the text plain shows the URL whole).
 var ntfyStyle = style{
 	text:     escaper("\\`*_[]<"),
+	url:      func(u string) string { return "<" + u + ">" },
 	bold:     [2]string{"**", "**"},
 	italic:   [2]string{"*", "*"},
 	code:     [2]string{"`", "`"},
@@ -377,7 +438,7 @@ var ntfyStyle = style{
 
 // plainStyle is text without markup: markers removed, links as "text (url)".
 var plainStyle = style{
-	text: plainRune, codeAtom: plainRune, linkAtom: plainRune,
+	text: plainRune, url: func(u string) string { return u }, codeAtom: plainRune, linkAtom: plainRune,
 	link:   func(u string) (string, string) { return "", " (" + u + ")" },
 	bullet: "• ",
 }

@@ -195,3 +195,53 @@ func TestBriefingCuts(t *testing.T) {
 		}
 	}
 }
+
+// TestBareURLsVerbatim: a bare URL is never escaped or read as Markdown — underscores,
+// asterisks and dashes in it, in a sentence, a bullet, a heading or bold text — in any
+// channel's text; the punctuation after it stays outside it, and Telegram's text is still
+// valid MarkdownV2.
+func TestBareURLsVerbatim(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, url string }{
+		{"Approve: https://s.example.com/my_steward-1/a/_ab_-cd__e-", "https://s.example.com/my_steward-1/a/_ab_-cd__e-"},
+		{"see https://x.example/a_b_c.", "https://x.example/a_b_c"},
+		{"(see https://x.example/-_x_-/y)", "https://x.example/-_x_-/y"},
+		{"- item https://x.example/**not bold**/z, then text", "https://x.example/**not"},
+		{"## Links https://x.example/h_1_", "https://x.example/h_1_"},
+		{"**bold https://x.example/b_o_ld** and _it https://x.example/i_t_ ok_", "https://x.example/b_o_ld"},
+		{"_it https://x.example/i-t_ ok_", "https://x.example/i-t"},
+		{"a https://x.example/w?q=a_b&r=(c)#f_g!", "https://x.example/w?q=a_b&r=(c)#f_g"},
+	} {
+		for name, got := range map[string]string{
+			"telegram": channel.TelegramText("Title", c.in), "slack": channel.SlackText("Title", c.in),
+			"ntfy": channel.NtfyText(c.in), "email": channel.EmailText(c.in),
+		} {
+			want := c.url
+			switch name { // the escapes the format demands, which the client reads back to the URL
+			case "slack":
+				want = strings.ReplaceAll(want, "&", "&amp;")
+			case "telegram":
+				want = "](" + strings.NewReplacer(`\`, `\\`, `)`, `\)`).Replace(want) + ")"
+			}
+			if !strings.Contains(got, want) {
+				t.Errorf("%s of %q lacks %s:\n%s", name, c.in, want, got)
+			}
+			if name == "telegram" && !validMarkdownV2(got) {
+				t.Errorf("telegram of %q is not valid MarkdownV2: %s", c.in, got)
+			}
+		}
+	}
+	// The punctuation after a URL is the sentence's, and a bare scheme is text.
+	if got := channel.EmailText("see https://x.example/a. Or http://"); got != "see https://x.example/a. Or http://" {
+		t.Errorf("email = %q", got)
+	}
+	if got := channel.NtfyText("see https://x.example/a_b. Or (https://y.example/c)"); got != `see <https://x.example/a_b>. Or (<https://y.example/c>)` {
+		t.Errorf("ntfy = %q", got)
+	}
+	if got := channel.TelegramText("", "see https://x.example/a_b."); got != `see [https://x\.example/a\_b](https://x.example/a_b)\.` {
+		t.Errorf("telegram = %q", got)
+	}
+	if got := channel.SlackText("", "see https://x.example/a_b."); got != `see <https://x.example/a_b>.` {
+		t.Errorf("slack = %q", got)
+	}
+}

@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -77,12 +76,13 @@ func (s *Service) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn)
 type onBehalf struct{}
 
 // Hold is agent.Runner.Hold. On the owner's own confirm it records the owner's votes; while a
-// named member has not voted and nobody denied, it keeps the turn suspended. Otherwise it
-// voids the votes still pending and returns who decided what for the turn's story.
-func (s *Service) Hold(ctx context.Context, tx agent.Tx, turn steward.Turn, decisions map[string]steward.Decision) (string, any, error) {
+// named member has not voted and nobody denied (steward.HouseholdWait), it keeps the turn
+// suspended. Otherwise it voids the votes still pending and returns who decided what for the
+// turn's story.
+func (s *Service) Hold(ctx context.Context, tx agent.Tx, turn steward.Turn, decisions map[string]steward.Decision) (bool, any, error) {
 	votes, err := tx.Household.Votes(ctx, turn.ID)
 	if err != nil || len(votes) == 0 {
-		return "", nil, err
+		return false, nil, err
 	}
 	if ctx.Value(onBehalf{}) == nil {
 		for _, v := range votes {
@@ -91,33 +91,23 @@ func (s *Service) Hold(ctx context.Context, tx agent.Tx, turn steward.Turn, deci
 			}
 			d := decisions[v.CallID]
 			if d.Approve && d.Always != steward.AlwaysNone {
-				return "", nil, steward.Errorf(steward.CodeInvalid, "always is not offered for %s: this call needs household approval, so it is asked every time (nothing was decided)", v.Tool)
+				return false, nil, steward.Errorf(steward.CodeInvalid, "always is not offered for %s: this call needs household approval, so it is asked every time (nothing was decided)", v.Tool)
 			}
 			if err := tx.Household.DecideOwn(ctx, turn.ID, v.CallID, d.Approve, d.Message, s.now()); err != nil {
-				return "", nil, err
+				return false, nil, err
 			}
 		}
 		// Read again under the turn's vote lock (DecideOwn took it): a member's vote
 		// committed before it is seen here, one committed after sees the owner's.
 		if votes, err = tx.Household.Votes(ctx, turn.ID); err != nil {
-			return "", nil, err
+			return false, nil, err
 		}
 	}
-	denied := false
-	var waiting []string
-	for _, v := range votes {
-		switch {
-		case v.Status == steward.VoteDenied:
-			denied = true
-		case v.Status == steward.VotePending && v.ApproverID != turn.OwnerID && !contains(waiting, v.ApproverName):
-			waiting = append(waiting, v.ApproverName)
-		}
-	}
-	if !denied && len(waiting) > 0 {
-		return "awaiting household approval from " + strings.Join(waiting, ", "), nil, nil
+	if members, _ := steward.HouseholdWait(votes, turn.OwnerID); len(members) > 0 {
+		return true, nil, nil
 	}
 	if err := tx.Household.Close(ctx, turn.ID); err != nil {
-		return "", nil, err
+		return false, nil, err
 	}
 	story := make([]map[string]any, 0, len(votes))
 	for _, v := range votes {
@@ -131,16 +121,7 @@ func (s *Service) Hold(ctx context.Context, tx agent.Tx, turn steward.Turn, deci
 		}
 		story = append(story, e)
 	}
-	return "", map[string]any{"votes": story}, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
+	return false, map[string]any{"votes": story}, nil
 }
 
 // Inbox lists the requests addressed to member by the household's other members.

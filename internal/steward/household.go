@@ -1,6 +1,7 @@
 package steward
 
 import (
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -47,6 +48,24 @@ type HouseholdVote struct {
 	ApproverName string
 	Status       string
 	Message      string
+}
+
+// HouseholdWait is what a suspended turn's household votes still wait for: the members who
+// have not voted — none once a vote denied, for the turn resumes with the refusal — and
+// whether the owner's own vote is pending.
+func HouseholdWait(votes []HouseholdVote, owner uuid.UUID) (members []string, ownerPending bool) {
+	for _, v := range votes {
+		switch {
+		case v.Status == VoteDenied:
+			return nil, false
+		case v.Status != VotePending:
+		case v.ApproverID == owner:
+			ownerPending = true
+		case !slices.Contains(members, v.ApproverName):
+			members = append(members, v.ApproverName)
+		}
+	}
+	return members, ownerPending
 }
 
 // HouseholdApproval is a request in a member's inbox: the call and nothing else of the

@@ -63,7 +63,8 @@ func canonicalSchema(s *jsonschema.Schema) (json.RawMessage, error) {
 }
 
 // decodeArgs validates raw against the resolved schema, decodes it into an A and runs A's
-// Checker. Empty arguments and null mean {}. Every failure is an *ArgError.
+// Checker. Empty arguments and null mean {}; arguments Postgres cannot store are refused
+// first (CheckStorable). Every failure is an *ArgError.
 func decodeArgs[A any](rs *jsonschema.Resolved, raw json.RawMessage) (A, error) {
 	var a A
 	raw = bytes.TrimSpace(raw)
@@ -72,6 +73,9 @@ func decodeArgs[A any](rs *jsonschema.Resolved, raw json.RawMessage) (A, error) 
 	}
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
+	}
+	if e := CheckStorable(raw); e != nil {
+		return a, e
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
