@@ -280,6 +280,8 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a.Rules = &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
 	act := &activity.Service{Store: a.Store, Now: a.Now}
 	undos := &undo.Service{Store: a.Store, Window: cfg.UndoWindow, Now: a.Now}
+	// Unknown keys at sign-in and on the API count together, per client and key prefix.
+	keyFailures := &auth.Failures{}
 	a.handler = a.gate(httpapi.New(httpapi.Deps{
 		Runner: a.Runner,
 		Store:  a.Store,
@@ -306,9 +308,13 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Household:        households,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
 			Sessions: &sessions.Service{Store: a.Store, Now: a.Now}, Activity: act, Control: ctl, Rules: a.Rules, Memory: a.Memory, Undo: undos,
-			Household: households, Documents: a.Documents, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers}),
-		Links:    webapp.LinkPages(approvalLinks),
+			Household: households, Documents: a.Documents, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers,
+			KeyFailures: keyFailures, TrustedProxyHeader: cfg.TrustedProxyHeader}),
+		Links:    webapp.LinkPages(approvalLinks, cfg.TrustedProxyHeader),
 		Telegram: telegram,
+
+		KeyFailures:        keyFailures,
+		TrustedProxyHeader: cfg.TrustedProxyHeader,
 	}))
 	return a, nil
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"net/netip"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"time"
@@ -143,6 +144,13 @@ type Config struct {
 	// https://steward.example.com): the one-tap approval links of a suspended turn's
 	// notification point there (issue 17 §1). Empty sends no links.
 	PublicURL string
+	// TrustedProxyHeader names the header a trusted reverse proxy in front of Steward adds the
+	// client's address to (STEWARD_TRUSTED_PROXY_HEADER, e.g. X-Forwarded-For): the
+	// limiters (sign-in and API-key failures, approval links) count a client by the
+	// right-most address in it, the one the proxy wrote (ratelimit.Client). Empty, the
+	// client is the connection's peer — on Lambda, API Gateway's source IP. Set it only
+	// behind such a proxy: anyone can send the header.
+	TrustedProxyHeader string
 	// LinkTTL caps how long an approval link lives (STEWARD_LINK_TTL, 24h by default); a link
 	// never outlives its turn's suspension.
 	LinkTTL time.Duration
@@ -247,6 +255,7 @@ func Load(getenv func(string) string) (Config, error) {
 		RunQueueURL:                r.str("STEWARD_RUN_QUEUE_URL", ""),
 		PublicURL:                  strings.TrimRight(r.str("STEWARD_PUBLIC_URL", ""), "/"),
 		LinkTTL:                    r.duration("STEWARD_LINK_TTL", 24*time.Hour),
+		TrustedProxyHeader:         r.headerName("STEWARD_TRUSTED_PROXY_HEADER"),
 		UndoWindow:                 r.duration("STEWARD_UNDO_WINDOW", 10*time.Minute),
 		TelegramWebhookSecret:      r.str("STEWARD_TELEGRAM_WEBHOOK_SECRET", ""),
 		TelegramWebhookSecretParam: r.str("STEWARD_TELEGRAM_WEBHOOK_SECRET_SSM", ""),
@@ -556,6 +565,18 @@ func (r *reader) oneOf(name, def string, allowed ...string) string {
 	}
 	r.fail(name, v, "must be one of "+strings.Join(allowed, ", "))
 	return def
+}
+
+// headerName reads an optional HTTP header name (letters, digits and -), canonicalized.
+func (r *reader) headerName(name string) string {
+	v := r.str(name, "")
+	for _, c := range []byte(v) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+			r.fail(name, v, "must be an HTTP header name such as X-Forwarded-For")
+			return ""
+		}
+	}
+	return textproto.CanonicalMIMEHeaderKey(v)
 }
 
 // addrOrEmpty is an optional host:port: empty when unset.

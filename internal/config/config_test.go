@@ -76,6 +76,7 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		"bad search url":          {map[string]string{"STEWARD_SEARCH_URL": "searx.local"}, "STEWARD_SEARCH_URL"},
 		"bad fixtures mode":       {map[string]string{"STEWARD_MODEL_FIXTURES": "f.json", "STEWARD_MODEL_FIXTURES_MODE": "rewind"}, "STEWARD_MODEL_FIXTURES_MODE"},
 		"record without a file":   {map[string]string{"STEWARD_MODEL_FIXTURES_MODE": "record"}, "STEWARD_MODEL_FIXTURES_MODE"},
+		"proxy header not a name": {map[string]string{"STEWARD_TRUSTED_PROXY_HEADER": "X-Forwarded-For: 1.2.3.4"}, "STEWARD_TRUSTED_PROXY_HEADER"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -88,6 +89,18 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 				t.Fatalf("error leaks a password: %v", err)
 			}
 		})
+	}
+}
+
+// TestLoadTrustedProxyHeader: a header name, canonicalized; unset, the peer is the client.
+func TestLoadTrustedProxyHeader(t *testing.T) {
+	t.Parallel()
+	c, err := Load(env(map[string]string{"STEWARD_TRUSTED_PROXY_HEADER": " x-forwarded-for "}))
+	if err != nil || c.TrustedProxyHeader != "X-Forwarded-For" {
+		t.Fatalf("%q, %v; want X-Forwarded-For", c.TrustedProxyHeader, err)
+	}
+	if c, err = Load(env(nil)); err != nil || c.TrustedProxyHeader != "" {
+		t.Fatalf("unset: %q, %v", c.TrustedProxyHeader, err)
 	}
 }
 

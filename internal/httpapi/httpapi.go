@@ -13,7 +13,8 @@
 //   - An id in a path that is not a UUID names nothing: 404 not_found, exactly like an
 //     unknown id or another owner's id (never 403).
 //   - Missing, malformed, unknown or revoked API keys are 401 unauthorized with a
-//     WWW-Authenticate: Bearer challenge.
+//     WWW-Authenticate: Bearer challenge; past 10 unknown keys a minute from a client (or
+//     with one key prefix) 429 rate_limited with Retry-After (auth.Failures).
 //   - Everything else follows statusOf; internal errors are 500 with a generic message and
 //     are logged with their detail under the request id.
 package httpapi
@@ -33,6 +34,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/control"
@@ -125,6 +127,12 @@ type Deps struct {
 	// Household serves /v1/household/approvals (household approvals, issue 17 §2); nil
 	// builds one over Store and Runner (without it, a confirm holds nothing).
 	Household *household.Service
+	// KeyFailures counts unknown API keys per client and key prefix, and slows them down
+	// (shared with the web app's sign-in); nil builds one for this router.
+	KeyFailures *auth.Failures
+	// TrustedProxyHeader names the header the trusted proxy puts the client's address in
+	// (STEWARD_TRUSTED_PROXY_HEADER, ratelimit.Client); empty means RemoteAddr is the client.
+	TrustedProxyHeader string
 }
 
 // api holds the handlers' dependencies.
@@ -165,6 +173,9 @@ func New(d Deps) http.Handler {
 	if d.Household == nil {
 		d.Household = &household.Service{Store: d.Store, Runner: d.Runner}
 	}
+	if d.KeyFailures == nil {
+		d.KeyFailures = &auth.Failures{}
+	}
 	a := &api{d: d, turns: &turnLimit{max: d.MaxTurnsPerOwner}}
 
 	r := chi.NewRouter()
@@ -187,7 +198,7 @@ func New(d Deps) http.Handler {
 	a.mountOpenAI(r)
 	a.mountMCP(r)
 	r.Route("/v1", func(r chi.Router) {
-		r.Use(authenticate(d.Auth))
+		r.Use(a.authenticate)
 		// An upload is capped by the documents' own limit, every other body by MaxBodyBytes.
 		r.With(limitBody(a.documentLimit())).Post("/documents", a.uploadDocument)
 		r.Group(func(r chi.Router) {

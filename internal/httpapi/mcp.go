@@ -20,5 +20,5 @@ func (a *api) mountMCP(r chi.Router) {
 	if a.d.MCP != nil {
 		h = a.d.MCP.Handler(func(r *http.Request) uuid.UUID { return principal(r.Context()).OwnerID }).ServeHTTP
 	}
-	r.With(authenticate(a.d.Auth), limitBody(a.d.MaxBodyBytes)).Post("/mcp", h)
+	r.With(a.authenticate, limitBody(a.d.MaxBodyBytes)).Post("/mcp", h)
 }

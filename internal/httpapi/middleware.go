@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/ratelimit"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -171,33 +174,48 @@ func principal(ctx context.Context) store.Principal {
 
 // authenticate requires "Authorization: Bearer <api key>" and a key the Authenticator knows.
 // Anything else is 401 unauthorized with a WWW-Authenticate challenge; a failure of the
-// lookup itself is 500. The owner id joins the request's logger.
-func authenticate(auth Authenticator) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			key, ok := bearer(r.Header.Get("Authorization"))
-			if !ok {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="steward"`)
-				fail(w, r, errorf(http.StatusUnauthorized, steward.CodeUnauthorized, "missing or malformed Authorization header; send Authorization: Bearer <api key>"))
+// lookup itself is 500. Unknown keys are counted (Deps.KeyFailures): past the limit the
+// answer is 429 rate_limited with Retry-After instead. The owner id joins the request's
+// logger.
+func (a *api) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, ok := bearer(r.Header.Get("Authorization"))
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="steward"`)
+			fail(w, r, errorf(http.StatusUnauthorized, steward.CodeUnauthorized, "missing or malformed Authorization header; send Authorization: Bearer <api key>"))
+			return
+		}
+		client := ratelimit.Client(r, a.d.TrustedProxyHeader)
+		if refusal := a.d.KeyFailures.Check(client); refusal != nil {
+			tooManyFailures(w, r, refusal)
+			return
+		}
+		p, err := a.d.Auth.Authenticate(r.Context(), key)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			if refusal := a.d.KeyFailures.Failed(client, key); refusal != nil {
+				tooManyFailures(w, r, refusal)
 				return
 			}
-			p, err := auth.Authenticate(r.Context(), key)
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				w.Header().Set("WWW-Authenticate", `Bearer realm="steward", error="invalid_token"`)
-				fail(w, r, errorf(http.StatusUnauthorized, steward.CodeUnauthorized, "unknown or revoked API key"))
-				return
-			case err != nil:
-				// %v, not %w: whatever the lookup's error is, the client sees an internal error.
-				fail(w, r, fmt.Errorf("authenticate: %v", err))
-				return
-			}
-			zerolog.Ctx(r.Context()).UpdateContext(func(c zerolog.Context) zerolog.Context {
-				return c.Stringer("owner_id", p.OwnerID)
-			})
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+			w.Header().Set("WWW-Authenticate", `Bearer realm="steward", error="invalid_token"`)
+			fail(w, r, errorf(http.StatusUnauthorized, steward.CodeUnauthorized, "unknown or revoked API key"))
+			return
+		case err != nil:
+			// %v, not %w: whatever the lookup's error is, the client sees an internal error.
+			fail(w, r, fmt.Errorf("authenticate: %v", err))
+			return
+		}
+		zerolog.Ctx(r.Context()).UpdateContext(func(c zerolog.Context) zerolog.Context {
+			return c.Stringer("owner_id", p.OwnerID)
 		})
-	}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+	})
+}
+
+// tooManyFailures is the 429 of a client or key prefix with too many unknown keys.
+func tooManyFailures(w http.ResponseWriter, r *http.Request, refusal *auth.Refusal) {
+	w.Header().Set("Retry-After", strconv.Itoa(refusal.Seconds()))
+	fail(w, r, errorf(http.StatusTooManyRequests, steward.CodeRateLimited, "too many failed API-key attempts %s", refusal.Why()))
 }
 
 // bearer extracts the token of an "Authorization: Bearer <token>" header.

@@ -15,7 +15,7 @@ func (a *api) mountOpenAI(r chi.Router) {
 	o := &openaiapi.API{Service: &openaiapi.Service{Runner: a.d.Runner, Store: a.d.Store}, MaxBodyBytes: a.d.MaxBodyBytes,
 		Owner: func(ctx context.Context) uuid.UUID { return principal(ctx).OwnerID }, Admit: a.admit}
 	r.Group(func(r chi.Router) {
-		r.Use(openaiapi.InOpenAIShape(authenticate(a.d.Auth)))
+		r.Use(openaiapi.InOpenAIShape(a.authenticate))
 		r.Post("/v1/chat/completions", o.ChatCompletions)
 		r.Get("/v1/models", o.Models)
 	})

@@ -54,7 +54,11 @@ type env struct {
 
 // setup serves the API with the link pages on a fresh database, the demo model, and an owner
 // alice with a default channel; the door is the runtime's (steward_door).
-func setup(t *testing.T, channel bool) *env {
+func setup(t *testing.T, channel bool) *env { t.Helper(); return setupBehind(t, channel, "") }
+
+// setupBehind is setup with the link pages behind a proxy that names the client in header
+// (STEWARD_TRUSTED_PROXY_HEADER; "" for none).
+func setupBehind(t *testing.T, channel bool, header string) *env {
 	t.Helper()
 	ctx := context.Background()
 	o := testdb.Open(t, 30)
@@ -73,7 +77,7 @@ func setup(t *testing.T, channel bool) *env {
 	svc := &links.Service{Store: o.Store, Door: door, Runner: run, TTL: 30 * time.Minute, Key: []byte("0123456789abcdef0123456789abcdef")}
 	run.Suspended = svc.Suspended
 	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: run, Store: o.Store, Auth: door, Logger: zerolog.Nop(),
-		Links: webapp.LinkPages(svc),
+		Links: webapp.LinkPages(svc, header),
 		Web:   webapp.Routes(webapp.Deps{Runner: run, Store: o.Store, Door: door, Logger: zerolog.Nop()})}))
 	t.Cleanup(srv.Close)
 	svc.PublicURL = srv.URL
@@ -444,6 +448,43 @@ func TestLinkAttemptsAreLimited(t *testing.T) {
 	want(t, "11th attempt", status, body, 429, "Too many attempts")
 	if n, st := e.state(t, turn); n != 0 || st != steward.StatusSuspended {
 		t.Fatalf("after a limited attempt: %d tasks, turn %s", n, st)
+	}
+}
+
+// TestJunkFloodDoesNotBlockAnotherClientsLink (issue 27 §7): behind a proxy every request
+// comes from the proxy's address; a flood of junk tokens from one client (as the proxy's
+// X-Forwarded-For names it) slows that client down, and another client's valid link still
+// shows and decides. The flooder cannot dodge its count by writing addresses of its own in
+// front of the proxy's entry.
+func TestJunkFloodDoesNotBlockAnotherClientsLink(t *testing.T) {
+	e := setupBehind(t, true, "X-Forwarded-For")
+	turn, approve, _ := e.suspend(t)
+	from := func(method, url, client string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, url, nil)
+		req.Header.Set("X-Forwarded-For", client)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	last := 0
+	for i := range 40 {
+		// A forged left-most entry per request; the proxy's own entry is the right-most.
+		last, _ = from("GET", e.srv.URL+"/a/junk"+fmt.Sprint(i), fmt.Sprintf("10.9.8.%d, 203.0.113.7", i))
+	}
+	if last != http.StatusTooManyRequests {
+		t.Fatalf("the flooder's 40th junk link = %d; want 429 (it is one client, however it fills the header)", last)
+	}
+	status, body := from("GET", approve, "198.51.100.2")
+	want(t, "another client's link page during the flood", status, body, 200, "Approve?")
+	status, body = from("POST", approve, "198.51.100.2")
+	want(t, "another client's approval during the flood", status, body, 200, "Done.")
+	if n, st := e.state(t, turn); n != 1 || st != steward.StatusCompleted {
+		t.Fatalf("after the other client's approval: %d tasks, turn %s; want 1, completed", n, st)
 	}
 }
 

@@ -112,7 +112,7 @@ func setupTelegram(t *testing.T, secretToken string) *tgEnv {
 		Expand: e.svc.Expand, Buttons: e.svc.Buttons}
 	tg := &links.Telegram{Links: e.svc, Secret: secretToken, Sealer: sealer, Sender: sender}
 	api := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: e.run, Store: e.o.Store, Logger: zerolog.Nop(),
-		Links: webapp.LinkPages(e.svc), Telegram: tg}))
+		Links: webapp.LinkPages(e.svc, ""), Telegram: tg}))
 	t.Cleanup(api.Close)
 	return &tgEnv{env: e, bot: bot, api: api, deliver: d}
 }

@@ -47,11 +47,9 @@ func docSite(t *testing.T) (alice, bob *docWeb) {
 		_, key := o.Owner(t, name)
 		jar, _ := cookiejar.New(nil)
 		c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		resp, err := c.PostForm(srv.URL+"/signin", url.Values{"api_key": {key}})
-		if err != nil || resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) == 0 {
-			t.Fatalf("sign in %s: %v %v", name, resp, err)
+		if a := signInAs(t, c, srv.URL, key); a.status != http.StatusSeeOther || !a.session() {
+			t.Fatalf("sign in %s: %d %s", name, a.status, a.body)
 		}
-		resp.Body.Close()
 		w := &docWeb{t: t, base: srv.URL, c: c}
 		_, body := w.get("/documents")
 		m := regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`).FindStringSubmatch(body)

@@ -79,8 +79,8 @@ func newFacesEnv(t *testing.T, rootCAs *httptest.Server, allow ...netip.AddrPort
 	jar, _ := cookiejar.New(nil)
 	e := &facesEnv{t: t, o: o, owner: owner, srv: srv,
 		c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	if status, _ := e.post("/signin", url.Values{"api_key": {key}}); status != http.StatusSeeOther {
-		t.Fatalf("sign in: %d", status)
+	if a := signInAs(t, e.c, srv.URL, key); a.status != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", a.status)
 	}
 	return e
 }

@@ -82,8 +82,8 @@ func newHouseEnv(t *testing.T) *houseEnv {
 		jar, _ := cookiejar.New(nil)
 		f := &facesEnv{t: t, o: o, srv: srv,
 			c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-		if status, _ := f.post("/signin", url.Values{"api_key": {key}}); status != http.StatusSeeOther {
-			t.Fatalf("sign in: %d", status)
+		if a := signInAs(t, f.c, srv.URL, key); a.status != http.StatusSeeOther {
+			t.Fatalf("sign in: %d", a.status)
 		}
 		return f
 	}

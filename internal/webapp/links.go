@@ -2,39 +2,48 @@ package webapp
 
 import (
 	"errors"
-	"net"
+	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/links"
+	"github.com/stewardhq/steward/internal/ratelimit"
 	"github.com/stewardhq/steward/internal/steward"
 )
 
 // Approval links (issue 17 §1, internal/links): /a/{token} needs no session — the link is
 // the capability. GET only shows the confirmation page (link scanners prefetch); its one
-// button POSTs the decision. Attempts are limited per client IP and per token.
+// button POSTs the decision. Attempts are limited per client and per token, never globally
+// (issue 27 §7): a flood of junk tokens slows down the client sending it, and a token
+// hammered slows down only itself.
 
 // linkLimits are the attempts allowed per minute and process (README "Approve from a
 // notification").
 const (
-	linkPerIP    = 30
-	linkPerToken = 10
+	linkPerClient = 30
+	linkPerToken  = 10
 )
 
 type linkPages struct {
-	a             *web
-	svc           *links.Service
-	byIP, byToken *links.Limiter
+	a                 *web
+	svc               *links.Service
+	byClient, byToken *ratelimit.Limiter
+	// proxyHeader is STEWARD_TRUSTED_PROXY_HEADER (ratelimit.Client).
+	proxyHeader string
 }
 
 // LinkPages serves GET and POST /a/{token}, the pages of the approval links of svc; the API's
-// router mounts it on those routes (httpapi.Deps.Links).
-func LinkPages(svc *links.Service) http.Handler {
-	l := &linkPages{a: &web{}, svc: svc, byIP: &links.Limiter{Max: linkPerIP, Window: time.Minute},
-		byToken: &links.Limiter{Max: linkPerToken, Window: time.Minute}}
+// router mounts it on those routes (httpapi.Deps.Links). trustedProxyHeader names the header
+// a trusted proxy puts the client's address in (STEWARD_TRUSTED_PROXY_HEADER; "" when
+// RemoteAddr is the client).
+func LinkPages(svc *links.Service, trustedProxyHeader string) http.Handler {
+	l := &linkPages{a: &web{}, svc: svc, proxyHeader: trustedProxyHeader,
+		byClient: &ratelimit.Limiter{Max: linkPerClient, Window: time.Minute},
+		byToken:  &ratelimit.Limiter{Max: linkPerToken, Window: time.Minute}}
 	return headers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			l.decide(w, r)
@@ -46,15 +55,18 @@ func LinkPages(svc *links.Service) http.Handler {
 
 // allow counts the attempt; over either limit it writes the 429 page.
 func (l *linkPages) allow(w http.ResponseWriter, r *http.Request, token string) bool {
-	ip, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		ip = r.RemoteAddr
-	}
-	okIP, okToken := l.byIP.Allow(ip), l.byToken.Allow(token)
-	if okIP && okToken {
+	waitClient, waitToken := l.byClient.Add(ratelimit.Client(r, l.proxyHeader)), l.byToken.Add(token)
+	if waitClient == 0 && waitToken == 0 {
 		return true
 	}
-	l.message(w, r, http.StatusTooManyRequests, "Too many attempts", "Too many attempts for this link. Wait a minute and try again. Nothing was changed.")
+	wait, from := waitToken, "for this link"
+	if waitClient > waitToken {
+		wait, from = waitClient, "from your address"
+	}
+	s := ratelimit.Seconds(wait)
+	w.Header().Set("Retry-After", strconv.Itoa(s))
+	l.message(w, r, http.StatusTooManyRequests, "Too many attempts",
+		fmt.Sprintf("Too many attempts %s. Wait %d seconds and try again. Nothing was changed.", from, s))
 	return false
 }
 

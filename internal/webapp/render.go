@@ -69,13 +69,13 @@ func (a *web) write(w http.ResponseWriter, r *http.Request, name string, status 
 	_, _ = w.Write([]byte(p.String()))
 }
 
-func signinBody(msg string) func(p *page) {
+func signinBody(csrf, msg string) func(p *page) {
 	return func(p *page) {
 		p.raw(`<h1>Sign in</h1>`)
 		if msg != "" {
 			p.raw(`<p role="alert" class="error">`).text(msg).raw(`</p>`)
 		}
-		p.raw(`<form method="post" action="/signin"><label for="api_key">API key</label>` +
+		p.raw(`<form method="post" action="/signin">`).hidden(csrf).raw(`<label for="api_key">API key</label>` +
 			`<input id="api_key" name="api_key" type="password" autocomplete="current-password" required>` +
 			`<button type="submit">Sign in</button></form>`)
 	}

@@ -104,8 +104,8 @@ func TestUndoButtonAndIrreversibleCard(t *testing.T) {
 		return n
 	}
 
-	if status, _ := post("/signin", url.Values{"api_key": {key}}); status != http.StatusSeeOther {
-		t.Fatalf("sign in: %d", status)
+	if a := signInAs(t, c, srv.URL, key); a.status != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", a.status)
 	}
 	v := chat("remind me to buy milk")
 	if !v.Pending[0].Reversible {

@@ -10,16 +10,23 @@
 //   - CSRF: every state-changing request carries a per-session token (form field csrf or
 //     header X-CSRF-Token), a one-way derivation of the session secret that the server
 //     recomputes; a missing or wrong token is 403 and nothing is written.
+//   - Sign-in (login CSRF, issue 27 §5): the sign-in page sets a pre-session secret in an
+//     HttpOnly, SameSite=Strict cookie and its form carries that secret's token, checked the
+//     same way; a sign-in the browser marks cross-site (Sec-Fetch-Site), or whose Origin is
+//     not this host, is refused 403 before any key is looked up. Unknown keys are counted per
+//     client and key prefix (auth.Failures, shared with the API): past the limit, 429.
 package webapp
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +36,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/document"
@@ -36,6 +44,7 @@ import (
 	"github.com/stewardhq/steward/internal/ledger"
 	"github.com/stewardhq/steward/internal/mcpclient"
 	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/ratelimit"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/sessions"
 	"github.com/stewardhq/steward/internal/store"
@@ -93,10 +102,19 @@ type Deps struct {
 	Household  *household.Service
 	SessionTTL time.Duration
 	Logger     zerolog.Logger
+	// KeyFailures counts unknown keys at sign-in per client and key prefix, and slows them
+	// down (the API's, so both count together); nil builds one for the web app.
+	KeyFailures *auth.Failures
+	// TrustedProxyHeader names the header the trusted proxy puts the client's address in
+	// (STEWARD_TRUSTED_PROXY_HEADER, ratelimit.Client); empty means RemoteAddr is the client.
+	TrustedProxyHeader string
 }
 
-// cookieName is the session cookie.
-const cookieName = "steward_session"
+// cookieName is the session cookie; signinCookie the pre-session secret of the sign-in form.
+const (
+	cookieName   = "steward_session"
+	signinCookie = "steward_signin"
+)
 
 // csp allows only the app's own script, style and connections.
 const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
@@ -139,6 +157,9 @@ func Routes(d Deps) func(chi.Router) {
 	}
 	if d.Household == nil {
 		d.Household = &household.Service{Store: d.Store, Runner: d.Runner}
+	}
+	if d.KeyFailures == nil {
+		d.KeyFailures = &auth.Failures{}
 	}
 	w := &web{d: d}
 	return func(r chi.Router) {
@@ -286,8 +307,7 @@ func checkCSRF(next http.Handler) http.Handler {
 			}
 			got = r.PostFormValue("csrf")
 		}
-		want := current(r).csrf
-		if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+		if !sameToken(got, current(r).csrf) {
 			http.Error(w, "missing or stale CSRF token: reload the page", http.StatusForbidden)
 			return
 		}
@@ -295,25 +315,74 @@ func checkCSRF(next http.Handler) http.Handler {
 	})
 }
 
+// sameToken reports whether a request's CSRF token is the one wanted (never an empty one).
+func sameToken(got, want string) bool {
+	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
 // secure reports whether the request reached us over HTTPS (directly or behind a proxy).
 func secure(r *http.Request) bool {
 	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
 
+// signinPage serves the sign-in form.
 func (a *web) signinPage(w http.ResponseWriter, r *http.Request) {
-	a.write(w, r, "signin", http.StatusOK, signinBody(""))
+	a.signinForm(w, r, http.StatusOK, "")
 }
 
-// signin trades an API key for a session.
+// signinForm writes the sign-in form with message msg (if any). The form carries the CSRF
+// token of the browser's pre-session secret (cookie signinCookie, scoped to /signin), which
+// is kept when the browser has one, so two open sign-in pages both work.
+func (a *web) signinForm(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	secret := ""
+	if c, err := r.Cookie(signinCookie); err == nil && len(c.Value) <= 64 {
+		secret = c.Value
+	}
+	if secret == "" {
+		secret = rand.Text()
+		http.SetCookie(w, &http.Cookie{Name: signinCookie, Value: secret, Path: "/signin",
+			HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure(r)})
+	}
+	token := csrfToken(secret)
+	r = r.WithContext(context.WithValue(r.Context(), whoKey{}, who{csrf: token}))
+	a.write(w, r, "signin", status, signinBody(token, msg))
+}
+
+// crossOrigin refuses a request the browser marks as sent by another site (Sec-Fetch-Site),
+// or, from a browser without it, whose Origin is not the request's host.
+var crossOrigin = http.NewCrossOriginProtection()
+
+// signin trades an API key for a session. Only the sign-in page's own form in this browser
+// may: a cross-site request, or one without the token of the browser's pre-session cookie,
+// is refused (403) before the key is looked up — another site could otherwise sign the
+// browser into the sender's account (login CSRF). A client or key prefix with too many
+// unknown keys is told to wait (429, Retry-After).
 func (a *web) signin(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	pre, err := r.Cookie(signinCookie)
+	if crossOrigin.Check(r) != nil || err != nil || !sameToken(r.PostFormValue("csrf"), csrfToken(pre.Value)) {
+		a.write(w, r, "signin", http.StatusForbidden, func(p *page) {
+			p.raw(`<h1>Sign-in refused</h1><p role="alert" class="error">This sign-in did not come from ` +
+				`Steward's own sign-in page in this browser, so nobody was signed in. If you were signing in, ` +
+				`<a href="/signin">open the sign-in page and try again</a>.</p>`)
+		})
+		return
+	}
+	client := ratelimit.Client(r, a.d.TrustedProxyHeader)
+	if refusal := a.d.KeyFailures.Check(client); refusal != nil {
+		a.tooManyFailures(w, r, refusal)
+		return
+	}
 	key := strings.TrimSpace(r.PostFormValue("api_key"))
 	p, err := a.d.Door.Authenticate(r.Context(), key)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
 			zerolog.Ctx(r.Context()).Error().Err(err).Msg("sign in")
+		} else if refusal := a.d.KeyFailures.Failed(client, key); refusal != nil {
+			a.tooManyFailures(w, r, refusal)
+			return
 		}
-		a.write(w, r, "signin", http.StatusUnauthorized, signinBody("That API key is unknown or revoked."))
+		a.signinForm(w, r, http.StatusUnauthorized, "That API key is unknown or revoked.")
 		return
 	}
 	sess, secret, err := a.d.Sessions.Start(r.Context(), p.OwnerID, r.UserAgent(), a.d.SessionTTL)
@@ -324,6 +393,12 @@ func (a *web) signin(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: secret, Path: "/", Expires: sess.ExpiresAt,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure(r)})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// tooManyFailures is the 429 sign-in page of a client or key prefix with too many unknown keys.
+func (a *web) tooManyFailures(w http.ResponseWriter, r *http.Request, refusal *auth.Refusal) {
+	w.Header().Set("Retry-After", strconv.Itoa(refusal.Seconds()))
+	a.signinForm(w, r, http.StatusTooManyRequests, "Too many failed sign-ins "+refusal.Why()+".")
 }
 
 // signout revokes the session and clears the cookie.
