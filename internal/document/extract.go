@@ -62,6 +62,12 @@ const (
 	ReasonBusy = "busy"
 )
 
+// overText is the refusal of a document (of the kind given: "PDF", "XLSX") whose text is
+// over MaxTextBytes, found while the text is built.
+func overText(kind string) error {
+	return refuse(ReasonBomb, "the %s's text is over %d MB", kind, MaxTextBytes>>20)
+}
+
 // Section is a part of a document's text: a PDF page, a spreadsheet's sheet, or the whole
 // text of other types. Label names it ("page 3", "sheet Budget"); "" for the whole.
 type Section struct {
@@ -193,7 +199,7 @@ func extract(ctx context.Context, mt string, src Source) (ex Extracted, err erro
 		total += len(ex.Sections[i].Text)
 	}
 	if total > MaxTextBytes {
-		return Extracted{}, refuse(ReasonBomb, "the document's text is over %d bytes", MaxTextBytes)
+		return Extracted{}, overText("document")
 	}
 	return ex, nil
 }
@@ -243,14 +249,11 @@ func extractDOCX(ctx context.Context, data []byte) ([]Section, error) {
 			}
 		case xml.CharData:
 			if inText {
-				if b.Len()+len(t) > MaxTextBytes {
-					return refuse(ReasonBomb, "the DOCX's text is over %d bytes", MaxTextBytes)
-				}
-				b.Write(t)
+				b.Write(t) // one piece of character data: at most a part's bytes
 			}
 		}
 		if b.Len() > MaxTextBytes {
-			return refuse(ReasonBomb, "the DOCX's text is over %d bytes", MaxTextBytes)
+			return overText("DOCX")
 		}
 		return nil
 	})
@@ -271,7 +274,7 @@ const (
 // before it is parsed (csv.Reader holds a whole record, however many fields it has).
 func extractCSV(ctx context.Context, data []byte) ([]Section, error) {
 	if len(data) > MaxTextBytes {
-		return nil, refuse(ReasonBomb, "the CSV is over %d bytes of text", MaxTextBytes)
+		return nil, overText("CSV")
 	}
 	if !utf8.Valid(data) {
 		return nil, refuse(ReasonCorrupt, "the CSV is not UTF-8 text")
@@ -322,7 +325,7 @@ func csvShape(data []byte) error {
 // extractText keeps a UTF-8 text (TXT, Markdown) as it is; binary data is refused.
 func extractText(data []byte) ([]Section, error) {
 	if len(data) > MaxTextBytes {
-		return nil, refuse(ReasonBomb, "the text is over %d bytes", MaxTextBytes)
+		return nil, overText("document")
 	}
 	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
 		return nil, refuse(ReasonCorrupt, "the document is not UTF-8 text")

@@ -62,7 +62,7 @@ func extractPDF(ctx context.Context, data []byte) (out []Section, err error) {
 		}
 		size += len(text)
 		if size > MaxTextBytes {
-			return nil, refuse(ReasonBomb, "the PDF's text is over %d bytes", MaxTextBytes)
+			return nil, overText("PDF")
 		}
 		out = append(out, Section{Label: fmt.Sprintf("page %d", i+1), Text: text})
 	}
@@ -143,7 +143,7 @@ func inflated(contents pdf.Value, budget int64) (int64, error) {
 			return 0, refuse(ReasonCorrupt, "the PDF's content is corrupt: %v", err)
 		}
 		if budget -= n; budget < 0 {
-			return 0, refuse(ReasonBomb, "the PDF's content inflates to more than %d bytes", MaxStreamBytes)
+			return 0, refuse(ReasonBomb, "the PDF's content inflates to more than %d MB", MaxStreamBytes>>20)
 		}
 	}
 	return budget, nil

@@ -167,7 +167,7 @@ func (r *Readers) sandboxed(ctx context.Context, mt string, src Source) (Extract
 	case runErr != nil:
 		return Extracted{}, u, fmt.Errorf("the document reader failed (%v): %s", cmd.ProcessState, firstLine(stderr.buf.Bytes()))
 	case out.over:
-		return Extracted{}, u, refuse(ReasonBomb, "the document's text is over %d bytes", MaxTextBytes)
+		return Extracted{}, u, overText("document")
 	}
 	var ans childAnswer
 	if err := gob.NewDecoder(&out.buf).Decode(&ans); err != nil {

@@ -165,7 +165,7 @@ func (wb *workbook) readStrings(ctx context.Context, a *archive, part string) er
 		case xml.CharData:
 			if inT {
 				if len(wb.texts)+len(t) > MaxTextBytes {
-					return refuse(ReasonBomb, "the XLSX's texts are over %d bytes", MaxTextBytes)
+					return overText("XLSX")
 				}
 				wb.texts = append(wb.texts, t...)
 			}
@@ -230,7 +230,7 @@ func (wb *workbook) readSheet(ctx context.Context, a *archive, sh sheetRef, budg
 	rowStarted := false
 	write := func(s string) error {
 		if *budget -= len(s); *budget < 0 {
-			return refuse(ReasonBomb, "the XLSX's text is over %d bytes", MaxTextBytes)
+			return overText("XLSX")
 		}
 		b.WriteString(s)
 		return nil
@@ -311,7 +311,7 @@ func (wb *workbook) readSheet(ctx context.Context, a *archive, sh sheetRef, budg
 		case xml.CharData:
 			if (inValue || inInline && phonetic == 0) && inCell {
 				if c.text.Len()+len(t) > *budget {
-					return refuse(ReasonBomb, "the XLSX's text is over %d bytes", MaxTextBytes)
+					return overText("XLSX")
 				}
 				c.text.Write(t)
 				c.has = true

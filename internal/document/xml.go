@@ -70,7 +70,7 @@ func openZip(data []byte, kind string) (*archive, error) {
 	for _, f := range zr.File {
 		total += f.UncompressedSize64
 		if total > MaxUnzipped {
-			return nil, refuse(ReasonBomb, "the %s unpacks to more than %d bytes", kind, MaxUnzipped)
+			return nil, refuse(ReasonBomb, "the %s unpacks to more than %d MB", kind, MaxUnzipped>>20)
 		}
 	}
 	return &archive{zr: zr, kind: kind}, nil
@@ -112,7 +112,7 @@ func (a *archive) walk(ctx context.Context, name string, fn func(xml.Token) erro
 		case errors.Is(err, io.EOF):
 			return nil
 		case errors.Is(err, errPartTooBig):
-			return refuse(ReasonBomb, "the %s's %s unpacks to more than %d bytes", a.kind, name, MaxPartBytes)
+			return refuse(ReasonBomb, "the %s's %s unpacks to more than %d MB", a.kind, name, MaxPartBytes>>20)
 		case errors.Is(err, zip.ErrFormat):
 			// archive/zip stops a file that inflates past the size its headers declare.
 			return refuse(ReasonBomb, "the %s's %s unpacks to more than its archive declares", a.kind, name)
