@@ -39,7 +39,7 @@ var policy = func() *bluemonday.Policy {
 	p.AllowAttrs("style").Matching(regexp.MustCompile(`^text-align:(left|right|center)$`)).OnElements("th", "td")
 	p.AllowStandardURLs() // http, https, mailto and relative; never javascript: or data:
 	p.AllowAttrs("href").OnElements("a")
-	p.AllowAttrs("rel").Matching(regexp.MustCompile(`^`+rel+`$`)).OnElements("a")
+	p.AllowAttrs("rel").Matching(regexp.MustCompile(`^` + rel + `$`)).OnElements("a")
 	p.RequireNoFollowOnLinks(false) // AllowStandardURLs turns it on; the links are the model's, not spam
 	p.RequireNoReferrerOnLinks(true)
 	return p
