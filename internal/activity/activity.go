@@ -297,3 +297,91 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 	}
 	return b
 }
+
+// ChatTurn is one turn of a conversation as the web app's chat shows it: the turn, its
+// messages (the stored ones of a completed turn; of any other, those its saved state holds,
+// starting with the owner's message) and the journal of its tool calls by call id.
+type ChatTurn struct {
+	Turn     steward.View
+	Messages []Message
+	Calls    map[string]steward.CallRecord
+}
+
+// Chat reads a conversation for the chat page: its turns oldest first, each with its
+// messages and calls, in one transaction. Another owner's or an unknown id is "conversation
+// not found".
+func (s *Service) Chat(ctx context.Context, ownerID, id uuid.UUID) (steward.Conversation, []ChatTurn, error) {
+	var conv steward.Conversation
+	var out []ChatTurn
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		var err error
+		if conv, err = tx.Conversations.Get(ctx, id); err != nil {
+			return err
+		}
+		msgs, err := tx.Conversations.Messages(ctx, id)
+		if err != nil {
+			return err
+		}
+		turns, err := tx.Turns.InConversation(ctx, id, MaxConversationTurns)
+		if err != nil {
+			return err
+		}
+		byTurn := map[uuid.UUID][]Message{}
+		for _, m := range msgs {
+			byTurn[m.TurnID] = append(byTurn[m.TurnID], render(m))
+		}
+		for _, t := range turns {
+			ct := ChatTurn{Turn: steward.ViewOf(t), Messages: byTurn[t.ID]}
+			if ct.Messages == nil && t.State != nil {
+				for i, m := range t.State.Messages {
+					ct.Messages = append(ct.Messages, render(steward.StoredMessage{Seq: i, TurnID: t.ID, Message: m, CreatedAt: t.CreatedAt}))
+				}
+			}
+			if calls(ct.Messages) {
+				recs, err := tx.Journal.Calls(ctx, t.ID)
+				if err != nil {
+					return err
+				}
+				ct.Calls = make(map[string]steward.CallRecord, len(recs))
+				for _, c := range recs {
+					ct.Calls[c.CallID] = c
+				}
+			}
+			out = append(out, ct)
+		}
+		return nil
+	})
+	if steward.ErrorCode(err) == steward.CodeNotFound {
+		err = steward.Errorf(steward.CodeNotFound, "conversation not found")
+	}
+	return conv, out, err
+}
+
+// calls reports whether any of msgs calls a tool.
+func calls(msgs []Message) bool {
+	for _, m := range msgs {
+		if len(m.ToolCalls) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ConversationPage is one page of the owner's conversations, most recently active first:
+// page 0 is the newest size; more says whether an older page exists.
+func (s *Service) ConversationPage(ctx context.Context, ownerID uuid.UUID, page, size int) (convs []steward.Conversation, more bool, err error) {
+	page, size = max(page, 0), max(size, 1)
+	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		// The newest (page+1)·size+1 rows, the page sliced from them: no offset query, and an
+		// owner's conversations are hundreds, not millions.
+		all, err := tx.Conversations.List(ctx, (page+1)*size+1)
+		if err != nil {
+			return err
+		}
+		from := min(page*size, len(all))
+		to := min(from+size, len(all))
+		convs, more = all[from:to], len(all) > to
+		return nil
+	})
+	return convs, more, err
+}

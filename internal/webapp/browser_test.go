@@ -122,13 +122,13 @@ func TestBrowser(t *testing.T) {
 
 	// Approve: the answer streams in and the task exists.
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.Search(`//button[text()="Approve"]`)),
-		chromedp.WaitVisible(chromedp.Search(`//p[@class="status" and text()="Done."]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#log a.story`)),
 		browsertest.Into(&answer, chromedp.Text(chromedp.CSS(`#log`))))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(answer, "buy milk") || !strings.Contains(answer, "← create_task") {
-		t.Errorf("chat after approval = %q; want the tool result and the answer about buy milk", answer)
+	if !strings.Contains(answer, "buy milk") || !strings.Contains(answer, "create_task done") || !strings.Contains(answer, "Approved by you") {
+		t.Errorf("chat after approval = %q; want the create_task chip done, the card approved and the answer about buy milk", answer)
 	}
 	if got := tasksOf(t, o, alice); len(got) != 1 || got[0] != "buy milk" {
 		t.Fatalf("tasks after approval = %v; want [buy milk]", got)
@@ -168,7 +168,7 @@ func TestBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`fieldset.card input[name=message]`)),
 		chromedp.SendKeys(chromedp.CSS(`fieldset.card input[name=message]`), "not this week"),
 		chromedp.Click(chromedp.Search(`//button[text()="Deny"]`)),
-		chromedp.WaitVisible(chromedp.Search(`//p[@class="status" and text()="Done."]`)))
+		chromedp.WaitVisible(chromedp.CSS(`#log a.story`)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -198,12 +198,12 @@ func TestMoneyPage(t *testing.T) {
 	}
 	_, page = e.get("/money")
 	for _, want := range []string{
-		`<tr><td>Giro</td><td>asset</td><td class="num">2464.30 EUR</td></tr>`, // 2500 - 3.20 - 12.50 - 20
+		`<tr><td data-label="Account">Giro</td><td data-label="Kind">asset</td><td class="num" data-label="Balance">2464.30 EUR</td></tr>`, // 2500 - 3.20 - 12.50 - 20
 		`<h2>This month (2026-03)</h2>`,
-		`<tr><td>Uncategorized</td><td class="num">35.70 EUR</td>`, // February's salary is not this month's
+		`<tr><td data-label="Category">Uncategorized</td><td class="num" data-label="Out">35.70 EUR</td>`, // February's salary is not this month's
 		`<li class="budget over"><span class="label"><strong>Uncategorized</strong> 35.70 EUR of 30.00 EUR · <span class="overtext">over budget by 5.70 EUR</span>`,
 		`<meter min="0" max="3000"`,
-		`<td>2026-03-04</td><td>Book</td>`,
+		`<td data-label="Date">2026-03-04</td><td data-label="Description">Book</td>`,
 		`Lunch &lt;b&gt;bistro&lt;/b&gt;`,
 	} {
 		if !strings.Contains(page, want) {

@@ -57,9 +57,9 @@ func (a *web) money(w http.ResponseWriter, r *http.Request, status int, msg stri
 		if len(o.Accounts) == 0 {
 			p.raw(`<p>No accounts yet: import a statement below.</p>`)
 		} else {
-			p.raw(`<div class="scroll"><table class="accounts"><thead><tr><th scope="col">Account</th><th scope="col">Kind</th><th scope="col" class="num">Balance</th></tr></thead><tbody>`)
+			p.raw(`<div class="scroll"><table class="accounts stack"><thead><tr><th scope="col">Account</th><th scope="col">Kind</th><th scope="col" class="num">Balance</th></tr></thead><tbody>`)
 			for _, x := range o.Accounts {
-				p.raw(`<tr><td>`).text(x.Name).raw(`</td><td>`).text(x.Kind).raw(`</td><td class="num">`)
+				p.raw(`<tr><td data-label="Account">`).text(x.Name).raw(`</td><td data-label="Kind">`).text(x.Kind).raw(`</td><td class="num" data-label="Balance">`)
 				if x.BalanceMinor != nil {
 					p.text(x.Balance)
 				} else { // an expense or income account keeps no balance; its spending is below
@@ -74,15 +74,15 @@ func (a *web) money(w http.ResponseWriter, r *http.Request, status int, msg stri
 		if len(o.Report.Lines) == 0 {
 			p.raw(`<p>No transactions this month.</p>`)
 		} else {
-			p.raw(`<div class="scroll"><table class="report"><thead><tr><th scope="col">Category</th><th scope="col" class="num">Out</th><th scope="col" class="num">In</th><th scope="col" class="num">Net</th></tr></thead><tbody>`)
+			p.raw(`<div class="scroll"><table class="report stack"><thead><tr><th scope="col">Category</th><th scope="col" class="num">Out</th><th scope="col" class="num">In</th><th scope="col" class="num">Net</th></tr></thead><tbody>`)
 			for _, l := range o.Report.Lines {
-				p.raw(`<tr><td>`).text(l.Key).raw(`</td><td class="num">`).text(l.Out).raw(`</td><td class="num">`).text(l.In).
-					raw(`</td><td class="num">`).text(l.Net).raw(`</td></tr>`)
+				p.raw(`<tr><td data-label="Category">`).text(l.Key).raw(`</td><td class="num" data-label="Out">`).text(l.Out).raw(`</td><td class="num" data-label="In">`).text(l.In).
+					raw(`</td><td class="num" data-label="Net">`).text(l.Net).raw(`</td></tr>`)
 			}
 			p.raw(`</tbody><tfoot>`)
 			for _, l := range o.Report.Totals {
-				p.raw(`<tr><th scope="row">Total</th><td class="num">`).text(l.Out).raw(`</td><td class="num">`).text(l.In).
-					raw(`</td><td class="num">`).text(l.Net).raw(`</td></tr>`)
+				p.raw(`<tr><th scope="row">Total</th><td class="num" data-label="Out">`).text(l.Out).raw(`</td><td class="num" data-label="In">`).text(l.In).
+					raw(`</td><td class="num" data-label="Net">`).text(l.Net).raw(`</td></tr>`)
 			}
 			p.raw(`</tfoot></table></div>`)
 		}
@@ -124,10 +124,10 @@ func (a *web) money(w http.ResponseWriter, r *http.Request, status int, msg stri
 			p.raw(`<p>None yet.</p>`)
 			return
 		}
-		p.raw(`<div class="scroll"><table class="transactions"><thead><tr><th scope="col">Date</th><th scope="col">Description</th><th scope="col">Category</th><th scope="col" class="num">Amount</th></tr></thead><tbody>`)
+		p.raw(`<div class="scroll"><table class="transactions stack"><thead><tr><th scope="col">Date</th><th scope="col">Description</th><th scope="col">Category</th><th scope="col" class="num">Amount</th></tr></thead><tbody>`)
 		for _, t := range o.Recent {
-			p.raw(`<tr><td>`).text(t.Date).raw(`</td><td>`).text(t.Description).raw(`</td><td>`).text(t.Category).
-				raw(`</td><td class="num">`).text(t.Amount).raw(`</td></tr>`)
+			p.raw(`<tr><td data-label="Date">`).text(t.Date).raw(`</td><td data-label="Description">`).text(t.Description).raw(`</td><td data-label="Category">`).text(t.Category).
+				raw(`</td><td class="num" data-label="Amount">`).text(t.Amount).raw(`</td></tr>`)
 		}
 		p.raw(`</tbody></table></div>`)
 	})

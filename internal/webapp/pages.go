@@ -12,13 +12,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/markdown"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
-
-func (a *web) chatPage(w http.ResponseWriter, r *http.Request) {
-	a.write(w, r, "chat", http.StatusOK, chatBody)
-}
 
 func (a *web) approvalsPage(w http.ResponseWriter, r *http.Request) {
 	out, err := a.d.Activity.Approvals(r.Context(), current(r).OwnerID)
@@ -103,10 +100,7 @@ func (a *web) stream(w http.ResponseWriter, r *http.Request, run func(context.Co
 		if gone {
 			return
 		}
-		out := event{StreamEvent: e}
-		if e.Type == "suspended" && e.Turn != nil {
-			out.RawArgs = a.rawArgs(r.Context(), owner, e.Turn)
-		}
+		out := a.eventOf(r.Context(), owner, e)
 		b, _ := json.Marshal(out)
 		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
 			gone = true
@@ -178,20 +172,32 @@ func (a *web) turnStatus(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"type":"error","text":"turn not found"}` + "\n"))
 		return
 	}
-	out := event{StreamEvent: agent.StreamEvent{Type: eventType(v.Status), Turn: &v}}
-	if out.Type == "suspended" {
-		out.RawArgs = a.rawArgs(r.Context(), owner, &v)
-	}
-	b, _ := json.Marshal(out)
+	b, _ := json.Marshal(a.eventOf(r.Context(), owner, agent.StreamEvent{Type: eventType(v.Status), Turn: &v}))
 	_, _ = w.Write(append(b, '\n'))
 }
 
-// event is a stream event as app.js reads it: the runner's event, and for a suspended turn
-// each pending call's arguments as the text stored with the turn (json.Marshal would
-// re-format them), so the card shows exactly what an approval runs.
+// event is a stream event as app.js reads it: the runner's event; for a suspended turn each
+// pending call's arguments as the text stored with the turn (json.Marshal would re-format
+// them), so the card shows exactly what an approval runs; for a completed turn its answer
+// rendered as Markdown by the server (internal/markdown), which the page puts in place of the
+// streamed plain text. The server renders it so that one sanitizer, in Go, decides what
+// HTML a page ever gets: the script only inserts what the server rendered.
 type event struct {
 	agent.StreamEvent
-	RawArgs map[string]string `json:"raw_args,omitempty"`
+	RawArgs    map[string]string `json:"raw_args,omitempty"`
+	AnswerHTML string            `json:"answer_html,omitempty"`
+}
+
+// eventOf is the event app.js gets for e.
+func (a *web) eventOf(ctx context.Context, owner uuid.UUID, e agent.StreamEvent) event {
+	out := event{StreamEvent: e}
+	switch {
+	case e.Type == "suspended" && e.Turn != nil:
+		out.RawArgs = a.rawArgs(ctx, owner, e.Turn)
+	case e.Type == "completed" && e.Turn != nil && e.Turn.Answer != "":
+		out.AnswerHTML = markdown.HTML(e.Turn.Answer)
+	}
+	return out
 }
 
 // rawArgs reads a suspended turn back and returns its pending calls' stored arguments, their

@@ -33,20 +33,33 @@ func (p *page) hidden(csrf string) *page {
 	return p.raw(`<input type="hidden" name="csrf" value="`).text(csrf).raw(`">`)
 }
 
-var nav = []struct{ page, href, label string }{{"chat", "/", "Chat"}, {"approvals", "/approvals", "Approvals"},
+var nav = []struct{ page, href, label string }{{"chat", "/", "Chat"}, {"conversations", "/conversations", "Chats"}, {"approvals", "/approvals", "Approvals"},
 	{"household", "/household", "Household"}, {"activity", "/activity", "Activity"}, {"memory", "/memory", "Memory"}, {"money", "/money", "Money"},
 	{"documents", "/documents", "Documents"}, {"settings", "/settings", "Settings"}}
 
-// write sends the page inside the layout: header, navigation, sign-out.
+// themeCookie holds the owner's choice of light or dark (app.js sets it; none: the system's).
+const themeCookie = "steward_theme"
+
+// write sends the page inside the layout: a compact header (on a phone the navigation folds
+// into a menu), the kill-switch banner, the page.
 func (a *web) write(w http.ResponseWriter, r *http.Request, name string, status int, body func(p *page)) {
 	me := current(r)
 	var p page
-	p.raw(`<!doctype html><html lang="en"><head><meta charset="utf-8">` +
-		`<meta name="viewport" content="width=device-width, initial-scale=1">` +
+	p.raw(`<!doctype html><html lang="en"`)
+	if c, err := r.Cookie(themeCookie); err == nil && (c.Value == "dark" || c.Value == "light") {
+		p.raw(` data-theme="` + c.Value + `"`)
+	}
+	p.raw(`><head><meta charset="utf-8">` +
+		`<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">` +
+		`<meta name="color-scheme" content="light dark"><meta name="theme-color" content="#0b57d0">` +
 		`<meta name="csrf-token" content="`).text(me.csrf).raw(`"><title>Steward</title>` +
-		`<link rel="stylesheet" href="/assets/app.css"><script src="/assets/app.js" defer></script></head><body><header><strong>Steward</strong>`)
+		`<link rel="icon" href="/assets/icon.svg" type="image/svg+xml"><link rel="apple-touch-icon" href="/assets/icon-192.png">` +
+		`<link rel="manifest" href="/manifest.webmanifest">` +
+		`<link rel="stylesheet" href="/assets/app.css"><script src="/assets/app.js" defer></script></head><body class="page-` + name + `">` +
+		`<header><a class="brand" href="/">Steward</a>`)
 	if me.OwnerName != "" {
-		p.raw(`<nav aria-label="Main">`)
+		p.raw(`<button type="button" class="menu-toggle" aria-expanded="false" aria-controls="main-nav">Menu</button>` +
+			`<div class="menu" id="main-nav"><nav aria-label="Main">`)
 		for _, n := range nav {
 			p.raw(`<a href="` + n.href + `"`)
 			if n.page == name {
@@ -54,9 +67,9 @@ func (a *web) write(w http.ResponseWriter, r *http.Request, name string, status 
 			}
 			p.raw(`>` + n.label + `</a>`)
 		}
-		p.raw(`</nav><form method="post" action="/signout" class="inline">`).hidden(me.csrf).raw(`<button type="submit">Sign out</button></form>`)
+		p.raw(`</nav><form method="post" action="/signout" class="inline">`).hidden(me.csrf).raw(`<button type="submit" class="quiet">Sign out</button></form></div>`)
 	}
-	p.raw(`</header>`)
+	p.raw(`<button type="button" class="theme-toggle quiet" aria-label="Dark mode" aria-pressed="false" hidden>Dark</button></header>`)
 	if me.OwnerName != "" {
 		a.banner(&p, r)
 	}
@@ -79,12 +92,6 @@ func signinBody(csrf, msg string) func(p *page) {
 			`<input id="api_key" name="api_key" type="password" autocomplete="current-password" required>` +
 			`<button type="submit">Sign in</button></form>`)
 	}
-}
-
-func chatBody(p *page) {
-	p.raw(`<h1 class="sr-only">Chat</h1><section id="log" aria-live="polite" aria-label="Conversation"></section>` +
-		`<form id="chat"><label for="message">Message</label><textarea id="message" name="message" rows="3" required></textarea>` +
-		`<input type="hidden" name="conversation_id" value=""><button type="submit">Send</button></form>`)
 }
 
 // card writes the approval form of a suspended turn: one card per pending call, with the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -82,5 +83,36 @@ func TestActivityBody(t *testing.T) {
 	activityBody(nil, nil, nil, nil)(&p)
 	if !strings.Contains(p.String(), "Nothing has happened yet.") {
 		t.Errorf("empty activity page = %s", p.String())
+	}
+}
+
+// TestChatTurnStates: in the history a call the owner denied says "Denied by you" with their
+// message, a turn whose approval expired says "Expired" and offers no buttons, a live one
+// shows its card, and an answer's Markdown is HTML while a user's message stays text.
+func TestChatTurnStates(t *testing.T) {
+	now := time.Date(2031, 5, 1, 12, 0, 0, 0, time.UTC)
+	past, future := now.Add(-time.Minute), now.Add(time.Hour)
+	call := activity.ToolCall{CallID: "c1", Tool: "create_task", Args: json.RawMessage(`{"title":"gym"}`)}
+	msgs := []activity.Message{{Role: "user", Text: "<b>remind</b> me"}, {Role: "assistant", ToolCalls: []activity.ToolCall{call}}}
+	pending := []steward.PendingCall{{CallID: "c1", Tool: "create_task", Args: call.Args, ArgsHash: "h"}}
+	render := func(ct activity.ChatTurn) string { var p page; chatTurn(&p, ct, now); return p.String() }
+
+	denied := render(activity.ChatTurn{Turn: steward.View{TurnID: uuid.New(), Status: steward.StatusCompleted},
+		Messages: append(msgs, activity.Message{Role: "assistant", Text: "Okay:\n- not added"}),
+		Calls:    map[string]steward.CallRecord{"c1": {CallID: "c1", Status: steward.CallDenied, DecidedBy: "human", Message: "not now"}}})
+	for _, want := range []string{`<strong>Denied</strong> by you · “not now”`, `<div class="msg user">&lt;b&gt;remind&lt;/b&gt; me</div>`, "<ul>\n<li>not added</li>\n</ul>"} {
+		if !strings.Contains(denied, want) {
+			t.Errorf("denied turn lacks %s:\n%s", want, denied)
+		}
+	}
+	expired := render(activity.ChatTurn{Turn: steward.View{TurnID: uuid.New(), Status: steward.StatusSuspended, ExpiresAt: &past, Pending: pending},
+		Messages: msgs, Calls: map[string]steward.CallRecord{"c1": {CallID: "c1", Status: steward.CallPending}}})
+	if !strings.Contains(expired, `<strong>Expired</strong>`) || strings.Contains(expired, "data-choice") {
+		t.Errorf("an expired approval should say Expired without buttons:\n%s", expired)
+	}
+	live := render(activity.ChatTurn{Turn: steward.View{TurnID: uuid.New(), Status: steward.StatusSuspended, ExpiresAt: &future, Pending: pending},
+		Messages: msgs, Calls: map[string]steward.CallRecord{"c1": {CallID: "c1", Status: steward.CallPending}}})
+	if !strings.Contains(live, `data-choice="approve"`) || strings.Contains(live, "Expired") {
+		t.Errorf("a live approval should show its card:\n%s", live)
 	}
 }

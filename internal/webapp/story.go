@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/activity"
+	"github.com/stewardhq/steward/internal/markdown"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -44,7 +45,7 @@ func (a *web) story(w http.ResponseWriter, r *http.Request, status int, msg stri
 		p.raw(`<h1>Turn story</h1><p class="meta">`).text(string(v.Status)).raw(` · `).text(string(v.Trigger)).raw(` · `).
 			text(when(v.CreatedAt)).raw(` · model `).text(v.Model).raw(`</p>`)
 		if v.Answer != "" {
-			p.raw(`<p class="msg assistant">`).text(v.Answer).raw(`</p>`)
+			p.raw(`<div class="msg assistant md">`).raw(markdown.HTML(v.Answer)).raw(`</div>`)
 		}
 		p.raw(`<h2>Tool calls</h2><ol class="calls">`)
 		for _, c := range calls {

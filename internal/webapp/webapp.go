@@ -118,6 +118,7 @@ const (
 
 // csp allows only the app's own script, style and connections.
 const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+	"manifest-src 'self'; worker-src 'self'; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 type web struct {
@@ -163,15 +164,30 @@ func Routes(d Deps) func(chi.Router) {
 	}
 	w := &web{d: d}
 	return func(r chi.Router) {
+		// Unknown pages are the app's 404 page; the API's routes keep the API's JSON answer.
+		api := http.NotFound
+		if m, ok := r.(interface{ NotFoundHandler() http.HandlerFunc }); ok { // *chi.Mux
+			api = m.NotFoundHandler()
+		}
+		r.NotFound(func(rw http.ResponseWriter, req *http.Request) {
+			if !wantsPage(req) {
+				api(rw, req)
+				return
+			}
+			headers(http.HandlerFunc(w.notFound)).ServeHTTP(rw, w.maybeSignedIn(req))
+		})
 		r.Group(func(r chi.Router) {
 			r.Use(headers)
-			r.Get("/assets/app.js", asset("assets/app.js", "text/javascript; charset=utf-8"))
-			r.Get("/assets/app.css", asset("assets/app.css", "text/css; charset=utf-8"))
+			for _, f := range shell {
+				r.Get(f.path, asset(f.file, f.contentType))
+			}
 			r.Get("/signin", w.signinPage)
 			r.Post("/signin", w.signin)
 			r.Group(func(r chi.Router) {
 				r.Use(w.session)
 				r.Get("/", w.chatPage)
+				r.Get("/c/{id}", w.conversationPage)
+				r.Get("/conversations", w.conversationsPage)
 				r.Get("/approvals", w.approvalsPage)
 				r.Get("/household", w.householdPage)
 				r.Get("/settings", w.settingsPage)
@@ -218,6 +234,21 @@ func Routes(d Deps) func(chi.Router) {
 	}
 }
 
+// shell is the app shell: the files every page loads, the icons, the manifest and the
+// service worker (assets/sw.js caches exactly these, never a page or owner data).
+var shell = []struct{ path, file, contentType string }{
+	{"/assets/app.js", "assets/app.js", "text/javascript; charset=utf-8"},
+	{"/assets/app.css", "assets/app.css", "text/css; charset=utf-8"},
+	{"/assets/icon.svg", "assets/icon.svg", "image/svg+xml"},
+	{"/assets/icon-192.png", "assets/icon-192.png", "image/png"},
+	{"/assets/icon-512.png", "assets/icon-512.png", "image/png"},
+	{"/favicon.ico", "assets/icon-192.png", "image/png"},
+	{"/manifest.webmanifest", "assets/manifest.webmanifest", "application/manifest+json"},
+	{"/offline", "assets/offline.html", "text/html; charset=utf-8"},
+	// At the root so that its scope is the whole app.
+	{"/sw.js", "assets/sw.js", "text/javascript; charset=utf-8"},
+}
+
 // asset serves one embedded file.
 func asset(name, contentType string) http.HandlerFunc {
 	b, err := files.ReadFile(name)
@@ -257,15 +288,11 @@ func current(r *http.Request) who { v, _ := r.Context().Value(whoKey{}).(who); r
 // is 401.
 func (a *web) session(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := r.Cookie(cookieName)
-		var p store.SessionPrincipal
-		if err == nil {
-			p, err = a.d.Door.LookupSession(r.Context(), c.Value)
-		}
+		me, err := a.lookup(r)
 		if err != nil {
 			if !errors.Is(err, store.ErrNotFound) && !errors.Is(err, http.ErrNoCookie) {
 				zerolog.Ctx(r.Context()).Error().Err(err).Msg("session lookup")
-				http.Error(w, "something went wrong", http.StatusInternalServerError)
+				a.errorPage(w, r, http.StatusInternalServerError, "Something went wrong", "Steward could not check your sign-in. Try again in a moment.")
 				return
 			}
 			if r.Method == http.MethodGet {
@@ -275,8 +302,55 @@ func (a *web) session(next http.Handler) http.Handler {
 			http.Error(w, "sign in first", http.StatusUnauthorized)
 			return
 		}
-		ctx := context.WithValue(r.Context(), whoKey{}, who{SessionPrincipal: p, csrf: csrfToken(c.Value)})
-		next.ServeHTTP(w, r.WithContext(ctx))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), whoKey{}, me)))
+	})
+}
+
+// lookup finds the session of the request's cookie.
+func (a *web) lookup(r *http.Request) (who, error) {
+	c, err := r.Cookie(cookieName)
+	if err != nil {
+		return who{}, err
+	}
+	p, err := a.d.Door.LookupSession(r.Context(), c.Value)
+	if err != nil {
+		return who{}, err
+	}
+	return who{SessionPrincipal: p, csrf: csrfToken(c.Value)}, nil
+}
+
+// maybeSignedIn is r with its owner when it carries a live session (a 404 page outside the
+// session's routes then shows the navigation), else r.
+func (a *web) maybeSignedIn(r *http.Request) *http.Request {
+	if me, err := a.lookup(r); err == nil {
+		return r.WithContext(context.WithValue(r.Context(), whoKey{}, me))
+	}
+	return r
+}
+
+// wantsPage reports whether a request is a browser's for a page: a GET or HEAD outside the
+// API's paths that accepts HTML.
+func wantsPage(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	for _, api := range []string{"/v1/", "/mcp", "/webhooks/", "/telegram/", "/healthz"} {
+		if strings.HasPrefix(r.URL.Path, api) {
+			return false
+		}
+	}
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+// notFound is the app's 404 page.
+func (a *web) notFound(w http.ResponseWriter, r *http.Request) {
+	a.errorPage(w, r, http.StatusNotFound, "Page not found", "There is nothing at this address. It may have been removed, or the link is mistyped.")
+}
+
+// errorPage writes an error page in the app's layout.
+func (a *web) errorPage(w http.ResponseWriter, r *http.Request, status int, title, msg string) {
+	a.write(w, r, "error", status, func(p *page) {
+		p.raw(`<h1>`).text(title).raw(`</h1><p>`).text(msg).raw(`</p><p><a href="/">Back to the chat</a></p>`)
 	})
 }
 
@@ -426,8 +500,13 @@ func (a *web) revokeSession(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/settings", http.StatusSeeOther)
 }
 
-// fail logs an internal error and answers 500 without detail.
+// fail logs an internal error and answers 500 without detail: the error page, or for the
+// script's requests (chat, confirm) a line of text it shows.
 func (a *web) fail(w http.ResponseWriter, r *http.Request, err error) {
 	zerolog.Ctx(r.Context()).Error().Err(err).Msg("web app")
-	http.Error(w, "something went wrong", http.StatusInternalServerError)
+	if r.Method != http.MethodGet {
+		http.Error(w, "something went wrong", http.StatusInternalServerError)
+		return
+	}
+	a.errorPage(w, r, http.StatusInternalServerError, "Something went wrong", "Steward could not show this page. Try again in a moment; nothing was changed.")
 }

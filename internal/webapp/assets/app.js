@@ -1,5 +1,7 @@
-// Steward web app: streaming chat and approval cards. No inline script (CSP script-src 'self');
-// every piece of server text goes in through textContent, never as HTML.
+// Steward web app: the composer, streaming chat, approval cards, the menu, the theme and the
+// service worker. No inline script (CSP script-src 'self'); every piece of server text goes in
+// through textContent, never as HTML — except an answer's answer_html, which the server
+// rendered from Markdown and sanitized (internal/markdown) for exactly this.
 "use strict";
 (function () {
   var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
@@ -21,31 +23,69 @@
     });
   }
 
-  // post sends a request and calls onEvent for each server-sent event of the answer.
+  // post sends a request and calls onEvent for each server-sent event of the answer. Any
+  // failure — the server unreachable, an error status, a stream cut before its last event —
+  // becomes one event {type: "error", failed: true} in words.
   function post(url, body, type, onEvent) {
     var headers = { "X-CSRF-Token": csrf, "Accept": "text/event-stream" };
     if (type) headers["Content-Type"] = type;
+    var final = false;
+    var emit = function (e) {
+      final = final || ["completed", "suspended", "continuing", "error"].indexOf(e.type) >= 0;
+      onEvent(e);
+    };
     return fetch(url, { method: "POST", headers: headers, body: body, credentials: "same-origin" }).then(function (res) {
       if (!res.ok) {
-        return res.text().then(function (t) { onEvent({ type: "error", text: t.trim() || res.statusText }); });
+        return res.text().then(function (t) {
+          emit({ type: "error", failed: true, text: "Steward refused this (" + res.status + "): " + (t.trim() || res.statusText) });
+        });
       }
       var reader = res.body.getReader(), dec = new TextDecoder(), buf = "";
       function pump() {
         return reader.read().then(function (r) {
-          if (r.done) return;
+          if (r.done) {
+            if (!final) emit({ type: "error", failed: true, text: "The connection to Steward was lost before the turn ended. It may still finish: reload to see." });
+            return;
+          }
           buf += dec.decode(r.value, { stream: true });
           var i;
           while ((i = buf.indexOf("\n\n")) >= 0) {
             var chunk = buf.slice(0, i); buf = buf.slice(i + 2);
             chunk.split("\n").forEach(function (line) {
-              if (line.indexOf("data: ") === 0) onEvent(JSON.parse(line.slice(6)));
+              if (line.indexOf("data: ") === 0) emit(JSON.parse(line.slice(6)));
             });
           }
           return pump();
         });
       }
       return pump();
+    }).catch(function () {
+      if (!final) emit({ type: "error", failed: true, text: "Steward could not be reached. Check your connection, then retry." });
     });
+  }
+
+  // chip builds a tool call's chip, its raw arguments and result behind a disclosure (the
+  // server's chip in chat.go makes the same markup).
+  function chip(call) {
+    var d = el("details", "chip");
+    d.dataset.call = call.id;
+    var s = el("summary");
+    s.appendChild(el("code", "tool", call.name));
+    s.appendChild(document.createTextNode(" "));
+    s.appendChild(el("span", "chip-state", "running"));
+    d.appendChild(s);
+    d.appendChild(el("p", "meta", "Arguments"));
+    d.appendChild(el("pre", "args", visible(JSON.stringify(call.args || {}))));
+    return d;
+  }
+
+  function chipResult(container, result) {
+    var d = container.querySelector('details.chip[data-call="' + CSS.escape(result.call_id) + '"]');
+    if (!d) { d = chip({ id: result.call_id, name: result.name, args: {} }); container.appendChild(d); }
+    d.querySelector(".chip-state").textContent = result.is_error ? "failed" : "done";
+    if (result.is_error) d.classList.add("error");
+    d.appendChild(el("p", "meta", "Result"));
+    d.appendChild(el("pre", "args", JSON.stringify(result.output)));
   }
 
   // card builds the approval form of a suspended turn: one card per pending call.
@@ -108,8 +148,27 @@
       if (missing) { form.appendChild(el("p", "error", "Choose for every card first.")); return; }
       form.querySelectorAll("button").forEach(function (x) { x.disabled = true; });
       var out = form.parentNode.querySelector(".result") || document.getElementById("log");
-      var view = turnView(out);
-      post("/turns/" + form.dataset.turn + "/confirm", JSON.stringify({ decisions: decisions }), "application/json", view);
+      var decidedShown = false;
+      var view = turnView(out, function () { setBusy(false); });
+      setBusy(true);
+      post("/turns/" + form.dataset.turn + "/confirm", JSON.stringify({ decisions: decisions }), "application/json", function (e) {
+        if (e.type === "error" && !decidedShown) {
+          form.querySelectorAll("button").forEach(function (x) { x.disabled = false; });
+        } else if (!decidedShown) {
+          // The server took the decisions: the card says what they were, without buttons.
+          decidedShown = true;
+          cards.forEach(function (fs) {
+            var denied = fs.dataset.choice === "deny", msg = fs.querySelector("input[name=message]").value;
+            var p = el("p", "decision " + (denied ? "denied" : "approved"));
+            p.setAttribute("role", "note");
+            p.appendChild(el("strong", null, denied ? "Denied" : "Approved"));
+            p.appendChild(document.createTextNode(" by you" + (msg ? " · “" + msg + "”" : "")));
+            form.parentNode.insertBefore(p, form);
+          });
+          form.remove();
+        }
+        view(e);
+      });
     });
   }
 
@@ -162,19 +221,182 @@
       .catch(function () { setTimeout(function () { poll(turnID, handle); }, 5000); });
   }
 
-  document.addEventListener("DOMContentLoaded", function () {
-    document.querySelectorAll("form.approval").forEach(wire);
-    var chat = document.getElementById("chat");
-    if (!chat) return;
-    var log = document.getElementById("log");
+  // turnView renders a turn's events into container and returns the event handler; done is
+  // called once the turn stopped running (its last event, or a failure).
+  function turnView(container, done, retry) {
+    var answer = null, waiting = null;
+    var handler = function (e) {
+      if (e.type === "text") {
+        if (!answer) { answer = el("div", "msg assistant md"); container.appendChild(answer); }
+        answer.textContent += e.text;
+      } else if (e.type === "tool_call") {
+        container.appendChild(chip(e.call));
+        answer = null;
+      } else if (e.type === "tool_result") {
+        chipResult(container, e.result);
+        answer = null;
+      } else if (e.type === "suspended") {
+        conversation(e.turn.conversation_id);
+        var pending = el("div", "pending");
+        pending.appendChild(card(e.turn, e.raw_args));
+        pending.appendChild(el("div", "result"));
+        container.appendChild(pending);
+      } else if (e.type === "completed") {
+        conversation(e.turn.conversation_id);
+        if (e.answer_html) {
+          // The server's Markdown rendering of the answer replaces the streamed plain text.
+          if (!answer) { answer = el("div", "msg assistant md"); container.appendChild(answer); }
+          answer.innerHTML = e.answer_html;
+        } else if (!answer && e.turn.answer) {
+          container.appendChild(el("div", "msg assistant md", e.turn.answer));
+        }
+        var a = el("a", "story", "The turn's story"); a.href = "/turns/" + e.turn.turn_id; container.appendChild(a);
+      } else if (e.type === "continuing") {
+        // The turn stopped before the server's deadline and goes on in the background: say
+        // so once, and poll its status until it ends, then render its final event.
+        conversation(e.turn.conversation_id);
+        if (!waiting) { waiting = el("p", "status continuing", "Still working on it… (continuing in the background)"); container.appendChild(waiting); }
+        setTimeout(function () { poll(e.turn.turn_id, handler); }, 3000);
+      } else if (e.type === "error") {
+        var p = el("p", "error", e.failed ? e.text : "Error: " + (e.text || (e.turn && e.turn.error) || "the turn failed"));
+        p.setAttribute("role", "alert");
+        container.appendChild(p);
+        if (retry) {
+          var b = el("button", "retry", "Retry"); b.type = "button";
+          b.addEventListener("click", retry);
+          container.appendChild(b);
+        }
+      }
+      if (waiting && e.type !== "continuing") { waiting.remove(); waiting = null; }
+      if (["completed", "suspended", "error"].indexOf(e.type) >= 0 && done) done(e);
+      container.scrollIntoView({ block: "end" });
+    };
+    return handler;
+  }
+
+  // poll reads a continuing turn's status (GET /turns/{id}/status answers it as a stream
+  // event) and hands it to the turn's handler, which polls again while it is continuing.
+  function poll(turnID, handle) {
+    fetch("/turns/" + encodeURIComponent(turnID) + "/status", { credentials: "same-origin", headers: { "Accept": "application/json" } })
+      .then(function (res) { return res.json(); })
+      .then(function (e) { handle(e); })
+      .catch(function () { setTimeout(function () { poll(turnID, handle); }, 5000); });
+  }
+
+  // conversation records the conversation a new chat's first turn started: the composer sends
+  // the next message into it, the address becomes /c/{id} (a reload keeps it) and the list
+  // shows it.
+  function conversation(id) {
+    var input = document.querySelector("#chat input[name=conversation_id]");
+    if (!input || !id || input.value === id) return;
+    input.value = id;
+    if (location.pathname !== "/c/" + id) history.replaceState(null, "", "/c/" + id);
+    var list = document.querySelector("nav.conversations ol");
+    if (list && !list.querySelector('a[href="/c/' + id + '"]')) {
+      var li = el("li"), a = el("a");
+      a.href = "/c/" + id; a.setAttribute("aria-current", "page");
+      a.appendChild(el("span", "title", firstMessage || "New conversation"));
+      li.appendChild(a);
+      list.insertBefore(li, list.firstChild);
+      var none = document.querySelector("nav.conversations p.meta");
+      if (none) none.remove();
+    }
+  }
+  var firstMessage = "";
+
+  // setBusy marks a turn running: Send is disabled and the working indicator shows. The Stop
+  // button (POST /v1/turns/{id}/cancel, issue 28 §2, another change) shows and hides here.
+  var busy = false;
+  function setBusy(on) {
+    busy = on;
+    var send = document.getElementById("send"), working = document.getElementById("working");
+    if (send) send.disabled = on;
+    if (working) working.hidden = !on;
+  }
+
+  // The composer: Enter sends, Shift+Enter is a new line; one turn at a time; on a failure the
+  // text comes back into the box and Retry sends it again.
+  function composer(chat) {
+    var log = document.getElementById("log"), box = chat.message;
+    function send(msg) {
+      var empty = document.getElementById("empty");
+      if (empty) empty.remove();
+      var turn = el("div", "turn");
+      turn.appendChild(el("div", "msg user", msg));
+      log.appendChild(turn);
+      if (!chat.conversation_id.value) firstMessage = msg.slice(0, 80);
+      var body = new URLSearchParams({ message: msg, conversation_id: chat.conversation_id.value });
+      setBusy(true);
+      var retry = function () {
+        if (busy) return;
+        turn.remove();
+        if (box.value.trim() === msg) box.value = "";
+        send(msg);
+      };
+      post("/chat", body, "application/x-www-form-urlencoded", turnView(turn, function (e) {
+        setBusy(false);
+        if (e.type === "error" && !box.value.trim()) box.value = msg; // the typed text stays
+      }, retry));
+    }
     chat.addEventListener("submit", function (ev) {
       ev.preventDefault();
-      var msg = chat.message.value.trim();
-      if (!msg) return;
-      log.appendChild(el("p", "msg user", msg));
-      var body = new URLSearchParams(new FormData(chat));
-      chat.message.value = "";
-      post("/chat", body, "application/x-www-form-urlencoded", turnView(log));
+      var msg = box.value.trim();
+      if (!msg || busy) return;
+      box.value = "";
+      send(msg);
     });
+    box.addEventListener("keydown", function (ev) {
+      if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+        ev.preventDefault();
+        chat.requestSubmit();
+      }
+    });
+  }
+
+  // The theme: the system's unless the owner chose (a cookie the server reads, so the page
+  // comes in the right colours).
+  function theme() {
+    var b = document.querySelector(".theme-toggle");
+    if (!b) return;
+    var root = document.documentElement;
+    function dark() { return root.dataset.theme ? root.dataset.theme === "dark" : matchMedia("(prefers-color-scheme: dark)").matches; }
+    function show() {
+      var d = dark();
+      b.textContent = d ? "Light" : "Dark";
+      b.setAttribute("aria-label", d ? "Light mode" : "Dark mode");
+    }
+    b.hidden = false;
+    show();
+    b.addEventListener("click", function () {
+      root.dataset.theme = dark() ? "light" : "dark";
+      document.cookie = "steward_theme=" + root.dataset.theme + "; path=/; max-age=31536000; samesite=strict";
+      show();
+    });
+  }
+
+  // The menu of a phone's header.
+  function menu() {
+    var b = document.querySelector(".menu-toggle");
+    if (!b) return;
+    b.addEventListener("click", function () {
+      var open = b.getAttribute("aria-expanded") !== "true";
+      b.setAttribute("aria-expanded", String(open));
+      document.querySelector("header").classList.toggle("open", open);
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    theme();
+    menu();
+    if ("serviceWorker" in navigator) navigator.serviceWorker.register("/sw.js").catch(function () {});
+    document.querySelectorAll("form.approval").forEach(wire);
+    document.querySelectorAll("[data-poll]").forEach(function (p) {
+      var view = turnView(p.parentNode, null);
+      poll(p.dataset.poll, function (e) { p.remove(); view(e); });
+    });
+    var chat = document.getElementById("chat");
+    if (chat) composer(chat);
+    var log = document.getElementById("log");
+    if (log && log.lastElementChild) log.lastElementChild.scrollIntoView({ block: "end" });
   });
 })();

@@ -1,0 +1,230 @@
+package webapp
+
+import (
+	"cmp"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/activity"
+	"github.com/stewardhq/steward/internal/markdown"
+	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/store"
+)
+
+// The chat (issue 28 §1, §2): GET / is a new chat, GET /c/{id} a conversation rendered whole
+// on the server — messages, answers as Markdown, tool calls as chips, approval cards live
+// while they can be decided and saying how they were decided once they cannot — beside the
+// list of the owner's conversations (a page of its own on a phone: GET /conversations). The
+// composer's script (assets/app.js) streams a turn into the same markup.
+
+// conversationsShown is how many conversations a page of the list shows.
+const conversationsShown = 20
+
+func (a *web) chatPage(w http.ResponseWriter, r *http.Request) {
+	a.chatView(w, r, uuid.Nil)
+}
+
+// conversationPage is GET /c/{id}; another owner's or an unknown conversation is 404.
+func (a *web) conversationPage(w http.ResponseWriter, r *http.Request) {
+	id, err := uuid.Parse(chi.URLParam(r, "id"))
+	if err != nil || id == uuid.Nil {
+		a.notFound(w, r)
+		return
+	}
+	a.chatView(w, r, id)
+}
+
+// chatView writes the chat page of conversation id (uuid.Nil: a new chat).
+func (a *web) chatView(w http.ResponseWriter, r *http.Request, id uuid.UUID) {
+	owner := current(r).OwnerID
+	list, err := a.conversationList(r, id)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	var conv steward.Conversation
+	var turns []activity.ChatTurn
+	if id != uuid.Nil {
+		conv, turns, err = a.d.Activity.Chat(r.Context(), owner, id)
+		switch {
+		case errors.Is(err, store.ErrNotFound) || steward.ErrorCode(err) == steward.CodeNotFound:
+			a.notFound(w, r)
+			return
+		case err != nil:
+			a.fail(w, r, err)
+			return
+		}
+	}
+	now := a.now()
+	a.write(w, r, "chat", http.StatusOK, func(p *page) {
+		p.raw(`<div class="chat-layout">`)
+		list(p)
+		p.raw(`<section class="thread" aria-label="Chat"><h1 class="sr-only">`).text(titleOf(conv)).raw(`</h1>` +
+			`<div id="log" aria-live="polite" aria-label="Conversation">`)
+		if id == uuid.Nil {
+			p.raw(`<p class="empty" id="empty">Ask Steward anything: it answers, and asks you before it changes anything.</p>`)
+		}
+		for _, t := range turns {
+			chatTurn(p, t, now)
+		}
+		p.raw(`</div><form id="chat" class="composer" method="post" action="/chat">` +
+			`<label for="message" class="sr-only">Message</label>` +
+			`<textarea id="message" name="message" rows="2" required maxlength="32000" placeholder="Message Steward" aria-describedby="composer-hint"></textarea>` +
+			`<input type="hidden" name="conversation_id" value="`)
+		if id != uuid.Nil {
+			p.text(id.String())
+		}
+		p.raw(`"><div class="composer-bar"><span id="composer-hint" class="meta hint">Enter sends · Shift+Enter new line</span>` +
+			`<span id="working" class="working" role="status" hidden>Working…</span>` +
+			// STOP: the Stop button (POST /v1/turns/{id}/cancel, issue 28 §2) goes here, shown
+			// while a turn runs; app.js has the matching place (setBusy).
+			`<button type="submit" id="send">Send</button></div></form></section></div>`)
+	})
+}
+
+// conversationsPage is the list alone: the phone's way to the conversations (GET /conversations).
+func (a *web) conversationsPage(w http.ResponseWriter, r *http.Request) {
+	list, err := a.conversationList(r, uuid.Nil)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.write(w, r, "conversations", http.StatusOK, func(p *page) {
+		p.raw(`<div class="conversations-page">`)
+		list(p)
+		p.raw(`</div>`)
+	})
+}
+
+// conversationList reads the page ?page= of the owner's conversations and returns the list's
+// markup, the open conversation (current) marked.
+func (a *web) conversationList(r *http.Request, open uuid.UUID) (func(p *page), error) {
+	n, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	n = max(n, 0)
+	convs, more, err := a.d.Activity.ConversationPage(r.Context(), current(r).OwnerID, n, conversationsShown)
+	if err != nil {
+		return nil, err
+	}
+	return func(p *page) {
+		p.raw(`<nav class="conversations" aria-label="Conversations"><a class="new-chat" href="/">New chat</a><h2>Conversations</h2>`)
+		if len(convs) == 0 {
+			p.raw(`<p class="meta">No conversations yet.</p>`)
+		}
+		p.raw(`<ol>`)
+		for _, c := range convs {
+			p.raw(`<li><a href="/c/`).text(c.ID.String()).raw(`"`)
+			if c.ID == open {
+				p.raw(` aria-current="page"`)
+			}
+			p.raw(`><span class="title">`).text(titleOf(c)).raw(`</span> <time datetime="`).text(c.UpdatedAt.UTC().Format(time.RFC3339)).
+				raw(`">`).text(when(c.UpdatedAt)).raw(`</time></a></li>`)
+		}
+		p.raw(`</ol><p class="pager">`)
+		if n > 0 {
+			p.raw(`<a href="?page=`).text(strconv.Itoa(n - 1)).raw(`">Newer</a> `)
+		}
+		if more {
+			p.raw(`<a href="?page=`).text(strconv.Itoa(n + 1)).raw(`">Older</a>`)
+		}
+		p.raw(`</p></nav>`)
+	}, nil
+}
+
+// titleOf is what the list calls a conversation.
+func titleOf(c steward.Conversation) string {
+	switch {
+	case c.ID == uuid.Nil:
+		return "New chat"
+	case c.Title == "":
+		return "Untitled conversation"
+	}
+	return clip(c.Title, 80)
+}
+
+// chatTurn writes one turn of the history: the owner's message, the answers, a chip per tool
+// call, then how the turn stands — a live approval card while it can be decided.
+func chatTurn(p *page, t activity.ChatTurn, now time.Time) {
+	v := t.Turn
+	results := map[string]activity.ToolResult{}
+	for _, m := range t.Messages {
+		for _, res := range m.ToolResults {
+			results[res.CallID] = res
+		}
+	}
+	live := v.Status == steward.StatusSuspended && (v.ExpiresAt == nil || now.Before(*v.ExpiresAt))
+	expired := v.Status == steward.StatusExpired || (v.Status == steward.StatusSuspended && !live)
+	p.raw(`<div class="turn" data-turn="`).text(v.TurnID.String()).raw(`">`)
+	for _, m := range t.Messages {
+		switch m.Role {
+		case "user":
+			if m.Text != "" {
+				p.raw(`<div class="msg user">`).text(m.Text).raw(`</div>`)
+			}
+		case "assistant":
+			if m.Text != "" {
+				p.raw(`<div class="msg assistant md">`).raw(markdown.HTML(m.Text)).raw(`</div>`)
+			}
+			for _, c := range m.ToolCalls {
+				res, done := results[c.CallID]
+				rec, journaled := t.Calls[c.CallID]
+				chip(p, c, res, done)
+				if journaled && rec.DecidedBy == "human" {
+					decided(p, rec.Status == steward.CallDenied, rec.Message)
+				} else if journaled && rec.Status == steward.CallPending && expired {
+					p.raw(`<p class="decision expired" role="note"><strong>Expired</strong> · nobody decided in time, so nothing ran</p>`)
+				}
+			}
+		}
+	}
+	switch {
+	case live:
+		p.raw(`<div class="pending">`)
+		card(p, v.TurnID, v.Pending)
+		p.raw(`<div class="result" aria-live="polite"></div></div>`)
+	case v.Status == steward.StatusFailed || v.Status == steward.StatusAborted:
+		p.raw(`<p class="error">Error: `).text(cmp.Or(v.Error, "the turn failed")).raw(`</p>`)
+	case v.Status == steward.StatusContinuing || v.Status == steward.StatusRunning || v.Status == steward.StatusResuming:
+		p.raw(`<p class="status continuing" data-poll="`).text(v.TurnID.String()).raw(`">Still working on it…</p>`)
+	}
+	if !live {
+		p.raw(`<a class="story" href="/turns/`).text(v.TurnID.String()).raw(`">The turn's story</a>`)
+	}
+	p.raw(`</div>`)
+}
+
+// chip writes a tool call as a compact chip, its raw arguments and result behind a
+// disclosure (app.js builds the same markup from stream events).
+func chip(p *page, c activity.ToolCall, res activity.ToolResult, done bool) {
+	state, cls := "waiting", "chip"
+	switch {
+	case done && res.IsError:
+		state, cls = "failed", "chip error"
+	case done:
+		state = "done"
+	}
+	p.raw(`<details class="`).raw(cls).raw(`" data-call="`).text(c.CallID).raw(`"><summary><code class="tool">`).text(c.Tool).
+		raw(`</code> <span class="chip-state">`).raw(state).raw(`</span></summary><p class="meta">Arguments</p><pre class="args">`).
+		text(steward.Visible(string(c.Args))).raw(`</pre>`)
+	if done {
+		p.raw(`<p class="meta">Result</p><pre class="args">`).text(string(res.Output)).raw(`</pre>`)
+	}
+	p.raw(`</details>`)
+}
+
+// decided says how the owner decided a call, without buttons.
+func decided(p *page, denied bool, msg string) {
+	if denied {
+		p.raw(`<p class="decision denied" role="note"><strong>Denied</strong> by you`)
+	} else {
+		p.raw(`<p class="decision approved" role="note"><strong>Approved</strong> by you`)
+	}
+	if msg != "" {
+		p.raw(` · “`).text(msg).raw(`”`)
+	}
+	p.raw(`</p>`)
+}
