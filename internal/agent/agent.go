@@ -110,7 +110,8 @@ const MaxMessageRunes = 32000
 
 // StreamEvent is one event of a running turn, for streaming clients.
 type StreamEvent struct {
-	// Type is text | tool_call | tool_result | suspended | continuing | completed | error.
+	// Type is started (a new turn's first event: Turn, status running) | text | tool_call |
+	// tool_result | suspended | continuing | completed | error (also a cancelled turn's end).
 	Type   string              `json:"type"`
 	Text   string              `json:"text,omitempty"`
 	Call   *steward.ToolCall   `json:"call,omitempty"`
