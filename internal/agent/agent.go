@@ -58,6 +58,10 @@ type Runner struct {
 	// notification with one-tap links, internal/links); its error rolls the save back. Nil
 	// does nothing.
 	Suspended func(ctx context.Context, tx Tx, turn steward.Turn) error
+	// AfterSuspend runs once a suspended turn's save committed, outside any transaction: the
+	// owner's notification (stored by Suspended in that transaction) goes out at once rather
+	// than at the scheduler's next tick (internal/app). Nil does nothing.
+	AfterSuspend func(ctx context.Context, ownerID, turnID uuid.UUID)
 	// Continue hands a turn saved as continuing to a fresh invocation (the run queue on
 	// Lambda), which calls ContinueTurn; nil means turns never stop before a deadline.
 	Continue func(ctx context.Context, ownerID, turnID uuid.UUID) error

@@ -529,25 +529,25 @@ func (r *Runner) account(x *run) {
 // suspend writes the turn with its pending writes to Postgres and returns it to the client.
 // The batch's transaction may have saved it already (batch).
 func (r *Runner) suspend(ctx context.Context, x *run) (steward.View, error) {
-	if x.turn.Status == steward.StatusSuspended {
-		v := steward.ViewOf(x.turn)
-		x.send(StreamEvent{Type: "suspended", Turn: &v})
-		return v, nil
-	}
-	err := r.inOwner(ctx, x, func(tx Tx) error {
-		if err := r.saveSuspended(ctx, tx, x); err != nil {
-			return err
+	if x.turn.Status != steward.StatusSuspended {
+		err := r.inOwner(ctx, x, func(tx Tx) error {
+			if err := r.saveSuspended(ctx, tx, x); err != nil {
+				return err
+			}
+			return x.flush(ctx, tx)
+		})
+		if steward.ErrorCode(err) == steward.CodeInvalid {
+			return r.failUnsaved(ctx, x, err)
 		}
-		return x.flush(ctx, tx)
-	})
-	if steward.ErrorCode(err) == steward.CodeInvalid {
-		return r.failUnsaved(ctx, x, err)
-	}
-	if err != nil {
-		return steward.View{}, fmt.Errorf("suspend turn %s: %w", x.turn.ID, err)
+		if err != nil {
+			return steward.View{}, fmt.Errorf("suspend turn %s: %w", x.turn.ID, err)
+		}
 	}
 	v := steward.ViewOf(x.turn)
 	x.send(StreamEvent{Type: "suspended", Turn: &v})
+	if r.AfterSuspend != nil {
+		r.AfterSuspend(ctx, x.turn.OwnerID, x.turn.ID)
+	}
 	return v, nil
 }
 

@@ -221,4 +221,3 @@ func TestCancelRunningTurnStopsBeforeItsNextStep(t *testing.T) {
 		t.Errorf("cancel after the end: %s, want cancelled (idempotent)", again.Status)
 	}
 }
-
