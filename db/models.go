@@ -369,26 +369,27 @@ type ToolCall struct {
 }
 
 type Turn struct {
-	ID             uuid.UUID
-	OwnerID        uuid.UUID
-	ConversationID uuid.UUID
-	Trigger        string
-	Status         string
-	Version        int32
-	LeaseUntil     *time.Time
-	State          []byte
-	Iterations     int32
-	InputTokens    int64
-	OutputTokens   int64
-	CachedTokens   int64
-	CostMicros     int64
-	Model          string
-	Answer         *string
-	Error          *string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	ExpiresAt      *time.Time
-	FinishedAt     *time.Time
+	ID                uuid.UUID
+	OwnerID           uuid.UUID
+	ConversationID    uuid.UUID
+	Trigger           string
+	Status            string
+	Version           int32
+	LeaseUntil        *time.Time
+	State             []byte
+	Iterations        int32
+	InputTokens       int64
+	OutputTokens      int64
+	CachedTokens      int64
+	CostMicros        int64
+	Model             string
+	Answer            *string
+	Error             *string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	ExpiresAt         *time.Time
+	FinishedAt        *time.Time
+	CancelRequestedAt *time.Time
 }
 
 type WebSession struct {

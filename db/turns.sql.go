@@ -12,11 +12,72 @@ import (
 	"github.com/google/uuid"
 )
 
+const cancelTurn = `-- name: CancelTurn :one
+UPDATE turns SET
+    status = CASE WHEN status IN ('suspended', 'continuing') OR (status = 'resuming' AND lease_until < $1::timestamptz)
+        THEN 'cancelled' ELSE status END,
+    version = CASE WHEN status IN ('suspended', 'continuing') OR (status = 'resuming' AND lease_until < $1::timestamptz)
+        THEN version + 1 ELSE version END,
+    state = CASE WHEN status IN ('suspended', 'continuing') OR (status = 'resuming' AND lease_until < $1::timestamptz)
+        THEN NULL ELSE state END,
+    error = CASE WHEN status IN ('suspended', 'continuing') OR (status = 'resuming' AND lease_until < $1::timestamptz)
+        THEN 'cancelled by the owner' ELSE error END,
+    finished_at = CASE WHEN status IN ('suspended', 'continuing') OR (status = 'resuming' AND lease_until < $1::timestamptz)
+        THEN now() ELSE finished_at END,
+    expires_at = CASE WHEN status IN ('suspended', 'continuing') OR (status = 'resuming' AND lease_until < $1::timestamptz)
+        THEN NULL ELSE expires_at END,
+    cancel_requested_at = COALESCE(cancel_requested_at, $1::timestamptz)
+WHERE owner_id = $2 AND id = $3
+    AND status IN ('running', 'resuming', 'suspended', 'continuing')
+RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at
+`
+
+type CancelTurnParams struct {
+	Now     time.Time
+	OwnerID uuid.UUID
+	ID      uuid.UUID
+}
+
+// The owner asks a turn to stop (docs/ARCHITECTURE.md §2): a turn no process is running —
+// suspended, continuing, or resuming with its lease lapsed — is cancelled at once; a running
+// or resuming one keeps its status and version (its loop's saves stay valid) and carries the
+// request, which the loop reads at its next step boundary (TurnCancelRequested). An ended
+// turn is not touched (no row). now is the caller's clock.
+func (q *Queries) CancelTurn(ctx context.Context, arg CancelTurnParams) (Turn, error) {
+	row := q.db.QueryRow(ctx, cancelTurn, arg.Now, arg.OwnerID, arg.ID)
+	var i Turn
+	err := row.Scan(
+		&i.ID,
+		&i.OwnerID,
+		&i.ConversationID,
+		&i.Trigger,
+		&i.Status,
+		&i.Version,
+		&i.LeaseUntil,
+		&i.State,
+		&i.Iterations,
+		&i.InputTokens,
+		&i.OutputTokens,
+		&i.CachedTokens,
+		&i.CostMicros,
+		&i.Model,
+		&i.Answer,
+		&i.Error,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.ExpiresAt,
+		&i.FinishedAt,
+		&i.CancelRequestedAt,
+	)
+	return i, err
+}
+
 const claimContinuingTurn = `-- name: ClaimContinuingTurn :one
 UPDATE turns SET status = 'running', version = version + 1,
     lease_until = $1::timestamptz + make_interval(secs => $2::float8), updated_at = now()
 WHERE owner_id = $3 AND id = $4 AND status = 'continuing'
-RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at
+    AND cancel_requested_at IS NULL
+RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at
 `
 
 type ClaimContinuingTurnParams struct {
@@ -58,6 +119,7 @@ func (q *Queries) ClaimContinuingTurn(ctx context.Context, arg ClaimContinuingTu
 		&i.UpdatedAt,
 		&i.ExpiresAt,
 		&i.FinishedAt,
+		&i.CancelRequestedAt,
 	)
 	return i, err
 }
@@ -67,8 +129,9 @@ UPDATE turns SET status = 'resuming', version = version + 1,
     lease_until = $1::timestamptz + make_interval(secs => $2::float8), updated_at = now()
 WHERE owner_id = $3 AND id = $4
     AND ((status = 'suspended' AND (expires_at IS NULL OR expires_at > $1))
-        OR (status = 'resuming' AND lease_until < $1))
-RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at
+        OR (status = 'resuming' AND lease_until < $1::timestamptz))
+    AND cancel_requested_at IS NULL
+RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at
 `
 
 type ClaimTurnParams struct {
@@ -111,14 +174,41 @@ func (q *Queries) ClaimTurn(ctx context.Context, arg ClaimTurnParams) (Turn, err
 		&i.UpdatedAt,
 		&i.ExpiresAt,
 		&i.FinishedAt,
+		&i.CancelRequestedAt,
 	)
+	return i, err
+}
+
+const countPendingWrites = `-- name: CountPendingWrites :one
+SELECT count(*)::int AS turns, COALESCE(sum(CASE jsonb_typeof(state->'pending')
+        WHEN 'array' THEN jsonb_array_length(state->'pending') ELSE 0 END), 0)::int AS writes
+FROM turns WHERE owner_id = $1 AND status = 'suspended'
+    AND (expires_at IS NULL OR expires_at > $2::timestamptz)
+`
+
+type CountPendingWritesParams struct {
+	OwnerID uuid.UUID
+	Now     time.Time
+}
+
+type CountPendingWritesRow struct {
+	Turns  int32
+	Writes int32
+}
+
+// The owner's writes waiting for a decision (the web app's badge): the pending calls of
+// their suspended turns that have not expired on the caller's clock (turns_owner_status).
+func (q *Queries) CountPendingWrites(ctx context.Context, arg CountPendingWritesParams) (CountPendingWritesRow, error) {
+	row := q.db.QueryRow(ctx, countPendingWrites, arg.OwnerID, arg.Now)
+	var i CountPendingWritesRow
+	err := row.Scan(&i.Turns, &i.Writes)
 	return i, err
 }
 
 const createTurn = `-- name: CreateTurn :one
 INSERT INTO turns (owner_id, conversation_id, trigger, model)
 VALUES ($1, $2, $3, $4)
-RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at
+RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at
 `
 
 type CreateTurnParams struct {
@@ -157,6 +247,7 @@ func (q *Queries) CreateTurn(ctx context.Context, arg CreateTurnParams) (Turn, e
 		&i.UpdatedAt,
 		&i.ExpiresAt,
 		&i.FinishedAt,
+		&i.CancelRequestedAt,
 	)
 	return i, err
 }
@@ -180,8 +271,10 @@ func (q *Queries) ExpireTurns(ctx context.Context, arg ExpireTurnsParams) (int64
 }
 
 const failStaleTurns = `-- name: FailStaleTurns :execrows
-UPDATE turns SET status = 'failed', version = version + 1, updated_at = now(), finished_at = now(),
-    error = 'interrupted: the process running this turn stopped before it finished', state = NULL
+UPDATE turns SET status = CASE WHEN cancel_requested_at IS NULL THEN 'failed' ELSE 'cancelled' END,
+    version = version + 1, updated_at = now(), finished_at = now(), state = NULL,
+    error = CASE WHEN cancel_requested_at IS NULL THEN 'interrupted: the process running this turn stopped before it finished'
+        ELSE 'cancelled by the owner' END
 WHERE owner_id = $1 AND status = 'running'
     AND updated_at < $2
 `
@@ -193,6 +286,7 @@ type FailStaleTurnsParams struct {
 
 // A turn still running long after any process could be working on it (the longest function
 // timeout is 15 minutes) died with its process: it is failed, so it does not linger.
+// One the owner had asked to stop ends cancelled.
 func (q *Queries) FailStaleTurns(ctx context.Context, arg FailStaleTurnsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, failStaleTurns, arg.OwnerID, arg.Before)
 	if err != nil {
@@ -202,7 +296,7 @@ func (q *Queries) FailStaleTurns(ctx context.Context, arg FailStaleTurnsParams) 
 }
 
 const getTurn = `-- name: GetTurn :one
-SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at FROM turns WHERE owner_id = $1 AND id = $2
+SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at FROM turns WHERE owner_id = $1 AND id = $2
 `
 
 type GetTurnParams struct {
@@ -234,6 +328,7 @@ func (q *Queries) GetTurn(ctx context.Context, arg GetTurnParams) (Turn, error) 
 		&i.UpdatedAt,
 		&i.ExpiresAt,
 		&i.FinishedAt,
+		&i.CancelRequestedAt,
 	)
 	return i, err
 }
@@ -272,7 +367,7 @@ func (q *Queries) ListContinuingTurns(ctx context.Context, arg ListContinuingTur
 }
 
 const listConversationTurns = `-- name: ListConversationTurns :many
-SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at FROM turns WHERE owner_id = $1 AND conversation_id = $2
+SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at FROM turns WHERE owner_id = $1 AND conversation_id = $2
 ORDER BY created_at, id LIMIT $3
 `
 
@@ -312,6 +407,7 @@ func (q *Queries) ListConversationTurns(ctx context.Context, arg ListConversatio
 			&i.UpdatedAt,
 			&i.ExpiresAt,
 			&i.FinishedAt,
+			&i.CancelRequestedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -324,7 +420,7 @@ func (q *Queries) ListConversationTurns(ctx context.Context, arg ListConversatio
 }
 
 const listTurns = `-- name: ListTurns :many
-SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at FROM turns WHERE owner_id = $1
+SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at FROM turns WHERE owner_id = $1
 ORDER BY created_at DESC, id LIMIT $2
 `
 
@@ -363,6 +459,7 @@ func (q *Queries) ListTurns(ctx context.Context, arg ListTurnsParams) ([]Turn, e
 			&i.UpdatedAt,
 			&i.ExpiresAt,
 			&i.FinishedAt,
+			&i.CancelRequestedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -375,7 +472,7 @@ func (q *Queries) ListTurns(ctx context.Context, arg ListTurnsParams) ([]Turn, e
 }
 
 const listTurnsByStatus = `-- name: ListTurnsByStatus :many
-SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at FROM turns WHERE owner_id = $1 AND status = $2
+SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at FROM turns WHERE owner_id = $1 AND status = $2
 ORDER BY created_at DESC, id LIMIT $3
 `
 
@@ -415,6 +512,7 @@ func (q *Queries) ListTurnsByStatus(ctx context.Context, arg ListTurnsByStatusPa
 			&i.UpdatedAt,
 			&i.ExpiresAt,
 			&i.FinishedAt,
+			&i.CancelRequestedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -428,13 +526,22 @@ func (q *Queries) ListTurnsByStatus(ctx context.Context, arg ListTurnsByStatusPa
 
 const saveTurn = `-- name: SaveTurn :execrows
 UPDATE turns SET
-    status = $1, version = version + 1, lease_until = NULL,
-    state = $2, iterations = $3,
+    status = CASE WHEN cancel_requested_at IS NOT NULL AND $1::text IN ('suspended', 'continuing')
+        THEN 'cancelled' ELSE $1::text END,
+    version = version + 1, lease_until = NULL,
+    state = CASE WHEN cancel_requested_at IS NOT NULL AND $1::text IN ('suspended', 'continuing')
+        THEN NULL ELSE $2::jsonb END,
+    iterations = $3,
     input_tokens = $4, output_tokens = $5,
     cached_tokens = $6, cost_micros = $7,
-    model = $8, answer = $9, error = $10,
-    expires_at = $11, updated_at = now(),
-    finished_at = CASE WHEN $1::text IN ('completed', 'failed', 'aborted') THEN now() END
+    model = $8, answer = $9,
+    error = CASE WHEN cancel_requested_at IS NOT NULL AND $1::text IN ('suspended', 'continuing')
+        THEN 'cancelled by the owner' ELSE $10::text END,
+    expires_at = CASE WHEN cancel_requested_at IS NOT NULL AND $1::text IN ('suspended', 'continuing')
+        THEN NULL ELSE $11::timestamptz END,
+    updated_at = now(),
+    finished_at = CASE WHEN $1::text IN ('completed', 'failed', 'aborted', 'cancelled')
+        OR (cancel_requested_at IS NOT NULL AND $1::text IN ('suspended', 'continuing')) THEN now() END
 WHERE owner_id = $12 AND id = $13 AND version = $14
     AND status IN ('running', 'resuming')
 `
@@ -456,7 +563,9 @@ type SaveTurnParams struct {
 	Version      int32
 }
 
-// Moves a running or resuming turn to its next status, guarded by version.
+// Moves a running or resuming turn to its next status, guarded by version. A suspension or
+// continuation saved after the owner asked the turn to stop (cancel_requested_at, racing the
+// loop's last check) is saved cancelled instead: no later claim can run its writes.
 func (q *Queries) SaveTurn(ctx context.Context, arg SaveTurnParams) (int64, error) {
 	result, err := q.db.Exec(ctx, saveTurn,
 		arg.Status,
@@ -478,4 +587,23 @@ func (q *Queries) SaveTurn(ctx context.Context, arg SaveTurnParams) (int64, erro
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const turnCancelRequested = `-- name: TurnCancelRequested :one
+SELECT (cancel_requested_at IS NOT NULL)::boolean AS requested FROM turns
+WHERE owner_id = $1 AND id = $2
+`
+
+type TurnCancelRequestedParams struct {
+	OwnerID uuid.UUID
+	ID      uuid.UUID
+}
+
+// Whether the owner asked the turn to stop: the loop's check at each step boundary, read in
+// the same round trip as the kill switch.
+func (q *Queries) TurnCancelRequested(ctx context.Context, arg TurnCancelRequestedParams) (bool, error) {
+	row := q.db.QueryRow(ctx, turnCancelRequested, arg.OwnerID, arg.ID)
+	var requested bool
+	err := row.Scan(&requested)
+	return requested, err
 }

@@ -15,15 +15,26 @@ SELECT * FROM turns WHERE owner_id = sqlc.arg(owner_id) AND status = sqlc.arg(st
 ORDER BY created_at DESC, id LIMIT sqlc.arg(max_rows);
 
 -- name: SaveTurn :execrows
--- Moves a running or resuming turn to its next status, guarded by version.
+-- Moves a running or resuming turn to its next status, guarded by version. A suspension or
+-- continuation saved after the owner asked the turn to stop (cancel_requested_at, racing the
+-- loop's last check) is saved cancelled instead: no later claim can run its writes.
 UPDATE turns SET
-    status = sqlc.arg(status), version = version + 1, lease_until = NULL,
-    state = sqlc.arg(state), iterations = sqlc.arg(iterations),
+    status = CASE WHEN cancel_requested_at IS NOT NULL AND sqlc.arg(status)::text IN ('suspended', 'continuing')
+        THEN 'cancelled' ELSE sqlc.arg(status)::text END,
+    version = version + 1, lease_until = NULL,
+    state = CASE WHEN cancel_requested_at IS NOT NULL AND sqlc.arg(status)::text IN ('suspended', 'continuing')
+        THEN NULL ELSE sqlc.arg(state)::jsonb END,
+    iterations = sqlc.arg(iterations),
     input_tokens = sqlc.arg(input_tokens), output_tokens = sqlc.arg(output_tokens),
     cached_tokens = sqlc.arg(cached_tokens), cost_micros = sqlc.arg(cost_micros),
-    model = sqlc.arg(model), answer = sqlc.narg(answer), error = sqlc.narg(error),
-    expires_at = sqlc.narg(expires_at), updated_at = now(),
-    finished_at = CASE WHEN sqlc.arg(status)::text IN ('completed', 'failed', 'aborted') THEN now() END
+    model = sqlc.arg(model), answer = sqlc.narg(answer),
+    error = CASE WHEN cancel_requested_at IS NOT NULL AND sqlc.arg(status)::text IN ('suspended', 'continuing')
+        THEN 'cancelled by the owner' ELSE sqlc.narg(error)::text END,
+    expires_at = CASE WHEN cancel_requested_at IS NOT NULL AND sqlc.arg(status)::text IN ('suspended', 'continuing')
+        THEN NULL ELSE sqlc.narg(expires_at)::timestamptz END,
+    updated_at = now(),
+    finished_at = CASE WHEN sqlc.arg(status)::text IN ('completed', 'failed', 'aborted', 'cancelled')
+        OR (cancel_requested_at IS NOT NULL AND sqlc.arg(status)::text IN ('suspended', 'continuing')) THEN now() END
 WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND version = sqlc.arg(version)
     AND status IN ('running', 'resuming');
 
@@ -36,7 +47,8 @@ UPDATE turns SET status = 'resuming', version = version + 1,
     lease_until = sqlc.arg(now)::timestamptz + make_interval(secs => sqlc.arg(lease_seconds)::float8), updated_at = now()
 WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id)
     AND ((status = 'suspended' AND (expires_at IS NULL OR expires_at > sqlc.arg(now)))
-        OR (status = 'resuming' AND lease_until < sqlc.arg(now)))
+        OR (status = 'resuming' AND lease_until < sqlc.arg(now)::timestamptz))
+    AND cancel_requested_at IS NULL
 RETURNING *;
 
 -- name: ExpireTurns :execrows
@@ -50,8 +62,11 @@ ORDER BY created_at, id LIMIT sqlc.arg(max_rows);
 -- name: FailStaleTurns :execrows
 -- A turn still running long after any process could be working on it (the longest function
 -- timeout is 15 minutes) died with its process: it is failed, so it does not linger.
-UPDATE turns SET status = 'failed', version = version + 1, updated_at = now(), finished_at = now(),
-    error = 'interrupted: the process running this turn stopped before it finished', state = NULL
+-- One the owner had asked to stop ends cancelled.
+UPDATE turns SET status = CASE WHEN cancel_requested_at IS NULL THEN 'failed' ELSE 'cancelled' END,
+    version = version + 1, updated_at = now(), finished_at = now(), state = NULL,
+    error = CASE WHEN cancel_requested_at IS NULL THEN 'interrupted: the process running this turn stopped before it finished'
+        ELSE 'cancelled by the owner' END
 WHERE owner_id = sqlc.arg(owner_id) AND status = 'running'
     AND updated_at < sqlc.arg(before);
 
@@ -62,6 +77,7 @@ WHERE owner_id = sqlc.arg(owner_id) AND status = 'running'
 UPDATE turns SET status = 'running', version = version + 1,
     lease_until = sqlc.arg(now)::timestamptz + make_interval(secs => sqlc.arg(lease_seconds)::float8), updated_at = now()
 WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND status = 'continuing'
+    AND cancel_requested_at IS NULL
 RETURNING *;
 
 -- name: ListContinuingTurns :many
@@ -69,3 +85,41 @@ RETURNING *;
 SELECT id FROM turns WHERE owner_id = sqlc.arg(owner_id) AND status = 'continuing'
     AND updated_at < sqlc.arg(before)::timestamptz
 ORDER BY updated_at, id LIMIT sqlc.arg(max_rows);
+
+-- name: CancelTurn :one
+-- The owner asks a turn to stop (docs/ARCHITECTURE.md §2): a turn no process is running —
+-- suspended, continuing, or resuming with its lease lapsed — is cancelled at once; a running
+-- or resuming one keeps its status and version (its loop's saves stay valid) and carries the
+-- request, which the loop reads at its next step boundary (TurnCancelRequested). An ended
+-- turn is not touched (no row). now is the caller's clock.
+UPDATE turns SET
+    status = CASE WHEN status IN ('suspended', 'continuing') OR (status = 'resuming' AND lease_until < sqlc.arg(now)::timestamptz)
+        THEN 'cancelled' ELSE status END,
+    version = CASE WHEN status IN ('suspended', 'continuing') OR (status = 'resuming' AND lease_until < sqlc.arg(now)::timestamptz)
+        THEN version + 1 ELSE version END,
+    state = CASE WHEN status IN ('suspended', 'continuing') OR (status = 'resuming' AND lease_until < sqlc.arg(now)::timestamptz)
+        THEN NULL ELSE state END,
+    error = CASE WHEN status IN ('suspended', 'continuing') OR (status = 'resuming' AND lease_until < sqlc.arg(now)::timestamptz)
+        THEN 'cancelled by the owner' ELSE error END,
+    finished_at = CASE WHEN status IN ('suspended', 'continuing') OR (status = 'resuming' AND lease_until < sqlc.arg(now)::timestamptz)
+        THEN now() ELSE finished_at END,
+    expires_at = CASE WHEN status IN ('suspended', 'continuing') OR (status = 'resuming' AND lease_until < sqlc.arg(now)::timestamptz)
+        THEN NULL ELSE expires_at END,
+    cancel_requested_at = COALESCE(cancel_requested_at, sqlc.arg(now)::timestamptz)
+WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id)
+    AND status IN ('running', 'resuming', 'suspended', 'continuing')
+RETURNING *;
+
+-- name: TurnCancelRequested :one
+-- Whether the owner asked the turn to stop: the loop's check at each step boundary, read in
+-- the same round trip as the kill switch.
+SELECT (cancel_requested_at IS NOT NULL)::boolean AS requested FROM turns
+WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id);
+
+-- name: CountPendingWrites :one
+-- The owner's writes waiting for a decision (the web app's badge): the pending calls of
+-- their suspended turns that have not expired on the caller's clock (turns_owner_status).
+SELECT count(*)::int AS turns, COALESCE(sum(CASE jsonb_typeof(state->'pending')
+        WHEN 'array' THEN jsonb_array_length(state->'pending') ELSE 0 END), 0)::int AS writes
+FROM turns WHERE owner_id = sqlc.arg(owner_id) AND status = 'suspended'
+    AND (expires_at IS NULL OR expires_at > sqlc.arg(now)::timestamptz);

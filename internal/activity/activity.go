@@ -185,6 +185,26 @@ func (s *Service) Approvals(ctx context.Context, ownerID uuid.UUID) ([]Approval,
 	return out, err
 }
 
+// PendingCount is what the owner's approvals badge shows: the writes waiting for their
+// decision (the pending calls of their suspended turns the inbox lists) and those turns, in
+// one indexed read.
+type PendingCount struct {
+	Writes int `json:"writes"`
+	Turns  int `json:"turns"`
+}
+
+// Pending counts the owner's writes waiting for a decision: what Approvals lists, counted
+// in one indexed read, with no turn's state decoded.
+func (s *Service) Pending(ctx context.Context, ownerID uuid.UUID) (PendingCount, error) {
+	var c PendingCount
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		var err error
+		c.Writes, c.Turns, err = tx.Turns.PendingWrites(ctx, s.now())
+		return err
+	})
+	return c, err
+}
+
 // Feed is the owner's turns, newest first (at most MaxFeed), with lifecycle and trigger.
 func (s *Service) Feed(ctx context.Context, ownerID uuid.UUID) ([]steward.View, error) {
 	var turns []steward.Turn

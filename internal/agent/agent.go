@@ -58,6 +58,10 @@ type Runner struct {
 	// notification with one-tap links, internal/links); its error rolls the save back. Nil
 	// does nothing.
 	Suspended func(ctx context.Context, tx Tx, turn steward.Turn) error
+	// AfterSuspend runs once a suspended turn's save committed, outside any transaction: the
+	// owner's notification (stored by Suspended in that transaction) goes out at once rather
+	// than at the scheduler's next tick (internal/app). Nil does nothing.
+	AfterSuspend func(ctx context.Context, ownerID, turnID uuid.UUID)
 	// Continue hands a turn saved as continuing to a fresh invocation (the run queue on
 	// Lambda), which calls ContinueTurn; nil means turns never stop before a deadline.
 	Continue func(ctx context.Context, ownerID, turnID uuid.UUID) error
@@ -110,7 +114,8 @@ const MaxMessageRunes = 32000
 
 // StreamEvent is one event of a running turn, for streaming clients.
 type StreamEvent struct {
-	// Type is text | tool_call | tool_result | suspended | continuing | completed | error.
+	// Type is started (a new turn's first event: Turn, status running) | text | tool_call |
+	// tool_result | suspended | continuing | completed | error (also a cancelled turn's end).
 	Type   string              `json:"type"`
 	Text   string              `json:"text,omitempty"`
 	Call   *steward.ToolCall   `json:"call,omitempty"`

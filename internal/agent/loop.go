@@ -142,6 +142,9 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (steward.View, 
 	}
 	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", x.turn.ID) })
 	x.st.Taint = x.taint()
+	// The client learns the turn's id before the first model call: to cancel it (Cancel).
+	started := steward.ViewOf(x.turn)
+	x.send(StreamEvent{Type: "started", Turn: &started})
 	return r.loop(ctx, x)
 }
 
@@ -311,13 +314,8 @@ func (r *Runner) loop(ctx context.Context, x *run) (steward.View, error) {
 			return r.finish(ctx, x, steward.StatusCompleted, resp.Text(), "")
 		}
 		suspended, err := r.batch(ctx, x, calls, refused)
-		var e *steward.Error
-		if errors.As(err, &e) && e.Code == steward.CodeKilled {
-			return r.finish(ctx, x, steward.StatusAborted, "", e.Message)
-		}
 		if err != nil {
-			logError(ctx, err, "tool batch failed")
-			return r.finish(ctx, x, steward.StatusFailed, "", "a tool failed unexpectedly")
+			return r.stop(ctx, x, err)
 		}
 		if suspended {
 			return r.suspend(ctx, x)
@@ -531,25 +529,25 @@ func (r *Runner) account(x *run) {
 // suspend writes the turn with its pending writes to Postgres and returns it to the client.
 // The batch's transaction may have saved it already (batch).
 func (r *Runner) suspend(ctx context.Context, x *run) (steward.View, error) {
-	if x.turn.Status == steward.StatusSuspended {
-		v := steward.ViewOf(x.turn)
-		x.send(StreamEvent{Type: "suspended", Turn: &v})
-		return v, nil
-	}
-	err := r.inOwner(ctx, x, func(tx Tx) error {
-		if err := r.saveSuspended(ctx, tx, x); err != nil {
-			return err
+	if x.turn.Status != steward.StatusSuspended {
+		err := r.inOwner(ctx, x, func(tx Tx) error {
+			if err := r.saveSuspended(ctx, tx, x); err != nil {
+				return err
+			}
+			return x.flush(ctx, tx)
+		})
+		if steward.ErrorCode(err) == steward.CodeInvalid {
+			return r.failUnsaved(ctx, x, err)
 		}
-		return x.flush(ctx, tx)
-	})
-	if steward.ErrorCode(err) == steward.CodeInvalid {
-		return r.failUnsaved(ctx, x, err)
-	}
-	if err != nil {
-		return steward.View{}, fmt.Errorf("suspend turn %s: %w", x.turn.ID, err)
+		if err != nil {
+			return steward.View{}, fmt.Errorf("suspend turn %s: %w", x.turn.ID, err)
+		}
 	}
 	v := steward.ViewOf(x.turn)
 	x.send(StreamEvent{Type: "suspended", Turn: &v})
+	if r.AfterSuspend != nil {
+		r.AfterSuspend(ctx, x.turn.OwnerID, x.turn.ID)
+	}
 	return v, nil
 }
 
@@ -624,7 +622,7 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall, re
 		x.events, x.st.TraceSeq = x.events[:events], seq
 		decisions := make([]steward.GateDecision, len(calls))
 		fns := []func() error{func() error {
-			return r.check(ctx, tx) // stopped before any tool ran
+			return r.check(ctx, tx, x) // stopped before any tool ran
 		}}
 		for i := range calls {
 			if vet[i].gated {
@@ -726,6 +724,13 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall, re
 		}
 		results[i] = &res
 	}
+	if len(allowed) > 0 {
+		// The writes were the step's last work: check again before the next model call or
+		// the suspension (the reads' check, if any, came before them).
+		if err := r.stopped(ctx, x); err != nil {
+			return false, err
+		}
+	}
 	if len(pending) > 0 {
 		x.st.Calls, x.st.Pending, x.st.Results = calls, pending, nil
 		for _, res := range results {
@@ -771,7 +776,7 @@ func (r *Runner) reads(ctx context.Context, x *run, calls []steward.ToolCall, re
 				return err
 			}
 		}
-		killed = r.check(ctx, tx)
+		killed = r.check(ctx, tx, x)
 		return x.flush(ctx, tx)
 	})
 	return killed, err
@@ -918,12 +923,68 @@ func (r *Runner) admit(ctx context.Context, tx Tx, a steward.Admission) error {
 	return r.Control.Admit(ctx, tx, a)
 }
 
-// check asks the Control whether the turn may go on (the kill switch).
-func (r *Runner) check(ctx context.Context, tx Tx) error {
-	if r.Control == nil {
-		return nil
+// errCancelled stops a turn whose owner asked it to stop (Runner.Cancel).
+var errCancelled = errors.New("the owner cancelled the turn")
+
+// check is the loop's check at a step boundary: the Control's (the kill switch: an *Error
+// with CodeKilled), then whether the owner asked the turn to stop (errCancelled). Both reads
+// share one round trip (Tx.Together).
+func (r *Runner) check(ctx context.Context, tx Tx, x *run) error {
+	var killed error
+	var cancelled bool
+	err := tx.Together(ctx, func() error {
+		if r.Control == nil {
+			return nil
+		}
+		killed = r.Control.Check(ctx, tx)
+		if e := (*steward.Error)(nil); errors.As(killed, &e) {
+			return nil // a refusal, not a failed statement: taken after the group
+		}
+		return killed
+	}, func() error {
+		if x.turn.ID == uuid.Nil {
+			return nil // no turn (Runner.Read)
+		}
+		var err error
+		cancelled, err = tx.Turns.CancelRequested(ctx, x.turn.ID)
+		return err
+	})
+	switch {
+	case err != nil:
+		return err
+	case killed != nil:
+		return killed
+	case cancelled:
+		return errCancelled
 	}
-	return r.Control.Check(ctx, tx)
+	return nil
+}
+
+// stop ends a turn whose batch returned err: aborted by the kill switch, cancelled by its
+// owner (check), else failed.
+func (r *Runner) stop(ctx context.Context, x *run, err error) (steward.View, error) {
+	var e *steward.Error
+	switch {
+	case errors.As(err, &e) && e.Code == steward.CodeKilled:
+		return r.finish(ctx, x, steward.StatusAborted, "", e.Message)
+	case errors.Is(err, errCancelled):
+		return r.finish(ctx, x, steward.StatusCancelled, "", steward.CancelledNote)
+	}
+	logError(ctx, err, "tool batch failed")
+	return r.finish(ctx, x, steward.StatusFailed, "", "a tool failed unexpectedly")
+}
+
+// stopped is check at a step boundary that has no transaction of its own to carry it: after
+// a batch's writes ran (the last of them committed with its journal row).
+func (r *Runner) stopped(ctx context.Context, x *run) error {
+	var stop error
+	if err := r.inOwner(ctx, x, func(tx Tx) error {
+		stop = r.check(ctx, tx, x)
+		return nil
+	}); err != nil {
+		return err
+	}
+	return stop
 }
 
 // gateRequest describes a write call to the gate, with the money it moves if its tool

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -33,7 +32,7 @@ func (r *Runner) Read(ctx context.Context, ownerID uuid.UUID, name string, args 
 	}
 	// No turn: the run's state only collects the tool_result event, which no turn keeps.
 	x := &run{turn: steward.Turn{OwnerID: ownerID}, st: &steward.State{}}
-	if err := r.inOwner(ctx, x, func(tx Tx) error { return r.check(ctx, tx) }); err != nil {
+	if err := r.inOwner(ctx, x, func(tx Tx) error { return r.check(ctx, tx, x) }); err != nil {
 		return steward.ToolResult{}, err
 	}
 	return r.runTool(ctx, readData{r: r, x: x}, readLedger{r: r, x: x}, x, c)
@@ -67,13 +66,9 @@ func (r *Runner) Propose(ctx context.Context, ownerID uuid.UUID, name string, ar
 	call := steward.ToolCall{ID: "call_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16], Name: name, Args: args, MintedID: true}
 	x.st.Messages = append(x.st.Messages, steward.Message{Role: steward.RoleModel, Parts: []steward.Part{{ToolCall: &call}}})
 	suspended, err := r.batch(ctx, x, []steward.ToolCall{call}, nil)
-	var e *steward.Error
 	switch {
-	case errors.As(err, &e) && e.Code == steward.CodeKilled:
-		return r.finish(ctx, x, steward.StatusAborted, "", e.Message)
 	case err != nil:
-		logError(ctx, err, "proposed call failed")
-		return r.finish(ctx, x, steward.StatusFailed, "", "a tool failed unexpectedly")
+		return r.stop(ctx, x, err)
 	case suspended:
 		return r.suspend(ctx, x)
 	}

@@ -217,6 +217,8 @@ func (r *Runner) resumable(t steward.Turn) error {
 	case t.Status == steward.StatusSuspended && t.ExpiresAt != nil && !now.Before(*t.ExpiresAt):
 		return steward.Errorf(steward.CodeConflict, "turn %s expired before it was confirmed", t.ID)
 	case t.Status == steward.StatusSuspended:
+	case t.Status == steward.StatusCancelled:
+		return steward.Errorf(steward.CodeConflict, "turn %s was cancelled: its pending writes will never run", t.ID)
 	case t.Status == steward.StatusResuming && t.LeaseUntil != nil && now.After(*t.LeaseUntil):
 		// Its resume died mid-way: this request recovers it.
 	default:

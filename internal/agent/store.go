@@ -98,6 +98,12 @@ type Turns interface {
 	ClaimContinuing(ctx context.Context, id uuid.UUID, now time.Time, lease time.Duration) (steward.Turn, error)
 	// Continuing lists the ids of continuing turns last saved before before, oldest first.
 	Continuing(ctx context.Context, before time.Time, limit int) ([]uuid.UUID, error)
+	// Cancel records the owner's request that a turn stop, at now: a turn no process runs
+	// (suspended, continuing) is cancelled at once, a running one carries the request; an
+	// ended turn, or none, is not found.
+	Cancel(ctx context.Context, id uuid.UUID, now time.Time) (steward.Turn, error)
+	// CancelRequested reports whether the owner asked the turn to stop.
+	CancelRequested(ctx context.Context, id uuid.UUID) (bool, error)
 }
 
 // Journal records every tool call's decision and outcome, and the turn's audit events.

@@ -75,6 +75,8 @@ type App struct {
 	MemoryWorker *memory.Worker
 	// Channels is the owner's notification channels (internal/channel).
 	Channels *channel.Service
+	// Deliverer sends the owners' stored notifications to their channels (internal/delivery).
+	Deliverer *delivery.Deliverer
 	// MCPServers is the owner's remote MCP servers and their tools (internal/mcpclient).
 	MCPServers *mcpclient.Service
 	// Rules is the owner's standing rules (internal/rules).
@@ -260,22 +262,24 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a.Runner.OwnerTools = mcpServers.Tools
 	a.MCPServers = mcpServers
 	sender := &channel.Sender{Options: egress.Options{Allow: cfg.EgressAllow}, Timeout: 10 * time.Second}
-	deliverer := &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}),
+	a.Deliverer = &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}),
 		Sealer: sealer, Sender: sender, Channels: a.Door, Expand: approvalLinks.Expand, Now: a.Now}
 	// Telegram notifications carry Approve/Deny buttons when the callback route can receive
 	// them (STEWARD_TELEGRAM_WEBHOOK_SECRET set, issue 17 §1).
 	telegram := &links.Telegram{Links: approvalLinks, Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}
 	if cfg.TelegramWebhookSecret != "" {
-		deliverer.Buttons = approvalLinks.Buttons
+		a.Deliverer.Buttons = approvalLinks.Buttons
 	}
 	a.Channels = &channel.Service{Store: a.Store, Sealer: sealer, Sender: sender, Now: a.Now}
-	runs := &autonomy.Runner{Agent: a.Runner, Store: a.Store, Notifier: deliverer, Now: a.Now}
+	runs := &autonomy.Runner{Agent: a.Runner, Store: a.Store, Notifier: a.Deliverer, Now: a.Now}
+	// A suspended turn's notification goes out at once, whatever started the turn.
+	a.Runner.AfterSuspend = a.notifySuspended
 	// A job run whose turn continued in another invocation finishes when the turn does.
 	a.Runner.Continued = runs.Continued
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
 	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now}
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks,
-		Drainers: []autonomy.Drainer{a.Webhooks, deliverer, drainer(a.drainMemory), drainer(a.continueStale), sweeper}}
+		Drainers: []autonomy.Drainer{a.Webhooks, a.Deliverer, drainer(a.drainMemory), drainer(a.continueStale), sweeper}}
 	ctl := &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode, Now: a.Now}
 	a.Rules = &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
 	act := &activity.Service{Store: a.Store, Now: a.Now}
@@ -441,6 +445,36 @@ func (a *App) processInBackground(ownerID, runID uuid.UUID) bool {
 	})
 	return true
 }
+
+// notifySuspended is Runner.AfterSuspend: once a turn's suspension committed — from chat, the
+// OpenAI face, MCP, a job, a webhook or a continued turn — the owner's due notifications (the
+// approval request links.Suspended stored with it) are delivered now, not at the scheduler's
+// next tick. Under `steward serve` the delivery runs under RunBackground's group, after the
+// response; elsewhere (a Lambda function, which is frozen once it answered) before it, within
+// notifyTimeout. Delivery is idempotent per notification (Deliverer.Flush leases each before
+// it sends), so the tick's drain racing it never sends one twice; a failure is left to it.
+func (a *App) notifySuspended(ctx context.Context, ownerID, turnID uuid.UUID) {
+	flush := func(ctx context.Context) {
+		ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
+		defer cancel()
+		if err := a.Deliverer.Flush(ctx, ownerID); err != nil {
+			zerolog.Ctx(ctx).Warn().Str("error", trace.Redact(err.Error())).Stringer("turn_id", turnID).
+				Msg("notifying a suspended turn failed; the scheduler's drain retries")
+		}
+	}
+	a.mu.Lock()
+	if a.background != nil {
+		bg := a.bgCtx
+		a.background.Go(func() error { flush(bg); return nil })
+		a.mu.Unlock()
+		return
+	}
+	a.mu.Unlock()
+	flush(context.WithoutCancel(ctx))
+}
+
+// notifyTimeout bounds delivering a suspended turn's notification.
+const notifyTimeout = 10 * time.Second
 
 // runQueueTimeout bounds sending a run to the queue, retries included, within the webhook
 // function's 30 s.

@@ -158,6 +158,10 @@ func TestChatStreamsEvents(t *testing.T) {
 		t.Fatalf("stream: %d %q", resp.status, resp.header.Get("Content-Type"))
 	}
 	events := parseSSE(t, resp.body)
+	if events[0].typ != "started" || !strings.Contains(string(events[0].data), `"status":"running"`) {
+		t.Fatalf("first event %s %s, want started with the running turn", events[0].typ, events[0].data)
+	}
+	events = events[1:]
 	var answer strings.Builder
 	deltas := 0
 	for _, ev := range events[:len(events)-1] {
@@ -199,9 +203,10 @@ func TestStreamSuspendAndStreamedConfirm(t *testing.T) {
 		return strings.Join(s, ",")
 	}
 	events := parseSSE(t, resp.body)
-	if got := types(events); got != "tool_call,tool_result,tool_call,suspended" {
+	if got := types(events); got != "started,tool_call,tool_result,tool_call,suspended" {
 		t.Fatalf("events = %s\n%s", got, resp.body)
 	}
+	events = events[1:]
 	var call struct {
 		CallID string          `json:"call_id"`
 		Tool   string          `json:"tool"`

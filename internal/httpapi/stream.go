@@ -22,12 +22,15 @@ import (
 // Accept: text/event-stream). Each event is "event: <type>\ndata: <one line of JSON>\n\n",
 // flushed as it happens:
 //
+//	started     the TurnView of a new turn (status running), before its first model call:
+//	            its turn_id is what POST /v1/turns/{id}/cancel stops
 //	text        {"text": "<delta>"}
 //	tool_call   {"call_id", "tool", "args"}
 //	tool_result {"call_id", "tool", "output", "is_error"?}
 //	suspended   the TurnView (status suspended, with its pending calls)
 //	completed   the TurnView (status completed, with the answer)
-//	error       the TurnView when the turn ended failed (its "error" says why), or
+//	error       the TurnView when the turn ended failed, aborted or cancelled (its "status"
+//	            says which, its "error" why), or
 //	            {"error":{"code","message"}} when the request failed after the stream began
 //
 // The last event is always suspended, completed or error. A request refused before the turn
@@ -86,6 +89,11 @@ func (s *stream) emit(e agent.StreamEvent) {
 			return
 		}
 		data = activity.ResultOf(*e.Result)
+	case "started":
+		if e.Turn == nil {
+			return
+		}
+		data = e.Turn
 	case "suspended", "continuing", "completed", "error":
 		if e.Turn == nil {
 			data = errorBody{Error: errorDetail{Code: steward.CodeInternal, Message: internalMessage}}

@@ -162,6 +162,24 @@ func (a *api) turn(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, v)
 }
 
+// cancel asks a turn to stop: POST /v1/turns/{id}/cancel → TurnView. A suspended or
+// continuing turn is cancelled at once (status cancelled: its pending writes never run); a
+// running one answers with cancel_requested and ends cancelled at its next step boundary
+// (poll GET /v1/turns/{id}); an already cancelled turn is answered as it is; any other ended
+// turn is 409 conflict; another owner's or an unknown turn is 404.
+func (a *api) cancel(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "turn")
+	if !ok {
+		return
+	}
+	v, err := a.d.Runner.Cancel(r.Context(), principal(r.Context()).OwnerID, id)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
 // approvals lists the owner's suspended turns that can still be confirmed: GET
 // /v1/approvals → {"approvals":[...]}, newest first.
 func (a *api) approvals(w http.ResponseWriter, r *http.Request) {
@@ -172,6 +190,18 @@ func (a *api) approvals(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
+}
+
+// approvalsCount counts the writes waiting for the owner (the web app's badge): GET
+// /v1/approvals/count → {"writes","turns"}, one indexed read.
+func (a *api) approvalsCount(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	c, err := a.d.Activity.Pending(ctx, principal(ctx).OwnerID)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
 }
 
 // pathID parses the {id} of the route. An id that is not a UUID names nothing: 404, the same

@@ -73,10 +73,11 @@ func (s *Service) now() time.Time {
 
 // The messages of the pages a link can lead to: clear, and saying nothing changed.
 var (
-	errUnknown = steward.Errorf(steward.CodeNotFound, "This approval link is not valid. Nothing was changed.")
-	errUsed    = steward.Errorf(steward.CodeConflict, "This approval link was already used. Nothing was changed.")
-	errExpired = steward.Errorf(steward.CodeConflict, "This approval link has expired. Nothing was changed.")
-	errDecided = steward.Errorf(steward.CodeConflict, "This request is no longer waiting for a decision: it was decided elsewhere or has expired. Nothing was changed.")
+	errUnknown   = steward.Errorf(steward.CodeNotFound, "This approval link is not valid. Nothing was changed.")
+	errUsed      = steward.Errorf(steward.CodeConflict, "This approval link was already used. Nothing was changed.")
+	errExpired   = steward.Errorf(steward.CodeConflict, "This approval link has expired. Nothing was changed.")
+	errCancelled = steward.Errorf(steward.CodeConflict, "This request was cancelled: its actions will never run. Nothing was changed.")
+	errDecided   = steward.Errorf(steward.CodeConflict, "This request is no longer waiting for a decision: it was decided elsewhere or has expired. Nothing was changed.")
 )
 
 // tokenLen is the length of a token: 32 random bytes in unpadded base64url.
@@ -187,8 +188,8 @@ func (s *Service) decide(ctx context.Context, token string) (uuid.UUID, steward.
 	case err == nil:
 		return owner, link, v, nil
 	case steward.ErrorCode(err) == steward.CodeConflict:
-		if errors.Is(err, errUsed) {
-			return owner, link, v, errUsed
+		if errors.Is(err, errUsed) || errors.Is(err, errCancelled) {
+			return owner, link, v, err
 		}
 		return owner, link, v, errDecided
 	}
@@ -233,6 +234,9 @@ func (s *Service) find(ctx context.Context, token string) (uuid.UUID, steward.Li
 		}
 		if err != nil {
 			return err
+		}
+		if turn.Status == steward.StatusCancelled {
+			return errCancelled
 		}
 		if !waiting(turn, link, now) {
 			return errDecided

@@ -111,7 +111,7 @@ func viewResult(v steward.View) *mcp.CallToolResult {
 	}
 	structured, _ := json.Marshal(map[string]any{"turn_id": v.TurnID, "status": v.Status, "pending": v.Pending})
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}},
-		StructuredContent: json.RawMessage(structured), IsError: v.Status == steward.StatusFailed || v.Status == steward.StatusAborted}
+		StructuredContent: json.RawMessage(structured), IsError: v.Status == steward.StatusFailed || v.Status == steward.StatusAborted || v.Status == steward.StatusCancelled}
 }
 
 // failed is a refused call as the client sees it: the error's message for Steward's own

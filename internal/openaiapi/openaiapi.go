@@ -247,6 +247,8 @@ func answer(v steward.View) string {
 		return Listing(v.TurnID, v.Pending)
 	case steward.StatusCompleted:
 		return v.Answer
+	case steward.StatusCancelled:
+		return fmt.Sprintf("The turn %s was cancelled: nothing more runs in it, and its pending writes, if any, never will.", v.TurnID)
 	case steward.StatusContinuing:
 		return fmt.Sprintf("Steward is still working on this: the turn %s continues in the background. "+
 			"Its answer will be at GET /v1/turns/%s (and in the web app) when it is done.", v.TurnID, v.TurnID)

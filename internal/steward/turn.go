@@ -12,6 +12,8 @@ type Status string
 
 // Turn statuses. A turn is running until it completes, fails, is aborted, or suspends for a
 // human; a suspended turn is claimed (resuming) by exactly one confirm request, or expires.
+// The owner may cancel a turn that has not ended: it ends cancelled between steps (running),
+// or at once (suspended, continuing), and its pending writes never run.
 // A turn about to outlive its function's deadline (on Lambda) stops between steps as
 // continuing, and is claimed back to running by exactly one fresh invocation.
 const (
@@ -24,7 +26,20 @@ const (
 	StatusFailed     Status = "failed"
 	StatusAborted    Status = "aborted"
 	StatusExpired    Status = "expired"
+	StatusCancelled  Status = "cancelled"
 )
+
+// Ended reports whether a turn in status s is over: nothing will run in it any more.
+func (s Status) Ended() bool {
+	switch s {
+	case StatusCompleted, StatusFailed, StatusAborted, StatusExpired, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// CancelledNote is the error of a turn its owner cancelled.
+const CancelledNote = "cancelled by the owner"
 
 // Trigger is what started a turn.
 type Trigger string
@@ -64,6 +79,9 @@ type Turn struct {
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 	ExpiresAt  *time.Time
+	// CancelRequestedAt is when the owner asked the turn to stop (nil: never); a running turn
+	// ends cancelled at its next step boundary.
+	CancelRequestedAt *time.Time
 }
 
 // State is everything a suspended turn needs to continue in another process.

@@ -73,6 +73,9 @@ type View struct {
 	// Awaiting says whom a suspended turn still waits for after its owner decided
 	// (household approvals, issue 17 §2).
 	Awaiting string `json:"awaiting,omitempty"`
+	// CancelRequested says the owner asked the turn to stop: a running turn ends cancelled at
+	// its next step boundary.
+	CancelRequested bool `json:"cancel_requested,omitempty"`
 }
 
 // UsageView is a turn's token usage and estimated cost.
@@ -94,6 +97,7 @@ func ViewOf(t Turn) View {
 		Usage: UsageView{InputTokens: t.Usage.InputTokens, OutputTokens: t.Usage.OutputTokens,
 			CachedTokens: t.Usage.CachedTokens, CostUSD: float64(t.CostMicros) / 1e6}}
 	v.IterationLimit = t.Status == StatusCompleted && strings.HasPrefix(t.Error, IterationLimitNote)
+	v.CancelRequested = t.CancelRequestedAt != nil
 	if t.Status == StatusSuspended {
 		v.ExpiresAt = t.ExpiresAt
 		if t.State != nil {

@@ -263,6 +263,13 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		refused("turns save", err)
 		_, err = tx.Turns.Finish(ctx, steward.Turn{ID: a.turn, Version: 2, Status: steward.StatusCompleted})
 		refused("turns finish", err)
+		covers("Turns.Cancel", "Turns.CancelRequested", "Turns.PendingWrites")
+		_, err = tx.Turns.Cancel(ctx, a.turn, time.Now())
+		refused("turns cancel", err)
+		_, err = tx.Turns.CancelRequested(ctx, a.turn)
+		refused("turns cancel requested", err)
+		_, waiting, err := tx.Turns.PendingWrites(ctx, time.Now())
+		none("turns with pending writes", waiting, err)
 
 		calls, err := tx.Journal.Calls(ctx, a.turn)
 		zero("tool_calls list", len(calls), err)

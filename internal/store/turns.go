@@ -133,6 +133,37 @@ func (t Turns) Claim(ctx context.Context, id uuid.UUID, now time.Time, lease tim
 	return toTurn(r)
 }
 
+// Cancel records the owner's request that a turn stop, at now (their clock): a suspended or
+// continuing turn (or a resuming one whose lease lapsed) is cancelled at once; a running or
+// resuming one keeps its status and version and ends cancelled at its loop's next step
+// boundary. An ended turn, or none, is ErrNotFound (the caller reads it to say which).
+func (t Turns) Cancel(ctx context.Context, id uuid.UUID, now time.Time) (steward.Turn, error) {
+	r, err := t.q.CancelTurn(ctx, db.CancelTurnParams{OwnerID: t.ownerID, ID: id, Now: now})
+	if err != nil {
+		return steward.Turn{}, notFound("cancel turn "+id.String(), err)
+	}
+	return toTurn(r)
+}
+
+// CancelRequested reports whether the owner asked the turn to stop (the loop's check).
+func (t Turns) CancelRequested(ctx context.Context, id uuid.UUID) (bool, error) {
+	ok, err := t.q.TurnCancelRequested(ctx, db.TurnCancelRequestedParams{OwnerID: t.ownerID, ID: id})
+	if err != nil {
+		return false, notFound("turn "+id.String(), err)
+	}
+	return ok, nil
+}
+
+// PendingWrites counts the owner's writes waiting for a decision, and their turns: the
+// pending calls of suspended turns that have not expired at now.
+func (t Turns) PendingWrites(ctx context.Context, now time.Time) (writes, turns int, err error) {
+	r, err := t.q.CountPendingWrites(ctx, db.CountPendingWritesParams{OwnerID: t.ownerID, Now: now})
+	if err != nil {
+		return 0, 0, fmt.Errorf("count pending writes: %w", err)
+	}
+	return int(r.Writes), int(r.Turns), nil
+}
+
 // Expire moves the owner's suspended turns whose expiry is at or before now to expired.
 func (t Turns) Expire(ctx context.Context, now time.Time) (int64, error) {
 	n, err := t.q.ExpireTurns(ctx, db.ExpireTurnsParams{OwnerID: t.ownerID, Now: now})
@@ -158,7 +189,7 @@ func toTurn(r db.Turn) (steward.Turn, error) {
 		Status: steward.Status(r.Status), Version: r.Version, LeaseUntil: r.LeaseUntil, Iterations: int(r.Iterations),
 		Usage:      steward.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CachedTokens: r.CachedTokens},
 		CostMicros: r.CostMicros, Model: r.Model, Answer: str(r.Answer), Error: str(r.Error),
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ExpiresAt: r.ExpiresAt,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ExpiresAt: r.ExpiresAt, CancelRequestedAt: r.CancelRequestedAt,
 	}
 	if len(r.State) > 0 {
 		turn.State = new(steward.State)

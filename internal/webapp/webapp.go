@@ -208,6 +208,7 @@ func Routes(d Deps) func(chi.Router) {
 					r.Post("/signout", w.signout)
 					r.Post("/chat", w.chat)
 					r.Post("/turns/{id}/confirm", w.confirm)
+					r.Post("/turns/{id}/cancel", w.cancelTurn)
 					r.Post("/household/{id}", w.decideHousehold)
 					r.Post("/turns/{id}/calls/{call_id}/undo", w.undoCall)
 					r.Post("/settings/sessions/{id}/revoke", w.revokeSession)
