@@ -14,6 +14,8 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/stewardhq/steward/internal/browsertest"
+	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
@@ -232,4 +234,67 @@ func TestBrowserChat(t *testing.T) {
 		step("dark new chat", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`#message`)))
 		browsertest.Shot(t, ctx, "new-chat-"+size.name+"-dark.png")
 	}
+}
+
+// TestBrowserStop: at phone width, Stop shows while a turn runs; pressed while the model is
+// still thinking, the turn ends "Stopped" at its next step — the read the model then asks
+// for never runs — Send is back, and the turn is cancelled in the database.
+func TestBrowserStop(t *testing.T) {
+	t.Parallel()
+	thinking, release := make(chan struct{}), make(chan struct{})
+	model := scripted.New(func(llm.Request) (llm.Response, error) {
+		close(thinking)
+		<-release
+		return scripted.Calls(scripted.Call("t1", "get_current_time", `{}`)), nil
+	}, scripted.Reply(scripted.Text("It is late.")))
+	srv, o := serverWith(t, model)
+	owner, key := o.Owner(t, "stella")
+	ctx := browsertest.Start(t, 390, 844, 120*time.Second)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), signIn(srv.URL, key),
+		send("what time is it"), chromedp.WaitEnabled(chromedp.CSS(`#stop`))); err != nil {
+		t.Fatal(err)
+	}
+	<-thinking
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#stop`))); err != nil {
+		t.Fatal(err)
+	}
+	// The cancel is stored before the model answers (the Stop request came back).
+	deadline := time.Now().Add(10 * time.Second)
+	for !cancelRequested(t, o, owner) {
+		if time.Now().After(deadline) {
+			t.Fatal("Stop stored no cancel request")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	close(release)
+	var status string
+	var sendDisabled, stopHidden bool
+	var results int
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#log p.stopped`)),
+		browsertest.Into(&status, chromedp.Text(chromedp.CSS(`#log p.stopped`))),
+		browsertest.Into(&sendDisabled, chromedp.Evaluate[bool](`document.getElementById("send").disabled`)),
+		browsertest.Into(&stopHidden, chromedp.Evaluate[bool](`document.getElementById("stop").hidden`)),
+		browsertest.Into(&results, chromedp.Evaluate[int](`document.querySelectorAll("#log .chip .result, #log p.error").length`))); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(status, "Stopped") || sendDisabled || !stopHidden || results != 0 {
+		t.Errorf("after Stop: %q, Send disabled %v, Stop hidden %v, %d results or errors; want Stopped, Send back, Stop hidden, none", status, sendDisabled, stopHidden, results)
+	}
+	browsertest.Shot(t, ctx, "chat-stopped-phone.png")
+	var got string
+	err := pgxScalar(t, o.SuperURL, `SELECT status FROM turns WHERE owner_id = $1 ORDER BY created_at DESC LIMIT 1`, owner.ID, &got)
+	if err != nil || got != string(steward.StatusCancelled) {
+		t.Fatalf("the turn is %q (%v); want cancelled", got, err)
+	}
+}
+
+// cancelRequested reports whether the owner's latest turn has a cancel request.
+func cancelRequested(t *testing.T, o testdb.Opened, owner store.Owner) bool {
+	t.Helper()
+	var asked bool
+	err := pgxScalar(t, o.SuperURL, `SELECT coalesce(bool_or(cancel_requested_at IS NOT NULL), false) FROM turns WHERE owner_id = $1`, owner.ID, &asked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return asked
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/browsertest"
 	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/demo"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/safety"
@@ -33,12 +34,18 @@ func browser(t *testing.T) context.Context { return browsertest.Start(t, 1280, 9
 // server is the API with the web app, on a fresh database, with the demo model.
 func server(t *testing.T) (*httptest.Server, testdb.Opened) {
 	t.Helper()
+	return serverWith(t, demo.New())
+}
+
+// serverWith is server with the given model.
+func serverWith(t *testing.T, model llm.Model) (*httptest.Server, testdb.Opened) {
+	t.Helper()
 	o := testdb.Open(t, 10)
 	reg, err := tools.NewRegistry(tools.Builtins()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner := &agent.Runner{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4,
+	runner := &agent.Runner{Model: model, Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4,
 		SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: o.Door.GlobalCostToday}}
 	runtimeDoor, err := store.OpenDoor(context.Background(), o.DoorURL)
 	if err != nil {

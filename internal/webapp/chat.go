@@ -81,8 +81,8 @@ func (a *web) chatView(w http.ResponseWriter, r *http.Request, id uuid.UUID) {
 		}
 		p.raw(`"><div class="composer-bar"><span id="composer-hint" class="meta hint">Enter sends · Shift+Enter new line</span>` +
 			`<span id="working" class="working" role="status" hidden>Working…</span>` +
-			// STOP: the Stop button (POST /v1/turns/{id}/cancel, issue 28 §2) goes here, shown
-			// while a turn runs; app.js has the matching place (setBusy).
+			// Stop, shown while a turn runs, cancels it (POST /turns/{id}/cancel; app.js's setBusy).
+			`<button type="button" id="stop" class="secondary" hidden>Stop</button>` +
 			`<button type="submit" id="send">Send</button></div></form></section></div>`)
 	})
 }

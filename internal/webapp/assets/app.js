@@ -172,55 +172,6 @@
     });
   }
 
-  // turnView renders a turn's events into container and returns the event handler.
-  function turnView(container) {
-    var answer = null, streamed = false, waiting = null;
-    var handler = function (e) {
-      if (e.type === "text") {
-        if (!answer) { answer = el("p", "msg assistant"); container.appendChild(answer); }
-        answer.textContent += e.text; streamed = true;
-      } else if (e.type === "tool_call") {
-        container.appendChild(el("p", "tool-call", "→ " + e.call.name + " " + visible(JSON.stringify(e.call.args || {}))));
-        answer = null;
-      } else if (e.type === "tool_result") {
-        container.appendChild(el("p", "tool-result" + (e.result.is_error ? " error" : ""), "← " + e.result.name + " " + JSON.stringify(e.result.output)));
-        answer = null;
-      } else if (e.type === "suspended") {
-        var cid = document.querySelector("#chat input[name=conversation_id]");
-        if (cid) cid.value = e.turn.conversation_id;
-        container.appendChild(card(e.turn, e.raw_args));
-      } else if (e.type === "completed") {
-        var c = document.querySelector("#chat input[name=conversation_id]");
-        if (c) c.value = e.turn.conversation_id;
-        if (!streamed && e.turn.answer) container.appendChild(el("p", "msg assistant", e.turn.answer));
-        container.appendChild(el("p", "status", "Done."));
-        var a = el("a", "story", "The turn's story"); a.href = "/turns/" + e.turn.turn_id; container.appendChild(a);
-      } else if (e.type === "continuing") {
-        // The turn stopped before the server's deadline and goes on in the background: say
-        // so once, and poll its status until it ends, then render its final event.
-        var cc = document.querySelector("#chat input[name=conversation_id]");
-        if (cc) cc.value = e.turn.conversation_id;
-        if (!waiting) { waiting = el("p", "status continuing", "Still working on it… (continuing in the background)"); container.appendChild(waiting); }
-        var handle = handler;
-        setTimeout(function () { poll(e.turn.turn_id, handle); }, 3000);
-      } else if (e.type === "error") {
-        container.appendChild(el("p", "error", "Error: " + (e.text || (e.turn && e.turn.error) || "the turn failed")));
-      }
-      if (waiting && e.type !== "continuing") { waiting.remove(); waiting = null; }
-      container.scrollIntoView({ block: "end" });
-    };
-    return handler;
-  }
-
-  // poll reads a continuing turn's status (GET /turns/{id}/status answers it as a stream
-  // event) and hands it to the turn's handler, which polls again while it is continuing.
-  function poll(turnID, handle) {
-    fetch("/turns/" + encodeURIComponent(turnID) + "/status", { credentials: "same-origin", headers: { "Accept": "application/json" } })
-      .then(function (res) { return res.json(); })
-      .then(function (e) { handle(e); })
-      .catch(function () { setTimeout(function () { poll(turnID, handle); }, 5000); });
-  }
-
   // turnView renders a turn's events into container and returns the event handler; done is
   // called once the turn stopped running (its last event, or a failure).
   function turnView(container, done, retry) {
@@ -257,6 +208,10 @@
         conversation(e.turn.conversation_id);
         if (!waiting) { waiting = el("p", "status continuing", "Still working on it… (continuing in the background)"); container.appendChild(waiting); }
         setTimeout(function () { poll(e.turn.turn_id, handler); }, 3000);
+      } else if (cancelled(e)) {
+        var st = el("p", "status stopped", "Stopped. Nothing more was done.");
+        st.setAttribute("role", "status");
+        container.appendChild(st);
       } else if (e.type === "error") {
         var p = el("p", "error", e.failed ? e.text : "Error: " + (e.text || (e.turn && e.turn.error) || "the turn failed"));
         p.setAttribute("role", "alert");
@@ -273,6 +228,9 @@
     };
     return handler;
   }
+
+  // cancelled is a turn's last event when the owner stopped it.
+  function cancelled(e) { return e.type === "error" && e.turn && e.turn.status === "cancelled"; }
 
   // poll reads a continuing turn's status (GET /turns/{id}/status answers it as a stream
   // event) and hands it to the turn's handler, which polls again while it is continuing.
@@ -304,14 +262,32 @@
   }
   var firstMessage = "";
 
-  // setBusy marks a turn running: Send is disabled and the working indicator shows. The Stop
-  // button (POST /v1/turns/{id}/cancel, issue 28 §2, another change) shows and hides here.
-  var busy = false;
+  // setBusy marks a turn running: Send is disabled, the working indicator and Stop show. Stop
+  // is live once the turn's started event named it (running).
+  var busy = false, running = null;
   function setBusy(on) {
     busy = on;
-    var send = document.getElementById("send"), working = document.getElementById("working");
+    if (!on) running = null;
+    var send = document.getElementById("send"), working = document.getElementById("working"), stop = document.getElementById("stop");
     if (send) send.disabled = on;
     if (working) working.hidden = !on;
+    if (stop) { stop.hidden = !on; stop.disabled = !running; }
+  }
+
+  // stop asks the running turn to end (POST /turns/{id}/cancel): it ends cancelled at its
+  // next step, and its stream's last event says so.
+  function stop(button) {
+    if (!running) return;
+    button.disabled = true;
+    fetch("/turns/" + encodeURIComponent(running) + "/cancel", { method: "POST", credentials: "same-origin",
+      headers: { "X-CSRF-Token": csrf, "Accept": "application/json" } })
+      .then(function (res) { if (!res.ok) return res.json().then(function (b) { throw new Error(b.error || res.statusText); }); })
+      .catch(function (err) {
+        button.disabled = false;
+        var p = el("p", "error", "Could not stop the turn: " + err.message);
+        p.setAttribute("role", "alert");
+        document.getElementById("log").appendChild(p);
+      });
   }
 
   // The composer: Enter sends, Shift+Enter is a new line; one turn at a time; on a failure the
@@ -333,11 +309,21 @@
         if (box.value.trim() === msg) box.value = "";
         send(msg);
       };
-      post("/chat", body, "application/x-www-form-urlencoded", turnView(turn, function (e) {
+      var view = turnView(turn, function (e) {
         setBusy(false);
-        if (e.type === "error" && !box.value.trim()) box.value = msg; // the typed text stays
-      }, retry));
+        if (e.type === "error" && !cancelled(e) && !box.value.trim()) box.value = msg; // the typed text stays
+      }, retry);
+      post("/chat", body, "application/x-www-form-urlencoded", function (e) {
+        if (e.type === "started" && e.turn) {
+          running = e.turn.turn_id;
+          var b = document.getElementById("stop");
+          if (b) b.disabled = false;
+        }
+        view(e);
+      });
     }
+    var stopButton = document.getElementById("stop");
+    if (stopButton) stopButton.addEventListener("click", function () { stop(stopButton); });
     chat.addEventListener("submit", function (ev) {
       ev.preventDefault();
       var msg = box.value.trim();
