@@ -174,6 +174,12 @@ func TestBrowserChat(t *testing.T) {
 		step("a pending card survives a reload", send("remind me to buy milk"), chromedp.WaitVisible(chromedp.CSS(`fieldset.card`)),
 			chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`fieldset.card button[data-choice=approve]`)))
 		browsertest.Shot(t, ctx, "chat-pending-"+size.name+".png")
+		var badge string
+		step("the badge counts the write", browsertest.Into(&badge, chromedp.Evaluate[string](
+			`(b => b.hidden ? "hidden" : b.dataset.count)(document.getElementById("pending-badge"))`)))
+		if badge != "1" {
+			t.Errorf("%s: with one write waiting the approvals badge shows %q; want 1", size.name, badge)
+		}
 		step("approve", chromedp.Click(chromedp.CSS(`fieldset.card button[data-choice=approve]`)),
 			chromedp.WaitVisible(chromedp.CSS(`p.decision.approved`)), chromedp.WaitVisible(chromedp.CSS(`.pending a.story`)),
 			chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`p.decision.approved`)),
@@ -181,6 +187,11 @@ func TestBrowserChat(t *testing.T) {
 			browsertest.Into(&buttons, chromedp.Evaluate[int](`document.querySelectorAll("button[data-choice]").length`)))
 		if decision != "Approved by you" || buttons != 0 {
 			t.Errorf("%s: the decided card says %q with %d buttons; want \"Approved by you\" and none", size.name, decision, buttons)
+		}
+		step("the badge is gone", browsertest.Into(&badge, chromedp.Evaluate[string](
+			`(b => b.hidden ? "hidden" : b.dataset.count)(document.getElementById("pending-badge"))`)))
+		if badge != "hidden" {
+			t.Errorf("%s: with nothing waiting the approvals badge shows %q; want it hidden", size.name, badge)
 		}
 		step("light", js(`document.documentElement.dataset.theme = "light"`))
 		browsertest.Shot(t, ctx, "chat-history-"+size.name+".png")

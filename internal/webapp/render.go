@@ -3,6 +3,7 @@ package webapp
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +38,37 @@ var nav = []struct{ page, href, label string }{{"chat", "/", "Chat"}, {"conversa
 	{"household", "/household", "Household"}, {"activity", "/activity", "Activity"}, {"memory", "/memory", "Memory"}, {"money", "/money", "Money"},
 	{"documents", "/documents", "Documents"}, {"settings", "/settings", "Settings"}}
 
+// badge is the approvals link's count of writes waiting (app.js keeps it current from
+// /approvals/count); hidden at zero.
+func badge(p *page, n int) {
+	p.raw(`<span class="badge" id="pending-badge" data-count="` + strconv.Itoa(n) + `"`)
+	if n == 0 {
+		p.raw(` hidden`)
+	}
+	p.raw(`><span class="sr-only">, waiting: </span>` + strconv.Itoa(n) + `</span>`)
+}
+
+// pendingWrites is the count the badge shows (0, logged, when it cannot be read: the page
+// still renders).
+func (a *web) pendingWrites(r *http.Request) int {
+	c, err := a.d.Activity.Pending(r.Context(), current(r).OwnerID)
+	if err != nil {
+		a.d.Logger.Error().Err(err).Msg("web app: count the writes waiting for the badge")
+		return 0
+	}
+	return c.Writes
+}
+
+// pendingCount answers the badge's count as JSON (GET /approvals/count).
+func (a *web) pendingCount(w http.ResponseWriter, r *http.Request) {
+	c, err := a.d.Activity.Pending(r.Context(), current(r).OwnerID)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
 // themeCookie holds the owner's choice of light or dark (app.js sets it; none: the system's).
 const themeCookie = "steward_theme"
 
@@ -60,12 +92,17 @@ func (a *web) write(w http.ResponseWriter, r *http.Request, name string, status 
 	if me.OwnerName != "" {
 		p.raw(`<button type="button" class="menu-toggle" aria-expanded="false" aria-controls="main-nav">Menu</button>` +
 			`<div class="menu" id="main-nav"><nav aria-label="Main">`)
+		waiting := a.pendingWrites(r)
 		for _, n := range nav {
 			p.raw(`<a href="` + n.href + `"`)
 			if n.page == name {
 				p.raw(` aria-current="page"`)
 			}
-			p.raw(`>` + n.label + `</a>`)
+			p.raw(`>` + n.label)
+			if n.page == "approvals" {
+				badge(&p, waiting)
+			}
+			p.raw(`</a>`)
 		}
 		p.raw(`</nav><form method="post" action="/signout" class="inline">`).hidden(me.csrf).raw(`<button type="submit" class="quiet">Sign out</button></form></div>`)
 	}

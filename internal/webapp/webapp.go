@@ -189,6 +189,7 @@ func Routes(d Deps) func(chi.Router) {
 				r.Get("/c/{id}", w.conversationPage)
 				r.Get("/conversations", w.conversationsPage)
 				r.Get("/approvals", w.approvalsPage)
+				r.Get("/approvals/count", w.pendingCount)
 				r.Get("/household", w.householdPage)
 				r.Get("/settings", w.settingsPage)
 				r.Get("/turns/{id}", w.storyPage)

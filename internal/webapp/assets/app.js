@@ -272,6 +272,7 @@
     if (send) send.disabled = on;
     if (working) working.hidden = !on;
     if (stop) { stop.hidden = !on; stop.disabled = !running; }
+    if (!on) refreshBadge();
   }
 
   // stop asks the running turn to end (POST /turns/{id}/cancel): it ends cancelled at its
@@ -371,9 +372,27 @@
     });
   }
 
+  // badge keeps the approvals link's count of writes waiting current: at once after a turn
+  // ends or is decided here, and every 20 s for what happens elsewhere (another tab, a link,
+  // a job).
+  function refreshBadge() {
+    var b = document.getElementById("pending-badge");
+    if (!b) return;
+    fetch("/approvals/count", { credentials: "same-origin", headers: { "Accept": "application/json" } })
+      .then(function (res) { return res.ok ? res.json() : null; })
+      .then(function (c) {
+        if (!c) return;
+        b.dataset.count = c.writes;
+        b.lastChild.textContent = String(c.writes);
+        b.hidden = c.writes === 0;
+      })
+      .catch(function () {});
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     theme();
     menu();
+    if (document.getElementById("pending-badge")) setInterval(refreshBadge, 20000);
     if ("serviceWorker" in navigator) navigator.serviceWorker.register("/sw.js").catch(function () {});
     document.querySelectorAll("form.approval").forEach(wire);
     document.querySelectorAll("[data-poll]").forEach(function (p) {
