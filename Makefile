@@ -68,12 +68,12 @@ run: migrate ## database up, migrations, a local owner on first run, then the se
 	if [ "$$(bin/steward owners list --json)" = "[]" ]; then \
 		echo "First run: creating the owner \"local\"."; \
 		bin/steward owners add local; \
-		echo; echo "Open http://127.0.0.1:8080/ and sign in with this key."; \
+		echo; echo "Open http://$${STEWARD_ADDR:-127.0.0.1:8080}/ and sign in with this key."; \
 	else \
 		echo "Owners already exist; their keys were printed when they were created:"; \
 		bin/steward owners list; \
 		echo "For a new key: eval \"\$$(scripts/devdb env | sed 's/^/export /')\" && bin/steward keys add --owner <ID>"; \
-		echo; echo "Open http://127.0.0.1:8080/ and sign in with your key."; \
+		echo; echo "Open http://$${STEWARD_ADDR:-127.0.0.1:8080}/ and sign in with your key."; \
 	fi; \
 	STEWARD_LOG_FORMAT=$${STEWARD_LOG_FORMAT:-console} exec bin/steward serve
 
