@@ -23,8 +23,17 @@ func TestRuleMatchMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if err := m.Down(ctx, io.Discard); err != nil { // back to before the match column
-		t.Fatal(err)
+	for { // back to before the match column (migration 00029)
+		v, err := m.Version(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v < 29 {
+			break
+		}
+		if err := m.Down(ctx, io.Discard); err != nil {
+			t.Fatal(err)
+		}
 	}
 	su := testdb.Connect(t, d.SuperURL)
 	_, err = su.Exec(ctx, `WITH o AS (INSERT INTO owners (name) VALUES ('alice') RETURNING id)

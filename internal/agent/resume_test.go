@@ -187,7 +187,7 @@ func TestSuspendedTurnExpires(t *testing.T) {
 		t.Fatalf("err = %v, want conflict: expired", err)
 	}
 	err = h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
-		n, err := tx.Turns.Expire(h.ctx, h.clock.Now())
+		n, err := tx.Sweep.Expire(h.ctx, h.clock.Now())
 		if n != 1 {
 			t.Errorf("swept %d turns, want 1", n)
 		}
@@ -296,7 +296,7 @@ func TestStaleRunningTurnIsFailed(t *testing.T) {
 		var n int64
 		if err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
 			var err error
-			n, err = tx.Turns.FailStale(h.ctx, h.clock.Now().Add(-olderThan))
+			n, err = tx.Sweep.FailStale(h.ctx, h.clock.Now().Add(-olderThan))
 			return err
 		}); err != nil {
 			t.Fatal(err)

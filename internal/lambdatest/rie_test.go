@@ -163,8 +163,8 @@ func TestTwoProcessesUnderTheLambdaEmulator(t *testing.T) {
 			types = append(types, typ)
 		}
 	}
-	if status != http.StatusOK || len(types) < 2 || types[0] != "tool_call" || types[len(types)-1] != "suspended" {
-		t.Errorf("streamed chat: %d, events %v, want tool_call … suspended:\n%s", status, types, body)
+	if status != http.StatusOK || len(types) < 3 || types[0] != "started" || types[1] != "tool_call" || types[len(types)-1] != "suspended" {
+		t.Errorf("streamed chat: %d, events %v, want started, tool_call … suspended:\n%s", status, types, body)
 	}
 }
 

@@ -150,7 +150,7 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		covers("Conversations.AppendMessages", "Conversations.PinSummary", "Turns.Create", "Journal.AppendEvents", "Journal.RecordCall", "Safety.RecordSpend", "Conversations.EnqueueIngest", "Turns.StateSize",
 			"Memory.AddChunk", "Webhooks.Create", "Conversations.Create", "Tasks.CreateTask", "Tasks.CreateNotification", "Rules.Create",
 			"Schedules.Create", "Tasks.UpsertFact", "Memory.RememberFact", "Safety.SetCap", "Deliveries.SetChannel", "Safety.SetKill", "Safety.SetMode",
-			"Turns.Expire", "Turns.FailStale", "Runs.FailStale", "Outbox.FailedIngests", "Deliveries.DeleteChannel", "Schedules.Delete",
+			"Sweep.Expire", "Sweep.FailStale", "Runs.FailStale", "Outbox.FailedIngests", "Deliveries.DeleteChannel", "Schedules.Delete",
 			"Safety.Cap", "Safety.Controls", "Safety.Mode", "Safety.AdmitState")
 		msg := steward.Message{Role: steward.RoleUser, Parts: []steward.Part{{Text: "planted by bob"}}}
 		// Writes naming alice's rows: each savepoint keeps a refused write from aborting the rest.
@@ -232,8 +232,8 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		}
 		// Sweeps and deletes scoped to bob.
 		for what, err := range map[string]error{
-			"expire turns":     second(tx.Turns.Expire(ctx, time.Now())),
-			"fail stale turns": second(tx.Turns.FailStale(ctx, time.Now())),
+			"expire turns":     second(tx.Sweep.Expire(ctx, time.Now())),
+			"fail stale turns": second(tx.Sweep.FailStale(ctx, time.Now())),
 			"fail stale runs":  second(tx.Runs.FailStale(ctx, time.Now())),
 			"delete channel":   tx.Deliveries.DeleteChannel(ctx),
 			"delete schedule":  tx.Schedules.Delete(ctx, "morning-briefing"),

@@ -89,7 +89,7 @@ func (t Household) Close(ctx context.Context, turnID uuid.UUID) error {
 }
 
 // Expire marks the still-pending votes on the owner's own turns whose suspension expired at
-// or before now as expired (the sweep's transaction, after Turns.Expire), and returns how
+// or before now as expired (the sweep's transaction, after Sweep.Expire), and returns how
 // many.
 func (t Household) Expire(ctx context.Context, now time.Time) (int64, error) {
 	t.votes = nil // a vote may change

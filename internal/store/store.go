@@ -196,7 +196,8 @@ type conn struct {
 // The area repositories of one owner transaction (docs/ARCHITECTURE.md §6). Each is a
 // small value over the same transaction; consumers declare the narrow interface they use.
 type (
-	Turns         struct{ *conn } // turns: create, claim, save, expire
+	Turns         struct{ *conn } // turns: create, claim, save, cancel
+	Sweep         struct{ *conn } // the sweep's turn upkeep: expire the suspended, fail the stale
 	Journal       struct{ *conn } // the call journal and the audit events
 	Conversations struct{ *conn } // conversations and their messages
 	Safety        struct{ *conn } // kill switch, gate mode, budgets, money caps and spend
@@ -219,6 +220,7 @@ type (
 type Tx struct {
 	*conn
 	Turns         Turns
+	Sweep         Sweep
 	Journal       Journal
 	Conversations Conversations
 	Safety        Safety
@@ -240,7 +242,7 @@ type Tx struct {
 }
 
 func newTx(c *conn) *Tx {
-	return &Tx{conn: c, Turns: Turns{c}, Journal: Journal{c}, Conversations: Conversations{c},
+	return &Tx{conn: c, Turns: Turns{c}, Sweep: Sweep{c}, Journal: Journal{c}, Conversations: Conversations{c},
 		Safety: Safety{c}, Rules: Rules{c}, Memory: Memory{c}, Outbox: Outbox{c}, Tasks: Tasks{c},
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Deliveries: Deliveries{c},
 		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}, Links: Links{c},

@@ -165,7 +165,7 @@ func (t Turns) PendingWrites(ctx context.Context, now time.Time) (writes, turns 
 }
 
 // Expire moves the owner's suspended turns whose expiry is at or before now to expired.
-func (t Turns) Expire(ctx context.Context, now time.Time) (int64, error) {
+func (t Sweep) Expire(ctx context.Context, now time.Time) (int64, error) {
 	n, err := t.q.ExpireTurns(ctx, db.ExpireTurnsParams{OwnerID: t.ownerID, Now: now})
 	if err != nil {
 		return 0, fmt.Errorf("expire turns: %w", err)
@@ -175,7 +175,7 @@ func (t Turns) Expire(ctx context.Context, now time.Time) (int64, error) {
 
 // FailStale fails the owner's turns still running and last updated before before: their
 // process died.
-func (t Turns) FailStale(ctx context.Context, before time.Time) (int64, error) {
+func (t Sweep) FailStale(ctx context.Context, before time.Time) (int64, error) {
 	n, err := t.q.FailStaleTurns(ctx, db.FailStaleTurnsParams{OwnerID: t.ownerID, Before: before})
 	if err != nil {
 		return 0, fmt.Errorf("fail stale turns: %w", err)

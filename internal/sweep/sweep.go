@@ -66,14 +66,14 @@ func (s *Sweeper) Sweep(ctx context.Context) (Swept, error) {
 		var swept Swept
 		err := s.Store.WithOwner(ctx, o.ID, func(tx *store.Tx) error {
 			var err error
-			if swept.Expired, err = tx.Turns.Expire(ctx, now); err != nil {
+			if swept.Expired, err = tx.Sweep.Expire(ctx, now); err != nil {
 				return err
 			}
 			// Household requests follow their suspension: expired in the members' inboxes.
 			if swept.HouseholdExpired, err = tx.Household.Expire(ctx, now); err != nil {
 				return err
 			}
-			if swept.StaleTurns, err = tx.Turns.FailStale(ctx, now.Add(-stale)); err != nil {
+			if swept.StaleTurns, err = tx.Sweep.FailStale(ctx, now.Add(-stale)); err != nil {
 				return err
 			}
 			swept.StaleRuns, err = tx.Runs.FailStale(ctx, now.Add(-stale))
