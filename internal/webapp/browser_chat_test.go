@@ -258,7 +258,7 @@ func TestBrowserStop(t *testing.T) {
 		<-release
 		return scripted.Calls(scripted.Call("t1", "get_current_time", `{}`)), nil
 	}, scripted.Reply(scripted.Text("It is late.")))
-	srv, o := serverWith(t, model)
+	srv, o, _ := serverWith(t, model)
 	owner, key := o.Owner(t, "stella")
 	ctx := browsertest.Start(t, 390, 844, 120*time.Second)
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), signIn(srv.URL, key),

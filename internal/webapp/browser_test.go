@@ -34,11 +34,12 @@ func browser(t *testing.T) context.Context { return browsertest.Start(t, 1280, 9
 // server is the API with the web app, on a fresh database, with the demo model.
 func server(t *testing.T) (*httptest.Server, testdb.Opened) {
 	t.Helper()
-	return serverWith(t, demo.New())
+	srv, o, _ := serverWith(t, demo.New())
+	return srv, o
 }
 
-// serverWith is server with the given model.
-func serverWith(t *testing.T, model llm.Model) (*httptest.Server, testdb.Opened) {
+// serverWith is server with the given model; it also returns the runner behind it.
+func serverWith(t *testing.T, model llm.Model) (*httptest.Server, testdb.Opened, *agent.Runner) {
 	t.Helper()
 	o := testdb.Open(t, 10)
 	reg, err := tools.NewRegistry(tools.Builtins()...)
@@ -57,7 +58,7 @@ func serverWith(t *testing.T, model llm.Model) (*httptest.Server, testdb.Opened)
 			Memory: memory.New(o.Store, memory.Offline{}, nil)})})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return srv, o
+	return srv, o, runner
 }
 
 func signIn(base, key string) chromedp.Action[chromedp.Void] {

@@ -5,24 +5,15 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/agent"
-	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm/scripted"
-	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
-	"github.com/stewardhq/steward/internal/testdb"
-	"github.com/stewardhq/steward/internal/tools"
-	"github.com/stewardhq/steward/internal/webapp"
 )
 
 // TestWebCancelTurn (no browser): POST /turns/{id}/cancel needs the session's CSRF token; with
@@ -32,23 +23,9 @@ import (
 func TestWebCancelTurn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	o := testdb.Open(t, 10)
+	srv, o, runner := serverWith(t, scripted.New(scripted.Reply(scripted.Calls(scripted.Call("w1", "create_task", `{"title":"buy milk"}`))), scripted.Reply(scripted.Text("Added."))))
 	owner, key := o.Owner(t, "alice")
 	_, bobKey := o.Owner(t, "bob")
-	reg, err := tools.NewRegistry(tools.Builtins()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner := &agent.Runner{Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour,
-		Model: scripted.New(scripted.Reply(scripted.Calls(scripted.Call("w1", "create_task", `{"title":"buy milk"}`))), scripted.Reply(scripted.Text("Added.")))}
-	door, err := store.OpenDoor(ctx, o.DoorURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(door.Close)
-	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: runner, Store: o.Store, Auth: door, Logger: zerolog.Nop(),
-		Web: webapp.Routes(webapp.Deps{Runner: runner, Store: o.Store, Door: door, Logger: zerolog.Nop()})}))
-	t.Cleanup(srv.Close)
 	session := func(key string) (*http.Client, string) {
 		c := newClient()
 		if a := signInAs(t, c, srv.URL, key); a.status != http.StatusSeeOther {

@@ -6,24 +6,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/stewardhq/steward/internal/agent"
-	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm/scripted"
-	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
-	"github.com/stewardhq/steward/internal/testdb"
-	"github.com/stewardhq/steward/internal/tools"
-	"github.com/stewardhq/steward/internal/webapp"
 )
 
 // TestUndoButtonAndIrreversibleCard (no browser): the approval card of notify says it can't
@@ -33,26 +23,10 @@ import (
 func TestUndoButtonAndIrreversibleCard(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	o := testdb.Open(t, 10)
+	srv, o, runner := serverWith(t, scripted.New(
+		scripted.Reply(scripted.Calls(scripted.Call("w1", "create_task", `{"title":"buy milk"}`))), scripted.Reply(scripted.Text("Added.")),
+		scripted.Reply(scripted.Calls(scripted.Call("n1", "notify", `{"title":"hi","message":"hello"}`)))))
 	owner, key := o.Owner(t, "alice")
-	reg, err := tools.NewRegistry(tools.Builtins()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner := &agent.Runner{Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour,
-		Model: scripted.New(
-			scripted.Reply(scripted.Calls(scripted.Call("w1", "create_task", `{"title":"buy milk"}`))), scripted.Reply(scripted.Text("Added.")),
-			scripted.Reply(scripted.Calls(scripted.Call("n1", "notify", `{"title":"hi","message":"hello"}`)))),
-	}
-	door, err := store.OpenDoor(ctx, o.DoorURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(door.Close)
-	h := httpapi.New(httpapi.Deps{Runner: runner, Store: o.Store, Auth: door, Logger: zerolog.Nop(),
-		Web: webapp.Routes(webapp.Deps{Runner: runner, Store: o.Store, Door: door, Logger: zerolog.Nop()})})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	get := func(path string) (int, string) {
