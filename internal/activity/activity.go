@@ -105,15 +105,7 @@ func ResultOf(r steward.ToolResult) ToolResult {
 func (s *Service) Conversation(ctx context.Context, ownerID, id uuid.UUID) (Conversation, error) {
 	var out Conversation
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		conv, err := tx.Conversations.Get(ctx, id)
-		if err != nil {
-			return err
-		}
-		msgs, err := tx.Conversations.Messages(ctx, id)
-		if err != nil {
-			return err
-		}
-		turns, err := tx.Turns.InConversation(ctx, id, MaxConversationTurns)
+		conv, msgs, turns, err := readConversation(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -126,10 +118,30 @@ func (s *Service) Conversation(ctx context.Context, ownerID, id uuid.UUID) (Conv
 		}
 		return nil
 	})
-	if steward.ErrorCode(err) == steward.CodeNotFound {
-		err = steward.Errorf(steward.CodeNotFound, "conversation not found")
+	return out, conversationNotFound(err)
+}
+
+// readConversation reads a conversation, its messages and its turns (at most
+// MaxConversationTurns) in tx.
+func readConversation(ctx context.Context, tx *store.Tx, id uuid.UUID) (steward.Conversation, []steward.StoredMessage, []steward.Turn, error) {
+	conv, err := tx.Conversations.Get(ctx, id)
+	if err != nil {
+		return conv, nil, nil, err
 	}
-	return out, err
+	msgs, err := tx.Conversations.Messages(ctx, id)
+	if err != nil {
+		return conv, nil, nil, err
+	}
+	turns, err := tx.Turns.InConversation(ctx, id, MaxConversationTurns)
+	return conv, msgs, turns, err
+}
+
+// conversationNotFound words a not_found error of a conversation's read as the client sees it.
+func conversationNotFound(err error) error {
+	if steward.ErrorCode(err) == steward.CodeNotFound {
+		return steward.Errorf(steward.CodeNotFound, "conversation not found")
+	}
+	return err
 }
 
 // render turns a stored provider-neutral message into its client view.
@@ -334,16 +346,10 @@ func (s *Service) Chat(ctx context.Context, ownerID, id uuid.UUID) (steward.Conv
 	var conv steward.Conversation
 	var out []ChatTurn
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		var msgs []steward.StoredMessage
+		var turns []steward.Turn
 		var err error
-		if conv, err = tx.Conversations.Get(ctx, id); err != nil {
-			return err
-		}
-		msgs, err := tx.Conversations.Messages(ctx, id)
-		if err != nil {
-			return err
-		}
-		turns, err := tx.Turns.InConversation(ctx, id, MaxConversationTurns)
-		if err != nil {
+		if conv, msgs, turns, err = readConversation(ctx, tx, id); err != nil {
 			return err
 		}
 		byTurn := map[uuid.UUID][]Message{}
@@ -371,10 +377,7 @@ func (s *Service) Chat(ctx context.Context, ownerID, id uuid.UUID) (steward.Conv
 		}
 		return nil
 	})
-	if steward.ErrorCode(err) == steward.CodeNotFound {
-		err = steward.Errorf(steward.CodeNotFound, "conversation not found")
-	}
-	return conv, out, err
+	return conv, out, conversationNotFound(err)
 }
 
 // calls reports whether any of msgs calls a tool.
