@@ -56,7 +56,7 @@ const (
 	// ReasonTooComplex: past a cap on its shape (pages, sheets, rows, columns, nesting,
 	// elements), or the reader ran out of the memory or CPU it is allowed.
 	ReasonTooComplex = "too_complex"
-	// ReasonTimeout: the reading overran Timeout and was abandoned.
+	// ReasonTimeout: the reading overran its deadline (TimeoutFor) and was stopped.
 	ReasonTimeout = "timeout"
 	// ReasonBusy (code rate_limited): every reading slot stayed busy for BusyWait.
 	ReasonBusy = "busy"

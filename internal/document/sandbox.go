@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
@@ -195,8 +196,8 @@ func overran(timeout time.Duration) error {
 func childMemoryFor(n int) int64 { return ChildMemory + 2*int64(n) + raceMemory }
 
 // executable is this program, to start again as a child: /proc/self/exe on Linux (still
-// there when the file was replaced by an upgrade), else os.Executable.
-func executable() string {
+// there when the file was replaced by an upgrade), else os.Executable; found once.
+var executable = sync.OnceValue(func() string {
 	if _, err := os.Stat("/proc/self/exe"); err == nil {
 		return "/proc/self/exe"
 	}
@@ -205,7 +206,7 @@ func executable() string {
 		return os.Args[0]
 	}
 	return exe
-}
+})
 
 // cappedBuffer keeps up to max bytes and notes that more came (the child is not blocked on a
 // full pipe; its answer is refused).

@@ -54,12 +54,12 @@ func hidden(r rune) bool {
 // them) shown as their code points, "⟨U+202E⟩": for text from outside (a tool's arguments
 // on an approval card) that a person must read as it is.
 func Visible(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return hidden(r) && r != '\n' && r != '\t' }) < 0 {
+	if strings.IndexFunc(s, disguising) < 0 {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range s {
-		if hidden(r) && r != '\n' && r != '\t' {
+		if disguising(r) {
 			fmt.Fprintf(&b, "⟨%U⟩", r)
 			continue
 		}
@@ -67,3 +67,7 @@ func Visible(s string) string {
 	}
 	return b.String()
 }
+
+// disguising is a character Visible shows as its code point: hidden, other than a line break
+// or a tab, which text shown on a card keeps.
+func disguising(r rune) bool { return hidden(r) && r != '\n' && r != '\t' }
