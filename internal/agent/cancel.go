@@ -15,8 +15,8 @@ import (
 // running it wherever that is:
 //
 //   - a running or resuming turn keeps running until its loop's next step boundary, where it
-//     ends cancelled (check); a model call or a write already under way finishes first, and
-//     the view says cancel_requested;
+//     ends cancelled (check); a model call in flight is abandoned (watchCancel), a write
+//     already under way finishes first, and the view says cancel_requested;
 //   - a suspended or continuing turn — no process runs it — is cancelled at once: its pending
 //     calls are journaled denied, its household votes voided, and no confirm, one-tap link or
 //     Telegram button can run them any more (the claims require no request);

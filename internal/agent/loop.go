@@ -291,6 +291,9 @@ func (r *Runner) loop(ctx context.Context, x *run) (steward.View, error) {
 		}
 		final := x.st.Iterations >= maxIter
 		resp, err := r.call(ctx, x, !final)
+		if errors.Is(err, errCancelled) {
+			return r.finish(ctx, x, steward.StatusCancelled, "", steward.CancelledNote)
+		}
 		if err != nil {
 			logError(ctx, err, "model call failed")
 			return r.finish(ctx, x, steward.StatusFailed, "", "the model call failed; try again later")
@@ -398,7 +401,12 @@ func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response
 		}
 	}
 	start := time.Now()
-	resp, err := r.Model.Generate(ctx, req, onDelta)
+	watched, stop := r.watchCancel(ctx, x)
+	resp, err := r.Model.Generate(watched, req, onDelta)
+	if err != nil && context.Cause(watched) == errCancelled {
+		err = errCancelled // abandoned: the owner asked the turn to stop
+	}
+	stop()
 	x.st.Iterations++
 	x.st.Usage = x.st.Usage.Add(resp.Usage)
 	cost := int64(0)
@@ -409,7 +417,10 @@ func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response
 	r.attempts(x, resp, err)
 	data := modelCall{Model: r.Model.Name(), Finish: resp.Finish, FinishDetail: resp.FinishDetail,
 		Usage: resp.Usage, CostMicros: cost, LatencyMS: time.Since(start).Milliseconds(), Tools: withTools}
-	if err != nil {
+	switch {
+	case errors.Is(err, errCancelled):
+		data.Error = "abandoned: the owner cancelled the turn"
+	case err != nil:
 		data.Error = "model call failed"
 	}
 	x.record("model_call", data)

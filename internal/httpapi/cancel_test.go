@@ -221,3 +221,56 @@ func TestCancelRunningTurnStopsBeforeItsNextStep(t *testing.T) {
 		t.Errorf("cancel after the end: %s, want cancelled (idempotent)", again.Status)
 	}
 }
+
+// A running turn whose model call hangs is not awaited when its owner cancels it: the call is
+// abandoned within a few seconds, the turn ends cancelled, the stream says so, and the model's
+// late answer (a write) never runs.
+func TestCancelAbandonsAModelCallInFlight(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	e := newEnv(t, nil, func(llm.Request) (llm.Response, error) {
+		close(entered)
+		<-release // a model that does not answer until the test ends
+		return scripted.Calls(scripted.Call("c1", "create_task", `{"title":"buy milk"}`)), nil
+	})
+	t.Cleanup(func() { close(release) }) // before the server's close, which waits for the turn
+	started := make(chan steward.View, 1)
+	done := make(chan []sseEvent, 1)
+	go func() {
+		done <- e.streamEvents("/v1/chat", `{"message":"add milk"}`, func(ev sseEvent) {
+			if ev.typ == "started" {
+				var v steward.View
+				_ = json.Unmarshal(ev.data, &v)
+				started <- v
+			}
+		})
+	}()
+	var v steward.View
+	select {
+	case v = <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no started event")
+	}
+	<-entered
+	asked := time.Now()
+	viewOf(t, e.cancel(v.TurnID.String(), e.key))
+	var events []sseEvent
+	select {
+	case events = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the turn still waits on its model 10 s after the cancel")
+	}
+	if took := time.Since(asked); took > 5*time.Second {
+		t.Errorf("the cancel took %v to end the turn, want within a few seconds", took)
+	}
+	last := events[len(events)-1]
+	if last.typ != "error" || !strings.Contains(string(last.data), `"status":"cancelled"`) {
+		t.Fatalf("last event %s %s, want error with status cancelled", last.typ, last.data)
+	}
+	got := viewOf(t, e.do(request{method: "GET", path: "/v1/turns/" + v.TurnID.String(), key: e.key}))
+	if got.Status != steward.StatusCancelled || got.Error != steward.CancelledNote {
+		t.Fatalf("GET turn: %s %q, want cancelled", got.Status, got.Error)
+	}
+	if n := len(e.tasks()); n != 0 {
+		t.Errorf("%d tasks after the cancel, want 0", n)
+	}
+}

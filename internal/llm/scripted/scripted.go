@@ -63,7 +63,9 @@ func (m *Model) Name() string { return Name }
 // Generate records req and answers with the next step. When onDelta is non-nil the answer's
 // text is streamed to it word by word before Generate returns. A response with no Finish gets
 // llm.FinishToolCalls or llm.FinishStop from its content, and one with no Model gets Name.
-// A cancelled context fails the call without using a step.
+// A cancelled context fails the call without using a step, and a context cancelled while a
+// step runs fails the call at once with the context's error, as a provider's client would:
+// the step's answer, when it comes, is dropped.
 func (m *Model) Generate(ctx context.Context, req llm.Request, onDelta llm.DeltaFunc) (llm.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return llm.Response{}, err
@@ -81,9 +83,24 @@ func (m *Model) Generate(ctx context.Context, req llm.Request, onDelta llm.Delta
 	if step == nil {
 		return llm.Response{}, fmt.Errorf("%w: call %d, the script has %d steps", ErrExhausted, call, len(m.steps))
 	}
-	resp, err := step(cloneRequest(req))
-	if err != nil {
-		return llm.Response{}, err
+	type answer struct {
+		resp llm.Response
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		resp, err := step(cloneRequest(req))
+		answered <- answer{resp, err}
+	}()
+	var resp llm.Response
+	select {
+	case a := <-answered:
+		if a.err != nil {
+			return llm.Response{}, a.err
+		}
+		resp = a.resp
+	case <-ctx.Done():
+		return llm.Response{}, ctx.Err()
 	}
 	if resp.Finish == "" {
 		resp.Finish = llm.FinishStop

@@ -1,0 +1,53 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// cancelPoll is how often a turn waiting on its model looks whether its owner asked it to
+// stop (docs/ARCHITECTURE.md §2, "Cancelling a turn").
+const cancelPoll = time.Second
+
+// watchCancel returns the context for one model call: it is cancelled, with errCancelled as
+// its cause, when the owner asks the turn to stop while the call is in flight (Runner.Cancel
+// stores the request on the turn, whichever process serves it), so a long model call is
+// abandoned instead of awaited. A watch reads the turn every cancelPoll in its own short
+// transaction and touches nothing of the run; stop ends it.
+func (r *Runner) watchCancel(ctx context.Context, x *run) (watched context.Context, stop func()) {
+	if x.turn.ID == uuid.Nil {
+		return ctx, func() {} // no turn (Runner.Read)
+	}
+	watched, cancel := context.WithCancelCause(ctx)
+	owner, id := x.turn.OwnerID, x.turn.ID
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(cancelPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-watched.Done():
+				return
+			case <-tick.C:
+			}
+			var asked bool
+			err := r.Store.InOwner(watched, owner, func(tx Tx) error {
+				var err error
+				asked, err = tx.Turns.CancelRequested(watched, id)
+				return err
+			})
+			if err == nil && asked {
+				cancel(errCancelled)
+				return
+			}
+		}
+	}()
+	return watched, func() {
+		close(done)
+		cancel(nil)
+	}
+}
