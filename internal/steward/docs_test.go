@@ -10,8 +10,8 @@ import (
 )
 
 // The documentation is part of the product: the README is a front door of at most 15 KB that
-// links to docs/, and every relative link or image in README.md and docs/*.md must lead
-// somewhere — to a file that exists and, with a #fragment, to a heading in it.
+// links to every page of docs/, and every relative link or image in README.md and docs/*.md
+// must lead somewhere — to a file that exists and, with a #fragment, to a heading in it.
 const readmeMaxBytes = 15 * 1024
 
 var (
@@ -42,6 +42,15 @@ func TestDocs(t *testing.T) {
 	for _, file := range append([]string{readme}, docs...) {
 		for _, p := range brokenLinks(t, file) {
 			t.Error(p)
+		}
+	}
+	front, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range docs {
+		if !strings.Contains(string(front), "](docs/"+filepath.Base(doc)+")") {
+			t.Errorf("README.md does not link to docs/%s: every page of docs/ is linked from the front door", filepath.Base(doc))
 		}
 	}
 }
