@@ -1,4 +1,4 @@
-# Steward. The two commands you need: `make run` and `make test` (see README.md).
+# Steward. The two commands you need: `make run` and `make test` (see README.md and docs/DEVELOPMENT.md).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -6,7 +6,7 @@ SHELL := /bin/bash
 
 # The Go toolchain every recipe uses: go.mod requires go1.27.3 (1.26.8 has reachable
 # standard-library vulnerabilities), and any installed go command (1.21 or later) fetches
-# this one from the Go module proxy once, then runs it. Set it in your shell too (README).
+# this one from the Go module proxy once, then runs it. Set it in your shell too (docs/DEVELOPMENT.md).
 export GOTOOLCHAIN := go1.27.3
 
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)

@@ -25,7 +25,7 @@ revoke API keys, and revocation is final; row-level security is enabled and forc
 USING and WITH CHECK on every owner table; no unreviewed SECURITY DEFINER function; every view
 is security_invoker; the audit log is append-only; the app role sees no owner when none is
 set; and which models answer, at what price (a Gemini model without a price fails: see
-STEWARD_MODEL_PRICES in README.md). Exits 1 if any check failed (a warning is not a failure).
+STEWARD_MODEL_PRICES in docs/CONFIGURATION.md). Exits 1 if any check failed (a warning is not a failure).
 `
 
 // Doctor check statuses.

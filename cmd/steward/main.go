@@ -59,7 +59,7 @@ Commands:
   version                        print the version
   help                           print this help
 
-Configuration comes from the environment (see README.md); for the local database:
+Configuration comes from the environment (see docs/CONFIGURATION.md); for the local database:
   eval "$(scripts/devdb env | sed 's/^/export /')"
 `
 

@@ -21,7 +21,7 @@ import (
 const serveUsage = `Usage: steward serve
 
 Runs Steward as one HTTP server on STEWARD_ADDR (default 127.0.0.1:8080): every route of the
-API (see README.md), the scheduler tick every minute (jobs, queued webhook runs, memory
+API (see docs/API.md), the scheduler tick every minute (jobs, queued webhook runs, memory
 ingestion, notification delivery, expiry of old suspended turns) and webhook runs right
 after their 202. Connects as APP_DATABASE_URL (steward_app) and DOOR_DATABASE_URL
 (steward_door: API-key lookups, the scheduler's scans, webhook routing), never as

@@ -264,7 +264,7 @@ func checkDecisions(pending []steward.PendingCall, decisions []steward.Decision)
 
 // checkAlways refuses, before anything is decided, an "always" of unknown scope and one for
 // a tool that does not offer it (money and egress tools: no standing rule may run them
-// without asking, README "Safety, in code").
+// without asking, docs/SECURITY.md "Safety, in code").
 func (r *Runner) checkAlways(pending []steward.PendingCall, byCall map[string]steward.Decision) error {
 	for _, p := range pending {
 		d := byCall[p.CallID]

@@ -290,7 +290,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Runner: a.Runner,
 		Store:  a.Store,
 		// A found key is trusted for auth.CacheTTL without a lookup: a revoked key stops
-		// working within it (README "Configuration", docs/ARCHITECTURE.md §6).
+		// working within it (docs/API.md, docs/ARCHITECTURE.md §6).
 		Auth:             &auth.Cache[store.Principal]{Lookup: a.Door.Authenticate, Now: a.Now},
 		MaxBodyBytes:     cfg.MaxBodyBytes,
 		MaxTurnsPerOwner: cfg.MaxTurnsPerOwner,

@@ -8,7 +8,7 @@ import (
 )
 
 // CacheTTL is how long a key found by a lookup is trusted without asking the database again:
-// the longest a revoked key keeps working in a running process (README "Configuration",
+// the longest a revoked key keeps working in a running process (docs/API.md;
 // docs/ARCHITECTURE.md §6).
 const CacheTTL = 30 * time.Second
 

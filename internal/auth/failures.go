@@ -9,7 +9,8 @@ import (
 )
 
 // FailureLimit unknown keys a minute, per client and per key prefix, before sign-in and the
-// API's key check slow down (README "Configuration", docs/ARCHITECTURE.md §12).
+// API's key check slow down (docs/SECURITY.md, "Failed keys slow down";
+// docs/ARCHITECTURE.md §12).
 const (
 	FailureLimit  = 10
 	FailureWindow = time.Minute

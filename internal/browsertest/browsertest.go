@@ -1,5 +1,5 @@
 // Package browsertest is what the browser tests share: headless Chromium (Debian's chromium
-// package; .ci/run installs it), screenshots for the README, and reading an action's value.
+// package; .ci/run installs it), screenshots for the documentation (docs/screenshots), and reading an action's value.
 // Only tests import it.
 package browsertest
 

@@ -17,7 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Config is every setting Steward has. See the README's configuration table.
+// Config is every setting Steward has. docs/CONFIGURATION.md lists them.
 type Config struct {
 	// DatabaseURL connects as steward_owner, the owner of every table: migrations and the
 	// admin CLI (DATABASE_URL). The runtime never uses it.

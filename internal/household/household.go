@@ -1,4 +1,4 @@
-// Package household is household approvals (issue 17 §2, README "Household approvals";
+// Package household is household approvals (docs/API.md, "Household approvals";
 // migrations/00021_households.sql; docs/ARCHITECTURE.md §5). The operator groups owners of
 // one deployment into a household and gives it policies: a tool, an optional minimum amount
 // and the other members who must also approve. When a member's turn suspends on a matching

@@ -1,4 +1,4 @@
-// Package httpapi is Steward's HTTP API (see the README's API section): one chi router with every route, the
+// Package httpapi is Steward's HTTP API (docs/API.md): one chi router with every route, the
 // middleware around them (request id, logging, panic recovery, body limit, API-key auth),
 // the mapping of error codes to HTTP statuses, and server-sent events for running turns.
 // Lambda functions and `steward serve` all serve the handler New returns.

@@ -17,7 +17,7 @@ import (
 // web app's browser tests): the page shows the raw arguments and one button, opening it
 // decides nothing, and the button decides; before that, the owner's activity page lists the
 // notification with its links hidden. STEWARD_SCREENSHOTS=$PWD/docs/screenshots writes both
-// pages for the README.
+// pages for docs/NOTIFICATIONS.md.
 func TestBrowserLinkPage(t *testing.T) {
 	e := setup(t, true)
 	turn, approve, _ := e.suspend(t)

@@ -1,17 +1,17 @@
-// Package links is one-tap approval from a notification (issue 17 §1, README "Approve from a
+// Package links is one-tap approval from a notification (docs/NOTIFICATIONS.md, "Approve from a
 // notification"). When a turn suspends and its owner has a default notification channel, the
 // transaction that saves the turn also stores a notification listing each pending call and,
 // with STEWARD_PUBLIC_URL and STEWARD_SECRET_KEY set, an approve link and a deny link. A link
-// is a capability: its token is an HMAC under STEWARD_SECRET_KEY of a random link id, only
-// the token's SHA-256 is stored, and the stored notification holds a placeholder naming the
-// link id, which the deliverer expands (Expand) into the link as it sends — so no token is
-// ever in the database. A link is bound to the turn, that
-// suspension, the pending calls with their args hashes and one decision. It is single-use,
-// expires with the suspension (or earlier: STEWARD_LINK_TTL) and is void once the turn was
-// decided anywhere else. Opening a link (GET) only shows a confirmation page: link scanners
-// and chat unfurlers prefetch URLs, so a GET never decides. Its one button POSTs the decision,
-// which goes through agent.Runner.ConfirmWith — the exactly-once claim — and marks the link
-// used in the claim's transaction (docs/ARCHITECTURE.md §2).
+// is a capability: its token is an HMAC under STEWARD_SECRET_KEY of a random link id, only the
+// token's SHA-256 is stored, and the stored notification holds a placeholder naming the link
+// id, which the deliverer expands (Expand) into the link as it sends — so no token is ever in
+// the database. A link is bound to the turn, that suspension, the pending calls with their args
+// hashes and one decision. It is single-use, expires with the suspension (or earlier:
+// STEWARD_LINK_TTL) and is void once the turn was decided anywhere else. Opening a link (GET)
+// only shows a confirmation page: link scanners and chat unfurlers prefetch URLs, so a GET
+// never decides. Its one button POSTs the decision, which goes through agent.Runner.ConfirmWith
+// — the exactly-once claim — and marks the link used in the claim's transaction
+// (docs/ARCHITECTURE.md §2).
 package links
 
 import (

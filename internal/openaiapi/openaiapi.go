@@ -1,4 +1,4 @@
-// Package openaiapi is Steward's OpenAI-compatible face (README "OpenAI-compatible API"):
+// Package openaiapi is Steward's OpenAI-compatible face (docs/API.md, "OpenAI-compatible API"):
 // POST /v1/chat/completions (plain and streamed) and GET /v1/models, so any client of
 // OpenAI's Chat Completions API can talk to Steward. internal/httpapi mounts it behind its
 // bearer-key auth; this package turns requests into turns through Service.

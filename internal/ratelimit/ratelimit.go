@@ -1,6 +1,6 @@
 // Package ratelimit counts attempts per key (a client, an approval link's token, an API
 // key's prefix) in memory, and finds the client a request came from — the one helper every
-// limiter of Steward uses (README "Configuration": STEWARD_TRUSTED_PROXY_HEADER).
+// limiter of Steward uses (docs/CONFIGURATION.md: STEWARD_TRUSTED_PROXY_HEADER).
 //
 // The counts are per process. Under `steward serve` that is the deployment; on Lambda each
 // warm instance counts alone, so a deployment-wide limit needs a WAF rate rule or API

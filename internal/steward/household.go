@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// Household approvals (issue 17 §2, README "Household approvals"): a call of a household
+// Household approvals (docs/API.md, "Household approvals"): a call of a household
 // member that matches one of the household's policies waits for the other members the
 // policy names as well as for its owner.
 

@@ -8,7 +8,7 @@ import (
 )
 
 // LinkCall is one pending call an approval link decides: its id and the args hash the owner
-// was shown (issue 17 §1, README "Approve from a notification").
+// was shown (docs/NOTIFICATIONS.md, "Approve from a notification").
 type LinkCall struct {
 	CallID   string `json:"call_id"`
 	ArgsHash string `json:"args_hash"`

@@ -16,7 +16,7 @@ type Decision struct {
 	ArgsHash string `json:"args_hash"`
 	Message  string `json:"message,omitempty"`
 	// Always, with an approval, stores a standing allow rule so the owner is not asked again;
-	// its scope says for what (README, "Safety, in code"). Empty stores nothing.
+	// its scope says for what (docs/SECURITY.md, "Safety, in code"). Empty stores nothing.
 	Always Always `json:"always,omitempty"`
 }
 

@@ -74,7 +74,7 @@ func TestPipelinedJournalMoveThatMovesNothing(t *testing.T) {
 // TestOwnerTransactionsSetTheSearchSettings: both kinds of owner transaction, WithOwner's and
 // the loop's pipelined one (InOwner), search with the same HNSW settings — an iterative
 // scan and ef_search RecallEfSearch — so a recall in a turn is as good as one through the
-// API (README "Performance", make bench-recall).
+// API (docs/PERFORMANCE.md, make bench-recall).
 func TestOwnerTransactionsSetTheSearchSettings(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -269,7 +269,7 @@ func (s *Store) WithOwner(ctx context.Context, ownerID uuid.UUID, fn func(*Tx) e
 
 // RecallEfSearch is hnsw.ef_search in every owner transaction: the candidate list of an HNSW
 // search (pgvector's default is 40). make bench-recall measures it: at 100,000 chunks of
-// one owner, recall@10 ≥ 0.95 against an exact search (README "Performance").
+// one owner, recall@10 ≥ 0.95 against an exact search (docs/PERFORMANCE.md).
 const RecallEfSearch = 40
 
 // ownerSettings follow app.owner_id in every owner transaction, transaction-locally: the

@@ -168,7 +168,7 @@ func New[A any](name, description string, kind steward.ToolKind, run func(ctx co
 // AlwaysOffered reports whether an approval of this tool may store a standing allow rule
 // ("always"), and whether allow rules apply to it at all. Money and egress (External) tools
 // never offer it: their calls are asked every time, and no rule lifts a cap
-// (README, "Safety, in code").
+// (docs/SECURITY.md, "Safety, in code").
 func (t Tool) AlwaysOffered() bool {
 	return !t.NoAlways && t.Money == nil && !t.External && !t.Egress
 }

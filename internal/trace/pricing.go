@@ -35,7 +35,7 @@ type Price struct {
 // Deliberately absent: the Gemini 2.5 models (shut down or announced for shutdown on the
 // deprecations page), gemini-3.7-flash (deprecated; its requests are routed to
 // gemini-3.8-flash), and preview models. An operator who still uses one prices it with
-// STEWARD_MODEL_PRICES (README.md, "Configuration").
+// STEWARD_MODEL_PRICES (docs/CONFIGURATION.md, "Models and prices").
 var ListPrices = map[string][]Price{
 	"gemini-3.8-flash": {
 		{Input: 0.75, CachedInput: 0.075, Output: 3.75, Until: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)},

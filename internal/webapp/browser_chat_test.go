@@ -235,7 +235,7 @@ func TestBrowserChat(t *testing.T) {
 			t.Errorf("%s: manifest %q, service worker %q; want Steward with 3 icons and /sw.js active", size.name, manifest, worker)
 		}
 
-		// The new chat, light and dark, for the README.
+		// The new chat, light and dark, for docs/WEBAPP.md.
 		step("screenshots", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`#message`)))
 		browsertest.Shot(t, ctx, "new-chat-"+size.name+".png")
 		if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{

@@ -10,7 +10,7 @@ import (
 	"github.com/stewardhq/steward/internal/channel"
 )
 
-// Settings → Notification channels (issue 15 §1; README "Web app"): the owner's channels —
+// Settings → Notification channels (docs/WEBAPP.md, docs/NOTIFICATIONS.md): the owner's channels —
 // never a secret; add one (its secrets in password fields, write-only), remove one, make one
 // the default, and send a test message. Each handler decodes the form, calls channel.Service and renders
 // (docs/ARCHITECTURE.md §7); a channel the service refuses comes back with its message and

@@ -12,7 +12,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 )
 
-// The household inbox (issue 17 §2, README "Household approvals"): GET /household lists the
+// The household inbox (docs/API.md, "Household approvals"): GET /household lists the
 // requests addressed to the signed-in member by the other members of their household, and
 // POST /household/{id} (CSRF) records their vote through household.Service.Decide — the
 // service of POST /v1/household/approvals/{id}, so the same exactly-once resume. The page

@@ -21,8 +21,8 @@ import (
 // (issue 27 §7): a flood of junk tokens slows down the client sending it, and a token
 // hammered slows down only itself.
 
-// linkLimits are the attempts allowed per minute and process (README "Approve from a
-// notification").
+// linkLimits are the attempts allowed per minute and process (docs/NOTIFICATIONS.md,
+// "Approve from a notification").
 const (
 	linkPerClient = 30
 	linkPerToken  = 10

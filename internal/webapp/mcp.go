@@ -10,7 +10,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 )
 
-// Settings → MCP servers (issue 15 §3; README "Web app"): the owner's remote MCP servers
+// Settings → MCP servers (docs/WEBAPP.md; docs/API.md, "Tools from other MCP servers"): the owner's remote MCP servers
 // with their tools — status (enabled, changed, disabled) and class (read, write) — add one
 // (name, URL, an optional Authorization header value, sealed and never shown), approve one
 // again, delete one; per tool, treat a read-annotated tool as a write (or allow it as a read

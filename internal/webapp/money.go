@@ -10,7 +10,7 @@ import (
 	"github.com/stewardhq/steward/internal/ledger"
 )
 
-// The Money page (issue 13; README "Web app"): the owner's accounts with their balances, a
+// The Money page (docs/WEBAPP.md, docs/LEDGER.md): the owner's accounts with their balances, a
 // bank statement import (the ledger service's Import, as POST /v1/ledger/import), this
 // month's spending by category, each budget as a bar and the latest transactions. It reads
 // and writes only through ledger.Service (docs/ARCHITECTURE.md §7).

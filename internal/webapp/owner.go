@@ -21,7 +21,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
-// The owner's pages beyond chat (README "Web app"): the activity feed, memory, and settings
+// The owner's pages beyond chat (docs/WEBAPP.md): the activity feed, memory, and settings
 // with the standing rules, gate mode, kill switch, budget and sessions. Each handler decodes
 // the form, calls a service and renders (docs/ARCHITECTURE.md §7). Bad input re-renders the
 // page with the service's message and a 422; nothing is written.

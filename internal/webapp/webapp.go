@@ -1,4 +1,4 @@
-// Package webapp is Steward's web app (README "Web app"): server-rendered pages on the API's
+// Package webapp is Steward's web app (docs/WEBAPP.md): server-rendered pages on the API's
 // chi router, signed in with an API key into a server-side session, with one small script
 // (assets/app.js) for streaming chat and approval cards. Everything is embedded (go:embed);
 // there is no build step and no inline script, so the Content-Security-Policy forbids it.

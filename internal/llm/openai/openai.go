@@ -1,7 +1,7 @@
 // Package openai is the llm.Model adapter for OpenAI-compatible chat completions
 // (POST {base}/chat/completions), built on github.com/sashabaranov/go-openai: a small client for
 // that wire format with no dependency outside the standard library (the official SDK,
-// github.com/openai/openai-go, added 16 MB to every Lambda bootstrap; README.md, Libraries).
+// github.com/openai/openai-go, added 16 MB to every Lambda bootstrap; docs/DEPENDENCIES.md).
 // Any server speaking that API works through BaseURL: OpenAI, OpenRouter, a local Ollama or
 // vLLM.
 //

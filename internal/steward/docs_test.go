@@ -1,0 +1,189 @@
+package steward_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The documentation is part of the product: the README is a front door of at most 15 KB that
+// links to every page of docs/, and every relative link or image in README.md and docs/*.md
+// must lead somewhere — to a file that exists and, with a #fragment, to a heading in it.
+const readmeMaxBytes = 15 * 1024
+
+var (
+	// mdLink matches [text](target) and ![alt](target); the target ends at a space (a title
+	// follows) or the closing parenthesis.
+	mdLink = regexp.MustCompile(`!?\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
+	// htmlRef matches src="…" and href="…" of inline HTML (images laid out side by side).
+	htmlRef   = regexp.MustCompile(`(?:src|href)="([^"]+)"`)
+	codeSpan  = regexp.MustCompile("`[^`]*`")
+	htmlNote  = regexp.MustCompile(`(?s)<!--.*?-->`)
+	slugStrip = regexp.MustCompile(`[^\p{L}\p{N} _-]`)
+)
+
+func TestDocs(t *testing.T) {
+	root := filepath.Join("..", "..")
+	readme := filepath.Join(root, "README.md")
+	info, err := os.Stat(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Size() > readmeMaxBytes {
+		t.Errorf("README.md is %d bytes; keep it a front door of at most %d (15 KB) and move the detail into docs/", info.Size(), readmeMaxBytes)
+	}
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range append([]string{readme}, docs...) {
+		for _, p := range brokenLinks(t, file) {
+			t.Error(p)
+		}
+	}
+	front, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range docs {
+		if !strings.Contains(string(front), "](docs/"+filepath.Base(doc)+")") {
+			t.Errorf("README.md does not link to docs/%s: every page of docs/ is linked from the front door", filepath.Base(doc))
+		}
+	}
+}
+
+// TestDocsReadmeTestCommand: the README's test command is the one the CI runs.
+func TestDocsReadmeTestCommand(t *testing.T) {
+	root := filepath.Join("..", "..")
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile("(?m)^make test\\b").Match(readme) {
+		t.Error("README.md does not show the test command `make test` at the start of a line")
+	}
+	if !regexp.MustCompile(`(?m)^step "[^"]*" make (--no-print-directory )?test$`).Match(ci) {
+		t.Error(".ci/run does not run `make test` as a step: the README's test command must be what CI runs")
+	}
+}
+
+// TestDocsCatchesABrokenLink: the check is not vacuous.
+func TestDocsCatchesABrokenLink(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "b.md"), []byte("# B\n\n## Real heading\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(dir, "a.md")
+	body := "# A `code`\n\n[ok](b.md) [ok](b.md#real-heading) [ok](#a-code) [web](https://example.com)\n" +
+		"`[in code](gone.md)`\n```\n[in a fence](gone.md)\n```\n<!-- [in a comment](gone.md) -->\n" +
+		"[gone](gone.md) ![gone](img/none.png) [bad anchor](b.md#nowhere) <img src=\"none.png\">\n"
+	if err := os.WriteFile(a, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := brokenLinks(t, a)
+	want := []string{"gone.md", "img/none.png", "b.md#nowhere", "none.png"}
+	if len(got) != len(want) {
+		t.Fatalf("broken links = %q; want the %d of %q", got, len(want), want)
+	}
+	for i, w := range want {
+		if !strings.Contains(got[i], w) {
+			t.Errorf("broken link %d = %q; want it to name %q", i, got[i], w)
+		}
+	}
+}
+
+// brokenLinks lists, in order, each relative link or image of file whose target does not exist,
+// or whose #fragment names no heading of its Markdown target. Links in code and comments are
+// not links.
+func brokenLinks(t *testing.T, file string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var broken []string
+	inFence := false
+	for n, line := range strings.Split(htmlNote.ReplaceAllString(string(raw), ""), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			continue
+		}
+		line = codeSpan.ReplaceAllString(line, "")
+		var targets []string
+		for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
+			targets = append(targets, m[1])
+		}
+		for _, m := range htmlRef.FindAllStringSubmatch(line, -1) {
+			targets = append(targets, m[1])
+		}
+		for _, target := range targets {
+			if problem := checkTarget(t, file, target); problem != "" {
+				broken = append(broken, fmt.Sprintf("%s:%d: %s: %s", file, n+1, target, problem))
+			}
+		}
+	}
+	return broken
+}
+
+// checkTarget says what is wrong with one link target of file, or "".
+func checkTarget(t *testing.T, file, target string) string {
+	if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+		return ""
+	}
+	path, fragment, _ := strings.Cut(target, "#")
+	dest := file
+	if path != "" {
+		dest = filepath.Join(filepath.Dir(file), filepath.FromSlash(path))
+		if _, err := os.Stat(dest); err != nil {
+			return "no such file"
+		}
+	}
+	if fragment == "" || !strings.HasSuffix(dest, ".md") {
+		return ""
+	}
+	if !headingAnchors(t, dest)[fragment] {
+		return "no heading with this anchor in " + filepath.Base(dest)
+	}
+	return ""
+}
+
+// headingAnchors are the anchors GitHub gives the headings of a Markdown file: lowercased,
+// punctuation dropped, spaces as hyphens, and -1, -2… on repeats.
+func headingAnchors(t *testing.T, file string) map[string]bool {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := map[string]bool{}
+	seen := map[string]int{}
+	inFence := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			inFence = !inFence
+			continue
+		}
+		if inFence || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		text := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		slug := strings.ReplaceAll(slugStrip.ReplaceAllString(strings.ToLower(text), ""), " ", "-")
+		if k := seen[slug]; k > 0 {
+			anchors[fmt.Sprintf("%s-%d", slug, k)] = true
+		} else {
+			anchors[slug] = true
+		}
+		seen[slug]++
+	}
+	return anchors
+}
