@@ -49,12 +49,12 @@ type Runner struct {
 	Price func(model string, u steward.Usage) int64
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// OwnerTools returns an owner's own tools — their MCP servers' (issue 15 §3) — added to
+	// OwnerTools returns an owner's own tools — their MCP servers' — added to
 	// Tools for one turn. It reads them in the transaction that starts the turn, or claims it
 	// for a resume or a continuation, under a savepoint (Tx.Try); it must not leave the
 	// database. An error leaves the turn with Tools alone. Nil adds none.
 	OwnerTools func(ctx context.Context, tx Tx) ([]tools.Tool, error)
-	// Suspended runs in the transaction that saves a suspended turn (issue 17 §1: the
+	// Suspended runs in the transaction that saves a suspended turn (the
 	// notification with one-tap links, internal/links); its error rolls the save back. Nil
 	// does nothing.
 	Suspended func(ctx context.Context, tx Tx, turn steward.Turn) error
@@ -73,7 +73,7 @@ type Runner struct {
 	// ContinueMargin is the time before ctx's deadline under which a turn stops between
 	// steps and continues elsewhere (continue.go); zero means 30s.
 	ContinueMargin time.Duration
-	// Hold runs in a confirm's transaction before the claim (issue 17 §2: household
+	// Hold runs in a confirm's transaction before the claim (household
 	// approvals, internal/household). held commits what Hold wrote and keeps the turn
 	// suspended (the confirm returns its view, awaiting the members: view); otherwise story,
 	// when not nil, is recorded as a household_approval event of the resumed turn. Its error

@@ -11,7 +11,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 )
 
-// The context budget (issue 16; docs/ARCHITECTURE.md §2, "The context budget"): a turn's
+// The context budget (docs/ARCHITECTURE.md §2, "The context budget"): a turn's
 // request is kept under Runner.ContextTokens estimated input tokens. History is evicted by
 // turn groups — a user message and every model and tool message after it, so a call is never
 // separated from its result — oldest first. Never evicted: the system prompt, the tool

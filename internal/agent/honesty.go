@@ -10,7 +10,7 @@ import (
 
 // EventUnverifiedClaim is the audit event of a completed turn whose answer claims an action
 // ("I added…", "I sent…") while the turn's call journal shows no write executed: the honesty
-// check (issue 16). It flags, it does not rewrite the answer; the evals count it.
+// check. It flags, it does not rewrite the answer; the evals count it.
 const EventUnverifiedClaim = "unverified_claim"
 
 // claimRE matches a first-person claim of a done action: "I added", "I've scheduled",

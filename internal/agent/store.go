@@ -26,10 +26,10 @@ type Tx struct {
 	Rules         Rules
 	Data          tools.Data
 	Ledger        tools.Ledger
-	// Links are the one-tap approval links (issue 17 §1); only Runner.Suspended and
+	// Links are the one-tap approval links; only Runner.Suspended and
 	// ConfirmWith's hook use them.
 	Links Links
-	// Household is the owner's side of household approvals (issue 17 §2); only the hooks
+	// Household is the owner's side of household approvals; only the hooks
 	// (Runner.Suspended, Runner.Hold) use it.
 	Household Household
 	// Memory and MCP are the reads of a turn's start (and a confirm's claim, for MCP) that

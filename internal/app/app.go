@@ -239,11 +239,11 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if a.runs != nil {
 		a.Runner.Continue = a.sendContinue
 	}
-	// One-tap approval links in the notification of a suspended turn (issue 17 §1).
+	// One-tap approval links in the notification of a suspended turn.
 	approvalLinks := &links.Service{Store: a.Store, Door: a.Door, Runner: a.Runner, PublicURL: cfg.PublicURL, Key: cfg.SecretKey,
 		TTL: cfg.LinkTTL, Now: a.Now}
-	// Household approvals: a matching call also waits for the members its policy names
-	// (issue 17 §2); the turn is filed for them in the same transaction as the links.
+	// Household approvals: a matching call also waits for the members its policy names;
+	// the turn is filed for them in the same transaction as the links.
 	households := &household.Service{Store: a.Store, Runner: a.Runner, Now: a.Now}
 	a.Runner.Suspended = func(ctx context.Context, tx agent.Tx, turn steward.Turn) error {
 		if err := households.Suspended(ctx, tx, turn); err != nil {
@@ -256,7 +256,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if err != nil {
 		return nil, err
 	}
-	// The owner's remote MCP servers: their tools join each of the owner's turns (issue 15 §3).
+	// The owner's remote MCP servers: their tools join each of the owner's turns.
 	mcpServers := &mcpclient.Service{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow, Timeout: cfg.MCPTimeout}),
 		Timeout: cfg.MCPTimeout, Sealer: sealer, Now: a.Now}
 	a.Runner.OwnerTools = mcpServers.Tools
@@ -265,7 +265,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a.Deliverer = &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}),
 		Sealer: sealer, Sender: sender, Channels: a.Door, Expand: approvalLinks.Expand, Now: a.Now}
 	// Telegram notifications carry Approve/Deny buttons when the callback route can receive
-	// them (STEWARD_TELEGRAM_WEBHOOK_SECRET set, issue 17 §1).
+	// them (STEWARD_TELEGRAM_WEBHOOK_SECRET set).
 	telegram := &links.Telegram{Links: approvalLinks, Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}
 	if cfg.TelegramWebhookSecret != "" {
 		a.Deliverer.Buttons = approvalLinks.Buttons

@@ -20,7 +20,7 @@ type SoakResult struct {
 	Elapsed time.Duration
 }
 
-// Soak is `benchcycle -soak N` (make bench-soak), issue 14's memory target: it sets up
+// Soak is `benchcycle -soak N` (make bench-soak), the memory target (docs/PERFORMANCE.md): it sets up
 // o.Database as Run does, starts the real `steward serve` (directly on PostgreSQL, no
 // counting proxy) with the fake Gemini, drives n sequential suspend → approve cycles over
 // HTTP, and samples the serve process's RSS (VmRSS of /proc/<pid>/status) every n/10 cycles,

@@ -1,4 +1,4 @@
-// Package document reads the owner's documents (issue 12): Extract turns a document's bytes
+// Package document reads the owner's documents: Extract turns a document's bytes
 // into text — github.com/ledongthuc/pdf for PDF, archive/zip and encoding/xml for DOCX and
 // XLSX, encoding/csv, and codeberg.org/readeck/go-readability for HTML — and refuses
 // encrypted, corrupt, decompression-bomb, oversized and unknown documents with a client error

@@ -22,7 +22,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 )
 
-// The token estimate's calibration (issue 16): the context budget estimates a request's input
+// The token estimate's calibration: the context budget estimates a request's input
 // tokens from characters (agent.TokenRates, one rate for prose, one for JSON); Calibrate
 // compares that estimate with Gemini's countTokens on a fixed calibration set and reports the
 // error per class. The counts come through a fixture file (CountFixtureFile): recorded once from

@@ -1,4 +1,4 @@
-// Package eval is Steward's eval suite (issue 16): tasks in data files (evals/*.json), each run
+// Package eval is Steward's eval suite: tasks in data files (evals/*.json), each run
 // on a fresh owner in a real database through the real agent loop with whatever model the
 // configuration chose (the offline demo model, replayed fixtures, or a real model), checked
 // deterministically on outcomes — tools called, arguments (subset), writes proposed, the final

@@ -1,4 +1,4 @@
-// Package ledger is the owner's double-entry book (issue 13; docs/ARCHITECTURE.md §6): bank
+// Package ledger is the owner's double-entry book (docs/ARCHITECTURE.md §6): bank
 // statement import into balanced transactions. The store's Ledger repository holds the rows;
 // the database refuses any transaction whose postings do not sum to zero.
 package ledger

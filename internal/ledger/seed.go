@@ -16,7 +16,7 @@ import (
 	"github.com/stewardhq/steward/internal/tools"
 )
 
-// The seeded history (issue 13): six months of one household's Giro account, the same every
+// The seeded history: six months of one household's Giro account, the same every
 // time (a fixed random seed), for the demo and the evals. SeedKey says what it planted, so
 // tests can score find_subscriptions and find_anomalies against it.
 

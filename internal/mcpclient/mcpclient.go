@@ -1,4 +1,4 @@
-// Package mcpclient is the service of the owner's remote MCP servers (issue 15 §3): it
+// Package mcpclient is the service of the owner's remote MCP servers: it
 // registers a server (through the egress guard, with the official go-sdk's streamable HTTP
 // client), approves its tools by the SHA-256 of each one's name, description and input
 // schema, lists and deletes servers, and turns the approved tools into tools.Tool values

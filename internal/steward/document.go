@@ -6,8 +6,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// Document is a stored document's metadata, as the owner and the document tools see it
-// (issue 12).
+// Document is a stored document's metadata, as the owner and the document tools see it.
 type Document struct {
 	ID          uuid.UUID `json:"id"`
 	Name        string    `json:"name"`

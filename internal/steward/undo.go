@@ -7,7 +7,7 @@ import (
 )
 
 // DefaultUndoWindow is how long after it ran a database-local write can be undone when
-// STEWARD_UNDO_WINDOW is not set (issue 17 §3).
+// STEWARD_UNDO_WINDOW is not set.
 const DefaultUndoWindow = 10 * time.Minute
 
 // The operations an Inverse performs, one for each kind of database-local write.

@@ -71,7 +71,7 @@ type View struct {
 	CreatedAt      time.Time     `json:"created_at"`
 	ExpiresAt      *time.Time    `json:"expires_at,omitempty"`
 	// Awaiting says whom a suspended turn still waits for after its owner decided
-	// (household approvals, issue 17 §2).
+	// (household approvals).
 	Awaiting string `json:"awaiting,omitempty"`
 	// CancelRequested says the owner asked the turn to stop: a running turn ends cancelled at
 	// its next step boundary.

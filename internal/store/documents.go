@@ -10,7 +10,7 @@ import (
 	"github.com/stewardhq/steward/db"
 )
 
-// Documents: the owner's uploaded and saved documents (issue 12); their chunks are memory
+// Documents: the owner's uploaded and saved documents; their chunks are memory
 // chunks of source_kind "document".
 
 // Document sources: who stored a document.

@@ -13,8 +13,8 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 )
 
-// Household is an owner's side of household approvals (migrations/00021_households.sql,
-// issue 17 §2): the calls it files for its household's approval, the votes on its own
+// Household is an owner's side of household approvals (migrations/00021_households.sql):
+// the calls it files for its household's approval, the votes on its own
 // turns (through the reviewed SECURITY DEFINER functions, keyed on app.owner_id), and its
 // inbox of requests addressed to it (its own rows, under owner_isolation).
 type Household struct{ *conn }

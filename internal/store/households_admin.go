@@ -13,7 +13,7 @@ import (
 )
 
 // The operator's household administration (`steward households`, as steward_owner through
-// the "directory" policies; migrations/00021_households.sql, issue 17 §2).
+// the "directory" policies; migrations/00021_households.sql).
 
 // HouseholdInfo is a household and its members.
 type HouseholdInfo struct {

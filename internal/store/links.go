@@ -14,8 +14,8 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 )
 
-// Links are the owner's one-tap approval links (migrations/00019_approval_links.sql, issue 17
-// §1): created in the transaction that saves a suspended turn, marked used in the claim's.
+// Links are the owner's one-tap approval links (migrations/00019_approval_links.sql):
+// created in the transaction that saves a suspended turn, marked used in the claim's.
 type Links struct{ *conn }
 
 // Notifiable is true when the owner has an enabled default notification channel.

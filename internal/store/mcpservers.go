@@ -14,7 +14,7 @@ import (
 )
 
 // MCPServers: the remote MCP servers an owner registered and the tools of each the owner
-// approved (issue 15 §3). Header values are stored for the calls and never returned by any
+// approved. Header values are stored for the calls and never returned by any
 // face; the service only ever shows their names.
 
 // MCPServer is a registered server.

@@ -1,4 +1,4 @@
-// Package undo is the undo window (issue 17 §3; docs/ARCHITECTURE.md §2): a succeeded
+// Package undo is the undo window (docs/ARCHITECTURE.md §2): a succeeded
 // database-local write journaled its inverse when it ran, and Service.Undo applies that
 // inverse once, within the window, in one owner transaction, recording an "undone" event in
 // the turn's audit story. Writes with effects outside the database have no inverse and are
