@@ -117,6 +117,8 @@ type Channel struct {
 	Settings json.RawMessage `json:"settings,omitempty"`
 	// Secret is the AES-GCM sealed secret; it never leaves the server (json:"-").
 	Secret []byte `json:"-"`
+	// GoneAt is when the destination said it no longer exists (MarkChannelGone).
+	GoneAt *time.Time `json:"gone_at,omitempty"`
 }
 
 // NewChannel is a channel to create; MakeDefault makes it the owner's default (their first
@@ -484,7 +486,15 @@ func (t Deliveries) MakeDefaultChannel(ctx context.Context, name string) (Channe
 
 func toChannel(r db.NotificationChannel) Channel {
 	return Channel{ID: r.ID, Name: r.Name, Kind: r.Kind, URL: r.Url, Topic: r.Topic, Default: r.IsDefault, Enabled: r.Enabled,
-		CreatedAt: r.CreatedAt, Settings: r.Settings, Secret: r.Secret}
+		CreatedAt: r.CreatedAt, Settings: r.Settings, Secret: r.Secret, GoneAt: r.GoneAt}
+}
+
+// MarkChannelGone disables the named channel because its destination no longer exists (a Web
+// Push subscription's 404 or 410), recording since when; a channel already gone keeps its
+// first time.
+func (t Deliveries) MarkChannelGone(ctx context.Context, name string, at time.Time) error {
+	_, err := t.q.MarkChannelGone(ctx, db.MarkChannelGoneParams{OwnerID: t.ownerID, Name: name, GoneAt: &at})
+	return err
 }
 
 // ClaimDeliveries leases up to limit notifications due for delivery at now (created since

@@ -133,6 +133,9 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 				t.Fatal(err)
 			}
 			v.channel = ch.URL
+			if ch.GoneAt != nil || !ch.Enabled {
+				v.channel += " (gone)"
+			}
 			run, err := tx.Runs.Get(ctx, aa.run.ID)
 			if err != nil {
 				t.Fatal(err)
@@ -266,6 +269,13 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		}
 		if err := tx.Deliveries.DeleteChannelNamed(ctx, "alerts"); err != nil {
 			t.Errorf("bob's delete of his named channel: %v", err)
+		}
+		covers("Deliveries.MarkChannelGone")
+		if err := tx.Deliveries.MarkChannelGone(ctx, "webhook", time.Now()); err != nil {
+			t.Errorf("bob marks his channel gone: %v", err)
+		}
+		if ch, err := tx.Deliveries.ChannelNamed(ctx, "webhook"); err != nil || ch.GoneAt == nil || ch.Enabled {
+			t.Errorf("bob's channel after gone: %+v, %v", ch, err)
 		}
 		failed, err := tx.Outbox.FailedIngests(ctx, 100)
 		if err != nil || slices.ContainsFunc(failed, func(f FailedIngest) bool { return f.ID == a.ingest }) {
