@@ -167,7 +167,11 @@ func (s *Service) Endpoint(b *Browser) string {
 func (s *Service) Answer(status int) { s.mu.Lock(); s.status = status; s.mu.Unlock() }
 
 // Pushes are the pushes taken, in order.
-func (s *Service) Pushes() []Push { s.mu.Lock(); defer s.mu.Unlock(); return append([]Push(nil), s.pushes...) }
+func (s *Service) Pushes() []Push {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Push(nil), s.pushes...)
+}
 
 // Refused are the reasons of the requests refused (a bad signature, a bad body).
 func (s *Service) Refused() []string {
