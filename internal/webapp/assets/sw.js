@@ -93,6 +93,9 @@ function show(url) {
   url = local(url) || "/approvals";
   return self.clients.matchAll({ type: "window", includeUncontrolled: true }).then(function (list) {
     if (!list.length) return self.clients.openWindow(url);
-    return list[0].focus().then(function (c) { return c.navigate(url); }).catch(function () { return self.clients.openWindow(url); });
+    var win = list[0];
+    return win.navigate(url).then(function (c) {
+      return (c || win).focus().catch(function () { return c; });
+    }).catch(function () { return self.clients.openWindow(url); });
   });
 }
