@@ -142,6 +142,7 @@ func TestBrowserPushApprove(t *testing.T) {
 		chromedp.Poll[chromedp.Void](`document.getElementById("push-status").textContent.indexOf("Done") === 0`, chromedp.WithPollingTimeout(10*time.Second)),
 		browsertest.Into(&status, chromedp.Text(chromedp.CSS(`#push-status`))),
 		browsertest.Into(&usedKey, chromedp.Evaluate[string](`window.__subscribedWith || ""`)))
+	browsertest.Shot(t, bctx, "settings-push-desktop.png")
 	if !strings.Contains(status, `“laptop”`) || usedKey != public {
 		t.Fatalf("status %q, subscribed with key %q; want laptop saved, subscribed with the server's VAPID key %q", status, usedKey, public)
 	}
