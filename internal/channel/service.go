@@ -70,7 +70,7 @@ func (s *Service) List(ctx context.Context, ownerID uuid.UUID) ([]View, error) {
 	var chs []store.Channel
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		chs, err = tx.Deliveries.Channels(ctx)
+		chs, err = tx.Channels.List(ctx)
 		return err
 	})
 	if err != nil {
@@ -111,7 +111,7 @@ func (s *Service) Add(ctx context.Context, ownerID uuid.UUID, in Input) (View, e
 	var c store.Channel
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		c, err = tx.Deliveries.CreateChannel(ctx, store.NewChannel{Name: t.Name, Kind: t.Kind, URL: t.URL, Topic: t.Topic,
+		c, err = tx.Channels.Create(ctx, store.NewChannel{Name: t.Name, Kind: t.Kind, URL: t.URL, Topic: t.Topic,
 			Settings: t.Settings.json(), Secret: sealed, MakeDefault: in.Default})
 		return err
 	})
@@ -145,7 +145,7 @@ func (s *Service) newSubscription(ctx context.Context, ownerID uuid.UUID, t Targ
 	var chs []store.Channel
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		chs, err = tx.Deliveries.Channels(ctx)
+		chs, err = tx.Channels.List(ctx)
 		return err
 	})
 	if err != nil {
@@ -166,7 +166,7 @@ func (s *Service) newSubscription(ctx context.Context, ownerID uuid.UUID, t Targ
 // becomes the default. Notifications naming it fail with a clear error (nothing else lost).
 func (s *Service) Remove(ctx context.Context, ownerID uuid.UUID, name string) error {
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		return tx.Deliveries.DeleteChannelNamed(ctx, name)
+		return tx.Channels.Delete(ctx, name)
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return steward.Errorf(steward.CodeNotFound, "there is no channel named %q", name)
@@ -181,7 +181,7 @@ func (s *Service) MakeDefault(ctx context.Context, ownerID uuid.UUID, name strin
 	var c store.Channel
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		c, err = tx.Deliveries.MakeDefaultChannel(ctx, name)
+		c, err = tx.Channels.MakeDefault(ctx, name)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -206,7 +206,7 @@ func (s *Service) Test(ctx context.Context, ownerID uuid.UUID, name string) (Tes
 	var c store.Channel
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		c, err = tx.Deliveries.ChannelNamed(ctx, name)
+		c, err = tx.Channels.Named(ctx, name)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -231,7 +231,7 @@ func (s *Service) Test(ctx context.Context, ownerID uuid.UUID, name string) (Tes
 	}
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		if errors.Is(sendErr, ErrGone) {
-			if err := tx.Deliveries.MarkChannelGone(ctx, name, now()); err != nil {
+			if err := tx.Channels.MarkGone(ctx, name, now()); err != nil {
 				return err
 			}
 		}

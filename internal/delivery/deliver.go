@@ -111,7 +111,7 @@ func (d *Deliverer) SetChannel(ctx context.Context, ownerID uuid.UUID, rawURL, t
 	var ch store.Channel
 	err := d.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		ch, err = tx.Deliveries.SetChannel(ctx, rawURL, topic)
+		ch, err = tx.Channels.SetWebhook(ctx, rawURL, topic)
 		return err
 	})
 	return ch, err
@@ -125,7 +125,7 @@ func (d *Deliverer) Flush(ctx context.Context, ownerID uuid.UUID) error {
 	var due []store.Notification
 	now := d.now()
 	err := d.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		all, err := tx.Deliveries.Channels(ctx)
+		all, err := tx.Channels.List(ctx)
 		if err != nil {
 			return err
 		}
@@ -192,7 +192,7 @@ func (d *Deliverer) deliver(ctx context.Context, ownerID uuid.UUID, chs []store.
 			next = &t
 		}
 		if errors.Is(sendErr, channel.ErrGone) {
-			if err := tx.Deliveries.MarkChannelGone(ctx, ch.Name, d.now()); err != nil {
+			if err := tx.Channels.MarkGone(ctx, ch.Name, d.now()); err != nil {
 				return err
 			}
 		}

@@ -266,14 +266,14 @@ func (s *Service) checkVAPID(h string) error {
 	if head.Alg != "ES256" {
 		return fmt.Errorf("alg %q, want ES256", head.Alg)
 	}
-	pub, _ := base64.RawURLEncoding.DecodeString(key)
-	x, y := elliptic.Unmarshal(elliptic.P256(), pub) //nolint:staticcheck // the uncompressed point, as RFC 8292 sends it
+	raw, _ := base64.RawURLEncoding.DecodeString(key)
+	pub, perr := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), raw)
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if x == nil || err != nil || len(sig) != 64 {
+	if perr != nil || err != nil || len(sig) != 64 {
 		return errors.New("the key or the signature is malformed")
 	}
 	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if !ecdsa.Verify(&ecdsa.PublicKey{Curve: elliptic.P256(), X: x, Y: y}, digest[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+	if !ecdsa.Verify(pub, digest[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
 		return errors.New("the JWT's signature does not verify with k")
 	}
 	now := time.Now()
