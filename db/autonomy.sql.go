@@ -186,7 +186,7 @@ INSERT INTO notification_channels (owner_id, name, kind, url, topic, settings, s
 VALUES ($1, $2, $3, $4, $5, $6,
     $7, true,
     $8::boolean OR NOT EXISTS (SELECT 1 FROM notification_channels d WHERE d.owner_id = $1 AND d.is_default))
-RETURNING id, owner_id, kind, url, topic, enabled, created_at, name, is_default, settings, secret
+RETURNING id, owner_id, kind, url, topic, enabled, created_at, name, is_default, settings, secret, gone_at
 `
 
 type CreateChannelParams struct {
@@ -225,6 +225,7 @@ func (q *Queries) CreateChannel(ctx context.Context, arg CreateChannelParams) (N
 		&i.IsDefault,
 		&i.Settings,
 		&i.Secret,
+		&i.GoneAt,
 	)
 	return i, err
 }
@@ -441,7 +442,7 @@ func (q *Queries) FinishRun(ctx context.Context, arg FinishRunParams) (JobRun, e
 }
 
 const getChannel = `-- name: GetChannel :one
-SELECT id, owner_id, kind, url, topic, enabled, created_at, name, is_default, settings, secret FROM notification_channels WHERE owner_id = $1 AND is_default
+SELECT id, owner_id, kind, url, topic, enabled, created_at, name, is_default, settings, secret, gone_at FROM notification_channels WHERE owner_id = $1 AND is_default
 `
 
 func (q *Queries) GetChannel(ctx context.Context, ownerID uuid.UUID) (NotificationChannel, error) {
@@ -459,12 +460,13 @@ func (q *Queries) GetChannel(ctx context.Context, ownerID uuid.UUID) (Notificati
 		&i.IsDefault,
 		&i.Settings,
 		&i.Secret,
+		&i.GoneAt,
 	)
 	return i, err
 }
 
 const getChannelByName = `-- name: GetChannelByName :one
-SELECT id, owner_id, kind, url, topic, enabled, created_at, name, is_default, settings, secret FROM notification_channels WHERE owner_id = $1 AND name = $2
+SELECT id, owner_id, kind, url, topic, enabled, created_at, name, is_default, settings, secret, gone_at FROM notification_channels WHERE owner_id = $1 AND name = $2
 `
 
 type GetChannelByNameParams struct {
@@ -487,6 +489,7 @@ func (q *Queries) GetChannelByName(ctx context.Context, arg GetChannelByNamePara
 		&i.IsDefault,
 		&i.Settings,
 		&i.Secret,
+		&i.GoneAt,
 	)
 	return i, err
 }
@@ -590,7 +593,7 @@ func (q *Queries) InsertDelivery(ctx context.Context, arg InsertDeliveryParams) 
 }
 
 const listChannels = `-- name: ListChannels :many
-SELECT id, owner_id, kind, url, topic, enabled, created_at, name, is_default, settings, secret FROM notification_channels WHERE owner_id = $1 ORDER BY name
+SELECT id, owner_id, kind, url, topic, enabled, created_at, name, is_default, settings, secret, gone_at FROM notification_channels WHERE owner_id = $1 ORDER BY name
 `
 
 func (q *Queries) ListChannels(ctx context.Context, ownerID uuid.UUID) ([]NotificationChannel, error) {
@@ -614,6 +617,7 @@ func (q *Queries) ListChannels(ctx context.Context, ownerID uuid.UUID) ([]Notifi
 			&i.IsDefault,
 			&i.Settings,
 			&i.Secret,
+			&i.GoneAt,
 		); err != nil {
 			return nil, err
 		}
@@ -857,6 +861,27 @@ type MakeDefaultChannelParams struct {
 // is cleared by its own statement first).
 func (q *Queries) MakeDefaultChannel(ctx context.Context, arg MakeDefaultChannelParams) (int64, error) {
 	result, err := q.db.Exec(ctx, makeDefaultChannel, arg.OwnerID, arg.Name)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const markChannelGone = `-- name: MarkChannelGone :execrows
+UPDATE notification_channels SET enabled = false, gone_at = $1
+WHERE owner_id = $2 AND name = $3 AND gone_at IS NULL
+`
+
+type MarkChannelGoneParams struct {
+	GoneAt  *time.Time
+	OwnerID uuid.UUID
+	Name    string
+}
+
+// The destination answered that it no longer exists (a Web Push subscription's 404 or 410):
+// the channel is disabled, and gone_at says since when.
+func (q *Queries) MarkChannelGone(ctx context.Context, arg MarkChannelGoneParams) (int64, error) {
+	result, err := q.db.Exec(ctx, markChannelGone, arg.GoneAt, arg.OwnerID, arg.Name)
 	if err != nil {
 		return 0, err
 	}
@@ -1190,7 +1215,7 @@ INSERT INTO notification_channels (owner_id, name, kind, url, topic, enabled, is
 VALUES ($1, 'webhook', 'webhook', $2, $3, true, true)
 ON CONFLICT (owner_id, name) DO UPDATE SET kind = 'webhook', url = excluded.url, topic = excluded.topic,
     settings = '{}', secret = NULL, enabled = true, is_default = true, created_at = now()
-RETURNING id, owner_id, kind, url, topic, enabled, created_at, name, is_default, settings, secret
+RETURNING id, owner_id, kind, url, topic, enabled, created_at, name, is_default, settings, secret, gone_at
 `
 
 type UpsertChannelParams struct {
@@ -1215,6 +1240,7 @@ func (q *Queries) UpsertChannel(ctx context.Context, arg UpsertChannelParams) (N
 		&i.IsDefault,
 		&i.Settings,
 		&i.Secret,
+		&i.GoneAt,
 	)
 	return i, err
 }

@@ -271,6 +271,7 @@ type NotificationChannel struct {
 	IsDefault bool
 	Settings  []byte
 	Secret    []byte
+	GoneAt    *time.Time
 }
 
 type Owner struct {

@@ -141,6 +141,12 @@ DELETE FROM notification_channels WHERE owner_id = sqlc.arg(owner_id) AND name =
 -- is cleared by its own statement first).
 UPDATE notification_channels SET is_default = true WHERE owner_id = sqlc.arg(owner_id) AND name = sqlc.arg(name);
 
+-- name: MarkChannelGone :execrows
+-- The destination answered that it no longer exists (a Web Push subscription's 404 or 410):
+-- the channel is disabled, and gone_at says since when.
+UPDATE notification_channels SET enabled = false, gone_at = sqlc.arg(gone_at)
+WHERE owner_id = sqlc.arg(owner_id) AND name = sqlc.arg(name) AND gone_at IS NULL;
+
 -- name: PromoteDefaultChannel :exec
 -- After the default channel is removed, the oldest remaining one becomes the default.
 UPDATE notification_channels SET is_default = true

@@ -48,7 +48,8 @@ Commands:
   control stop|resume|status     the kill switch, for the deployment or one owner (--owner)
   jobs list|add|remove|run NAME  scheduled jobs (morning-briefing, weekly-review)
   webhooks add --source NAME     an incoming signed webhook (secret shown once)
-  channels add|list|remove|test  notification channels (ntfy, telegram, slack, email, webhook)
+  channels add|list|remove|test  notification channels (ntfy, telegram, slack, email, webhook, webpush)
+  vapid-keys                     print a new Web Push key pair (STEWARD_VAPID_PUBLIC_KEY, _PRIVATE_KEY)
   mcp list|tool                  the owner's MCP servers; set one tool a write or disabled (steward mcp help)
   rules list|add|remove          the owner's standing rules, exact or pattern (steward rules help)
   memory consolidate             supersede near-duplicate memories, summarise old conversations
@@ -84,6 +85,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "version", "--version":
 		fmt.Fprintln(stdout, "steward", buildVersion())
 		return nil
+	case "vapid-keys":
+		return vapidKeys(e)
 	}
 	commands := map[string]func(context.Context, env, config.Config, []string) error{
 		"migrate":    runMigrate,

@@ -262,8 +262,12 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a.Runner.OwnerTools = mcpServers.Tools
 	a.MCPServers = mcpServers
 	sender := &channel.Sender{Options: egress.Options{Allow: cfg.EgressAllow}, Timeout: 10 * time.Second}
+	if cfg.VAPIDPublicKey != "" && cfg.VAPIDPrivateKey != "" {
+		// Web Push channels (docs/ARCHITECTURE.md §7): a push carries the links as actions.
+		sender.VAPID = &channel.VAPID{PublicKey: cfg.VAPIDPublicKey, PrivateKey: cfg.VAPIDPrivateKey, Subject: cfg.VAPIDSubject}
+	}
 	a.Deliverer = &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}),
-		Sealer: sealer, Sender: sender, Channels: a.Door, Expand: approvalLinks.Expand, Now: a.Now}
+		Sealer: sealer, Sender: sender, Channels: a.Door, Expand: approvalLinks.Expand, Actions: approvalLinks.Actions, Now: a.Now}
 	// Telegram notifications carry Approve/Deny buttons when the callback route can receive
 	// them (STEWARD_TELEGRAM_WEBHOOK_SECRET set).
 	telegram := &links.Telegram{Links: approvalLinks, Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}

@@ -37,6 +37,7 @@ func resolveSecrets(ctx context.Context, cfg config.Config, s ssmSettings) (conf
 		{"GEMINI_API_KEY", cfg.GeminiAPIKeyParam, &cfg.GeminiAPIKey},
 		{"STEWARD_SECRET_KEY", cfg.SecretKeyParam, &secretKey},
 		{"STEWARD_TELEGRAM_WEBHOOK_SECRET", cfg.TelegramWebhookSecretParam, &cfg.TelegramWebhookSecret},
+		{"STEWARD_VAPID_PRIVATE_KEY", cfg.VAPIDPrivateKeyParam, &cfg.VAPIDPrivateKey},
 	}
 	var wanted []ssmSecret
 	for _, sc := range secrets {
@@ -74,6 +75,12 @@ func resolveSecrets(ctx context.Context, cfg config.Config, s ssmSettings) (conf
 		if err := config.CheckTelegramSecret(cfg.TelegramWebhookSecret); err != nil {
 			errs = append(errs, fmt.Errorf("STEWARD_TELEGRAM_WEBHOOK_SECRET from SSM parameter %s %w", cfg.TelegramWebhookSecretParam, err))
 			cfg.TelegramWebhookSecret = ""
+		}
+	}
+	if cfg.VAPIDPrivateKeyParam != "" && cfg.VAPIDPrivateKey != "" {
+		if err := config.CheckVAPID(cfg.VAPIDPublicKey, cfg.VAPIDPrivateKey); err != nil {
+			errs = append(errs, fmt.Errorf("STEWARD_VAPID_PRIVATE_KEY from SSM parameter %s: %w", cfg.VAPIDPrivateKeyParam, err))
+			cfg.VAPIDPrivateKey = ""
 		}
 	}
 	return cfg, errors.Join(errs...)

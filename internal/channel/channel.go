@@ -1,5 +1,6 @@
 // Package channel holds the owner's notification channels (issue 15 §1): their kinds —
-// ntfy, Telegram, Slack, email and the signed HTTPS webhook — how each is checked when it is
+// ntfy, Telegram, Slack, email, the signed HTTPS webhook and a browser's Web Push
+// subscription — how each is checked when it is
 // set up, how a message is formatted for it, and how it is sent, every connection through the
 // SSRF guard of internal/egress (docs/ARCHITECTURE.md §8). Secrets (tokens, passwords, a
 // Slack webhook URL) are sealed with AES-GCM (Sealer) before they reach the database and are
@@ -25,10 +26,11 @@ const (
 	Telegram = "telegram"
 	Slack    = "slack"
 	Email    = "email"
+	WebPush  = "webpush"
 )
 
 // Kinds lists the kinds in the order the docs name them.
-var Kinds = []string{Ntfy, Telegram, Slack, Email, Webhook}
+var Kinds = []string{Ntfy, Telegram, Slack, Email, Webhook, WebPush}
 
 // TelegramAPI is the Bot API's base URL.
 const TelegramAPI = "https://api.telegram.org"
@@ -54,6 +56,9 @@ type Input struct {
 	To       string `json:"to,omitempty"`
 	Username string `json:"username,omitempty"`
 	Password string `json:"password,omitempty"`
+	// Subscription is a webpush channel's browser subscription (PushSubscription.toJSON());
+	// its endpoint and keys are secrets.
+	Subscription *Subscription `json:"subscription,omitempty"`
 }
 
 // Settings are a channel's public settings, stored as JSON next to the sealed secret.
@@ -70,8 +75,11 @@ type Settings struct {
 // Secrets are a channel's secrets, sealed as one JSON object.
 type Secrets struct {
 	Token    string `json:"token,omitempty"`
-	URL      string `json:"url,omitempty"`
+	URL      string `json:"url,omitempty"` // a Slack webhook URL, a Web Push endpoint
 	Password string `json:"password,omitempty"`
+	// P256dh and Auth are a Web Push subscription's keys (unpadded base64url).
+	P256dh string `json:"p256dh,omitempty"`
+	Auth   string `json:"auth,omitempty"`
 }
 
 func (s Secrets) empty() bool { return s == Secrets{} }
@@ -176,6 +184,10 @@ func (in *Input) check() (Target, error) {
 		}
 		t.Settings = Settings{Host: strings.ToLower(in.Host), Port: in.Port, TLS: in.TLS, From: in.From, To: in.To, Username: in.Username}
 		t.Secrets.Password = in.Password
+	case WebPush:
+		if err := t.checkPush(in.Subscription); err != nil {
+			return Target{}, err
+		}
 	default:
 		return Target{}, invalid("unknown channel kind %q: one of %s", in.Kind, strings.Join(Kinds, ", "))
 	}
@@ -186,7 +198,7 @@ func (in *Input) check() (Target, error) {
 // the webhook's URL, the ntfy server, the Slack webhook, the Telegram API; "" for email.
 func (t Target) checkURL() string {
 	switch t.Kind {
-	case Slack:
+	case Slack, WebPush:
 		return t.Secrets.URL
 	case Email:
 		return ""
@@ -204,6 +216,9 @@ type View struct {
 	Settings
 	HasSecret bool   `json:"has_secret"`
 	CreatedAt string `json:"created_at"`
+	// GoneAt is when the destination answered that it no longer exists (a Web Push
+	// subscription's 404 or 410); such a channel is no longer sent to.
+	GoneAt string `json:"gone_at,omitempty"`
 }
 
 // settingsJSON encodes the public settings.
@@ -214,7 +229,7 @@ func (s Settings) json() json.RawMessage {
 
 // redact removes any secret from an error text (a client library may quote a URL).
 func (t Target) redact(s string) string {
-	for _, v := range []string{t.Secrets.Token, t.Secrets.URL, t.Secrets.Password} {
+	for _, v := range []string{t.Secrets.Token, t.Secrets.URL, t.Secrets.Password, t.Secrets.P256dh, t.Secrets.Auth} {
 		if len(v) >= 4 {
 			s = strings.ReplaceAll(s, v, "[redacted]")
 			s = strings.ReplaceAll(s, url.PathEscape(v), "[redacted]")

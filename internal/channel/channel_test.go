@@ -246,7 +246,7 @@ func TestSecretsNeverShown(t *testing.T) {
 		t.Errorf("list %s", b)
 	}
 	_ = e.store.WithOwner(e.ctx, e.owner, func(tx *store.Tx) error {
-		chs, err := tx.Deliveries.Channels(e.ctx)
+		chs, err := tx.Channels.List(e.ctx)
 		for _, c := range chs {
 			raw := string(c.Secret) + string(c.Settings) + c.URL
 			for _, secret := range []string{tgToken, "slacksecretpath", ntfyTok, smtpPass} {

@@ -31,6 +31,8 @@ type Message struct {
 	// Buttons are a row of Telegram inline-keyboard buttons (callback buttons: pressing one
 	// sends its Data to the bot's webhook, POST /telegram/callback); other kinds ignore them.
 	Buttons []Button
+	// Actions are a Web Push notification's Approve and Deny; other kinds ignore them.
+	Actions []Action
 }
 
 // Button is an inline-keyboard callback button. Data is at most 64 bytes (the Bot API's
@@ -60,6 +62,8 @@ type Sender struct {
 	Options egress.Options
 	// Timeout bounds one attempt; zero means 15 seconds.
 	Timeout time.Duration
+	// VAPID signs Web Push messages; nil refuses webpush channels (ErrPushOff).
+	VAPID *VAPID
 
 	once    sync.Once
 	http    *egress.Guard
@@ -165,6 +169,8 @@ func (s *Sender) Send(ctx context.Context, t Target, m Message) (final bool, err
 		return s.post(ctx, t, t.Secrets.URL, http.Header{"Content-Type": {"application/json"}}, body)
 	case Email:
 		return s.sendMail(ctx, t, m)
+	case WebPush:
+		return s.push(ctx, t, m)
 	}
 	return true, fmt.Errorf("unknown channel kind %q", t.Kind)
 }

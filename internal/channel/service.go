@@ -56,6 +56,9 @@ func OpenTarget(sealer *secret.Sealer, ownerID uuid.UUID, c store.Channel) (Targ
 func ViewOf(c store.Channel) View {
 	v := View{Name: c.Name, Kind: c.Kind, Default: c.Default, URL: c.URL, Topic: c.Topic,
 		HasSecret: len(c.Secret) > 0, CreatedAt: c.CreatedAt.UTC().Format(time.RFC3339)}
+	if c.GoneAt != nil {
+		v.GoneAt = c.GoneAt.UTC().Format(time.RFC3339)
+	}
 	if len(c.Settings) > 0 {
 		_ = json.Unmarshal(c.Settings, &v.Settings)
 	}
@@ -67,7 +70,7 @@ func (s *Service) List(ctx context.Context, ownerID uuid.UUID) ([]View, error) {
 	var chs []store.Channel
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		chs, err = tx.Deliveries.Channels(ctx)
+		chs, err = tx.Channels.List(ctx)
 		return err
 	})
 	if err != nil {
@@ -88,6 +91,11 @@ func (s *Service) Add(ctx context.Context, ownerID uuid.UUID, in Input) (View, e
 	if err != nil {
 		return View{}, err
 	}
+	if t.Kind == WebPush {
+		if err := s.newSubscription(ctx, ownerID, t); err != nil {
+			return View{}, err
+		}
+	}
 	if err := s.Sender.Check(ctx, t); err != nil {
 		return View{}, invalid("the channel's destination is refused: %s", t.redact(strings.TrimPrefix(err.Error(), egress.ErrBlocked.Error()+": ")))
 	}
@@ -103,7 +111,7 @@ func (s *Service) Add(ctx context.Context, ownerID uuid.UUID, in Input) (View, e
 	var c store.Channel
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		c, err = tx.Deliveries.CreateChannel(ctx, store.NewChannel{Name: t.Name, Kind: t.Kind, URL: t.URL, Topic: t.Topic,
+		c, err = tx.Channels.Create(ctx, store.NewChannel{Name: t.Name, Kind: t.Kind, URL: t.URL, Topic: t.Topic,
 			Settings: t.Settings.json(), Secret: sealed, MakeDefault: in.Default})
 		return err
 	})
@@ -116,11 +124,49 @@ func (s *Service) Add(ctx context.Context, ownerID uuid.UUID, in Input) (View, e
 	return ViewOf(c), nil
 }
 
+// PushKey is the VAPID public key browsers subscribe with, or ErrPushOff in words.
+func (s *Service) PushKey() (string, error) {
+	if s == nil || s.Sender == nil || s.Sender.VAPID == nil {
+		return "", ErrPushOff
+	}
+	if s.Sealer == nil || !s.Sealer.HasKey() {
+		return "", steward.Errorf(steward.CodeInvalid, "Web Push needs STEWARD_SECRET_KEY on this server (a subscription's keys are stored sealed); ask the operator to set it")
+	}
+	return s.Sender.VAPID.PublicKey, nil
+}
+
+// newSubscription refuses a webpush channel this deployment cannot send, or whose browser
+// already notifies the owner under another name (the endpoint is sealed, so each webpush
+// channel's is opened and compared).
+func (s *Service) newSubscription(ctx context.Context, ownerID uuid.UUID, t Target) error {
+	if _, err := s.PushKey(); err != nil {
+		return err
+	}
+	var chs []store.Channel
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		var err error
+		chs, err = tx.Channels.List(ctx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, c := range chs {
+		if c.Kind != WebPush || c.GoneAt != nil {
+			continue
+		}
+		if old, err := s.Open(ownerID, c); err == nil && old.Secrets.URL == t.Secrets.URL {
+			return steward.Errorf(steward.CodeConflict, "this browser already notifies you as the channel %q", c.Name)
+		}
+	}
+	return nil
+}
+
 // Remove deletes a channel by name; when it was the default, the oldest other channel
 // becomes the default. Notifications naming it fail with a clear error (nothing else lost).
 func (s *Service) Remove(ctx context.Context, ownerID uuid.UUID, name string) error {
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		return tx.Deliveries.DeleteChannelNamed(ctx, name)
+		return tx.Channels.Delete(ctx, name)
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return steward.Errorf(steward.CodeNotFound, "there is no channel named %q", name)
@@ -135,7 +181,7 @@ func (s *Service) MakeDefault(ctx context.Context, ownerID uuid.UUID, name strin
 	var c store.Channel
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		c, err = tx.Deliveries.MakeDefaultChannel(ctx, name)
+		c, err = tx.Channels.MakeDefault(ctx, name)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -160,7 +206,7 @@ func (s *Service) Test(ctx context.Context, ownerID uuid.UUID, name string) (Tes
 	var c store.Channel
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		c, err = tx.Deliveries.ChannelNamed(ctx, name)
+		c, err = tx.Channels.Named(ctx, name)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -184,6 +230,11 @@ func (s *Service) Test(ctx context.Context, ownerID uuid.UUID, name string) (Tes
 		res.Error = t.redact(sendErr.Error())
 	}
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		if errors.Is(sendErr, ErrGone) {
+			if err := tx.Channels.MarkGone(ctx, name, now()); err != nil {
+				return err
+			}
+		}
 		return tx.Journal.AppendEvents(ctx, nil, []steward.NewEvent{AttemptEvent(m.ID, name, 1, res.Delivered, res.Error, nil, true)})
 	})
 	return res, err

@@ -3,6 +3,8 @@
 package config
 
 import (
+	"bytes"
+	"crypto/ecdh"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -85,6 +87,9 @@ type Config struct {
 	AppDatabaseURLParam, DoorDatabaseURLParam, GeminiAPIKeyParam string
 	// SecretKeyParam holds STEWARD_SECRET_KEY (STEWARD_SECRET_KEY_SSM), decoded with DecodeKey.
 	SecretKeyParam string
+	// VAPIDPrivateKeyParam holds STEWARD_VAPID_PRIVATE_KEY (STEWARD_VAPID_PRIVATE_KEY_SSM),
+	// checked against VAPIDPublicKey with CheckVAPID.
+	VAPIDPrivateKeyParam string
 	// TelegramWebhookSecretParam holds STEWARD_TELEGRAM_WEBHOOK_SECRET
 	// (STEWARD_TELEGRAM_WEBHOOK_SECRET_SSM), checked with CheckTelegramSecret.
 	TelegramWebhookSecretParam string
@@ -159,6 +164,17 @@ type Config struct {
 	// a callback without it in X-Telegram-Bot-Api-Secret-Token is refused. Empty: the route
 	// answers 404 and Telegram notifications carry no buttons.
 	TelegramWebhookSecret string
+	// VAPIDPublicKey and VAPIDPrivateKey are the deployment's Web Push key pair
+	// (STEWARD_VAPID_PUBLIC_KEY: the uncompressed P-256 point, 65 bytes; STEWARD_VAPID_PRIVATE_KEY:
+	// its 32-byte scalar, on Lambda from SSM; both unpadded base64url, as `steward vapid-keys`
+	// prints them). A browser subscribes with the public key; each push is signed with the
+	// private one (RFC 8292). Unset, Settings says push is not configured and no webpush
+	// channel can be added.
+	VAPIDPublicKey, VAPIDPrivateKey string
+	// VAPIDSubject is the contact a push service may write to about this sender
+	// (STEWARD_VAPID_SUBJECT: mailto:you@example.com or an https URL; STEWARD_PUBLIC_URL when
+	// unset).
+	VAPIDSubject string
 	// UndoWindow is how long after it ran a database-local write can be undone
 	// (STEWARD_UNDO_WINDOW, 10m by default; issue 17 §3).
 	UndoWindow time.Duration
@@ -259,6 +275,10 @@ func Load(getenv func(string) string) (Config, error) {
 		UndoWindow:                 r.duration("STEWARD_UNDO_WINDOW", 10*time.Minute),
 		TelegramWebhookSecret:      r.str("STEWARD_TELEGRAM_WEBHOOK_SECRET", ""),
 		TelegramWebhookSecretParam: r.str("STEWARD_TELEGRAM_WEBHOOK_SECRET_SSM", ""),
+		VAPIDPublicKey:             r.str("STEWARD_VAPID_PUBLIC_KEY", ""),
+		VAPIDPrivateKey:            r.str("STEWARD_VAPID_PRIVATE_KEY", ""),
+		VAPIDPrivateKeyParam:       r.str("STEWARD_VAPID_PRIVATE_KEY_SSM", ""),
+		VAPIDSubject:               r.str("STEWARD_VAPID_SUBJECT", ""),
 		ContinueMargin:             r.duration("STEWARD_CONTINUE_MARGIN", 30*time.Second),
 		MaxDocumentBytes:           int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
 		DocumentBucket:             r.str("STEWARD_DOCUMENT_BUCKET", ""),
@@ -278,6 +298,7 @@ func Load(getenv func(string) string) (Config, error) {
 			r.fail("STEWARD_TELEGRAM_WEBHOOK_SECRET", "(hidden)", err.Error())
 		}
 	}
+	r.vapid(&c)
 	if c.DocumentEndpoint != "" && c.DocumentBucket == "" {
 		r.fail("STEWARD_DOCUMENT_ENDPOINT", c.DocumentEndpoint, "needs STEWARD_DOCUMENT_BUCKET, the bucket on that server")
 	}
@@ -365,6 +386,63 @@ func CheckTelegramSecret(v string) error {
 		return errors.New("is 1–256 characters of A-Z, a-z, 0-9, _ and - (Telegram's secret_token)")
 	}
 	return nil
+}
+
+// vapid checks the Web Push settings: both keys or neither (the private one may come from
+// SSM, checked there), a pair that belongs together, and a subject to sign with.
+func (r *reader) vapid(c *Config) {
+	private := c.VAPIDPrivateKey != "" || c.VAPIDPrivateKeyParam != ""
+	switch {
+	case c.VAPIDPublicKey == "" && !private:
+		return
+	case c.VAPIDPublicKey == "":
+		r.fail("STEWARD_VAPID_PRIVATE_KEY", "(hidden)", "needs STEWARD_VAPID_PUBLIC_KEY, its public key (steward vapid-keys prints a pair)")
+		return
+	case !private:
+		r.fail("STEWARD_VAPID_PUBLIC_KEY", c.VAPIDPublicKey, "needs STEWARD_VAPID_PRIVATE_KEY, its private key (steward vapid-keys prints a pair)")
+		return
+	case c.VAPIDPrivateKey != "":
+		if err := CheckVAPID(c.VAPIDPublicKey, c.VAPIDPrivateKey); err != nil {
+			r.errs = append(r.errs, fmt.Errorf("STEWARD_VAPID_PUBLIC_KEY, STEWARD_VAPID_PRIVATE_KEY: %w", err))
+		}
+	}
+	if c.VAPIDSubject == "" {
+		c.VAPIDSubject = c.PublicURL
+	}
+	switch {
+	case c.VAPIDSubject == "":
+		r.fail("STEWARD_VAPID_SUBJECT", "", "is needed with the VAPID keys (or STEWARD_PUBLIC_URL): mailto:you@example.com or an https URL, where a push service can reach the sender")
+	case !strings.HasPrefix(c.VAPIDSubject, "mailto:") && !strings.HasPrefix(c.VAPIDSubject, "https://"):
+		if c.VAPIDSubject == c.PublicURL {
+			r.fail("STEWARD_VAPID_SUBJECT", "", "is needed with the VAPID keys when STEWARD_PUBLIC_URL is not https: mailto:you@example.com or an https URL")
+		} else {
+			r.fail("STEWARD_VAPID_SUBJECT", c.VAPIDSubject, "must be mailto:you@example.com or an https URL")
+		}
+	}
+}
+
+// CheckVAPID checks a Web Push key pair: the public key an uncompressed P-256 point (65
+// bytes), the private key its 32-byte scalar, both base64url (padded or not), and the public
+// key the private key's. The error never quotes the private key.
+func CheckVAPID(public, private string) error {
+	pub, err1 := decodeB64URL(public)
+	priv, err2 := decodeB64URL(private)
+	if err1 != nil || len(pub) != 65 || pub[0] != 4 {
+		return errors.New("the public key is not an uncompressed P-256 point in base64url (65 bytes; steward vapid-keys prints a pair)")
+	}
+	if err2 != nil || len(priv) != 32 {
+		return errors.New("the private key is not a P-256 private key in base64url (32 bytes; steward vapid-keys prints a pair)")
+	}
+	k, err := ecdh.P256().NewPrivateKey(priv)
+	if err != nil || !bytes.Equal(k.PublicKey().Bytes(), pub) {
+		return errors.New("the private key does not belong to the public key")
+	}
+	return nil
+}
+
+// decodeB64URL decodes base64url with or without padding.
+func decodeB64URL(s string) ([]byte, error) {
+	return base64.RawURLEncoding.DecodeString(strings.TrimRight(strings.TrimSpace(s), "="))
 }
 
 // DecodeKey decodes STEWARD_SECRET_KEY: 32 bytes in standard base64. The error never

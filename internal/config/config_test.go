@@ -206,3 +206,38 @@ func TestCheckTelegramSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestVAPID: a Web Push key pair is both keys or neither, a pair that belongs together, with
+// a contact; each refusal says what to set and never quotes the private key.
+func TestVAPID(t *testing.T) {
+	t.Parallel()
+	const (
+		pub   = "BNQ-mR-PHqmxAx8eBo6uPi7lchHs6uTdXoj4fzJn1HaC6A274oLre-hWvSKJBlolk5HmE1ASYrLCTKLgsfFzN5w"
+		priv  = "tUfucXRsK5JSNG8NU2MuiiE3O11sFI3dtlM2Bxc2kmc"
+		other = "dfcQN2X0OFVG5Los9WFhUzgQX1-D606nyV976FV8HgM"
+	)
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		want string // "" loads
+	}{
+		{"none", map[string]string{}, ""},
+		{"public only", map[string]string{"STEWARD_VAPID_PUBLIC_KEY": pub}, "needs STEWARD_VAPID_PRIVATE_KEY"},
+		{"private only", map[string]string{"STEWARD_VAPID_PRIVATE_KEY": priv}, "needs STEWARD_VAPID_PUBLIC_KEY"},
+		{"no subject", map[string]string{"STEWARD_VAPID_PUBLIC_KEY": pub, "STEWARD_VAPID_PRIVATE_KEY": priv}, "STEWARD_VAPID_SUBJECT"},
+		{"http public url", map[string]string{"STEWARD_VAPID_PUBLIC_KEY": pub, "STEWARD_VAPID_PRIVATE_KEY": priv, "STEWARD_PUBLIC_URL": "http://127.0.0.1:8080"}, "when STEWARD_PUBLIC_URL is not https"},
+		{"mismatch", map[string]string{"STEWARD_VAPID_PUBLIC_KEY": pub, "STEWARD_VAPID_PRIVATE_KEY": other, "STEWARD_VAPID_SUBJECT": "mailto:a@example.com"}, "does not belong to the public key"},
+		{"from ssm", map[string]string{"STEWARD_VAPID_PUBLIC_KEY": pub, "STEWARD_VAPID_PRIVATE_KEY_SSM": "/steward/vapid", "STEWARD_PUBLIC_URL": "https://steward.example.com"}, ""},
+		{"good", map[string]string{"STEWARD_VAPID_PUBLIC_KEY": pub, "STEWARD_VAPID_PRIVATE_KEY": priv, "STEWARD_VAPID_SUBJECT": "mailto:a@example.com"}, ""},
+	} {
+		_, err := Load(func(k string) string { return c.env[k] })
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: err = %v; want %q", c.name, err, c.want)
+		case err != nil && (strings.Contains(err.Error(), priv) || strings.Contains(err.Error(), other)):
+			t.Errorf("%s: the error quotes the private key: %v", c.name, err)
+		}
+	}
+}

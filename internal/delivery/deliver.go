@@ -1,5 +1,5 @@
 // Package delivery sends an owner's notifications to the channels they configured
-// (internal/channel: ntfy, Telegram, Slack, email, HTTPS webhook) idempotently and with
+// (internal/channel: ntfy, Telegram, Slack, email, HTTPS webhook, Web Push) idempotently and with
 // retries, through the egress package's SSRF guard: Steward never lets an owner-supplied URL
 // reach its own network, loopback, link-local or cloud metadata addresses.
 package delivery
@@ -41,6 +41,10 @@ type Deliverer struct {
 	// Buttons are the Telegram inline buttons of a stored notification's text (the approval
 	// links' Approve and Deny, internal/links); nil sends none.
 	Buttons func(string) []channel.Button
+	// Actions turn a stored notification's text into a Web Push notification's body and its
+	// Approve and Deny actions (the approval links, internal/links); nil sends the text as
+	// Expand makes it, without actions.
+	Actions func(string) (string, []channel.Action)
 	// Sealer opens channels' secrets; nil opens none (a channel with a secret then fails).
 	Sealer *secret.Sealer
 	// Sender sends to channels; nil means one over Guard's options.
@@ -107,7 +111,7 @@ func (d *Deliverer) SetChannel(ctx context.Context, ownerID uuid.UUID, rawURL, t
 	var ch store.Channel
 	err := d.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		ch, err = tx.Deliveries.SetChannel(ctx, rawURL, topic)
+		ch, err = tx.Channels.SetWebhook(ctx, rawURL, topic)
 		return err
 	})
 	return ch, err
@@ -121,7 +125,7 @@ func (d *Deliverer) Flush(ctx context.Context, ownerID uuid.UUID) error {
 	var due []store.Notification
 	now := d.now()
 	err := d.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		all, err := tx.Deliveries.Channels(ctx)
+		all, err := tx.Channels.List(ctx)
 		if err != nil {
 			return err
 		}
@@ -187,6 +191,11 @@ func (d *Deliverer) deliver(ctx context.Context, ownerID uuid.UUID, chs []store.
 			t := d.now().Add(d.backoff(n.DeliveryAttempts))
 			next = &t
 		}
+		if errors.Is(sendErr, channel.ErrGone) {
+			if err := tx.Channels.MarkGone(ctx, ch.Name, d.now()); err != nil {
+				return err
+			}
+		}
 		reason := truncate(sendErr.Error(), 500)
 		log.Warn().Str("error", reason).Int("attempt", n.DeliveryAttempts).Str("channel", ch.Name).Bool("retry", next != nil).Msg("notification delivery failed")
 		if err := tx.Journal.AppendEvents(ctx, nil, []steward.NewEvent{channel.AttemptEvent(n.ID, ch.Name, n.DeliveryAttempts, false, reason, next, false)}); err != nil {
@@ -204,10 +213,14 @@ func (d *Deliverer) send(ctx context.Context, ownerID uuid.UUID, ch store.Channe
 		return false, err
 	}
 	text := n.Message
-	if d.Expand != nil {
+	var actions []channel.Action
+	switch {
+	case t.Kind == channel.WebPush && d.Actions != nil:
+		text, actions = d.Actions(text)
+	case d.Expand != nil:
 		text = d.Expand(text)
 	}
-	m := channel.Message{ID: n.ID, Title: n.Title, Text: text, CreatedAt: n.CreatedAt}
+	m := channel.Message{ID: n.ID, Title: n.Title, Text: text, CreatedAt: n.CreatedAt, Actions: actions}
 	if t.Kind == channel.Telegram && d.Buttons != nil {
 		m.Buttons = d.Buttons(n.Message)
 	}

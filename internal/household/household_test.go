@@ -468,7 +468,7 @@ func TestOwnerLinkRecordsVote(t *testing.T) {
 		return ls.Suspended(ctx, tx, turn)
 	}
 	err = e.o.Store.WithOwner(ctx, e.alice.owner.ID, func(tx *store.Tx) error {
-		_, err := tx.Deliveries.SetChannel(ctx, "https://hooks.example.com/alice", "")
+		_, err := tx.Channels.SetWebhook(ctx, "https://hooks.example.com/alice", "")
 		return err
 	})
 	if err != nil {

@@ -626,6 +626,8 @@ func TestTemplateOptionalSettingsReachable(t *testing.T) {
 		"SecretKeyParameter":             "/steward/secret-key",
 		"TelegramWebhookSecretParameter": "/steward/telegram-webhook-secret",
 		"PublicUrl":                      "https://api.example.com",
+		"VapidPublicKey":                 "BNQ-mR-PHqmxAx8eBo6uPi7lchHs6uTdXoj4fzJn1HaC6A274oLre-hWvSKJBlolk5HmE1ASYrLCTKLgsfFzN5w",
+		"VapidPrivateKeyParameter":       "/steward/vapid-private-key",
 	}
 	tpl, err := parseWith(&intrinsics.ProcessorOptions{ParameterOverrides: overrides, EvaluateConditions: true})
 	if err != nil {
@@ -650,7 +652,7 @@ func TestTemplateOptionalSettingsReachable(t *testing.T) {
 			t.Errorf("config reads %s, which the template never sets: that secret cannot be given on Lambda", m[1])
 		}
 	}
-	for _, plain := range []string{"STEWARD_TELEGRAM_WEBHOOK_SECRET", "STEWARD_SECRET_KEY"} {
+	for _, plain := range []string{"STEWARD_TELEGRAM_WEBHOOK_SECRET", "STEWARD_SECRET_KEY", "STEWARD_VAPID_PRIVATE_KEY"} {
 		if _, ok := vars[plain]; ok {
 			t.Errorf("%s is set in plain text in the template; it must come from SSM", plain)
 		}
@@ -660,7 +662,8 @@ func TestTemplateOptionalSettingsReachable(t *testing.T) {
 		t.Fatalf("the template's environment does not load: %v", err)
 	}
 	if cfg.PublicURL != "https://api.example.com" || cfg.TelegramWebhookSecretParam != "/steward/telegram-webhook-secret" ||
-		cfg.SecretKeyParam != "/steward/secret-key" || cfg.GeminiAPIKeyParam != "/steward/gemini-api-key" {
+		cfg.SecretKeyParam != "/steward/secret-key" || cfg.GeminiAPIKeyParam != "/steward/gemini-api-key" ||
+		cfg.VAPIDPrivateKeyParam != "/steward/vapid-private-key" || cfg.VAPIDSubject != "https://api.example.com" {
 		t.Errorf("config from the template: PublicURL %q, TelegramWebhookSecretParam %q, SecretKeyParam %q, GeminiAPIKeyParam %q; want the parameters given",
 			cfg.PublicURL, cfg.TelegramWebhookSecretParam, cfg.SecretKeyParam, cfg.GeminiAPIKeyParam)
 	}

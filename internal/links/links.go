@@ -327,6 +327,33 @@ func (s *Service) Buttons(text string) []channel.Button {
 	return out
 }
 
+// howLine is the stored notification's line saying how the links work, which a push
+// notification's actions make moot.
+var howLine = regexp.MustCompile(`(?m)^Each link opens a page to confirm; it works once, until .*$`)
+
+// blankLines are the empty lines the removed lines leave.
+var blankLines = regexp.MustCompile(`\n{3,}`)
+
+// Actions are a Web Push notification's Approve and Deny (delivery.Deliverer.Actions): each
+// carries its link's URL, which the service worker POSTs to when tapped (a GET never
+// decides), and the text is the notification's without the link lines. Without a public URL
+// or key the text is returned as it is (it then says why there are no links).
+func (s *Service) Actions(text string) (string, []channel.Action) {
+	if s.PublicURL == "" || len(s.Key) == 0 {
+		return text, nil
+	}
+	var out []channel.Action
+	for _, m := range buttonLine.FindAllStringSubmatch(text, 4) {
+		id, err := uuid.Parse(m[2])
+		if err != nil {
+			continue
+		}
+		out = append(out, channel.Action{Action: strings.ToLower(m[1]), Title: m[1], URL: s.PublicURL + "/a/" + s.token(id)})
+	}
+	text = howLine.ReplaceAllString(buttonLine.ReplaceAllString(text, ""), "")
+	return strings.TrimSpace(blankLines.ReplaceAllString(text, "\n\n")), out
+}
+
 func hash(token string) []byte {
 	h := sha256.Sum256([]byte(token))
 	return h[:]

@@ -84,7 +84,7 @@ func setupBehind(t *testing.T, channel bool, header string) *env {
 	owner, key := o.Owner(t, "alice")
 	if channel {
 		err := o.Store.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
-			_, err := tx.Deliveries.SetChannel(ctx, "https://hooks.example.com/alice", "")
+			_, err := tx.Channels.SetWebhook(ctx, "https://hooks.example.com/alice", "")
 			return err
 		})
 		if err != nil {

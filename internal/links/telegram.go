@@ -122,7 +122,7 @@ func (t *Telegram) bot(ctx context.Context, owner uuid.UUID, chatID int64, usern
 	var chs []store.Channel
 	err := t.Links.Store.WithOwner(ctx, owner, func(tx *store.Tx) error {
 		var err error
-		chs, err = tx.Deliveries.Channels(ctx)
+		chs, err = tx.Channels.List(ctx)
 		return err
 	})
 	if err != nil {

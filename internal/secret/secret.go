@@ -40,6 +40,9 @@ func NewSealer(key []byte) (*Sealer, error) {
 	return &Sealer{aead: aead}, nil
 }
 
+// HasKey reports whether the sealer has a key (without one it refuses every secret).
+func (s *Sealer) HasKey() bool { return s != nil && s.aead != nil }
+
 // Seal encrypts plain for the owner ad.
 func (s *Sealer) Seal(plain, ad []byte) ([]byte, error) {
 	if s == nil || s.aead == nil {

@@ -117,6 +117,8 @@ type Channel struct {
 	Settings json.RawMessage `json:"settings,omitempty"`
 	// Secret is the AES-GCM sealed secret; it never leaves the server (json:"-").
 	Secret []byte `json:"-"`
+	// GoneAt is when the destination said it no longer exists (Channels.MarkGone).
+	GoneAt *time.Time `json:"gone_at,omitempty"`
 }
 
 // NewChannel is a channel to create; MakeDefault makes it the owner's default (their first
@@ -390,9 +392,9 @@ func (t Webhooks) EventOf(ctx context.Context, runID uuid.UUID) (WebhookEvent, e
 	return WebhookEvent{MessageID: r.MessageID, Source: r.Source, Body: r.Body, ReceivedAt: r.ReceivedAt}, nil
 }
 
-// SetChannel sets (or replaces) the owner's channel named "webhook" and makes it the default.
+// SetWebhook sets (or replaces) the owner's channel named "webhook" and makes it the default.
 // Only notifications created from now on are delivered to it.
-func (t Deliveries) SetChannel(ctx context.Context, url, topic string) (Channel, error) {
+func (t Channels) SetWebhook(ctx context.Context, url, topic string) (Channel, error) {
 	if err := t.q.ClearDefaultChannel(ctx, t.ownerID); err != nil {
 		return Channel{}, fmt.Errorf("set channel: %w", err)
 	}
@@ -403,8 +405,8 @@ func (t Deliveries) SetChannel(ctx context.Context, url, topic string) (Channel,
 	return toChannel(r), nil
 }
 
-// Channel reads the owner's default channel.
-func (t Deliveries) Channel(ctx context.Context) (Channel, error) {
+// Default reads the owner's default channel.
+func (t Channels) Default(ctx context.Context) (Channel, error) {
 	r, err := t.q.GetChannel(ctx, t.ownerID)
 	if err != nil {
 		return Channel{}, notFound("channel", err)
@@ -412,8 +414,8 @@ func (t Deliveries) Channel(ctx context.Context) (Channel, error) {
 	return toChannel(r), nil
 }
 
-// DeleteChannel removes the owner's default channel; the oldest other one becomes the default.
-func (t Deliveries) DeleteChannel(ctx context.Context) error {
+// DeleteDefault removes the owner's default channel; the oldest other one becomes the default.
+func (t Channels) DeleteDefault(ctx context.Context) error {
 	n, err := t.q.DeleteChannel(ctx, t.ownerID)
 	if err := rowsOrNotFound("delete channel", n, err); err != nil {
 		return err
@@ -421,8 +423,8 @@ func (t Deliveries) DeleteChannel(ctx context.Context) error {
 	return t.q.PromoteDefaultChannel(ctx, t.ownerID)
 }
 
-// CreateChannel adds a channel; a second channel of the same name is ErrConflict.
-func (t Deliveries) CreateChannel(ctx context.Context, c NewChannel) (Channel, error) {
+// Create adds a channel; a second channel of the same name is ErrConflict.
+func (t Channels) Create(ctx context.Context, c NewChannel) (Channel, error) {
 	if c.MakeDefault {
 		if err := t.q.ClearDefaultChannel(ctx, t.ownerID); err != nil {
 			return Channel{}, fmt.Errorf("create channel: %w", err)
@@ -436,8 +438,8 @@ func (t Deliveries) CreateChannel(ctx context.Context, c NewChannel) (Channel, e
 	return toChannel(r), nil
 }
 
-// Channels lists the owner's channels by name.
-func (t Deliveries) Channels(ctx context.Context) ([]Channel, error) {
+// List lists the owner's channels by name.
+func (t Channels) List(ctx context.Context) ([]Channel, error) {
 	rows, err := t.q.ListChannels(ctx, t.ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("list channels: %w", err)
@@ -449,8 +451,8 @@ func (t Deliveries) Channels(ctx context.Context) ([]Channel, error) {
 	return out, nil
 }
 
-// ChannelNamed reads one channel by name.
-func (t Deliveries) ChannelNamed(ctx context.Context, name string) (Channel, error) {
+// Named reads one channel by name.
+func (t Channels) Named(ctx context.Context, name string) (Channel, error) {
 	r, err := t.q.GetChannelByName(ctx, db.GetChannelByNameParams{OwnerID: t.ownerID, Name: name})
 	if err != nil {
 		return Channel{}, notFound("channel "+name, err)
@@ -458,9 +460,9 @@ func (t Deliveries) ChannelNamed(ctx context.Context, name string) (Channel, err
 	return toChannel(r), nil
 }
 
-// DeleteChannelNamed removes one channel; when it was the default, the oldest other one
+// Delete removes one channel; when it was the default, the oldest other one
 // becomes the default.
-func (t Deliveries) DeleteChannelNamed(ctx context.Context, name string) error {
+func (t Channels) Delete(ctx context.Context, name string) error {
 	n, err := t.q.DeleteChannelByName(ctx, db.DeleteChannelByNameParams{OwnerID: t.ownerID, Name: name})
 	if err := rowsOrNotFound("delete channel "+name, n, err); err != nil {
 		return err
@@ -468,10 +470,10 @@ func (t Deliveries) DeleteChannelNamed(ctx context.Context, name string) error {
 	return t.q.PromoteDefaultChannel(ctx, t.ownerID)
 }
 
-// MakeDefaultChannel makes the named channel the owner's default and clears the old one, in
+// MakeDefault makes the named channel the owner's default and clears the old one, in
 // the caller's transaction (one default per owner). An unknown name is ErrNotFound; the
 // caller's transaction then rolls back, so the old default stays.
-func (t Deliveries) MakeDefaultChannel(ctx context.Context, name string) (Channel, error) {
+func (t Channels) MakeDefault(ctx context.Context, name string) (Channel, error) {
 	if err := t.q.ClearDefaultChannel(ctx, t.ownerID); err != nil {
 		return Channel{}, fmt.Errorf("make channel %s the default: %w", name, err)
 	}
@@ -479,12 +481,20 @@ func (t Deliveries) MakeDefaultChannel(ctx context.Context, name string) (Channe
 	if err := rowsOrNotFound("make channel "+name+" the default", n, err); err != nil {
 		return Channel{}, err
 	}
-	return t.ChannelNamed(ctx, name)
+	return t.Named(ctx, name)
 }
 
 func toChannel(r db.NotificationChannel) Channel {
 	return Channel{ID: r.ID, Name: r.Name, Kind: r.Kind, URL: r.Url, Topic: r.Topic, Default: r.IsDefault, Enabled: r.Enabled,
-		CreatedAt: r.CreatedAt, Settings: r.Settings, Secret: r.Secret}
+		CreatedAt: r.CreatedAt, Settings: r.Settings, Secret: r.Secret, GoneAt: r.GoneAt}
+}
+
+// MarkGone disables the named channel because its destination no longer exists (a Web
+// Push subscription's 404 or 410), recording since when; a channel already gone keeps its
+// first time.
+func (t Channels) MarkGone(ctx context.Context, name string, at time.Time) error {
+	_, err := t.q.MarkChannelGone(ctx, db.MarkChannelGoneParams{OwnerID: t.ownerID, Name: name, GoneAt: &at})
+	return err
 }
 
 // ClaimDeliveries leases up to limit notifications due for delivery at now (created since

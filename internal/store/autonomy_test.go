@@ -49,7 +49,7 @@ func seedAutonomy(ctx context.Context, tx *Tx, name string) (autonomySeed, error
 		NewRun{Job: "webhook:github", Trigger: RunByWebhook, ScheduledFor: time.Now(), Now: time.Now()}); err != nil {
 		return sd, err
 	}
-	if _, err = tx.Deliveries.SetChannel(ctx, "https://example.com/"+name, ""); err != nil {
+	if _, err = tx.Channels.SetWebhook(ctx, "https://example.com/"+name, ""); err != nil {
 		return sd, err
 	}
 	notes, err := tx.Deliveries.Notifications(ctx, 10)
@@ -69,7 +69,7 @@ func randomSecret() string {
 // probeAutonomy: through every autonomy method, bob sees, changes and claims none of alice's
 // rows.
 func probeAutonomy(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
-	covers("Deliveries.Channel", "Deliveries.Claim", "Runs.Claim", "Schedules.Count", "Deliveries.Enqueue", "Runs.Finish", "Deliveries.MarkDelivered", "Deliveries.MarkFailed", "Deliveries.Notifications", "Runs.Previous", "Webhooks.Revoke", "Runs.Get", "Runs.List", "Schedules.ByJob", "Schedules.List", "Runs.StartQueued", "Webhooks.EventOf", "Webhooks.List",
+	covers("Channels.Default", "Deliveries.Claim", "Runs.Claim", "Schedules.Count", "Deliveries.Enqueue", "Runs.Finish", "Deliveries.MarkDelivered", "Deliveries.MarkFailed", "Deliveries.Notifications", "Runs.Previous", "Webhooks.Revoke", "Runs.Get", "Runs.List", "Schedules.ByJob", "Schedules.List", "Runs.StartQueued", "Webhooks.EventOf", "Webhooks.List",
 		"Runs.AttachTurn", "Runs.RunningOfTurn")
 	aa, ba := a.auto, b.auto
 	refused := func(what string, err error) {
@@ -146,7 +146,7 @@ func probeAutonomy(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		_, err = tx.Webhooks.EventOf(ctx, aa.webhookRun)
 		refused("webhook_deliveries read", err)
 
-		ch, err := tx.Deliveries.Channel(ctx)
+		ch, err := tx.Channels.Default(ctx)
 		if err != nil || ch.URL != "https://example.com/bob" {
 			t.Errorf("channel: %+v, %v; want bob's own", ch, err)
 		}

@@ -128,11 +128,14 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 			if v.mode, err = tx.Safety.Mode(ctx); err != nil {
 				t.Fatal(err)
 			}
-			ch, err := tx.Deliveries.Channel(ctx)
+			ch, err := tx.Channels.Default(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			v.channel = ch.URL
+			if ch.GoneAt != nil || !ch.Enabled {
+				v.channel += " (gone)"
+			}
 			run, err := tx.Runs.Get(ctx, aa.run.ID)
 			if err != nil {
 				t.Fatal(err)
@@ -149,8 +152,8 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 	err := s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
 		covers("Conversations.AppendMessages", "Conversations.PinSummary", "Turns.Create", "Journal.AppendEvents", "Journal.RecordCall", "Safety.RecordSpend", "Conversations.EnqueueIngest", "Turns.StateSize",
 			"Memory.AddChunk", "Webhooks.Create", "Conversations.Create", "Tasks.CreateTask", "Tasks.CreateNotification", "Rules.Create",
-			"Schedules.Create", "Tasks.UpsertFact", "Memory.RememberFact", "Safety.SetCap", "Deliveries.SetChannel", "Safety.SetKill", "Safety.SetMode",
-			"Sweep.Expire", "Sweep.FailStale", "Runs.FailStale", "Outbox.FailedIngests", "Deliveries.DeleteChannel", "Schedules.Delete",
+			"Schedules.Create", "Tasks.UpsertFact", "Memory.RememberFact", "Safety.SetCap", "Channels.SetWebhook", "Safety.SetKill", "Safety.SetMode",
+			"Sweep.Expire", "Sweep.FailStale", "Runs.FailStale", "Outbox.FailedIngests", "Channels.DeleteDefault", "Schedules.Delete",
 			"Safety.Cap", "Safety.Controls", "Safety.Mode", "Safety.AdmitState")
 		msg := steward.Message{Role: steward.RoleUser, Parts: []steward.Part{{Text: "planted by bob"}}}
 		// Writes naming alice's rows: each savepoint keeps a refused write from aborting the rest.
@@ -235,7 +238,7 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 			"expire turns":     second(tx.Sweep.Expire(ctx, time.Now())),
 			"fail stale turns": second(tx.Sweep.FailStale(ctx, time.Now())),
 			"fail stale runs":  second(tx.Runs.FailStale(ctx, time.Now())),
-			"delete channel":   tx.Deliveries.DeleteChannel(ctx),
+			"delete channel":   tx.Channels.DeleteDefault(ctx),
 			"delete schedule":  tx.Schedules.Delete(ctx, "morning-briefing"),
 		} {
 			if err != nil {
@@ -243,29 +246,36 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 			}
 		}
 		// Bob's channel again, for the row-level security probe that follows.
-		if ch, err := tx.Deliveries.SetChannel(ctx, "https://example.com/bob-again", ""); err != nil || ch.URL != "https://example.com/bob-again" {
+		if ch, err := tx.Channels.SetWebhook(ctx, "https://example.com/bob-again", ""); err != nil || ch.URL != "https://example.com/bob-again" {
 			t.Errorf("bob's channel: %+v, %v", ch, err)
 		}
 		// Named channels: bob's own, never alice's (her default "webhook" is checked by look).
-		covers("Deliveries.CreateChannel", "Deliveries.Channels", "Deliveries.ChannelNamed", "Deliveries.DeleteChannelNamed")
-		if _, err := tx.Deliveries.CreateChannel(ctx, NewChannel{Name: "alerts", Kind: "ntfy", URL: "https://ntfy.example", Topic: "t"}); err != nil {
+		covers("Channels.Create", "Channels.List", "Channels.Named", "Channels.Delete")
+		if _, err := tx.Channels.Create(ctx, NewChannel{Name: "alerts", Kind: "ntfy", URL: "https://ntfy.example", Topic: "t"}); err != nil {
 			t.Errorf("bob's named channel: %v", err)
 		}
-		if chs, err := tx.Deliveries.Channels(ctx); err != nil || len(chs) != 2 || chs[0].Name != "alerts" || chs[1].URL != "https://example.com/bob-again" {
+		if chs, err := tx.Channels.List(ctx); err != nil || len(chs) != 2 || chs[0].Name != "alerts" || chs[1].URL != "https://example.com/bob-again" {
 			t.Errorf("bob's channels: %+v, %v", chs, err)
 		}
-		if ch, err := tx.Deliveries.ChannelNamed(ctx, "webhook"); err != nil || ch.URL != "https://example.com/bob-again" {
+		if ch, err := tx.Channels.Named(ctx, "webhook"); err != nil || ch.URL != "https://example.com/bob-again" {
 			t.Errorf("bob's channel named webhook: %+v, %v", ch, err)
 		}
-		covers("Deliveries.MakeDefaultChannel")
-		if ch, err := tx.Deliveries.MakeDefaultChannel(ctx, "alerts"); err != nil || !ch.Default || ch.Name != "alerts" {
+		covers("Channels.MakeDefault")
+		if ch, err := tx.Channels.MakeDefault(ctx, "alerts"); err != nil || !ch.Default || ch.Name != "alerts" {
 			t.Errorf("bob's default: %+v, %v", ch, err)
 		}
-		if chs, err := tx.Deliveries.Channels(ctx); err != nil || len(chs) != 2 || !chs[0].Default || chs[1].Default {
+		if chs, err := tx.Channels.List(ctx); err != nil || len(chs) != 2 || !chs[0].Default || chs[1].Default {
 			t.Errorf("bob's channels after a new default: %+v, %v", chs, err)
 		}
-		if err := tx.Deliveries.DeleteChannelNamed(ctx, "alerts"); err != nil {
+		if err := tx.Channels.Delete(ctx, "alerts"); err != nil {
 			t.Errorf("bob's delete of his named channel: %v", err)
+		}
+		covers("Channels.MarkGone")
+		if err := tx.Channels.MarkGone(ctx, "webhook", time.Now()); err != nil {
+			t.Errorf("bob marks his channel gone: %v", err)
+		}
+		if ch, err := tx.Channels.Named(ctx, "webhook"); err != nil || ch.GoneAt == nil || ch.Enabled {
+			t.Errorf("bob's channel after gone: %+v, %v", ch, err)
 		}
 		failed, err := tx.Outbox.FailedIngests(ctx, 100)
 		if err != nil || slices.ContainsFunc(failed, func(f FailedIngest) bool { return f.ID == a.ingest }) {

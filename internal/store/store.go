@@ -208,7 +208,8 @@ type (
 	Schedules     struct{ *conn } // scheduled jobs
 	Runs          struct{ *conn } // job runs (schedules and webhooks)
 	Webhooks      struct{ *conn } // webhook endpoints and their events
-	Deliveries    struct{ *conn } // the notification channel and its delivery queue
+	Channels      struct{ *conn } // the owner's notification channels (internal/channel)
+	Deliveries    struct{ *conn } // webhook deliveries and the notifications' delivery queue
 	Account       struct{ *conn } // the owner row and its API keys
 	Sessions      struct{ *conn } // the web app's sessions (sign-in, sign-out, revocation)
 	Ledger        struct{ *conn } // the double-entry ledger: accounts, transactions, budgets
@@ -231,6 +232,7 @@ type Tx struct {
 	Schedules     Schedules
 	Runs          Runs
 	Webhooks      Webhooks
+	Channels      Channels
 	Deliveries    Deliveries
 	Account       Account
 	Sessions      Sessions
@@ -244,7 +246,7 @@ type Tx struct {
 func newTx(c *conn) *Tx {
 	return &Tx{conn: c, Turns: Turns{c}, Sweep: Sweep{c}, Journal: Journal{c}, Conversations: Conversations{c},
 		Safety: Safety{c}, Rules: Rules{c}, Memory: Memory{c}, Outbox: Outbox{c}, Tasks: Tasks{c},
-		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Deliveries: Deliveries{c},
+		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Channels: Channels{c}, Deliveries: Deliveries{c},
 		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}, Links: Links{c},
 		Household: Household{c}}
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -66,7 +67,12 @@ func (a *web) channels(w http.ResponseWriter, r *http.Request, status int, msg, 
 			if c.HasSecret {
 				p.raw(` · secret stored`)
 			}
-			p.raw(`</span></span><form method="post" action="/settings/channels/`).text(c.Name).raw(`/test">`).hidden(me.csrf).
+			if c.GoneAt != "" {
+				p.raw(`</span> <span class="gone" role="note"><strong>Gone:</strong> `).text(goneWhy(c)).raw(`</span>`)
+			} else {
+				p.raw(`</span>`)
+			}
+			p.raw(`</span><form method="post" action="/settings/channels/`).text(c.Name).raw(`/test">`).hidden(me.csrf).
 				raw(`<button type="submit">Send test</button></form><form method="post" action="/settings/channels/`).text(c.Name).raw(`/remove">`).
 				hidden(me.csrf).raw(`<button type="submit">Remove</button></form>`)
 			if !c.Default {
@@ -79,6 +85,9 @@ func (a *web) channels(w http.ResponseWriter, r *http.Request, status int, msg, 
 			`<label for="ch-name">Name</label><input id="ch-name" name="name" type="text" required maxlength="32" pattern="[a-z0-9][a-z0-9_-]*">` +
 			`<label for="ch-kind">Kind</label><select id="ch-kind" name="kind">`)
 		for _, k := range channel.Kinds {
+			if k == channel.WebPush { // a browser subscribes itself: Settings → Notify this device (push.go)
+				continue
+			}
 			p.raw(`<option value="`).text(k).raw(`">`).text(k).raw(`</option>`)
 		}
 		p.raw(`</select><label><input name="default" type="checkbox" value="on"> Make it the default</label>` +
@@ -99,6 +108,15 @@ func (a *web) channels(w http.ResponseWriter, r *http.Request, status int, msg, 
 			hidden(me.csrf).raw(`<button type="submit">Add channel</button></form>` +
 			`<p class="meta">Secrets are sealed before they are stored and are never shown again.</p>`)
 	})
+}
+
+// goneWhy says why nothing is sent to a gone channel any more, and what to do.
+func goneWhy(c channel.View) string {
+	at := c.GoneAt
+	if t, err := time.Parse(time.RFC3339, at); err == nil {
+		at = when(t)
+	}
+	return "since " + at + " the push service says this subscription no longer exists (the browser unsubscribed, or it expired), so nothing is sent to it. Remove it, then use Notify this device in Settings on that device again."
 }
 
 func (a *web) channelsAgain(w http.ResponseWriter, r *http.Request) func(int, string) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -141,7 +142,14 @@ func (l *linkPages) fail(w http.ResponseWriter, r *http.Request, err error) {
 	l.message(w, r, status, "This link cannot be used", se.Message)
 }
 
+// message writes the page of an outcome; a client that asks for JSON (the service worker's
+// Approve and Deny, assets/sw.js) gets {"decided", "title", "message"} instead.
 func (l *linkPages) message(w http.ResponseWriter, r *http.Request, status int, title, msg string) {
+	if strings.Contains(r.Header.Get("Accept"), "application/json") {
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		writeJSON(w, status, map[string]any{"decided": status == http.StatusOK, "title": title, "message": msg})
+		return
+	}
 	l.page(w, r, status, func(p *page) {
 		p.raw(`<h1>`).text(title).raw(`</h1><p role="status">`).text(msg).raw(`</p>`)
 	})

@@ -298,6 +298,7 @@ func (a *web) settings(w http.ResponseWriter, r *http.Request, status int, msg s
 				raw(`<button type="submit">Revoke</button></form></li>`)
 		}
 		p.raw(`</ul>`)
+		a.pushSection(p)
 		p.raw(`<h2>More</h2><ul class="more"><li><a href="/settings/channels">Notification channels</a></li><li><a href="/settings/mcp">MCP servers</a></li></ul>`)
 	})
 }

@@ -226,6 +226,7 @@ func Routes(d Deps) func(chi.Router) {
 					r.Post("/settings/channels/{name}/remove", w.removeChannel)
 					r.Post("/settings/channels/{name}/test", w.testChannel)
 					r.Post("/settings/channels/{name}/default", w.defaultChannel)
+					r.Post("/settings/push", w.subscribePush)
 					r.Post("/settings/mcp", w.addMCPServer)
 					r.Post("/settings/mcp/{name}/approve", w.approveMCPServer)
 					r.Post("/settings/mcp/{name}/tool", w.setMCPTool)
@@ -241,6 +242,7 @@ func Routes(d Deps) func(chi.Router) {
 var shell = []struct{ path, file, contentType string }{
 	{"/assets/app.js", "assets/app.js", "text/javascript; charset=utf-8"},
 	{"/assets/app.css", "assets/app.css", "text/css; charset=utf-8"},
+	{"/assets/push.js", "assets/push.js", "text/javascript; charset=utf-8"},
 	{"/assets/icon.svg", "assets/icon.svg", "image/svg+xml"},
 	{"/assets/icon-192.png", "assets/icon-192.png", "image/png"},
 	{"/assets/icon-512.png", "assets/icon-512.png", "image/png"},
