@@ -3,8 +3,8 @@ package webapp_test
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,7 +59,7 @@ func axeSource(t *testing.T) string {
 // (its story), one with a write waiting on a card, the seeded ledger, a document, a fact, a
 // channel, and a household request from hal waiting for her vote.
 type a11yEnv struct {
-	url, key                                  string
+	url, key                                 string
 	history, markdown, pending, story, docID string
 }
 
@@ -288,5 +288,50 @@ func TestAccessibilityKeyboard(t *testing.T) {
 	}
 	if got := tasksOf(t, o, owner); len(got) != 1 || got[0] != "buy milk" {
 		t.Errorf("tasks after a keyboard approval = %v; want [buy milk]", got)
+	}
+}
+
+// TestBrowserPhoneBadge: at 390×844, with a write waiting, the compact header shows the
+// approvals count beside the menu button, the menu closed; it links to the approvals; once
+// the write is decided the count is gone from the header.
+func TestBrowserPhoneBadge(t *testing.T) {
+	t.Parallel()
+	srv, o := server(t)
+	_, key := o.Owner(t, "pia")
+	ctx := browsertest.Start(t, 390, 844, 120*time.Second)
+	type shown struct {
+		Visible  bool    `json:"visible"`
+		Text     string  `json:"text"`
+		Href     string  `json:"href"`
+		Bottom   float64 `json:"bottom"`
+		Header   float64 `json:"header"`
+		MenuOpen bool    `json:"menuOpen"`
+	}
+	header := `(() => { const a = document.querySelector("header .pending-link"), r = a ? a.getBoundingClientRect() : {};
+		return {visible: !!a && a.checkVisibility() && r.width > 0 && r.top >= 0, text: a ? a.textContent : "", href: a ? a.getAttribute("href") : "",
+			bottom: r.bottom || 0, header: document.querySelector("header").getBoundingClientRect().height, menuOpen: document.getElementById("main-nav").checkVisibility()}; })()`
+	var before, after shown
+	err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), signIn(srv.URL, key), send("remind me to buy milk"),
+		chromedp.WaitVisible(chromedp.CSS(`fieldset.card`)),
+		chromedp.Navigate(srv.URL+"/settings"), chromedp.WaitVisible(chromedp.CSS(`main h1`)),
+		browsertest.Into(&before, chromedp.Evaluate[shown](header)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.Shot(t, ctx, "phone-header-badge.png")
+	if !before.Visible || before.MenuOpen || !strings.Contains(before.Text, "1") || before.Href != "/approvals" || before.Header > 60 {
+		t.Fatalf("phone header with a write waiting: %+v; want the count 1 visible in a one-line header (60 px at most), linking to /approvals, the menu closed", before)
+	}
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`header .pending-link`)),
+		chromedp.WaitVisible(chromedp.CSS(`fieldset.card button[data-choice=approve]`)),
+		chromedp.Click(chromedp.CSS(`fieldset.card button[data-choice=approve]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.pending a.story`)),
+		chromedp.Navigate(srv.URL+"/settings"), chromedp.WaitVisible(chromedp.CSS(`main h1`)),
+		browsertest.Into(&after, chromedp.Evaluate[shown](header)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Visible {
+		t.Errorf("phone header with nothing waiting still shows the count: %+v", after)
 	}
 }
