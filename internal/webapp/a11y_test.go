@@ -175,7 +175,7 @@ func report(vs []violation) string {
 // of the web app — sign-in, a new chat, chats with history, a Markdown answer and a pending
 // approval card, the conversation list, approvals with a card, a turn's story, money,
 // documents and one document, settings, channels, memory, activity, the household inbox with
-// a request, the 404 page, and the phone's open menu — signed in, at phone (390×844) and
+// a request, the 404 page, a refused form and the phone's open menu — signed in, at phone (390×844) and
 // desktop (1280×800) width, in light and dark mode, and wants no serious or critical
 // violation. Each one found is printed with its rule, impact, element and help.
 func TestAccessibility(t *testing.T) {
@@ -228,6 +228,9 @@ func TestAccessibility(t *testing.T) {
 				for _, path := range pages {
 					check(path+" ("+scheme+")", chromedp.Navigate(e.url+path), chromedp.WaitReady(chromedp.CSS(`main`)))
 				}
+				check("a refused rule form ("+scheme+")", chromedp.Navigate(e.url+"/settings"),
+					chromedp.SetValue(chromedp.CSS(`#rule-tool`), "create_task"), chromedp.SetValue(chromedp.CSS(`#rule-predicate`), `{"title"`),
+					chromedp.Submit(chromedp.CSS(`#rule-tool`)), chromedp.WaitVisible(chromedp.CSS(`form.rule p.error`)))
 				if size.name == "phone" {
 					check("the open menu ("+scheme+")", chromedp.Navigate(e.url+"/approvals"), chromedp.Click(chromedp.CSS(`.menu-toggle`)),
 						chromedp.WaitVisible(chromedp.CSS(`#main-nav a[href="/settings"]`)))
