@@ -7,7 +7,7 @@ import (
 	"slices"
 )
 
-// Forms (docs/ARCHITECTURE.md §7, the web app): a refused form is shown again with what the
+// Forms (docs/ARCHITECTURE.md §1, internal/webapp): a refused form is shown again with what the
 // user typed and the refusal in words inside it, above its fields; a form that did what it
 // was asked redirects (303), so a reload never sends it again, and what it has to say — a
 // test message sent, a statement imported, a vote recorded — travels to the next page in a
