@@ -231,6 +231,9 @@ func TestAccessibility(t *testing.T) {
 				check("a refused rule form ("+scheme+")", chromedp.Navigate(e.url+"/settings"),
 					chromedp.SetValue(chromedp.CSS(`#rule-tool`), "create_task"), chromedp.SetValue(chromedp.CSS(`#rule-predicate`), `{"title"`),
 					chromedp.Submit(chromedp.CSS(`#rule-tool`)), chromedp.WaitVisible(chromedp.CSS(`form.rule p.error`)))
+				if scheme == "light" {
+					browsertest.Shot(t, ctx, "refused-form-"+size.name+".png")
+				}
 				if size.name == "phone" {
 					check("the open menu ("+scheme+")", chromedp.Navigate(e.url+"/approvals"), chromedp.Click(chromedp.CSS(`.menu-toggle`)),
 						chromedp.WaitVisible(chromedp.CSS(`#main-nav a[href="/settings"]`)))
