@@ -28,6 +28,11 @@ GOVULNCHECK := $(GOBIN)/govulncheck
 # files), indexed into bin/ for govulncheck -db file://…; a snapshot, so bump it now and then.
 VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
 VULNDB := bin/vulndb/$(VULNDB_VERSION)
+# axe-core, the accessibility engine internal/webapp's TestAccessibility runs inside Chromium,
+# and Lighthouse (make lighthouse): npm packages at exact versions, installed into bin/.
+AXE_VERSION := 4.14.1
+AXE := bin/axe/node_modules/axe-core/axe.min.js
+LIGHTHOUSE_VERSION := 12.2.3
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 TESTFLAGS ?=
 
@@ -35,7 +40,7 @@ TESTFLAGS ?=
 # of the dev database into the recipe's shell (scripts/devdb env single-quotes the values).
 load_env = eval "$$(scripts/devdb env | sed 's/^/export /')"
 
-.PHONY: help run test injection-report bench bench-cycle bench-soak bench-extract fuzz bench-recall bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
+.PHONY: help run test axe lighthouse injection-report bench bench-cycle bench-soak bench-extract fuzz bench-recall bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
 .PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction build-WorkerFunction
 
 # ROOT is the module root (this Makefile's directory), wherever make runs from: `sam build`
@@ -77,8 +82,8 @@ run: migrate ## database up, migrations, a local owner on first run, then the se
 	fi; \
 	STEWARD_LOG_FORMAT=$${STEWARD_LOG_FORMAT:-console} exec bin/steward serve
 
-test: db rie ## the whole suite with -race, against the dev database
-	@$(load_env); $(GO) test -race -timeout 20m $(TESTFLAGS) ./...
+test: db rie axe ## the whole suite with -race, against the dev database
+	@$(load_env); STEWARD_AXE="$(ROOT)/$(AXE)" $(GO) test -race -timeout 20m $(TESTFLAGS) ./...
 
 injection-report: db ## run the prompt-injection suite and print its block-rate table
 	@$(load_env); $(GO) test -count=1 -run 'TestInjectionSuite' -v ./internal/agent/ | sed -n '/injection suite:/,/^---/p' | grep -v '^---'
@@ -202,6 +207,25 @@ build-WorkerFunction:
 	$(call sam_build,worker)
 build-%Function:
 	@echo "no build target for $@: add one per function of template.yaml" >&2; exit 1
+
+# npm_pin installs npm package $(1) at version $(2) into bin/$(3) unless that version is there.
+npm_pin = if ! grep -qs '"version": "$(2)"' bin/$(3)/node_modules/$(1)/package.json; then \
+		command -v npm >/dev/null || { echo "$(1): npm not found: install Node.js and npm (apt-get install npm; .ci/run does)" >&2; exit 1; }; \
+		echo "installing $(1)@$(2) into bin/$(3)"; mkdir -p bin/$(3); \
+		npm --prefix bin/$(3) install --no-audit --no-fund --silent --save-exact $(1)@$(2); \
+	fi
+
+axe: ## axe-core at AXE_VERSION into bin/axe, for the web app's accessibility test (installed if missing)
+	@$(call npm_pin,axe-core,$(AXE_VERSION),axe)
+
+# make lighthouse serves its own database of the dev server ($(LIGHTHOUSE_DB)), so that its
+# owner and turns stay out of make run's.
+LIGHTHOUSE_DB ?= steward_lighthouse
+
+lighthouse: build ## Lighthouse at LIGHTHOUSE_VERSION in Chromium on steward serve: chat and approvals, phone and desktop
+	@$(call npm_pin,lighthouse,$(LIGHTHOUSE_VERSION),lighthouse)
+	@export STEWARD_DB_NAME=$(LIGHTHOUSE_DB); scripts/devdb start && $(load_env); bin/steward migrate bootstrap >/dev/null && bin/steward migrate up >/dev/null && \
+	scripts/lighthouse bin/steward bin/lighthouse/node_modules/.bin/lighthouse
 
 rie: ## the AWS Lambda Runtime Interface Emulator the Lambda tests run under (installed if missing)
 	@if ! $(GO) version -m "$(RIE)" 2>/dev/null | grep -qF '$(RIE_VERSION)'; then \

@@ -18,11 +18,13 @@ import (
 // a 422, and nothing is stored.
 
 func (a *web) channelsPage(w http.ResponseWriter, r *http.Request) {
-	a.channels(w, r, http.StatusOK, "", "")
+	a.channels(w, r, http.StatusOK, "")
 }
 
-// channels renders the page; msg is the error of the last form, note what a test did.
-func (a *web) channels(w http.ResponseWriter, r *http.Request, status int, msg, note string) {
+// channels renders the page; msg is the error of the last form (a refused add keeps what
+// was typed), a flash what a test did.
+func (a *web) channels(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	const add = "/settings/channels"
 	me := current(r)
 	if a.d.Channels == nil {
 		a.write(w, r, "settings", http.StatusOK, func(p *page) {
@@ -36,12 +38,9 @@ func (a *web) channels(w http.ResponseWriter, r *http.Request, status int, msg, 
 		return
 	}
 	a.write(w, r, "settings", status, func(p *page) {
-		p.raw(`<p><a href="/settings">Settings</a></p><h1>Notification channels</h1>`)
-		if msg != "" {
-			p.raw(`<p role="alert" class="error">`).text(msg).raw(`</p>`)
-		}
-		if note != "" {
-			p.raw(`<p role="status" class="note">`).text(note).raw(`</p>`)
+		p.raw(`<p><a href="/settings">Settings</a></p><h1>Notification channels</h1>`).pageError(r, msg, add)
+		if f, ok := takeFlash(w, r); ok {
+			f.show(p)
 		}
 		if len(list) == 0 {
 			p.raw(`<p>No channels: notifications stay in the activity feed.</p>`)
@@ -81,30 +80,41 @@ func (a *web) channels(w http.ResponseWriter, r *http.Request, status int, msg, 
 			}
 			p.raw(`</li>`)
 		}
-		p.raw(`</ul><h2>Add a channel</h2><form method="post" action="/settings/channels" class="channel-form">` +
-			`<label for="ch-name">Name</label><input id="ch-name" name="name" type="text" required maxlength="32" pattern="[a-z0-9][a-z0-9_-]*">` +
-			`<label for="ch-kind">Kind</label><select id="ch-kind" name="kind">`)
-		for _, k := range channel.Kinds {
+		// A refused form keeps what was typed, except its secrets (token, Slack URL, password).
+		val := func(name string) { p.value(r, add, name, "") }
+		p.raw(`</ul><h2>Add a channel</h2><form method="post" action="/settings/channels" class="channel-form">`).formError(r, add, msg).
+			raw(`<label for="ch-name">Name</label><input id="ch-name" name="name" type="text" required maxlength="32" pattern="[a-z0-9][a-z0-9_-]*"`)
+		val("name")
+		p.raw(`><label for="ch-kind">Kind</label><select id="ch-kind" name="kind">`)
+		for i, k := range channel.Kinds {
 			if k == channel.WebPush { // a browser subscribes itself: Settings → Notify this device (push.go)
 				continue
 			}
-			p.raw(`<option value="`).text(k).raw(`">`).text(k).raw(`</option>`)
+			p.option(r, add, "kind", k, k, i == 0)
 		}
-		p.raw(`</select><label><input name="default" type="checkbox" value="on"> Make it the default</label>` +
+		p.raw(`</select><label><input name="default" type="checkbox" value="on"`).checked(r, add, "default").raw(`> Make it the default</label>` +
 			`<fieldset><legend>ntfy, webhook</legend>` +
-			`<label for="ch-url">URL (ntfy server, default https://ntfy.sh; the webhook's https URL)</label><input id="ch-url" name="url" type="url" maxlength="2000">` +
-			`<label for="ch-topic">Topic</label><input id="ch-topic" name="topic" type="text" maxlength="64">` +
-			`<label for="ch-token">Token (ntfy access token, Telegram bot token, webhook signing secret)</label><input id="ch-token" name="token" type="password" autocomplete="off" maxlength="2000">` +
-			`</fieldset><fieldset><legend>Telegram</legend><label for="ch-chat">Chat ID</label><input id="ch-chat" name="chat_id" type="text" maxlength="40">` +
-			`<p class="meta">The bot token goes in Token above.</p></fieldset>` +
+			`<label for="ch-url">URL (ntfy server, default https://ntfy.sh; the webhook's https URL)</label><input id="ch-url" name="url" type="url" maxlength="2000"`)
+		val("url")
+		p.raw(`><label for="ch-topic">Topic</label><input id="ch-topic" name="topic" type="text" maxlength="64"`)
+		val("topic")
+		p.raw(`><label for="ch-token">Token (ntfy access token, Telegram bot token, webhook signing secret)</label><input id="ch-token" name="token" type="password" autocomplete="off" maxlength="2000">` +
+			`</fieldset><fieldset><legend>Telegram</legend><label for="ch-chat">Chat ID</label><input id="ch-chat" name="chat_id" type="text" maxlength="40"`)
+		val("chat_id")
+		p.raw(`><p class="meta">The bot token goes in Token above.</p></fieldset>` +
 			`<fieldset><legend>Slack</legend><label for="ch-slack">Incoming-webhook URL (secret)</label><input id="ch-slack" name="slack_url" type="password" autocomplete="off" maxlength="2000"></fieldset>` +
-			`<fieldset><legend>Email</legend><label for="ch-host">SMTP host</label><input id="ch-host" name="host" type="text" maxlength="253">` +
-			`<label for="ch-port">Port</label><input id="ch-port" name="port" type="text" inputmode="numeric" maxlength="5">` +
-			`<label for="ch-tls">TLS</label><select id="ch-tls" name="tls"><option value="starttls">STARTTLS (587)</option><option value="tls">TLS (465)</option></select>` +
-			`<label for="ch-from">From</label><input id="ch-from" name="from" type="text" maxlength="254">` +
-			`<label for="ch-to">To</label><input id="ch-to" name="to" type="text" maxlength="254">` +
-			`<label for="ch-user">Username</label><input id="ch-user" name="username" type="text" autocomplete="off" maxlength="254">` +
-			`<label for="ch-pass">Password</label><input id="ch-pass" name="password" type="password" autocomplete="off" maxlength="2000"></fieldset>`).
+			`<fieldset><legend>Email</legend><label for="ch-host">SMTP host</label><input id="ch-host" name="host" type="text" maxlength="253"`)
+		val("host")
+		p.raw(`><label for="ch-port">Port</label><input id="ch-port" name="port" type="text" inputmode="numeric" maxlength="5"`)
+		val("port")
+		p.raw(`><label for="ch-tls">TLS</label><select id="ch-tls" name="tls">`).option(r, add, "tls", "starttls", "STARTTLS (587)", true).
+			option(r, add, "tls", "tls", "TLS (465)", false).raw(`</select><label for="ch-from">From</label><input id="ch-from" name="from" type="text" maxlength="254"`)
+		val("from")
+		p.raw(`><label for="ch-to">To</label><input id="ch-to" name="to" type="text" maxlength="254"`)
+		val("to")
+		p.raw(`><label for="ch-user">Username</label><input id="ch-user" name="username" type="text" autocomplete="off" maxlength="254"`)
+		val("username")
+		p.raw(`><label for="ch-pass">Password</label><input id="ch-pass" name="password" type="password" autocomplete="off" maxlength="2000"></fieldset>`).
 			hidden(me.csrf).raw(`<button type="submit">Add channel</button></form>` +
 			`<p class="meta">Secrets are sealed before they are stored and are never shown again.</p>`)
 	})
@@ -120,7 +130,7 @@ func goneWhy(c channel.View) string {
 }
 
 func (a *web) channelsAgain(w http.ResponseWriter, r *http.Request) func(int, string) {
-	return func(status int, msg string) { a.channels(w, r, status, msg, "") }
+	return func(status int, msg string) { a.channels(w, r, status, msg) }
 }
 
 func (a *web) addChannel(w http.ResponseWriter, r *http.Request) {
@@ -139,7 +149,7 @@ func (a *web) addChannel(w http.ResponseWriter, r *http.Request) {
 		if port := f("port"); port != "" {
 			n, err := strconv.Atoi(port)
 			if err != nil || n < 1 || n > 65535 {
-				a.channels(w, r, http.StatusUnprocessableEntity, "the port is a number from 1 to 65535", "")
+				a.channels(w, r, http.StatusUnprocessableEntity, "the port is a number from 1 to 65535")
 				return
 			}
 			in.Port = n
@@ -181,9 +191,9 @@ func (a *web) testChannel(w http.ResponseWriter, r *http.Request) {
 		a.done(w, r, err, "/settings/channels", a.channelsAgain(w, r))
 		return
 	}
+	f := flash{Text: "A test message was sent to " + res.Channel + "."}
 	if !res.Delivered {
-		a.channels(w, r, http.StatusOK, "The test to "+res.Channel+" failed: "+res.Error, "")
-		return
+		f = flash{Text: "The test to " + res.Channel + " failed: " + res.Error, Error: true}
 	}
-	a.channels(w, r, http.StatusOK, "", "A test message was sent to "+res.Channel+".")
+	redirectWith(w, r, "/settings/channels", f)
 }

@@ -65,7 +65,7 @@ func (a *web) chatView(w http.ResponseWriter, r *http.Request, id uuid.UUID) {
 		p.raw(`<div class="chat-layout">`)
 		list(p)
 		p.raw(`<section class="thread" aria-label="Chat"><h1 class="sr-only">`).text(titleOf(conv)).raw(`</h1>` +
-			`<div id="log" aria-live="polite" aria-label="Conversation">`)
+			`<div id="log" role="log" aria-live="polite" aria-label="Conversation">`)
 		if id == uuid.Nil {
 			p.raw(`<p class="empty" id="empty">Ask Steward anything: it answers, and asks you before it changes anything.</p>`)
 		}
@@ -95,7 +95,7 @@ func (a *web) conversationsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.write(w, r, "conversations", http.StatusOK, func(p *page) {
-		p.raw(`<div class="conversations-page">`)
+		p.raw(`<div class="conversations-page"><h1 class="sr-only">Chats</h1>`)
 		list(p)
 		p.raw(`</div>`)
 	})

@@ -36,12 +36,11 @@ func (a *web) documents(w http.ResponseWriter, r *http.Request, status int, msg 
 		return
 	}
 	a.write(w, r, "documents", status, func(p *page) {
-		p.raw(`<h1>Documents</h1>`)
-		if msg != "" {
-			p.raw(`<p role="alert" class="error">`).text(msg).raw(`</p>`)
-		}
-		// The CSRF field comes first: the upload handler reads it before the file.
+		p.raw(`<h1>Documents</h1>`).pageError(r, msg, "/documents")
+		// The CSRF field comes first: the upload handler reads it before the file. A refused
+		// upload says why inside the form.
 		p.raw(`<h2>Upload</h2><form method="post" action="/documents" enctype="multipart/form-data" class="upload">`).hidden(me.csrf).
+			formError(r, "/documents", msg).
 			raw(`<label for="file">PDF, DOCX, XLSX, CSV, TXT, Markdown or HTML (up to `).text(fmt.Sprintf("%d MB", a.d.Documents.Limit()>>20)).
 			raw(`)</label><input id="file" name="file" type="file" required accept=".pdf,.docx,.xlsx,.csv,.txt,.md,.markdown,.html,.htm">` +
 				`<button type="submit">Upload</button></form>`)

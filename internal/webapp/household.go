@@ -38,6 +38,9 @@ func (a *web) household(w http.ResponseWriter, r *http.Request, status int, out 
 	now := a.now()
 	a.write(w, r, "household", status, func(p *page) {
 		p.raw(`<h1>Household</h1>`)
+		if f, ok := takeFlash(w, r); ok {
+			f.show(p)
+		}
 		if out != nil {
 			class := "outcome"
 			if out.failed {
@@ -60,8 +63,10 @@ func (a *web) household(w http.ResponseWriter, r *http.Request, status int, out 
 			p.raw(`<p class="meta">asked `).text(now.Sub(ap.CreatedAt).Round(time.Second).String()).raw(` ago · expires `).text(when(ap.ExpiresAt)).raw(`</p>`)
 			switch ap.Status {
 			case steward.VotePending:
-				p.raw(`<form method="post" action="/household/`).text(ap.ID.String()).raw(`">`).hidden(current(r).csrf).
-					raw(`<label>Message (optional) <input type="text" name="message" maxlength="500"></label><div class="buttons">` +
+				action := "/household/" + ap.ID.String()
+				p.raw(`<form method="post" action="`).text(action).raw(`">`).hidden(current(r).csrf).
+					raw(`<label>Message (optional) <input type="text" name="message" maxlength="500"`).value(r, action, "message", "").
+					raw(`></label><div class="buttons">` +
 						`<button type="submit" name="decision" value="approve">Approve</button>` +
 						`<button type="submit" name="decision" value="deny">Deny</button></div></form>`)
 			case steward.VoteExpired:
@@ -87,9 +92,9 @@ func decidedAt(t *time.Time) string {
 }
 
 // decideHousehold records the member's vote: POST /household/{id}, form fields decision
-// (approve or deny) and message. It answers the inbox with the outcome: 200 when recorded,
-// 409 when the request was already decided or expired, 404 for an unknown or foreign id, 422
-// for a bad form.
+// (approve or deny) and message. A recorded vote redirects (303) to the inbox, which says
+// what it did; a refused one answers the inbox with why: 409 when the request was already
+// decided or expired, 404 for an unknown or foreign id, 422 for a bad form.
 func (a *web) decideHousehold(w http.ResponseWriter, r *http.Request) {
 	id, err := uuid.Parse(chi.URLParam(r, "id"))
 	if err != nil {
@@ -126,9 +131,9 @@ func (a *web) decideHousehold(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	out := &outcome{title: "Approved", text: "You approved " + ap.RequesterName + "'s " + ap.Tool + ". It runs once every member it waits for has approved."}
+	out := flash{Title: "Approved", Text: "You approved " + ap.RequesterName + "'s " + ap.Tool + ". It runs once every member it waits for has approved."}
 	if !approve {
-		out = &outcome{title: "Denied", text: "You denied " + ap.RequesterName + "'s " + ap.Tool + ". It will not run; " + ap.RequesterName + "'s turn went on without it."}
+		out = flash{Title: "Denied", Text: "You denied " + ap.RequesterName + "'s " + ap.Tool + ". It will not run; " + ap.RequesterName + "'s turn went on without it."}
 	}
-	a.household(w, r, http.StatusOK, out)
+	redirectWith(w, r, "/household", out)
 }

@@ -174,15 +174,15 @@ func TestHouseholdPageApprove(t *testing.T) {
 	}
 
 	csrf := e.bob.csrf("/household")
-	status, out := e.bob.post("/household/"+id, url.Values{"csrf": {csrf}, "decision": {"approve"}, "message": {"fine by me"}})
-	if status != http.StatusOK || !strings.Contains(out, "<h2>Approved</h2>") || !strings.Contains(out, "You <strong>approved</strong> this") {
+	status, _ := e.bob.post("/household/"+id, url.Values{"csrf": {csrf}, "decision": {"approve"}, "message": {"fine by me"}})
+	if out := e.bob.redirected(); status != http.StatusSeeOther || !strings.Contains(out, "<h2>Approved</h2>") || !strings.Contains(out, "You <strong>approved</strong> this") {
 		t.Fatalf("bob approves = %d:\n%s", status, out)
 	}
 	if n, st := e.state(t, v); n != 1 || st != steward.StatusCompleted {
 		t.Fatalf("after bob approved: %d tasks, turn %s; want 1 and completed", n, st)
 	}
 	// Again: already decided, nothing runs twice.
-	status, out = e.bob.post("/household/"+id, url.Values{"csrf": {csrf}, "decision": {"approve"}})
+	status, out := e.bob.post("/household/"+id, url.Values{"csrf": {csrf}, "decision": {"approve"}})
 	if status != http.StatusConflict || !strings.Contains(out, "<h2>Already decided</h2>") {
 		t.Errorf("bob's second approval = %d:\n%s", status, out)
 	}
@@ -195,8 +195,8 @@ func TestHouseholdPageDeny(t *testing.T) {
 	e := newHouseEnv(t)
 	v := e.suspend(t)
 	id, _ := e.request(t)
-	status, out := e.bob.post("/household/"+id, url.Values{"csrf": {e.bob.csrf("/household")}, "decision": {"deny"}, "message": {"we have milk"}})
-	if status != http.StatusOK || !strings.Contains(out, "<h2>Denied</h2>") || !strings.Contains(out, "You <strong>denied</strong> this") {
+	status, _ := e.bob.post("/household/"+id, url.Values{"csrf": {e.bob.csrf("/household")}, "decision": {"deny"}, "message": {"we have milk"}})
+	if out := e.bob.redirected(); status != http.StatusSeeOther || !strings.Contains(out, "<h2>Denied</h2>") || !strings.Contains(out, "You <strong>denied</strong> this") {
 		t.Fatalf("bob denies = %d:\n%s", status, out)
 	}
 	if n, st := e.state(t, v); n != 0 || st != steward.StatusCompleted {

@@ -35,10 +35,8 @@ func (a *web) mcpServers(w http.ResponseWriter, r *http.Request, status int, msg
 		return
 	}
 	a.write(w, r, "settings", status, func(p *page) {
-		p.raw(`<p><a href="/settings">Settings</a></p><h1>MCP servers</h1>`)
-		if msg != "" {
-			p.raw(`<p role="alert" class="error">`).text(msg).raw(`</p>`)
-		}
+		const add = "/settings/mcp"
+		p.raw(`<p><a href="/settings">Settings</a></p><h1>MCP servers</h1>`).pageError(r, msg, add)
 		if len(list) == 0 {
 			p.raw(`<p>No MCP servers: Steward uses only its own tools.</p>`)
 		}
@@ -87,9 +85,11 @@ func (a *web) mcpServers(w http.ResponseWriter, r *http.Request, status int, msg
 				raw(`<button type="submit">Approve again</button></form><form method="post" action="/settings/mcp/`).text(s.Name).raw(`/delete">`).
 				hidden(me.csrf).raw(`<button type="submit">Delete</button></form></div></section>`)
 		}
-		p.raw(`<h2>Add a server</h2><form method="post" action="/settings/mcp" class="mcp-form">` +
-			`<label for="mcp-name">Name (lower-case letters and digits; its tools are called mcp_&lt;name&gt;_&lt;tool&gt;)</label><input id="mcp-name" name="name" type="text" required maxlength="20">` +
-			`<label for="mcp-url">URL (streamable HTTP)</label><input id="mcp-url" name="url" type="url" required maxlength="2000">` +
+		// A refused add keeps the name and URL typed, never the Authorization header (a secret).
+		p.raw(`<h2>Add a server</h2><form method="post" action="/settings/mcp" class="mcp-form">`).formError(r, add, msg).
+			raw(`<label for="mcp-name">Name (lower-case letters and digits; its tools are called mcp_&lt;name&gt;_&lt;tool&gt;)</label><input id="mcp-name" name="name" type="text" required maxlength="20"`).
+			value(r, add, "name", "").raw(`><label for="mcp-url">URL (streamable HTTP)</label><input id="mcp-url" name="url" type="url" required maxlength="2000"`).
+			value(r, add, "url", "").raw(`>` +
 			`<label for="mcp-auth">Authorization header (optional, e.g. Bearer …)</label><input id="mcp-auth" name="authorization" type="password" autocomplete="off" maxlength="4000">`).
 			hidden(me.csrf).raw(`<button type="submit">Add server</button></form>` +
 			`<p class="meta">Adding connects to the server, lists its tools and approves them as they are now; a tool that changes later is disabled until you approve again.</p>`)

@@ -19,11 +19,13 @@ import (
 const maxUpload = 2 << 20
 
 func (a *web) moneyPage(w http.ResponseWriter, r *http.Request) {
-	a.money(w, r, http.StatusOK, "", nil)
+	a.money(w, r, http.StatusOK, "")
 }
 
-// money renders the page; msg is the error of the last form, res the result of an import.
-func (a *web) money(w http.ResponseWriter, r *http.Request, status int, msg string, res *ledger.ImportResult) {
+// money renders the page; msg is the error of the last form (a refused import keeps the
+// account, currency and date format typed), a flash what an import did.
+func (a *web) money(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	const imp = "/money/import"
 	me := current(r)
 	if a.d.Ledger == nil {
 		a.write(w, r, "money", http.StatusOK, func(p *page) {
@@ -37,20 +39,9 @@ func (a *web) money(w http.ResponseWriter, r *http.Request, status int, msg stri
 		return
 	}
 	a.write(w, r, "money", status, func(p *page) {
-		p.raw(`<h1>Money</h1>`)
-		if msg != "" {
-			p.raw(`<p role="alert" class="error">`).text(msg).raw(`</p>`)
-		}
-		if res != nil {
-			p.raw(`<p role="status" class="imported">Imported `).text(strconv.Itoa(res.Imported)).raw(` transactions; `).
-				text(strconv.Itoa(res.Duplicates)).raw(` already in the book; `).text(strconv.Itoa(len(res.Rejected))).raw(` lines not read.</p>`)
-			if len(res.Rejected) > 0 {
-				p.raw(`<ul class="rejected">`)
-				for _, x := range res.Rejected {
-					p.raw(`<li>line `).text(strconv.Itoa(x.Line)).raw(`: `).text(x.Reason).raw(`</li>`)
-				}
-				p.raw(`</ul>`)
-			}
+		p.raw(`<h1>Money</h1>`).pageError(r, msg, imp)
+		if f, ok := takeFlash(w, r); ok {
+			f.show(p)
 		}
 		// Accounts.
 		p.raw(`<h2>Accounts</h2>`)
@@ -109,13 +100,14 @@ func (a *web) money(w http.ResponseWriter, r *http.Request, status int, msg stri
 		}
 		p.raw(`</ul>`)
 		// Import.
-		p.raw(`<h2>Import a bank statement</h2><form method="post" action="/money/import" enctype="multipart/form-data" class="import">` +
-			`<label for="statement">Statement (CSV)</label><input id="statement" name="statement" type="file" accept=".csv,text/csv" required>` +
-			`<label for="account">Account</label><input id="account" name="account" type="text" required maxlength="100" value="Giro">` +
-			`<label for="currency">Currency</label><input id="currency" name="currency" type="text" maxlength="3" value="EUR">` +
-			`<label for="date_format">Date format</label><select id="date_format" name="date_format"><option value="">recognise it</option>`)
+		p.raw(`<h2>Import a bank statement</h2><form method="post" action="/money/import" enctype="multipart/form-data" class="import">`).formError(r, imp, msg).
+			raw(`<label for="statement">Statement (CSV)</label><input id="statement" name="statement" type="file" accept=".csv,text/csv" required>`+
+				`<label for="account">Account</label><input id="account" name="account" type="text" required maxlength="100"`).value(r, imp, "account", "Giro").
+			raw(`><label for="currency">Currency</label><input id="currency" name="currency" type="text" maxlength="3"`).value(r, imp, "currency", "EUR").
+			raw(`><label for="date_format">Date format</label><select id="date_format" name="date_format">`).
+			option(r, imp, "date_format", "", "recognise it", true)
 		for _, f := range ledger.DateFormats() {
-			p.raw(`<option value="`).text(f).raw(`">`).text(f).raw(`</option>`)
+			p.option(r, imp, "date_format", f, f, false)
 		}
 		p.raw(`</select>`).hidden(me.csrf).raw(`<button type="submit">Import</button></form>`)
 		// Recent transactions.
@@ -134,8 +126,9 @@ func (a *web) money(w http.ResponseWriter, r *http.Request, status int, msg stri
 }
 
 // importStatement imports an uploaded statement: POST /money/import (multipart: statement,
-// account, currency, date_format, csrf). The page comes back with what was imported, or with
-// the service's message and 422 when the statement cannot be read (nothing is imported).
+// account, currency, date_format, csrf). It redirects to the page, which says what was
+// imported; or the page comes back with the service's message and 422 when the statement
+// cannot be read (nothing is imported).
 func (a *web) importStatement(w http.ResponseWriter, r *http.Request) {
 	if a.d.Ledger == nil {
 		http.NotFound(w, r)
@@ -143,7 +136,7 @@ func (a *web) importStatement(w http.ResponseWriter, r *http.Request) {
 	}
 	f, _, err := r.FormFile("statement")
 	if err != nil {
-		a.money(w, r, http.StatusUnprocessableEntity, "Choose a CSV statement to import.", nil)
+		a.money(w, r, http.StatusUnprocessableEntity, "Choose a CSV statement to import.")
 		return
 	}
 	defer f.Close()
@@ -156,13 +149,18 @@ func (a *web) importStatement(w http.ResponseWriter, r *http.Request) {
 		Currency: r.PostFormValue("currency"), DateFormat: r.PostFormValue("date_format"), CSV: body})
 	if err != nil {
 		if msg, ok := invalid(err); ok {
-			a.money(w, r, http.StatusUnprocessableEntity, msg, nil)
+			a.money(w, r, http.StatusUnprocessableEntity, msg)
 			return
 		}
 		a.fail(w, r, err)
 		return
 	}
-	a.money(w, r, http.StatusOK, "", &res)
+	done := flash{Text: "Imported " + strconv.Itoa(res.Imported) + " transactions; " + strconv.Itoa(res.Duplicates) +
+		" already in the book; " + strconv.Itoa(len(res.Rejected)) + " lines not read."}
+	for _, x := range res.Rejected {
+		done.Lines = append(done.Lines, "line "+strconv.Itoa(x.Line)+": "+x.Reason)
+	}
+	redirectWith(w, r, "/money", done)
 }
 
 // tooLarge answers a form over its limit.

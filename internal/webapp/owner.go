@@ -226,19 +226,17 @@ func (a *web) settings(w http.ResponseWriter, r *http.Request, status int, msg s
 		return
 	}
 	a.write(w, r, "settings", status, func(p *page) {
-		p.raw(`<h1>Settings</h1>`)
-		if msg != "" {
-			p.raw(`<p role="alert" class="error">`).text(msg).raw(`</p>`)
-		}
+		p.raw(`<h1>Settings</h1>`).pageError(r, msg, "/settings/stop", "/settings/mode", "/settings/rules")
 		// Kill switch.
 		p.raw(`<h2>Kill switch</h2>`)
 		if v.OwnerKilled {
 			p.raw(`<p class="killed">Stopped: `).text(v.OwnerReason).raw(`</p><form method="post" action="/settings/resume">`).hidden(me.csrf).
 				raw(`<button type="submit">Resume</button></form>`)
 		} else {
-			p.raw(`<p>Running. Stopping refuses new turns and stops running ones at their next step.</p>` +
-				`<form method="post" action="/settings/stop"><label for="reason">Reason (optional)</label>` +
-				`<input id="reason" name="reason" type="text" maxlength="500">`).hidden(me.csrf).raw(`<button type="submit">Stop</button></form>`)
+			p.raw(`<p>Running. Stopping refuses new turns and stops running ones at their next step.</p>`+
+				`<form method="post" action="/settings/stop">`).formError(r, "/settings/stop", msg).raw(`<label for="reason">Reason (optional)</label>`+
+				`<input id="reason" name="reason" type="text" maxlength="500"`).value(r, "/settings/stop", "reason", "").raw(`>`).
+				hidden(me.csrf).raw(`<button type="submit">Stop</button></form>`)
 		}
 		if v.GlobalKilled {
 			p.raw(`<p class="killed">The operator stopped this server: `).text(v.GlobalReason).raw(`</p>`)
@@ -248,17 +246,14 @@ func (a *web) settings(w http.ResponseWriter, r *http.Request, status int, msg s
 		p.raw(`<h2>Today</h2><p class="budget">`).text(fmt.Sprintf("%d of %d messages · $%.4f of $%.2f", b.MessagesToday, b.MessageLimit, b.CostUSDToday, b.CostLimitUSD)).
 			raw(` · resets `).text(when(b.ResetsAt)).raw(`</p>`)
 		// Gate mode.
-		p.raw(`<h2>Gate mode</h2><form method="post" action="/settings/mode"><label for="mode">Writes no rule covers</label><select id="mode" name="mode">`)
+		p.raw(`<h2>Gate mode</h2><form method="post" action="/settings/mode">`).formError(r, "/settings/mode", msg).
+			raw(`<label for="mode">Writes no rule covers</label><select id="mode" name="mode">`)
 		modes := [][2]string{{control.ModeAsk, "ask me"}, {control.ModeDeny, "refuse (read-only)"}}
 		if a.d.Control.AllowAutoMode {
 			modes = append(modes, [2]string{control.ModeAuto, "run without asking (development)"})
 		}
 		for _, m := range modes {
-			p.raw(`<option value="`).text(m[0]).raw(`"`)
-			if m[0] == v.Mode {
-				p.raw(` selected`)
-			}
-			p.raw(`>`).text(m[1]).raw(`</option>`)
+			p.option(r, "/settings/mode", "mode", m[0], m[1], m[0] == v.Mode)
 		}
 		p.raw(`</select>`).hidden(me.csrf).raw(`<button type="submit">Save mode</button></form>`)
 		// Standing rules.
@@ -275,14 +270,17 @@ func (a *web) settings(w http.ResponseWriter, r *http.Request, status int, msg s
 			p.raw(` <span class="meta">(`).text(x.Source).raw(`)</span></span><form method="post" action="/settings/rules/`).text(x.ID.String()).raw(`/delete">`).
 				hidden(me.csrf).raw(`<button type="submit">Delete</button></form></li>`)
 		}
-		p.raw(`</ul><form method="post" action="/settings/rules" class="rule">` +
-			`<label for="rule-tool">Tool (a write tool, or * for every one)</label><input id="rule-tool" name="tool" type="text" required maxlength="100">` +
-			`<label for="rule-effect">Effect</label><select id="rule-effect" name="effect"><option value="allow">allow</option><option value="deny">deny</option></select>` +
-			`<label for="rule-predicate">When the arguments match (JSON object; empty for any)</label><input id="rule-predicate" name="predicate" type="text" maxlength="4000">` +
-			`<label for="rule-match">Match</label><select id="rule-match" name="match"><option value="exact">exactly these arguments, no others</option>` +
-			`<option value="pattern">these argument values, other arguments anything</option></select>` +
-			`<label for="rule-note">Note (optional)</label><input id="rule-note" name="note" type="text" maxlength="500">`).hidden(me.csrf).
-			raw(`<button type="submit">Add rule</button></form>`)
+		const rule = "/settings/rules"
+		p.raw(`</ul><form method="post" action="/settings/rules" class="rule">`).formError(r, rule, msg).
+			raw(`<label for="rule-tool">Tool (a write tool, or * for every one)</label><input id="rule-tool" name="tool" type="text" required maxlength="100"`).
+			value(r, rule, "tool", "").raw(`><label for="rule-effect">Effect</label><select id="rule-effect" name="effect">`).
+			option(r, rule, "effect", "allow", "allow", true).option(r, rule, "effect", "deny", "deny", false).
+			raw(`</select><label for="rule-predicate">When the arguments match (JSON object; empty for any)</label><input id="rule-predicate" name="predicate" type="text" maxlength="4000"`).
+			value(r, rule, "predicate", "").raw(`><label for="rule-match">Match</label><select id="rule-match" name="match">`).
+			option(r, rule, "match", "exact", "exactly these arguments, no others", true).
+			option(r, rule, "match", "pattern", "these argument values, other arguments anything", false).
+			raw(`</select><label for="rule-note">Note (optional)</label><input id="rule-note" name="note" type="text" maxlength="500"`).
+			value(r, rule, "note", "").raw(`>`).hidden(me.csrf).raw(`<button type="submit">Add rule</button></form>`)
 		// Sessions.
 		p.raw(`<h2>Sessions</h2><ul class="sessions">`)
 		for _, s := range sess {
@@ -405,10 +403,7 @@ func (a *web) memory(w http.ResponseWriter, r *http.Request, status int, msg str
 		return
 	}
 	a.write(w, r, "memory", status, func(p *page) {
-		p.raw(`<h1>Memory</h1>`)
-		if msg != "" {
-			p.raw(`<p role="alert" class="error">`).text(msg).raw(`</p>`)
-		}
+		p.raw(`<h1>Memory</h1>`).pageError(r, msg, "/memory/facts")
 		p.raw(`<form method="get" action="/memory" role="search"><label for="q">Search memory</label>` +
 			`<input id="q" name="q" type="search" maxlength="500" value="`).text(q).raw(`"><button type="submit">Search</button></form>`)
 		if searched {
@@ -422,13 +417,17 @@ func (a *web) memory(w http.ResponseWriter, r *http.Request, status int, msg str
 			}
 			p.raw(`</ol>`)
 		}
-		p.raw(`<h2>Add a fact</h2><form method="post" action="/memory/facts" class="fact"><label for="fact-kind">Kind</label><select id="fact-kind" name="kind">`)
-		for _, k := range memory.FactKinds {
-			p.raw(`<option value="`).text(k).raw(`">`).text(k).raw(`</option>`)
+		const fact = "/memory/facts"
+		p.raw(`<h2>Add a fact</h2><form method="post" action="/memory/facts" class="fact">`).formError(r, fact, msg).
+			raw(`<label for="fact-kind">Kind</label><select id="fact-kind" name="kind">`)
+		for i, k := range memory.FactKinds {
+			p.option(r, fact, "kind", k, k, i == 0)
 		}
-		p.raw(`</select><label for="fact-subject">Subject (optional)</label><input id="fact-subject" name="subject" type="text" maxlength="200">` +
-			`<label for="fact-content">Fact</label><textarea id="fact-content" name="content" rows="2" required maxlength="2000"></textarea>`).
-			hidden(me.csrf).raw(`<button type="submit">Remember</button></form>`)
+		p.raw(`</select><label for="fact-subject">Subject (optional)</label><input id="fact-subject" name="subject" type="text" maxlength="200"`).
+			value(r, fact, "subject", "").raw(`><label for="fact-content">Fact</label>` +
+			// The parser drops a newline right after <textarea>: this one, not the user's.
+			`<textarea id="fact-content" name="content" rows="2" required maxlength="2000">` + "\n").
+			text(typed(r, fact, "content")).raw(`</textarea>`).hidden(me.csrf).raw(`<button type="submit">Remember</button></form>`)
 		p.raw(`<h2>Facts</h2>`)
 		if len(facts) == 0 {
 			p.raw(`<p>No facts yet.</p>`)

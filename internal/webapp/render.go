@@ -39,13 +39,46 @@ var nav = []struct{ page, href, label string }{{"chat", "/", "Chat"}, {"conversa
 	{"documents", "/documents", "Documents"}, {"settings", "/settings", "Settings"}}
 
 // badge is the approvals link's count of writes waiting (app.js keeps it current from
-// /approvals/count); hidden at zero.
-func badge(p *page, n int) {
-	p.raw(`<span class="badge" id="pending-badge" data-count="` + strconv.Itoa(n) + `"`)
+// /approvals/count); hidden at zero. id is its element id ("" for none).
+func badge(p *page, id string, n int) {
+	p.raw(`<span class="badge"`)
+	if id != "" {
+		p.raw(` id="` + id + `"`)
+	}
+	p.raw(` data-count="` + strconv.Itoa(n) + `"`)
 	if n == 0 {
 		p.raw(` hidden`)
 	}
 	p.raw(`><span class="sr-only">, waiting: </span>` + strconv.Itoa(n) + `</span>`)
+}
+
+// pendingLink is the approvals count in a phone's compact header, beside the menu button
+// (the navigation's badge is folded into the menu there); hidden at zero, and on wider
+// screens, where the navigation shows its own badge.
+func pendingLink(p *page, n int) {
+	p.raw(`<a class="pending-link" href="/approvals"`)
+	if n == 0 {
+		p.raw(` hidden`)
+	}
+	p.raw(`>Approvals`)
+	badge(p, "", n)
+	p.raw(`</a>`)
+}
+
+// titles names the pages outside the navigation; the others are named by their nav label.
+var titles = map[string]string{"signin": "Sign in", "story": "Turn story", "error": "Error", "conversations": "Chats"}
+
+// title is the document title of page name: "Approvals · Steward".
+func title(name string) string {
+	for _, n := range nav {
+		if n.page == name {
+			return n.label + " · Steward"
+		}
+	}
+	if t, ok := titles[name]; ok {
+		return t + " · Steward"
+	}
+	return "Steward"
 }
 
 // pendingWrites is the count the badge shows (0, logged, when it cannot be read: the page
@@ -84,15 +117,16 @@ func (a *web) write(w http.ResponseWriter, r *http.Request, name string, status 
 	p.raw(`><head><meta charset="utf-8">` +
 		`<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">` +
 		`<meta name="color-scheme" content="light dark"><meta name="theme-color" content="#0b57d0">` +
-		`<meta name="csrf-token" content="`).text(me.csrf).raw(`"><title>Steward</title>` +
+		`<meta name="csrf-token" content="`).text(me.csrf).raw(`"><title>` + title(name) + `</title>` +
 		`<link rel="icon" href="/assets/icon.svg" type="image/svg+xml"><link rel="apple-touch-icon" href="/assets/icon-192.png">` +
 		`<link rel="manifest" href="/manifest.webmanifest">` +
 		`<link rel="stylesheet" href="/assets/app.css"><script src="/assets/app.js" defer></script></head><body class="page-` + name + `">` +
-		`<header><a class="brand" href="/">Steward</a>`)
+		`<a class="skip" href="#main">Skip to content</a><header><a class="brand" href="/">Steward</a>`)
 	if me.OwnerName != "" {
+		waiting := a.pendingWrites(r)
+		pendingLink(&p, waiting)
 		p.raw(`<button type="button" class="menu-toggle" aria-expanded="false" aria-controls="main-nav">Menu</button>` +
 			`<div class="menu" id="main-nav"><nav aria-label="Main">`)
-		waiting := a.pendingWrites(r)
 		for _, n := range nav {
 			p.raw(`<a href="` + n.href + `"`)
 			if n.page == name {
@@ -100,17 +134,17 @@ func (a *web) write(w http.ResponseWriter, r *http.Request, name string, status 
 			}
 			p.raw(`>` + n.label)
 			if n.page == "approvals" {
-				badge(&p, waiting)
+				badge(&p, "pending-badge", waiting)
 			}
 			p.raw(`</a>`)
 		}
 		p.raw(`</nav><form method="post" action="/signout" class="inline">`).hidden(me.csrf).raw(`<button type="submit" class="quiet">Sign out</button></form></div>`)
 	}
-	p.raw(`<button type="button" class="theme-toggle quiet" aria-label="Dark mode" aria-pressed="false" hidden>Dark</button></header>`)
+	p.raw(`<button type="button" class="theme-toggle quiet" aria-label="Dark mode" hidden>Dark</button></header>`)
 	if me.OwnerName != "" {
 		a.banner(&p, r)
 	}
-	p.raw(`<main>`)
+	p.raw(`<main id="main" tabindex="-1">`)
 	body(&p)
 	p.raw(`</main></body></html>`)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -372,19 +372,22 @@
     });
   }
 
-  // badge keeps the approvals link's count of writes waiting current: at once after a turn
-  // ends or is decided here, and every 20 s for what happens elsewhere (another tab, a link,
-  // a job).
+  // badge keeps the approvals link's count of writes waiting current — the navigation's and,
+  // on a phone, the header's — at once after a turn ends or is decided here, and every 20 s
+  // for what happens elsewhere (another tab, a link, a job).
   function refreshBadge() {
-    var b = document.getElementById("pending-badge");
-    if (!b) return;
+    if (!document.getElementById("pending-badge")) return;
     fetch("/approvals/count", { credentials: "same-origin", headers: { "Accept": "application/json" } })
       .then(function (res) { return res.ok ? res.json() : null; })
       .then(function (c) {
         if (!c) return;
-        b.dataset.count = c.writes;
-        b.lastChild.textContent = String(c.writes);
-        b.hidden = c.writes === 0;
+        document.querySelectorAll(".badge[data-count]").forEach(function (b) {
+          b.dataset.count = c.writes;
+          b.lastChild.textContent = String(c.writes);
+          b.hidden = c.writes === 0;
+        });
+        var link = document.querySelector(".pending-link");
+        if (link) link.hidden = c.writes === 0;
       })
       .catch(function () {});
   }
