@@ -67,7 +67,9 @@ func completeTaskTool() Tool {
 func sayCompleteTask(completeTaskArgs) string { return "Mark a task done" }
 
 func saidCompleteTask(_ completeTaskArgs, o struct {
-	Task steward.Task `json:"task"`
+	Task struct {
+		Title string `json:"title"`
+	} `json:"task"`
 }) string {
 	return "Completed task " + Quote(o.Task.Title)
 }

@@ -111,7 +111,9 @@ func sayCreateTask(a createTaskArgs) string {
 }
 
 func saidCreateTask(a createTaskArgs, o struct {
-	Task steward.Task `json:"task"`
+	Task struct {
+		Title string `json:"title"`
+	} `json:"task"`
 }) string {
 	return "Created task " + Quote(cmp.Or(o.Task.Title, a.Title))
 }

@@ -203,7 +203,11 @@ func saidListDocuments(_ listDocumentsArgs, o struct {
 
 func sayReadDocument(readDocumentArgs) string { return "Read a stored document" }
 
-func saidReadDocument(_ readDocumentArgs, o steward.DocumentText) string {
+func saidReadDocument(_ readDocumentArgs, o struct {
+	Document struct {
+		Name string `json:"name"`
+	} `json:"document"`
+}) string {
 	return "Read " + Quote(o.Document.Name)
 }
 
@@ -226,7 +230,9 @@ func saySaveDocument(a saveDocumentArgs) string {
 }
 
 func saidSaveDocument(_ saveDocumentArgs, o struct {
-	Document steward.Document `json:"document"`
+	Document struct {
+		Name string `json:"name"`
+	} `json:"document"`
 }) string {
 	return "Saved " + Quote(o.Document.Name)
 }

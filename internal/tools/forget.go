@@ -50,7 +50,9 @@ func forgetTool() Tool {
 func sayForget(forgetArgs) string { return "Forget a remembered fact" }
 
 func saidForget(_ forgetArgs, o struct {
-	Fact steward.Fact `json:"fact"`
+	Fact struct {
+		Content string `json:"content"`
+	} `json:"fact"`
 }) string {
 	return "Forgot " + Quote(o.Fact.Content)
 }

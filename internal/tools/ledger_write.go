@@ -248,8 +248,14 @@ func saySetBudget(a setBudgetArgs) string {
 	return "Set the " + Quote(a.Category) + " budget to " + Money(a.MonthlyAmount, Clip(a.Currency, 3)) + " a month"
 }
 
-func saidSetBudget(a setBudgetArgs, _ struct{}) string {
-	return "Budget " + Quote(a.Category) + " set to " + Money(a.MonthlyAmount, Clip(a.Currency, 3)) + " a month"
+func saidSetBudget(_ setBudgetArgs, o struct {
+	Budget struct {
+		Category     string `json:"category"`
+		MonthlyMinor int64  `json:"monthly_minor"`
+		Currency     string `json:"currency"`
+	} `json:"budget"`
+}) string {
+	return "Budget " + Quote(o.Budget.Category) + " set to " + Money(o.Budget.MonthlyMinor, Clip(o.Budget.Currency, 3)) + " a month"
 }
 
 func sayRecordExpense(a recordExpenseArgs) string {
@@ -263,6 +269,13 @@ func sayRecordExpense(a recordExpenseArgs) string {
 	return s
 }
 
-func saidRecordExpense(a recordExpenseArgs, _ struct{}) string {
-	return "Recorded " + Money(a.Amount, Clip(a.Currency, 3)) + " at " + Clip(strings.TrimSpace(a.Merchant), 40)
+func saidRecordExpense(_ recordExpenseArgs, o struct {
+	Transaction struct {
+		Merchant    string `json:"merchant"`
+		AmountMinor int64  `json:"amount_minor"`
+		Currency    string `json:"currency"`
+	} `json:"transaction"`
+}) string {
+	x := o.Transaction
+	return "Recorded " + Money(-x.AmountMinor, Clip(x.Currency, 3)) + " at " + Clip(strings.TrimSpace(x.Merchant), 40)
 }

@@ -27,7 +27,9 @@ type summary struct {
 
 // Say returns t with its one-line summaries: call words a call from its arguments
 // (decoded as A, without validation: an invalid call is worded too), result words what came
-// back from the arguments and the output (decoded as O). Quote, Clip and Money word values.
+// back from the arguments and the output (decoded as O: best a struct of the few fields the
+// words need, so that nothing else in the output can make it unreadable). Quote, Clip, Money,
+// Count, Day and Site word values.
 func Say[A, O any](t Tool, call func(A) string, result func(A, O) string) Tool {
 	args := func(raw json.RawMessage) (A, bool) {
 		var a A
@@ -201,14 +203,14 @@ func Site(u string) string {
 }
 
 // Day is a date argument as a person reads it: "2025-03-01" becomes "1 Mar 2025", an RFC 3339
-// time "1 Mar 2025 09:00"; anything else is cut at 30 characters.
+// time "1 Mar 2025 09:00 +0100" (its own zone); anything else is cut at 30 characters.
 func Day(s string) string {
 	s = strings.TrimSpace(s)
 	if t, err := time.Parse(time.DateOnly, s); err == nil {
 		return t.Format("2 Jan 2006")
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t.Format("2 Jan 2006 15:04")
+		return t.Format("2 Jan 2006 15:04 MST")
 	}
 	return Clip(s, 30)
 }

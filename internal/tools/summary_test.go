@@ -66,6 +66,8 @@ func TestSummaryWords(t *testing.T) {
 		{"long cut", "create_task", `{"title":"` + long + `"}`, "", false, "Create task “" + Clip(strings.TrimSpace(long), 60) + "”"},
 		{"failed", "create_task", `{"title":"x"}`, `"invalid arguments for create_task: title: too long"`, true, "Failed: invalid arguments for create_task: title: too long"},
 		{"refused", "notify", `{"message":"hi"}`, `{"status":"not done","refused_by":"human","message":"not now"}`, true, "Not done: not now"},
+		{"recorded", "record_expense", `{}`, `{"transaction":{"merchant":"Luna","amount_minor":-1250,"currency":"EUR"}}`, false, "Recorded €12.50 at Luna"},
+		{"budget", "set_budget", `{}`, `{"budget":{"category":"Food","monthly_minor":30000,"currency":"GBP"}}`, false, "Budget “Food” set to £300.00 a month"},
 		{"mcp", "mcp_github_create_issue", `{"title":"x"}`, "", false, "Call github.create_issue"},
 		{"unknown", "nope", `{}`, "", false, "Call nope"},
 		{"bad args", "create_task", `[1,2]`, "", false, "Call create_task"},
