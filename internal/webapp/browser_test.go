@@ -136,12 +136,18 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Approve: the answer streams in and the task exists.
+	// Approve: the answer streams in and the task exists; the call's chip gets its result (one
+	// chip per call, not a second one).
+	var chips int
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.Search(`//button[text()="Approve"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#log a.story`)),
-		browsertest.Into(&answer, chromedp.Text(chromedp.CSS(`#log`))))
+		browsertest.Into(&answer, chromedp.Text(chromedp.CSS(`#log`))),
+		browsertest.Into(&chips, chromedp.Evaluate[int](`document.querySelectorAll("#log details.chip").length`)))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if chips != 1 {
+		t.Errorf("after approval the chat shows %d chips; want the one call's chip, with its result", chips)
 	}
 	if !strings.Contains(answer, "buy milk") || !strings.Contains(answer, "Created task “buy milk”") || !strings.Contains(answer, "Approved by you") {
 		t.Errorf("chat after approval = %q; want the chip saying the task was created, the card approved and the answer about buy milk", answer)

@@ -83,7 +83,7 @@ func (a *web) story(w http.ResponseWriter, r *http.Request, status int, msg stri
 			}
 			switch {
 			case c.UndoneAt != nil:
-				p.raw(`<p class="decision denied" role="note"><strong>Undone</strong> `).text(when(*c.UndoneAt)).raw(` by `).text(c.UndoneBy).raw(`</p>`)
+				p.raw(`<p class="decision undone" role="note"><strong>Undone</strong> `).text(when(*c.UndoneAt)).raw(` by `).text(c.UndoneBy).raw(`</p>`)
 			case a.d.Undo != nil && a.d.Undo.Undoable(c):
 				p.raw(`<form method="post" class="inline undo" action="/turns/`).text(v.TurnID.String()).raw(`/calls/`).
 					text(url.PathEscape(c.CallID)).raw(`/undo">`).hidden(me.csrf).raw(`<button type="submit">Undo</button></form>`)

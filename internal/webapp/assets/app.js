@@ -63,12 +63,13 @@
     return t.content.firstElementChild;
   }
 
-  // chipOf puts a tool call's chip (the server's chip_html) in container, in place of the
-  // call's chip when it is there already (its result came), keeping it open if it was.
+  // chipOf puts a tool call's chip (the server's chip_html) in container, or in place of the
+  // call's chip when its turn shows it already (its result came, maybe after an approval),
+  // keeping it open if it was.
   function chipOf(container, e) {
     var d = fromServer(e.chip_html || "");
     if (!d) return;
-    var old = container.querySelector('details.chip[data-call="' + CSS.escape(d.dataset.call) + '"]');
+    var old = (container.closest(".turn") || container).querySelector('details.chip[data-call="' + CSS.escape(d.dataset.call) + '"]');
     if (old) { d.open = old.open; old.replaceWith(d); } else container.appendChild(d);
   }
 
