@@ -70,15 +70,22 @@ func TestStoryReadsAsAStory(t *testing.T) {
 			t.Errorf("the waiting turn's story lacks %q:\n%s", want, waiting)
 		}
 	}
+	// The card's watch: while the turn waits, its state says nothing is settled.
+	if st := get("/turns/" + v.TurnID.String() + "/status"); strings.Contains(st, `"settled"`) || !strings.Contains(st, `"card_html"`) {
+		t.Errorf("a waiting turn's status = %s; want its card and nothing settled", st)
+	}
 	if _, err := runner.Confirm(ctx, owner.ID, v.TurnID, []steward.Decision{{CallID: "w1", Approve: true, ArgsHash: v.Pending[0].ArgsHash}}, nil); err != nil {
 		t.Fatal(err)
+	}
+	if st := get("/turns/" + v.TurnID.String() + "/status"); !regexp.MustCompile(`"settled":\{"\*":\{[^}]*\},"w1":\{"class":"approved","label":"Approved","words":"by you · \d\d:\d\d UTC"\}`).MatchString(st) {
+		t.Errorf("a decided turn's status = %s; want w1 settled as approved by you, with the time", st)
 	}
 	page := get("/turns/" + v.TurnID.String())
 	text := visibleText(page)
 	order := []string{
-		"remind me to buy milk tomorrow",   // the question
-		"Added buy milk to your list.",     // the answer
-		"Timeline",                         // the calls
+		"remind me to buy milk tomorrow", // the question
+		"Added buy milk to your list.",   // the answer
+		"Timeline",                       // the calls
 		"Create task “buy milk”, due 2 May 2031 → Created task “buy milk”",
 		"write · done · ran in",
 		"Approved by you ·",

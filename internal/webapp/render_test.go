@@ -96,7 +96,11 @@ func TestChatTurnStates(t *testing.T) {
 	call := activity.ToolCall{CallID: "c1", Tool: "create_task", Args: json.RawMessage(`{"title":"gym"}`)}
 	msgs := []activity.Message{{Role: "user", Text: "<b>remind</b> me"}, {Role: "assistant", ToolCalls: []activity.ToolCall{call}}}
 	pending := []steward.PendingCall{{CallID: "c1", Tool: "create_task", Args: call.Args, ArgsHash: "h"}}
-	render := func(ct activity.ChatTurn) string { var p page; chatTurn(&p, tools.DefaultRegistry(), ct, now); return p.String() }
+	render := func(ct activity.ChatTurn) string {
+		var p page
+		chatTurn(&p, tools.DefaultRegistry(), ct, now)
+		return p.String()
+	}
 
 	denied := render(activity.ChatTurn{Turn: steward.View{TurnID: uuid.New(), Status: steward.StatusCompleted},
 		Messages: append(msgs, activity.Message{Role: "assistant", Text: "Okay:\n- not added"}),
