@@ -175,3 +175,38 @@ func TestChipSaysCallAndResult(t *testing.T) {
 		t.Errorf("an MCP tool's failed chip = %s", p.String())
 	}
 }
+
+// TestSettled: a card's watch learns nothing while its turn waits for the owner; once the turn
+// no longer waits, each call says how it came out — a person's decision with who and when,
+// else expired (also a suspended turn past its expiry), stopped, or approved by the owner
+// while household members still have to.
+func TestSettled(t *testing.T) {
+	now := time.Date(2031, 5, 1, 12, 0, 0, 0, time.UTC)
+	past, future := now.Add(-time.Minute), now.Add(time.Hour)
+	id := uuid.New()
+	if s := settled(steward.View{TurnID: id, Status: steward.StatusSuspended, ExpiresAt: &future}, nil, now); s != nil {
+		t.Errorf("a waiting turn is settled: %v", s)
+	}
+	ds := map[string]activity.Decision{"c1": {Approved: false, By: "you and bob", At: now.Add(-2 * time.Minute), Message: "no"},
+		"c2": {Approved: true, By: "bob", At: now.AddDate(0, 0, -1)}}
+	got := settled(steward.View{TurnID: id, Status: steward.StatusCompleted}, ds, now)
+	if want := (verdict{"denied", "Denied", "by you and bob · 11:58 UTC · “no”"}); got["c1"] != want {
+		t.Errorf("c1 = %+v, want %+v", got["c1"], want)
+	}
+	if want := (verdict{"approved", "Approved", "by bob · 2031-04-30 12:00 UTC"}); got["c2"] != want {
+		t.Errorf("c2 = %+v, want %+v", got["c2"], want)
+	}
+	for _, tc := range []struct {
+		v    steward.View
+		want string
+	}{
+		{steward.View{Status: steward.StatusExpired}, "Expired"},
+		{steward.View{Status: steward.StatusSuspended, ExpiresAt: &past}, "Expired"},
+		{steward.View{Status: steward.StatusCancelled}, "Stopped"},
+		{steward.View{Status: steward.StatusSuspended, ExpiresAt: &future, Awaiting: "awaiting household approval from bob"}, "Approved"},
+	} {
+		if got := settled(tc.v, nil, now)["*"]; got.Label != tc.want {
+			t.Errorf("%s (awaiting %q): %+v, want %s", tc.v.Status, tc.v.Awaiting, got, tc.want)
+		}
+	}
+}
