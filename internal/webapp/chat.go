@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/activity"
+	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/markdown"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
@@ -209,11 +210,11 @@ func chatTurn(p *page, reg *tools.Registry, t activity.ChatTurn, now time.Time) 
 // sends the same markup to app.js (event.ChipHTML).
 func chip(p *page, reg *tools.Registry, c activity.ToolCall, res activity.ToolResult, done bool) {
 	cls, state := "chip waiting", "…"
-	switch {
+	switch out := agent.DataContent(res.Output); { // a stored result is inside its data block
 	case done && res.IsError:
-		cls, state = "chip error", reg.SayResult(c.Tool, c.Args, res.Output, true)
+		cls, state = "chip error", reg.SayResult(c.Tool, c.Args, out, true)
 	case done:
-		cls, state = "chip done", reg.SayResult(c.Tool, c.Args, res.Output, false)
+		cls, state = "chip done", reg.SayResult(c.Tool, c.Args, out, false)
 	}
 	p.raw(`<details class="`).raw(cls).raw(`" data-call="`).text(c.CallID).raw(`"><summary><span class="chip-call">`).
 		text(reg.SayCall(c.Tool, c.Args)).raw(`</span> <span class="chip-state">`)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/activity"
+	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tools"
@@ -167,6 +168,13 @@ func TestChipSaysCallAndResult(t *testing.T) {
 	}
 	if i := strings.Index(html, "</summary>"); strings.Contains(html[:i], "6f1c") {
 		t.Errorf("the chip's summary shows raw JSON: %s", html)
+	}
+	// In the history a result is stored inside its data block: the chip words what it holds.
+	stored, _ := json.Marshal(agent.DataBlock("tool:create_task", `{"task":{"title":"buy milk"}}`))
+	p.Reset()
+	chip(&p, tools.DefaultRegistry(), c, activity.ToolResult{CallID: "c1", Tool: "create_task", Output: stored}, true)
+	if !strings.HasPrefix(p.String(), want) {
+		t.Errorf("a stored result's chip = %s\nwant it to start %s", p.String(), want)
 	}
 	p.Reset()
 	chip(&p, nil, activity.ToolCall{CallID: "c2", Tool: "mcp_files_read", Args: json.RawMessage(`{}`)},
