@@ -271,6 +271,10 @@ type Story struct {
 	Turn   steward.View
 	Calls  []steward.CallRecord
 	Events []steward.Event
+	// Question is what the owner asked (the turn's first message); Decisions how each call a
+	// person decided was decided.
+	Question  string
+	Decisions map[string]Decision
 }
 
 // Story reads one turn's story; another owner's or an unknown turn is not found.
@@ -285,8 +289,18 @@ func (s *Service) Story(ctx context.Context, ownerID, turnID uuid.UUID) (Story, 
 		if st.Calls, err = tx.Journal.Calls(ctx, turnID); err != nil {
 			return err
 		}
-		st.Events, err = tx.Journal.TurnEvents(ctx, turnID)
-		return err
+		if st.Events, err = tx.Journal.TurnEvents(ctx, turnID); err != nil {
+			return err
+		}
+		st.Decisions = Decisions(st.Calls, st.Events)
+		var stored []steward.StoredMessage
+		if t.State == nil {
+			if stored, err = tx.Conversations.Messages(ctx, t.ConversationID); err != nil {
+				return err
+			}
+		}
+		st.Question = question(t, stored)
+		return nil
 	})
 	return st, err
 }
@@ -337,6 +351,8 @@ type ChatTurn struct {
 	Turn     steward.View
 	Messages []Message
 	Calls    map[string]steward.CallRecord
+	// Decisions is how each call a person decided was decided, by call id.
+	Decisions map[string]Decision
 }
 
 // Chat reads a conversation for the chat page: its turns oldest first, each with its
@@ -371,6 +387,14 @@ func (s *Service) Chat(ctx context.Context, ownerID, id uuid.UUID) (steward.Conv
 				ct.Calls = make(map[string]steward.CallRecord, len(recs))
 				for _, c := range recs {
 					ct.Calls[c.CallID] = c
+				}
+				if decided(recs) {
+					// When and by whom: the turn's events (read only for a turn a person decided).
+					events, err := tx.Journal.TurnEvents(ctx, t.ID)
+					if err != nil {
+						return err
+					}
+					ct.Decisions = Decisions(recs, events)
 				}
 			}
 			out = append(out, ct)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -14,6 +15,21 @@ import (
 // states that data blocks never carry instructions.
 func DataBlock(source, content string) string {
 	return fmt.Sprintf("<data source=%q>\n%s\n</data>", escapeTags(StripInvisible(source)), escapeTags(StripInvisible(content)))
+}
+
+// DataContent is a stored tool result's output as its tool gave it: the content of the data
+// block the turn's history wraps every result in (resultsMessage; a JSON string), or the
+// output itself when it is not one. The web app words a result from it.
+func DataContent(output json.RawMessage) json.RawMessage {
+	var s string
+	if json.Unmarshal(output, &s) != nil || !strings.HasPrefix(s, "<data source=") {
+		return output
+	}
+	i, j := strings.Index(s, ">\n"), strings.LastIndex(s, "\n</data>")
+	if i < 0 || j < i+2 {
+		return output
+	}
+	return json.RawMessage(s[i+2 : j])
 }
 
 // dataTag matches the start of anything a model might read as a data block's opening or

@@ -47,6 +47,22 @@ func TestNewToolsWeb(t *testing.T) {
 	}
 }
 
+// TestEveryRegisteredToolHasSummary: every tool of the registry the app builds (with every
+// optional tool on) words its calls itself (tools.Say), so a tool added without its summary
+// fails here; an owner's MCP tool alone is worded generically.
+func TestEveryRegisteredToolHasSummary(t *testing.T) {
+	t.Parallel()
+	reg, err := newTools(context.Background(), config.Config{SearchURL: "https://searx.example.org"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range reg.Names() {
+		if tool, _ := reg.Get(name); !tool.Summarized() {
+			t.Errorf("tool %s has no one-line summary: add one with tools.Say next to its definition", name)
+		}
+	}
+}
+
 // TestWebFetchResultIsData: a page fetched by web_fetch (its server allowed by
 // STEWARD_EGRESS_ALLOW) reaches the model only inside a data block, its forged closing tag
 // escaped, with the page's text.

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/stewardhq/steward/internal/steward"
 )
@@ -32,10 +33,16 @@ type calculateOutput struct {
 
 // calculateTool returns the calculate tool (read): exact arithmetic instead of guessing.
 func calculateTool() Tool {
-	return New("calculate",
+	return Say(New("calculate",
 		"Evaluate an arithmetic expression and return the number. Use it for any arithmetic instead of computing in your head.",
 		steward.KindRead,
 		func(_ context.Context, _ Env, a calculateArgs) (any, error) {
 			return calculateOutput{Expression: a.Expression, Result: a.result}, nil
-		})
+		}), sayCalculate, saidCalculate)
+}
+
+func sayCalculate(a calculateArgs) string { return "Calculate " + Clip(a.Expression, 60) }
+
+func saidCalculate(_ calculateArgs, o calculateOutput) string {
+	return "= " + strconv.FormatFloat(o.Result, 'g', 12, 64)
 }

@@ -61,5 +61,15 @@ func completeTaskTool() Tool {
 			return map[string]any{"task": t}, nil
 		})
 	t.Reversible = true
-	return t
+	return Say(t, sayCompleteTask, saidCompleteTask)
+}
+
+func sayCompleteTask(completeTaskArgs) string { return "Mark a task done" }
+
+func saidCompleteTask(_ completeTaskArgs, o struct {
+	Task struct {
+		Title string `json:"title"`
+	} `json:"task"`
+}) string {
+	return "Completed task " + Quote(o.Task.Title)
 }

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -87,7 +88,7 @@ func createTaskTool() Tool {
 			return map[string]any{"task": t}, nil
 		})
 	t.Reversible = true
-	return t
+	return Say(t, sayCreateTask, saidCreateTask)
 }
 
 // orDefaultIn sets an optional count left at 0 to def and checks it is from 1 to max.
@@ -99,4 +100,20 @@ func orDefaultIn(field string, v *int, def, max int) error {
 		return argErrorf(field, "must be from 1 to %d", max)
 	}
 	return nil
+}
+
+func sayCreateTask(a createTaskArgs) string {
+	s := "Create task " + Quote(a.Title)
+	if strings.TrimSpace(a.Due) != "" {
+		s += ", due " + Day(a.Due)
+	}
+	return s
+}
+
+func saidCreateTask(a createTaskArgs, o struct {
+	Task struct {
+		Title string `json:"title"`
+	} `json:"task"`
+}) string {
+	return "Created task " + Quote(cmp.Or(o.Task.Title, a.Title))
 }

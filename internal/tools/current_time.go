@@ -42,7 +42,7 @@ type currentTimeOutput struct {
 
 // currentTimeTool returns the get_current_time tool (read): the current time in a time zone.
 func currentTimeTool() Tool {
-	return New("get_current_time",
+	return Say(New("get_current_time",
 		"Get the current date and time (RFC 3339) and weekday, in UTC or in the given IANA time zone.",
 		steward.KindRead,
 		func(_ context.Context, env Env, a currentTimeArgs) (any, error) {
@@ -52,10 +52,25 @@ func currentTimeTool() Tool {
 				Timezone: a.loc.String(),
 				Weekday:  now.Weekday().String(),
 			}, nil
-		})
+		}), sayCurrentTime, saidCurrentTime)
 }
 
 // quote quotes a value for an error message, shortened so a huge value cannot flood it.
 func quote(s string) string {
 	return `"` + truncate(s, 80) + `"`
+}
+
+func sayCurrentTime(a currentTimeArgs) string {
+	if tz := strings.TrimSpace(a.Timezone); tz != "" {
+		return "Check the time in " + Clip(tz, 40)
+	}
+	return "Check the time"
+}
+
+func saidCurrentTime(_ currentTimeArgs, o currentTimeOutput) string {
+	t, err := time.Parse(time.RFC3339, o.Time)
+	if err != nil {
+		return "It is " + Clip(o.Time, 40)
+	}
+	return "It is " + t.Format("Monday 2 Jan 15:04") + " (" + Clip(o.Timezone, 40) + ")"
 }

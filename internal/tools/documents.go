@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -44,7 +45,7 @@ func DocumentTools(d Documents, f Fetcher) []Tool {
 type listDocumentsArgs struct{}
 
 func listDocumentsTool(d Documents) Tool {
-	return New("list_documents",
+	return Say(New("list_documents",
 		"List the owner's stored documents (id, name, type, size, text length), newest first.",
 		steward.KindRead,
 		func(ctx context.Context, env Env, _ listDocumentsArgs) (any, error) {
@@ -56,7 +57,7 @@ func listDocumentsTool(d Documents) Tool {
 				docs = []steward.Document{}
 			}
 			return map[string]any{"documents": docs}, nil
-		})
+		}), sayListDocuments, saidListDocuments)
 }
 
 // readDocumentArgs are the arguments of read_document.
@@ -83,7 +84,7 @@ func (a *readDocumentArgs) Check() (err error) {
 }
 
 func readDocumentTool(d Documents) Tool {
-	return New("read_document",
+	return Say(New("read_document",
 		"Read a stored document's extracted text from offset, at most max_chars characters (default 20000); "+
 			"next_offset says where the rest starts.",
 		steward.KindRead,
@@ -96,7 +97,7 @@ func readDocumentTool(d Documents) Tool {
 				return nil, fmt.Errorf("read document %s: %w", a.id, err)
 			}
 			return page, nil
-		})
+		}), sayReadDocument, saidReadDocument)
 }
 
 // Bounds of search_documents.
@@ -125,7 +126,7 @@ func (a *searchDocumentsArgs) Check() error {
 }
 
 func searchDocumentsTool(d Documents) Tool {
-	return New("search_documents",
+	return Say(New("search_documents",
 		"Search the owner's stored documents by meaning: the passages nearest to query, each with its document's id "+
 			"and name and the page or sheet it is on.",
 		steward.KindRead,
@@ -142,7 +143,7 @@ func searchDocumentsTool(d Documents) Tool {
 				hits = []steward.DocumentHit{}
 			}
 			return map[string]any{"results": hits}, nil
-		})
+		}), saySearchDocuments, saidSearchDocuments)
 }
 
 // saveDocumentArgs are the arguments of save_document.
@@ -161,7 +162,7 @@ func (a *saveDocumentArgs) Check() error {
 }
 
 func saveDocumentTool(d Documents, f Fetcher) Tool {
-	return New("save_document",
+	return Say(New("save_document",
 		"Fetch a web page or PDF by URL and store its text as one of the owner's documents (asks the owner first).",
 		steward.KindWrite,
 		func(ctx context.Context, env Env, a saveDocumentArgs) (any, error) {
@@ -189,5 +190,49 @@ func saveDocumentTool(d Documents, f Fetcher) Tool {
 			}
 			env.undoWith(steward.Inverse{Op: steward.UndoDeleteDocument, ID: doc.ID})
 			return map[string]any{"document": doc}, nil
-		})
+		}), saySaveDocument, saidSaveDocument)
+}
+
+func sayListDocuments(listDocumentsArgs) string { return "List documents" }
+
+func saidListDocuments(_ listDocumentsArgs, o struct {
+	Documents []json.RawMessage `json:"documents"`
+}) string {
+	return "Found " + Count(len(o.Documents), "document")
+}
+
+func sayReadDocument(readDocumentArgs) string { return "Read a stored document" }
+
+func saidReadDocument(_ readDocumentArgs, o struct {
+	Document struct {
+		Name string `json:"name"`
+	} `json:"document"`
+}) string {
+	return "Read " + Quote(o.Document.Name)
+}
+
+func saySearchDocuments(a searchDocumentsArgs) string {
+	return "Search documents for " + Quote(a.Query)
+}
+
+func saidSearchDocuments(_ searchDocumentsArgs, o struct {
+	Results []json.RawMessage `json:"results"`
+}) string {
+	return "Found " + Count(len(o.Results), "passage")
+}
+
+func saySaveDocument(a saveDocumentArgs) string {
+	s := "Save " + Site(a.URL) + " as a document"
+	if n := strings.TrimSpace(a.Name); n != "" {
+		s += " named " + Quote(n)
+	}
+	return s
+}
+
+func saidSaveDocument(_ saveDocumentArgs, o struct {
+	Document struct {
+		Name string `json:"name"`
+	} `json:"document"`
+}) string {
+	return "Saved " + Quote(o.Document.Name)
 }

@@ -44,5 +44,15 @@ func forgetTool() Tool {
 			return map[string]any{"fact": f, "forgotten": true}, nil
 		})
 	t.Reversible = true
-	return t
+	return Say(t, sayForget, saidForget)
+}
+
+func sayForget(forgetArgs) string { return "Forget a remembered fact" }
+
+func saidForget(_ forgetArgs, o struct {
+	Fact struct {
+		Content string `json:"content"`
+	} `json:"fact"`
+}) string {
+	return "Forgot " + Quote(o.Fact.Content)
 }

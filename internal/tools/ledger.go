@@ -3,6 +3,7 @@ package tools
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -272,7 +273,7 @@ func LedgerReport(ctx context.Context, l Ledger, from, to time.Time, by string) 
 }
 
 func ledgerReportTool() Tool {
-	return New("ledger_report",
+	return Say(New("ledger_report",
 		"Sum the owner's money out and in between two dates (both included), grouped by category, month, merchant or account. Amounts are integer minor units (cents) with a formatted string.",
 		steward.KindRead,
 		func(ctx context.Context, env Env, a ledgerReportArgs) (any, error) {
@@ -281,7 +282,7 @@ func ledgerReportTool() Tool {
 				return nil, err
 			}
 			return LedgerReport(ctx, l, a.from, a.to, a.By)
-		})
+		}), sayLedgerReport, saidLedgerReport)
 }
 
 // maxSearchResults bounds what search_transactions returns.
@@ -330,7 +331,7 @@ func (a *searchTransactionsArgs) match(e steward.LedgerEntry) bool {
 }
 
 func searchTransactionsTool() Tool {
-	return New("search_transactions",
+	return Say(New("search_transactions",
 		"Find the owner's ledger transactions by words in the description, dates, amount (minor units, either direction) or account; newest first, at most 100.",
 		steward.KindRead,
 		func(ctx context.Context, env Env, a searchTransactionsArgs) (any, error) {
@@ -353,7 +354,7 @@ func searchTransactionsTool() Tool {
 				found = found[:maxSearchResults]
 			}
 			return map[string]any{"transactions": found, "truncated": truncated}, nil
-		})
+		}), saySearchTransactions, saidSearchTransactions)
 }
 
 // AccountView is an account with, for asset and liability accounts, its balance.
@@ -364,7 +365,7 @@ type AccountView struct {
 }
 
 func listAccountsTool() Tool {
-	return New("list_accounts",
+	return Say(New("list_accounts",
 		"List the owner's ledger accounts (asset, liability, income, expense, equity) with the balance of each asset and liability account.",
 		steward.KindRead,
 		func(ctx context.Context, env Env, _ struct{}) (any, error) {
@@ -393,7 +394,7 @@ func listAccountsTool() Tool {
 				}
 			}
 			return map[string]any{"accounts": out}, nil
-		})
+		}), sayListAccounts, saidListAccounts)
 }
 
 // budgetStatusArgs are the arguments of budget_status.
@@ -430,7 +431,7 @@ type BudgetLine struct {
 }
 
 func budgetStatusTool() Tool {
-	return New("budget_status",
+	return Say(New("budget_status",
 		"Show each monthly budget with what was spent in its category in a month (this month by default) and what remains.",
 		steward.KindRead,
 		func(ctx context.Context, env Env, a budgetStatusArgs) (any, error) {
@@ -465,5 +466,59 @@ func budgetStatusTool() Tool {
 					Remaining: FormatMoney(left, b.Currency), Over: left < 0}
 			}
 			return map[string]any{"month": month.Format("2006-01"), "budgets": out}, nil
-		})
+		}), sayBudgetStatus, saidBudgetStatus)
+}
+
+func sayLedgerReport(a ledgerReportArgs) string {
+	return "Sum money by " + Clip(a.By, 20) + span(a.From, a.To)
+}
+
+func saidLedgerReport(_ ledgerReportArgs, o Report) string {
+	return "Report of " + Count(len(o.Lines), "line")
+}
+
+func saySearchTransactions(a searchTransactionsArgs) string {
+	s := "Search transactions"
+	if q := strings.TrimSpace(a.Query); q != "" {
+		s += " for " + Quote(q)
+	}
+	if acc := strings.TrimSpace(a.Account); acc != "" {
+		s += " in " + Quote(acc)
+	}
+	return s + span(a.From, a.To)
+}
+
+func saidSearchTransactions(_ searchTransactionsArgs, o struct {
+	Transactions []json.RawMessage `json:"transactions"`
+	Truncated    bool              `json:"truncated"`
+}) string {
+	s := "Found " + Count(len(o.Transactions), "transaction")
+	if o.Truncated {
+		s += " (more exist)"
+	}
+	return s
+}
+
+func sayListAccounts(struct{}) string { return "List accounts" }
+
+func saidListAccounts(_ struct{}, o struct {
+	Accounts []json.RawMessage `json:"accounts"`
+}) string {
+	return "Found " + Count(len(o.Accounts), "account")
+}
+
+func sayBudgetStatus(a budgetStatusArgs) string {
+	if m := strings.TrimSpace(a.Month); m != "" {
+		if t, err := time.Parse("2006-01", m); err == nil {
+			m = t.Format("January 2006")
+		}
+		return "Check budgets for " + Clip(m, 20)
+	}
+	return "Check this month's budgets"
+}
+
+func saidBudgetStatus(_ budgetStatusArgs, o struct {
+	Budgets []json.RawMessage `json:"budgets"`
+}) string {
+	return "Found " + Count(len(o.Budgets), "budget")
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -205,7 +206,7 @@ func FindAnomalies(entries []steward.LedgerEntry, from, to time.Time) []Anomaly 
 }
 
 func findSubscriptionsTool() Tool {
-	return New("find_subscriptions",
+	return Say(New("find_subscriptions",
 		"Find the owner's recurring payments (subscriptions, rent): the same merchant charging a similar amount weekly, monthly or yearly, with the date each is next expected.",
 		steward.KindRead,
 		func(ctx context.Context, env Env, _ struct{}) (any, error) {
@@ -218,7 +219,7 @@ func findSubscriptionsTool() Tool {
 				return nil, fmt.Errorf("find subscriptions: %w", err)
 			}
 			return map[string]any{"subscriptions": FindSubscriptions(entries)}, nil
-		})
+		}), sayFindSubscriptions, saidFindSubscriptions)
 }
 
 // findAnomaliesArgs are the arguments of find_anomalies.
@@ -236,7 +237,7 @@ func (a *findAnomaliesArgs) Check() error {
 }
 
 func findAnomaliesTool() Tool {
-	return New("find_anomalies",
+	return Say(New("find_anomalies",
 		"Find ledger transactions worth a look between two dates (both optional, included): duplicate charges, charges far above the merchant's usual amount, and refunds.",
 		steward.KindRead,
 		func(ctx context.Context, env Env, a findAnomaliesArgs) (any, error) {
@@ -249,5 +250,23 @@ func findAnomaliesTool() Tool {
 				return nil, fmt.Errorf("find anomalies: %w", err)
 			}
 			return map[string]any{"anomalies": FindAnomalies(entries, a.from, a.to)}, nil
-		})
+		}), sayFindAnomalies, saidFindAnomalies)
+}
+
+func sayFindSubscriptions(struct{}) string { return "Find recurring payments" }
+
+func saidFindSubscriptions(_ struct{}, o struct {
+	Subscriptions []json.RawMessage `json:"subscriptions"`
+}) string {
+	return "Found " + Count(len(o.Subscriptions), "recurring payment")
+}
+
+func sayFindAnomalies(a findAnomaliesArgs) string {
+	return "Look for unusual transactions" + span(a.From, a.To)
+}
+
+func saidFindAnomalies(_ findAnomaliesArgs, o struct {
+	Anomalies []json.RawMessage `json:"anomalies"`
+}) string {
+	return "Found " + Count(len(o.Anomalies), "unusual transaction")
 }

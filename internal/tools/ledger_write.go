@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -107,7 +108,7 @@ func categorizeTool() Tool {
 			return map[string]any{"categorized": len(ids), "postings_moved": n, "category": acc.Name}, nil
 		})
 	t.Reversible = true
-	return t
+	return Say(t, sayCategorize, saidCategorize)
 }
 
 // setBudgetArgs are the arguments of set_budget.
@@ -132,7 +133,7 @@ func (a *setBudgetArgs) Check() error {
 }
 
 func setBudgetTool() Tool {
-	return New("set_budget",
+	return Say(New("set_budget",
 		"Set the monthly budget of a spending category, in integer minor units (cents).",
 		steward.KindWrite,
 		func(ctx context.Context, env Env, a setBudgetArgs) (any, error) {
@@ -145,7 +146,7 @@ func setBudgetTool() Tool {
 				return nil, fmt.Errorf("set budget: %w", err)
 			}
 			return map[string]any{"budget": b, "monthly": FormatMoney(b.MonthlyMinor, b.Currency)}, nil
-		})
+		}), saySetBudget, saidSetBudget)
 }
 
 // recordExpenseArgs are the arguments of record_expense.
@@ -229,5 +230,52 @@ func recordExpenseTool() Tool {
 		})
 	t.Money = &MoneyArgs{Amount: "amount", Currency: "currency"}
 	t.Reversible = true
-	return t
+	return Say(t, sayRecordExpense, saidRecordExpense)
+}
+
+func sayCategorize(a categorizeArgs) string {
+	return "File " + Count(len(a.TransactionIDs), "transaction") + " under " + Quote(a.Category)
+}
+
+func saidCategorize(a categorizeArgs, o struct {
+	Categorized int    `json:"categorized"`
+	Category    string `json:"category"`
+}) string {
+	return "Filed " + Count(o.Categorized, "transaction") + " under " + Quote(cmp.Or(o.Category, a.Category))
+}
+
+func saySetBudget(a setBudgetArgs) string {
+	return "Set the " + Quote(a.Category) + " budget to " + Money(a.MonthlyAmount, Clip(a.Currency, 3)) + " a month"
+}
+
+func saidSetBudget(_ setBudgetArgs, o struct {
+	Budget struct {
+		Category     string `json:"category"`
+		MonthlyMinor int64  `json:"monthly_minor"`
+		Currency     string `json:"currency"`
+	} `json:"budget"`
+}) string {
+	return "Budget " + Quote(o.Budget.Category) + " set to " + Money(o.Budget.MonthlyMinor, Clip(o.Budget.Currency, 3)) + " a month"
+}
+
+func sayRecordExpense(a recordExpenseArgs) string {
+	s := "Spend " + Money(a.Amount, Clip(a.Currency, 3)) + " at " + Clip(strings.TrimSpace(a.Merchant), 40)
+	if d := strings.TrimSpace(a.Date); d != "" {
+		s += " on " + Day(d)
+	}
+	if acc := strings.TrimSpace(a.Account); acc != "" {
+		s += " from " + Clip(acc, 30)
+	}
+	return s
+}
+
+func saidRecordExpense(_ recordExpenseArgs, o struct {
+	Transaction struct {
+		Merchant    string `json:"merchant"`
+		AmountMinor int64  `json:"amount_minor"`
+		Currency    string `json:"currency"`
+	} `json:"transaction"`
+}) string {
+	x := o.Transaction
+	return "Recorded " + Money(-x.AmountMinor, Clip(x.Currency, 3)) + " at " + Clip(strings.TrimSpace(x.Merchant), 40)
 }

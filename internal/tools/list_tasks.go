@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/stewardhq/steward/internal/steward"
@@ -22,7 +23,7 @@ func (a *listTasksArgs) Check() error {
 
 // listTasksTool returns the list_tasks tool (read).
 func listTasksTool() Tool {
-	return New("list_tasks",
+	return Say(New("list_tasks",
 		"List the owner's tasks: open ones by default, or done ones, or all.",
 		steward.KindRead,
 		func(ctx context.Context, env Env, a listTasksArgs) (any, error) {
@@ -42,5 +43,21 @@ func listTasksTool() Tool {
 				tasks = []steward.Task{}
 			}
 			return map[string]any{"tasks": tasks}, nil
-		})
+		}), sayListTasks, saidListTasks)
+}
+
+func sayListTasks(a listTasksArgs) string {
+	switch a.Status {
+	case "done":
+		return "List done tasks"
+	case "all":
+		return "List all tasks"
+	}
+	return "List open tasks"
+}
+
+func saidListTasks(_ listTasksArgs, o struct {
+	Tasks []json.RawMessage `json:"tasks"`
+}) string {
+	return "Found " + Count(len(o.Tasks), "task")
 }

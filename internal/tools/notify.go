@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -37,7 +38,7 @@ func (a *notifyArgs) Check() error {
 
 // notifyTool returns the notify tool (write): a message for the owner.
 func notifyTool() Tool {
-	return New("notify",
+	return Say(New("notify",
 		"Send the owner a notification, e.g. a reminder or the result of a background run, to their default channel or the one named.",
 		steward.KindWrite,
 		func(ctx context.Context, env Env, a notifyArgs) (any, error) {
@@ -50,5 +51,15 @@ func notifyTool() Tool {
 				return nil, fmt.Errorf("create notification: %w", err)
 			}
 			return map[string]any{"notification": n}, nil
-		})
+		}), sayNotify, saidNotify)
 }
+
+func sayNotify(a notifyArgs) string {
+	s := "Notify you: " + Quote(cmp.Or(strings.TrimSpace(a.Title), a.Message))
+	if c := strings.TrimSpace(a.Channel); c != "" {
+		s += " on " + Clip(c, 30)
+	}
+	return s
+}
+
+func saidNotify(notifyArgs, struct{}) string { return "Notification queued" }

@@ -63,5 +63,16 @@ func rememberTool() Tool {
 			return map[string]any{"fact": f, "created": created}, nil
 		})
 	t.Reversible = true
-	return t
+	return Say(t, sayRemember, saidRemember)
+}
+
+func sayRemember(a rememberArgs) string { return "Remember " + Quote(a.Content) }
+
+func saidRemember(_ rememberArgs, o struct {
+	Created bool `json:"created"`
+}) string {
+	if !o.Created {
+		return "Already remembered"
+	}
+	return "Remembered"
 }

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -24,7 +25,7 @@ func (a *searchMemoryArgs) Check() error {
 
 // searchMemoryTool returns the search_memory tool (read).
 func searchMemoryTool() Tool {
-	return New("search_memory",
+	return Say(New("search_memory",
 		"Search remembered facts by keywords. Returns at most 10 facts.",
 		steward.KindRead,
 		func(ctx context.Context, env Env, a searchMemoryArgs) (any, error) {
@@ -40,5 +41,13 @@ func searchMemoryTool() Tool {
 				facts = []steward.Fact{}
 			}
 			return map[string]any{"facts": facts}, nil
-		})
+		}), saySearchMemory, saidSearchMemory)
+}
+
+func saySearchMemory(a searchMemoryArgs) string { return "Search memory for " + Quote(a.Query) }
+
+func saidSearchMemory(_ searchMemoryArgs, o struct {
+	Facts []json.RawMessage `json:"facts"`
+}) string {
+	return "Found " + Count(len(o.Facts), "fact")
 }

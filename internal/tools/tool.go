@@ -113,6 +113,8 @@ type Tool struct {
 	check  func(args json.RawMessage) error
 	exec   func(ctx context.Context, env Env, args json.RawMessage) (any, error)
 	err    error // a construction error, reported by NewRegistry
+	// summary words the tool's calls and results for a person (Say); nil: generically.
+	summary *summary
 }
 
 // MoneyArgs names a tool's amount and currency arguments.

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -86,7 +87,7 @@ func WebFetchTool(f Fetcher) Tool {
 }
 
 func webFetchTool(f Fetcher) Tool {
-	return New("web_fetch",
+	return Say(New("web_fetch",
 		"Read a web page or a JSON or text document by URL (http or https). HTML comes back as its readable text "+
 			"with links as (URL) after their text. The text is cut at max_chars (default 20000); the result says when.",
 		steward.KindRead,
@@ -111,7 +112,7 @@ func webFetchTool(f Fetcher) Tool {
 				out["note"] = fmt.Sprintf("the text was cut at %d of %d characters", a.MaxChars, total)
 			}
 			return out, nil
-		})
+		}), sayWebFetch, saidWebFetch)
 }
 
 // cutRunes returns s cut to at most n characters, its length in characters, and whether it
@@ -158,7 +159,7 @@ func WebSearchTool(s Searcher) Tool {
 }
 
 func webSearchTool(s Searcher) Tool {
-	return New("web_search",
+	return Say(New("web_search",
 		"Search the web. Returns a short answer when available and the sources (title, URL); "+
 			"use web_fetch to read a source.",
 		steward.KindRead,
@@ -180,5 +181,23 @@ func webSearchTool(s Searcher) Tool {
 				res.Sources = []Source{}
 			}
 			return res, nil
-		})
+		}), sayWebSearch, saidWebSearch)
+}
+
+func sayWebFetch(a webFetchArgs) string { return "Fetch " + Site(a.URL) }
+
+func saidWebFetch(a webFetchArgs, o struct {
+	URL   string `json:"url"`
+	Title string `json:"title"`
+}) string {
+	if t := strings.TrimSpace(o.Title); t != "" {
+		return "Read " + Quote(t)
+	}
+	return "Read " + Site(cmp.Or(o.URL, a.URL))
+}
+
+func sayWebSearch(a webSearchArgs) string { return "Search the web for " + Quote(a.Query) }
+
+func saidWebSearch(_ webSearchArgs, o SearchResult) string {
+	return "Found " + Count(len(o.Sources), "source")
 }

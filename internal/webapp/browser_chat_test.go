@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,6 +21,9 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 )
+
+// approvedByYou is what a card the owner approved today says.
+var approvedByYou = regexp.MustCompile(`^Approved by you · \d\d:\d\d UTC$`)
 
 // unreachable wraps the test server's handler: while down is set, every connection is cut
 // before an answer, as when the server is stopped or the network is gone.
@@ -157,7 +161,7 @@ func TestBrowserChat(t *testing.T) {
 		// Reload: the conversation is still there, and listed.
 		step("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`#log .msg.user`)),
 			browsertest.Into(&log, chromedp.Text(chromedp.CSS(`#log`))))
-		if !strings.Contains(log, "what time is it") || !strings.Contains(log, "get_current_time") {
+		if !strings.Contains(log, "what time is it") || !strings.Contains(log, "Check the time") {
 			t.Errorf("%s: after a reload the chat shows %q; want the question and the tool call", size.name, log)
 		}
 		if size.name == "desktop" {
@@ -185,8 +189,8 @@ func TestBrowserChat(t *testing.T) {
 			chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`p.decision.approved`)),
 			browsertest.Into(&decision, chromedp.Text(chromedp.CSS(`p.decision.approved`))),
 			browsertest.Into(&buttons, chromedp.Evaluate[int](`document.querySelectorAll("button[data-choice]").length`)))
-		if decision != "Approved by you" || buttons != 0 {
-			t.Errorf("%s: the decided card says %q with %d buttons; want \"Approved by you\" and none", size.name, decision, buttons)
+		if !approvedByYou.MatchString(decision) || buttons != 0 {
+			t.Errorf("%s: the decided card says %q with %d buttons; want \"Approved by you · HH:MM UTC\" and none", size.name, decision, buttons)
 		}
 		step("the badge is gone", browsertest.Into(&badge, chromedp.Evaluate[string](
 			`(b => b.hidden ? "hidden" : b.dataset.count)(document.getElementById("pending-badge"))`)))

@@ -104,14 +104,22 @@ func TestBrowser(t *testing.T) {
 	bob, bobKey := o.Owner(t, "bob")
 	ctx := browser(t)
 
-	// Sign in and ask for a write: a card shows the tool and its raw arguments.
-	var args, tool, answer string
+	// Sign in and ask for a write: a card leads with what the call does, its arguments as
+	// fields; one click shows the tool and its raw arguments.
+	var summary, field, args, tool, answer string
 	err := chromedp.Do(ctx, signIn(srv.URL, aliceKey), send("remind me to buy milk"),
+		chromedp.WaitVisible(chromedp.CSS(`fieldset.card legend`)),
+		browsertest.Into(&summary, chromedp.Text(chromedp.CSS(`fieldset.card legend .summary`))),
+		browsertest.Into(&field, chromedp.Text(chromedp.CSS(`fieldset.card dl.fields`))),
+		chromedp.Click(chromedp.CSS(`fieldset.card details.exact summary`)),
 		chromedp.WaitVisible(chromedp.CSS(`fieldset.card pre.args`)),
 		browsertest.Into(&args, chromedp.Text(chromedp.CSS(`fieldset.card pre.args`))),
 		browsertest.Into(&tool, chromedp.Text(chromedp.CSS(`fieldset.card code.tool`))))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if summary != "Create task “buy milk”" || !strings.Contains(field, "Title") || !strings.Contains(field, "buy milk") {
+		t.Errorf("card leads with %q, fields %q; want Create task “buy milk” and the title as a field", summary, field)
 	}
 	if want := pendingArgs(t, o, alice); tool != "create_task" || args != want || !strings.Contains(want, "buy milk") {
 		t.Fatalf("card shows %s %s; want create_task with the stored raw arguments %s", tool, args, want)
@@ -128,32 +136,46 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Approve: the answer streams in and the task exists.
+	// Approve: the answer streams in and the task exists; the call's chip gets its result (one
+	// chip per call, not a second one).
+	var chips int
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.Search(`//button[text()="Approve"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#log a.story`)),
-		browsertest.Into(&answer, chromedp.Text(chromedp.CSS(`#log`))))
+		browsertest.Into(&answer, chromedp.Text(chromedp.CSS(`#log`))),
+		browsertest.Into(&chips, chromedp.Evaluate[int](`document.querySelectorAll("#log details.chip").length`)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(answer, "buy milk") || !strings.Contains(answer, "create_task done") || !strings.Contains(answer, "Approved by you") {
-		t.Errorf("chat after approval = %q; want the create_task chip done, the card approved and the answer about buy milk", answer)
+	if chips != 1 {
+		t.Errorf("after approval the chat shows %d chips; want the one call's chip, with its result", chips)
+	}
+	if !strings.Contains(answer, "buy milk") || !strings.Contains(answer, "Created task “buy milk”") || !strings.Contains(answer, "Approved by you") {
+		t.Errorf("chat after approval = %q; want the chip saying the task was created, the card approved and the answer about buy milk", answer)
 	}
 	if got := tasksOf(t, o, alice); len(got) != 1 || got[0] != "buy milk" {
 		t.Fatalf("tasks after approval = %v; want [buy milk]", got)
 	}
 	browsertest.Shot(t, ctx, "chat-desktop.png")
-	// The turn's story: the call, who approved it, the model calls.
-	var story string
+	// The turn's story: the question, the call in words, who approved it, what it cost; the
+	// raw audit events (the model calls among them) one click away.
+	var story, raw string
 	var storyLink chromedp.AttributeResult
 	err = chromedp.Do(ctx, browsertest.Into(&storyLink, chromedp.AttributeValue(chromedp.CSS(`a.story`), "href")),
-		chromedp.Click(chromedp.CSS(`a.story`)), chromedp.WaitVisible(chromedp.CSS(`ol.events`)),
-		browsertest.Into(&story, chromedp.Text(chromedp.CSS(`main`))))
+		chromedp.Click(chromedp.CSS(`a.story`)), chromedp.WaitVisible(chromedp.CSS(`ol.timeline`)),
+		browsertest.Into(&story, chromedp.Text(chromedp.CSS(`main`))),
+		chromedp.Click(chromedp.CSS(`details.raw-events summary`)), chromedp.WaitVisible(chromedp.CSS(`ol.events`)),
+		browsertest.Into(&raw, chromedp.Text(chromedp.CSS(`ol.events`))))
 	if err != nil {
 		t.Fatal(err)
 	}
 	storyURL := storyLink.Value
-	if !strings.Contains(story, "create_task") || !strings.Contains(story, "decided by human") || !strings.Contains(story, "model_call") {
-		t.Errorf("turn story = %q; want the create_task call decided by human and the model calls", story)
+	for _, want := range []string{"remind me to buy milk", "Create task “buy milk”", "Created task “buy milk”", "Approved by you", "tokens in"} {
+		if !strings.Contains(story, want) {
+			t.Errorf("turn story = %q; want %q in it", story, want)
+		}
+	}
+	if !strings.Contains(raw, "model_call") {
+		t.Errorf("the story's raw events = %q; want the model calls", raw)
 	}
 	browsertest.Shot(t, ctx, "turn-story-desktop.png")
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Sleep(200*time.Millisecond)); err != nil {
@@ -195,7 +217,8 @@ func TestBrowser(t *testing.T) {
 	var inbox string
 	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), send("remind me to call mom"),
 		chromedp.WaitVisible(chromedp.CSS(`fieldset.card`)),
-		chromedp.Navigate(srv.URL+"/approvals"), browsertest.Into(&inbox, chromedp.Text(chromedp.CSS(`main`))))
+		chromedp.Navigate(srv.URL+"/approvals"), chromedp.Click(chromedp.CSS(`fieldset.card details.exact summary`)),
+		browsertest.Into(&inbox, chromedp.Text(chromedp.CSS(`main`))))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/activity"
+	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/markdown"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/tools"
 )
 
 // The chat (issue 28 §1, §2): GET / is a new chat, GET /c/{id} a conversation rendered whole
@@ -70,7 +72,7 @@ func (a *web) chatView(w http.ResponseWriter, r *http.Request, id uuid.UUID) {
 			p.raw(`<p class="empty" id="empty">Ask Steward anything: it answers, and asks you before it changes anything.</p>`)
 		}
 		for _, t := range turns {
-			chatTurn(p, t, now)
+			chatTurn(p, a.words(), t, now)
 		}
 		p.raw(`</div><form id="chat" class="composer" method="post" action="/chat">` +
 			`<label for="message" class="sr-only">Message</label>` +
@@ -147,8 +149,9 @@ func titleOf(c steward.Conversation) string {
 }
 
 // chatTurn writes one turn of the history: the owner's message, the answers, a chip per tool
-// call, then how the turn stands — a live approval card while it can be decided.
-func chatTurn(p *page, t activity.ChatTurn, now time.Time) {
+// call with how a person decided it, then how the turn stands — a live approval card while
+// it can be decided.
+func chatTurn(p *page, reg *tools.Registry, t activity.ChatTurn, now time.Time) {
 	v := t.Turn
 	results := map[string]activity.ToolResult{}
 	for _, m := range t.Messages {
@@ -157,7 +160,7 @@ func chatTurn(p *page, t activity.ChatTurn, now time.Time) {
 		}
 	}
 	live := v.Status == steward.StatusSuspended && (v.ExpiresAt == nil || now.Before(*v.ExpiresAt))
-	expired := v.Status == steward.StatusExpired || (v.Status == steward.StatusSuspended && !live)
+	lapsed := v.Status == steward.StatusExpired || (v.Status == steward.StatusSuspended && !live)
 	p.raw(`<div class="turn" data-turn="`).text(v.TurnID.String()).raw(`">`)
 	for _, m := range t.Messages {
 		switch m.Role {
@@ -172,11 +175,16 @@ func chatTurn(p *page, t activity.ChatTurn, now time.Time) {
 			for _, c := range m.ToolCalls {
 				res, done := results[c.CallID]
 				rec, journaled := t.Calls[c.CallID]
-				chip(p, c, res, done)
-				if journaled && rec.DecidedBy == "human" {
-					decided(p, rec.Status == steward.CallDenied, rec.Message)
-				} else if journaled && rec.Status == steward.CallPending && expired {
-					p.raw(`<p class="decision expired" role="note"><strong>Expired</strong> · nobody decided in time, so nothing ran</p>`)
+				chip(p, reg, c, res, done)
+				d, ok := t.Decisions[c.CallID]
+				if !ok && journaled && rec.DecidedBy == "human" {
+					d, ok = activity.Decision{Approved: rec.Status != steward.CallDenied, By: "you", Message: rec.Message}, true
+				}
+				switch {
+				case ok:
+					decisionNote(p, verdictOf(d, now))
+				case journaled && rec.Status == steward.CallPending && lapsed:
+					decisionNote(p, expired)
 				}
 			}
 		}
@@ -184,7 +192,7 @@ func chatTurn(p *page, t activity.ChatTurn, now time.Time) {
 	switch {
 	case live:
 		p.raw(`<div class="pending">`)
-		card(p, v.TurnID, v.Pending)
+		card(p, reg, v.TurnID, v.Pending)
 		p.raw(`<div class="result" aria-live="polite"></div></div>`)
 	case v.Status == steward.StatusFailed || v.Status == steward.StatusAborted:
 		p.raw(`<p class="error">Error: `).text(cmp.Or(v.Error, "the turn failed")).raw(`</p>`)
@@ -197,34 +205,26 @@ func chatTurn(p *page, t activity.ChatTurn, now time.Time) {
 	p.raw(`</div>`)
 }
 
-// chip writes a tool call as a compact chip, its raw arguments and result behind a
-// disclosure (app.js builds the same markup from stream events).
-func chip(p *page, c activity.ToolCall, res activity.ToolResult, done bool) {
-	state, cls := "waiting", "chip"
-	switch {
+// chip writes a tool call as a compact chip: its call's summary and, once it came back, its
+// result's; the tool's name, raw arguments and raw result behind the disclosure. The stream
+// sends the same markup to app.js (event.ChipHTML).
+func chip(p *page, reg *tools.Registry, c activity.ToolCall, res activity.ToolResult, done bool) {
+	cls, state := "chip waiting", "…"
+	switch out := agent.DataContent(res.Output); { // a stored result is inside its data block
 	case done && res.IsError:
-		state, cls = "failed", "chip error"
+		cls, state = "chip error", reg.SayResult(c.Tool, c.Args, out, true)
 	case done:
-		state = "done"
+		cls, state = "chip done", reg.SayResult(c.Tool, c.Args, out, false)
 	}
-	p.raw(`<details class="`).raw(cls).raw(`" data-call="`).text(c.CallID).raw(`"><summary><code class="tool">`).text(c.Tool).
-		raw(`</code> <span class="chip-state">`).raw(state).raw(`</span></summary><p class="meta">Arguments</p><pre class="args">`).
-		text(steward.Visible(string(c.Args))).raw(`</pre>`)
+	p.raw(`<details class="`).raw(cls).raw(`" data-call="`).text(c.CallID).raw(`"><summary><span class="chip-call">`).
+		text(reg.SayCall(c.Tool, c.Args)).raw(`</span> <span class="chip-state">`)
 	if done {
-		p.raw(`<p class="meta">Result</p><pre class="args">`).text(string(res.Output)).raw(`</pre>`)
+		p.raw(`<span aria-hidden="true">→ </span>`)
 	}
-	p.raw(`</details>`)
-}
-
-// decided says how the owner decided a call, without buttons.
-func decided(p *page, denied bool, msg string) {
-	if denied {
-		p.raw(`<p class="decision denied" role="note"><strong>Denied</strong> by you`)
-	} else {
-		p.raw(`<p class="decision approved" role="note"><strong>Approved</strong> by you`)
+	p.text(state).raw(`</span></summary><div class="chip-body"><p class="meta">Tool <code class="tool">`).text(c.Tool).
+		raw(`</code> · arguments</p><pre class="args">`).text(steward.Visible(string(c.Args))).raw(`</pre>`)
+	if done {
+		p.raw(`<p class="meta">Result</p><pre class="args result">`).text(steward.Visible(string(res.Output))).raw(`</pre>`)
 	}
-	if msg != "" {
-		p.raw(` · “`).text(msg).raw(`”`)
-	}
-	p.raw(`</p>`)
+	p.raw(`</div></details>`)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/markdown"
 	"github.com/stewardhq/steward/internal/steward"
@@ -23,7 +24,7 @@ func (a *web) approvalsPage(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.write(w, r, "approvals", http.StatusOK, approvalsBody(out, a.now()))
+	a.write(w, r, "approvals", http.StatusOK, approvalsBody(out, a.now(), a.words()))
 }
 
 // maxMessage bounds a chat message sent from the page.
@@ -80,15 +81,23 @@ func (a *web) confirm(w http.ResponseWriter, r *http.Request) {
 		ds[i] = steward.Decision{CallID: d.CallID, Approve: d.Approve, ArgsHash: d.ArgsHash, Message: d.Message, Always: always}
 	}
 	owner := current(r).OwnerID
+	// The pending calls' arguments, for the summaries of their results in the stream's chips.
+	var known []activity.ToolCall
+	if v, err := a.d.Runner.Turn(r.Context(), owner, id); err == nil {
+		for _, p := range v.Pending {
+			known = append(known, activity.ToolCall{CallID: p.CallID, Tool: p.Tool, Args: p.Args})
+		}
+	}
 	a.stream(w, r, func(ctx context.Context, emit agent.Emit) (steward.View, error) {
 		return a.d.Runner.Confirm(ctx, owner, id, ds, emit)
-	})
+	}, known...)
 }
 
 // stream runs a turn and sends its events as server-sent events ("data: <StreamEvent>"); the
 // last is suspended, completed or error. The turn runs on a context a disconnect does not
 // cancel: a closed tab loses the stream, never the turn.
-func (a *web) stream(w http.ResponseWriter, r *http.Request, run func(context.Context, agent.Emit) (steward.View, error)) {
+// known are calls made before the stream (a confirm's pending calls), whose results it may send.
+func (a *web) stream(w http.ResponseWriter, r *http.Request, run func(context.Context, agent.Emit) (steward.View, error), known ...activity.ToolCall) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{})
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -96,11 +105,18 @@ func (a *web) stream(w http.ResponseWriter, r *http.Request, run func(context.Co
 	w.WriteHeader(http.StatusOK)
 	gone := false
 	owner := current(r).OwnerID
+	calls := map[string]activity.ToolCall{}
+	for _, c := range known {
+		calls[c.CallID] = c
+	}
 	send := func(e agent.StreamEvent) {
 		if gone {
 			return
 		}
-		out := a.eventOf(r.Context(), owner, e)
+		if e.Call != nil {
+			calls[e.Call.ID] = activity.CallOf(*e.Call)
+		}
+		out := a.eventOf(r.Context(), owner, e, calls, false)
 		b, _ := json.Marshal(out)
 		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
 			gone = true
@@ -172,45 +188,67 @@ func (a *web) turnStatus(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"type":"error","text":"turn not found"}` + "\n"))
 		return
 	}
-	b, _ := json.Marshal(a.eventOf(r.Context(), owner, agent.StreamEvent{Type: eventType(v.Status), Turn: &v}))
+	out := a.eventOf(r.Context(), owner, agent.StreamEvent{Type: eventType(v.Status), Turn: &v}, nil, true)
+	if out.Settled = settled(v, nil, a.now()); out.Settled != nil {
+		// How a person decided: the journal's and the events' words (decided elsewhere, too).
+		ds, err := a.d.Activity.Decided(r.Context(), owner, id)
+		if err != nil {
+			a.d.Logger.Error().Err(err).Msg("turn status: decisions")
+		}
+		out.Settled = settled(v, ds, a.now())
+	}
+	b, _ := json.Marshal(out)
 	_, _ = w.Write(append(b, '\n'))
 }
 
-// event is a stream event as app.js reads it: the runner's event; for a suspended turn each
-// pending call's arguments as the text stored with the turn (json.Marshal would re-format
-// them), so the card shows exactly what an approval runs; for a completed turn its answer
-// rendered as Markdown by the server (internal/markdown), which the page puts in place of the
-// streamed plain text. The server renders it so that one sanitizer, in Go, decides what
-// HTML a page ever gets: the script only inserts what the server rendered.
+// event is a stream event as app.js reads it: the runner's event with the markup the server
+// renders for it — a tool call's or result's chip (chip), a suspended turn's approval card
+// (card) over the pending calls as stored, so the card shows exactly what an approval runs
+// (json.Marshal would re-format them), a completed turn's answer rendered from Markdown
+// (internal/markdown) in place of the streamed plain text — and, once a card can no longer
+// be decided here, how each of its calls came out (Settled, by call id; "*" for the rest).
+// The server renders it so that one renderer, in Go, decides what HTML a page ever gets:
+// every value escaped (page.text), Markdown sanitized; the script only inserts it.
 type event struct {
 	agent.StreamEvent
-	RawArgs    map[string]string `json:"raw_args,omitempty"`
-	AnswerHTML string            `json:"answer_html,omitempty"`
+	ChipHTML   string             `json:"chip_html,omitempty"`
+	CardHTML   string             `json:"card_html,omitempty"`
+	AnswerHTML string             `json:"answer_html,omitempty"`
+	Settled    map[string]verdict `json:"settled,omitempty"`
 }
 
-// eventOf is the event app.js gets for e.
-func (a *web) eventOf(ctx context.Context, owner uuid.UUID, e agent.StreamEvent) event {
+// eventOf is the event app.js gets for e; calls are the calls seen so far by id (a result's
+// chip words it with its call's arguments); stored says e.Turn was read from the store.
+func (a *web) eventOf(ctx context.Context, owner uuid.UUID, e agent.StreamEvent, calls map[string]activity.ToolCall, stored bool) event {
 	out := event{StreamEvent: e}
+	reg := a.words()
+	var p page
 	switch {
+	case e.Type == "tool_call" && e.Call != nil:
+		chip(&p, reg, activity.CallOf(*e.Call), activity.ToolResult{}, false)
+		out.ChipHTML = p.String()
+	case e.Type == "tool_result" && e.Result != nil:
+		c, ok := calls[e.Result.CallID]
+		if !ok {
+			c = activity.ToolCall{CallID: e.Result.CallID, Tool: e.Result.Name}
+		}
+		chip(&p, reg, c, activity.ResultOf(*e.Result), true)
+		out.ChipHTML = p.String()
+	case e.Type == "suspended" && e.Turn != nil && e.Turn.Awaiting != "":
+		out.Settled = settled(*e.Turn, nil, a.now())
 	case e.Type == "suspended" && e.Turn != nil:
-		out.RawArgs = a.rawArgs(ctx, owner, e.Turn)
+		v := *e.Turn
+		if !stored {
+			var err error
+			if v, err = a.d.Runner.Turn(ctx, owner, e.Turn.TurnID); err != nil {
+				a.d.Logger.Error().Err(err).Msg("read suspended turn")
+				return out
+			}
+		}
+		card(&p, reg, v.TurnID, v.Pending)
+		out.CardHTML = p.String()
 	case e.Type == "completed" && e.Turn != nil && e.Turn.Answer != "":
 		out.AnswerHTML = markdown.HTML(e.Turn.Answer)
-	}
-	return out
-}
-
-// rawArgs reads a suspended turn back and returns its pending calls' stored arguments, their
-// invisible characters shown (steward.Visible).
-func (a *web) rawArgs(ctx context.Context, owner uuid.UUID, v *steward.View) map[string]string {
-	stored, err := a.d.Runner.Turn(ctx, owner, v.TurnID)
-	if err != nil {
-		a.d.Logger.Error().Err(err).Msg("read suspended turn")
-		return nil
-	}
-	out := map[string]string{}
-	for _, p := range stored.Pending {
-		out[p.CallID] = steward.Visible(string(p.Args))
 	}
 	return out
 }

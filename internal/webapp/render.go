@@ -1,7 +1,6 @@
 package webapp
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/tools"
 )
 
 // Pages are written with a small builder that escapes every value (escape), not
@@ -165,21 +165,26 @@ func signinBody(csrf, msg string) func(p *page) {
 	}
 }
 
-// card writes the approval form of a suspended turn: one card per pending call, with the
-// raw arguments exactly as stored and run, and one submit (app.js mirrors this markup).
-func card(p *page, turnID uuid.UUID, pending []steward.PendingCall) {
+// card writes the approval form of a suspended turn: one card per pending call, led by its
+// one-line summary, its arguments as labelled fields, the exact arguments as stored and run
+// and their hash one click away (a disclosure), and one submit. The stream sends the same
+// markup to app.js (event.CardHTML), and app.js turns a card decided elsewhere into its
+// verdict (settled).
+func card(p *page, reg *tools.Registry, turnID uuid.UUID, pending []steward.PendingCall) {
 	p.raw(`<form class="approval" data-turn="`).text(turnID.String()).raw(`" aria-label="Approval needed">`)
 	for _, c := range pending {
 		p.raw(`<fieldset class="card" data-call="`).text(c.CallID).raw(`" data-hash="`).text(c.ArgsHash).raw(`">`)
-		p.raw(`<legend>Approve <code class="tool">`).text(c.Tool).raw(`</code>?</legend>`)
+		p.raw(`<legend><span class="ask">Approve?</span> <span class="summary">`).text(reg.SayCall(c.Tool, c.Args)).raw(`</span></legend>`)
 		if held := heldWhy(c); held != "" {
 			p.raw(`<p class="held" role="note">`).text(held).raw(`</p>`)
 		}
 		if !c.Reversible {
 			p.raw(`<p class="final" role="note">`).text(cantUndo).raw(`</p>`)
 		}
-		p.raw(`<pre class="args">`).text(string(json.RawMessage(c.Args))).raw(`</pre>`)
-		p.raw(`<p class="hash">args hash <code>`).text(short(c.ArgsHash)).raw(`</code></p>`)
+		fields(p, reg, c.Tool, c.Args)
+		p.raw(`<details class="exact"><summary>Exact arguments</summary><p class="meta">Tool <code class="tool">`).text(c.Tool).
+			raw(`</code></p><pre class="args">`).text(steward.Visible(string(c.Args))).raw(`</pre>`)
+		p.raw(`<p class="hash">args hash <code>`).text(short(c.ArgsHash)).raw(`</code></p></details>`)
 		p.raw(`<label>Message if you deny (optional) <input type="text" name="message" maxlength="500"></label><div class="buttons">` +
 			`<button type="button" data-choice="approve">Approve</button><button type="button" data-choice="deny">Deny</button>`)
 		if c.AlwaysOffered {
@@ -208,7 +213,7 @@ func heldWhy(c steward.PendingCall) string {
 	return "Held: this turn read outside content (" + src + "); it may carry your data out"
 }
 
-func approvalsBody(list []activity.Approval, now time.Time) func(p *page) {
+func approvalsBody(list []activity.Approval, now time.Time, reg *tools.Registry) func(p *page) {
 	return func(p *page) {
 		p.raw(`<h1>Approvals</h1>`)
 		if len(list) == 0 {
@@ -221,7 +226,7 @@ func approvalsBody(list []activity.Approval, now time.Time) func(p *page) {
 				p.raw(` · expires `).text(when(*ap.ExpiresAt))
 			}
 			p.raw(`</p>`)
-			card(p, ap.TurnID, ap.Pending)
+			card(p, reg, ap.TurnID, ap.Pending)
 			p.raw(`<div class="result" aria-live="polite"></div></article>`)
 		}
 	}

@@ -9,15 +9,17 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/activity"
+	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/tools"
 )
 
 // TestCardSaysWhyHeld: a call the gate held because its turn read outside content says so on
 // its card, naming the source; an ordinary ask says nothing more.
 func TestCardSaysWhyHeld(t *testing.T) {
 	var p page
-	card(&p, uuid.New(), []steward.PendingCall{
+	card(&p, tools.DefaultRegistry(), uuid.New(), []steward.PendingCall{
 		{CallID: "c1", Tool: "web_fetch", Args: json.RawMessage(`{"url":"https://x.example/?q=secret"}`), ArgsHash: "abc",
 			Reason: steward.ReasonTainted, Taint: "tool:web_fetch"},
 		{CallID: "c2", Tool: "add_task", Args: json.RawMessage(`{"title":"milk"}`), ArgsHash: "def"},
@@ -32,7 +34,7 @@ func TestCardSaysWhyHeld(t *testing.T) {
 	}
 	// The source is escaped like every other value.
 	p.Reset()
-	card(&p, uuid.New(), []steward.PendingCall{{CallID: "c", Tool: "t", Args: json.RawMessage(`{}`), Reason: steward.ReasonTainted, Taint: "<b>x</b>"}})
+	card(&p, tools.DefaultRegistry(), uuid.New(), []steward.PendingCall{{CallID: "c", Tool: "t", Args: json.RawMessage(`{}`), Reason: steward.ReasonTainted, Taint: "<b>x</b>"}})
 	if !strings.Contains(p.String(), "(&lt;b&gt;x&lt;/b&gt;)") {
 		t.Errorf("taint source not escaped: %s", p.String())
 	}
@@ -95,7 +97,11 @@ func TestChatTurnStates(t *testing.T) {
 	call := activity.ToolCall{CallID: "c1", Tool: "create_task", Args: json.RawMessage(`{"title":"gym"}`)}
 	msgs := []activity.Message{{Role: "user", Text: "<b>remind</b> me"}, {Role: "assistant", ToolCalls: []activity.ToolCall{call}}}
 	pending := []steward.PendingCall{{CallID: "c1", Tool: "create_task", Args: call.Args, ArgsHash: "h"}}
-	render := func(ct activity.ChatTurn) string { var p page; chatTurn(&p, ct, now); return p.String() }
+	render := func(ct activity.ChatTurn) string {
+		var p page
+		chatTurn(&p, tools.DefaultRegistry(), ct, now)
+		return p.String()
+	}
 
 	denied := render(activity.ChatTurn{Turn: steward.View{TurnID: uuid.New(), Status: steward.StatusCompleted},
 		Messages: append(msgs, activity.Message{Role: "assistant", Text: "Okay:\n- not added"}),
@@ -114,5 +120,101 @@ func TestChatTurnStates(t *testing.T) {
 		Messages: msgs, Calls: map[string]steward.CallRecord{"c1": {CallID: "c1", Status: steward.CallPending}}})
 	if !strings.Contains(live, `data-choice="approve"`) || strings.Contains(live, "Expired") {
 		t.Errorf("a live approval should show its card:\n%s", live)
+	}
+}
+
+// TestCardLeadsWithSummary: an approval card leads with the call's one-line summary, lists
+// the arguments as labelled fields — money as an amount with its currency, dates readable,
+// invisible characters shown, markup escaped — and keeps the exact JSON and its hash behind a
+// disclosure; a tool the registry does not know (an MCP tool) is worded generically.
+func TestCardLeadsWithSummary(t *testing.T) {
+	var p page
+	card(&p, tools.DefaultRegistry(), uuid.New(), []steward.PendingCall{
+		{CallID: "c1", Tool: "record_expense", ArgsHash: "0123456789abcdef0123",
+			Args: json.RawMessage(`{"account":"Checking","amount":1250,"currency":"EUR","date":"2031-05-01","merchant":"Luna <b>café</b>\u202e"}`)},
+		{CallID: "c2", Tool: "mcp_github_create_issue", ArgsHash: "feed", Args: json.RawMessage(`{"title":"Bug","labels":["a","b"],"draft":false}`)},
+	})
+	html := p.String()
+	for _, want := range []string{
+		`<legend><span class="ask">Approve?</span> <span class="summary">Spend €12.50 at Luna &lt;b&gt;café&lt;/b&gt;⟨U+202E⟩ on 1 May 2031 from Checking</span></legend>`,
+		`<div><dt>Account</dt><dd>Checking</dd></div><div><dt>Amount</dt><dd>€12.50</dd></div><div><dt>Date</dt><dd>1 May 2031</dd></div>`,
+		`<div><dt>Merchant</dt><dd>Luna &lt;b&gt;café&lt;/b&gt;⟨U+202E⟩</dd></div>`,
+		`<details class="exact"><summary>Exact arguments</summary><p class="meta">Tool <code class="tool">record_expense</code></p>` +
+			`<pre class="args">{&#34;account&#34;:&#34;Checking&#34;,&#34;amount&#34;:1250,&#34;currency&#34;:&#34;EUR&#34;,&#34;date&#34;:&#34;2031-05-01&#34;,&#34;merchant&#34;:&#34;Luna &lt;b&gt;café&lt;/b&gt;\u202e&#34;}</pre>` +
+			`<p class="hash">args hash <code>0123456789ab</code></p></details>`,
+		`<span class="summary">Call github.create_issue</span>`,
+		`<div><dt>Title</dt><dd>Bug</dd></div><div><dt>Labels</dt><dd>[&#34;a&#34;,&#34;b&#34;]</dd></div><div><dt>Draft</dt><dd>no</dd></div>`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("card lacks %s\n%s", want, html)
+		}
+	}
+	if strings.Contains(html, "<dt>Currency</dt>") || strings.Contains(html, "<b>") {
+		t.Errorf("the currency is a field of its own, or markup got through: %s", html)
+	}
+}
+
+// TestChipSaysCallAndResult: a tool call's chip says what was asked and what came back in
+// words; the raw arguments and result are only behind its disclosure.
+func TestChipSaysCallAndResult(t *testing.T) {
+	var p page
+	c := activity.ToolCall{CallID: "c1", Tool: "create_task", Args: json.RawMessage(`{"title":"buy milk"}`)}
+	chip(&p, tools.DefaultRegistry(), c, activity.ToolResult{CallID: "c1", Tool: "create_task", Output: json.RawMessage(`{"task":{"id":"6f1c","title":"buy milk"}}`)}, true)
+	html := p.String()
+	want := `<details class="chip done" data-call="c1"><summary><span class="chip-call">Create task “buy milk”</span> <span class="chip-state">` +
+		`<span aria-hidden="true">→ </span>Created task “buy milk”</span></summary><div class="chip-body">`
+	if !strings.HasPrefix(html, want) || !strings.Contains(html, `<pre class="args result">{&#34;task&#34;`) {
+		t.Errorf("chip = %s\nwant it to start %s and keep the raw result inside", html, want)
+	}
+	if i := strings.Index(html, "</summary>"); strings.Contains(html[:i], "6f1c") {
+		t.Errorf("the chip's summary shows raw JSON: %s", html)
+	}
+	// In the history a result is stored inside its data block: the chip words what it holds.
+	stored, _ := json.Marshal(agent.DataBlock("tool:create_task", `{"task":{"title":"buy milk"}}`))
+	p.Reset()
+	chip(&p, tools.DefaultRegistry(), c, activity.ToolResult{CallID: "c1", Tool: "create_task", Output: stored}, true)
+	if !strings.HasPrefix(p.String(), want) {
+		t.Errorf("a stored result's chip = %s\nwant it to start %s", p.String(), want)
+	}
+	p.Reset()
+	chip(&p, nil, activity.ToolCall{CallID: "c2", Tool: "mcp_files_read", Args: json.RawMessage(`{}`)},
+		activity.ToolResult{CallID: "c2", Output: json.RawMessage(`"the server is down"`), IsError: true}, true)
+	if !strings.Contains(p.String(), `<span class="chip-call">Call files.read</span>`) || !strings.Contains(p.String(), `Failed: the server is down`) {
+		t.Errorf("an MCP tool's failed chip = %s", p.String())
+	}
+}
+
+// TestSettled: a card's watch learns nothing while its turn waits for the owner; once the turn
+// no longer waits, each call says how it came out — a person's decision with who and when,
+// else expired (also a suspended turn past its expiry), stopped, or approved by the owner
+// while household members still have to.
+func TestSettled(t *testing.T) {
+	now := time.Date(2031, 5, 1, 12, 0, 0, 0, time.UTC)
+	past, future := now.Add(-time.Minute), now.Add(time.Hour)
+	id := uuid.New()
+	if s := settled(steward.View{TurnID: id, Status: steward.StatusSuspended, ExpiresAt: &future}, nil, now); s != nil {
+		t.Errorf("a waiting turn is settled: %v", s)
+	}
+	ds := map[string]activity.Decision{"c1": {Approved: false, By: "you and bob", At: now.Add(-2 * time.Minute), Message: "no"},
+		"c2": {Approved: true, By: "bob", At: now.AddDate(0, 0, -1)}}
+	got := settled(steward.View{TurnID: id, Status: steward.StatusCompleted}, ds, now)
+	if want := (verdict{"denied", "Denied", "by you and bob · 11:58 UTC · “no”"}); got["c1"] != want {
+		t.Errorf("c1 = %+v, want %+v", got["c1"], want)
+	}
+	if want := (verdict{"approved", "Approved", "by bob · 2031-04-30 12:00 UTC"}); got["c2"] != want {
+		t.Errorf("c2 = %+v, want %+v", got["c2"], want)
+	}
+	for _, tc := range []struct {
+		v    steward.View
+		want string
+	}{
+		{steward.View{Status: steward.StatusExpired}, "Expired"},
+		{steward.View{Status: steward.StatusSuspended, ExpiresAt: &past}, "Expired"},
+		{steward.View{Status: steward.StatusCancelled}, "Stopped"},
+		{steward.View{Status: steward.StatusSuspended, ExpiresAt: &future, Awaiting: "awaiting household approval from bob"}, "Approved"},
+	} {
+		if got := settled(tc.v, nil, now)["*"]; got.Label != tc.want {
+			t.Errorf("%s (awaiting %q): %+v, want %s", tc.v.Status, tc.v.Awaiting, got, tc.want)
+		}
 	}
 }

@@ -1,9 +1,13 @@
 package webapp
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -14,9 +18,10 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
-// storyPage is the turn's story: GET /turns/{id} — the turn, its calls with the gate's
-// decisions and who made them, and its audit events (model calls with tokens, cost and
-// latency among them) in order. Another owner's turn is 404, like an unknown one.
+// storyPage is the turn's story: GET /turns/{id} — the owner's question and the answer, then
+// a timeline of the tool calls (their summaries, how and by whom each was decided, how long
+// each ran), the model calls' tokens, time and cost, and the raw audit events behind a
+// disclosure. Another owner's turn is 404, like an unknown one.
 func (a *web) storyPage(w http.ResponseWriter, r *http.Request) {
 	id, err := uuid.Parse(chi.URLParam(r, "id"))
 	var st activity.Story
@@ -36,42 +41,156 @@ func (a *web) storyPage(w http.ResponseWriter, r *http.Request) {
 
 // story writes a turn's story with status and, when msg is not empty, a message above it.
 func (a *web) story(w http.ResponseWriter, r *http.Request, status int, msg string, st activity.Story) {
-	me := current(r)
-	v, calls, events := st.Turn, st.Calls, st.Events
+	me, reg, now := current(r), a.words(), a.now()
+	v, events := st.Turn, st.Events
+	took, models := timings(events)
 	a.write(w, r, "story", status, func(p *page) {
 		if msg != "" {
 			p.raw(`<p class="error" role="alert">`).text(msg).raw(`</p>`)
 		}
-		p.raw(`<h1>Turn story</h1><p class="meta">`).text(string(v.Status)).raw(` · `).text(string(v.Trigger)).raw(` · `).
-			text(when(v.CreatedAt)).raw(` · model `).text(v.Model).raw(`</p>`)
-		if v.Answer != "" {
-			p.raw(`<div class="msg assistant md">`).raw(markdown.HTML(v.Answer)).raw(`</div>`)
+		p.raw(`<h1>Turn story</h1><p class="meta">`).text(statusWords(v.Status)).raw(` · `).text(string(v.Trigger)).raw(` · `).
+			text(when(v.CreatedAt)).raw(`</p><section class="exchange" aria-label="Question and answer">`)
+		if st.Question != "" {
+			p.raw(`<div class="msg user"><span class="sr-only">You asked: </span>`).text(st.Question).raw(`</div>`)
 		}
-		p.raw(`<h2>Tool calls</h2><ol class="calls">`)
-		for _, c := range calls {
-			p.raw(`<li><code>`).text(c.Tool).raw(`</code> <code>`).text(string(c.Args)).raw(`</code> — `).text(string(c.Status))
-			if c.DecidedBy != "" {
-				p.raw(`, decided by `).text(c.DecidedBy)
+		switch {
+		case v.Answer != "":
+			p.raw(`<div class="msg assistant md">`).raw(markdown.HTML(v.Answer)).raw(`</div>`)
+		case v.Error != "":
+			p.raw(`<p class="error">Error: `).text(v.Error).raw(`</p>`)
+		case v.Status == steward.StatusSuspended:
+			p.raw(`<p class="meta">No answer yet: Steward is waiting for your approval (<a href="/approvals">Approvals</a>).</p>`)
+		default:
+			p.raw(`<p class="meta">No answer.</p>`)
+		}
+		p.raw(`</section><h2>Timeline</h2>`)
+		if len(st.Calls) == 0 {
+			p.raw(`<p class="meta">No tools were used.</p>`)
+		}
+		p.raw(`<ol class="timeline">`)
+		for _, c := range st.Calls {
+			call := activity.ToolCall{CallID: c.CallID, Tool: c.Tool, Args: c.Args}
+			res, done := activity.ToolResult{CallID: c.CallID, Tool: c.Tool, Output: c.Result, IsError: c.Status == steward.CallFailed || c.Status == steward.CallDenied}, len(c.Result) > 0
+			p.raw(`<li class="step"><span class="meta when">`).text(c.CreatedAt.UTC().Format("15:04:05")).raw(`</span>`)
+			chip(p, reg, call, res, done)
+			p.raw(`<p class="meta">`).text(callWords(c))
+			if ms, ok := took[c.CallID]; ok {
+				p.raw(` · ran in `).text(duration(ms))
 			}
-			if c.Message != "" {
-				p.raw(` (“`).text(c.Message).raw(`”)`)
+			p.raw(`</p>`)
+			if d, ok := st.Decisions[c.CallID]; ok {
+				decisionNote(p, verdictOf(d, now))
 			}
 			switch {
 			case c.UndoneAt != nil:
-				p.raw(` — <strong>undone</strong> `).text(when(*c.UndoneAt)).raw(` by `).text(c.UndoneBy)
+				p.raw(`<p class="decision undone" role="note"><strong>Undone</strong> `).text(when(*c.UndoneAt)).raw(` by `).text(c.UndoneBy).raw(`</p>`)
 			case a.d.Undo != nil && a.d.Undo.Undoable(c):
 				p.raw(`<form method="post" class="inline undo" action="/turns/`).text(v.TurnID.String()).raw(`/calls/`).
 					text(url.PathEscape(c.CallID)).raw(`/undo">`).hidden(me.csrf).raw(`<button type="submit">Undo</button></form>`)
 			}
 			p.raw(`</li>`)
 		}
-		p.raw(`</ol><h2>Events</h2><ol class="events">`)
+		p.raw(`</ol><h2>Cost</h2><p class="cost">`).text(costWords(v, models)).raw(`</p>`)
+		p.raw(`<details class="raw-events"><summary>Raw audit events (`).text(strconv.Itoa(len(events))).raw(`)</summary><ol class="events">`)
 		for _, e := range events {
 			p.raw(`<li><strong>`).text(e.Kind).raw(`</strong> <span class="meta">`).text(e.CreatedAt.UTC().Format("15:04:05.000")).
-				raw(`</span><pre class="args">`).text(string(e.Data)).raw(`</pre></li>`)
+				raw(`</span><pre class="args">`).text(steward.Visible(string(e.Data))).raw(`</pre></li>`)
 		}
-		p.raw(`</ol>`)
+		p.raw(`</ol></details>`)
 	})
+}
+
+// modelCalls is what a turn's model calls add up to.
+type modelCalls struct {
+	n         int
+	latencyMS int64
+}
+
+// timings reads, from a turn's audit events, how long each tool call ran (by call id, in
+// milliseconds) and how many model calls it made in how long.
+func timings(events []steward.Event) (map[string]int64, modelCalls) {
+	took, models := map[string]int64{}, modelCalls{}
+	for _, e := range events {
+		var d struct {
+			CallID     string `json:"call_id"`
+			DurationMS int64  `json:"duration_ms"`
+			LatencyMS  int64  `json:"latency_ms"`
+		}
+		if json.Unmarshal(e.Data, &d) != nil {
+			continue
+		}
+		switch e.Kind {
+		case "tool_result":
+			took[d.CallID] += d.DurationMS
+		case "model_call":
+			models.n++
+			models.latencyMS += d.LatencyMS
+		}
+	}
+	return took, models
+}
+
+// duration words milliseconds: "12 ms", "1.3 s".
+func duration(ms int64) string {
+	if ms < 1000 {
+		return strconv.FormatInt(ms, 10) + " ms"
+	}
+	return strconv.FormatFloat(float64(ms)/1000, 'f', 1, 64) + " s"
+}
+
+// costWords says what a turn cost: its model calls, tokens and estimated price.
+func costWords(v steward.View, m modelCalls) string {
+	u := v.Usage
+	s := fmt.Sprintf("%s in %s · %d tokens in, %d out", plural(m.n, "model call"), duration(m.latencyMS), u.InputTokens, u.OutputTokens)
+	if u.CachedTokens > 0 {
+		s += fmt.Sprintf(" (%d cached)", u.CachedTokens)
+	}
+	return s + fmt.Sprintf(" · $%.4f", u.CostUSD)
+}
+
+// plural is "1 model call", "3 model calls".
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + one + "s"
+}
+
+// statusWords is a turn's status as the story's header says it.
+func statusWords(s steward.Status) string {
+	switch s {
+	case steward.StatusSuspended:
+		return "Waiting for approval"
+	case "":
+		return "Unknown"
+	}
+	r := []rune(string(s))
+	return strings.ToUpper(string(r[0])) + string(r[1:])
+}
+
+// callWords says how the journal left a call and who, other than a person, decided it.
+func callWords(c steward.CallRecord) string {
+	s := map[steward.CallStatus]string{steward.CallPending: "waiting", steward.CallApproved: "approved", steward.CallDenied: "not run",
+		steward.CallExecuting: "running", steward.CallSucceeded: "done", steward.CallFailed: "failed",
+		steward.CallUnknown: "unknown (interrupted; never run again)"}[c.Status]
+	if s == "" {
+		s = string(c.Status)
+	}
+	s = string(c.Kind) + " · " + s
+	switch by := c.DecidedBy; {
+	case by == "" || by == "human":
+	case strings.HasPrefix(by, "rule:"):
+		s += " · by a standing rule"
+	case by == "mode":
+		s += " · by the gate mode"
+	case strings.HasPrefix(by, "cap:"):
+		s += " · refused by the " + strings.TrimPrefix(by, "cap:") + " cap"
+	case by == "kill":
+		s += " · refused by the kill switch"
+	default:
+		s += " · by " + by
+	}
+	return s
 }
 
 // undoCall undoes a call of the turn within the undo window: POST

@@ -117,7 +117,7 @@ func TestUndoButtonAndIrreversibleCard(t *testing.T) {
 		t.Fatal("the task is still there after Undo")
 	}
 	_, page = get(story)
-	if strings.Contains(page, `class="inline undo"`) || !strings.Contains(page, "<strong>undone</strong>") || !strings.Contains(page, "by web") {
+	if strings.Contains(page, `class="inline undo"`) || !strings.Contains(page, "<strong>Undone</strong>") || !strings.Contains(page, "by web") {
 		t.Fatalf("story after undo: %s", page)
 	}
 	if status, page := post(action, url.Values{"csrf": {form[1]}}); status != http.StatusConflict || !strings.Contains(page, "already undone") {

@@ -1,7 +1,9 @@
 // Steward web app: the composer, streaming chat, approval cards, the menu, the theme and the
 // service worker. No inline script (CSP script-src 'self'); every piece of server text goes in
-// through textContent, never as HTML — except an answer's answer_html, which the server
-// rendered from Markdown and sanitized (internal/markdown) for exactly this.
+// through textContent, never as HTML — except the markup the server renders for exactly this
+// (pages.go's event): an answer's answer_html (Markdown, sanitized by internal/markdown), a
+// tool call's chip_html and a suspended turn's card_html (every value escaped by the server's
+// page builder).
 "use strict";
 (function () {
   var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
@@ -11,16 +13,6 @@
     if (cls) e.className = cls;
     if (text !== undefined) e.textContent = text;
     return e;
-  }
-
-  // visible shows the invisible characters of a tool's arguments (bidirectional overrides,
-  // zero-width spaces, controls) as their code points, so "txt.exe.pdf" cannot hide
-  // "fdp.exe.txt" on an approval card (as steward.Visible does on the server).
-  var hiddenChars = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]/g;
-  function visible(s) {
-    return s.replace(hiddenChars, function (c) {
-      return "\u27e8U+" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + "\u27e9";
-    });
   }
 
   // post sends a request and calls onEvent for each server-sent event of the answer. Any
@@ -64,62 +56,73 @@
     });
   }
 
-  // chip builds a tool call's chip, its raw arguments and result behind a disclosure (the
-  // server's chip in chat.go makes the same markup).
-  function chip(call) {
-    var d = el("details", "chip");
-    d.dataset.call = call.id;
-    var s = el("summary");
-    s.appendChild(el("code", "tool", call.name));
-    s.appendChild(document.createTextNode(" "));
-    s.appendChild(el("span", "chip-state", "running"));
-    d.appendChild(s);
-    d.appendChild(el("p", "meta", "Arguments"));
-    d.appendChild(el("pre", "args", visible(JSON.stringify(call.args || {}))));
-    return d;
+  // fromServer is the element of markup the server rendered (see the top of this file).
+  function fromServer(html) {
+    var t = document.createElement("template");
+    t.innerHTML = html;
+    return t.content.firstElementChild;
   }
 
-  function chipResult(container, result) {
-    var d = container.querySelector('details.chip[data-call="' + CSS.escape(result.call_id) + '"]');
-    if (!d) { d = chip({ id: result.call_id, name: result.name, args: {} }); container.appendChild(d); }
-    d.querySelector(".chip-state").textContent = result.is_error ? "failed" : "done";
-    if (result.is_error) d.classList.add("error");
-    d.appendChild(el("p", "meta", "Result"));
-    d.appendChild(el("pre", "args", JSON.stringify(result.output)));
+  // chipOf puts a tool call's chip (the server's chip_html) in container, or in place of the
+  // call's chip when its turn shows it already (its result came, maybe after an approval),
+  // keeping it open if it was.
+  function chipOf(container, e) {
+    var d = fromServer(e.chip_html || "");
+    if (!d) return;
+    var old = (container.closest(".turn") || container).querySelector('details.chip[data-call="' + CSS.escape(d.dataset.call) + '"]');
+    if (old) { d.open = old.open; old.replaceWith(d); } else container.appendChild(d);
   }
 
-  // card builds the approval form of a suspended turn: one card per pending call.
-  function card(turn, raw) {
-    var form = el("form", "approval");
-    form.dataset.turn = turn.turn_id;
-    form.setAttribute("aria-label", "Approval needed");
-    (turn.pending || []).forEach(function (p) {
-      var fs = el("fieldset", "card");
-      fs.dataset.call = p.call_id; fs.dataset.hash = p.args_hash;
-      var lg = el("legend", null, "Approve "); lg.appendChild(el("code", "tool", p.tool)); lg.appendChild(document.createTextNode("?"));
-      fs.appendChild(lg);
-      if (p.reason === "tainted") {
-        var held = el("p", "held", "Held: this turn read outside content (" + (p.taint || "unknown source") + "); it may carry your data out");
-        held.setAttribute("role", "note"); fs.appendChild(held);
-      }
-      if (!p.reversible) {
-        var fin = el("p", "final", "This can't be undone once it runs.");
-        fin.setAttribute("role", "note"); fs.appendChild(fin);
-      }
-      fs.appendChild(el("pre", "args", visible((raw && raw[p.call_id]) || JSON.stringify(p.args))));
-      var h = el("p", "hash", "args hash "); h.appendChild(el("code", null, p.args_hash.slice(0, 12))); fs.appendChild(h);
-      var lab = el("label", null, "Message if you deny (optional) ");
-      var inp = el("input"); inp.type = "text"; inp.name = "message"; inp.maxLength = 500; lab.appendChild(inp); fs.appendChild(lab);
-      var btns = el("div", "buttons");
-      [["approve", "Approve"], ["deny", "Deny"]].concat(p.always_offered ? [["always", "Always allow exactly this"]] : []).forEach(function (c) {
-        var b = el("button", null, c[1]); b.type = "button"; b.dataset.choice = c[0]; btns.appendChild(b);
-      });
-      fs.appendChild(btns);
-      form.appendChild(fs);
+  // note is a status line under a turn.
+  function note(cls, text) {
+    var p = el("p", "status " + cls, text);
+    p.setAttribute("role", "status");
+    return p;
+  }
+
+  // verdictNote says how a call came out (the server's decisionNote markup): {class, label, words}.
+  function verdictNote(v) {
+    var p = el("p", "decision " + v["class"]);
+    p.setAttribute("role", "note");
+    p.appendChild(el("strong", null, v.label));
+    p.appendChild(document.createTextNode(" " + v.words));
+    return p;
+  }
+
+  // settle turns a card that can no longer be decided here into how each of its calls came
+  // out (settled: the server's words by call id, "*" for the rest), without buttons.
+  function settle(form, settled) {
+    form.querySelectorAll("fieldset.card").forEach(function (fs) {
+      var v = settled[fs.dataset.call] || settled["*"];
+      if (v) form.parentNode.insertBefore(verdictNote(v), form);
     });
-    var s = el("button", "submit", "Submit decisions"); s.type = "submit"; form.appendChild(s);
-    wire(form);
-    return form;
+    var pending = form.closest(".pending");
+    if (pending && !pending.querySelector("a.story")) {
+      var a = el("a", "story", "The turn's story"); a.href = "/turns/" + form.dataset.turn; pending.appendChild(a);
+    }
+    form.remove();
+    refreshBadge();
+  }
+
+  // watchCards: every few seconds, each card on the page that was not decided here asks its
+  // turn's state (GET /turns/{id}/status); once it was decided elsewhere — another tab, a
+  // one-tap link, Telegram — or expired, the card says so.
+  function watchCards() {
+    setInterval(function () {
+      var asked = {};
+      document.querySelectorAll("form.approval:not([data-sent])").forEach(function (form) {
+        var id = form.dataset.turn;
+        if (asked[id]) return;
+        asked[id] = true;
+        fetch("/turns/" + encodeURIComponent(id) + "/status", { credentials: "same-origin", headers: { "Accept": "application/json" } })
+          .then(function (res) { return res.ok ? res.json() : null; })
+          .then(function (e) {
+            if (!e || !e.settled) return;
+            document.querySelectorAll('form.approval:not([data-sent])[data-turn="' + CSS.escape(id) + '"]').forEach(function (f) { settle(f, e.settled); });
+          })
+          .catch(function () {});
+      });
+    }, 4000);
   }
 
   // wire makes a card form work: a choice on the only card submits at once; with several,
@@ -137,6 +140,7 @@
     });
     form.addEventListener("submit", function (ev) {
       ev.preventDefault();
+      if (form.dataset.sent) return;
       var decisions = [], missing = false;
       cards.forEach(function (fs) {
         var c = fs.dataset.choice;
@@ -147,6 +151,7 @@
       });
       if (missing) { form.appendChild(el("p", "error", "Choose for every card first.")); return; }
       form.querySelectorAll("button").forEach(function (x) { x.disabled = true; });
+      form.dataset.sent = "1";
       var out = form.parentNode.querySelector(".result") || document.getElementById("log");
       var decidedShown = false;
       var view = turnView(out, function () { setBusy(false); });
@@ -154,16 +159,15 @@
       post("/turns/" + form.dataset.turn + "/confirm", JSON.stringify({ decisions: decisions }), "application/json", function (e) {
         if (e.type === "error" && !decidedShown) {
           form.querySelectorAll("button").forEach(function (x) { x.disabled = false; });
+          delete form.dataset.sent;
         } else if (!decidedShown) {
           // The server took the decisions: the card says what they were, without buttons.
           decidedShown = true;
+          var at = new Date().toISOString().slice(11, 16) + " UTC";
           cards.forEach(function (fs) {
             var denied = fs.dataset.choice === "deny", msg = fs.querySelector("input[name=message]").value;
-            var p = el("p", "decision " + (denied ? "denied" : "approved"));
-            p.setAttribute("role", "note");
-            p.appendChild(el("strong", null, denied ? "Denied" : "Approved"));
-            p.appendChild(document.createTextNode(" by you" + (msg ? " · “" + msg + "”" : "")));
-            form.parentNode.insertBefore(p, form);
+            form.parentNode.insertBefore(verdictNote({ "class": denied ? "denied" : "approved", label: denied ? "Denied" : "Approved",
+              words: "by you · " + at + (msg ? " · “" + msg + "”" : "") }), form);
           });
           form.remove();
         }
@@ -180,18 +184,23 @@
       if (e.type === "text") {
         if (!answer) { answer = el("div", "msg assistant md"); container.appendChild(answer); }
         answer.textContent += e.text;
-      } else if (e.type === "tool_call") {
-        container.appendChild(chip(e.call));
-        answer = null;
-      } else if (e.type === "tool_result") {
-        chipResult(container, e.result);
+      } else if (e.type === "tool_call" || e.type === "tool_result") {
+        chipOf(container, e);
         answer = null;
       } else if (e.type === "suspended") {
         conversation(e.turn.conversation_id);
-        var pending = el("div", "pending");
-        pending.appendChild(card(e.turn, e.raw_args));
-        pending.appendChild(el("div", "result"));
-        container.appendChild(pending);
+        var form = fromServer(e.card_html || "");
+        if (form) {
+          var pending = el("div", "pending");
+          pending.appendChild(form);
+          var result = el("div", "result"); result.setAttribute("aria-live", "polite");
+          pending.appendChild(result);
+          container.appendChild(pending);
+          wire(form);
+        } else if (e.turn.awaiting) {
+          // The owner decided; household members still have to (the server's words).
+          container.appendChild(note("awaiting", "Your decision is recorded. The turn is " + e.turn.awaiting + "."));
+        }
       } else if (e.type === "completed") {
         conversation(e.turn.conversation_id);
         if (e.answer_html) {
@@ -209,9 +218,7 @@
         if (!waiting) { waiting = el("p", "status continuing", "Still working on it… (continuing in the background)"); container.appendChild(waiting); }
         setTimeout(function () { poll(e.turn.turn_id, handler); }, 3000);
       } else if (cancelled(e)) {
-        var st = el("p", "status stopped", "Stopped. Nothing more was done.");
-        st.setAttribute("role", "status");
-        container.appendChild(st);
+        container.appendChild(note("stopped", "Stopped. Nothing more was done."));
       } else if (e.type === "error") {
         var p = el("p", "error", e.failed ? e.text : "Error: " + (e.text || (e.turn && e.turn.error) || "the turn failed"));
         p.setAttribute("role", "alert");
@@ -398,6 +405,7 @@
     if (document.getElementById("pending-badge")) setInterval(refreshBadge, 20000);
     if ("serviceWorker" in navigator) navigator.serviceWorker.register("/sw.js").catch(function () {});
     document.querySelectorAll("form.approval").forEach(wire);
+    watchCards();
     document.querySelectorAll("[data-poll]").forEach(function (p) {
       var view = turnView(p.parentNode, null);
       poll(p.dataset.poll, function (e) { p.remove(); view(e); });

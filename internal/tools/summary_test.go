@@ -1,0 +1,93 @@
+package tools
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// everyTool is every tool this package defines: the built-ins, the web tools and the
+// document tools (their dependencies are not needed to word a call).
+func everyTool() []Tool {
+	ts := append(Builtins(), WebFetchTool(nil), WebSearchTool(nil))
+	return append(ts, DocumentTools(nil, nil)...)
+}
+
+// TestEveryToolHasSummary: a tool added without its one-line summaries fails here (and in
+// internal/app, over the registry the app builds): each words a call and a result in its
+// own words, not the generic fallback.
+func TestEveryToolHasSummary(t *testing.T) {
+	t.Parallel()
+	r, err := NewRegistry(everyTool()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range r.Names() {
+		tool, _ := r.Get(name)
+		if !tool.Summarized() {
+			t.Errorf("%s has no summary: write its call and result wording with tools.Say next to its definition", name)
+			continue
+		}
+		if got := r.SayCall(name, json.RawMessage(`{}`)); got == GenericCall(name) || got == "" {
+			t.Errorf("%s: call summary %q is the generic one: its Say does not read its arguments", name, got)
+		}
+		if got := r.SayResult(name, json.RawMessage(`{}`), json.RawMessage(`{}`), false); got == "" {
+			t.Errorf("%s: empty result summary", name)
+		}
+	}
+}
+
+// TestSummaryWords: calls and results in a person's words; untrusted values cut short, on one
+// line, their invisible characters shown; tools without a summary worded generically.
+func TestSummaryWords(t *testing.T) {
+	t.Parallel()
+	r, err := NewRegistry(everyTool()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("milk ", 40)
+	for _, tc := range []struct {
+		name, tool, args, out string
+		isErr                 bool
+		want                  string
+	}{
+		{"create", "create_task", `{"title":"buy milk"}`, "", false, "Create task “buy milk”"},
+		{"create due", "create_task", `{"title":"buy milk","due":"2025-03-01"}`, "", false, "Create task “buy milk”, due 1 Mar 2025"},
+		{"created", "create_task", `{"title":"buy milk"}`, `{"task":{"title":"buy milk"}}`, false, "Created task “buy milk”"},
+		{"spend", "record_expense", `{"amount":1250,"currency":"EUR","merchant":"Luna","account":"Checking","date":"2025-03-01"}`, "", false,
+			"Spend €12.50 at Luna on 1 Mar 2025 from Checking"},
+		{"spend other currency", "record_expense", `{"amount":1250,"currency":"CHF","merchant":"Luna"}`, "", false, "Spend 12.50 CHF at Luna"},
+		{"fetch", "web_fetch", `{"url":"https://example.com/changelog"}`, "", false, "Fetch example.com/changelog"},
+		{"found", "list_tasks", `{}`, `{"tasks":[{},{},{}]}`, false, "Found 3 tasks"},
+		{"found one", "list_tasks", `{}`, `{"tasks":[{}]}`, false, "Found 1 task"},
+		{"found none", "list_tasks", `{}`, `{"tasks":[]}`, false, "Found no tasks"},
+		{"bidi shown", "create_task", `{"title":"invoice\u202Efdp.exe"}`, "", false, "Create task “invoice⟨U+202E⟩fdp.exe”"},
+		{"one line", "create_task", `{"title":"buy\nmilk"}`, "", false, "Create task “buy milk”"},
+		{"long cut", "create_task", `{"title":"` + long + `"}`, "", false, "Create task “" + Clip(strings.TrimSpace(long), 60) + "”"},
+		{"failed", "create_task", `{"title":"x"}`, `"invalid arguments for create_task: title: too long"`, true, "Failed: invalid arguments for create_task: title: too long"},
+		{"refused", "notify", `{"message":"hi"}`, `{"status":"not done","refused_by":"human","message":"not now"}`, true, "Not done: not now"},
+		{"recorded", "record_expense", `{}`, `{"transaction":{"merchant":"Luna","amount_minor":-1250,"currency":"EUR"}}`, false, "Recorded €12.50 at Luna"},
+		{"budget", "set_budget", `{}`, `{"budget":{"category":"Food","monthly_minor":30000,"currency":"GBP"}}`, false, "Budget “Food” set to £300.00 a month"},
+		{"mcp", "mcp_github_create_issue", `{"title":"x"}`, "", false, "Call github.create_issue"},
+		{"unknown", "nope", `{}`, "", false, "Call nope"},
+		{"bad args", "create_task", `[1,2]`, "", false, "Call create_task"},
+		{"no result words", "nope", `{}`, `{}`, false, "Done"},
+	} {
+		var got string
+		if tc.out == "" {
+			got = r.SayCall(tc.tool, json.RawMessage(tc.args))
+		} else {
+			got = r.SayResult(tc.tool, json.RawMessage(tc.args), json.RawMessage(tc.out), tc.isErr)
+		}
+		if got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	var none *Registry
+	if got := none.SayCall("mcp_files_read", nil); got != "Call files.read" {
+		t.Errorf("nil registry: %q", got)
+	}
+	if got := r.SayCall("create_task", json.RawMessage(`{"title":"`+strings.Repeat("x", 300)+`"}`)); len([]rune(got)) > maxLine {
+		t.Errorf("a summary is at most %d characters: %d", maxLine, len([]rune(got)))
+	}
+}
