@@ -271,7 +271,7 @@ func TestAccessibilityKeyboard(t *testing.T) {
 			return chromedp.Void{}, fmt.Errorf("40 presses of Tab never reached %s", selector)
 		}
 	}
-	var outline, decision string
+	var outline, decision, focusedOn string
 	err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844),
 		chromedp.Navigate(srv.URL+"/signin"), chromedp.WaitVisible(chromedp.CSS(`input[name=api_key]`)),
 		tabTo(`input[name=api_key]`), chromedp.KeyEvent(key), chromedp.KeyEvent(kb.Enter),
@@ -282,14 +282,18 @@ func TestAccessibilityKeyboard(t *testing.T) {
 		browsertest.Into(&outline, chromedp.Evaluate[string](`getComputedStyle(document.activeElement).outlineStyle`)),
 		chromedp.KeyEvent(kb.Enter),
 		chromedp.WaitVisible(chromedp.CSS(`p.decision.approved`)), chromedp.WaitVisible(chromedp.CSS(`.pending a.story`)),
-		browsertest.Into(&decision, chromedp.Text(chromedp.CSS(`p.decision.approved`))))
+		browsertest.Into(&decision, chromedp.Text(chromedp.CSS(`p.decision.approved`))),
+		browsertest.Into(&focusedOn, chromedp.Evaluate[string](`document.activeElement.className`)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if outline == "none" || outline == "" {
 		t.Errorf("the focused Approve button has no visible focus ring (outline-style %q)", outline)
 	}
-	if decision != "Approved by you" {
+	if focusedOn != "decision approved" {
+		t.Errorf("after Enter on Approve the focus is on %q; want the verdict that replaced the card", focusedOn)
+	}
+	if !strings.HasPrefix(decision, "Approved by you") {
 		t.Errorf("after Enter on Approve the card says %q; want Approved by you", decision)
 	}
 	if got := tasksOf(t, o, owner); len(got) != 1 || got[0] != "buy milk" {

@@ -92,10 +92,16 @@
   // settle turns a card that can no longer be decided here into how each of its calls came
   // out (settled: the server's words by call id, "*" for the rest), without buttons.
   function settle(form, settled) {
+    var focused = form.contains(document.activeElement), first = null;
     form.querySelectorAll("fieldset.card").forEach(function (fs) {
       var v = settled[fs.dataset.call] || settled["*"];
-      if (v) form.parentNode.insertBefore(verdictNote(v), form);
+      if (!v) return;
+      var p = verdictNote(v);
+      form.parentNode.insertBefore(p, form);
+      first = first || p;
     });
+    // The keyboard stays where it was: on the verdict that replaced the card.
+    if (focused && first) { first.tabIndex = -1; first.focus(); }
     var pending = form.closest(".pending");
     if (pending && !pending.querySelector("a.story")) {
       var a = el("a", "story", "The turn's story"); a.href = "/turns/" + form.dataset.turn; pending.appendChild(a);
@@ -150,6 +156,7 @@
         decisions.push(d);
       });
       if (missing) { form.appendChild(el("p", "error", "Choose for every card first.")); return; }
+      var focused = form.contains(document.activeElement);
       form.querySelectorAll("button").forEach(function (x) { x.disabled = true; });
       form.dataset.sent = "1";
       var out = form.parentNode.querySelector(".result") || document.getElementById("log");
@@ -163,13 +170,17 @@
         } else if (!decidedShown) {
           // The server took the decisions: the card says what they were, without buttons.
           decidedShown = true;
-          var at = new Date().toISOString().slice(11, 16) + " UTC";
+          var at = new Date().toISOString().slice(11, 16) + " UTC", first = null;
           cards.forEach(function (fs) {
             var denied = fs.dataset.choice === "deny", msg = fs.querySelector("input[name=message]").value;
-            form.parentNode.insertBefore(verdictNote({ "class": denied ? "denied" : "approved", label: denied ? "Denied" : "Approved",
-              words: "by you · " + at + (msg ? " · “" + msg + "”" : "") }), form);
+            var p = verdictNote({ "class": denied ? "denied" : "approved", label: denied ? "Denied" : "Approved",
+              words: "by you · " + at + (msg ? " · “" + msg + "”" : "") });
+            form.parentNode.insertBefore(p, form);
+            first = first || p;
           });
           form.remove();
+          // The keyboard stays where it was: on the verdict that replaced the card.
+          if (focused && first) { first.tabIndex = -1; first.focus(); }
         }
         view(e);
       });
