@@ -59,8 +59,8 @@ func axeSource(t *testing.T) string {
 // (its story), one with a write waiting on a card, the seeded ledger, a document, a fact, a
 // channel, and a household request from hal waiting for her vote.
 type a11yEnv struct {
-	url, key                                 string
-	history, markdown, pending, story, docID string
+	url, key                                          string
+	history, markdown, pending, decided, story, docID string
 }
 
 func newA11yEnv(t *testing.T) a11yEnv {
@@ -104,8 +104,17 @@ func newA11yEnv(t *testing.T) a11yEnv {
 		return v
 	}
 	done := start(ada.ID, "what time is it", steward.StatusCompleted)
-	e.history, e.story = done.ConversationID.String(), done.TurnID.String()
+	e.history = done.ConversationID.String()
 	e.pending = start(ada.ID, "remind me to buy milk", steward.StatusSuspended).ConversationID.String()
+	// A conversation whose card was approved, then a second message in it.
+	eggs := start(ada.ID, "remind me to buy eggs", steward.StatusSuspended)
+	if _, err := runner.Confirm(ctx, ada.ID, eggs.TurnID, []steward.Decision{{CallID: eggs.Pending[0].CallID, ArgsHash: eggs.Pending[0].ArgsHash, Approve: true}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runner.Start(ctx, agent.Input{OwnerID: ada.ID, ConversationID: &eggs.ConversationID, Message: "list my tasks", Trigger: steward.TriggerChat}, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.decided, e.story = eggs.ConversationID.String(), eggs.TurnID.String() // its story has a decision
 	if _, err := ledgers.Seed(ctx, ada.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -182,8 +191,11 @@ func TestAccessibility(t *testing.T) {
 	t.Parallel()
 	src := axeSource(t)
 	e := newA11yEnv(t)
-	pages := []string{"/", "/c/" + e.history, "/c/" + e.markdown, "/c/" + e.pending, "/conversations", "/approvals", "/turns/" + e.story,
+	pages := []string{"/", "/c/" + e.history, "/c/" + e.markdown, "/c/" + e.pending, "/c/" + e.decided, "/conversations", "/approvals", "/turns/" + e.story,
 		"/money", "/documents", "/documents/" + e.docID, "/settings", "/settings/channels", "/memory", "/activity", "/household", "/no/such/page"}
+	// The documentation's screenshots (docs/WEBAPP.md), taken before axe opens the disclosures.
+	shots := map[string]string{"/c/" + e.decided: "chat", "/conversations": "conversations", "/approvals": "approvals",
+		"/turns/" + e.story: "story", "/money": "money", "/settings": "settings"}
 	for _, size := range []struct {
 		name          string
 		width, height int
@@ -226,6 +238,12 @@ func TestAccessibility(t *testing.T) {
 					}
 				}
 				for _, path := range pages {
+					if name, ok := shots[path]; ok {
+						if err := chromedp.Do(ctx, chromedp.Navigate(e.url+path), chromedp.WaitReady(chromedp.CSS(`main`))); err != nil {
+							t.Fatal(err)
+						}
+						browsertest.Shot(t, ctx, name+"-"+size.name+map[string]string{"light": "", "dark": "-dark"}[scheme]+".png")
+					}
 					check(path+" ("+scheme+")", chromedp.Navigate(e.url+path), chromedp.WaitReady(chromedp.CSS(`main`)))
 				}
 				check("a refused rule form ("+scheme+")", chromedp.Navigate(e.url+"/settings"),
