@@ -62,7 +62,7 @@ func TestBrowserPasskey(t *testing.T) {
 	var listed, status string
 	err := chromedp.Do(ctx, signIn(base, key),
 		chromedp.Navigate(base+"/settings"),
-		chromedp.WaitVisible(chromedp.CSS(`#passkey-name`)),
+		chromedp.WaitEnabled(chromedp.Search(`//button[text()="Add a passkey"]`)),
 		chromedp.SendKeys(chromedp.CSS(`#passkey-name`), "my laptop"),
 		chromedp.Click(chromedp.Search(`//button[text()="Add a passkey"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`ul.passkeys li`)),
@@ -70,6 +70,7 @@ func TestBrowserPasskey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	browsertest.Shot(t, ctx, "settings-passkeys-desktop.png")
 	if !strings.Contains(listed, "my laptop") || !strings.Contains(listed, "never used") {
 		t.Fatalf("Settings lists the passkeys as %q; want my laptop, never used", listed)
 	}
@@ -80,7 +81,7 @@ func TestBrowserPasskey(t *testing.T) {
 
 	err = chromedp.Do(ctx,
 		chromedp.Click(chromedp.Search(`//button[text()="Sign out"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#passkey-signin`)),
+		chromedp.WaitEnabled(chromedp.CSS(`#passkey-signin`)),
 		chromedp.Click(chromedp.CSS(`#passkey-signin`)),
 		chromedp.WaitVisible(chromedp.CSS(`textarea[name=message]`)),
 		chromedp.Navigate(base+"/settings"),
@@ -100,7 +101,7 @@ func TestBrowserPasskey(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#passkey-name`)),
 		browsertest.Into(&listed, chromedp.Text(chromedp.CSS(`main`))),
 		chromedp.Click(chromedp.Search(`//button[text()="Sign out"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#passkey-signin`)),
+		chromedp.WaitEnabled(chromedp.CSS(`#passkey-signin`)),
 		chromedp.Click(chromedp.CSS(`#passkey-signin`)),
 		chromedp.WaitVisible(chromedp.CSS(`.passkey-status.error`)),
 		browsertest.Into(&status, chromedp.Text(chromedp.CSS(`.passkey-status`))))
@@ -138,12 +139,18 @@ func TestBrowserAddDevice(t *testing.T) {
 		t.Fatalf("the QR code has %d paths and links to %q; want one path, a link under %s/d/", qr, link.Value, base)
 	}
 
+	browsertest.Shot(t, desk, "add-device-desktop.png")
 	phone := browsertest.Start(t, 390, 844, 120*time.Second)
 	var page, again string
 	err = chromedp.Do(phone,
 		chromedp.Navigate(link.Value),
 		chromedp.WaitVisible(chromedp.Search(`//button[text()="Sign in on this device"]`)),
-		browsertest.Into(&page, chromedp.Text(chromedp.CSS(`main`))),
+		browsertest.Into(&page, chromedp.Text(chromedp.CSS(`main`))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.Shot(t, phone, "device-link-phone.png")
+	err = chromedp.Do(phone,
 		chromedp.Navigate(link.Value), // a second look (a link preview) uses nothing
 		chromedp.Click(chromedp.Search(`//button[text()="Sign in on this device"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`textarea[name=message]`)),

@@ -221,7 +221,9 @@ func (a *web) passkeySignin(p *page, r *http.Request) {
 		p.raw(`<p class="meta">`).text(why).raw(`</p></section>`)
 		return
 	}
-	p.raw(`<button type="button" id="passkey-signin">Sign in with a passkey</button>` +
+	// Disabled until assets/passkey.js has taken the button over (a button that does nothing
+	// while the script loads, or without it, would only confuse).
+	p.raw(`<button type="button" id="passkey-signin" disabled>Sign in with a passkey</button>` +
 		`<p class="passkey-status" role="status" aria-live="polite"></p></section>`)
 }
 
@@ -254,7 +256,7 @@ func (a *web) signInSection(p *page, r *http.Request) {
 		}
 		p.raw(`</ul><form id="passkey-register" class="passkey-register"><label for="passkey-name">Name of the new passkey</label>` +
 			`<input id="passkey-name" name="name" type="text" required maxlength="100" placeholder="e.g. my phone">` +
-			`<button type="submit">Add a passkey</button><p class="passkey-status" role="status" aria-live="polite"></p></form>`)
+			`<button type="submit" disabled>Add a passkey</button><p class="passkey-status" role="status" aria-live="polite"></p></form>`)
 	}
 	p.raw(`<h2 id="device">Add a device</h2><p>Sign in on your phone or another computer with a QR code: it holds a link that works once, for 10 minutes.</p>` +
 		`<form method="post" action="/settings/device">`).hidden(me.csrf).raw(`<button type="submit">Add a device</button></form>`)

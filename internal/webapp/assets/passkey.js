@@ -111,6 +111,7 @@
   var signin = document.getElementById('passkey-signin');
   if (signin) {
     var signinStatus = signin.parentNode.querySelector('.passkey-status');
+    signin.disabled = !supported(signinStatus);
     signin.addEventListener('click', async function () {
       if (!supported(signinStatus)) return;
       busy(signin, signinStatus, true, 'Waiting for your passkey…');
@@ -134,6 +135,7 @@
   if (register) {
     var button = register.querySelector('button[type="submit"]');
     var status = register.querySelector('.passkey-status');
+    button.disabled = !supported(status);
     register.addEventListener('submit', async function (ev) {
       ev.preventDefault();
       if (!supported(status)) return;
