@@ -62,6 +62,15 @@ type Conversation struct {
 	Summary   []byte
 }
 
+type DeviceLink struct {
+	ID        uuid.UUID
+	OwnerID   uuid.UUID
+	Hash      []byte
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    *time.Time
+}
+
 type Document struct {
 	ID          uuid.UUID
 	OwnerID     uuid.UUID
@@ -290,6 +299,29 @@ type OwnerUsage struct {
 	Day        pgtype.Date
 	Messages   int32
 	CostMicros int64
+}
+
+type Passkey struct {
+	ID              uuid.UUID
+	OwnerID         uuid.UUID
+	CredentialID    []byte
+	PublicKey       []byte
+	AttestationType string
+	Aaguid          []byte
+	SignCount       int64
+	Flags           int16
+	Transports      []string
+	Name            string
+	CreatedAt       time.Time
+	LastUsedAt      *time.Time
+}
+
+type PasskeyChallenge struct {
+	Hash      []byte
+	Purpose   string
+	Session   []byte
+	CreatedAt time.Time
+	ExpiresAt time.Time
 }
 
 type Schedule struct {

@@ -43,6 +43,7 @@ import (
 	"github.com/stewardhq/steward/internal/mcpclient"
 	"github.com/stewardhq/steward/internal/mcpserver"
 	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/passkeys"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/sessions"
@@ -315,7 +316,9 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Undo:             undos,
 		Household:        households,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
-			Sessions: &sessions.Service{Store: a.Store, Now: a.Now}, Activity: act, Control: ctl, Rules: a.Rules, Memory: a.Memory, Undo: undos,
+			Sessions: &sessions.Service{Store: a.Store, Door: a.Door, Now: a.Now}, Activity: act,
+			Passkeys:  &passkeys.Service{Store: a.Store, Door: a.Door, RPID: cfg.PasskeyRPID, Origin: cfg.PasskeyOrigin, Now: a.Now},
+			PublicURL: cfg.PublicURL, Control: ctl, Rules: a.Rules, Memory: a.Memory, Undo: undos,
 			Household: households, Documents: a.Documents, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers,
 			KeyFailures: keyFailures, TrustedProxyHeader: cfg.TrustedProxyHeader}),
 		Links:    webapp.LinkPages(approvalLinks, cfg.TrustedProxyHeader),

@@ -68,6 +68,13 @@ func (f *Failures) Failed(client, key string) *Refusal {
 	return nil
 }
 
+// FailedAttempt counts a failed sign-in that carried no key (a passkey that did not sign in)
+// against client alone.
+func (f *Failures) FailedAttempt(client string) {
+	f.init()
+	f.clients.Add(client)
+}
+
 // Seconds is RetryAfter in whole seconds, rounded up: the Retry-After header.
 func (r *Refusal) Seconds() int { return ratelimit.Seconds(r.RetryAfter) }
 

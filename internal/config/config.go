@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/netip"
 	"net/textproto"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -149,6 +150,16 @@ type Config struct {
 	// https://steward.example.com): the one-tap approval links of a suspended turn's
 	// notification point there (issue 17 §1). Empty sends no links.
 	PublicURL string
+	// PasskeyOrigin is the web app's origin as the browser sees it, scheme://host[:port]
+	// (STEWARD_PASSKEY_ORIGIN): a passkey ceremony from any other origin is refused. Unset, it is
+	// STEWARD_PUBLIC_URL's origin, else http://localhost:PORT for the port of STEWARD_ADDR
+	// (`steward serve`; a browser calls only names, never IP addresses, a relying party).
+	PasskeyOrigin string
+	// PasskeyRPID is the WebAuthn relying party ID passkeys are bound to
+	// (STEWARD_PASSKEY_RP_ID): PasskeyOrigin's host or a parent domain of it, never an IP
+	// address. Unset, it is PasskeyOrigin's host. Empty when that host is an IP address:
+	// passkeys are then off (docs/ARCHITECTURE.md §13).
+	PasskeyRPID string
 	// TrustedProxyHeader names the header a trusted reverse proxy in front of Steward adds the
 	// client's address to (STEWARD_TRUSTED_PROXY_HEADER, e.g. X-Forwarded-For): the
 	// limiters (sign-in and API-key failures, approval links) count a client by the
@@ -293,6 +304,7 @@ func Load(getenv func(string) string) (Config, error) {
 	r.httpURL("STEWARD_RUN_QUEUE_URL", c.RunQueueURL)
 	r.httpURL("STEWARD_PUBLIC_URL", c.PublicURL)
 	r.httpURL("STEWARD_DOCUMENT_ENDPOINT", c.DocumentEndpoint)
+	c.PasskeyOrigin, c.PasskeyRPID = r.passkey(c.PublicURL, c.Addr)
 	if c.TelegramWebhookSecret != "" {
 		if err := CheckTelegramSecret(c.TelegramWebhookSecret); err != nil {
 			r.fail("STEWARD_TELEGRAM_WEBHOOK_SECRET", "(hidden)", err.Error())
@@ -655,6 +667,53 @@ func (r *reader) headerName(name string) string {
 		}
 	}
 	return textproto.CanonicalMIMEHeaderKey(v)
+}
+
+// passkey reads STEWARD_PASSKEY_ORIGIN and STEWARD_PASSKEY_RP_ID, deriving what is unset
+// from the public URL or, without one, from the listening address (Config.PasskeyOrigin).
+func (r *reader) passkey(publicURL, addr string) (origin, rpID string) {
+	origin = strings.TrimRight(r.str("STEWARD_PASSKEY_ORIGIN", ""), "/")
+	explicit := origin != ""
+	switch {
+	case explicit:
+	case publicURL != "":
+		origin = publicURL
+	default:
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return "", ""
+		}
+		if host == "" || net.ParseIP(host) != nil {
+			host = "localhost"
+		}
+		origin = "http://" + net.JoinHostPort(host, port)
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		if explicit {
+			r.fail("STEWARD_PASSKEY_ORIGIN", origin, "must be an origin such as https://steward.example.com (scheme, host, optional port; no path)")
+		}
+		return "", ""
+	}
+	origin = u.Scheme + "://" + u.Host
+	host := strings.ToLower(u.Hostname())
+	rpID = strings.ToLower(r.str("STEWARD_PASSKEY_RP_ID", ""))
+	switch {
+	case rpID == "" && net.ParseIP(host) != nil:
+		if explicit {
+			r.fail("STEWARD_PASSKEY_ORIGIN", origin, "has an IP address for its host; passkeys need a name (set STEWARD_PASSKEY_RP_ID, or use a name such as localhost)")
+		}
+		return origin, ""
+	case rpID == "":
+		rpID = host
+	case net.ParseIP(rpID) != nil:
+		r.fail("STEWARD_PASSKEY_RP_ID", rpID, "must be a domain name, not an IP address")
+		return origin, ""
+	case host != rpID && !strings.HasSuffix(host, "."+rpID):
+		r.fail("STEWARD_PASSKEY_RP_ID", rpID, "must be the passkey origin's host ("+host+") or a parent domain of it")
+		return origin, ""
+	}
+	return origin, rpID
 }
 
 // addrOrEmpty is an optional host:port: empty when unset.

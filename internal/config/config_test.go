@@ -241,3 +241,41 @@ func TestVAPID(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadPasskey: the passkey origin and relying party ID come from STEWARD_PASSKEY_ORIGIN
+// and STEWARD_PASSKEY_RP_ID, else the public URL, else localhost at STEWARD_ADDR's port; an
+// IP address is never a relying party ID, and a mismatched one is refused in words.
+func TestLoadPasskey(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		env            map[string]string
+		origin, rpID   string
+		wantErrMention string
+	}{
+		"steward serve's default": {nil, "http://localhost:8080", "localhost", ""},
+		"any address, own port":   {map[string]string{"STEWARD_ADDR": "0.0.0.0:9000"}, "http://localhost:9000", "localhost", ""},
+		"a named listen address":  {map[string]string{"STEWARD_ADDR": "steward.lan:9000"}, "http://steward.lan:9000", "steward.lan", ""},
+		"from the public URL":     {map[string]string{"STEWARD_PUBLIC_URL": "https://steward.example.com/"}, "https://steward.example.com", "steward.example.com", ""},
+		"a public URL with an IP": {map[string]string{"STEWARD_PUBLIC_URL": "http://192.168.1.5:8080"}, "http://192.168.1.5:8080", "", ""},
+		"explicit origin":         {map[string]string{"STEWARD_PASSKEY_ORIGIN": "https://app.example.com:8443", "STEWARD_PUBLIC_URL": "https://x.example.org"}, "https://app.example.com:8443", "app.example.com", ""},
+		"a parent domain":         {map[string]string{"STEWARD_PASSKEY_ORIGIN": "https://app.example.com", "STEWARD_PASSKEY_RP_ID": "Example.com"}, "https://app.example.com", "example.com", ""},
+		"an unrelated RP ID":      {map[string]string{"STEWARD_PASSKEY_ORIGIN": "https://app.example.com", "STEWARD_PASSKEY_RP_ID": "other.org"}, "", "", "STEWARD_PASSKEY_RP_ID"},
+		"an IP RP ID":             {map[string]string{"STEWARD_PASSKEY_RP_ID": "127.0.0.1"}, "", "", "not an IP address"},
+		"an origin with a path":   {map[string]string{"STEWARD_PASSKEY_ORIGIN": "https://app.example.com/steward"}, "", "", "STEWARD_PASSKEY_ORIGIN"},
+		"an explicit IP origin":   {map[string]string{"STEWARD_PASSKEY_ORIGIN": "http://10.0.0.2:8080"}, "", "", "passkeys need a name"},
+		"not an http(s) origin":   {map[string]string{"STEWARD_PASSKEY_ORIGIN": "ftp://app.example.com"}, "", "", "STEWARD_PASSKEY_ORIGIN"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := Load(env(tc.env))
+			if tc.wantErrMention != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErrMention) {
+					t.Fatalf("err = %v; want one mentioning %q", err, tc.wantErrMention)
+				}
+				return
+			}
+			if err != nil || c.PasskeyOrigin != tc.origin || c.PasskeyRPID != tc.rpID {
+				t.Fatalf("origin %q, RP ID %q, %v; want %q, %q", c.PasskeyOrigin, c.PasskeyRPID, err, tc.origin, tc.rpID)
+			}
+		})
+	}
+}

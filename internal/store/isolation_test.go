@@ -24,7 +24,7 @@ var ownerTables = []string{"api_keys", "audit_log", "conversations", "documents"
 	"ledger_postings", "ledger_transactions", "mcp_servers", "mcp_tools", "memory_chunks", "memory_facts",
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
 	"standing_rules", "tasks", "tool_calls", "turns", "approval_links", "web_sessions", "webhook_deliveries", "webhooks",
-	"household_members", "household_approvals", "owner_usage"}
+	"household_members", "household_approvals", "owner_usage", "passkeys", "device_links"}
 
 // seeded is what seed creates for one owner.
 type seeded struct {
@@ -46,6 +46,11 @@ type seeded struct {
 	doc     uuid.UUID
 	// linkHash is the hash of the owner's approval link of turn.
 	linkHash []byte
+	// passkey is the owner's passkey, passkeyCred its credential id; deviceHash the hash of
+	// the owner's device link.
+	passkey     uuid.UUID
+	passkeyCred []byte
+	deviceHash  []byte
 }
 
 // seed gives an owner one row in every owner-scoped table, through the store's own methods.
@@ -136,6 +141,17 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 		sd.linkHash = h[:]
 		if err := tx.Links.Create(ctx, steward.NewLink{TurnID: turn.ID, Hash: sd.linkHash, Approve: true,
 			Calls: []steward.LinkCall{{CallID: "c1", ArgsHash: "h"}}, SuspendedUntil: exp, ExpiresAt: exp}); err != nil {
+			return err
+		}
+		sd.passkeyCred = []byte("credential of " + name)
+		pk, err := tx.Passkeys.Create(ctx, Passkey{CredentialID: sd.passkeyCred, PublicKey: []byte("key of " + name), SignCount: 5, Name: "phone of " + name})
+		if err != nil {
+			return err
+		}
+		sd.passkey = pk.ID
+		dh := sha256.Sum256([]byte("device link of " + name))
+		sd.deviceHash = dh[:]
+		if _, err := tx.DeviceLinks.Create(ctx, sd.deviceHash, time.Now().Add(10*time.Minute)); err != nil {
 			return err
 		}
 		if sd.auto, err = seedAutonomy(ctx, tx, name); err != nil {
@@ -375,6 +391,20 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 			t.Errorf("web_sessions create: %v", err)
 		}
 
+		// Alice's passkey and device link: bob can neither see, use nor remove them, nor
+		// register her credential as his.
+		covers("Passkeys.Create", "Passkeys.List", "Passkeys.Delete", "Passkeys.Use", "DeviceLinks.Create", "DeviceLinks.Get", "DeviceLinks.Use")
+		pks, err := tx.Passkeys.List(ctx)
+		none("passkeys list", len(pks), err)
+		refused("passkeys delete", tx.Passkeys.Delete(ctx, a.passkey))
+		refused("passkeys use", tx.Passkeys.Use(ctx, a.passkeyCred, 99, 0, time.Now()))
+		_, err = tx.DeviceLinks.Get(ctx, a.deviceHash)
+		refused("device_links get", err)
+		refused("device_links use", tx.DeviceLinks.Use(ctx, a.deviceHash, time.Now()))
+		if _, err := tx.DeviceLinks.Create(ctx, make([]byte, 32), time.Now().Add(time.Minute)); err != nil {
+			t.Errorf("device_links create: %v", err)
+		}
+
 		// Alice's approval link: bob can neither read nor use it, nor make one for her turn.
 		_, err = tx.Links.Get(ctx, a.linkHash)
 		refused("approval_links get", err)
@@ -400,6 +430,14 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 	if err == nil {
 		t.Errorf("approval_links create for alice's turn: bob made one")
 	}
+	// Alice's credential id cannot become bob's passkey (credential ids are unique).
+	err = s.WithOwner(ctx, b.owner.ID, func(tx *Tx) error {
+		_, err := tx.Passkeys.Create(ctx, Passkey{CredentialID: a.passkeyCred, PublicKey: []byte("k"), Name: "stolen"})
+		return err
+	})
+	if !errors.Is(err, ErrConflict) {
+		t.Errorf("passkeys create with alice's credential id: err = %v, want a conflict", err)
+	}
 	// Alice's rows are all still there and unchanged.
 	err = s.WithOwner(ctx, a.owner.ID, func(tx *Tx) error {
 		task, err := tx.Tasks.GetTask(ctx, a.task)
@@ -420,6 +458,12 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		}
 		if l, err := tx.Links.Get(ctx, a.linkHash); err != nil || l.UsedAt != nil {
 			t.Errorf("alice's link after bob: %+v, %v", l, err)
+		}
+		if pks, err := tx.Passkeys.List(ctx); err != nil || len(pks) != 1 || pks[0].SignCount != 5 || pks[0].LastUsedAt != nil {
+			t.Errorf("alice's passkeys after bob: %+v, %v", pks, err)
+		}
+		if l, err := tx.DeviceLinks.Get(ctx, a.deviceHash); err != nil || l.UsedAt != nil {
+			t.Errorf("alice's device link after bob: %+v, %v", l, err)
 		}
 		if _, text, err := tx.Documents.Get(ctx, a.doc, 0, 1000); err != nil || text != "secret document of alice" {
 			t.Errorf("alice's document after bob: %q, %v", text, err)

@@ -41,6 +41,12 @@ func server(t *testing.T) (*httptest.Server, testdb.Opened) {
 // serverWith is server with the given model; it also returns the runner behind it.
 func serverWith(t *testing.T, model llm.Model) (*httptest.Server, testdb.Opened, *agent.Runner) {
 	t.Helper()
+	return serverWithDeps(t, model, nil)
+}
+
+// serverWithDeps is serverWith whose web app's Deps change first sets (nil: none).
+func serverWithDeps(t *testing.T, model llm.Model, change func(*webapp.Deps)) (*httptest.Server, testdb.Opened, *agent.Runner) {
+	t.Helper()
 	o := testdb.Open(t, 10)
 	reg, err := tools.NewRegistry(tools.Builtins()...)
 	if err != nil {
@@ -53,9 +59,12 @@ func serverWith(t *testing.T, model llm.Model) (*httptest.Server, testdb.Opened,
 		t.Fatal(err)
 	}
 	t.Cleanup(runtimeDoor.Close)
-	h := httpapi.New(httpapi.Deps{Runner: runner, Store: o.Store, Auth: runtimeDoor, Logger: zerolog.Nop(),
-		Web: webapp.Routes(webapp.Deps{Runner: runner, Store: o.Store, Door: runtimeDoor, Logger: zerolog.Nop(),
-			Memory: memory.New(o.Store, memory.Offline{}, nil)})})
+	wd := webapp.Deps{Runner: runner, Store: o.Store, Door: runtimeDoor, Logger: zerolog.Nop(),
+		Memory: memory.New(o.Store, memory.Offline{}, nil)}
+	if change != nil {
+		change(&wd)
+	}
+	h := httpapi.New(httpapi.Deps{Runner: runner, Store: o.Store, Auth: runtimeDoor, Logger: zerolog.Nop(), Web: webapp.Routes(wd)})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv, o, runner

@@ -281,6 +281,7 @@ func (a *web) settings(w http.ResponseWriter, r *http.Request, status int, msg s
 			option(r, rule, "match", "pattern", "these argument values, other arguments anything", false).
 			raw(`</select><label for="rule-note">Note (optional)</label><input id="rule-note" name="note" type="text" maxlength="500"`).
 			value(r, rule, "note", "").raw(`>`).hidden(me.csrf).raw(`<button type="submit">Add rule</button></form>`)
+		a.signInSection(p, r)
 		// Sessions.
 		p.raw(`<h2>Sessions</h2><ul class="sessions">`)
 		for _, s := range sess {

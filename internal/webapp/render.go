@@ -120,7 +120,11 @@ func (a *web) write(w http.ResponseWriter, r *http.Request, name string, status 
 		`<meta name="csrf-token" content="`).text(me.csrf).raw(`"><title>` + title(name) + `</title>` +
 		`<link rel="icon" href="/assets/icon.svg" type="image/svg+xml"><link rel="apple-touch-icon" href="/assets/icon-192.png">` +
 		`<link rel="manifest" href="/manifest.webmanifest">` +
-		`<link rel="stylesheet" href="/assets/app.css"><script src="/assets/app.js" defer></script></head><body class="page-` + name + `">` +
+		`<link rel="stylesheet" href="/assets/app.css"><script src="/assets/app.js" defer></script>`)
+	if name == "signin" || name == "settings" {
+		p.raw(`<script src="/assets/passkey.js" defer></script>`)
+	}
+	p.raw(`</head><body class="page-` + name + `">` +
 		`<a class="skip" href="#main">Skip to content</a><header><a class="brand" href="/">Steward</a>`)
 	if me.OwnerName != "" {
 		waiting := a.pendingWrites(r)

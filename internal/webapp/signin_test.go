@@ -16,6 +16,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/passkeys"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/webapp"
@@ -105,7 +106,8 @@ func signinServer(t *testing.T) (base, key string) {
 	}
 	t.Cleanup(door.Close)
 	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Store: o.Store, Auth: door, Logger: zerolog.Nop(), TrustedProxyHeader: "X-Forwarded-For",
-		Web: webapp.Routes(webapp.Deps{Store: o.Store, Door: door, Logger: zerolog.Nop(), TrustedProxyHeader: "X-Forwarded-For"})}))
+		Web: webapp.Routes(webapp.Deps{Store: o.Store, Door: door, Logger: zerolog.Nop(), TrustedProxyHeader: "X-Forwarded-For",
+			Passkeys: &passkeys.Service{Store: o.Store, Door: door, RPID: "localhost", Origin: "http://localhost"}})}))
 	t.Cleanup(srv.Close)
 	return srv.URL, key
 }
@@ -220,6 +222,82 @@ func TestSignInFailuresAreSlowedDown(t *testing.T) {
 	}
 	if a := signInAs(t, newClient(), base, key, from("192.0.2.100")...); a.status != http.StatusSeeOther || !a.session() {
 		t.Fatalf("alice's own key after guesses at its prefix = %d; want 303 with a session", a.status)
+	}
+}
+
+// postJSON posts body to path as the sign-in page's script does: its CSRF token in
+// X-CSRF-Token, plus header.
+func postJSON(t *testing.T, c *http.Client, base, path, token, body string, header ...string) *answer {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("X-CSRF-Token", token)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return roundTrip(t, c, req)
+}
+
+// TestPasskeySignInGuards: the passkey sign-in routes and a device link's POST keep the key
+// sign-in's protections — a cross-site request, or one without the token of this browser's
+// page, is refused 403 in words before anything is looked up — and failed passkey sign-ins
+// count as failed sign-ins: past 10 a minute the client is told to wait (429, Retry-After).
+func TestPasskeySignInGuards(t *testing.T) {
+	t.Parallel()
+	base, _ := signinServer(t)
+	same := []string{"Origin", base, "Sec-Fetch-Site", "same-origin"}
+	cross := []string{"Origin", "https://attacker.example", "Sec-Fetch-Site", "cross-site"}
+	for _, path := range []string{"/signin/passkey/begin", "/signin/passkey/finish"} {
+		victim := newClient()
+		own := signinToken(t, victim, base)
+		for name, tc := range map[string]struct {
+			token  string
+			header []string
+		}{
+			"cross-site with the page's token": {own, cross},
+			"no token":                         {"", same},
+			"another browser's token":          {signinToken(t, newClient(), base), same},
+		} {
+			a := postJSON(t, victim, base, path, tc.token, `{}`, tc.header...)
+			if a.status != http.StatusForbidden || a.session() || !strings.Contains(a.body, "did not come from Steward's own sign-in page") {
+				t.Fatalf("%s, %s = %d %s; want 403 in words, no session", path, name, a.status, a.body)
+			}
+		}
+	}
+	c := newClient()
+	token := signinToken(t, c, base)
+	a := postJSON(t, c, base, "/signin/passkey/begin", token, `{}`, same...)
+	if a.status != http.StatusOK || !strings.Contains(a.body, `"challenge"`) {
+		t.Fatalf("begin from the sign-in page = %d %s; want the options", a.status, a.body)
+	}
+
+	from := []string{"X-Forwarded-For", "203.0.113.7"}
+	for i := range 10 {
+		a := postJSON(t, c, base, "/signin/passkey/finish", token, `{"id":"x"}`, append(same, from...)...)
+		if a.status == http.StatusOK || a.status == http.StatusTooManyRequests || a.session() || !strings.Contains(a.body, `"error"`) {
+			t.Fatalf("bad passkey answer %d = %d %s; want a refusal in words", i+1, a.status, a.body)
+		}
+	}
+	a = postJSON(t, c, base, "/signin/passkey/finish", token, `{"id":"x"}`, append(same, from...)...)
+	if a.status != http.StatusTooManyRequests || a.header.Get("Retry-After") == "" || !strings.Contains(a.body, "Too many failed sign-ins from your address") {
+		t.Fatalf("11th failed passkey sign-in = %d %s; want 429 with Retry-After, in words", a.status, a.body)
+	}
+	// The key sign-in from that client waits too: one limiter.
+	if a := signInAs(t, c, base, "stw_whatever", from...); a.status != http.StatusTooManyRequests {
+		t.Fatalf("a key sign-in after 10 failed passkeys = %d; want 429", a.status)
+	}
+
+	// A device link's POST without its page's token, or cross-site, signs nobody in.
+	d := newClient()
+	req, _ := http.NewRequest("POST", base+"/d/"+strings.Repeat("A", 43), strings.NewReader("csrf=x"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for i := 0; i+1 < len(cross); i += 2 {
+		req.Header.Set(cross[i], cross[i+1])
+	}
+	if a := roundTrip(t, d, req); a.status != http.StatusForbidden || a.session() || !strings.Contains(a.body, "nobody was signed in") {
+		t.Fatalf("a cross-site device link POST = %d %s; want 403 in words", a.status, a.body)
 	}
 }
 

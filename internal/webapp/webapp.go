@@ -44,6 +44,7 @@ import (
 	"github.com/stewardhq/steward/internal/ledger"
 	"github.com/stewardhq/steward/internal/mcpclient"
 	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/passkeys"
 	"github.com/stewardhq/steward/internal/ratelimit"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/sessions"
@@ -54,11 +55,13 @@ import (
 //go:embed assets
 var files embed.FS
 
-// Doors are the cross-owner lookups the web app needs: an API key at sign-in, a session on
-// every request. *store.Door implements it.
+// Doors are the cross-owner lookups the web app needs: an API key, a passkey or a device
+// link at sign-in, a session on every request. *store.Door implements it.
 type Doors interface {
 	Authenticate(ctx context.Context, key string) (store.Principal, error)
 	LookupSession(ctx context.Context, secret string) (store.SessionPrincipal, error)
+	LookupPasskeyOwner(ctx context.Context, credentialID []byte) (uuid.UUID, error)
+	LookupDeviceLinkOwner(ctx context.Context, hash []byte) (uuid.UUID, error)
 }
 
 var _ Doors = (*store.Door)(nil)
@@ -73,8 +76,14 @@ type Deps struct {
 	// Store backs the services below when they are nil.
 	Store *store.Store
 	Door  Doors
-	// Sessions starts, lists and revokes web sessions; nil builds one over Store.
+	// Sessions starts, lists and revokes web sessions, and makes and uses device links; nil
+	// builds one over Store and Door.
 	Sessions *sessions.Service
+	// Passkeys registers passkeys and signs in with them; nil builds one with passkeys off.
+	Passkeys *passkeys.Service
+	// PublicURL is where device links point (STEWARD_PUBLIC_URL); empty: the address the
+	// owner's Settings page was opened at.
+	PublicURL string
 	// Activity serves the approvals inbox, the activity feed and turn stories; nil builds one
 	// over Store, on Runner.Now's clock.
 	Activity *activity.Service
@@ -138,7 +147,10 @@ func Routes(d Deps) func(chi.Router) {
 		return time.Now()
 	}
 	if d.Sessions == nil {
-		d.Sessions = &sessions.Service{Store: d.Store, Now: now}
+		d.Sessions = &sessions.Service{Store: d.Store, Door: d.Door, Now: now}
+	}
+	if d.Passkeys == nil {
+		d.Passkeys = &passkeys.Service{Store: d.Store, Door: d.Door, Now: now}
 	}
 	if d.Activity == nil {
 		d.Activity = &activity.Service{Store: d.Store, Now: now}
@@ -163,6 +175,7 @@ func Routes(d Deps) func(chi.Router) {
 		d.KeyFailures = &auth.Failures{}
 	}
 	w := &web{d: d}
+	device := w.devicePages()
 	return func(r chi.Router) {
 		// Unknown pages are the app's 404 page; the API's routes keep the API's JSON answer.
 		api := http.NotFound
@@ -181,8 +194,13 @@ func Routes(d Deps) func(chi.Router) {
 			for _, f := range shell {
 				r.Get(f.path, asset(f.file, f.contentType))
 			}
+			r.Get("/assets/passkey.js", asset("assets/passkey.js", "text/javascript; charset=utf-8"))
 			r.Get("/signin", w.signinPage)
 			r.Post("/signin", w.signin)
+			r.Post(signinPasskeyPath+"/begin", w.beginPasskeySignin)
+			r.Post(signinPasskeyPath+"/finish", w.finishPasskeySignin)
+			r.Get("/d/{token}", device.showDevice)
+			r.Post("/d/{token}", device.useDevice)
 			r.Group(func(r chi.Router) {
 				r.Use(w.session)
 				r.Get("/", w.chatPage)
@@ -204,6 +222,7 @@ func Routes(d Deps) func(chi.Router) {
 				r.Get("/money", w.moneyPage)
 				r.Get("/settings/channels", w.channelsPage)
 				r.Get("/settings/mcp", w.mcpPage)
+				r.Get(devicePath, w.devicePage)
 				r.Group(func(r chi.Router) {
 					r.Use(checkCSRF)
 					r.Post("/signout", w.signout)
@@ -231,6 +250,10 @@ func Routes(d Deps) func(chi.Router) {
 					r.Post("/settings/mcp/{name}/approve", w.approveMCPServer)
 					r.Post("/settings/mcp/{name}/tool", w.setMCPTool)
 					r.Post("/settings/mcp/{name}/delete", w.deleteMCPServer)
+					r.Post(settingsPasskeyPath+"/begin", w.beginPasskeyRegistration)
+					r.Post(settingsPasskeyPath+"/finish", w.finishPasskeyRegistration)
+					r.Post(settingsPasskeyPath+"/{id}/remove", w.removePasskey)
+					r.Post(devicePath, w.newDeviceLink)
 				})
 			})
 		})
@@ -412,18 +435,42 @@ func (a *web) signinPage(w http.ResponseWriter, r *http.Request) {
 // token of the browser's pre-session secret (cookie signinCookie, scoped to /signin), which
 // is kept when the browser has one, so two open sign-in pages both work.
 func (a *web) signinForm(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	token := preSession(w, r, signinCookie, "/signin")
+	r = r.WithContext(context.WithValue(r.Context(), whoKey{}, who{csrf: token}))
+	a.write(w, r, "signin", status, func(p *page) {
+		signinBody(token, msg)(p)
+		a.passkeySignin(p, r)
+	})
+}
+
+// preSession returns the CSRF token of the browser's pre-session secret (cookie name, scoped
+// to path), setting a new secret when the browser has none; a page without a session puts
+// the token in its form (the sign-in page, a device link's page).
+func preSession(w http.ResponseWriter, r *http.Request, name, path string) string {
 	secret := ""
-	if c, err := r.Cookie(signinCookie); err == nil && len(c.Value) <= 64 {
+	if c, err := r.Cookie(name); err == nil && len(c.Value) <= 64 {
 		secret = c.Value
 	}
 	if secret == "" {
 		secret = rand.Text()
-		http.SetCookie(w, &http.Cookie{Name: signinCookie, Value: secret, Path: "/signin",
+		http.SetCookie(w, &http.Cookie{Name: name, Value: secret, Path: path,
 			HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure(r)})
 	}
-	token := csrfToken(secret)
-	r = r.WithContext(context.WithValue(r.Context(), whoKey{}, who{csrf: token}))
-	a.write(w, r, "signin", status, signinBody(token, msg))
+	return csrfToken(secret)
+}
+
+// fromOwnPage reports whether a request without a session came from Steward's own page in
+// this browser: not cross-site (crossOrigin), carrying token, the CSRF token of the
+// pre-session cookie name.
+func fromOwnPage(r *http.Request, name, token string) bool {
+	pre, err := r.Cookie(name)
+	return crossOrigin.Check(r) == nil && err == nil && sameToken(token, csrfToken(pre.Value))
+}
+
+// setSession gives the browser its session cookie.
+func setSession(w http.ResponseWriter, r *http.Request, secret string, expires time.Time) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: secret, Path: "/", Expires: expires,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure(r)})
 }
 
 // crossOrigin refuses a request the browser marks as sent by another site (Sec-Fetch-Site),
@@ -437,8 +484,7 @@ var crossOrigin = http.NewCrossOriginProtection()
 // unknown keys is told to wait (429, Retry-After).
 func (a *web) signin(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
-	pre, err := r.Cookie(signinCookie)
-	if crossOrigin.Check(r) != nil || err != nil || !sameToken(r.PostFormValue("csrf"), csrfToken(pre.Value)) {
+	if !fromOwnPage(r, signinCookie, r.PostFormValue("csrf")) {
 		a.write(w, r, "signin", http.StatusForbidden, func(p *page) {
 			p.raw(`<h1>Sign-in refused</h1><p role="alert" class="error">This sign-in did not come from ` +
 				`Steward's own sign-in page in this browser, so nobody was signed in. If you were signing in, ` +
@@ -468,8 +514,7 @@ func (a *web) signin(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: secret, Path: "/", Expires: sess.ExpiresAt,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure(r)})
+	setSession(w, r, secret, sess.ExpiresAt)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
