@@ -68,17 +68,19 @@ sam_build = $(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: sam build s
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
 
+# The address to open is localhost's: passkeys are bound to a host name, never an IP address.
 run: migrate ## database up, migrations, a local owner on first run, then the server on 127.0.0.1:8080
 	@$(load_env); \
+	addr=$${STEWARD_ADDR:-127.0.0.1:8080}; open="http://$${addr/#127.0.0.1/localhost}/"; \
 	if [ "$$(bin/steward owners list --json)" = "[]" ]; then \
 		echo "First run: creating the owner \"local\"."; \
 		bin/steward owners add local; \
-		echo; echo "Open http://$${STEWARD_ADDR:-127.0.0.1:8080}/ and sign in with this key."; \
+		echo; echo "Open $$open and sign in with this key."; \
 	else \
 		echo "Owners already exist; their keys were printed when they were created:"; \
 		bin/steward owners list; \
 		echo "For a new key: eval \"\$$(scripts/devdb env | sed 's/^/export /')\" && bin/steward keys add --owner <ID>"; \
-		echo; echo "Open http://$${STEWARD_ADDR:-127.0.0.1:8080}/ and sign in with your key."; \
+		echo; echo "Open $$open and sign in with your key."; \
 	fi; \
 	STEWARD_LOG_FORMAT=$${STEWARD_LOG_FORMAT:-console} exec bin/steward serve
 

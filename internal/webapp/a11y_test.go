@@ -242,7 +242,7 @@ func TestAccessibility(t *testing.T) {
 						if err := chromedp.Do(ctx, chromedp.Navigate(e.url+path), chromedp.WaitReady(chromedp.CSS(`main`))); err != nil {
 							t.Fatal(err)
 						}
-						browsertest.Shot(t, ctx, name+"-"+size.name+map[string]string{"light": "", "dark": "-dark"}[scheme]+".png")
+						browsertest.Shot(t, ctx, "app-"+name+"-"+size.name+map[string]string{"light": "", "dark": "-dark"}[scheme]+".png")
 					}
 					check(path+" ("+scheme+")", chromedp.Navigate(e.url+path), chromedp.WaitReady(chromedp.CSS(`main`)))
 				}
