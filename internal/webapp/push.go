@@ -20,7 +20,7 @@ func (a *web) pushSection(p *page) {
 	p.raw(`<section id="push" class="push" aria-labelledby="push-title"`)
 	key, err := a.d.Channels.PushKey()
 	if err != nil {
-		p.raw(`><h2 id="push-title">Notify this device</h2><p class="note">`).text(pushOff(err)).raw(`</p></section>`)
+		p.raw(`><h2 id="push-title">Notify this device</h2><p class="meta">`).text(pushOff(err)).raw(`</p></section>`)
 		return
 	}
 	p.raw(` data-vapid-key="`).text(key).raw(`"><h2 id="push-title">Notify this device</h2>` +
