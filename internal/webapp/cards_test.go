@@ -64,6 +64,16 @@ func TestStoryReadsAsAStory(t *testing.T) {
 		}
 		return string(b)
 	}
+	// An unknown turn is the app's 404 page, titled so.
+	if resp, err := c.Get(srv.URL + "/turns/" + uuid.NewString()); err != nil {
+		t.Fatal(err)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), "<title>Not found · Steward</title>") || !strings.Contains(string(b), "Turn not found") {
+			t.Errorf("an unknown turn's story: %d %s; want 404 titled Not found", resp.StatusCode, b)
+		}
+	}
 	waiting := visibleText(get("/turns/" + v.TurnID.String()))
 	for _, want := range []string{"remind me to buy milk tomorrow", "No answer yet: Steward is waiting for your approval", "Create task “buy milk”, due 2 May 2031"} {
 		if !strings.Contains(waiting, want) {

@@ -69,7 +69,10 @@ func pendingLink(p *page, n int) {
 var titles = map[string]string{"signin": "Sign in", "story": "Turn story", "error": "Error", "conversations": "Chats"}
 
 // title is the document title of page name: "Approvals · Steward".
-func title(name string) string {
+func title(name string, status int) string {
+	if status == http.StatusNotFound {
+		return "Not found · Steward" // whichever page looked for it
+	}
 	for _, n := range nav {
 		if n.page == name {
 			return n.label + " · Steward"
@@ -117,7 +120,7 @@ func (a *web) write(w http.ResponseWriter, r *http.Request, name string, status 
 	p.raw(`><head><meta charset="utf-8">` +
 		`<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">` +
 		`<meta name="color-scheme" content="light dark"><meta name="theme-color" content="#0b57d0">` +
-		`<meta name="csrf-token" content="`).text(me.csrf).raw(`"><title>` + title(name) + `</title>` +
+		`<meta name="csrf-token" content="`).text(me.csrf).raw(`"><title>` + title(name, status) + `</title>` +
 		`<link rel="icon" href="/assets/icon.svg" type="image/svg+xml"><link rel="apple-touch-icon" href="/assets/icon-192.png">` +
 		`<link rel="manifest" href="/manifest.webmanifest">` +
 		`<link rel="stylesheet" href="/assets/app.css"><script src="/assets/app.js" defer></script>`)
