@@ -15,6 +15,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/links"
+	"github.com/stewardhq/steward/internal/markdown"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/steward"
@@ -122,7 +123,9 @@ func activityBody(feed []steward.View, runs []store.JobRun, deliveries []steward
 				if n.TurnID != nil {
 					p.raw(` <a class="story" href="/turns/`).text(n.TurnID.String()).raw(`">The turn's story</a>`)
 				}
-				p.raw(`<pre class="args note">`).text(links.Hide(n.Message)).raw(`</pre>`)
+				// The message as Markdown (channels send it so), through the one sanitizer (§1);
+				// its line breaks kept (app.css), its one-tap links hidden.
+				p.raw(`<div class="md message">`).raw(markdown.HTML(links.Hide(n.Message))).raw(`</div>`)
 				if n.DeliveryError != "" {
 					p.raw(`<p class="error">`).text(clip(n.DeliveryError, 200)).raw(`</p>`)
 				}

@@ -57,7 +57,7 @@ func TestActivityBody(t *testing.T) {
 	notes := []store.Notification{
 		{Title: "Approval needed", TurnID: &turn, CreatedAt: at, NextDeliveryAt: &at, DeliveryAttempts: 2, DeliveryError: "the channel answered 503",
 			Message: "Steward is waiting for your approval of one action:\n• create_task: title=\"buy milk\"\n\nApprove: [one-tap link " + link.String() + "]"},
-		{Title: "Briefing", Channel: "phone", CreatedAt: at, DeliveredAt: &at, Message: "Good morning"},
+		{Title: "Briefing", Channel: "phone", CreatedAt: at, DeliveredAt: &at, Message: "**Good morning.** Today:\n\n- dentist at 10\n- [agenda](https://example.com/a)\n\n<script>alert(1)</script>"},
 	}
 	var p page
 	activityBody(feed, runs, deliveries, notes)(&p)
@@ -68,12 +68,18 @@ func TestActivityBody(t *testing.T) {
 		`<strong>Job</strong> <code>morning-briefing</code> <span class="meta">2031-05-01 07:00 UTC · schedule · <span class="status">completed</span></span> <a class="story" href="/turns/` + turn.String() + `">The turn's story</a>`,
 		`<h2>Turns</h2>`, `Good morning`,
 		`<li class="notification"><strong>Approval needed</strong> <span class="meta">2031-05-01 07:00 UTC · not delivered yet (2 attempts); next try 2031-05-01 07:00 UTC</span>`,
-		`Approve: (a one-tap link, sent to your channel only)</pre><p class="error">the channel answered 503</p>`,
+		`Approve: (a one-tap link, sent to your channel only)</p>
+</div><p class="error">the channel answered 503</p>`,
+		// A briefing's Markdown is HTML, sanitized: bold, a list, a safe link, no script.
+		`<strong>Good morning.</strong> Today:`, "<li>dentist at 10</li>", `<a href="https://example.com/a" rel="noopener noreferrer">agenda</a>`,
 		`<strong>Briefing</strong> <span class="meta">2031-05-01 07:00 UTC · delivered to phone 2031-05-01 07:00 UTC</span>`,
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("activity page lacks %s\n%s", want, html)
 		}
+	}
+	if strings.Contains(html, "<script") {
+		t.Errorf("a notification's <script> reached the activity page: %s", html)
 	}
 	if strings.Contains(html, link.String()) {
 		t.Errorf("the activity page shows a one-tap link's id: %s", html)
