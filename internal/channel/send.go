@@ -204,15 +204,22 @@ func (s *Sender) post(ctx context.Context, t Target, rawURL string, h http.Heade
 	if err != nil {
 		return errors.Is(err, egress.ErrBlocked), t.errorf("%v", redactURL(err))
 	}
+	return answered(resp, "the channel")
+}
+
+// answered reads a channel's answer (at most 64 KB of its body) and closes it: a 2xx is
+// delivered; a 4xx other than 408 and 429 is permanent (sending again would not help), any
+// other status worth another try. who names the server in the error.
+func answered(resp *http.Response, who string) (permanent bool, err error) {
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	switch c := resp.StatusCode; {
 	case c >= 200 && c < 300:
 		return false, nil
 	case c >= 400 && c < 500 && c != http.StatusRequestTimeout && c != http.StatusTooManyRequests:
-		return true, fmt.Errorf("the channel answered %d", c)
+		return true, fmt.Errorf("%s answered %d", who, c)
 	default:
-		return false, fmt.Errorf("the channel answered %d", c)
+		return false, fmt.Errorf("%s answered %d", who, c)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -135,18 +134,11 @@ func (s *Sender) push(ctx context.Context, t Target, m Message) (bool, error) {
 	if err != nil {
 		return errors.Is(err, egress.ErrBlocked), t.errorf("%v", redactURL(err))
 	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	switch c := resp.StatusCode; {
-	case c >= 200 && c < 300:
-		return false, nil
-	case c == http.StatusNotFound || c == http.StatusGone:
+	if c := resp.StatusCode; c == http.StatusNotFound || c == http.StatusGone {
+		resp.Body.Close()
 		return true, fmt.Errorf("%w: the push service answered %d (the browser unsubscribed or the subscription expired); use Notify this device in Settings again", ErrGone, c)
-	case c >= 400 && c < 500 && c != http.StatusRequestTimeout && c != http.StatusTooManyRequests:
-		return true, fmt.Errorf("the push service answered %d", c)
-	default:
-		return false, fmt.Errorf("the push service answered %d", c)
 	}
+	return answered(resp, "the push service")
 }
 
 // PushText is the text of a push notification's body: Markdown as plain text, within

@@ -59,6 +59,30 @@ func (e *env) streamEvents(path, body string, fn func(sseEvent)) []sseEvent {
 	return events
 }
 
+// streamChat starts a streamed POST /v1/chat of body as alice and returns the turn its
+// started event names, and the channel its whole stream arrives on once it ends.
+func (e *env) streamChat(body string) (steward.View, <-chan []sseEvent) {
+	e.t.Helper()
+	started := make(chan steward.View, 1)
+	done := make(chan []sseEvent, 1)
+	go func() {
+		done <- e.streamEvents("/v1/chat", body, func(ev sseEvent) {
+			if ev.typ == "started" {
+				var v steward.View
+				_ = json.Unmarshal(ev.data, &v)
+				started <- v
+			}
+		})
+	}()
+	select {
+	case v := <-started:
+		return v, done
+	case <-time.After(10 * time.Second):
+		e.t.Fatal("no started event")
+		return steward.View{}, nil
+	}
+}
+
 // pendingCount is GET /v1/approvals/count as alice.
 func (e *env) pendingCount() (writes, turns int) {
 	e.t.Helper()
@@ -170,23 +194,7 @@ func TestCancelRunningTurnStopsBeforeItsNextStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The stream's first event names the turn, before the model call.
-	started := make(chan steward.View, 1)
-	done := make(chan []sseEvent, 1)
-	go func() {
-		done <- e.streamEvents("/v1/chat", `{"message":"add milk"}`, func(ev sseEvent) {
-			if ev.typ == "started" {
-				var v steward.View
-				_ = json.Unmarshal(ev.data, &v)
-				started <- v
-			}
-		})
-	}()
-	var v steward.View
-	select {
-	case v = <-started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no started event")
-	}
+	v, done := e.streamChat(`{"message":"add milk"}`)
 	<-entered
 	if v.Status != steward.StatusRunning || v.TurnID == uuid.Nil {
 		t.Fatalf("started event: %+v, want a running turn", v)
@@ -233,23 +241,7 @@ func TestCancelAbandonsAModelCallInFlight(t *testing.T) {
 		return scripted.Calls(scripted.Call("c1", "create_task", `{"title":"buy milk"}`)), nil
 	})
 	t.Cleanup(func() { close(release) }) // before the server's close, which waits for the turn
-	started := make(chan steward.View, 1)
-	done := make(chan []sseEvent, 1)
-	go func() {
-		done <- e.streamEvents("/v1/chat", `{"message":"add milk"}`, func(ev sseEvent) {
-			if ev.typ == "started" {
-				var v steward.View
-				_ = json.Unmarshal(ev.data, &v)
-				started <- v
-			}
-		})
-	}()
-	var v steward.View
-	select {
-	case v = <-started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no started event")
-	}
+	v, done := e.streamChat(`{"message":"add milk"}`)
 	<-entered
 	asked := time.Now()
 	viewOf(t, e.cancel(v.TurnID.String(), e.key))
