@@ -88,11 +88,12 @@ func (a *authenticator) authData(flags byte, extra []byte) []byte {
 func (a *authenticator) create(t *testing.T, c passkeys.Ceremony) []byte {
 	t.Helper()
 	challenge, _ := options(t, c)
-	pub := a.key.PublicKey
-	var x, y [32]byte
-	pub.X.FillBytes(x[:])
-	pub.Y.FillBytes(y[:])
-	cose, err := cbor.Marshal(map[int]any{1: 2, 3: -7, -1: 1, -2: x[:], -3: y[:]})
+	// The uncompressed point is 0x04 ‖ X ‖ Y, 32 bytes each on P-256.
+	point, err := a.key.PublicKey.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cose, err := cbor.Marshal(map[int]any{1: 2, 3: -7, -1: 1, -2: point[1:33], -3: point[33:65]})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func TestDocsReadmeTestCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile("(?m)^make test\\b").Match(readme) {
+	if !regexp.MustCompile(`(?m)^make test\b`).Match(readme) {
 		t.Error("README.md does not show the test command `make test` at the start of a line")
 	}
 	if !regexp.MustCompile(`(?m)^step "[^"]*" make (--no-print-directory )?test$`).Match(ci) {
