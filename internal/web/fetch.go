@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/net/html/charset"
 
-	"github.com/stewardhq/steward/internal/document"
+	"github.com/stewardhq/steward/internal/doctext"
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/tools"
 )
@@ -84,7 +84,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (tools.Page, error) 
 	switch {
 	case mt == "text/html" || mt == "application/xhtml+xml" || mt == "application/pdf":
 		// HTML and PDF go through the document reader: its caps, and its sandbox.
-		ex, err := document.Extract(ctx, document.Source{ContentType: declared, URL: page.URL, Data: body})
+		ex, err := doctext.Extract(ctx, doctext.Source{ContentType: declared, URL: page.URL, Data: body})
 		if err != nil {
 			what := "page"
 			if mt == "application/pdf" {

@@ -1,13 +1,14 @@
-// Package document reads the owner's documents: Extract turns a document's bytes
-// into text — github.com/ledongthuc/pdf for PDF, archive/zip and encoding/xml for DOCX and
-// XLSX, encoding/csv, and codeberg.org/readeck/go-readability for HTML — and refuses
+// Package doctext reads a document's text, and nothing else (no database, no service: a leaf
+// that internal/document's service and internal/web's fetcher both use; docs/ARCHITECTURE.md
+// §1 and §3): Extract turns a document's bytes into text — github.com/ledongthuc/pdf for
+// PDF, archive/zip and encoding/xml for DOCX and XLSX, encoding/csv, and codeberg.org/readeck/go-readability for HTML — and refuses
 // encrypted, corrupt, decompression-bomb, oversized and unknown documents with a client error
 // (invalid: 422) and a reason. Whatever it reads comes from strangers (an upload, a web page,
 // later a mail attachment), so every reader is bounded in what it keeps (caps on text, pages,
 // sheets, rows, columns, XML depth and elements, inflated bytes, each checked while
 // streaming) and the whole reading runs in a child process bounded in memory, CPU and time
 // (sandbox.go), a few at once per process.
-package document
+package doctext
 
 import (
 	"bytes"

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package document
+package doctext
 
 import "os"
 

@@ -1,4 +1,4 @@
-package document_test
+package doctext_test
 
 import (
 	"archive/zip"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/document/documenttest"
 
-	"github.com/stewardhq/steward/internal/document"
+	"github.com/stewardhq/steward/internal/doctext"
 	"github.com/stewardhq/steward/internal/steward"
 )
 
@@ -24,8 +24,8 @@ func TestExtract(t *testing.T) {
 		{"pdf", "report.pdf", "application/pdf", documenttest.PDF(t, "First page about apples.", "Second page about pears.", "The third page says the vault code is 4711."),
 			[]string{"apples", "pears", "the vault code is 4711"}},
 		{"docx", "letter.docx", "", documenttest.DOCX(t, "Dear Ada,", "The meeting moves to Thursday."), []string{"Dear Ada,", "The meeting moves to Thursday."}},
-		{"xlsx", "budget.xlsx", document.TypeXLSX, documenttest.XLSX(t, [][]any{{"Item", "Cost"}, {"Rent", 1200}, {"Coffee", 42}}...), []string{"Item\tCost", "Rent\t1200", "Coffee\t42"}},
-		{"xlsx with an empty cell", "gaps.xlsx", document.TypeXLSX, documenttest.XLSX(t, [][]any{{"Item", nil, "Note"}, {nil, "Cost"}}...), []string{"Item\t\tNote", "\tCost"}},
+		{"xlsx", "budget.xlsx", doctext.TypeXLSX, documenttest.XLSX(t, [][]any{{"Item", "Cost"}, {"Rent", 1200}, {"Coffee", 42}}...), []string{"Item\tCost", "Rent\t1200", "Coffee\t42"}},
+		{"xlsx with an empty cell", "gaps.xlsx", doctext.TypeXLSX, documenttest.XLSX(t, [][]any{{"Item", nil, "Note"}, {nil, "Cost"}}...), []string{"Item\t\tNote", "\tCost"}},
 		{"csv", "people.csv", "text/csv; charset=utf-8", []byte("name,city\nAda,London\n\"Grace, Rear Admiral\",Arlington\n"), []string{"Ada,London", "Grace, Rear Admiral"}},
 		{"txt", "notes.txt", "application/octet-stream", []byte("plain notes about the garden"), []string{"plain notes about the garden"}},
 		{"markdown", "readme.md", "text/markdown", []byte("# Title\n\nSome *markdown* text."), []string{"Some *markdown* text."}},
@@ -34,7 +34,7 @@ func TestExtract(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ex, err := document.Extract(context.Background(), document.Source{Name: c.file, ContentType: c.ctype, Data: c.data})
+			ex, err := doctext.Extract(context.Background(), doctext.Source{Name: c.file, ContentType: c.ctype, Data: c.data})
 			if err != nil {
 				t.Fatalf("Extract: %v", err)
 			}
@@ -46,7 +46,7 @@ func TestExtract(t *testing.T) {
 			}
 		})
 	}
-	ex, err := document.Extract(context.Background(), document.Source{Name: "report.pdf", Data: documenttest.PDF(t, "one", "two", "three is here")})
+	ex, err := doctext.Extract(context.Background(), doctext.Source{Name: "report.pdf", Data: documenttest.PDF(t, "one", "two", "three is here")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,21 +74,21 @@ func TestExtractRefuses(t *testing.T) {
 		data              []byte
 		reason            string
 	}{
-		{"encrypted pdf", "secret.pdf", "application/pdf", documenttest.EncryptedPDF(t, "hidden"), document.ReasonEncrypted},
-		{"corrupt pdf", "broken.pdf", "application/pdf", []byte("%PDF-1.4\nthis is not a pdf at all"), document.ReasonCorrupt},
-		{"truncated pdf", "cut.pdf", "application/pdf", documenttest.PDF(t, "a page")[:200], document.ReasonCorrupt},
-		{"encrypted docx", "locked.docx", "", append([]byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}, make([]byte, 512)...), document.ReasonEncrypted},
-		{"corrupt docx", "broken.docx", "", []byte("PK not really a zip"), document.ReasonCorrupt},
-		{"zip bomb docx", "bomb.docx", "", bomb, document.ReasonBomb},
-		{"corrupt xlsx", "broken.xlsx", "", documenttest.Zip(t, map[string]string{"hello.txt": "no workbook here"}), document.ReasonCorrupt},
-		{"binary txt", "notes.txt", "text/plain", []byte{0xff, 0xfe, 0x00, 0x01}, document.ReasonCorrupt},
-		{"unknown type", "photo.png", "image/png", []byte("\x89PNG\r\n"), document.ReasonUnsupported},
-		{"unknown extension", "archive.zip", "", []byte("PK"), document.ReasonUnsupported},
-		{"empty", "empty.txt", "text/plain", nil, document.ReasonEmpty},
+		{"encrypted pdf", "secret.pdf", "application/pdf", documenttest.EncryptedPDF(t, "hidden"), doctext.ReasonEncrypted},
+		{"corrupt pdf", "broken.pdf", "application/pdf", []byte("%PDF-1.4\nthis is not a pdf at all"), doctext.ReasonCorrupt},
+		{"truncated pdf", "cut.pdf", "application/pdf", documenttest.PDF(t, "a page")[:200], doctext.ReasonCorrupt},
+		{"encrypted docx", "locked.docx", "", append([]byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}, make([]byte, 512)...), doctext.ReasonEncrypted},
+		{"corrupt docx", "broken.docx", "", []byte("PK not really a zip"), doctext.ReasonCorrupt},
+		{"zip bomb docx", "bomb.docx", "", bomb, doctext.ReasonBomb},
+		{"corrupt xlsx", "broken.xlsx", "", documenttest.Zip(t, map[string]string{"hello.txt": "no workbook here"}), doctext.ReasonCorrupt},
+		{"binary txt", "notes.txt", "text/plain", []byte{0xff, 0xfe, 0x00, 0x01}, doctext.ReasonCorrupt},
+		{"unknown type", "photo.png", "image/png", []byte("\x89PNG\r\n"), doctext.ReasonUnsupported},
+		{"unknown extension", "archive.zip", "", []byte("PK"), doctext.ReasonUnsupported},
+		{"empty", "empty.txt", "text/plain", nil, doctext.ReasonEmpty},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := document.Extract(context.Background(), document.Source{Name: c.file, ContentType: c.ctype, Data: c.data})
+			_, err := doctext.Extract(context.Background(), doctext.Source{Name: c.file, ContentType: c.ctype, Data: c.data})
 			var se *steward.Error
 			if !errors.As(err, &se) || se.Code != steward.CodeInvalid || se.Reason != c.reason {
 				t.Fatalf("Extract = %v; want an invalid error with reason %s", err, c.reason)

@@ -1,6 +1,6 @@
 //go:build !race
 
-package document
+package doctext
 
 const (
 	raceMemory   = 0

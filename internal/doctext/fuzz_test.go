@@ -1,4 +1,4 @@
-package document_test
+package doctext_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stewardhq/steward/internal/document"
+	"github.com/stewardhq/steward/internal/doctext"
 	"github.com/stewardhq/steward/internal/document/documenttest"
 	"github.com/stewardhq/steward/internal/steward"
 )
@@ -58,7 +58,7 @@ func fuzzHere(t *testing.T, ext string, data []byte) {
 	ctx, cancel := context.WithTimeout(context.Background(), fuzzDeadline)
 	defer cancel()
 	defer watchdog(2 * fuzzDeadline)()
-	ex, err := document.ExtractHere(ctx, document.Source{Name: "fuzz" + ext, Data: data})
+	ex, err := doctext.ExtractHere(ctx, doctext.Source{Name: "fuzz" + ext, Data: data})
 	if ctx.Err() != nil {
 		t.Fatalf("reading %d bytes ran past its deadline of %v", len(data), fuzzDeadline)
 	}
@@ -73,7 +73,7 @@ func watchdog(d time.Duration) (stop func()) {
 	return func() { t.Stop() }
 }
 
-func checkOutcome(t *testing.T, ex document.Extracted, err error) {
+func checkOutcome(t *testing.T, ex doctext.Extracted, err error) {
 	t.Helper()
 	if err != nil {
 		var se *steward.Error
@@ -82,7 +82,7 @@ func checkOutcome(t *testing.T, ex document.Extracted, err error) {
 		}
 		return
 	}
-	if n := len(ex.Text()); n > document.MaxTextBytes+len(ex.Sections) {
+	if n := len(ex.Text()); n > doctext.MaxTextBytes+len(ex.Sections) {
 		t.Fatalf("text of %d bytes, past the cap", n)
 	}
 }
@@ -117,10 +117,10 @@ func FuzzText(f *testing.F) {
 func FuzzPDF(f *testing.F) {
 	seed(f, ".pdf", documenttest.PDF(f, "First page.", "Second page."))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		limit := document.TimeoutFor(len(data)) + 2*time.Second
+		limit := doctext.TimeoutFor(len(data)) + 2*time.Second
 		defer watchdog(2 * limit)()
 		start := time.Now()
-		ex, err := document.Extract(context.Background(), document.Source{Name: "fuzz.pdf", Data: data})
+		ex, err := doctext.Extract(context.Background(), doctext.Source{Name: "fuzz.pdf", Data: data})
 		if took := time.Since(start); took > limit {
 			t.Fatalf("reading %d bytes took %v, past %v", len(data), took, limit)
 		}

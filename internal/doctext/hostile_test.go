@@ -1,4 +1,4 @@
-package document_test
+package doctext_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stewardhq/steward/internal/document"
+	"github.com/stewardhq/steward/internal/doctext"
 	"github.com/stewardhq/steward/internal/document/documenttest"
 	"github.com/stewardhq/steward/internal/steward"
 )
@@ -27,20 +27,20 @@ func hostile() []documenttest.Hostile {
 // refusedAs is the reason each hostile document is refused with; "" for one that is read
 // (count.pdf's one real page).
 var refusedAs = map[string]string{
-	"columns.xlsx":  document.ReasonTooComplex,
-	"column7.xlsx":  document.ReasonTooComplex,
-	"farrow.xlsx":   document.ReasonTooComplex,
-	"strings.xlsx":  document.ReasonTooComplex,
-	"selfkids.pdf":  document.ReasonTooComplex,
+	"columns.xlsx":  doctext.ReasonTooComplex,
+	"column7.xlsx":  doctext.ReasonTooComplex,
+	"farrow.xlsx":   doctext.ReasonTooComplex,
+	"strings.xlsx":  doctext.ReasonTooComplex,
+	"selfkids.pdf":  doctext.ReasonTooComplex,
 	"count.pdf":     "",
-	"objstm.pdf":    document.ReasonTimeout,
-	"nested.docx":   document.ReasonBomb,
-	"nested1m.docx": document.ReasonTooComplex,
-	"forged.docx":   document.ReasonBomb,
-	"laughs.docx":   document.ReasonCorrupt,
-	"laughs.xlsx":   document.ReasonCorrupt,
-	"nested.html":   document.ReasonTooComplex,
-	"wide.csv":      document.ReasonTooComplex,
+	"objstm.pdf":    doctext.ReasonTimeout,
+	"nested.docx":   doctext.ReasonBomb,
+	"nested1m.docx": doctext.ReasonTooComplex,
+	"forged.docx":   doctext.ReasonBomb,
+	"laughs.docx":   doctext.ReasonCorrupt,
+	"laughs.xlsx":   doctext.ReasonCorrupt,
+	"nested.html":   doctext.ReasonTooComplex,
+	"wide.csv":      doctext.ReasonTooComplex,
 }
 
 // TestHostileDocumentsAreRefused: each document of the hostile corpus (a cell at
@@ -57,9 +57,9 @@ func TestHostileDocumentsAreRefused(t *testing.T) {
 				t.Fatalf("no expectation for %s", h.Name)
 			}
 			start := time.Now()
-			ex, err := document.Extract(context.Background(), document.Source{Name: h.Name, Data: h.Data})
+			ex, err := doctext.Extract(context.Background(), doctext.Source{Name: h.Name, Data: h.Data})
 			took := time.Since(start)
-			if limit := document.TimeoutFor(len(h.Data)) + time.Second; took > limit {
+			if limit := doctext.TimeoutFor(len(h.Data)) + time.Second; took > limit {
 				t.Errorf("%s (%s) took %v, past its deadline %v", h.Name, h.What, took, limit)
 			}
 			if want == "" {
@@ -84,23 +84,23 @@ func TestHostileDocumentsAreRefused(t *testing.T) {
 // rate_limited with the time to wait, and once the slot is free the next one goes through.
 func TestBusyReadersAnswerRateLimited(t *testing.T) {
 	t.Parallel()
-	readers := document.NewReaders(1, 50*time.Millisecond)
+	readers := doctext.NewReaders(1, 50*time.Millisecond)
 	held := make(chan error, 1)
 	go func() {
-		_, err := readers.Extract(context.Background(), document.Source{Name: "objstm.pdf", Data: documenttest.PDFObjectStream()})
+		_, err := readers.Extract(context.Background(), doctext.Source{Name: "objstm.pdf", Data: documenttest.PDFObjectStream()})
 		held <- err
 	}()
 	time.Sleep(300 * time.Millisecond) // the object stream is being read
-	_, err := readers.Extract(context.Background(), document.Source{Name: "a.txt", Data: []byte("hello")})
+	_, err := readers.Extract(context.Background(), doctext.Source{Name: "a.txt", Data: []byte("hello")})
 	var se *steward.Error
-	if !errors.As(err, &se) || se.Code != steward.CodeRateLimited || se.Reason != document.ReasonBusy || steward.RetrySeconds(err) <= 0 ||
+	if !errors.As(err, &se) || se.Code != steward.CodeRateLimited || se.Reason != doctext.ReasonBusy || steward.RetrySeconds(err) <= 0 ||
 		!strings.Contains(se.Message, "try again in") {
 		t.Fatalf("Extract with every slot busy = %#v; want rate_limited, busy, a Retry-After and words", err)
 	}
 	if err := <-held; steward.ErrorCode(err) != steward.CodeInvalid {
 		t.Fatalf("the object stream: %v", err)
 	}
-	ex, err := readers.Extract(context.Background(), document.Source{Name: "a.txt", Data: []byte("hello")})
+	ex, err := readers.Extract(context.Background(), doctext.Source{Name: "a.txt", Data: []byte("hello")})
 	if err != nil || ex.Text() != "hello" {
 		t.Fatalf("after the slot came back: %q, %v", ex.Text(), err)
 	}
@@ -119,7 +119,7 @@ func TestReadingIsCancelled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := document.Extract(ctx, document.Source{Name: "objstm.pdf", Data: objstm})
+	_, err := doctext.Extract(ctx, doctext.Source{Name: "objstm.pdf", Data: objstm})
 	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 1500*time.Millisecond {
 		t.Fatalf("Extract after its caller's deadline = %v after %v; want the context's error at once", err, time.Since(start))
 	}

@@ -1,6 +1,6 @@
 //go:build race
 
-package document
+package doctext
 
 // A race-detector build (tests only) runs its reading children instrumented too: they get the
 // detector's shadow memory on top of their data segment, and several times the time.
