@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/tools"
 )
 
 // searchMemoryLimit is how many facts search_memory returns at most.
@@ -20,16 +21,16 @@ type searchMemoryArgs struct {
 // Check trims the query and checks its length.
 func (a *searchMemoryArgs) Check() error {
 	a.Query = strings.TrimSpace(a.Query)
-	return checkLength("query", a.Query, 1, 500)
+	return tools.CheckLength("query", a.Query, 1, 500)
 }
 
 // searchMemoryTool returns the search_memory tool (read).
-func searchMemoryTool() Tool {
-	return Say(New("search_memory",
+func searchMemoryTool() tools.Tool {
+	return tools.Say(tools.New("search_memory",
 		"Search remembered facts by keywords. Returns at most 10 facts.",
 		steward.KindRead,
-		func(ctx context.Context, env Env, a searchMemoryArgs) (any, error) {
-			d, err := env.data()
+		func(ctx context.Context, env tools.Env, a searchMemoryArgs) (any, error) {
+			d, err := env.RequireData()
 			if err != nil {
 				return nil, err
 			}
@@ -44,10 +45,10 @@ func searchMemoryTool() Tool {
 		}), saySearchMemory, saidSearchMemory)
 }
 
-func saySearchMemory(a searchMemoryArgs) string { return "Search memory for " + Quote(a.Query) }
+func saySearchMemory(a searchMemoryArgs) string { return "Search memory for " + tools.Quote(a.Query) }
 
 func saidSearchMemory(_ searchMemoryArgs, o struct {
 	Facts []json.RawMessage `json:"facts"`
 }) string {
-	return "Found " + Count(len(o.Facts), "fact")
+	return "Found " + tools.Count(len(o.Facts), "fact")
 }

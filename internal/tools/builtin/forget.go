@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/tools"
 
 	"github.com/google/uuid"
 )
@@ -19,32 +20,32 @@ type forgetArgs struct {
 
 // Check parses the fact id.
 func (a *forgetArgs) Check() (err error) {
-	a.id, err = parseID("fact_id", a.FactID)
+	a.id, err = tools.ParseID("fact_id", a.FactID)
 	return err
 }
 
 // forgetTool returns the forget tool (write).
-func forgetTool() Tool {
-	t := New("forget",
+func forgetTool() tools.Tool {
+	t := tools.New("forget",
 		"Delete a remembered fact that is wrong or no longer wanted.",
 		steward.KindWrite,
-		func(ctx context.Context, env Env, a forgetArgs) (any, error) {
-			d, err := env.data()
+		func(ctx context.Context, env tools.Env, a forgetArgs) (any, error) {
+			d, err := env.RequireData()
 			if err != nil {
 				return nil, err
 			}
 			f, err := d.ForgetFact(ctx, a.id)
 			if errors.Is(err, steward.ErrNotFound) {
-				return nil, &ArgError{Field: "fact_id", Msg: "no fact with id " + a.id.String() + "; use search_memory to find it", Err: err}
+				return nil, &tools.ArgError{Field: "fact_id", Msg: "no fact with id " + a.id.String() + "; use search_memory to find it", Err: err}
 			}
 			if err != nil {
 				return nil, fmt.Errorf("forget fact %s: %w", a.id, err)
 			}
-			env.undoWith(steward.Inverse{Op: steward.UndoRestoreFact, ID: f.ID})
+			env.UndoWith(steward.Inverse{Op: steward.UndoRestoreFact, ID: f.ID})
 			return map[string]any{"fact": f, "forgotten": true}, nil
 		})
 	t.Reversible = true
-	return Say(t, sayForget, saidForget)
+	return tools.Say(t, sayForget, saidForget)
 }
 
 func sayForget(forgetArgs) string { return "Forget a remembered fact" }
@@ -54,5 +55,5 @@ func saidForget(_ forgetArgs, o struct {
 		Content string `json:"content"`
 	} `json:"fact"`
 }) string {
-	return "Forgot " + Quote(o.Fact.Content)
+	return "Forgot " + tools.Quote(o.Fact.Content)
 }

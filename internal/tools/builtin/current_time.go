@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	_ "time/tzdata" // Lambda images carry no zoneinfo; embed it.
 
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/tools"
 )
 
 // currentTimeArgs are the arguments of get_current_time.
@@ -23,11 +24,11 @@ func (a *currentTimeArgs) Check() error {
 		name = "UTC"
 	}
 	if name == "Local" {
-		return argErrorf("timezone", "%q is not allowed; give an IANA name such as Europe/Paris", name)
+		return tools.ArgErrorf("timezone", "%q is not allowed; give an IANA name such as Europe/Paris", name)
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return &ArgError{Field: "timezone", Msg: "unknown time zone " + quote(name) + "; give an IANA name such as Europe/Paris, America/New_York or UTC", Err: err}
+		return &tools.ArgError{Field: "timezone", Msg: "unknown time zone " + tools.QuoteValue(name) + "; give an IANA name such as Europe/Paris, America/New_York or UTC", Err: err}
 	}
 	a.loc = loc
 	return nil
@@ -41,12 +42,12 @@ type currentTimeOutput struct {
 }
 
 // currentTimeTool returns the get_current_time tool (read): the current time in a time zone.
-func currentTimeTool() Tool {
-	return Say(New("get_current_time",
+func currentTimeTool() tools.Tool {
+	return tools.Say(tools.New("get_current_time",
 		"Get the current date and time (RFC 3339) and weekday, in UTC or in the given IANA time zone.",
 		steward.KindRead,
-		func(_ context.Context, env Env, a currentTimeArgs) (any, error) {
-			now := env.now().In(a.loc)
+		func(_ context.Context, env tools.Env, a currentTimeArgs) (any, error) {
+			now := env.Time().In(a.loc)
 			return currentTimeOutput{
 				Time:     now.Format(time.RFC3339),
 				Timezone: a.loc.String(),
@@ -55,14 +56,9 @@ func currentTimeTool() Tool {
 		}), sayCurrentTime, saidCurrentTime)
 }
 
-// quote quotes a value for an error message, shortened so a huge value cannot flood it.
-func quote(s string) string {
-	return `"` + truncate(s, 80) + `"`
-}
-
 func sayCurrentTime(a currentTimeArgs) string {
 	if tz := strings.TrimSpace(a.Timezone); tz != "" {
-		return "Check the time in " + Clip(tz, 40)
+		return "Check the time in " + tools.Clip(tz, 40)
 	}
 	return "Check the time"
 }
@@ -70,7 +66,7 @@ func sayCurrentTime(a currentTimeArgs) string {
 func saidCurrentTime(_ currentTimeArgs, o currentTimeOutput) string {
 	t, err := time.Parse(time.RFC3339, o.Time)
 	if err != nil {
-		return "It is " + Clip(o.Time, 40)
+		return "It is " + tools.Clip(o.Time, 40)
 	}
-	return "It is " + t.Format("Monday 2 Jan 15:04") + " (" + Clip(o.Timezone, 40) + ")"
+	return "It is " + t.Format("Monday 2 Jan 15:04") + " (" + tools.Clip(o.Timezone, 40) + ")"
 }

@@ -1,9 +1,7 @@
-package tools
+package accounting
 
 import (
 	"cmp"
-	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,8 +10,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 )
 
-// Recurring payments and anomalies (issue 13): pure analysis over the entries the Ledger port
-// returns, like Summarize.
+// Recurring payments and anomalies: pure analysis over a ledger's entries, like Summarize.
 
 // Cadences of recurring payments.
 const (
@@ -123,7 +120,7 @@ func FindSubscriptions(entries []steward.LedgerEntry) []Subscription {
 			}
 			first, last := es[0], es[len(es)-1]
 			out = append(out, Subscription{Merchant: last.Merchant, Account: last.Account, Cadence: c.name, AmountMinor: m,
-				Currency: last.Currency, Amount: FormatMoney(m, last.Currency), Count: len(es),
+				Currency: last.Currency, Amount: steward.FormatMoney(m, last.Currency), Count: len(es),
 				First: first.Date.Format(time.DateOnly), Last: last.Date.Format(time.DateOnly),
 				Next: c.next(last.Date).Format(time.DateOnly)})
 			break
@@ -161,7 +158,7 @@ func FindAnomalies(entries []steward.LedgerEntry, from, to time.Time) []Anomaly 
 	out := []Anomaly{}
 	add := func(kind string, e steward.LedgerEntry, format string, args ...any) {
 		if in(e) {
-			out = append(out, Anomaly{Kind: kind, Reason: fmt.Sprintf(format, args...), Transaction: toTransaction(e)})
+			out = append(out, Anomaly{Kind: kind, Reason: fmt.Sprintf(format, args...), Transaction: ToTransaction(e)})
 		}
 	}
 	charges := groups(entries, true)
@@ -181,8 +178,8 @@ func FindAnomalies(entries []steward.LedgerEntry, from, to time.Time) []Anomaly 
 		m := median(es)
 		for _, e := range es {
 			if abs(e.AmountMinor) >= outlierFactor*m {
-				add(AnomalyOutlier, e, "%s is %.1f times this merchant's usual charge of %s", FormatMoney(abs(e.AmountMinor), e.Currency),
-					float64(abs(e.AmountMinor))/float64(m), FormatMoney(m, e.Currency))
+				add(AnomalyOutlier, e, "%s is %.1f times this merchant's usual charge of %s", steward.FormatMoney(abs(e.AmountMinor), e.Currency),
+					float64(abs(e.AmountMinor))/float64(m), steward.FormatMoney(m, e.Currency))
 			}
 		}
 	}
@@ -203,70 +200,4 @@ func FindAnomalies(entries []steward.LedgerEntry, from, to time.Time) []Anomaly 
 			cmp.Compare(a.Transaction.ID.String(), b.Transaction.ID.String()))
 	})
 	return out
-}
-
-func findSubscriptionsTool() Tool {
-	return Say(New("find_subscriptions",
-		"Find the owner's recurring payments (subscriptions, rent): the same merchant charging a similar amount weekly, monthly or yearly, with the date each is next expected.",
-		steward.KindRead,
-		func(ctx context.Context, env Env, _ struct{}) (any, error) {
-			l, err := env.ledger()
-			if err != nil {
-				return nil, err
-			}
-			entries, err := l.Entries(ctx, ledgerBegin, ledgerEnd)
-			if err != nil {
-				return nil, fmt.Errorf("find subscriptions: %w", err)
-			}
-			return map[string]any{"subscriptions": FindSubscriptions(entries)}, nil
-		}), sayFindSubscriptions, saidFindSubscriptions)
-}
-
-// findAnomaliesArgs are the arguments of find_anomalies.
-type findAnomaliesArgs struct {
-	From string `json:"from,omitempty" jsonschema:"first day, YYYY-MM-DD"`
-	To   string `json:"to,omitempty" jsonschema:"last day (included), YYYY-MM-DD"`
-
-	from, to time.Time
-}
-
-func (a *findAnomaliesArgs) Check() error {
-	var err error
-	a.from, a.to, err = dayRange(a.From, a.To)
-	return err
-}
-
-func findAnomaliesTool() Tool {
-	return Say(New("find_anomalies",
-		"Find ledger transactions worth a look between two dates (both optional, included): duplicate charges, charges far above the merchant's usual amount, and refunds.",
-		steward.KindRead,
-		func(ctx context.Context, env Env, a findAnomaliesArgs) (any, error) {
-			l, err := env.ledger()
-			if err != nil {
-				return nil, err
-			}
-			entries, err := l.Entries(ctx, ledgerBegin, ledgerEnd)
-			if err != nil {
-				return nil, fmt.Errorf("find anomalies: %w", err)
-			}
-			return map[string]any{"anomalies": FindAnomalies(entries, a.from, a.to)}, nil
-		}), sayFindAnomalies, saidFindAnomalies)
-}
-
-func sayFindSubscriptions(struct{}) string { return "Find recurring payments" }
-
-func saidFindSubscriptions(_ struct{}, o struct {
-	Subscriptions []json.RawMessage `json:"subscriptions"`
-}) string {
-	return "Found " + Count(len(o.Subscriptions), "recurring payment")
-}
-
-func sayFindAnomalies(a findAnomaliesArgs) string {
-	return "Look for unusual transactions" + span(a.From, a.To)
-}
-
-func saidFindAnomalies(_ findAnomaliesArgs, o struct {
-	Anomalies []json.RawMessage `json:"anomalies"`
-}) string {
-	return "Found " + Count(len(o.Anomalies), "unusual transaction")
 }

@@ -1,4 +1,7 @@
-package tools
+// Package webtools is the web's toolset: web_fetch and web_search, both reads whose output is
+// untrusted (docs/ARCHITECTURE.md §3). The fetching and the search backends are
+// internal/web's.
+package webtools
 
 import (
 	"cmp"
@@ -9,52 +12,33 @@ import (
 	"unicode/utf8"
 
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/tools"
 )
-
-// Page is what a Fetcher read from a URL, already as text: readable text for HTML, the body
-// itself for JSON and plain text.
-type Page struct {
-	// URL is the address the text came from, after redirects.
-	URL string
-	// ContentType is the media type the server declared (or that was sniffed).
-	ContentType string
-	// Title is the page's title, when it has one.
-	Title string
-	// Text is the page's content.
-	Text string
-}
 
 // Fetcher reads a URL for web_fetch (internal/web, through the egress guard). Its errors are
 // read by the model: a refused address, a 404, an unsupported type, a page over the
 // download cap.
 type Fetcher interface {
-	Fetch(ctx context.Context, url string) (Page, error)
-}
-
-// Source is one search result.
-type Source struct {
-	Title   string `json:"title"`
-	URL     string `json:"url"`
-	Snippet string `json:"snippet,omitempty"`
-}
-
-// SearchResult is what a Searcher found: a short answer when the backend writes one (Gemini
-// with Google Search grounding) and the sources.
-type SearchResult struct {
-	Answer  string   `json:"answer,omitempty"`
-	Sources []Source `json:"sources"`
+	Fetch(ctx context.Context, url string) (steward.WebPage, error)
 }
 
 // Searcher answers web_search (internal/web: Gemini grounding or SearXNG). Its errors are
 // read by the model.
 type Searcher interface {
-	Search(ctx context.Context, query string, maxResults int) (SearchResult, error)
+	Search(ctx context.Context, query string, maxResults int) (steward.SearchResult, error)
 }
 
-// Defaults and bounds of the web tools' arguments.
+// Tools returns the web's tools: web_fetch reading through f and, when there is a search
+// backend s, web_search.
+func Tools(f Fetcher, s Searcher) []tools.Tool {
+	if s == nil {
+		return []tools.Tool{Fetch(f)}
+	}
+	return []tools.Tool{Fetch(f), Search(s)}
+}
+
+// Defaults and bounds of web_search's arguments.
 const (
-	DefaultMaxChars   = 20000
-	maxMaxChars       = 100000
 	defaultMaxResults = 5
 	maxMaxResults     = 10
 )
@@ -68,30 +52,30 @@ type webFetchArgs struct {
 // Check trims the URL and bounds max_chars.
 func (a *webFetchArgs) Check() error {
 	a.URL = strings.TrimSpace(a.URL)
-	if err := checkLength("url", a.URL, 1, 4096); err != nil {
+	if err := tools.CheckLength("url", a.URL, 1, 4096); err != nil {
 		return err
 	}
-	if err := orDefaultIn("max_chars", &a.MaxChars, DefaultMaxChars, maxMaxChars); err != nil {
+	if err := tools.OrDefaultIn("max_chars", &a.MaxChars, tools.DefaultMaxChars, tools.MaxMaxChars); err != nil {
 		return err
 	}
 	return nil
 }
 
-// WebFetchTool returns the web_fetch tool (read) reading pages through f. Its output, like
+// Fetch returns the web_fetch tool (read) reading pages through f. Its output, like
 // every tool result, reaches the model only inside a data block (internal/agent); it taints
 // the turn, and it is Egress: its URL can carry data out (docs/ARCHITECTURE.md §3).
-func WebFetchTool(f Fetcher) Tool {
+func Fetch(f Fetcher) tools.Tool {
 	t := webFetchTool(f)
 	t.Egress, t.Untrusted = true, true
 	return t
 }
 
-func webFetchTool(f Fetcher) Tool {
-	return Say(New("web_fetch",
+func webFetchTool(f Fetcher) tools.Tool {
+	return tools.Say(tools.New("web_fetch",
 		"Read a web page or a JSON or text document by URL (http or https). HTML comes back as its readable text "+
 			"with links as (URL) after their text. The text is cut at max_chars (default 20000); the result says when.",
 		steward.KindRead,
-		func(ctx context.Context, _ Env, a webFetchArgs) (any, error) {
+		func(ctx context.Context, _ tools.Env, a webFetchArgs) (any, error) {
 			if f == nil {
 				return nil, errors.New("web_fetch has no fetcher")
 			}
@@ -100,7 +84,7 @@ func webFetchTool(f Fetcher) Tool {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
-				return nil, &ArgError{Field: "url", Msg: err.Error(), Err: err}
+				return nil, &tools.ArgError{Field: "url", Msg: err.Error(), Err: err}
 			}
 			text, total, cut := cutRunes(p.Text, a.MaxChars)
 			out := map[string]any{"url": p.URL, "content_type": p.ContentType, "text": text}
@@ -141,29 +125,29 @@ type webSearchArgs struct {
 // Check trims the query and bounds max_results.
 func (a *webSearchArgs) Check() error {
 	a.Query = strings.TrimSpace(a.Query)
-	if err := checkLength("query", a.Query, 1, 500); err != nil {
+	if err := tools.CheckLength("query", a.Query, 1, 500); err != nil {
 		return err
 	}
-	if err := orDefaultIn("max_results", &a.MaxResults, defaultMaxResults, maxMaxResults); err != nil {
+	if err := tools.OrDefaultIn("max_results", &a.MaxResults, defaultMaxResults, maxMaxResults); err != nil {
 		return err
 	}
 	return nil
 }
 
-// WebSearchTool returns the web_search tool (read) searching through s. Its output reaches
+// Search returns the web_search tool (read) searching through s. Its output reaches
 // the model only inside a data block (internal/agent) and taints the turn.
-func WebSearchTool(s Searcher) Tool {
+func Search(s Searcher) tools.Tool {
 	t := webSearchTool(s)
 	t.Untrusted = true
 	return t
 }
 
-func webSearchTool(s Searcher) Tool {
-	return Say(New("web_search",
+func webSearchTool(s Searcher) tools.Tool {
+	return tools.Say(tools.New("web_search",
 		"Search the web. Returns a short answer when available and the sources (title, URL); "+
 			"use web_fetch to read a source.",
 		steward.KindRead,
-		func(ctx context.Context, _ Env, a webSearchArgs) (any, error) {
+		func(ctx context.Context, _ tools.Env, a webSearchArgs) (any, error) {
 			if s == nil {
 				return nil, errors.New("web_search has no search backend")
 			}
@@ -172,32 +156,32 @@ func webSearchTool(s Searcher) Tool {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
-				return nil, &ArgError{Field: "query", Msg: "the search failed: " + err.Error(), Err: err}
+				return nil, &tools.ArgError{Field: "query", Msg: "the search failed: " + err.Error(), Err: err}
 			}
 			if len(res.Sources) > a.MaxResults {
 				res.Sources = res.Sources[:a.MaxResults]
 			}
 			if res.Sources == nil {
-				res.Sources = []Source{}
+				res.Sources = []steward.SearchSource{}
 			}
 			return res, nil
 		}), sayWebSearch, saidWebSearch)
 }
 
-func sayWebFetch(a webFetchArgs) string { return "Fetch " + Site(a.URL) }
+func sayWebFetch(a webFetchArgs) string { return "Fetch " + tools.Site(a.URL) }
 
 func saidWebFetch(a webFetchArgs, o struct {
 	URL   string `json:"url"`
 	Title string `json:"title"`
 }) string {
 	if t := strings.TrimSpace(o.Title); t != "" {
-		return "Read " + Quote(t)
+		return "Read " + tools.Quote(t)
 	}
-	return "Read " + Site(cmp.Or(o.URL, a.URL))
+	return "Read " + tools.Site(cmp.Or(o.URL, a.URL))
 }
 
-func sayWebSearch(a webSearchArgs) string { return "Search the web for " + Quote(a.Query) }
+func sayWebSearch(a webSearchArgs) string { return "Search the web for " + tools.Quote(a.Query) }
 
-func saidWebSearch(_ webSearchArgs, o SearchResult) string {
-	return "Found " + Count(len(o.Sources), "source")
+func saidWebSearch(_ webSearchArgs, o steward.SearchResult) string {
+	return "Found " + tools.Count(len(o.Sources), "source")
 }

@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"cmp"
@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/tools"
 )
 
 // Limits of task fields, in characters.
@@ -30,10 +30,10 @@ type createTaskArgs struct {
 func (a *createTaskArgs) Check() error {
 	a.Title = strings.TrimSpace(a.Title)
 	a.Notes = strings.TrimSpace(a.Notes)
-	if err := checkLength("title", a.Title, 1, maxTaskTitle); err != nil {
+	if err := tools.CheckLength("title", a.Title, 1, maxTaskTitle); err != nil {
 		return err
 	}
-	if err := checkLength("notes", a.Notes, 0, maxTaskNotes); err != nil {
+	if err := tools.CheckLength("notes", a.Notes, 0, maxTaskNotes); err != nil {
 		return err
 	}
 	due, err := parseDue(a.Due)
@@ -53,30 +53,16 @@ func parseDue(s string) (*time.Time, error) {
 	if t, err := time.Parse(time.DateOnly, s); err == nil {
 		return &t, nil
 	}
-	return nil, argErrorf("due", "%s is not a date; use YYYY-MM-DD or RFC 3339 such as 2025-03-01T09:00:00Z", quote(s))
-}
-
-// checkLength checks that s has between lo and hi characters.
-func checkLength(field, s string, lo, hi int) error {
-	n := utf8.RuneCountInString(s)
-	switch {
-	case n < lo && lo == 1:
-		return argErrorf(field, "must not be empty")
-	case n < lo:
-		return argErrorf(field, "too short (%d characters, at least %d)", n, lo)
-	case n > hi:
-		return argErrorf(field, "too long (%d characters, at most %d)", n, hi)
-	}
-	return nil
+	return nil, tools.ArgErrorf("due", "%s is not a date; use YYYY-MM-DD or RFC 3339 such as 2025-03-01T09:00:00Z", tools.QuoteValue(s))
 }
 
 // createTaskTool returns the create_task tool (write).
-func createTaskTool() Tool {
-	t := New("create_task",
+func createTaskTool() tools.Tool {
+	t := tools.New("create_task",
 		"Create a task on the owner's task list, optionally with a due date and notes.",
 		steward.KindWrite,
-		func(ctx context.Context, env Env, a createTaskArgs) (any, error) {
-			d, err := env.data()
+		func(ctx context.Context, env tools.Env, a createTaskArgs) (any, error) {
+			d, err := env.RequireData()
 			if err != nil {
 				return nil, err
 			}
@@ -84,28 +70,17 @@ func createTaskTool() Tool {
 			if err != nil {
 				return nil, fmt.Errorf("create task: %w", err)
 			}
-			env.undoWith(steward.Inverse{Op: steward.UndoDeleteTask, ID: t.ID})
+			env.UndoWith(steward.Inverse{Op: steward.UndoDeleteTask, ID: t.ID})
 			return map[string]any{"task": t}, nil
 		})
 	t.Reversible = true
-	return Say(t, sayCreateTask, saidCreateTask)
-}
-
-// orDefaultIn sets an optional count left at 0 to def and checks it is from 1 to max.
-func orDefaultIn(field string, v *int, def, max int) error {
-	if *v == 0 {
-		*v = def
-	}
-	if *v < 1 || *v > max {
-		return argErrorf(field, "must be from 1 to %d", max)
-	}
-	return nil
+	return tools.Say(t, sayCreateTask, saidCreateTask)
 }
 
 func sayCreateTask(a createTaskArgs) string {
-	s := "Create task " + Quote(a.Title)
+	s := "Create task " + tools.Quote(a.Title)
 	if strings.TrimSpace(a.Due) != "" {
-		s += ", due " + Day(a.Due)
+		s += ", due " + tools.Day(a.Due)
 	}
 	return s
 }
@@ -115,5 +90,5 @@ func saidCreateTask(a createTaskArgs, o struct {
 		Title string `json:"title"`
 	} `json:"task"`
 }) string {
-	return "Created task " + Quote(cmp.Or(o.Task.Title, a.Title))
+	return "Created task " + tools.Quote(cmp.Or(o.Task.Title, a.Title))
 }

@@ -1,4 +1,7 @@
-package tools
+// Package doctools is the documents' toolset: list_documents, read_document,
+// search_documents and save_document over internal/document's service (through the
+// Documents port, docs/ARCHITECTURE.md §1).
+package doctools
 
 import (
 	"context"
@@ -10,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/tools"
 )
 
 // Documents is the owner's documents as the document tools need them (internal/document's
@@ -27,11 +31,16 @@ type Documents interface {
 	Search(ctx context.Context, ownerID uuid.UUID, query string, max int) ([]steward.DocumentHit, error)
 }
 
-// DocumentTools returns list_documents, read_document and search_documents (reads) and save_document (a write
+// Fetcher reads a URL for save_document (internal/web's egress-guarded fetcher).
+type Fetcher interface {
+	Fetch(ctx context.Context, url string) (steward.WebPage, error)
+}
+
+// Tools returns list_documents, read_document and search_documents (reads) and save_document (a write
 // that fetches through f, the egress-guarded web fetcher, and so is External: asked every
 // time, never on an "always" rule). Document text is tool output: it reaches the model only
 // inside a data block (docs/ARCHITECTURE.md §3).
-func DocumentTools(d Documents, f Fetcher) []Tool {
+func Tools(d Documents, f Fetcher) []tools.Tool {
 	save := saveDocumentTool(d, f)
 	save.External, save.Untrusted = true, true
 	// Its fetch has happened once it ran, but what stays is a row: an undo deletes it.
@@ -39,16 +48,16 @@ func DocumentTools(d Documents, f Fetcher) []Tool {
 	// A document's text is outside content: reading or finding it taints the turn.
 	read, search := readDocumentTool(d), searchDocumentsTool(d)
 	read.Untrusted, search.Untrusted = true, true
-	return []Tool{listDocumentsTool(d), read, search, save}
+	return []tools.Tool{listDocumentsTool(d), read, search, save}
 }
 
 type listDocumentsArgs struct{}
 
-func listDocumentsTool(d Documents) Tool {
-	return Say(New("list_documents",
+func listDocumentsTool(d Documents) tools.Tool {
+	return tools.Say(tools.New("list_documents",
 		"List the owner's stored documents (id, name, type, size, text length), newest first.",
 		steward.KindRead,
-		func(ctx context.Context, env Env, _ listDocumentsArgs) (any, error) {
+		func(ctx context.Context, env tools.Env, _ listDocumentsArgs) (any, error) {
 			docs, err := d.List(ctx, env.OwnerID)
 			if err != nil {
 				return nil, fmt.Errorf("list documents: %w", err)
@@ -71,27 +80,27 @@ type readDocumentArgs struct {
 
 // Check parses the id and bounds offset and max_chars.
 func (a *readDocumentArgs) Check() (err error) {
-	if a.id, err = parseID("id", a.ID); err != nil {
+	if a.id, err = tools.ParseID("id", a.ID); err != nil {
 		return err
 	}
 	if a.Offset < 0 {
-		return &ArgError{Field: "offset", Msg: "must not be negative"}
+		return &tools.ArgError{Field: "offset", Msg: "must not be negative"}
 	}
-	if err := orDefaultIn("max_chars", &a.MaxChars, DefaultMaxChars, maxMaxChars); err != nil {
+	if err := tools.OrDefaultIn("max_chars", &a.MaxChars, tools.DefaultMaxChars, tools.MaxMaxChars); err != nil {
 		return err
 	}
 	return nil
 }
 
-func readDocumentTool(d Documents) Tool {
-	return Say(New("read_document",
+func readDocumentTool(d Documents) tools.Tool {
+	return tools.Say(tools.New("read_document",
 		"Read a stored document's extracted text from offset, at most max_chars characters (default 20000); "+
 			"next_offset says where the rest starts.",
 		steward.KindRead,
-		func(ctx context.Context, env Env, a readDocumentArgs) (any, error) {
+		func(ctx context.Context, env tools.Env, a readDocumentArgs) (any, error) {
 			page, err := d.Read(ctx, env.OwnerID, a.id, a.Offset, a.MaxChars)
 			if errors.Is(err, steward.ErrNotFound) {
-				return nil, &ArgError{Field: "id", Msg: "no document with id " + a.id.String() + "; use list_documents to find it", Err: err}
+				return nil, &tools.ArgError{Field: "id", Msg: "no document with id " + a.id.String() + "; use list_documents to find it", Err: err}
 			}
 			if err != nil {
 				return nil, fmt.Errorf("read document %s: %w", a.id, err)
@@ -116,25 +125,25 @@ type searchDocumentsArgs struct {
 // Check trims the query and bounds max_results.
 func (a *searchDocumentsArgs) Check() error {
 	a.Query = strings.TrimSpace(a.Query)
-	if err := checkLength("query", a.Query, 1, maxDocumentQuery); err != nil {
+	if err := tools.CheckLength("query", a.Query, 1, maxDocumentQuery); err != nil {
 		return err
 	}
-	if err := orDefaultIn("max_results", &a.MaxResults, DefaultDocumentResults, MaxDocumentResults); err != nil {
+	if err := tools.OrDefaultIn("max_results", &a.MaxResults, DefaultDocumentResults, MaxDocumentResults); err != nil {
 		return err
 	}
 	return nil
 }
 
-func searchDocumentsTool(d Documents) Tool {
-	return Say(New("search_documents",
+func searchDocumentsTool(d Documents) tools.Tool {
+	return tools.Say(tools.New("search_documents",
 		"Search the owner's stored documents by meaning: the passages nearest to query, each with its document's id "+
 			"and name and the page or sheet it is on.",
 		steward.KindRead,
-		func(ctx context.Context, env Env, a searchDocumentsArgs) (any, error) {
+		func(ctx context.Context, env tools.Env, a searchDocumentsArgs) (any, error) {
 			hits, err := d.Search(ctx, env.OwnerID, a.Query, a.MaxResults)
 			var se *steward.Error
 			if errors.As(err, &se) && se.Code == steward.CodeInvalid {
-				return nil, &ArgError{Field: "query", Msg: se.Message, Err: err}
+				return nil, &tools.ArgError{Field: "query", Msg: se.Message, Err: err}
 			}
 			if err != nil {
 				return nil, fmt.Errorf("search documents: %w", err)
@@ -155,17 +164,17 @@ type saveDocumentArgs struct {
 // Check trims the URL and the name.
 func (a *saveDocumentArgs) Check() error {
 	a.URL, a.Name = strings.TrimSpace(a.URL), strings.TrimSpace(a.Name)
-	if err := checkLength("url", a.URL, 1, 4096); err != nil {
+	if err := tools.CheckLength("url", a.URL, 1, 4096); err != nil {
 		return err
 	}
-	return checkLength("name", a.Name, 0, 255)
+	return tools.CheckLength("name", a.Name, 0, 255)
 }
 
-func saveDocumentTool(d Documents, f Fetcher) Tool {
-	return Say(New("save_document",
+func saveDocumentTool(d Documents, f Fetcher) tools.Tool {
+	return tools.Say(tools.New("save_document",
 		"Fetch a web page or PDF by URL and store its text as one of the owner's documents (asks the owner first).",
 		steward.KindWrite,
-		func(ctx context.Context, env Env, a saveDocumentArgs) (any, error) {
+		func(ctx context.Context, env tools.Env, a saveDocumentArgs) (any, error) {
 			if f == nil {
 				return nil, errors.New("save_document has no fetcher")
 			}
@@ -174,7 +183,7 @@ func saveDocumentTool(d Documents, f Fetcher) Tool {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
-				return nil, &ArgError{Field: "url", Msg: err.Error(), Err: err}
+				return nil, &tools.ArgError{Field: "url", Msg: err.Error(), Err: err}
 			}
 			name := a.Name
 			if name == "" {
@@ -183,12 +192,12 @@ func saveDocumentTool(d Documents, f Fetcher) Tool {
 			doc, err := d.SavePage(ctx, env.OwnerID, steward.SavedPage{Name: name, URL: p.URL, ContentType: p.ContentType, Text: p.Text, TurnID: env.TurnID})
 			var se *steward.Error
 			if errors.As(err, &se) && se.Code != steward.CodeInternal {
-				return nil, &ArgError{Field: "url", Msg: se.Message, Err: err}
+				return nil, &tools.ArgError{Field: "url", Msg: se.Message, Err: err}
 			}
 			if err != nil {
 				return nil, fmt.Errorf("save document: %w", err)
 			}
-			env.undoWith(steward.Inverse{Op: steward.UndoDeleteDocument, ID: doc.ID})
+			env.UndoWith(steward.Inverse{Op: steward.UndoDeleteDocument, ID: doc.ID})
 			return map[string]any{"document": doc}, nil
 		}), saySaveDocument, saidSaveDocument)
 }
@@ -198,7 +207,7 @@ func sayListDocuments(listDocumentsArgs) string { return "List documents" }
 func saidListDocuments(_ listDocumentsArgs, o struct {
 	Documents []json.RawMessage `json:"documents"`
 }) string {
-	return "Found " + Count(len(o.Documents), "document")
+	return "Found " + tools.Count(len(o.Documents), "document")
 }
 
 func sayReadDocument(readDocumentArgs) string { return "Read a stored document" }
@@ -208,23 +217,23 @@ func saidReadDocument(_ readDocumentArgs, o struct {
 		Name string `json:"name"`
 	} `json:"document"`
 }) string {
-	return "Read " + Quote(o.Document.Name)
+	return "Read " + tools.Quote(o.Document.Name)
 }
 
 func saySearchDocuments(a searchDocumentsArgs) string {
-	return "Search documents for " + Quote(a.Query)
+	return "Search documents for " + tools.Quote(a.Query)
 }
 
 func saidSearchDocuments(_ searchDocumentsArgs, o struct {
 	Results []json.RawMessage `json:"results"`
 }) string {
-	return "Found " + Count(len(o.Results), "passage")
+	return "Found " + tools.Count(len(o.Results), "passage")
 }
 
 func saySaveDocument(a saveDocumentArgs) string {
-	s := "Save " + Site(a.URL) + " as a document"
+	s := "Save " + tools.Site(a.URL) + " as a document"
 	if n := strings.TrimSpace(a.Name); n != "" {
-		s += " named " + Quote(n)
+		s += " named " + tools.Quote(n)
 	}
 	return s
 }
@@ -234,5 +243,5 @@ func saidSaveDocument(_ saveDocumentArgs, o struct {
 		Name string `json:"name"`
 	} `json:"document"`
 }) string {
-	return "Saved " + Quote(o.Document.Name)
+	return "Saved " + tools.Quote(o.Document.Name)
 }

@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/tools"
 
 	"github.com/google/uuid"
 )
@@ -30,20 +31,20 @@ func (a *rememberArgs) Check() error {
 	if a.Kind == "" {
 		a.Kind = steward.FactKindFact
 	}
-	if err := checkLength("content", a.Content, 1, maxFactContent); err != nil {
+	if err := tools.CheckLength("content", a.Content, 1, maxFactContent); err != nil {
 		return err
 	}
-	return checkLength("subject", a.Subject, 0, maxFactSubject)
+	return tools.CheckLength("subject", a.Subject, 0, maxFactSubject)
 }
 
 // rememberTool returns the remember tool (write): stores a fact in structured memory,
 // once per normalised content.
-func rememberTool() Tool {
-	t := New("remember",
+func rememberTool() tools.Tool {
+	t := tools.New("remember",
 		"Remember a durable fact about the owner, a person, a project, a preference or a decision, for future conversations. Remembering the same fact twice keeps one copy.",
 		steward.KindWrite,
-		func(ctx context.Context, env Env, a rememberArgs) (any, error) {
-			d, err := env.data()
+		func(ctx context.Context, env tools.Env, a rememberArgs) (any, error) {
+			d, err := env.RequireData()
 			if err != nil {
 				return nil, err
 			}
@@ -58,15 +59,15 @@ func rememberTool() Tool {
 			}
 			if created {
 				// A fact already remembered stays: only a new one is forgotten again.
-				env.undoWith(steward.Inverse{Op: steward.UndoForgetFact, ID: f.ID})
+				env.UndoWith(steward.Inverse{Op: steward.UndoForgetFact, ID: f.ID})
 			}
 			return map[string]any{"fact": f, "created": created}, nil
 		})
 	t.Reversible = true
-	return Say(t, sayRemember, saidRemember)
+	return tools.Say(t, sayRemember, saidRemember)
 }
 
-func sayRemember(a rememberArgs) string { return "Remember " + Quote(a.Content) }
+func sayRemember(a rememberArgs) string { return "Remember " + tools.Quote(a.Content) }
 
 func saidRemember(_ rememberArgs, o struct {
 	Created bool `json:"created"`

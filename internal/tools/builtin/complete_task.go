@@ -1,12 +1,12 @@
-package tools
+package builtin
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/tools"
 
 	"github.com/google/uuid"
 )
@@ -20,32 +20,23 @@ type completeTaskArgs struct {
 
 // Check parses the task id.
 func (a *completeTaskArgs) Check() (err error) {
-	a.id, err = parseID("task_id", a.TaskID)
+	a.id, err = tools.ParseID("task_id", a.TaskID)
 	return err
 }
 
-// parseID parses a UUID argument.
-func parseID(field, s string) (uuid.UUID, error) {
-	id, err := uuid.Parse(strings.TrimSpace(s))
-	if err != nil {
-		return uuid.Nil, &ArgError{Field: field, Msg: quote(s) + " is not a valid id (a UUID like 123e4567-e89b-12d3-a456-426614174000)", Err: err}
-	}
-	return id, nil
-}
-
 // completeTaskTool returns the complete_task tool (write).
-func completeTaskTool() Tool {
-	t := New("complete_task",
+func completeTaskTool() tools.Tool {
+	t := tools.New("complete_task",
 		"Mark a task as done.",
 		steward.KindWrite,
-		func(ctx context.Context, env Env, a completeTaskArgs) (any, error) {
-			d, err := env.data()
+		func(ctx context.Context, env tools.Env, a completeTaskArgs) (any, error) {
+			d, err := env.RequireData()
 			if err != nil {
 				return nil, err
 			}
 			before, err := d.GetTask(ctx, a.id)
 			if errors.Is(err, steward.ErrNotFound) {
-				return nil, &ArgError{Field: "task_id", Msg: "no task with id " + a.id.String() + "; use list_tasks to find it", Err: err}
+				return nil, &tools.ArgError{Field: "task_id", Msg: "no task with id " + a.id.String() + "; use list_tasks to find it", Err: err}
 			}
 			if err != nil {
 				return nil, fmt.Errorf("complete task %s: %w", a.id, err)
@@ -56,12 +47,12 @@ func completeTaskTool() Tool {
 			}
 			if before.Status != steward.TaskDone {
 				// A task that was already done is left as it was: there is nothing to undo.
-				env.undoWith(steward.Inverse{Op: steward.UndoReopenTask, ID: t.ID})
+				env.UndoWith(steward.Inverse{Op: steward.UndoReopenTask, ID: t.ID})
 			}
 			return map[string]any{"task": t}, nil
 		})
 	t.Reversible = true
-	return Say(t, sayCompleteTask, saidCompleteTask)
+	return tools.Say(t, sayCompleteTask, saidCompleteTask)
 }
 
 func sayCompleteTask(completeTaskArgs) string { return "Mark a task done" }
@@ -71,5 +62,5 @@ func saidCompleteTask(_ completeTaskArgs, o struct {
 		Title string `json:"title"`
 	} `json:"task"`
 }) string {
-	return "Completed task " + Quote(o.Task.Title)
+	return "Completed task " + tools.Quote(o.Task.Title)
 }

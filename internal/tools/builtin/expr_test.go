@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/stewardhq/steward/internal/tools"
 )
 
 func TestEvaluate(t *testing.T) {
@@ -127,36 +129,23 @@ func TestEvaluateErrors(t *testing.T) {
 	}
 }
 
-func TestCalculateTool(t *testing.T) {
-	t.Parallel()
-	env, _ := testEnv()
-	out, err := DefaultRegistry().Run(context.Background(), env, "calculate", json.RawMessage(`{"expression":"(1+2)*3"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := `{"expression":"(1+2)*3","result":9}`; string(out) != want {
-		t.Errorf("output = %s, want %s", out, want)
-	}
-	ae := runArgErr(t, env, "calculate", `{"expression":"1/0"}`)
-	if ae.Field != "expression" || !strings.Contains(ae.Error(), "at position 2: division by zero") {
-		t.Errorf("ArgError = %+v (%q)", ae, ae.Error())
-	}
-}
-
 func FuzzCalculate(f *testing.F) {
 	for _, s := range []string{"1+2*3", "2^3^2", "-(1.5e3 % 7)", "sqrt(abs(-16))", "round(pi, 2)", "max(1,2,3)/min(4)", "((1)", "1e", ".5.", "2**-1", "é"} {
 		f.Add(s)
 	}
-	reg := DefaultRegistry()
+	reg, err := tools.NewRegistry(calculateTool())
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, expr string) {
 		v, err := evaluate(expr)
 		if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
 			t.Fatalf("evaluate(%q) = %v without error", expr, v)
 		}
 		args, _ := json.Marshal(map[string]string{"expression": expr})
-		out, err := reg.Run(context.Background(), Env{}, "calculate", args)
+		out, err := reg.Run(context.Background(), tools.Env{}, "calculate", args)
 		if err != nil {
-			if _, ok := errors.AsType[*ArgError](err); !ok {
+			if _, ok := errors.AsType[*tools.ArgError](err); !ok {
 				t.Fatalf("calculate(%q): %v is not an *ArgError", expr, err)
 			}
 			return

@@ -1,10 +1,11 @@
-package tools
+package builtin
 
 import (
 	"context"
 	"strconv"
 
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/tools"
 )
 
 // calculateArgs are the arguments of calculate.
@@ -19,7 +20,7 @@ type calculateArgs struct {
 func (a *calculateArgs) Check() error {
 	v, err := evaluate(a.Expression)
 	if err != nil {
-		return &ArgError{Field: "expression", Msg: err.Error(), Err: err}
+		return &tools.ArgError{Field: "expression", Msg: err.Error(), Err: err}
 	}
 	a.result = v
 	return nil
@@ -32,16 +33,16 @@ type calculateOutput struct {
 }
 
 // calculateTool returns the calculate tool (read): exact arithmetic instead of guessing.
-func calculateTool() Tool {
-	return Say(New("calculate",
+func calculateTool() tools.Tool {
+	return tools.Say(tools.New("calculate",
 		"Evaluate an arithmetic expression and return the number. Use it for any arithmetic instead of computing in your head.",
 		steward.KindRead,
-		func(_ context.Context, _ Env, a calculateArgs) (any, error) {
+		func(_ context.Context, _ tools.Env, a calculateArgs) (any, error) {
 			return calculateOutput{Expression: a.Expression, Result: a.result}, nil
 		}), sayCalculate, saidCalculate)
 }
 
-func sayCalculate(a calculateArgs) string { return "Calculate " + Clip(a.Expression, 60) }
+func sayCalculate(a calculateArgs) string { return "Calculate " + tools.Clip(a.Expression, 60) }
 
 func saidCalculate(_ calculateArgs, o calculateOutput) string {
 	return "= " + strconv.FormatFloat(o.Result, 'g', 12, 64)

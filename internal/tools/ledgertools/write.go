@@ -1,4 +1,4 @@
-package tools
+package ledgertools
 
 import (
 	"cmp"
@@ -11,7 +11,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/accounting"
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/tools"
 )
 
 // maxCategorize bounds the transactions one categorize call re-points.
@@ -27,17 +29,17 @@ type categorizeArgs struct {
 
 func (a *categorizeArgs) Check() error {
 	a.Category = strings.TrimSpace(a.Category)
-	if err := checkLength("category", a.Category, 1, 100); err != nil {
+	if err := tools.CheckLength("category", a.Category, 1, 100); err != nil {
 		return err
 	}
 	if len(a.TransactionIDs) == 0 || len(a.TransactionIDs) > maxCategorize {
-		return argErrorf("transaction_ids", "give 1 to %d transaction ids", maxCategorize)
+		return tools.ArgErrorf("transaction_ids", "give 1 to %d transaction ids", maxCategorize)
 	}
 	a.ids = a.ids[:0]
 	for _, s := range a.TransactionIDs {
 		id, err := uuid.Parse(strings.TrimSpace(s))
 		if err != nil {
-			return argErrorf("transaction_ids", "%s is not a transaction id", quote(s))
+			return tools.ArgErrorf("transaction_ids", "%s is not a transaction id", tools.QuoteValue(s))
 		}
 		if !slices.Contains(a.ids, id) {
 			a.ids = append(a.ids, id)
@@ -48,30 +50,30 @@ func (a *categorizeArgs) Check() error {
 
 // category returns the category account called name in currency, created as an expense
 // account when the owner has none; an account of another kind or currency is an ArgError.
-func category(ctx context.Context, l Ledger, name, currency string) (steward.LedgerAccount, error) {
+func category(ctx context.Context, l tools.Ledger, name, currency string) (steward.LedgerAccount, error) {
 	acc, err := l.EnsureAccount(ctx, name, steward.AccountExpense, currency)
 	if err != nil {
 		return acc, fmt.Errorf("category: %w", err)
 	}
 	if acc.Kind != steward.AccountExpense && acc.Kind != steward.AccountIncome {
-		return acc, argErrorf("category", "%s is an %s account, not a category", quote(name), acc.Kind)
+		return acc, tools.ArgErrorf("category", "%s is an %s account, not a category", tools.QuoteValue(name), acc.Kind)
 	}
 	if acc.Currency != currency {
-		return acc, argErrorf("category", "%s is kept in %s, the money is in %s", quote(name), acc.Currency, currency)
+		return acc, tools.ArgErrorf("category", "%s is kept in %s, the money is in %s", tools.QuoteValue(name), acc.Currency, currency)
 	}
 	return acc, nil
 }
 
-func categorizeTool() Tool {
-	t := New("categorize",
+func categorizeTool() tools.Tool {
+	t := tools.New("categorize",
 		"Book ledger transactions under a category (an expense or income account, created when new), e.g. move them out of Uncategorized.",
 		steward.KindWrite,
-		func(ctx context.Context, env Env, a categorizeArgs) (any, error) {
-			l, err := env.ledger()
+		func(ctx context.Context, env tools.Env, a categorizeArgs) (any, error) {
+			l, err := env.RequireLedger()
 			if err != nil {
 				return nil, err
 			}
-			entries, err := l.Entries(ctx, ledgerBegin, ledgerEnd)
+			entries, err := l.Entries(ctx, accounting.AllFrom, accounting.AllTo)
 			if err != nil {
 				return nil, fmt.Errorf("categorize: %w", err)
 			}
@@ -83,7 +85,7 @@ func categorizeTool() Tool {
 					continue
 				}
 				if currency != "" && e.Currency != currency {
-					return nil, argErrorf("transaction_ids", "the transactions are in %s and %s; categorize one currency at a time", currency, e.Currency)
+					return nil, tools.ArgErrorf("transaction_ids", "the transactions are in %s and %s; categorize one currency at a time", currency, e.Currency)
 				}
 				currency = e.Currency
 				ids = append(ids, e.ID)
@@ -94,7 +96,7 @@ func categorizeTool() Tool {
 				}
 			}
 			if len(ids) != len(a.ids) {
-				return nil, argErrorf("transaction_ids", "%d of the %d ids are not transactions of the ledger", len(a.ids)-len(ids), len(a.ids))
+				return nil, tools.ArgErrorf("transaction_ids", "%d of the %d ids are not transactions of the ledger", len(a.ids)-len(ids), len(a.ids))
 			}
 			acc, err := category(ctx, l, a.Category, currency)
 			if err != nil {
@@ -104,11 +106,11 @@ func categorizeTool() Tool {
 			if err != nil {
 				return nil, fmt.Errorf("categorize: %w", err)
 			}
-			env.undoWith(steward.Inverse{Op: steward.UndoRecategorize, Moves: undo})
+			env.UndoWith(steward.Inverse{Op: steward.UndoRecategorize, Moves: undo})
 			return map[string]any{"categorized": len(ids), "postings_moved": n, "category": acc.Name}, nil
 		})
 	t.Reversible = true
-	return Say(t, sayCategorize, saidCategorize)
+	return tools.Say(t, sayCategorize, saidCategorize)
 }
 
 // setBudgetArgs are the arguments of set_budget.
@@ -120,24 +122,24 @@ type setBudgetArgs struct {
 
 func (a *setBudgetArgs) Check() error {
 	a.Category, a.Currency = strings.TrimSpace(a.Category), strings.TrimSpace(a.Currency)
-	if err := checkLength("category", a.Category, 1, 100); err != nil {
+	if err := tools.CheckLength("category", a.Category, 1, 100); err != nil {
 		return err
 	}
 	if a.MonthlyAmount < 0 {
-		return argErrorf("monthly_amount", "must not be negative")
+		return tools.ArgErrorf("monthly_amount", "must not be negative")
 	}
 	if !steward.IsCurrencyCode(a.Currency) {
-		return argErrorf("currency", "%s is not an ISO 4217 code such as EUR", quote(a.Currency))
+		return tools.ArgErrorf("currency", "%s is not an ISO 4217 code such as EUR", tools.QuoteValue(a.Currency))
 	}
 	return nil
 }
 
-func setBudgetTool() Tool {
-	return Say(New("set_budget",
+func setBudgetTool() tools.Tool {
+	return tools.Say(tools.New("set_budget",
 		"Set the monthly budget of a spending category, in integer minor units (cents).",
 		steward.KindWrite,
-		func(ctx context.Context, env Env, a setBudgetArgs) (any, error) {
-			l, err := env.ledger()
+		func(ctx context.Context, env tools.Env, a setBudgetArgs) (any, error) {
+			l, err := env.RequireLedger()
 			if err != nil {
 				return nil, err
 			}
@@ -145,7 +147,7 @@ func setBudgetTool() Tool {
 			if err != nil {
 				return nil, fmt.Errorf("set budget: %w", err)
 			}
-			return map[string]any{"budget": b, "monthly": FormatMoney(b.MonthlyMinor, b.Currency)}, nil
+			return map[string]any{"budget": b, "monthly": steward.FormatMoney(b.MonthlyMinor, b.Currency)}, nil
 		}), saySetBudget, saidSetBudget)
 }
 
@@ -171,46 +173,46 @@ func (a *recordExpenseArgs) Check() error {
 		return err
 	}
 	if a.date.IsZero() {
-		return argErrorf("date", "must not be empty")
+		return tools.ArgErrorf("date", "must not be empty")
 	}
 	if a.Amount <= 0 {
-		return argErrorf("amount", "must be a positive number of minor units")
+		return tools.ArgErrorf("amount", "must be a positive number of minor units")
 	}
 	if !steward.IsCurrencyCode(a.Currency) {
-		return argErrorf("currency", "%s is not an ISO 4217 code such as EUR", quote(a.Currency))
+		return tools.ArgErrorf("currency", "%s is not an ISO 4217 code such as EUR", tools.QuoteValue(a.Currency))
 	}
 	for _, c := range []struct {
 		field, s string
 		max      int
 	}{{"merchant", a.Merchant, 200}, {"category", a.Category, 100}, {"account", a.Account, 100}} {
-		if err := checkLength(c.field, c.s, 1, c.max); err != nil {
+		if err := tools.CheckLength(c.field, c.s, 1, c.max); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func recordExpenseTool() Tool {
-	t := New("record_expense",
+func recordExpenseTool() tools.Tool {
+	t := tools.New("record_expense",
 		"Record an expense paid from one of the owner's accounts, in integer minor units (cents). It moves money in the ledger, so the money caps apply and the owner is asked every time.",
 		steward.KindWrite,
-		func(ctx context.Context, env Env, a recordExpenseArgs) (any, error) {
-			l, err := env.ledger()
+		func(ctx context.Context, env tools.Env, a recordExpenseArgs) (any, error) {
+			l, err := env.RequireLedger()
 			if err != nil {
 				return nil, err
 			}
 			acc, err := l.Account(ctx, a.Account)
 			if errors.Is(err, steward.ErrNotFound) {
-				return nil, argErrorf("account", "there is no account %s; list_accounts shows them", quote(a.Account))
+				return nil, tools.ArgErrorf("account", "there is no account %s; list_accounts shows them", tools.QuoteValue(a.Account))
 			}
 			if err != nil {
 				return nil, fmt.Errorf("record expense: %w", err)
 			}
 			if acc.Kind != steward.AccountAsset && acc.Kind != steward.AccountLiability {
-				return nil, argErrorf("account", "%s is an %s account; pay from an asset or liability account", quote(a.Account), acc.Kind)
+				return nil, tools.ArgErrorf("account", "%s is an %s account; pay from an asset or liability account", tools.QuoteValue(a.Account), acc.Kind)
 			}
 			if acc.Currency != a.Currency {
-				return nil, argErrorf("currency", "account %s is kept in %s, not %s", quote(a.Account), acc.Currency, a.Currency)
+				return nil, tools.ArgErrorf("currency", "account %s is kept in %s, not %s", tools.QuoteValue(a.Account), acc.Currency, a.Currency)
 			}
 			cat, err := category(ctx, l, a.Category, a.Currency)
 			if err != nil {
@@ -223,29 +225,29 @@ func recordExpenseTool() Tool {
 			if err != nil {
 				return nil, fmt.Errorf("record expense: %w", err)
 			}
-			env.undoWith(steward.Inverse{Op: steward.UndoDeleteTransaction, ID: id})
-			return map[string]any{"transaction": Transaction{ID: id, Date: a.date.Format(time.DateOnly), Description: a.Merchant,
+			env.UndoWith(steward.Inverse{Op: steward.UndoDeleteTransaction, ID: id})
+			return map[string]any{"transaction": accounting.Transaction{ID: id, Date: a.date.Format(time.DateOnly), Description: a.Merchant,
 				Merchant: a.Merchant, Account: acc.Name, Category: cat.Name, AmountMinor: -a.Amount, Currency: a.Currency,
-				Amount: FormatMoney(-a.Amount, a.Currency)}}, nil
+				Amount: steward.FormatMoney(-a.Amount, a.Currency)}}, nil
 		})
-	t.Money = &MoneyArgs{Amount: "amount", Currency: "currency"}
+	t.Money = &tools.MoneyArgs{Amount: "amount", Currency: "currency"}
 	t.Reversible = true
-	return Say(t, sayRecordExpense, saidRecordExpense)
+	return tools.Say(t, sayRecordExpense, saidRecordExpense)
 }
 
 func sayCategorize(a categorizeArgs) string {
-	return "File " + Count(len(a.TransactionIDs), "transaction") + " under " + Quote(a.Category)
+	return "File " + tools.Count(len(a.TransactionIDs), "transaction") + " under " + tools.Quote(a.Category)
 }
 
 func saidCategorize(a categorizeArgs, o struct {
 	Categorized int    `json:"categorized"`
 	Category    string `json:"category"`
 }) string {
-	return "Filed " + Count(o.Categorized, "transaction") + " under " + Quote(cmp.Or(o.Category, a.Category))
+	return "Filed " + tools.Count(o.Categorized, "transaction") + " under " + tools.Quote(cmp.Or(o.Category, a.Category))
 }
 
 func saySetBudget(a setBudgetArgs) string {
-	return "Set the " + Quote(a.Category) + " budget to " + Money(a.MonthlyAmount, Clip(a.Currency, 3)) + " a month"
+	return "Set the " + tools.Quote(a.Category) + " budget to " + tools.Money(a.MonthlyAmount, tools.Clip(a.Currency, 3)) + " a month"
 }
 
 func saidSetBudget(_ setBudgetArgs, o struct {
@@ -255,16 +257,16 @@ func saidSetBudget(_ setBudgetArgs, o struct {
 		Currency     string `json:"currency"`
 	} `json:"budget"`
 }) string {
-	return "Budget " + Quote(o.Budget.Category) + " set to " + Money(o.Budget.MonthlyMinor, Clip(o.Budget.Currency, 3)) + " a month"
+	return "Budget " + tools.Quote(o.Budget.Category) + " set to " + tools.Money(o.Budget.MonthlyMinor, tools.Clip(o.Budget.Currency, 3)) + " a month"
 }
 
 func sayRecordExpense(a recordExpenseArgs) string {
-	s := "Spend " + Money(a.Amount, Clip(a.Currency, 3)) + " at " + Clip(strings.TrimSpace(a.Merchant), 40)
+	s := "Spend " + tools.Money(a.Amount, tools.Clip(a.Currency, 3)) + " at " + tools.Clip(strings.TrimSpace(a.Merchant), 40)
 	if d := strings.TrimSpace(a.Date); d != "" {
-		s += " on " + Day(d)
+		s += " on " + tools.Day(d)
 	}
 	if acc := strings.TrimSpace(a.Account); acc != "" {
-		s += " from " + Clip(acc, 30)
+		s += " from " + tools.Clip(acc, 30)
 	}
 	return s
 }
@@ -277,5 +279,5 @@ func saidRecordExpense(_ recordExpenseArgs, o struct {
 	} `json:"transaction"`
 }) string {
 	x := o.Transaction
-	return "Recorded " + Money(-x.AmountMinor, Clip(x.Currency, 3)) + " at " + Clip(strings.TrimSpace(x.Merchant), 40)
+	return "Recorded " + tools.Money(-x.AmountMinor, tools.Clip(x.Currency, 3)) + " at " + tools.Clip(strings.TrimSpace(x.Merchant), 40)
 }

@@ -1,4 +1,4 @@
-package tools
+package toolstest
 
 import (
 	"context"
@@ -12,41 +12,41 @@ import (
 	"github.com/google/uuid"
 )
 
-// memData is an in-memory Data for unit tests; the real one lives in the store and is tested
+// MemData is an in-memory tools.Data for unit tests; the real one lives in the store and is tested
 // against Postgres.
-type memData struct {
+type MemData struct {
 	mu            sync.Mutex
 	now           time.Time
-	tasks         []steward.Task
-	facts         []steward.Fact
+	Tasks         []steward.Task
+	Facts         []steward.Fact
 	keys          map[uuid.UUID]string
-	turns         map[uuid.UUID]*uuid.UUID
-	notifications []steward.Notification
+	Turns         map[uuid.UUID]*uuid.UUID // the turn that remembered each fact
+	Notifications []steward.Notification
 }
 
-// newMemData returns an empty memData whose clock is fixed.
-func newMemData() *memData {
-	return &memData{
+// NewMemData returns an empty MemData whose clock is fixed.
+func NewMemData() *MemData {
+	return &MemData{
 		now:   time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC),
 		keys:  map[uuid.UUID]string{},
-		turns: map[uuid.UUID]*uuid.UUID{},
+		Turns: map[uuid.UUID]*uuid.UUID{},
 	}
 }
 
 // CreateTask stores an open task.
-func (m *memData) CreateTask(_ context.Context, t steward.NewTask) (steward.Task, error) {
+func (m *MemData) CreateTask(_ context.Context, t steward.NewTask) (steward.Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	task := steward.Task{ID: uuid.New(), Title: t.Title, Notes: t.Notes, Due: t.Due, Status: steward.TaskOpen, CreatedAt: m.now}
-	m.tasks = append(m.tasks, task)
+	m.Tasks = append(m.Tasks, task)
 	return task, nil
 }
 
 // GetTask returns one task.
-func (m *memData) GetTask(_ context.Context, id uuid.UUID) (steward.Task, error) {
+func (m *MemData) GetTask(_ context.Context, id uuid.UUID) (steward.Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, t := range m.tasks {
+	for _, t := range m.Tasks {
 		if t.ID == id {
 			return t, nil
 		}
@@ -55,15 +55,15 @@ func (m *memData) GetTask(_ context.Context, id uuid.UUID) (steward.Task, error)
 }
 
 // CompleteTask marks a task done.
-func (m *memData) CompleteTask(_ context.Context, id uuid.UUID) (steward.Task, error) {
+func (m *MemData) CompleteTask(_ context.Context, id uuid.UUID) (steward.Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for i, t := range m.tasks {
+	for i, t := range m.Tasks {
 		if t.ID == id {
 			if t.Status != steward.TaskDone {
 				now := m.now
 				t.Status, t.CompletedAt = steward.TaskDone, &now
-				m.tasks[i] = t
+				m.Tasks[i] = t
 			}
 			return t, nil
 		}
@@ -72,11 +72,11 @@ func (m *memData) CompleteTask(_ context.Context, id uuid.UUID) (steward.Task, e
 }
 
 // ListTasks lists tasks by status.
-func (m *memData) ListTasks(_ context.Context, status string) ([]steward.Task, error) {
+func (m *MemData) ListTasks(_ context.Context, status string) ([]steward.Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []steward.Task
-	for _, t := range m.tasks {
+	for _, t := range m.Tasks {
 		if status == "" || t.Status == status {
 			out = append(out, t)
 		}
@@ -85,27 +85,27 @@ func (m *memData) ListTasks(_ context.Context, status string) ([]steward.Task, e
 }
 
 // UpsertFact stores a fact unless its key exists.
-func (m *memData) UpsertFact(_ context.Context, f steward.NewFact) (steward.Fact, bool, error) {
+func (m *MemData) UpsertFact(_ context.Context, f steward.NewFact) (steward.Fact, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, old := range m.facts {
+	for _, old := range m.Facts {
 		if m.keys[old.ID] == f.Key {
 			return old, false, nil
 		}
 	}
 	fact := steward.Fact{ID: uuid.New(), Kind: f.Kind, Subject: f.Subject, Content: f.Content, CreatedAt: m.now}
-	m.facts = append(m.facts, fact)
+	m.Facts = append(m.Facts, fact)
 	m.keys[fact.ID] = f.Key
-	m.turns[fact.ID] = f.TurnID
+	m.Turns[fact.ID] = f.TurnID
 	return fact, true, nil
 }
 
 // SearchFacts returns facts containing any word of query.
-func (m *memData) SearchFacts(_ context.Context, query string, limit int) ([]steward.Fact, error) {
+func (m *MemData) SearchFacts(_ context.Context, query string, limit int) ([]steward.Fact, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []steward.Fact
-	for _, f := range m.facts {
+	for _, f := range m.Facts {
 		text := strings.ToLower(f.Subject + " " + f.Content)
 		if slices.ContainsFunc(strings.Fields(strings.ToLower(query)), func(w string) bool { return strings.Contains(text, w) }) {
 			out = append(out, f)
@@ -118,12 +118,12 @@ func (m *memData) SearchFacts(_ context.Context, query string, limit int) ([]ste
 }
 
 // ForgetFact deletes a fact.
-func (m *memData) ForgetFact(_ context.Context, id uuid.UUID) (steward.Fact, error) {
+func (m *MemData) ForgetFact(_ context.Context, id uuid.UUID) (steward.Fact, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for i, f := range m.facts {
+	for i, f := range m.Facts {
 		if f.ID == id {
-			m.facts = slices.Delete(m.facts, i, i+1)
+			m.Facts = slices.Delete(m.Facts, i, i+1)
 			delete(m.keys, id)
 			return f, nil
 		}
@@ -132,10 +132,10 @@ func (m *memData) ForgetFact(_ context.Context, id uuid.UUID) (steward.Fact, err
 }
 
 // CreateNotification stores a notification.
-func (m *memData) CreateNotification(_ context.Context, channel, title, message string) (steward.Notification, error) {
+func (m *MemData) CreateNotification(_ context.Context, channel, title, message string) (steward.Notification, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := steward.Notification{ID: uuid.New(), Channel: channel, Title: title, Message: message, CreatedAt: m.now}
-	m.notifications = append(m.notifications, n)
+	m.Notifications = append(m.Notifications, n)
 	return n, nil
 }

@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"cmp"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/tools"
 )
 
 // Limits of notification fields, in characters.
@@ -27,22 +28,22 @@ func (a *notifyArgs) Check() error {
 	a.Message = strings.TrimSpace(a.Message)
 	a.Title = strings.TrimSpace(a.Title)
 	a.Channel = strings.TrimSpace(a.Channel)
-	if err := checkLength("channel", a.Channel, 0, 32); err != nil {
+	if err := tools.CheckLength("channel", a.Channel, 0, 32); err != nil {
 		return err
 	}
-	if err := checkLength("message", a.Message, 1, maxNotifyMessage); err != nil {
+	if err := tools.CheckLength("message", a.Message, 1, maxNotifyMessage); err != nil {
 		return err
 	}
-	return checkLength("title", a.Title, 0, maxNotifyTitle)
+	return tools.CheckLength("title", a.Title, 0, maxNotifyTitle)
 }
 
 // notifyTool returns the notify tool (write): a message for the owner.
-func notifyTool() Tool {
-	return Say(New("notify",
+func notifyTool() tools.Tool {
+	return tools.Say(tools.New("notify",
 		"Send the owner a notification, e.g. a reminder or the result of a background run, to their default channel or the one named.",
 		steward.KindWrite,
-		func(ctx context.Context, env Env, a notifyArgs) (any, error) {
-			d, err := env.data()
+		func(ctx context.Context, env tools.Env, a notifyArgs) (any, error) {
+			d, err := env.RequireData()
 			if err != nil {
 				return nil, err
 			}
@@ -55,9 +56,9 @@ func notifyTool() Tool {
 }
 
 func sayNotify(a notifyArgs) string {
-	s := "Notify you: " + Quote(cmp.Or(strings.TrimSpace(a.Title), a.Message))
+	s := "Notify you: " + tools.Quote(cmp.Or(strings.TrimSpace(a.Title), a.Message))
 	if c := strings.TrimSpace(a.Channel); c != "" {
-		s += " on " + Clip(c, 30)
+		s += " on " + tools.Clip(c, 30)
 	}
 	return s
 }

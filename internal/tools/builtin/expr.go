@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/stewardhq/steward/internal/tools"
 )
 
 // This file is the calculator's expression language: a lexer and a recursive-descent
@@ -83,9 +85,9 @@ func (t token) String() string {
 	case tokNum:
 		return "number " + t.text
 	case tokIdent:
-		return "name " + quote(t.text)
+		return "name " + tools.QuoteValue(t.text)
 	}
-	return quote(t.text)
+	return tools.QuoteValue(t.text)
 }
 
 // lex splits an expression into tokens.
@@ -123,7 +125,7 @@ func lex(s string) ([]token, error) {
 			text := string(rs[i:j])
 			v, err := strconv.ParseFloat(text, 64)
 			if err != nil || math.IsInf(v, 0) {
-				return nil, &calcError{pos: pos, msg: "number " + quote(text) + " is out of range"}
+				return nil, &calcError{pos: pos, msg: "number " + tools.QuoteValue(text) + " is out of range"}
 			}
 			toks = append(toks, token{kind: tokNum, pos: pos, text: text, num: v})
 			i = j
@@ -367,13 +369,13 @@ func (p *parser) name(t token) (float64, error) {
 	id := strings.ToLower(t.text)
 	if v, ok := constants[id]; ok {
 		if p.isOp("(") {
-			return 0, &calcError{pos: t.pos, msg: quote(t.text) + " is a constant, not a function"}
+			return 0, &calcError{pos: t.pos, msg: tools.QuoteValue(t.text) + " is a constant, not a function"}
 		}
 		return v, nil
 	}
 	f, ok := functions[id]
 	if !ok {
-		return 0, &calcError{pos: t.pos, msg: "unknown name " + quote(t.text) + " (functions: sqrt, abs, round, floor, ceil, min, max; constants: pi, e)"}
+		return 0, &calcError{pos: t.pos, msg: "unknown name " + tools.QuoteValue(t.text) + " (functions: sqrt, abs, round, floor, ceil, min, max; constants: pi, e)"}
 	}
 	if !p.isOp("(") {
 		return 0, &calcError{pos: t.pos, msg: fmt.Sprintf("function %s needs its arguments in parentheses, e.g. %s(2)", id, id)}

@@ -1,4 +1,4 @@
-package tools
+package steward_test
 
 import (
 	"testing"

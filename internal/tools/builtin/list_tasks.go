@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/tools"
 )
 
 // listTasksArgs are the arguments of list_tasks.
@@ -22,12 +23,12 @@ func (a *listTasksArgs) Check() error {
 }
 
 // listTasksTool returns the list_tasks tool (read).
-func listTasksTool() Tool {
-	return Say(New("list_tasks",
+func listTasksTool() tools.Tool {
+	return tools.Say(tools.New("list_tasks",
 		"List the owner's tasks: open ones by default, or done ones, or all.",
 		steward.KindRead,
-		func(ctx context.Context, env Env, a listTasksArgs) (any, error) {
-			d, err := env.data()
+		func(ctx context.Context, env tools.Env, a listTasksArgs) (any, error) {
+			d, err := env.RequireData()
 			if err != nil {
 				return nil, err
 			}
@@ -59,5 +60,5 @@ func sayListTasks(a listTasksArgs) string {
 func saidListTasks(_ listTasksArgs, o struct {
 	Tasks []json.RawMessage `json:"tasks"`
 }) string {
-	return "Found " + Count(len(o.Tasks), "task")
+	return "Found " + tools.Count(len(o.Tasks), "task")
 }
