@@ -122,14 +122,14 @@ bench-soak: build db ## RSS of steward serve over $(SOAK) suspend → approve cy
 	@$(load_env); bin/benchcycle -steward bin/steward -soak $(SOAK)
 
 bench-extract: db ## the hostile documents: each reading's time and extra RSS, and another owner's latency while they are uploaded
-	@$(load_env); $(GO) test -run '^$$' -bench BenchmarkHostile -benchtime 3x ./internal/document/ && \
+	@$(load_env); $(GO) test -run '^$$' -bench BenchmarkHostile -benchtime 3x ./internal/doctext/ && \
 	$(GO) test -run '^$$' -bench BenchmarkNeighbourDuringHostileUploads -benchtime 300x ./internal/httpapi/
 
 FUZZTIME ?= 30s
 fuzz: ## each document reader's fuzz target for $(FUZZTIME) (CI runs it for a bounded time)
-	@for target in $$($(GO) test -list '^Fuzz' ./internal/document/ | grep '^Fuzz'); do \
+	@for target in $$($(GO) test -list '^Fuzz' ./internal/doctext/ | grep '^Fuzz'); do \
 		echo "fuzz $$target for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) ./internal/document/ || exit 1; \
+		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) ./internal/doctext/ || exit 1; \
 	done
 
 bench-recall: db ## memory recall at 100,000 chunks under RLS: p50/p99 ms and recall@10 (data cached in its own database)

@@ -17,7 +17,7 @@ import (
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/testdb"
-	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // TestOwnersBudget sets an owner's daily limits with the CLI and sees the API enforce and
@@ -26,7 +26,7 @@ func TestOwnersBudget(t *testing.T) {
 	t.Parallel()
 	db := testdb.Open(t, 5)
 	owner, key := db.Owner(t, "alice")
-	runner := &agent.Runner{Model: scripted.New(scripted.Reply(scripted.Text("Hi!"))), Tools: tools.DefaultRegistry(), Store: db.Store,
+	runner := &agent.Runner{Model: scripted.New(scripted.Reply(scripted.Text("Hi!"))), Tools: toolstest.Registry(), Store: db.Store,
 		Gate: &safety.Gate{}, Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}, MaxIterations: 4, SuspendTTL: time.Hour}
 	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door, Logger: zerolog.Nop()}))
 	t.Cleanup(srv.Close)

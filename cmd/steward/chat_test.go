@@ -21,7 +21,7 @@ import (
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
-	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // chatServer is the real API on a fresh database with a scripted model; it returns the
@@ -31,7 +31,7 @@ func chatServer(t *testing.T, maxIter int, steps ...scripted.Step) (config.Confi
 	db := testdb.Open(t, 5)
 	s, door := db.Store, db.Door
 	owner, key := db.Owner(t, "alice")
-	runner := &agent.Runner{Model: scripted.New(steps...), Tools: tools.DefaultRegistry(), Store: s, Gate: &safety.Gate{},
+	runner := &agent.Runner{Model: scripted.New(steps...), Tools: toolstest.Registry(), Store: s, Gate: &safety.Gate{},
 		Control: &safety.Control{GlobalCost: door.GlobalCostToday}, MaxIterations: maxIter, SuspendTTL: time.Hour}
 	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: runner, Store: s, Auth: door, Logger: zerolog.Nop()}))
 	t.Cleanup(srv.Close)

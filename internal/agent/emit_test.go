@@ -13,6 +13,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // TestNoStreamEventInsideTransaction is issue 10, item 1: a turn's stream events reach the
@@ -23,7 +24,7 @@ func TestNoStreamEventInsideTransaction(t *testing.T) {
 	ctx := context.Background()
 	db := testdb.Open(t, 10)
 	owner, _ := db.Owner(t, "alice")
-	reg, err := tools.NewRegistry(tools.Builtins()...)
+	reg, err := tools.NewRegistry(toolstest.Tools()...)
 	if err != nil {
 		t.Fatal(err)
 	}

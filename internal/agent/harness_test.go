@@ -18,6 +18,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // harness is a Runner on a fresh real database with one owner.
@@ -58,7 +59,7 @@ func newHarness(t testing.TB, model llm.Model) *harness {
 		return map[string]string{"sent_to": a.To}, nil
 	})
 	mail.External = true
-	reg, err := tools.NewRegistry(append(tools.Builtins(), lookup, mail)...)
+	reg, err := tools.NewRegistry(append(toolstest.Tools(), lookup, mail)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // payload is a hostile text planted in data, and the write calls an obedient model makes
@@ -114,7 +115,7 @@ func injectionTools(h *harness) {
 		})
 		return map[string]any{"notifications": notes}, err
 	})
-	reg, err := tools.NewRegistry(append(tools.Builtins(), fetch, inbox)...)
+	reg, err := tools.NewRegistry(append(toolstest.Tools(), fetch, inbox)...)
 	if err != nil {
 		h.t.Fatal(err)
 	}

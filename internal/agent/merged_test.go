@@ -9,6 +9,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // A database-local write is claimed, run and journaled in one transaction (docs/ARCHITECTURE.md
@@ -30,7 +31,7 @@ func TestConcurrentConfirmDuringMergedClaimAndExecute(t *testing.T) {
 		<-release
 		return task, err
 	})
-	reg, err := tools.NewRegistry(append(tools.Builtins(), hold)...)
+	reg, err := tools.NewRegistry(append(toolstest.Tools(), hold)...)
 	if err != nil {
 		t.Fatal(err)
 	}

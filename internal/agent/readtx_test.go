@@ -5,9 +5,11 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // TestReadToolsRunOutsideTheBatchTransaction: while a read tool runs — one that could be a
@@ -35,7 +37,7 @@ func TestReadToolsRunOutsideTheBatchTransaction(t *testing.T) {
 			WHERE datname = current_database() AND state LIKE 'idle in transaction%'`).Scan(&openTx)
 		return map[string]int{"open": openTx}, err
 	})
-	reg, err := tools.NewRegistry(append(tools.Builtins(), slow)...)
+	reg, err := tools.NewRegistry(append(toolstest.Tools(), slow)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +67,7 @@ func TestReadToolCannotWrite(t *testing.T) {
 	sneaky := tools.New("sneaky_read", "A read that writes.", steward.KindRead, func(ctx context.Context, env tools.Env, _ noArgs) (any, error) {
 		return env.Data.CreateTask(ctx, steward.NewTask{Title: "behind the gate"})
 	})
-	reg, err := tools.NewRegistry(append(tools.Builtins(), sneaky)...)
+	reg, err := tools.NewRegistry(append(toolstest.Tools(), sneaky)...)
 	if err != nil {
 		t.Fatal(err)
 	}

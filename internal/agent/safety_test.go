@@ -18,6 +18,7 @@ import (
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // withSafety adds the kill switch, budgets and a money-moving "pay" tool to a harness.
@@ -32,7 +33,7 @@ func withSafety(h *harness) {
 		return map[string]any{"paid": a.Amount}, nil
 	})
 	pay.Money = &tools.MoneyArgs{Amount: "amount_minor", Currency: "currency"}
-	reg, err := tools.NewRegistry(append(tools.Builtins(), pay, mustTool(h, "lookup"))...)
+	reg, err := tools.NewRegistry(append(toolstest.Tools(), pay, mustTool(h, "lookup"))...)
 	if err != nil {
 		h.t.Fatal(err)
 	}

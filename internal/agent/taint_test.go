@@ -16,6 +16,8 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
+	"github.com/stewardhq/steward/internal/tools/webtools"
 	"github.com/stewardhq/steward/internal/web"
 )
 
@@ -46,7 +48,7 @@ func newExfilServer(t *testing.T) *exfilServer {
 // allows only s.
 func withWebFetch(h *harness, s *exfilServer) {
 	client := egress.NewClient(egress.Options{AllowHTTP: true, Lookup: egresstest.Lookup, Allow: []netip.AddrPort{s.Addr()}})
-	reg, err := tools.NewRegistry(append(tools.Builtins(), tools.WebFetchTool(&web.Fetcher{Client: client}))...)
+	reg, err := tools.NewRegistry(append(toolstest.Tools(), webtools.Fetch(&web.Fetcher{Client: client}))...)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -163,7 +165,7 @@ func TestTaintedTurnHoldsExternalWriteInAutoMode(t *testing.T) {
 	h := newHarness(t, m)
 	mail := mustTool(h, "send_mail")
 	withWebFetch(h, s)
-	reg, err := tools.NewRegistry(append(tools.Builtins(), mustTool(h, "web_fetch"), mail)...)
+	reg, err := tools.NewRegistry(append(toolstest.Tools(), mustTool(h, "web_fetch"), mail)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -51,6 +52,10 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/sweep"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/builtin"
+	"github.com/stewardhq/steward/internal/tools/doctools"
+	"github.com/stewardhq/steward/internal/tools/ledgertools"
+	"github.com/stewardhq/steward/internal/tools/webtools"
 	"github.com/stewardhq/steward/internal/trace"
 	"github.com/stewardhq/steward/internal/undo"
 	"github.com/stewardhq/steward/internal/web"
@@ -360,26 +365,31 @@ func checkPool(ctx context.Context, env string, p interface {
 	return nil
 }
 
-// newTools builds the registry: the built-ins, web_fetch through the egress guard, the
-// document tools over docs (save_document fetching through the same guard), and
-// web_search on SearXNG when STEWARD_SEARCH_URL is set, else on Gemini with Google Search
-// grounding when a key is set (without either there is no web_search).
-func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs tools.Documents) (*tools.Registry, error) {
+// newTools builds the registry, one line per toolset (docs/ARCHITECTURE.md §1, "Tools and
+// toolsets"): the built-ins, the ledger's, web_fetch through the egress guard, the document
+// tools over docs (save_document fetching through the same guard), and web_search on SearXNG
+// when STEWARD_SEARCH_URL is set, else on Gemini with Google Search grounding when a key is
+// set (without either there is no web_search).
+func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs doctools.Documents) (*tools.Registry, error) {
 	client := egress.NewClient(egress.Options{AllowHTTP: true, Allow: cfg.EgressAllow})
 	fetcher := &web.Fetcher{Client: client}
-	ts := append(tools.Builtins(), tools.WebFetchTool(fetcher))
-	ts = append(ts, tools.DocumentTools(docs, fetcher)...)
+	var search webtools.Searcher
 	switch {
 	case cfg.SearchURL != "":
-		ts = append(ts, tools.WebSearchTool(&web.SearXNG{Client: client, BaseURL: cfg.SearchURL}))
+		search = &web.SearXNG{Client: client, BaseURL: cfg.SearchURL}
 	case cfg.GeminiAPIKey != "":
 		g, err := web.NewGemini(ctx, cfg.GeminiAPIKey, cfg.GeminiBaseURL, cfg.FastModel, hc)
 		if err != nil {
 			return nil, err
 		}
-		ts = append(ts, tools.WebSearchTool(g))
+		search = g
 	}
-	return tools.NewRegistry(ts...)
+	return tools.NewRegistry(slices.Concat(
+		builtin.Tools(),
+		ledgertools.Tools(),
+		webtools.Tools(fetcher, search),
+		doctools.Tools(docs, fetcher),
+	)...)
 }
 
 // newMemory builds recall and ingestion: Gemini embeddings and the fast model for fact

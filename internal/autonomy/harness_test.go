@@ -25,6 +25,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // obedient is a model that does what its input asks for: on a new turn it calls notify
@@ -112,7 +113,7 @@ func newHarness(t *testing.T) *harness {
 	db := testdb.Open(t, 20)
 	s, door := db.Store, db.Door
 	owner, _ := db.Owner(t, "alice")
-	reg, err := tools.NewRegistry(tools.Builtins()...)
+	reg, err := tools.NewRegistry(toolstest.Tools()...)
 	if err != nil {
 		t.Fatal(err)
 	}

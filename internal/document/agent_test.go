@@ -20,6 +20,8 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/doctools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // agentEnv is a runner with the built-ins and the document tools over real Postgres.
@@ -38,7 +40,7 @@ func newAgentEnv(t *testing.T) agentEnv {
 
 func (e agentEnv) run(t *testing.T, model *scripted.Model, message string) steward.View {
 	t.Helper()
-	reg, err := tools.NewRegistry(append(tools.Builtins(), tools.DocumentTools(e.docs, nil)...)...)
+	reg, err := tools.NewRegistry(append(toolstest.Tools(), doctools.Tools(e.docs, nil)...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

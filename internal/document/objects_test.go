@@ -10,6 +10,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/awsapi"
 	"github.com/stewardhq/steward/internal/awsapi/awsapitest"
+	"github.com/stewardhq/steward/internal/doctext"
 	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/document/documenttest"
 	"github.com/stewardhq/steward/internal/steward"
@@ -45,11 +46,11 @@ func TestDocumentsInBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := alice.String() + "/" + doc.ID.String()
-	if got := fake.Objects()[key]; !bytes.Equal(got, pdf) || fake.ContentType(key) != document.TypePDF {
+	if got := fake.Objects()[key]; !bytes.Equal(got, pdf) || fake.ContentType(key) != doctext.TypePDF {
 		t.Fatalf("object %s: %d bytes, type %q; want the %d bytes uploaded", key, len(got), fake.ContentType(key), len(pdf))
 	}
 	f, err := svc.Content(ctx, alice, doc.ID)
-	if err != nil || !bytes.Equal(f.Data, pdf) || f.Name != "boiler.pdf" || f.ContentType != document.TypePDF {
+	if err != nil || !bytes.Equal(f.Data, pdf) || f.Name != "boiler.pdf" || f.ContentType != doctext.TypePDF {
 		t.Fatalf("content: %s %s %d bytes, %v", f.Name, f.ContentType, len(f.Data), err)
 	}
 	if page, err := svc.Read(ctx, alice, doc.ID, 0, 0); err != nil || !strings.Contains(page.Text, "serviced in October") {

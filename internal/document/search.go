@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/doctext"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -54,7 +55,7 @@ func header(name, section string) string {
 // (at most MaxChunks) and embeds them. It is called before the transaction that stores
 // them: no client I/O inside a transaction (docs/ARCHITECTURE.md §2). Without an embedder
 // there is nothing to chunk.
-func (s *Service) embedChunks(ctx context.Context, name string, sections []Section) ([]chunk, error) {
+func (s *Service) embedChunks(ctx context.Context, name string, sections []doctext.Section) ([]chunk, error) {
 	if s.Embedder == nil {
 		return nil, nil
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/doctools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // The pages of the report the search tests upload: the sentence to find is on page 3.
@@ -153,7 +155,7 @@ func newSearchEnv(t *testing.T) searchEnv {
 // runAs runs a turn for owner with the document tools and memory recall.
 func (e agentEnv) runAs(t *testing.T, owner uuid.UUID, model *scripted.Model, message string) steward.View {
 	t.Helper()
-	reg, err := tools.NewRegistry(append(tools.Builtins(), tools.DocumentTools(e.docs, nil)...)...)
+	reg, err := tools.NewRegistry(append(toolstest.Tools(), doctools.Tools(e.docs, nil)...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,3 +1,6 @@
+// Package document is the owner's documents (docs/ARCHITECTURE.md §7): upload, list, read,
+// delete, search and the pages save_document stores. Reading a document's text is
+// internal/doctext's, in its sandboxed child (§3).
 package document
 
 import (
@@ -13,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/doctext"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -45,8 +49,8 @@ type Service struct {
 	Objects Objects
 	// Logger logs what fails after the answer is decided (an orphan object's delete).
 	Logger zerolog.Logger
-	// Readers bounds the uploads read at once; nil means the process's (ProcessReaders).
-	Readers *Readers
+	// Readers bounds the uploads read at once; nil means the process's (doctext.ProcessReaders).
+	Readers *doctext.Readers
 }
 
 // Objects is where the original bytes of documents go when not in PostgreSQL: an object
@@ -87,9 +91,9 @@ func (s *Service) Upload(ctx context.Context, ownerID uuid.UUID, name, contentTy
 	}
 	readers := s.Readers
 	if readers == nil {
-		readers = ProcessReaders
+		readers = doctext.ProcessReaders
 	}
-	ex, err := readers.Extract(ctx, Source{Name: name, ContentType: contentType, Data: data})
+	ex, err := readers.Extract(ctx, doctext.Source{Name: name, ContentType: contentType, Data: data})
 	if err != nil {
 		return steward.Document{}, err
 	}
@@ -116,14 +120,14 @@ func (s *Service) SavePage(ctx context.Context, ownerID uuid.UUID, p steward.Sav
 		return steward.Document{}, steward.Errorf(steward.CodeTooLarge, "the page's text is larger than %d bytes", s.maxBytes())
 	}
 	if strings.TrimSpace(p.Text) == "" {
-		return steward.Document{}, steward.Refusef(steward.CodeInvalid, ReasonEmpty, "the page has no text to save")
+		return steward.Document{}, steward.Refusef(steward.CodeInvalid, doctext.ReasonEmpty, "the page has no text to save")
 	}
-	chunks, err := s.embedChunks(ctx, name, []Section{{Text: p.Text}})
+	chunks, err := s.embedChunks(ctx, name, []doctext.Section{{Text: p.Text}})
 	if err != nil {
 		return steward.Document{}, err
 	}
 	turn := p.TurnID
-	return s.create(ctx, ownerID, store.NewDocument{Name: name, ContentType: TypeText, Content: []byte(p.Text), Text: p.Text,
+	return s.create(ctx, ownerID, store.NewDocument{Name: name, ContentType: doctext.TypeText, Content: []byte(p.Text), Text: p.Text,
 		Source: store.DocumentSourceTool, TurnID: &turn}, chunks)
 }
 

@@ -24,7 +24,6 @@ import (
 	"github.com/stewardhq/steward/internal/links"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
-	"github.com/stewardhq/steward/internal/tools"
 )
 
 // Service files household calls, holds the owner's confirms and takes the members' votes.
@@ -62,7 +61,7 @@ func (s *Service) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn)
 				// An unreadable amount stays nil, and a policy's minimum then matches.
 				if m, err := tool.MoneyIn(p.Args); err == nil && m != nil {
 					minor := m.Minor
-					c.AmountMinor, c.Currency, c.Amount = &minor, m.Currency, tools.FormatMoney(m.Minor, m.Currency)
+					c.AmountMinor, c.Currency, c.Amount = &minor, m.Currency, steward.FormatMoney(m.Minor, m.Currency)
 				}
 			}
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/stewardhq/steward/internal/sweep"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 type member struct {
@@ -48,7 +49,7 @@ func setup(t *testing.T, approvers ...string) *env {
 	t.Helper()
 	ctx := context.Background()
 	o := testdb.Open(t, 30)
-	reg, err := tools.NewRegistry(tools.Builtins()...)
+	reg, err := tools.NewRegistry(toolstest.Tools()...)
 	if err != nil {
 		t.Fatal(err)
 	}

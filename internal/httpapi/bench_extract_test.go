@@ -1,13 +1,12 @@
 package httpapi_test
 
 import (
+	"github.com/stewardhq/steward/internal/doctext"
+	"github.com/stewardhq/steward/internal/document/documenttest"
 	"slices"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/stewardhq/steward/internal/document"
-	"github.com/stewardhq/steward/internal/document/documenttest"
 )
 
 // BenchmarkNeighbourDuringHostileUploads (make bench-extract): bob lists his documents while
@@ -16,7 +15,7 @@ import (
 // 30-million-element DOCX), and, in the same run, with nobody uploading. It reports bob's
 // p50 and p99 in ms for both. Target: under 100 ms meanwhile.
 func BenchmarkNeighbourDuringHostileUploads(b *testing.B) {
-	base, alice, bob := docServerWith(b, 20<<20, document.ProcessReaders)
+	base, alice, bob := docServerWith(b, 20<<20, doctext.ProcessReaders)
 	var files []documenttest.Hostile
 	for _, h := range documenttest.HostileCorpus() {
 		switch h.Name {

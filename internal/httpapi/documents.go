@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"github.com/stewardhq/steward/internal/doctext"
 	"io"
 	"mime"
 	"net/http"
@@ -94,7 +95,7 @@ func multipartFile(r *http.Request) (name, declared string, data []byte, err err
 // checkDocumentType refuses, before the body is read, a named upload of a type Steward does
 // not read (415).
 func checkDocumentType(name, declared string) error {
-	if name != "" && document.TypeOf(name, declared) == "" {
+	if name != "" && doctext.TypeOf(name, declared) == "" {
 		return errorf(http.StatusUnsupportedMediaType, steward.CodeInvalid,
 			"%q (%s) is not a type Steward reads: PDF, DOCX, XLSX, CSV, TXT, Markdown or HTML", name, declared)
 	}

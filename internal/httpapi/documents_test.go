@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/stewardhq/steward/internal/doctext"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -27,7 +28,7 @@ func docServer(t testing.TB, maxDoc int64) (base, alice, bob string) {
 
 // docServerWith is docServer whose uploads are read in readers' slots (nil: the process's):
 // a test that keeps the slots busy gets its own, so the other tests' uploads do not wait.
-func docServerWith(t testing.TB, maxDoc int64, readers *document.Readers) (base, alice, bob string) {
+func docServerWith(t testing.TB, maxDoc int64, readers *doctext.Readers) (base, alice, bob string) {
 	t.Helper()
 	db := testdb.Open(t, 4)
 	_, alice = db.Owner(t, "alice")
@@ -70,7 +71,7 @@ func TestDocumentUploadAndRead(t *testing.T) {
 	}{
 		{"report.pdf", "application/pdf", documenttest.PDF(t, "Quarterly revenue rose to 42 million.", "Page two mentions the harbour."), "harbour"},
 		{"letter.docx", "application/octet-stream", documenttest.DOCX(t, "Dear tenant, the rent rises in May."), "the rent rises in May"},
-		{"budget.xlsx", document.TypeXLSX, documenttest.XLSX(t, []any{"Item", "Cost"}, []any{"Bicycle repair", 85}), "Bicycle repair"},
+		{"budget.xlsx", doctext.TypeXLSX, documenttest.XLSX(t, []any{"Item", "Cost"}, []any{"Bicycle repair", 85}), "Bicycle repair"},
 	}
 	if len(files[0].data) <= 1024 {
 		t.Fatalf("the PDF is %d bytes; it must exceed the 1 KiB body limit", len(files[0].data))
@@ -177,7 +178,7 @@ func TestDocumentOwners(t *testing.T) {
 // another owner is answered meanwhile.
 func TestHostileUploadsAreRefusedInWords(t *testing.T) {
 	t.Parallel()
-	base, alice, bob := docServerWith(t, 20<<20, document.NewReaders(1, document.BusyWait))
+	base, alice, bob := docServerWith(t, 20<<20, doctext.NewReaders(1, doctext.BusyWait))
 	want := map[string]string{
 		"columns.xlsx": "past column XFD",
 		"selfkids.pdf": "page tree nests more than",
@@ -197,7 +198,7 @@ func TestHostileUploadsAreRefusedInWords(t *testing.T) {
 		var resp response
 		select {
 		case resp = <-done:
-		case <-time.After(2 * document.TimeoutFor(len(h.Data))):
+		case <-time.After(2 * doctext.TimeoutFor(len(h.Data))):
 			t.Fatalf("%s (%s): no answer within twice its deadline", h.Name, h.What)
 		}
 		var body struct {
@@ -241,7 +242,7 @@ func TestDocumentNamesWithInvisibleCharacters(t *testing.T) {
 // Retry-After and words; the others are refused 422 as usual, and nothing is a 500.
 func TestBusyReadersAnswer429(t *testing.T) {
 	t.Parallel()
-	readers := document.NewReaders(1, document.BusyWait)
+	readers := doctext.NewReaders(1, doctext.BusyWait)
 	base, alice, _ := docServerWith(t, 1<<20, readers)
 	objstm := documenttest.PDFObjectStream()
 	n := 5 * readers.Slots() // waves of 1.5 s each: the fifth waits past BusyWait

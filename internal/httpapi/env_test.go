@@ -25,6 +25,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // env is the whole API on a fresh real database, served over HTTP, with one owner (alice)
@@ -50,7 +51,7 @@ func newEnv(t *testing.T, wrap func(http.Handler) http.Handler, steps ...scripte
 	db := testdb.Open(t, 10)
 	s, door := db.Store, db.Door
 	owner, key := db.Owner(t, "alice")
-	reg, err := tools.NewRegistry(tools.Builtins()...)
+	reg, err := tools.NewRegistry(toolstest.Tools()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // slowListener gives every accepted connection a small send buffer, like a slow network:
@@ -50,7 +51,7 @@ func TestNonReadingStreamsDoNotFreezeOtherOwners(t *testing.T) {
 	db := testdb.Open(t, 10)
 	alice, keyA := db.Owner(t, "alice")
 	_, keyB := db.Owner(t, "bob")
-	reg, err := tools.NewRegistry(tools.Builtins()...)
+	reg, err := tools.NewRegistry(toolstest.Tools()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/accounting"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
-	"github.com/stewardhq/steward/internal/tools"
 )
 
 // Service imports statements into an owner's ledger.
@@ -147,25 +147,29 @@ func clipTo(s string, n int) string {
 
 // Report sums the owner's money out and in between from and to (both included, YYYY-MM-DD)
 // grouped by by (category, month, merchant or account), like the ledger_report tool.
-func (s *Service) Report(ctx context.Context, ownerID uuid.UUID, from, to, by string) (tools.Report, error) {
+func (s *Service) Report(ctx context.Context, ownerID uuid.UUID, from, to, by string) (accounting.Report, error) {
 	f, err := time.Parse(time.DateOnly, from)
 	if err != nil {
-		return tools.Report{}, steward.Errorf(steward.CodeInvalid, "from must be a date, YYYY-MM-DD")
+		return accounting.Report{}, steward.Errorf(steward.CodeInvalid, "from must be a date, YYYY-MM-DD")
 	}
 	t, err := time.Parse(time.DateOnly, to)
 	if err != nil {
-		return tools.Report{}, steward.Errorf(steward.CodeInvalid, "to must be a date, YYYY-MM-DD")
+		return accounting.Report{}, steward.Errorf(steward.CodeInvalid, "to must be a date, YYYY-MM-DD")
 	}
 	if t.Before(f) {
-		return tools.Report{}, steward.Errorf(steward.CodeInvalid, "to must not be before from")
+		return accounting.Report{}, steward.Errorf(steward.CodeInvalid, "to must not be before from")
 	}
 	if by == "" {
-		by = tools.ByCategory
+		by = accounting.ByCategory
 	}
-	var rep tools.Report
+	end := t.AddDate(0, 0, 1)
+	var entries []steward.LedgerEntry
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		rep, err = tools.LedgerReport(ctx, tx.Ledger, f, t.AddDate(0, 0, 1), by)
+		entries, err = tx.Ledger.Entries(ctx, f, end)
 		return err
 	})
-	return rep, err
+	if err != nil {
+		return accounting.Report{}, fmt.Errorf("ledger report: %w", err)
+	}
+	return accounting.NewReport(entries, f, end, by)
 }

@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/accounting"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
-	"github.com/stewardhq/steward/internal/tools"
 )
 
 // The seeded history: six months of one household's Giro account, the same every
@@ -51,9 +51,9 @@ type Recurring struct {
 
 // Anomaly kinds.
 const (
-	AnomalyDuplicate = tools.AnomalyDuplicate
-	AnomalyOutlier   = tools.AnomalyOutlier
-	AnomalyRefund    = tools.AnomalyRefund
+	AnomalyDuplicate = accounting.AnomalyDuplicate
+	AnomalyOutlier   = accounting.AnomalyOutlier
+	AnomalyRefund    = accounting.AnomalyRefund
 )
 
 // Planted is an anomaly the seed planted: its kind, the day, the merchant and the signed
@@ -73,9 +73,9 @@ type Key struct {
 
 // Cadences of recurring payments.
 const (
-	Weekly  = tools.Weekly
-	Monthly = tools.Monthly
-	Yearly  = tools.Yearly
+	Weekly  = accounting.Weekly
+	Monthly = accounting.Monthly
+	Yearly  = accounting.Yearly
 )
 
 // Hostile descriptions: statement text written by strangers to steer the agent (§3). They

@@ -10,11 +10,13 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/accounting"
 	"github.com/stewardhq/steward/internal/ledger"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // run calls a ledger tool for owner over the store's Ledger repository and decodes its output.
@@ -22,7 +24,7 @@ func run(t *testing.T, s *store.Store, owner uuid.UUID, name, args string, out a
 	t.Helper()
 	ctx := context.Background()
 	return s.WithOwner(ctx, owner, func(tx *store.Tx) error {
-		raw, err := tools.DefaultRegistry().Run(ctx, tools.Env{OwnerID: owner, Ledger: tx.Ledger}, name, json.RawMessage(args))
+		raw, err := toolstest.Registry().Run(ctx, tools.Env{OwnerID: owner, Ledger: tx.Ledger}, name, json.RawMessage(args))
 		if err != nil {
 			return err
 		}
@@ -98,7 +100,7 @@ func TestSeedAnswerKey(t *testing.T) {
 		t.Errorf("seed again = %+v, %v; want nothing recorded", again, err)
 	}
 
-	var subs struct{ Subscriptions []tools.Subscription }
+	var subs struct{ Subscriptions []accounting.Subscription }
 	if err := run(t, d.Store, alice, "find_subscriptions", `{}`, &subs); err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +117,7 @@ func TestSeedAnswerKey(t *testing.T) {
 		t.Errorf("find_subscriptions: precision %.2f, recall %.2f; missed %v, extra %v", p, r, missed, extra)
 	}
 
-	var anoms struct{ Anomalies []tools.Anomaly }
+	var anoms struct{ Anomalies []accounting.Anomaly }
 	if err := run(t, d.Store, alice, "find_anomalies", `{}`, &anoms); err != nil {
 		t.Fatal(err)
 	}
@@ -136,12 +138,12 @@ func TestSeedAnswerKey(t *testing.T) {
 	if err := run(t, d.Store, alice, "find_anomalies", `{"from":"2026-03-01","to":"2026-03-31"}`, &anoms); err != nil {
 		t.Fatal(err)
 	}
-	if len(anoms.Anomalies) != 1 || anoms.Anomalies[0].Kind != tools.AnomalyDuplicate {
+	if len(anoms.Anomalies) != 1 || anoms.Anomalies[0].Kind != accounting.AnomalyDuplicate {
 		t.Errorf("March anomalies = %+v, want the duplicate charge", anoms.Anomalies)
 	}
 
 	// The hostile descriptions are in the book as plain text.
-	var search struct{ Transactions []tools.Transaction }
+	var search struct{ Transactions []accounting.Transaction }
 	if err := run(t, d.Store, alice, "search_transactions", `{"query":"ignore previous instructions"}`, &search); err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +254,7 @@ func TestBudgetRoundTrip(t *testing.T) {
 	}
 	type status struct {
 		Month   string
-		Budgets []tools.BudgetLine
+		Budgets []accounting.BudgetLine
 	}
 	for _, amount := range []int64{40000, 25000} {
 		var set map[string]any

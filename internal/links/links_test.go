@@ -26,6 +26,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 	"github.com/stewardhq/steward/internal/webapp"
 )
 
@@ -62,7 +63,7 @@ func setupBehind(t *testing.T, channel bool, header string) *env {
 	t.Helper()
 	ctx := context.Background()
 	o := testdb.Open(t, 30)
-	reg, err := tools.NewRegistry(tools.Builtins()...)
+	reg, err := tools.NewRegistry(toolstest.Tools()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // fake is an MCP server built with the go-sdk (stateless streamable HTTP): "lookup", a read
@@ -126,7 +127,7 @@ func newEnv(t *testing.T, f *fake) env {
 // runner is a runner with the built-ins and the owner's MCP tools.
 func (e env) runner(t *testing.T, model *scripted.Model) *agent.Runner {
 	t.Helper()
-	reg, err := tools.NewRegistry(tools.Builtins()...)
+	reg, err := tools.NewRegistry(toolstest.Tools()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,12 +21,13 @@ import (
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // runner is an agent.Runner on e's store with the built-in tools and e's Service as memory.
 func (e *env) runner(m llm.Model) *agent.Runner {
 	e.t.Helper()
-	reg, err := tools.NewRegistry(tools.Builtins()...)
+	reg, err := tools.NewRegistry(toolstest.Tools()...)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // TestContinuingTurnAnswersStillWorking: on Lambda the request carries the invocation's
@@ -30,7 +31,7 @@ import (
 func TestContinuingTurnAnswersStillWorking(t *testing.T) {
 	db := testdb.Open(t, 10)
 	owner, key := db.Owner(t, "alice")
-	reg, err := tools.NewRegistry(tools.Builtins()...)
+	reg, err := tools.NewRegistry(toolstest.Tools()...)
 	if err != nil {
 		t.Fatal(err)
 	}

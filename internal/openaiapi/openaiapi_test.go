@@ -23,6 +23,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // env is the real router on a fresh database with one owner, a scripted model, and the
@@ -42,7 +43,7 @@ func newEnv(t *testing.T, steps ...scripted.Step) *env {
 	t.Helper()
 	db := testdb.Open(t, 10)
 	owner, key := db.Owner(t, "alice")
-	reg, err := tools.NewRegistry(tools.Builtins()...)
+	reg, err := tools.NewRegistry(toolstest.Tools()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/steward"
-	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // A rule is checked before any transaction: a bad rule is invalid, and a service built
@@ -16,7 +16,7 @@ import (
 func TestCreateChecksBeforeStoring(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	svc := &rules.Service{Tools: tools.DefaultRegistry()} // no Store: nothing may reach it
+	svc := &rules.Service{Tools: toolstest.Registry()} // no Store: nothing may reach it
 	for name, r := range map[string]rules.NewRule{
 		"no tool":         {Effect: "allow"},
 		"bad effect":      {Tool: "*", Effect: "maybe"},

@@ -58,10 +58,18 @@ func listModule(t *testing.T) []pkg {
 	return pkgs
 }
 
+// toolset reports whether the package is a toolset: a package under internal/tools/ other than
+// the tests' support (toolstest).
+func toolset(name string) bool {
+	return strings.HasPrefix(name, "internal/tools/") && name != "internal/tools/toolstest"
+}
+
 // TestArchitecture enforces the import rules of docs/ARCHITECTURE.md: the domain package is a
 // leaf; the agent loop reaches no database, HTTP face or SDK; only the store imports the
 // generated db package; nothing imports a main; only the CLI (and the test databases) use the
-// operator's tools.
+// operator's tools; the tools' framework imports no toolset, no document service and no store,
+// toolsets import neither each other nor the store, the ledger service does not import the
+// tools, and the web's adapter imports no service.
 func TestArchitecture(t *testing.T) {
 	for _, p := range listModule(t) {
 		name := strings.TrimPrefix(p.ImportPath, module)
@@ -71,6 +79,12 @@ func TestArchitecture(t *testing.T) {
 			}
 			dep := strings.TrimPrefix(imp, module)
 			switch {
+			case name == "internal/tools" && (toolset(dep) || dep == "internal/document" || dep == "internal/store"):
+				t.Errorf("internal/tools imports %s: the framework imports no toolset, no document service and no store (docs/ARCHITECTURE.md §1)", dep)
+			case toolset(name) && (toolset(dep) || dep == "internal/store" || dep == "db"):
+				t.Errorf("%s imports %s: a toolset imports neither another toolset nor the store; it reaches data through the ports of tools.Env or its own (docs/ARCHITECTURE.md §1)", name, dep)
+			case name == "internal/ledger" && (dep == "internal/tools" || toolset(dep)):
+				t.Errorf("internal/ledger imports %s: the ledger service computes with internal/accounting, not the tools (docs/ARCHITECTURE.md §1)", dep)
 			case name == "internal/steward":
 				t.Errorf("internal/steward imports %s: the domain package must be a leaf", dep)
 			case dep == "db" && name != "internal/store":
@@ -80,6 +94,9 @@ func TestArchitecture(t *testing.T) {
 			case dep == "internal/admin" && name != "cmd/steward" && name != "internal/testdb":
 				t.Errorf("%s imports internal/admin: the operator's tools stay out of the runtime", name)
 			}
+		}
+		if name == "internal/web" && slices.Contains(p.Deps, module+"internal/store") {
+			t.Error("internal/web depends on internal/store: the web's adapter imports no service, only leaves such as internal/doctext (docs/ARCHITECTURE.md §1)")
 		}
 		if name == "internal/agent" {
 			for _, dep := range p.Deps {
@@ -97,14 +114,28 @@ func TestArchitecture(t *testing.T) {
 // TestArchitectureCatchesAViolation: the rules above are not vacuous — the module's real
 // graph has the edges they are written against.
 func TestArchitectureCatchesAViolation(t *testing.T) {
-	var store, agent pkg
+	var store, agent, app, web pkg
 	for _, p := range listModule(t) {
 		switch p.ImportPath {
 		case module + "internal/store":
 			store = p
 		case module + "internal/agent":
 			agent = p
+		case module + "internal/app":
+			app = p
+		case module + "internal/web":
+			web = p
 		}
+	}
+	// The toolset rules check something: the composition root registers every toolset, and
+	// the web's adapter reads documents through the extraction leaf.
+	for _, ts := range []string{"builtin", "ledgertools", "webtools", "doctools"} {
+		if !slices.Contains(app.Imports, module+"internal/tools/"+ts) {
+			t.Errorf("internal/app does not import the toolset internal/tools/%s: the toolset rules check nothing", ts)
+		}
+	}
+	if !slices.Contains(web.Imports, module+"internal/doctext") || !slices.Contains(app.Deps, module+"internal/store") {
+		t.Error("internal/web does not import internal/doctext, or nothing depends on the store: the web rule checks nothing")
 	}
 	if !slices.Contains(store.Imports, module+"db") {
 		t.Fatal("internal/store does not import db: the db rule checks nothing")

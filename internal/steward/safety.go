@@ -2,6 +2,8 @@ package steward
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -42,6 +44,37 @@ func IsCurrencyCode(code string) bool {
 		}
 	}
 	return true
+}
+
+// minorDigits are the ISO 4217 currencies whose minor unit is not a hundredth.
+var minorDigits = map[string]int{
+	"BIF": 0, "CLP": 0, "DJF": 0, "GNF": 0, "ISK": 0, "JPY": 0, "KMF": 0, "KRW": 0, "PYG": 0,
+	"RWF": 0, "UGX": 0, "UYI": 0, "VND": 0, "VUV": 0, "XAF": 0, "XOF": 0, "XPF": 0,
+	"BHD": 3, "IQD": 3, "JOD": 3, "KWD": 3, "LYD": 3, "OMR": 3, "TND": 3,
+}
+
+// FormatMoney is an amount in minor units as a person reads it: "-12.34 EUR", "1500 JPY".
+func FormatMoney(minor int64, currency string) string {
+	digits, ok := minorDigits[currency]
+	if !ok {
+		digits = 2
+	}
+	neg := minor < 0
+	u := uint64(minor)
+	if neg {
+		u = -u
+	}
+	s := strconv.FormatUint(u, 10)
+	if digits > 0 {
+		if len(s) <= digits {
+			s = strings.Repeat("0", digits-len(s)+1) + s
+		}
+		s = s[:len(s)-digits] + "." + s[len(s)-digits:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s + " " + currency
 }
 
 // Cap is a hard money limit: per action, and per rolling window.

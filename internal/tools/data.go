@@ -2,6 +2,8 @@ package tools
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
 
@@ -28,4 +30,37 @@ type Data interface {
 	ForgetFact(ctx context.Context, id uuid.UUID) (steward.Fact, error)
 	// CreateNotification stores a notification for the owner.
 	CreateNotification(ctx context.Context, channel, title, message string) (steward.Notification, error)
+}
+
+// Ledger is the owner's double-entry book as the ledger tools see it (docs/ARCHITECTURE.md
+// §6). The store's Ledger repository implements it inside the caller's transaction; a read
+// tool gets one that refuses writes.
+type Ledger interface {
+	// Accounts lists the owner's accounts.
+	Accounts(ctx context.Context) ([]steward.LedgerAccount, error)
+	// Account returns the account called name; ErrNotFound when there is none.
+	Account(ctx context.Context, name string) (steward.LedgerAccount, error)
+	// EnsureAccount returns the account called name, creating it with kind and currency.
+	EnsureAccount(ctx context.Context, name, kind, currency string) (steward.LedgerAccount, error)
+	// Entries lists the money side of the transactions dated in [from, to).
+	Entries(ctx context.Context, from, to time.Time) ([]steward.LedgerEntry, error)
+	// Budgets lists the owner's monthly budgets.
+	Budgets(ctx context.Context) ([]steward.Budget, error)
+	// Record stores a balanced transaction.
+	Record(ctx context.Context, t steward.NewLedgerTxn) (id uuid.UUID, recorded bool, err error)
+	// Categorize re-points the category postings of the transactions to account categoryID.
+	Categorize(ctx context.Context, ids []uuid.UUID, categoryID uuid.UUID) (int64, error)
+	// SetBudget sets the monthly budget of a category.
+	SetBudget(ctx context.Context, b steward.Budget) (steward.Budget, error)
+}
+
+// errNoLedger is returned by the ledger tools when the caller gave no Ledger.
+var errNoLedger = errors.New("tool needs the ledger, but none is configured")
+
+// RequireLedger returns the Env's Ledger or an error when it is missing.
+func (e Env) RequireLedger() (Ledger, error) {
+	if e.Ledger == nil {
+		return nil, errNoLedger
+	}
+	return e.Ledger, nil
 }

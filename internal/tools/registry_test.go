@@ -1,4 +1,4 @@
-package tools
+package tools_test
 
 import (
 	"bytes"
@@ -13,18 +13,20 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 
 	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 func TestDeclarationsAreDeterministic(t *testing.T) {
 	t.Parallel()
-	tools := Builtins()
-	reversed := slices.Clone(tools)
+	ts := toolstest.Tools()
+	reversed := slices.Clone(ts)
 	slices.Reverse(reversed)
-	a, err := NewRegistry(tools...)
+	a, err := tools.NewRegistry(ts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := NewRegistry(reversed...)
+	b, err := tools.NewRegistry(reversed...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +40,7 @@ func TestDeclarationsAreDeterministic(t *testing.T) {
 		t.Error("declarations are not sorted by name")
 	}
 	for _, d := range decls {
-		c, err := Canonical(d.Parameters)
+		c, err := tools.Canonical(d.Parameters)
 		if err != nil {
 			t.Fatalf("%s: %v", d.Name, err)
 		}
@@ -83,7 +85,7 @@ func TestBuiltinSchemas(t *testing.T) {
 		"record_expense": {steward.KindWrite, []string{"account", "amount", "category", "currency", "date", "merchant"},
 			[]string{"date", "amount", "currency", "merchant", "account"}},
 	}
-	reg := DefaultRegistry()
+	reg := toolstest.Registry()
 	if got := reg.Names(); len(got) != len(want) {
 		t.Errorf("built-ins = %v, want %d tools", got, len(want))
 	}
@@ -130,39 +132,39 @@ func TestNewRegistryErrors(t *testing.T) {
 	type args struct {
 		X string `json:"x"`
 	}
-	ok := func(name string) Tool {
-		return New(name, "d", steward.KindRead, func(context.Context, Env, args) (any, error) { return nil, nil })
+	ok := func(name string) tools.Tool {
+		return tools.New(name, "d", steward.KindRead, func(context.Context, tools.Env, args) (any, error) { return nil, nil })
 	}
 	tests := []struct {
 		name  string
-		tools []Tool
+		tools []tools.Tool
 		want  string
 	}{
-		{"duplicate", []Tool{ok("a"), ok("b"), ok("a")}, `duplicate tool "a"`},
-		{"bad name", []Tool{ok("no spaces")}, "invalid name"},
-		{"empty name", []Tool{ok("")}, "invalid name"},
-		{"bad kind", []Tool{New("k", "d", steward.ToolKind("admin"), func(context.Context, Env, args) (any, error) { return nil, nil })}, "unknown kind"},
-		{"no description", []Tool{New("k", "", steward.KindRead, func(context.Context, Env, args) (any, error) { return nil, nil })}, "empty description"},
-		{"nil run", []Tool{New[args]("k", "d", steward.KindRead, nil)}, "nil run"},
-		{"not a struct", []Tool{New("k", "d", steward.KindRead, func(context.Context, Env, string) (any, error) { return nil, nil })}, "not a struct"},
-		{"unsupported field", []Tool{New("k", "d", steward.KindRead, func(context.Context, Env, struct{ C chan int }) (any, error) { return nil, nil })}, "derive schema"},
-		{"zero tool", []Tool{{Name: "z", Description: "d", Kind: steward.KindRead}}, "not built with tools.New"},
+		{"duplicate", []tools.Tool{ok("a"), ok("b"), ok("a")}, `duplicate tool "a"`},
+		{"bad name", []tools.Tool{ok("no spaces")}, "invalid name"},
+		{"empty name", []tools.Tool{ok("")}, "invalid name"},
+		{"bad kind", []tools.Tool{tools.New("k", "d", steward.ToolKind("admin"), func(context.Context, tools.Env, args) (any, error) { return nil, nil })}, "unknown kind"},
+		{"no description", []tools.Tool{tools.New("k", "", steward.KindRead, func(context.Context, tools.Env, args) (any, error) { return nil, nil })}, "empty description"},
+		{"nil run", []tools.Tool{tools.New[args]("k", "d", steward.KindRead, nil)}, "nil run"},
+		{"not a struct", []tools.Tool{tools.New("k", "d", steward.KindRead, func(context.Context, tools.Env, string) (any, error) { return nil, nil })}, "not a struct"},
+		{"unsupported field", []tools.Tool{tools.New("k", "d", steward.KindRead, func(context.Context, tools.Env, struct{ C chan int }) (any, error) { return nil, nil })}, "derive schema"},
+		{"zero tool", []tools.Tool{{Name: "z", Description: "d", Kind: steward.KindRead}}, "not built with tools.New"},
 	}
 	for _, tc := range tests {
-		_, err := NewRegistry(tc.tools...)
+		_, err := tools.NewRegistry(tc.tools...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: NewRegistry = %v, want error containing %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := NewRegistry(); err != nil {
+	if _, err := tools.NewRegistry(); err != nil {
 		t.Errorf("empty registry: %v", err)
 	}
 }
 
 func TestRunOutputAndConcurrency(t *testing.T) {
 	t.Parallel()
-	reg := DefaultRegistry()
-	env, data := testEnv()
+	reg := toolstest.Registry()
+	env, data := toolstest.Env()
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
@@ -176,14 +178,14 @@ func TestRunOutputAndConcurrency(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if len(data.tasks) != 20 {
-		t.Errorf("%d tasks, want 20", len(data.tasks))
+	if len(data.Tasks) != 20 {
+		t.Errorf("%d tasks, want 20", len(data.Tasks))
 	}
 }
 
 func TestDataToolWithoutData(t *testing.T) {
 	t.Parallel()
-	_, err := DefaultRegistry().Run(context.Background(), Env{}, "list_tasks", nil)
+	_, err := toolstest.Registry().Run(context.Background(), tools.Env{}, "list_tasks", nil)
 	if err == nil || !strings.Contains(err.Error(), "data store") {
 		t.Errorf("list_tasks without Data = %v", err)
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// maxArgsBytes bounds the size of the arguments of one call.
-const maxArgsBytes = 64 << 10
+// MaxArgsBytes bounds the size of the arguments of one call.
+const MaxArgsBytes = 64 << 10
 
 // schemaFor derives the JSON Schema of the argument struct A. Besides what jsonschema.For
 // reads (json names, omitempty, `jsonschema` descriptions) it applies `enum:"a,b"` tags of
@@ -68,8 +68,8 @@ func canonicalSchema(s *jsonschema.Schema) (json.RawMessage, error) {
 func decodeArgs[A any](rs *jsonschema.Resolved, raw json.RawMessage) (A, error) {
 	var a A
 	raw = bytes.TrimSpace(raw)
-	if len(raw) > maxArgsBytes {
-		return a, argErrorf("", "arguments are too large (%d bytes, at most %d)", len(raw), maxArgsBytes)
+	if len(raw) > MaxArgsBytes {
+		return a, ArgErrorf("", "arguments are too large (%d bytes, at most %d)", len(raw), MaxArgsBytes)
 	}
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")

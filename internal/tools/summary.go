@@ -161,7 +161,7 @@ var symbols = map[string]string{"EUR": "€", "USD": "$", "GBP": "£", "JPY": "�
 
 // Money is an amount in minor units as a person reads it: "€12.50", "-£3.00", "12.50 CHF".
 func Money(minor int64, currency string) string {
-	s := FormatMoney(minor, currency)
+	s := steward.FormatMoney(minor, currency)
 	sym, ok := symbols[currency]
 	if !ok {
 		return s
@@ -215,8 +215,8 @@ func Day(s string) string {
 	return Clip(s, 30)
 }
 
-// span words a range of days: "from 1 Mar 2025 to 31 Mar 2025", "from 1 Mar 2025", "" for none.
-func span(from, to string) string {
+// Span words a range of days: "from 1 Mar 2025 to 31 Mar 2025", "from 1 Mar 2025", "" for none.
+func Span(from, to string) string {
 	var s string
 	if strings.TrimSpace(from) != "" {
 		s += " from " + Day(from)

@@ -1,16 +1,23 @@
-package tools
+package tools_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/builtin"
+	"github.com/stewardhq/steward/internal/tools/doctools"
+	"github.com/stewardhq/steward/internal/tools/ledgertools"
+	"github.com/stewardhq/steward/internal/tools/webtools"
 )
 
-// everyTool is every tool this package defines: the built-ins, the web tools and the
-// document tools (their dependencies are not needed to word a call).
-func everyTool() []Tool {
-	ts := append(Builtins(), WebFetchTool(nil), WebSearchTool(nil))
-	return append(ts, DocumentTools(nil, nil)...)
+// everyTool is every tool of every toolset: the built-ins, the ledger's, the web's and the
+// documents' (their dependencies are not needed to word a call).
+func everyTool() []tools.Tool {
+	return slices.Concat(builtin.Tools(), ledgertools.Tools(), []tools.Tool{webtools.Fetch(nil), webtools.Search(nil)},
+		doctools.Tools(nil, nil))
 }
 
 // TestEveryToolHasSummary: a tool added without its one-line summaries fails here (and in
@@ -18,7 +25,7 @@ func everyTool() []Tool {
 // own words, not the generic fallback.
 func TestEveryToolHasSummary(t *testing.T) {
 	t.Parallel()
-	r, err := NewRegistry(everyTool()...)
+	r, err := tools.NewRegistry(everyTool()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +35,7 @@ func TestEveryToolHasSummary(t *testing.T) {
 			t.Errorf("%s has no summary: write its call and result wording with tools.Say next to its definition", name)
 			continue
 		}
-		if got := r.SayCall(name, json.RawMessage(`{}`)); got == GenericCall(name) || got == "" {
+		if got := r.SayCall(name, json.RawMessage(`{}`)); got == tools.GenericCall(name) || got == "" {
 			t.Errorf("%s: call summary %q is the generic one: its Say does not read its arguments", name, got)
 		}
 		if got := r.SayResult(name, json.RawMessage(`{}`), json.RawMessage(`{}`), false); got == "" {
@@ -41,7 +48,7 @@ func TestEveryToolHasSummary(t *testing.T) {
 // line, their invisible characters shown; tools without a summary worded generically.
 func TestSummaryWords(t *testing.T) {
 	t.Parallel()
-	r, err := NewRegistry(everyTool()...)
+	r, err := tools.NewRegistry(everyTool()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +70,7 @@ func TestSummaryWords(t *testing.T) {
 		{"found none", "list_tasks", `{}`, `{"tasks":[]}`, false, "Found no tasks"},
 		{"bidi shown", "create_task", `{"title":"invoice\u202Efdp.exe"}`, "", false, "Create task “invoice⟨U+202E⟩fdp.exe”"},
 		{"one line", "create_task", `{"title":"buy\nmilk"}`, "", false, "Create task “buy milk”"},
-		{"long cut", "create_task", `{"title":"` + long + `"}`, "", false, "Create task “" + Clip(strings.TrimSpace(long), 60) + "”"},
+		{"long cut", "create_task", `{"title":"` + long + `"}`, "", false, "Create task “" + tools.Clip(strings.TrimSpace(long), 60) + "”"},
 		{"failed", "create_task", `{"title":"x"}`, `"invalid arguments for create_task: title: too long"`, true, "Failed: invalid arguments for create_task: title: too long"},
 		{"refused", "notify", `{"message":"hi"}`, `{"status":"not done","refused_by":"human","message":"not now"}`, true, "Not done: not now"},
 		{"recorded", "record_expense", `{}`, `{"transaction":{"merchant":"Luna","amount_minor":-1250,"currency":"EUR"}}`, false, "Recorded €12.50 at Luna"},
@@ -83,11 +90,11 @@ func TestSummaryWords(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
 		}
 	}
-	var none *Registry
+	var none *tools.Registry
 	if got := none.SayCall("mcp_files_read", nil); got != "Call files.read" {
 		t.Errorf("nil registry: %q", got)
 	}
-	if got := r.SayCall("create_task", json.RawMessage(`{"title":"`+strings.Repeat("x", 300)+`"}`)); len([]rune(got)) > maxLine {
-		t.Errorf("a summary is at most %d characters: %d", maxLine, len([]rune(got)))
+	if got := r.SayCall("create_task", json.RawMessage(`{"title":"`+strings.Repeat("x", 300)+`"}`)); len([]rune(got)) > tools.MaxLine {
+		t.Errorf("a summary is at most %d characters: %d", tools.MaxLine, len([]rune(got)))
 	}
 }

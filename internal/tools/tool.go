@@ -1,7 +1,9 @@
-// Package tools defines what the agent can do: the Tool type with its kind (read or write), a
-// JSON Schema of its arguments derived from a Go struct, validation of the arguments a model
-// sends, the Registry the agent looks tools up in, and the built-in tools (time, calculator,
-// tasks, memory, notifications).
+// Package tools is the framework of what the agent can do: the Tool type with its kind (read
+// or write), a JSON Schema of its arguments derived from a Go struct, validation of the
+// arguments a model sends, the Registry the agent looks tools up in, the one-line summaries
+// of a call (Say) and the ports a tool run gets (Env). The tools themselves live in toolsets,
+// one package each under this one (builtin, ledgertools, webtools, doctools), and
+// internal/app registers them (docs/ARCHITECTURE.md §1, "Tools and toolsets").
 //
 // Read tools run as soon as the model asks; write tools go through the safety gate first and
 // may wait for a human (see the design, section 2). Invalid arguments never crash anything:
@@ -42,15 +44,15 @@ type Env struct {
 	Undo func(steward.Inverse)
 }
 
-// undoWith hands the inverse of a write to the caller, if it keeps one.
-func (e Env) undoWith(inv steward.Inverse) {
+// UndoWith hands the inverse of a write to the caller, if it keeps one.
+func (e Env) UndoWith(inv steward.Inverse) {
 	if e.Undo != nil {
 		e.Undo(inv)
 	}
 }
 
-// now returns the current time from the Env's clock.
-func (e Env) now() time.Time {
+// Time returns the current time from the Env's clock.
+func (e Env) Time() time.Time {
 	if e.Now != nil {
 		return e.Now()
 	}
@@ -60,8 +62,8 @@ func (e Env) now() time.Time {
 // errNoData is returned by tools that need Env.Data when the caller gave none.
 var errNoData = errors.New("tool needs a data store, but none is configured")
 
-// data returns the Env's Data or an error when it is missing.
-func (e Env) data() (Data, error) {
+// RequireData returns the Env's Data or an error when it is missing.
+func (e Env) RequireData() (Data, error) {
 	if e.Data == nil {
 		return nil, errNoData
 	}
@@ -256,8 +258,3 @@ func (e *ArgError) Error() string {
 
 // Unwrap returns the underlying cause.
 func (e *ArgError) Unwrap() error { return e.Err }
-
-// argErrorf returns an *ArgError about field with a formatted message.
-func argErrorf(field, format string, a ...any) *ArgError {
-	return &ArgError{Field: field, Msg: fmt.Sprintf(format, a...)}
-}

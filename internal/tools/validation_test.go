@@ -1,4 +1,4 @@
-package tools
+package tools_test
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 func TestValidationRejectsBadArguments(t *testing.T) {
@@ -41,15 +44,15 @@ func TestValidationRejectsBadArguments(t *testing.T) {
 		{"long message", "notify", `{"message":"` + strings.Repeat("x", 2001) + `"}`, "message", []string{"too long"}},
 		{"empty query", "search_memory", `{"query":""}`, "query", []string{"must not be empty"}},
 		{"empty content", "remember", `{"content":""}`, "content", []string{"must not be empty"}},
-		{"too large", "notify", `{"message":"` + strings.Repeat("x", maxArgsBytes) + `"}`, "", []string{"too large"}},
+		{"too large", "notify", `{"message":"` + strings.Repeat("x", tools.MaxArgsBytes) + `"}`, "", []string{"too large"}},
 	}
-	reg := DefaultRegistry()
+	reg := toolstest.Registry()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			env, data := testEnv()
+			env, data := toolstest.Env()
 			err := reg.Validate(tc.tool, json.RawMessage(tc.args))
-			ae, ok := errors.AsType[*ArgError](err)
+			ae, ok := errors.AsType[*tools.ArgError](err)
 			if !ok {
 				t.Fatalf("Validate(%s, %s) = %v, want *ArgError", tc.tool, tc.args, err)
 			}
@@ -66,11 +69,11 @@ func TestValidationRejectsBadArguments(t *testing.T) {
 				}
 			}
 			// Run rejects the same arguments the same way, without touching data.
-			runErr := runArgErr(t, env, tc.tool, tc.args)
+			runErr := toolstest.RunArgErr(t, env, tc.tool, tc.args)
 			if runErr.Error() != msg {
 				t.Errorf("Run message %q != Validate message %q", runErr.Error(), msg)
 			}
-			if len(data.tasks)+len(data.facts)+len(data.notifications) != 0 {
+			if len(data.Tasks)+len(data.Facts)+len(data.Notifications) != 0 {
 				t.Error("invalid arguments changed data")
 			}
 		})
@@ -95,7 +98,7 @@ func TestValidationAcceptsGoodArguments(t *testing.T) {
 		{"forget", `{"fact_id":"123e4567-e89b-12d3-a456-426614174000"}`},
 		{"notify", `{"message":"hi","title":"t"}`},
 	}
-	reg := DefaultRegistry()
+	reg := toolstest.Registry()
 	for _, tc := range tests {
 		if err := reg.Validate(tc.tool, json.RawMessage(tc.args)); err != nil {
 			t.Errorf("Validate(%s, %s) = %v", tc.tool, tc.args, err)
@@ -105,16 +108,16 @@ func TestValidationAcceptsGoodArguments(t *testing.T) {
 
 func TestUnknownTool(t *testing.T) {
 	t.Parallel()
-	reg := DefaultRegistry()
-	env, _ := testEnv()
+	reg := toolstest.Registry()
+	env, _ := toolstest.Env()
 	_, err := reg.Run(context.Background(), env, "delete_everything", json.RawMessage(`{}`))
-	if !errors.Is(err, ErrUnknownTool) {
+	if !errors.Is(err, tools.ErrUnknownTool) {
 		t.Fatalf("Run(unknown) = %v, want ErrUnknownTool", err)
 	}
 	if !strings.Contains(err.Error(), `"delete_everything"`) || !strings.Contains(err.Error(), "create_task") {
 		t.Errorf("message %q should name the tool and list the available ones", err)
 	}
-	if err := reg.Validate("nope", nil); !errors.Is(err, ErrUnknownTool) {
+	if err := reg.Validate("nope", nil); !errors.Is(err, tools.ErrUnknownTool) {
 		t.Errorf("Validate(unknown) = %v, want ErrUnknownTool", err)
 	}
 }
@@ -126,9 +129,9 @@ func FuzzArgs(f *testing.F) {
 		f.Add("calculate", s)
 		f.Add("create_task", s)
 	}
-	reg := DefaultRegistry()
+	reg := toolstest.Registry()
 	f.Fuzz(func(t *testing.T, name, args string) {
-		env, _ := testEnv()
+		env, _ := toolstest.Env()
 		_, _ = reg.Run(context.Background(), env, name, json.RawMessage(args))
 		_ = reg.Validate(name, json.RawMessage(args))
 	})

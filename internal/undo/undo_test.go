@@ -17,6 +17,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 	"github.com/stewardhq/steward/internal/undo"
 )
 
@@ -58,7 +59,7 @@ func (h *harness) inTx(fn func(tx *store.Tx) error) {
 // turn id; the call's id is "w1".
 func (h *harness) write(tool, args string) uuid.UUID {
 	h.t.Helper()
-	reg, err := tools.NewRegistry(tools.Builtins()...)
+	reg, err := tools.NewRegistry(toolstest.Tools()...)
 	if err != nil {
 		h.t.Fatal(err)
 	}

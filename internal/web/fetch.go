@@ -16,16 +16,16 @@ import (
 
 	"golang.org/x/net/html/charset"
 
-	"github.com/stewardhq/steward/internal/document"
+	"github.com/stewardhq/steward/internal/doctext"
 	"github.com/stewardhq/steward/internal/egress"
-	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // DefaultMaxBytes is the download cap of a fetch when Fetcher.MaxBytes is zero.
 const DefaultMaxBytes = 5 << 20
 
 // Fetcher reads pages over http and https through an egress client; it implements
-// tools.Fetcher.
+// webtools.Fetcher and doctools.Fetcher.
 type Fetcher struct {
 	// Client is an egress client (egress.NewClient with AllowHTTP); nothing else may be used.
 	Client *http.Client
@@ -36,14 +36,14 @@ type Fetcher struct {
 // Fetch GETs rawURL and returns its text: HTML as its readable main content (go-readability,
 // links kept as "text (URL)"), JSON and text as they are. Other types, error statuses and
 // bodies over the cap are errors whose message says why.
-func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (tools.Page, error) {
+func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (steward.WebPage, error) {
 	limit := f.MaxBytes
 	if limit <= 0 {
 		limit = DefaultMaxBytes
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		return tools.Page{}, fmt.Errorf("not a valid URL: %q", rawURL)
+		return steward.WebPage{}, fmt.Errorf("not a valid URL: %q", rawURL)
 	}
 	req.Header.Set("User-Agent", "Steward/1 (web_fetch)")
 	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/json,text/plain;q=0.9,*/*;q=0.5")
@@ -54,23 +54,23 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (tools.Page, error) 
 			err = ue.Err // the URL is the model's own; say only what went wrong
 		}
 		if errors.Is(err, egress.ErrBlocked) {
-			return tools.Page{}, fmt.Errorf("the URL is refused: %w", err)
+			return steward.WebPage{}, fmt.Errorf("the URL is refused: %w", err)
 		}
-		return tools.Page{}, fmt.Errorf("the fetch failed: %w", err)
+		return steward.WebPage{}, fmt.Errorf("the fetch failed: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return tools.Page{}, fmt.Errorf("the server answered %s", resp.Status)
+		return steward.WebPage{}, fmt.Errorf("the server answered %s", resp.Status)
 	}
 	if resp.ContentLength > limit {
-		return tools.Page{}, fmt.Errorf("the document is %d bytes, over the download cap of %d bytes", resp.ContentLength, limit)
+		return steward.WebPage{}, fmt.Errorf("the document is %d bytes, over the download cap of %d bytes", resp.ContentLength, limit)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return tools.Page{}, fmt.Errorf("the download failed: %w", err)
+		return steward.WebPage{}, fmt.Errorf("the download failed: %w", err)
 	}
 	if int64(len(body)) > limit {
-		return tools.Page{}, fmt.Errorf("the document is over the download cap of %d bytes", limit)
+		return steward.WebPage{}, fmt.Errorf("the document is over the download cap of %d bytes", limit)
 	}
 	declared := resp.Header.Get("Content-Type")
 	if declared == "" {
@@ -78,28 +78,28 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (tools.Page, error) 
 	}
 	mt, params, err := mime.ParseMediaType(declared)
 	if err != nil {
-		return tools.Page{}, fmt.Errorf("the server sent an unreadable content type %q", declared)
+		return steward.WebPage{}, fmt.Errorf("the server sent an unreadable content type %q", declared)
 	}
-	page := tools.Page{URL: resp.Request.URL.String(), ContentType: mt}
+	page := steward.WebPage{URL: resp.Request.URL.String(), ContentType: mt}
 	switch {
 	case mt == "text/html" || mt == "application/xhtml+xml" || mt == "application/pdf":
 		// HTML and PDF go through the document reader: its caps, and its sandbox.
-		ex, err := document.Extract(ctx, document.Source{ContentType: declared, URL: page.URL, Data: body})
+		ex, err := doctext.Extract(ctx, doctext.Source{ContentType: declared, URL: page.URL, Data: body})
 		if err != nil {
 			what := "page"
 			if mt == "application/pdf" {
 				what = "PDF"
 			}
-			return tools.Page{}, fmt.Errorf("the %s could not be read: %w", what, err)
+			return steward.WebPage{}, fmt.Errorf("the %s could not be read: %w", what, err)
 		}
 		page.Title, page.Text = ex.Title, ex.Text()
 	case mt == "application/json" || strings.HasSuffix(mt, "+json") || strings.HasPrefix(mt, "text/"):
 		page.Text, err = decodeText(body, params["charset"])
 		if err != nil {
-			return tools.Page{}, err
+			return steward.WebPage{}, err
 		}
 	default:
-		return tools.Page{}, fmt.Errorf("content type %s is not supported: web_fetch reads HTML, JSON, text and PDF", mt)
+		return steward.WebPage{}, fmt.Errorf("content type %s is not supported: web_fetch reads HTML, JSON, text and PDF", mt)
 	}
 	return page, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/egress/egresstest"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/webtools"
 	"github.com/stewardhq/steward/internal/web"
 )
 
@@ -26,7 +27,7 @@ func fetchRegistry(t *testing.T, maxBytes int64, allowed ...*egresstest.Server) 
 	for _, s := range allowed {
 		opts.Allow = append(opts.Allow, s.Addr())
 	}
-	reg, err := tools.NewRegistry(tools.WebFetchTool(&web.Fetcher{Client: egress.NewClient(opts), MaxBytes: maxBytes}))
+	reg, err := tools.NewRegistry(webtools.Fetch(&web.Fetcher{Client: egress.NewClient(opts), MaxBytes: maxBytes}))
 	if err != nil {
 		t.Fatal(err)
 	}

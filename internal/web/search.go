@@ -12,7 +12,7 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // Gemini answers web_search with a separate Gemini call grounded in Google Search: the
@@ -39,19 +39,19 @@ func NewGemini(ctx context.Context, apiKey, baseURL, model string, httpClient *h
 
 // Search asks the model with the Google Search tool and returns its short answer and the
 // grounding sources, without duplicates.
-func (g *Gemini) Search(ctx context.Context, query string, maxResults int) (tools.SearchResult, error) {
+func (g *Gemini) Search(ctx context.Context, query string, maxResults int) (steward.SearchResult, error) {
 	prompt := "Search the web and answer briefly (at most a few sentences), citing nothing inline: " + query
 	resp, err := g.Client.Models.GenerateContent(ctx, g.Model, genai.Text(prompt), &genai.GenerateContentConfig{
 		Tools:           []*genai.Tool{{GoogleSearch: &genai.GoogleSearch{}}},
 		MaxOutputTokens: 1024,
 	})
 	if err != nil {
-		return tools.SearchResult{}, fmt.Errorf("Gemini search: %w", err)
+		return steward.SearchResult{}, fmt.Errorf("Gemini search: %w", err)
 	}
 	if len(resp.Candidates) == 0 || resp.Candidates[0] == nil {
-		return tools.SearchResult{}, errors.New("Gemini search returned no answer")
+		return steward.SearchResult{}, errors.New("Gemini search returned no answer")
 	}
-	res := tools.SearchResult{Answer: strings.TrimSpace(resp.Text()), Sources: []tools.Source{}}
+	res := steward.SearchResult{Answer: strings.TrimSpace(resp.Text()), Sources: []steward.SearchSource{}}
 	seen := map[string]bool{}
 	if md := resp.Candidates[0].GroundingMetadata; md != nil {
 		for _, ch := range md.GroundingChunks {
@@ -59,7 +59,7 @@ func (g *Gemini) Search(ctx context.Context, query string, maxResults int) (tool
 				continue
 			}
 			seen[ch.Web.URI] = true
-			res.Sources = append(res.Sources, tools.Source{Title: ch.Web.Title, URL: ch.Web.URI})
+			res.Sources = append(res.Sources, steward.SearchSource{Title: ch.Web.Title, URL: ch.Web.URI})
 			if len(res.Sources) == maxResults {
 				break
 			}
@@ -81,24 +81,24 @@ type SearXNG struct {
 const maxSearchBody = 2 << 20
 
 // Search queries the instance and returns its first results.
-func (s *SearXNG) Search(ctx context.Context, query string, maxResults int) (tools.SearchResult, error) {
+func (s *SearXNG) Search(ctx context.Context, query string, maxResults int) (steward.SearchResult, error) {
 	u, err := url.Parse(strings.TrimSuffix(s.BaseURL, "/") + "/search")
 	if err != nil {
-		return tools.SearchResult{}, fmt.Errorf("STEWARD_SEARCH_URL is not a URL: %w", err)
+		return steward.SearchResult{}, fmt.Errorf("STEWARD_SEARCH_URL is not a URL: %w", err)
 	}
 	u.RawQuery = url.Values{"q": {query}, "format": {"json"}}.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return tools.SearchResult{}, err
+		return steward.SearchResult{}, err
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := s.Client.Do(req)
 	if err != nil {
-		return tools.SearchResult{}, fmt.Errorf("SearXNG: %w", err)
+		return steward.SearchResult{}, fmt.Errorf("SearXNG: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return tools.SearchResult{}, fmt.Errorf("SearXNG answered %s", resp.Status)
+		return steward.SearchResult{}, fmt.Errorf("SearXNG answered %s", resp.Status)
 	}
 	var body struct {
 		Results []struct {
@@ -108,14 +108,14 @@ func (s *SearXNG) Search(ctx context.Context, query string, maxResults int) (too
 		} `json:"results"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxSearchBody)).Decode(&body); err != nil {
-		return tools.SearchResult{}, fmt.Errorf("SearXNG sent no readable JSON: %w", err)
+		return steward.SearchResult{}, fmt.Errorf("SearXNG sent no readable JSON: %w", err)
 	}
-	res := tools.SearchResult{Sources: []tools.Source{}}
+	res := steward.SearchResult{Sources: []steward.SearchSource{}}
 	for _, r := range body.Results {
 		if r.URL == "" {
 			continue
 		}
-		res.Sources = append(res.Sources, tools.Source{Title: r.Title, URL: r.URL, Snippet: r.Content})
+		res.Sources = append(res.Sources, steward.SearchSource{Title: r.Title, URL: r.URL, Snippet: r.Content})
 		if len(res.Sources) == maxResults {
 			break
 		}

@@ -12,22 +12,24 @@ import (
 
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/egress/egresstest"
+	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/webtools"
 	"github.com/stewardhq/steward/internal/web"
 )
 
 // search runs web_search as the agent does.
-func search(t *testing.T, s tools.Searcher, args string) (tools.SearchResult, error) {
+func search(t *testing.T, s webtools.Searcher, args string) (steward.SearchResult, error) {
 	t.Helper()
-	reg, err := tools.NewRegistry(tools.WebSearchTool(s))
+	reg, err := tools.NewRegistry(webtools.Search(s))
 	if err != nil {
 		t.Fatal(err)
 	}
 	out, err := reg.Run(context.Background(), tools.Env{}, "web_search", json.RawMessage(args))
 	if err != nil {
-		return tools.SearchResult{}, err
+		return steward.SearchResult{}, err
 	}
-	var res tools.SearchResult
+	var res steward.SearchResult
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +79,7 @@ func TestWebSearchGemini(t *testing.T) {
 	if !strings.Contains(body, "who won euro 2024") {
 		t.Errorf("the query is not in the request: %s", body)
 	}
-	want := tools.SearchResult{Answer: "Spain won Euro 2024, beating England 2-1.", Sources: []tools.Source{
+	want := steward.SearchResult{Answer: "Spain won Euro 2024, beating England 2-1.", Sources: []steward.SearchSource{
 		{Title: "uefa.com", URL: "https://vertexaisearch.cloud.google.com/grounding-api-redirect/aaa"},
 		{Title: "bbc.com", URL: "https://vertexaisearch.cloud.google.com/grounding-api-redirect/bbb"},
 	}}
@@ -107,7 +109,7 @@ func TestWebSearchSearXNG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := tools.SearchResult{Sources: []tools.Source{
+	want := steward.SearchResult{Sources: []steward.SearchSource{
 		{Title: "Go 1.27 Release Notes", URL: "https://go.dev/doc/go1.27", Snippet: "The latest Go release."},
 		{Title: "Go blog", URL: "https://go.dev/blog/", Snippet: "News."},
 	}}

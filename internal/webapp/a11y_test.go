@@ -35,6 +35,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 	"github.com/stewardhq/steward/internal/webapp"
 )
 
@@ -67,7 +68,7 @@ func newA11yEnv(t *testing.T) a11yEnv {
 	t.Helper()
 	ctx := context.Background()
 	o := testdb.Open(t, 10)
-	reg, err := tools.NewRegistry(tools.Builtins()...)
+	reg, err := tools.NewRegistry(toolstest.Tools()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 	"github.com/stewardhq/steward/internal/webapp"
 )
 
@@ -48,7 +49,7 @@ func serverWith(t *testing.T, model llm.Model) (*httptest.Server, testdb.Opened,
 func serverWithDeps(t *testing.T, model llm.Model, change func(*webapp.Deps)) (*httptest.Server, testdb.Opened, *agent.Runner) {
 	t.Helper()
 	o := testdb.Open(t, 10)
-	reg, err := tools.NewRegistry(tools.Builtins()...)
+	reg, err := tools.NewRegistry(toolstest.Tools()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
-	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 	"github.com/stewardhq/steward/internal/webapp"
 )
 
@@ -56,7 +56,7 @@ func newFacesEnv(t *testing.T, rootCAs *httptest.Server, allow ...netip.AddrPort
 	ctx := context.Background()
 	o := testdb.Open(t, 10)
 	owner, key := o.Owner(t, "alice")
-	runner := &agent.Runner{Store: o.Store, Tools: tools.DefaultRegistry(), Now: func() time.Time { return time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC) }}
+	runner := &agent.Runner{Store: o.Store, Tools: toolstest.Registry(), Now: func() time.Time { return time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC) }}
 	door, err := store.OpenDoor(ctx, o.DoorURL)
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 	"github.com/stewardhq/steward/internal/webapp"
 )
 
@@ -43,7 +44,7 @@ func newHouseEnv(t *testing.T) *houseEnv {
 	t.Helper()
 	ctx := context.Background()
 	o := testdb.Open(t, 20)
-	reg, err := tools.NewRegistry(tools.Builtins()...)
+	reg, err := tools.NewRegistry(toolstest.Tools()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,14 +12,14 @@ import (
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
-	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // TestCardSaysWhyHeld: a call the gate held because its turn read outside content says so on
 // its card, naming the source; an ordinary ask says nothing more.
 func TestCardSaysWhyHeld(t *testing.T) {
 	var p page
-	card(&p, tools.DefaultRegistry(), uuid.New(), []steward.PendingCall{
+	card(&p, toolstest.Registry(), uuid.New(), []steward.PendingCall{
 		{CallID: "c1", Tool: "web_fetch", Args: json.RawMessage(`{"url":"https://x.example/?q=secret"}`), ArgsHash: "abc",
 			Reason: steward.ReasonTainted, Taint: "tool:web_fetch"},
 		{CallID: "c2", Tool: "add_task", Args: json.RawMessage(`{"title":"milk"}`), ArgsHash: "def"},
@@ -34,7 +34,7 @@ func TestCardSaysWhyHeld(t *testing.T) {
 	}
 	// The source is escaped like every other value.
 	p.Reset()
-	card(&p, tools.DefaultRegistry(), uuid.New(), []steward.PendingCall{{CallID: "c", Tool: "t", Args: json.RawMessage(`{}`), Reason: steward.ReasonTainted, Taint: "<b>x</b>"}})
+	card(&p, toolstest.Registry(), uuid.New(), []steward.PendingCall{{CallID: "c", Tool: "t", Args: json.RawMessage(`{}`), Reason: steward.ReasonTainted, Taint: "<b>x</b>"}})
 	if !strings.Contains(p.String(), "(&lt;b&gt;x&lt;/b&gt;)") {
 		t.Errorf("taint source not escaped: %s", p.String())
 	}
@@ -105,7 +105,7 @@ func TestChatTurnStates(t *testing.T) {
 	pending := []steward.PendingCall{{CallID: "c1", Tool: "create_task", Args: call.Args, ArgsHash: "h"}}
 	render := func(ct activity.ChatTurn) string {
 		var p page
-		chatTurn(&p, tools.DefaultRegistry(), ct, now)
+		chatTurn(&p, toolstest.Registry(), ct, now)
 		return p.String()
 	}
 
@@ -135,7 +135,7 @@ func TestChatTurnStates(t *testing.T) {
 // disclosure; a tool the registry does not know (an MCP tool) is worded generically.
 func TestCardLeadsWithSummary(t *testing.T) {
 	var p page
-	card(&p, tools.DefaultRegistry(), uuid.New(), []steward.PendingCall{
+	card(&p, toolstest.Registry(), uuid.New(), []steward.PendingCall{
 		{CallID: "c1", Tool: "record_expense", ArgsHash: "0123456789abcdef0123",
 			Args: json.RawMessage(`{"account":"Checking","amount":1250,"currency":"EUR","date":"2031-05-01","merchant":"Luna <b>café</b>\u202e"}`)},
 		{CallID: "c2", Tool: "mcp_github_create_issue", ArgsHash: "feed", Args: json.RawMessage(`{"title":"Bug","labels":["a","b"],"draft":false}`)},
@@ -165,7 +165,7 @@ func TestCardLeadsWithSummary(t *testing.T) {
 func TestChipSaysCallAndResult(t *testing.T) {
 	var p page
 	c := activity.ToolCall{CallID: "c1", Tool: "create_task", Args: json.RawMessage(`{"title":"buy milk"}`)}
-	chip(&p, tools.DefaultRegistry(), c, activity.ToolResult{CallID: "c1", Tool: "create_task", Output: json.RawMessage(`{"task":{"id":"6f1c","title":"buy milk"}}`)}, true)
+	chip(&p, toolstest.Registry(), c, activity.ToolResult{CallID: "c1", Tool: "create_task", Output: json.RawMessage(`{"task":{"id":"6f1c","title":"buy milk"}}`)}, true)
 	html := p.String()
 	want := `<details class="chip done" data-call="c1"><summary><span class="chip-call">Create task “buy milk”</span> <span class="chip-state">` +
 		`<span aria-hidden="true">→ </span>Created task “buy milk”</span></summary><div class="chip-body">`
@@ -178,7 +178,7 @@ func TestChipSaysCallAndResult(t *testing.T) {
 	// In the history a result is stored inside its data block: the chip words what it holds.
 	stored, _ := json.Marshal(agent.DataBlock("tool:create_task", `{"task":{"title":"buy milk"}}`))
 	p.Reset()
-	chip(&p, tools.DefaultRegistry(), c, activity.ToolResult{CallID: "c1", Tool: "create_task", Output: stored}, true)
+	chip(&p, toolstest.Registry(), c, activity.ToolResult{CallID: "c1", Tool: "create_task", Output: stored}, true)
 	if !strings.HasPrefix(p.String(), want) {
 		t.Errorf("a stored result's chip = %s\nwant it to start %s", p.String(), want)
 	}

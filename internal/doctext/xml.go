@@ -1,0 +1,149 @@
+package doctext
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"io"
+)
+
+// Bounds of the XML inside an Office archive (DOCX, XLSX): a part's decompressed bytes,
+// how deep its elements nest, and how many elements it has. Word and Excel never come near
+// them; a hostile archive (30 million unclosed elements, a million-element part) is refused
+// while it streams, before it costs memory.
+const (
+	MaxPartBytes   = 32 << 20
+	MaxXMLDepth    = 256
+	MaxXMLElements = 2_000_000
+)
+
+// errPartTooBig is a part that decompresses to more than its limit; counted while reading,
+// whatever the archive declares.
+var errPartTooBig = errors.New("part too big")
+
+// capReader fails with errPartTooBig past left bytes.
+type capReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		// Another byte would be one too many: look for it.
+		var one [1]byte
+		if n, _ := c.r.Read(one[:]); n > 0 {
+			return 0, errPartTooBig
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+// archive is an opened Office zip.
+type archive struct {
+	zr   *zip.Reader
+	kind string // "DOCX", "XLSX": for messages
+}
+
+// openZip opens an Office archive, refusing an encrypted one and one whose files declare
+// more than MaxUnzipped bytes (archive/zip refuses a file that inflates past its declared
+// size, and walk counts what it inflates).
+func openZip(data []byte, kind string) (*archive, error) {
+	if bytes.HasPrefix(data, oleMagic) {
+		return nil, refuse(ReasonEncrypted, "the %s is password-protected (encrypted) or in the legacy binary format; save it unprotected as %s", kind, kind)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, refuse(ReasonCorrupt, "the %s is corrupt: it is not a readable zip archive", kind)
+	}
+	if len(zr.File) > maxZipFiles {
+		return nil, refuse(ReasonTooComplex, "the %s has %d files inside; Steward reads at most %d", kind, len(zr.File), maxZipFiles)
+	}
+	var total uint64
+	for _, f := range zr.File {
+		total += f.UncompressedSize64
+		if total > MaxUnzipped {
+			return nil, refuse(ReasonBomb, "the %s unpacks to more than %d MB", kind, MaxUnzipped>>20)
+		}
+	}
+	return &archive{zr: zr, kind: kind}, nil
+}
+
+// maxZipFiles bounds the entries of an Office archive.
+const maxZipFiles = 10_000
+
+// has reports whether the archive holds a part of that name.
+func (a *archive) has(name string) bool {
+	for _, f := range a.zr.File {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// walk streams the XML of the part name, calling fn with each token (start and end
+// elements, character data; the decoder's copies are fn's only until it returns). It refuses
+// a part that inflates past MaxPartBytes, nests deeper than MaxXMLDepth or has more than
+// MaxXMLElements elements, and stops when ctx ends.
+func (a *archive) walk(ctx context.Context, name string, fn func(xml.Token) error) error {
+	f, err := a.zr.Open(name)
+	if err != nil {
+		return refuse(ReasonCorrupt, "the %s is corrupt: its %s cannot be opened", a.kind, name)
+	}
+	defer f.Close()
+	dec := xml.NewDecoder(&capReader{r: f, left: MaxPartBytes})
+	depth, elements := 0, 0
+	for n := 0; ; n++ {
+		if n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		tok, err := dec.RawToken()
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case errors.Is(err, errPartTooBig):
+			return refuse(ReasonBomb, "the %s's %s unpacks to more than %d MB", a.kind, name, MaxPartBytes>>20)
+		case errors.Is(err, zip.ErrFormat):
+			// archive/zip stops a file that inflates past the size its headers declare.
+			return refuse(ReasonBomb, "the %s's %s unpacks to more than its archive declares", a.kind, name)
+		case err != nil:
+			return refuse(ReasonCorrupt, "the %s is corrupt: its %s does not parse", a.kind, name)
+		}
+		switch tok.(type) {
+		case xml.StartElement:
+			depth++
+			elements++
+			if depth > MaxXMLDepth {
+				return refuse(ReasonTooComplex, "the %s's %s nests elements more than %d deep", a.kind, name, MaxXMLDepth)
+			}
+			if elements > MaxXMLElements {
+				return refuse(ReasonTooComplex, "the %s's %s has more than %d elements", a.kind, name, MaxXMLElements)
+			}
+		case xml.EndElement:
+			depth--
+		}
+		if err := fn(tok); err != nil {
+			return err
+		}
+	}
+}
+
+// attr is the value of the attribute local name of a start element ("" when absent).
+func attr(se xml.StartElement, local string) string {
+	for _, a := range se.Attr {
+		if a.Name.Local == local {
+			return a.Value
+		}
+	}
+	return ""
+}

@@ -1,8 +1,0 @@
-//go:build !race
-
-package document
-
-const (
-	raceMemory   = 0
-	raceSlowdown = 1
-)

@@ -1,0 +1,4 @@
+package tools
+
+// MaxLine bounds a whole summary, for the tests.
+const MaxLine = maxLine
