@@ -116,18 +116,19 @@ func (a *App) sendContinue(ctx context.Context, ownerID, turnID uuid.UUID) error
 }
 
 // continueStale is the scheduler's drain of continuing turns whose hand-off was lost (a
-// failed send, a message dead-lettered): every owner's turns continuing for longer than
-// continueAfter are continued here, through the same exactly-once claim.
+// failed send, a message dead-lettered): one door-side scan finds the turns continuing for
+// longer than continueAfter across owners, and each is continued in its owner's own
+// transactions, through the same exactly-once claim (one another invocation took meanwhile
+// is skipped). An owner with none costs nothing.
 func (a *App) continueStale(ctx context.Context) error {
-	owners, err := a.Door.ListOwners(ctx)
+	turns, err := a.Door.ScanContinuingTurns(ctx, a.Now().Add(-continueAfter), 20)
 	if err != nil {
 		return err
 	}
-	before := a.Now().Add(-continueAfter)
 	var errs []error
-	for _, o := range owners {
-		if _, err := a.Runner.ContinueStale(ctx, o.ID, before, 20); err != nil {
-			errs = append(errs, fmt.Errorf("continue turns of owner %s: %w", o.ID, err))
+	for _, t := range turns {
+		if _, err := a.Runner.ContinueTurn(ctx, t.OwnerID, t.ID); err != nil && steward.ErrorCode(err) != steward.CodeConflict {
+			errs = append(errs, fmt.Errorf("continue turn %s of owner %s: %w", t.ID, t.OwnerID, err))
 		}
 	}
 	return errors.Join(errs...)
