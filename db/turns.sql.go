@@ -333,39 +333,6 @@ func (q *Queries) GetTurn(ctx context.Context, arg GetTurnParams) (Turn, error) 
 	return i, err
 }
 
-const listContinuingTurns = `-- name: ListContinuingTurns :many
-SELECT id FROM turns WHERE owner_id = $1 AND status = 'continuing'
-    AND updated_at < $2::timestamptz
-ORDER BY updated_at, id LIMIT $3
-`
-
-type ListContinuingTurnsParams struct {
-	OwnerID uuid.UUID
-	Before  time.Time
-	MaxRows int32
-}
-
-// Continuing turns last saved before before: their continuation message was lost or failed.
-func (q *Queries) ListContinuingTurns(ctx context.Context, arg ListContinuingTurnsParams) ([]uuid.UUID, error) {
-	rows, err := q.db.Query(ctx, listContinuingTurns, arg.OwnerID, arg.Before, arg.MaxRows)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []uuid.UUID{}
-	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		items = append(items, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const listConversationTurns = `-- name: ListConversationTurns :many
 SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at FROM turns WHERE owner_id = $1 AND conversation_id = $2
 ORDER BY created_at, id LIMIT $3
@@ -587,6 +554,85 @@ func (q *Queries) SaveTurn(ctx context.Context, arg SaveTurnParams) (int64, erro
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const scanContinuingTurns = `-- name: ScanContinuingTurns :many
+SELECT id, owner_id FROM turns WHERE status = 'continuing'
+    AND updated_at < $1::timestamptz
+ORDER BY updated_at, id LIMIT $2
+`
+
+type ScanContinuingTurnsParams struct {
+	Before  time.Time
+	MaxRows int32
+}
+
+type ScanContinuingTurnsRow struct {
+	ID      uuid.UUID
+	OwnerID uuid.UUID
+}
+
+// Cross-owner (the Door, turns.door): continuing turns last saved before before, oldest
+// first — their continuation message was lost or failed. Each is continued in its owner's
+// own transaction, through the exactly-once claim.
+func (q *Queries) ScanContinuingTurns(ctx context.Context, arg ScanContinuingTurnsParams) ([]ScanContinuingTurnsRow, error) {
+	rows, err := q.db.Query(ctx, scanContinuingTurns, arg.Before, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ScanContinuingTurnsRow{}
+	for rows.Next() {
+		var i ScanContinuingTurnsRow
+		if err := rows.Scan(&i.ID, &i.OwnerID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const scanSweepOwners = `-- name: ScanSweepOwners :many
+SELECT owner_id FROM turns WHERE status = 'suspended' AND expires_at <= $1::timestamptz
+UNION
+SELECT owner_id FROM turns WHERE status = 'running' AND updated_at < $2::timestamptz
+UNION
+SELECT owner_id FROM job_runs WHERE status = 'running' AND started_at < $2::timestamptz
+UNION
+SELECT requester_id FROM household_approvals WHERE status = 'pending' AND expires_at <= $1::timestamptz
+ORDER BY 1
+`
+
+type ScanSweepOwnersParams struct {
+	Now         time.Time
+	StaleBefore time.Time
+}
+
+// Cross-owner (the Door: turns.door, job_runs.door, household_approvals.door): the owners the
+// sweep has work for — a suspended turn or a pending household vote past its expiry, a turn
+// or job run running since before stale_before. A superset is harmless (the owner's own
+// sweep finds nothing); an owner outside it is not swept, and costs no transaction.
+func (q *Queries) ScanSweepOwners(ctx context.Context, arg ScanSweepOwnersParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, scanSweepOwners, arg.Now, arg.StaleBefore)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var owner_id uuid.UUID
+		if err := rows.Scan(&owner_id); err != nil {
+			return nil, err
+		}
+		items = append(items, owner_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const turnCancelRequested = `-- name: TurnCancelRequested :one

@@ -80,11 +80,27 @@ WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND status = 'continui
     AND cancel_requested_at IS NULL
 RETURNING *;
 
--- name: ListContinuingTurns :many
--- Continuing turns last saved before before: their continuation message was lost or failed.
-SELECT id FROM turns WHERE owner_id = sqlc.arg(owner_id) AND status = 'continuing'
+-- name: ScanContinuingTurns :many
+-- Cross-owner (the Door, turns.door): continuing turns last saved before before, oldest
+-- first — their continuation message was lost or failed. Each is continued in its owner's
+-- own transaction, through the exactly-once claim.
+SELECT id, owner_id FROM turns WHERE status = 'continuing'
     AND updated_at < sqlc.arg(before)::timestamptz
 ORDER BY updated_at, id LIMIT sqlc.arg(max_rows);
+
+-- name: ScanSweepOwners :many
+-- Cross-owner (the Door: turns.door, job_runs.door, household_approvals.door): the owners the
+-- sweep has work for — a suspended turn or a pending household vote past its expiry, a turn
+-- or job run running since before stale_before. A superset is harmless (the owner's own
+-- sweep finds nothing); an owner outside it is not swept, and costs no transaction.
+SELECT owner_id FROM turns WHERE status = 'suspended' AND expires_at <= sqlc.arg(now)::timestamptz
+UNION
+SELECT owner_id FROM turns WHERE status = 'running' AND updated_at < sqlc.arg(stale_before)::timestamptz
+UNION
+SELECT owner_id FROM job_runs WHERE status = 'running' AND started_at < sqlc.arg(stale_before)::timestamptz
+UNION
+SELECT requester_id FROM household_approvals WHERE status = 'pending' AND expires_at <= sqlc.arg(now)::timestamptz
+ORDER BY 1;
 
 -- name: CancelTurn :one
 -- The owner asks a turn to stop (docs/ARCHITECTURE.md §2): a turn no process is running —

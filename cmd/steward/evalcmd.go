@@ -8,9 +8,11 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/admin"
 	"github.com/stewardhq/steward/internal/app"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/eval"
+	"github.com/stewardhq/steward/internal/llm/demo"
 	"github.com/stewardhq/steward/internal/llm/fixture"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -20,9 +22,12 @@ const evalUsage = `Usage:
   steward eval --calibrate [--record] [--json FILE] [--dir DIR]
 
   Runs the eval suite (the tasks in DIR, default evals) through the real agent loop, each task
-  on a fresh owner (named eval-…) in the database, and prints passed/total per class. The
-  model: the fixtures in DIR/fixtures/model.json (or STEWARD_MODEL_FIXTURES) replayed when
-  present, else the configured model (the offline demo model without GEMINI_API_KEY).
+  on a fresh owner, and prints passed/total per class. It never touches your data: it runs in
+  a scratch database it creates (steward_eval_…, migrated, next to DATABASE_URL's) and drops
+  at the end. The model, named first: the fixtures in DIR/fixtures/model.json (or
+  STEWARD_MODEL_FIXTURES) replayed when present, else the configured model — the offline demo
+  model without GEMINI_API_KEY, which understands a few fixed phrasings and is expected to
+  fail most tasks.
   --record runs the real model and records its calls to the fixture file (needs a key).
   --json writes the full report. Exits 1 when a task fails.
 
@@ -32,7 +37,9 @@ const evalUsage = `Usage:
   GEMINI_API_KEY) and records the counts there. It prints the error per class (prose, json)
   and the rates the counts suggest; without recorded counts it fails. It needs no database.
 
-Needs DATABASE_URL (to create the owners), APP_DATABASE_URL and DOOR_DATABASE_URL.
+Needs SUPERUSER_DATABASE_URL (to create and drop the scratch database; RDS: the master user),
+and DATABASE_URL, APP_DATABASE_URL and DOOR_DATABASE_URL for the roles (steward migrate
+bootstrap made them).
 `
 
 func runEval(ctx context.Context, e env, cfg config.Config, args []string) error {
@@ -61,16 +68,34 @@ func runEval(ctx context.Context, e env, cfg config.Config, args []string) error
 	if cfg, err = eval.ModelConfig(cfg, *dir, *record); err != nil {
 		return err
 	}
+	if err := cfg.Require("SUPERUSER_DATABASE_URL", "DATABASE_URL", "APP_DATABASE_URL", "DOOR_DATABASE_URL"); err != nil {
+		return err
+	}
+	scratch, err := admin.CreateScratch(ctx, cfg.SuperuserDatabaseURL,
+		admin.RoleURLs{Owner: cfg.DatabaseURL, App: cfg.AppDatabaseURL, Door: cfg.DoorDatabaseURL}, "steward_eval")
+	if err != nil {
+		return fmt.Errorf("create the eval's scratch database: %w", store.VectorError(err))
+	}
+	defer func() {
+		if err := admin.DropDatabase(context.WithoutCancel(ctx), cfg.SuperuserDatabaseURL, scratch.Name); err != nil {
+			fmt.Fprintf(e.stderr, "steward eval: could not drop the scratch database %s: %v\n", scratch.Name, err)
+		}
+	}()
+	// No *_SSM parameter may lead the App back to the user's database.
+	cfg.AppDatabaseURLParam, cfg.DoorDatabaseURLParam = "", ""
+	cfg.DatabaseURL, cfg.AppDatabaseURL, cfg.DoorDatabaseURL = scratch.URLs.Owner, scratch.URLs.App, scratch.URLs.Door
 	door, err := openDoor(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer door.Close()
-	a, err := app.New(ctx, cfg)
+	a, err := app.NewLoggingTo(ctx, cfg, e.stderr)
 	if err != nil {
 		return fmt.Errorf("open database: %w", store.VectorError(err))
 	}
 	defer a.Close()
+	fmt.Fprintf(e.stdout, "model: %s\n", modelNote(a.Runner.Model.Name(), cfg))
+	fmt.Fprintf(e.stdout, "database: %s, a scratch database dropped at the end (your data is not touched)\n", scratch.Name)
 	rep := eval.Run(ctx, eval.Env{Runner: a.Runner, Store: a.Store, Documents: a.Documents, Ledger: a.Ledger,
 		NewOwner: func(ctx context.Context, name string) (uuid.UUID, error) {
 			o, _, err := door.CreateOwner(ctx, name+"-"+uuid.NewString()[:8])
@@ -89,6 +114,20 @@ func runEval(ctx context.Context, e env, cfg config.Config, args []string) error
 		return exitError{code: 1, msg: fmt.Sprintf("%d of %d eval tasks failed", rep.Total-rep.Passed, rep.Total)}
 	}
 	return nil
+}
+
+// modelNote is the model's name with what a reader of the report must know about it: replayed
+// or recorded calls, or the demo model's expected failures.
+func modelNote(name string, cfg config.Config) string {
+	switch {
+	case cfg.ModelFixtures != "" && cfg.ModelFixturesMode == "replay":
+		return name + " (replaying the calls recorded in " + cfg.ModelFixtures + ")"
+	case cfg.ModelFixtures != "" && cfg.ModelFixturesMode == "record":
+		return name + " (recording its calls to " + cfg.ModelFixtures + ")"
+	case name == demo.Name:
+		return name + ": the offline demo model understands a few fixed phrasings and is expected to fail most tasks; set GEMINI_API_KEY (or STEWARD_MODELS) for a real model"
+	}
+	return name
 }
 
 // runCalibrate is steward eval --calibrate.

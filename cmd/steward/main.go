@@ -114,6 +114,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	// A command's log is for the person at the terminal: on stderr, in words. Only serve, a
+	// server, keeps JSON lines unless STEWARD_LOG_FORMAT says otherwise.
+	if getenv("STEWARD_LOG_FORMAT") == "" && cmd != "serve" {
+		cfg.LogFormat = "console"
+	}
 	logger := app.NewLogger(cfg, stderr)
 	ctx = logger.With().Str("command", cmd).Logger().WithContext(ctx)
 	err = command(ctx, e, cfg, rest)

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -107,32 +106,4 @@ func (r *Runner) ContinueTurn(ctx context.Context, ownerID, turnID uuid.UUID) (s
 		r.Continued(ctx, ownerID, v)
 	}
 	return v, err
-}
-
-// ContinueStale continues, one after the other, the owner's turns left continuing since
-// before before (their hand-off was lost), at most limit; one another invocation took
-// meanwhile is skipped. It returns how many it continued.
-func (r *Runner) ContinueStale(ctx context.Context, ownerID uuid.UUID, before time.Time, limit int) (int, error) {
-	var ids []uuid.UUID
-	err := r.Store.InOwner(ctx, ownerID, func(tx Tx) error {
-		var err error
-		ids, err = tx.Turns.Continuing(ctx, before, limit)
-		return err
-	})
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, id := range ids {
-		_, err := r.ContinueTurn(ctx, ownerID, id)
-		var e *steward.Error
-		if errors.As(err, &e) && e.Code == steward.CodeConflict {
-			continue
-		}
-		if err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
 }

@@ -116,8 +116,9 @@ func TestContinueTurnOnce(t *testing.T) {
 	}
 }
 
-// TestLostContinuationIsDrained: a turn whose hand-off failed stays continuing, and
-// ContinueStale (the scheduler's drain) finishes it once it waited long enough.
+// TestLostContinuationIsDrained: a turn whose hand-off failed stays continuing; the
+// scheduler's drain finds it across owners (Door.ScanContinuingTurns) once it waited long
+// enough, and continuing it finishes it.
 func TestLostContinuationIsDrained(t *testing.T) {
 	t.Parallel()
 	model := threeCalls()
@@ -128,11 +129,15 @@ func TestLostContinuationIsDrained(t *testing.T) {
 	if err != nil || v.Status != steward.StatusContinuing {
 		t.Fatalf("start: %s, %v; want continuing although the hand-off failed", v.Status, err)
 	}
-	if n, err := h.runner.ContinueStale(h.ctx, h.owner, time.Now().Add(-time.Minute), 10); err != nil || n != 0 {
-		t.Fatalf("drain of a fresh continuing turn: %d, %v; want it left alone", n, err)
+	if refs, err := h.door.ScanContinuingTurns(h.ctx, time.Now().Add(-time.Minute), 10); err != nil || len(refs) != 0 {
+		t.Fatalf("scan for a fresh continuing turn: %+v, %v; want it left alone", refs, err)
 	}
-	if n, err := h.runner.ContinueStale(h.ctx, h.owner, time.Now().Add(time.Second), 10); err != nil || n != 1 {
-		t.Fatalf("drain: %d, %v; want 1 continued", n, err)
+	refs, err := h.door.ScanContinuingTurns(h.ctx, time.Now().Add(time.Second), 10)
+	if err != nil || len(refs) != 1 || refs[0] != (store.TurnRef{ID: v.TurnID, OwnerID: h.owner}) {
+		t.Fatalf("scan: %+v, %v; want the turn", refs, err)
+	}
+	if _, err := h.runner.ContinueTurn(h.ctx, refs[0].OwnerID, refs[0].ID); err != nil {
+		t.Fatal(err)
 	}
 	var turn steward.Turn
 	err = h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {

@@ -96,8 +96,6 @@ type Turns interface {
 	// ClaimContinuing takes a continuing turn back to running for one invocation (exactly
 	// once), leased until now+lease.
 	ClaimContinuing(ctx context.Context, id uuid.UUID, now time.Time, lease time.Duration) (steward.Turn, error)
-	// Continuing lists the ids of continuing turns last saved before before, oldest first.
-	Continuing(ctx context.Context, before time.Time, limit int) ([]uuid.UUID, error)
 	// Cancel records the owner's request that a turn stop, at now: a turn no process runs
 	// (suspended, continuing) is cancelled at once, a running one carries the request; an
 	// ended turn, or none, is not found.

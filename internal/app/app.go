@@ -120,6 +120,11 @@ func New(ctx context.Context, cfg config.Config) (*App, error) {
 	return build(ctx, cfg, settings{logOut: os.Stderr})
 }
 
+// NewLoggingTo is New with the log written to w: a CLI command's stderr.
+func NewLoggingTo(ctx context.Context, cfg config.Config, w io.Writer) (*App, error) {
+	return build(ctx, cfg, settings{logOut: w})
+}
+
 // settings are the seams tests use; New uses the real ones.
 type settings struct {
 	logOut io.Writer

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/stewardhq/steward/internal/awsapi/awsapitest"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/llm/demo"
 	"github.com/stewardhq/steward/internal/store"
@@ -30,7 +31,7 @@ import (
 func TestNewFromSSMWithTheDemoModel(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
-	ssm := newFakeSSM(t, map[string]string{"/steward/database-url": db.OwnerURL, "/steward/app-database-url": db.AppURL,
+	ssm := awsapitest.NewSSM(t, map[string]string{"/steward/database-url": db.OwnerURL, "/steward/app-database-url": db.AppURL,
 		"/steward/door-database-url": db.DoorURL})
 	cfg := loadConfig(t, map[string]string{
 		"DATABASE_URL_SSM":      "/steward/database-url",
@@ -42,12 +43,12 @@ func TestNewFromSSMWithTheDemoModel(t *testing.T) {
 	})
 	var logs bytes.Buffer
 	ctx := context.Background()
-	a, err := build(ctx, cfg, settings{logOut: &logs, ssm: ssm.settings()})
+	a, err := build(ctx, cfg, settings{logOut: &logs, ssm: ssmAt(ssm)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	for _, r := range ssm.requests() {
+	for _, r := range ssm.Asked() {
 		if r.Name == "/steward/database-url" {
 			t.Errorf("the App read DATABASE_URL (steward_owner) from SSM; the runtime must never hold it")
 		}

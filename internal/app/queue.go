@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -14,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/autonomy"
+	"github.com/stewardhq/steward/internal/awsapi"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/trace"
@@ -29,24 +29,15 @@ type RunMessage struct {
 	TurnID  uuid.UUID `json:"turn_id,omitzero"`
 }
 
-// runQueue sends RunMessages with SQS's SendMessage (awsJson1_0). The endpoint is the queue
-// URL's origin (https://sqs.<region>.amazonaws.com, which is what SQS's queue URLs are), so
-// a test's fake queue URL points the client at the fake.
-type runQueue struct {
-	url    string
-	client *awsClient
-}
+// runQueue sends RunMessages to the run queue (awsapi.Queue).
+type runQueue struct{ *awsapi.Queue }
 
 func newRunQueue(cfg config.Config) (*runQueue, error) {
-	u, err := url.Parse(cfg.RunQueueURL)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("STEWARD_RUN_QUEUE_URL %q is not a queue URL", cfg.RunQueueURL)
-	}
-	c, err := newAWSClient(cfg.AWS, "sqs", u.Scheme+"://"+u.Host+"/", "application/x-amz-json-1.0", "sending to STEWARD_RUN_QUEUE_URL")
+	q, err := awsapi.NewQueue(cfg.AWS, cfg.RunQueueURL)
 	if err != nil {
 		return nil, err
 	}
-	return &runQueue{url: cfg.RunQueueURL, client: c}, nil
+	return &runQueue{q}, nil
 }
 
 // send puts one message on the queue.
@@ -55,20 +46,7 @@ func (q *runQueue) send(ctx context.Context, m RunMessage) error {
 	if err != nil {
 		return err
 	}
-	raw, err := q.client.do(ctx, "AmazonSQS.SendMessage", struct {
-		QueueURL    string `json:"QueueUrl"`
-		MessageBody string
-	}{q.url, string(body)})
-	if err != nil {
-		return fmt.Errorf("SQS SendMessage: %w", err)
-	}
-	var out struct {
-		MessageID string `json:"MessageId"`
-	}
-	if json.Unmarshal(raw, &out) != nil || out.MessageID == "" {
-		return errors.New("SQS answered SendMessage with no MessageId")
-	}
-	return nil
+	return q.Send(ctx, string(body))
 }
 
 // HandleRunMessages is the body of functions/worker: each record of an SQS batch from the run
@@ -138,18 +116,19 @@ func (a *App) sendContinue(ctx context.Context, ownerID, turnID uuid.UUID) error
 }
 
 // continueStale is the scheduler's drain of continuing turns whose hand-off was lost (a
-// failed send, a message dead-lettered): every owner's turns continuing for longer than
-// continueAfter are continued here, through the same exactly-once claim.
+// failed send, a message dead-lettered): one door-side scan finds the turns continuing for
+// longer than continueAfter across owners, and each is continued in its owner's own
+// transactions, through the same exactly-once claim (one another invocation took meanwhile
+// is skipped). An owner with none costs nothing.
 func (a *App) continueStale(ctx context.Context) error {
-	owners, err := a.Door.ListOwners(ctx)
+	turns, err := a.Door.ScanContinuingTurns(ctx, a.Now().Add(-continueAfter), 20)
 	if err != nil {
 		return err
 	}
-	before := a.Now().Add(-continueAfter)
 	var errs []error
-	for _, o := range owners {
-		if _, err := a.Runner.ContinueStale(ctx, o.ID, before, 20); err != nil {
-			errs = append(errs, fmt.Errorf("continue turns of owner %s: %w", o.ID, err))
+	for _, t := range turns {
+		if _, err := a.Runner.ContinueTurn(ctx, t.OwnerID, t.ID); err != nil && steward.ErrorCode(err) != steward.CodeConflict {
+			errs = append(errs, fmt.Errorf("continue turn %s of owner %s: %w", t.ID, t.OwnerID, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -2,11 +2,11 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/stewardhq/steward/internal/awsapi"
 	"github.com/stewardhq/steward/internal/config"
 )
 
@@ -54,7 +54,7 @@ func resolveSecrets(ctx context.Context, cfg config.Config, s ssmSettings) (conf
 	}
 	var errs []error
 	for _, sc := range wanted {
-		value, err := getParameter(ctx, client, sc.param)
+		value, err := client.GetParameter(ctx, sc.param)
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("read %s from SSM parameter %s (%s_SSM): %w", sc.env, sc.param, sc.env, err))
@@ -86,30 +86,11 @@ func resolveSecrets(ctx context.Context, cfg config.Config, s ssmSettings) (conf
 	return cfg, errors.Join(errs...)
 }
 
-// newSSMClient is the client of GetParameter (awsJson1_1).
-func newSSMClient(a config.AWS, s ssmSettings) (*awsClient, error) {
-	c, err := newAWSClient(a, "ssm", s.endpoint, "application/x-amz-json-1.1", "reading SSM")
+// newSSMClient is the client of GetParameter, as s adjusts it.
+func newSSMClient(a config.AWS, s ssmSettings) (*awsapi.SSM, error) {
+	c, err := awsapi.NewSSM(a, s.endpoint)
 	if err == nil && s.backoff > 0 {
-		c.backoff = s.backoff
+		c.Backoff = s.backoff
 	}
 	return c, err
-}
-
-// getParameter returns the decrypted value of the parameter name.
-func getParameter(ctx context.Context, c *awsClient, name string) (string, error) {
-	raw, err := c.do(ctx, "AmazonSSM.GetParameter", struct {
-		Name           string
-		WithDecryption bool
-	}{name, true})
-	if err != nil {
-		return "", err
-	}
-	var out struct {
-		Parameter *struct{ Value string }
-	}
-	if err := json.Unmarshal(raw, &out); err != nil || out.Parameter == nil {
-		// Never the body: it may hold the secret.
-		return "", errors.New("SSM answered GetParameter with no parameter")
-	}
-	return out.Parameter.Value, nil
 }

@@ -1,8 +1,8 @@
-// Package awsapi signs requests to AWS with Signature Version 4 (the AWS SDK's signer, not
-// its service clients: those bring every operation of a service and the SDK's credential
-// chain into each Lambda bootstrap, see internal/lambdatest), and holds the one S3 client
-// Steward needs: the document bucket's objects (docs/ARCHITECTURE.md §10). internal/app's
-// JSON-protocol client (SSM, SQS) signs through it too.
+// Package awsapi holds every call Steward makes to AWS (docs/ARCHITECTURE.md §10), signed
+// with Signature Version 4 (the AWS SDK's signer, not its service clients: those bring every
+// operation of a service and the SDK's credential chain into each Lambda bootstrap, see
+// internal/lambdatest): SSM's GetParameter and SQS's SendMessage over one JSON-protocol
+// client, and the document bucket's objects in S3.
 package awsapi
 
 import (

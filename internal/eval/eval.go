@@ -507,9 +507,9 @@ func subset(args json.RawMessage, want map[string]any) bool {
 	return true
 }
 
-// Print writes the table: class, passed/total, then the total and the honesty flags.
+// Print writes the table: class, passed/total, then the total and the honesty flags (the
+// model is in the JSON report; steward eval names it before it runs).
 func (rep Report) Print(w io.Writer) {
-	fmt.Fprintf(w, "model: %s\n", rep.Model)
 	fmt.Fprintf(w, "%-12s %s\n", "CLASS", "PASSED")
 	for _, c := range rep.Classes {
 		fmt.Fprintf(w, "%-12s %d/%d\n", c.Class, c.Passed, c.Total)

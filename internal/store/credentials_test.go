@@ -74,7 +74,7 @@ func TestAppRoleCannotMintOrUnrevokeKeys(t *testing.T) {
 
 // TestDoorRoleReadsAcrossOwnersAndNothingMore: the runtime's door, as steward_door, answers
 // every cross-owner read the runtime makes (API keys, the owner list, the daily cost, the
-// memory queue, the scheduler's scans, webhook routing, delivery) for every owner, and is
+// memory queue, the scheduler's scans and sweep, webhook routing, delivery) for every owner, and is
 // refused every write: the admin operations stay with steward_owner.
 func TestDoorRoleReadsAcrossOwnersAndNothingMore(t *testing.T) {
 	t.Parallel()
@@ -123,11 +123,26 @@ func TestDoorRoleReadsAcrossOwnersAndNothingMore(t *testing.T) {
 	if ids, err := door.ScanChannelOwners(ctx); err != nil || len(ids) != 2 {
 		t.Errorf("ScanChannelOwners = %v, %v; want both owners", ids, err)
 	}
+	// The sweep's and the continuation drain's scans: alice's turn continuing, bob's
+	// suspended past its expiry.
+	super := testdb.Connect(t, o.SuperURL)
+	if _, err := super.Exec(ctx, `UPDATE turns SET status = 'continuing', updated_at = now() - interval '1 hour' WHERE owner_id = $1`, a.owner.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := super.Exec(ctx, `UPDATE turns SET status = 'suspended', expires_at = now() - interval '1 minute' WHERE owner_id = $1`, b.owner.ID); err != nil {
+		t.Fatal(err)
+	}
+	if refs, err := door.ScanContinuingTurns(ctx, time.Now(), 10); err != nil || len(refs) != 1 || refs[0].OwnerID != a.owner.ID {
+		t.Errorf("ScanContinuingTurns = %+v, %v; want alice's continuing turn", refs, err)
+	}
+	if ids, err := door.ScanSweepOwners(ctx, time.Now(), time.Now().Add(-time.Hour)); err != nil || len(ids) != 1 || ids[0] != b.owner.ID {
+		t.Errorf("ScanSweepOwners = %v, %v; want bob alone", ids, err)
+	}
 
 	// It reads only the columns those reads need: no message, no turn's state, no task.
 	raw := testdb.Connect(t, o.DoorURL)
 	for _, sql := range []string{`SELECT count(*) FROM messages`, `SELECT count(state) FROM turns`,
-		`SELECT count(*) FROM tasks`, `SELECT count(last_error) FROM memory_outbox`} {
+		`SELECT count(*) FROM tasks`, `SELECT count(last_error) FROM memory_outbox`, `SELECT count(summary) FROM household_approvals`} {
 		var pgErr *pgconn.PgError
 		if _, err := raw.Exec(ctx, sql); !errors.As(err, &pgErr) || pgErr.Code != "42501" {
 			t.Errorf("%s as %s: err = %v, want permission denied (42501)", sql, store.DoorRole, err)

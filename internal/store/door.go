@@ -343,6 +343,38 @@ func (d *Door) ScanQueuedRuns(ctx context.Context, before time.Time, limit int) 
 	return out, nil
 }
 
+// TurnRef names one owner's turn.
+type TurnRef struct {
+	ID      uuid.UUID
+	OwnerID uuid.UUID
+}
+
+// ScanContinuingTurns lists up to limit turns still continuing since before (their
+// continuation message was lost or failed), oldest first (turns.door). Each is continued in
+// its owner's own transaction.
+func (d *Door) ScanContinuingTurns(ctx context.Context, before time.Time, limit int) ([]TurnRef, error) {
+	rows, err := db.New(d.pool).ScanContinuingTurns(ctx, db.ScanContinuingTurnsParams{Before: before, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("scan continuing turns: %w", err)
+	}
+	out := make([]TurnRef, len(rows))
+	for i, r := range rows {
+		out[i] = TurnRef(r)
+	}
+	return out, nil
+}
+
+// ScanSweepOwners lists the owners the sweep has work for at now (turns.door, job_runs.door,
+// household_approvals.door): a suspended turn or pending household vote past its expiry, a
+// turn or job run running since before staleBefore. Every other owner is left alone.
+func (d *Door) ScanSweepOwners(ctx context.Context, now, staleBefore time.Time) ([]uuid.UUID, error) {
+	ids, err := db.New(d.pool).ScanSweepOwners(ctx, db.ScanSweepOwnersParams{Now: now, StaleBefore: staleBefore})
+	if err != nil {
+		return nil, fmt.Errorf("scan sweep owners: %w", err)
+	}
+	return ids, nil
+}
+
 // WebhookRoute is where a public hook id leads: the owner, and the secret that signs its
 // deliveries. Never log it.
 type WebhookRoute struct {

@@ -224,13 +224,3 @@ func (t Turns) ClaimContinuing(ctx context.Context, id uuid.UUID, now time.Time,
 	}
 	return toTurn(r)
 }
-
-// Continuing lists the ids of the owner's continuing turns last saved before before, oldest
-// first, at most limit: the ones whose continuation was lost.
-func (t Turns) Continuing(ctx context.Context, before time.Time, limit int) ([]uuid.UUID, error) {
-	ids, err := t.q.ListContinuingTurns(ctx, db.ListContinuingTurnsParams{OwnerID: t.ownerID, Before: before, MaxRows: int32(limit)})
-	if err != nil {
-		return nil, fmt.Errorf("list continuing turns: %w", err)
-	}
-	return ids, nil
-}

@@ -9,6 +9,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -16,12 +18,15 @@ import (
 // the longest function timeout (15 minutes).
 const Stale = 30 * time.Minute
 
-// Owners lists every owner. *store.Door implements it (a cross-owner read).
+// Owners finds the owners with something to sweep: a suspended turn or pending household vote
+// past its expiry at now, a turn or job run running since before staleBefore. *store.Door
+// implements it (one cross-owner read).
 type Owners interface {
-	ListOwners(ctx context.Context) ([]store.Owner, error)
+	ScanSweepOwners(ctx context.Context, now, staleBefore time.Time) ([]uuid.UUID, error)
 }
 
-// Sweeper sweeps every owner's turns and job runs, each owner in its own transaction.
+// Sweeper sweeps the turns and job runs of the owners that have something to sweep, each
+// owner in its own transaction; an owner with nothing costs none.
 type Sweeper struct {
 	Store  *store.Store
 	Owners Owners
@@ -47,13 +52,10 @@ func (s *Sweeper) Drain(ctx context.Context) error {
 }
 
 // Sweep expires every owner's suspended turns whose expiry has passed, and fails turns and
-// job runs running for longer than Stale. It stops at the first error.
+// job runs running for longer than Stale. One door-side query finds the owners with any of
+// these; only they are swept. It stops at the first error.
 func (s *Sweeper) Sweep(ctx context.Context) (Swept, error) {
 	var total Swept
-	owners, err := s.Owners.ListOwners(ctx)
-	if err != nil {
-		return total, err
-	}
 	now := time.Now()
 	if s.Now != nil {
 		now = s.Now()
@@ -62,9 +64,13 @@ func (s *Sweeper) Sweep(ctx context.Context) (Swept, error) {
 	if s.Stale > 0 {
 		stale = s.Stale
 	}
-	for _, o := range owners {
+	owners, err := s.Owners.ScanSweepOwners(ctx, now, now.Add(-stale))
+	if err != nil {
+		return total, err
+	}
+	for _, owner := range owners {
 		var swept Swept
-		err := s.Store.WithOwner(ctx, o.ID, func(tx *store.Tx) error {
+		err := s.Store.WithOwner(ctx, owner, func(tx *store.Tx) error {
 			var err error
 			if swept.Expired, err = tx.Sweep.Expire(ctx, now); err != nil {
 				return err

@@ -11,12 +11,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
-	"net"
-	"net/url"
 	"os"
-	"strconv"
 	"sync"
 	"testing"
 
@@ -107,23 +103,7 @@ func ensureTemplate(ctx context.Context, superURL string, urls admin.RoleURLs) (
 	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+building+" WITH (FORCE)"); err != nil {
 		return "", err
 	}
-	if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s OWNER %s", building, store.OwnerRole)); err != nil {
-		return "", err
-	}
-	if err := admin.PrepareDatabase(ctx, superURL, building); err != nil {
-		return "", err
-	}
-	cfg, err := pgx.ParseConfig(urls.Owner)
-	if err != nil {
-		return "", err
-	}
-	m, err := admin.NewMigrator(ctx, replaceDatabase(cfg, building))
-	if err != nil {
-		return "", err
-	}
-	err = m.Up(ctx, io.Discard)
-	m.Close()
-	if err != nil {
+	if err := admin.CreateDatabase(ctx, superURL, urls.Owner, building); err != nil {
 		return "", err
 	}
 	if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER DATABASE %s RENAME TO %s", building, name)); err != nil {
@@ -159,21 +139,11 @@ func superExec(ctx context.Context, superURL, sql string) error {
 }
 
 func withDatabase(t testing.TB, url, database string) string {
-	cfg, err := pgx.ParseConfig(url)
+	u, err := admin.OnDatabase(url, database)
 	if err != nil {
 		t.Fatalf("parse database url: %v", err)
 	}
-	return replaceDatabase(cfg, database)
-}
-
-// replaceDatabase rebuilds a URL for another database on the same server and role.
-func replaceDatabase(cfg *pgx.ConnConfig, database string) string {
-	u := url.URL{Scheme: "postgres", User: url.UserPassword(cfg.User, cfg.Password),
-		Host: net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), Path: "/" + database, RawQuery: "sslmode=disable"}
-	if cfg.TLSConfig != nil {
-		u.RawQuery = "sslmode=require"
-	}
-	return u.String()
+	return u
 }
 
 func randomHex(n int) string {

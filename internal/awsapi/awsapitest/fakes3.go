@@ -1,5 +1,6 @@
-// Package awsapitest is a fake S3 for tests: an httptest server that refuses a request
-// whose SigV4 Authorization header or payload hash is malformed, and keeps objects in memory.
+// Package awsapitest fakes the AWS services Steward calls, for tests: S3 (an httptest server
+// that refuses a request whose SigV4 Authorization header or payload hash is malformed, and
+// keeps objects in memory) and the JSON-protocol services, SSM and SQS (fakejson.go).
 package awsapitest
 
 import (
@@ -16,9 +17,10 @@ import (
 	"github.com/stewardhq/steward/internal/config"
 )
 
-// Creds are the credentials the fake expects (any secret signs; the key id and region are
-// checked in the credential scope).
-var Creds = config.AWS{Region: "eu-west-1", AccessKeyID: "AKIDTEST", SecretAccessKey: "secret"}
+// Creds are the region and role credentials the fakes expect, as the Lambda runtime would
+// set them (the S3 fake checks the key id and region in the credential scope; the JSON fakes
+// check the whole signature).
+var Creds = config.AWS{Region: "eu-west-1", AccessKeyID: "AKIDTEST", SecretAccessKey: "secret", SessionToken: "session-token"}
 
 var authShape = regexp.MustCompile(`^AWS4-HMAC-SHA256 Credential=AKIDTEST/\d{8}/eu-west-1/s3/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=[0-9a-f]{64}$`)
 

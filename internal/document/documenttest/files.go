@@ -1,17 +1,20 @@
-// Package documenttest builds small real documents (PDF, DOCX, XLSX, zip) for tests of the
-// extraction, the document routes and tools, and web_fetch.
+// Package documenttest builds small real documents (PDF, DOCX, zip; the XLSX are committed
+// fixtures) for tests of the extraction, the document routes and tools, and web_fetch.
 package documenttest
 
 import (
 	"archive/zip"
 	"bytes"
+	"embed"
 	"fmt"
 	"html"
 	"testing"
 
 	"github.com/go-pdf/fpdf"
-	"github.com/xuri/excelize/v2"
 )
+
+//go:embed testdata/*.xlsx
+var fixtures embed.FS
 
 // PDF writes a PDF with one page per text, in a core font.
 func PDF(t testing.TB, pages ...string) []byte {
@@ -75,23 +78,15 @@ func Zip(t testing.TB, files map[string]string) []byte {
 	return buf.Bytes()
 }
 
-// XLSX writes a workbook with a sheet "Budget" of the given rows.
-func XLSX(t testing.TB, rows ...[]any) []byte {
+// XLSX returns a workbook committed under testdata/ (written once by a spreadsheet library,
+// so none is a dependency): "budget.xlsx" has a sheet "Budget" with the rows
+// Item/Cost, Rent/1200 and Coffee/42; "gaps.xlsx" has the rows Item/(empty)/Note and
+// (empty)/Cost.
+func XLSX(t testing.TB, name string) []byte {
 	t.Helper()
-	f := excelize.NewFile()
-	defer f.Close()
-	if err := f.SetSheetName("Sheet1", "Budget"); err != nil {
+	data, err := fixtures.ReadFile("testdata/" + name)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for i, r := range rows {
-		cell, _ := excelize.CoordinatesToCellName(1, i+1)
-		if err := f.SetSheetRow("Budget", cell, &r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var buf bytes.Buffer
-	if err := f.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return data
 }

@@ -1,4 +1,4 @@
-package app
+package awsapi
 
 import (
 	"bytes"
@@ -10,62 +10,63 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stewardhq/steward/internal/awsapi"
 	"github.com/stewardhq/steward/internal/config"
 )
 
-// awsClient calls one AWS service's JSON API (awsJson1_0 or awsJson1_1: a POST of a JSON
-// body naming the operation in X-Amz-Target), signed by internal/awsapi's SigV4 signer — not
-// the SDK's service clients, which bring every operation of a service and the SDK's
-// credential chain into each Lambda bootstrap (3.5 MB for SSM alone, see internal/lambdatest)
-// for the one or two calls Steward makes: SSM's GetParameter at cold start (secrets.go) and
-// SQS's SendMessage after a webhook (queue.go). The credentials are the ones the Lambda
-// runtime sets for the function's role.
-type awsClient struct {
+// JSONClient calls one AWS service's JSON API (awsJson1_0 or awsJson1_1: a POST of a JSON
+// body naming the operation in X-Amz-Target), signed by Signer — not the SDK's service
+// clients, which bring every operation of a service and the SDK's credential chain into each
+// Lambda bootstrap (3.5 MB for SSM alone, see internal/lambdatest) for the one or two calls
+// Steward makes: SSM's GetParameter at cold start (SSM) and SQS's SendMessage after a
+// webhook (Queue). The credentials are the ones the Lambda runtime sets for the function's
+// role.
+type JSONClient struct {
 	service     string // the SigV4 signing name: ssm, sqs
 	endpoint    string
 	contentType string // application/x-amz-json-1.0 or 1.1, as the service's protocol says
-	signer      *awsapi.Signer
+	signer      *Signer
 	http        *http.Client
-	backoff     time.Duration
+	// Backoff is the wait before the first retry, doubled for each next one (200ms).
+	Backoff time.Duration
 }
 
-// newAWSClient makes a client of service at endpoint (empty: https://<service>.<region>.
-// amazonaws.com/). It fails, naming what is missing, without a region and credentials.
-func newAWSClient(a config.AWS, service, endpoint, contentType, why string) (*awsClient, error) {
-	signer, err := awsapi.NewSigner(a, why)
+// NewJSONClient makes a client of service at endpoint (empty: https://<service>.<region>.
+// amazonaws.com/). It fails, naming what is missing and why (the feature that needs AWS),
+// without a region and credentials.
+func NewJSONClient(a config.AWS, service, endpoint, contentType, why string) (*JSONClient, error) {
+	signer, err := NewSigner(a, why)
 	if err != nil {
 		return nil, err
 	}
-	c := &awsClient{
+	c := &JSONClient{
 		service:     service,
 		endpoint:    endpoint,
 		contentType: contentType,
 		signer:      signer,
 		http:        &http.Client{Timeout: 10 * time.Second},
-		backoff:     200 * time.Millisecond,
+		Backoff:     200 * time.Millisecond,
 	}
 	if c.endpoint == "" {
-		c.endpoint = awsapi.Endpoint(service, a.Region)
+		c.endpoint = Endpoint(service, a.Region)
 	}
 	return c, nil
 }
 
-// awsAttempts bounds the tries of one call: throttling and 5xx are retried, as the SDK's
+// Attempts bounds the tries of one call: throttling and 5xx are retried, as the SDK's
 // standard retryer does.
-const awsAttempts = 3
+const Attempts = 3
 
-// do calls target (e.g. AmazonSSM.GetParameter) with in as the JSON body, retrying what is
+// Do calls target (e.g. AmazonSSM.GetParameter) with in as the JSON body, retrying what is
 // worth retrying with a doubling backoff, and returns the raw answer of a 200.
-func (c *awsClient) do(ctx context.Context, target string, in any) ([]byte, error) {
+func (c *JSONClient) Do(ctx context.Context, target string, in any) ([]byte, error) {
 	body, err := json.Marshal(in)
 	if err != nil {
 		return nil, err
 	}
-	wait := c.backoff
+	wait := c.Backoff
 	for attempt := 1; ; attempt++ {
 		raw, retry, err := c.call(ctx, target, body)
-		if err == nil || !retry || attempt == awsAttempts {
+		if err == nil || !retry || attempt == Attempts {
 			return raw, err
 		}
 		select {
@@ -79,14 +80,14 @@ func (c *awsClient) do(ctx context.Context, target string, in any) ([]byte, erro
 
 // call makes one signed request. retry reports whether the failure is worth another try (a
 // network error, throttling, or an error of the service's own).
-func (c *awsClient) call(ctx context.Context, target string, body []byte) (raw []byte, retry bool, err error) {
+func (c *JSONClient) call(ctx context.Context, target string, body []byte) (raw []byte, retry bool, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, false, err
 	}
 	req.Header.Set("Content-Type", c.contentType)
 	req.Header.Set("X-Amz-Target", target)
-	if err := c.signer.Sign(ctx, req, awsapi.PayloadHash(body), c.service); err != nil {
+	if err := c.signer.Sign(ctx, req, PayloadHash(body), c.service); err != nil {
 		return nil, false, err
 	}
 	resp, err := c.http.Do(req)
