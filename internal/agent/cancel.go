@@ -80,7 +80,7 @@ func (r *Runner) cancelled(ctx context.Context, tx Tx, before steward.Turn) erro
 			}
 		}
 	}
-	if r.Hold != nil {
+	if r.hooks.Hold != nil {
 		if err := tx.Household.Close(ctx, before.ID); err != nil {
 			return err
 		}

@@ -51,7 +51,7 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 				admitErr = r.admit(ctx, tx, steward.Admission{OwnerID: ownerID, Resume: true})
 				return nil
 			}}
-			if r.Hold != nil {
+			if r.hooks.Hold != nil {
 				// The household's votes on the turn, Hold's first read: the transaction keeps
 				// them for it (a failed read here is Hold's to read again).
 				fns = append(fns, func() error {
@@ -59,7 +59,7 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 					return nil
 				})
 			}
-			if r.OwnerTools != nil {
+			if r.hooks.OwnerTools != nil {
 				// Read each time: a redone claim reads them again, the first read having
 				// rolled back with everything else.
 				fns = append(fns, func() error {
@@ -86,9 +86,9 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 			if err := r.checkAlways(turn.State.Pending, byCall); err != nil {
 				return err
 			}
-			var story any
-			if r.Hold != nil {
-				hold, s, err := r.Hold(ctx, tx, turn, byCall)
+			var story *steward.HouseholdStory
+			if r.hooks.Hold != nil {
+				hold, s, err := r.hooks.Hold(ctx, tx, turn, byCall)
 				if err != nil {
 					return err
 				}
@@ -105,7 +105,7 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 				}
 				story = s
 			}
-			if r.OwnerTools != nil {
+			if r.hooks.OwnerTools != nil {
 				x.reg = r.registryWith(ctx, extra, toolsErr)
 			}
 			if admitErr != nil {

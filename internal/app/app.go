@@ -218,7 +218,48 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if err != nil {
 		return nil, err
 	}
-	a.Runner = &agent.Runner{
+	sealer, err := secret.NewSealer(cfg.SecretKey)
+	if err != nil {
+		return nil, err
+	}
+	// The services the runner calls back into are built first and given to agent.New; those
+	// that call the runner (the links' and the household's confirms, the autonomous runs)
+	// hold it through a narrow port, built after it (docs/ARCHITECTURE.md §7).
+	// The owner's remote MCP servers: their tools join each of the owner's turns.
+	mcpServers := &mcpclient.Service{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow, Timeout: cfg.MCPTimeout}),
+		Timeout: cfg.MCPTimeout, Sealer: sealer, Now: a.Now}
+	a.MCPServers = mcpServers
+	// Household approvals: a matching call also waits for the members its policy names;
+	// the turn is filed for them in the same transaction as the links.
+	householdHooks := household.Hooks{Tools: reg, Now: a.Now}
+	// One-tap approval links in the notification of a suspended turn.
+	issuer := links.Issuer{PublicURL: cfg.PublicURL, Key: cfg.SecretKey, TTL: cfg.LinkTTL, Now: a.Now}
+	sender := &channel.Sender{Options: egress.Options{Allow: cfg.EgressAllow}, Timeout: 10 * time.Second}
+	if cfg.VAPIDPublicKey != "" && cfg.VAPIDPrivateKey != "" {
+		// Web Push channels (docs/ARCHITECTURE.md §7): a push carries the links as actions.
+		sender.VAPID = &channel.VAPID{PublicKey: cfg.VAPIDPublicKey, PrivateKey: cfg.VAPIDPrivateKey, Subject: cfg.VAPIDSubject}
+	}
+	a.Deliverer = &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}),
+		Sealer: sealer, Sender: sender, Channels: a.Door, Expand: issuer.Expand, Actions: issuer.Actions, Now: a.Now}
+	if cfg.TelegramWebhookSecret != "" {
+		// Telegram notifications carry Approve/Deny buttons when the callback route can
+		// receive them (STEWARD_TELEGRAM_WEBHOOK_SECRET set).
+		a.Deliverer.Buttons = issuer.Buttons
+	}
+	outcomes := autonomy.Recorder{Store: a.Store, Notifier: a.Deliverer, Now: a.Now}
+	hooks := agent.Hooks{
+		OwnerTools: mcpServers.Tools,
+		Suspended:  []func(context.Context, agent.Tx, steward.Turn) error{householdHooks.Suspended, issuer.Suspended},
+		Hold:       householdHooks.Hold,
+		// A suspended turn's notification goes out at once, whatever started the turn.
+		AfterSuspend: a.notifySuspended,
+		// A job run whose turn continued in another invocation finishes when the turn does.
+		Continued: outcomes.Continued,
+	}
+	if a.runs != nil {
+		hooks.Continue = a.sendContinue
+	}
+	a.Runner = agent.New(agent.Config{
 		Model:         model,
 		Tools:         reg,
 		Store:         a.Store,
@@ -236,51 +277,12 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		// On Lambda a turn about to outlive its invocation continues in the worker
 		// (docs/ARCHITECTURE.md §10); the scheduler's drain takes one whose message was lost.
 		ContinueMargin: cfg.ContinueMargin,
-	}
-	if a.runs != nil {
-		a.Runner.Continue = a.sendContinue
-	}
-	// One-tap approval links in the notification of a suspended turn.
-	approvalLinks := &links.Service{Store: a.Store, Door: a.Door, Runner: a.Runner, PublicURL: cfg.PublicURL, Key: cfg.SecretKey,
-		TTL: cfg.LinkTTL, Now: a.Now}
-	// Household approvals: a matching call also waits for the members its policy names;
-	// the turn is filed for them in the same transaction as the links.
-	households := &household.Service{Store: a.Store, Runner: a.Runner, Now: a.Now}
-	a.Runner.Suspended = func(ctx context.Context, tx agent.Tx, turn steward.Turn) error {
-		if err := households.Suspended(ctx, tx, turn); err != nil {
-			return err
-		}
-		return approvalLinks.Suspended(ctx, tx, turn)
-	}
-	a.Runner.Hold = households.Hold
-	sealer, err := secret.NewSealer(cfg.SecretKey)
-	if err != nil {
-		return nil, err
-	}
-	// The owner's remote MCP servers: their tools join each of the owner's turns.
-	mcpServers := &mcpclient.Service{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow, Timeout: cfg.MCPTimeout}),
-		Timeout: cfg.MCPTimeout, Sealer: sealer, Now: a.Now}
-	a.Runner.OwnerTools = mcpServers.Tools
-	a.MCPServers = mcpServers
-	sender := &channel.Sender{Options: egress.Options{Allow: cfg.EgressAllow}, Timeout: 10 * time.Second}
-	if cfg.VAPIDPublicKey != "" && cfg.VAPIDPrivateKey != "" {
-		// Web Push channels (docs/ARCHITECTURE.md §7): a push carries the links as actions.
-		sender.VAPID = &channel.VAPID{PublicKey: cfg.VAPIDPublicKey, PrivateKey: cfg.VAPIDPrivateKey, Subject: cfg.VAPIDSubject}
-	}
-	a.Deliverer = &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}),
-		Sealer: sealer, Sender: sender, Channels: a.Door, Expand: approvalLinks.Expand, Actions: approvalLinks.Actions, Now: a.Now}
-	// Telegram notifications carry Approve/Deny buttons when the callback route can receive
-	// them (STEWARD_TELEGRAM_WEBHOOK_SECRET set).
+	}, hooks)
+	approvalLinks := &links.Service{Issuer: issuer, Store: a.Store, Door: a.Door, Confirmer: a.Runner}
+	households := &household.Service{Store: a.Store, Confirmer: a.Runner, Now: a.Now}
 	telegram := &links.Telegram{Links: approvalLinks, Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}
-	if cfg.TelegramWebhookSecret != "" {
-		a.Deliverer.Buttons = approvalLinks.Buttons
-	}
 	a.Channels = &channel.Service{Store: a.Store, Sealer: sealer, Sender: sender, Now: a.Now}
-	runs := &autonomy.Runner{Agent: a.Runner, Store: a.Store, Notifier: a.Deliverer, Now: a.Now}
-	// A suspended turn's notification goes out at once, whatever started the turn.
-	a.Runner.AfterSuspend = a.notifySuspended
-	// A job run whose turn continued in another invocation finishes when the turn does.
-	a.Runner.Continued = runs.Continued
+	runs := &autonomy.Runner{Recorder: outcomes, Agent: a.Runner}
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
 	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now}
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks,

@@ -29,9 +29,24 @@ import (
 
 // Runner runs every autonomous turn: scheduled jobs, manual job runs and webhook events.
 type Runner struct {
+	// Recorder records each run's outcome (and is the agent runner's Continued hook).
+	Recorder
 	// Agent runs the turns. Its Control must be set (the kill switch is checked before each
 	// model call and tool dispatch) and its Gate decides every write.
-	Agent *agent.Runner
+	Agent Agent
+}
+
+// Agent starts and reads turns; *agent.Runner implements it.
+type Agent interface {
+	Start(ctx context.Context, in agent.Input, emit agent.Emit) (steward.View, error)
+	Turn(ctx context.Context, ownerID, turnID uuid.UUID) (steward.View, error)
+}
+
+// Recorder records how runs end: the outcome of a run's turn, with an activity event, and
+// the owner's notifications delivered after it. It calls no turn, so the agent runner is
+// built with its Continued (agent.Hooks) before the Runner that starts turns
+// (docs/ARCHITECTURE.md §7).
+type Recorder struct {
 	// Store reaches the owner's rows.
 	Store *store.Store
 	// Notifier, when set, delivers the owner's new notifications after each run.
@@ -45,7 +60,7 @@ type Notifier interface {
 	Flush(ctx context.Context, ownerID uuid.UUID) error
 }
 
-func (r *Runner) now() time.Time {
+func (r *Recorder) now() time.Time {
 	if r.Now != nil {
 		return r.Now()
 	}
@@ -153,7 +168,7 @@ func (r *Runner) execute(ctx context.Context, run store.JobRun, trigger steward.
 
 // conclude records a run's outcome from its turn's final view and delivers the owner's
 // notifications.
-func (r *Runner) conclude(ctx context.Context, run store.JobRun, view steward.View) (store.JobRun, error) {
+func (r *Recorder) conclude(ctx context.Context, run store.JobRun, view steward.View) (store.JobRun, error) {
 	log := zerolog.Ctx(ctx)
 	status := store.RunFailed
 	switch view.Status {
@@ -174,10 +189,10 @@ func (r *Runner) conclude(ctx context.Context, run store.JobRun, view steward.Vi
 	return run, err
 }
 
-// Continued is agent.Runner.Continued: a continued turn ended, and the run still running
+// Continued is agent.Hooks.Continued: a continued turn ended, and the run still running
 // whose turn it is (if any) is finished with the turn's outcome — once: the finish is
 // conditional on the run still running, and a turn is continued by one invocation at a time.
-func (r *Runner) Continued(ctx context.Context, ownerID uuid.UUID, view steward.View) {
+func (r *Recorder) Continued(ctx context.Context, ownerID uuid.UUID, view steward.View) {
 	log := zerolog.Ctx(ctx).With().Stringer("owner_id", ownerID).Stringer("turn_id", view.TurnID).Logger()
 	var run store.JobRun
 	var ok bool
@@ -200,7 +215,7 @@ func (r *Runner) Continued(ctx context.Context, ownerID uuid.UUID, view steward.
 }
 
 // finish records a running run's outcome with an activity event.
-func (r *Runner) finish(ctx context.Context, run store.JobRun, status store.RunStatus, turnID *uuid.UUID, reason string) (store.JobRun, error) {
+func (r *Recorder) finish(ctx context.Context, run store.JobRun, status store.RunStatus, turnID *uuid.UUID, reason string) (store.JobRun, error) {
 	err := r.Store.WithOwner(ctx, run.OwnerID, func(tx *store.Tx) error {
 		var err error
 		if run, err = tx.Runs.Finish(ctx, run.ID, status, turnID, reason, r.now()); err != nil {

@@ -171,7 +171,7 @@ func New(d Deps) http.Handler {
 		d.Undo = &undo.Service{Store: d.Store, Now: runnerNow(d.Runner)}
 	}
 	if d.Household == nil {
-		d.Household = &household.Service{Store: d.Store, Runner: d.Runner}
+		d.Household = &household.Service{Store: d.Store, Confirmer: d.Runner}
 	}
 	if d.KeyFailures == nil {
 		d.KeyFailures = &auth.Failures{}

@@ -68,8 +68,7 @@ func TestNonReadingStreamsDoNotFreezeOtherOwners(t *testing.T) {
 	for i := range steps {
 		steps[i] = step
 	}
-	runner := &agent.Runner{Model: scripted.New(steps...), Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4,
-		SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}}
+	runner := agent.New(agent.Config{Model: scripted.New(steps...), Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}}, agent.Hooks{})
 	srv := httptest.NewUnstartedServer(httpapi.New(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door,
 		Logger: zerolog.Nop(), StreamWriteTimeout: time.Second}))
 	srv.Listener = slowListener{srv.Listener}

@@ -41,9 +41,7 @@ func TestContinuingTurnAnswersStillWorking(t *testing.T) {
 		scripted.Reply(scripted.Text("Still no tasks.")),
 	)
 	var handed []uuid.UUID
-	runner := &agent.Runner{Model: model, Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour,
-		Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}, ContinueMargin: 2 * time.Hour,
-		Continue: func(_ context.Context, _, turnID uuid.UUID) error { handed = append(handed, turnID); return nil }}
+	runner := agent.New(agent.Config{Model: model, Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}, ContinueMargin: 2 * time.Hour}, agent.Hooks{Continue: func(_ context.Context, _, turnID uuid.UUID) error { handed = append(handed, turnID); return nil }})
 	h := httpapi.New(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door, Logger: zerolog.Nop()})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), time.Hour) // the invocation's deadline

@@ -47,8 +47,7 @@ func newEnv(t *testing.T, steps ...scripted.Step) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, ctx: context.Background(), store: db.Store, model: scripted.New(steps...), owner: owner, key: key}
-	runner := &agent.Runner{Model: e.model, Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour,
-		Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}}
+	runner := agent.New(agent.Config{Model: e.model, Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}}, agent.Hooks{})
 	e.srv = httptest.NewServer(httpapi.New(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door, Logger: zerolog.Nop()}))
 	t.Cleanup(e.srv.Close)
 	e.client = openai.NewClient(option.WithBaseURL(e.srv.URL+"/v1"), option.WithAPIKey(key), option.WithMaxRetries(0))

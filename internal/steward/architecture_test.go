@@ -158,3 +158,95 @@ func TestFacesOpenNoTransaction(t *testing.T) {
 		}
 	}
 }
+
+// TestNoRunnerFieldAssigned: a Runner is built once, by agent.New, and nothing outside
+// internal/agent assigns one of its settings afterwards (docs/ARCHITECTURE.md §7): no
+// assignment, in any Go file of the module outside internal/agent (tests included), to a
+// field of agent.Config through an expression named like a runner (runner, Runner, Agent,
+// run, ag). TestRunnerTakesHooksAtConstruction (internal/agent) keeps the hooks unexported.
+func TestNoRunnerFieldAssigned(t *testing.T) {
+	config := map[string]bool{}
+	for _, f := range structFields(t, "../agent/agent.go", "Config") {
+		config[f] = true
+	}
+	if !config["Model"] || !config["Now"] {
+		t.Fatalf("read agent.Config's fields %v; the check reads nothing", config)
+	}
+	runnerNames := map[string]bool{"runner": true, "Runner": true, "Agent": true, "run": true, "ag": true}
+	checked := 0
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path == filepath.Join("../..", "internal", "agent") || d.Name() == ".git" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		checked++
+		ast.Inspect(f, func(n ast.Node) bool {
+			as, ok := n.(*ast.AssignStmt)
+			if !ok {
+				return true
+			}
+			for _, lhs := range as.Lhs {
+				sel, ok := lhs.(*ast.SelectorExpr)
+				if !ok || !config[sel.Sel.Name] {
+					continue
+				}
+				var base string
+				switch x := sel.X.(type) {
+				case *ast.Ident:
+					base = x.Name
+				case *ast.SelectorExpr:
+					base = x.Sel.Name
+				}
+				if runnerNames[base] {
+					t.Errorf("%s assigns %s.%s after the runner was built: give it to agent.New (docs/ARCHITECTURE.md §7)", fset.Position(sel.Pos()), base, sel.Sel.Name)
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Fatalf("read %d Go files; the check reads nothing", checked)
+	}
+}
+
+// structFields are the names of the fields of the struct type name declared in path.
+func structFields(t *testing.T, path, name string) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		ts, ok := n.(*ast.TypeSpec)
+		if !ok || ts.Name.Name != name {
+			return true
+		}
+		if st, ok := ts.Type.(*ast.StructType); ok {
+			for _, fl := range st.Fields.List {
+				for _, id := range fl.Names {
+					out = append(out, id.Name)
+				}
+			}
+		}
+		return false
+	})
+	return out
+}

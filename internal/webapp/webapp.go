@@ -169,7 +169,7 @@ func Routes(d Deps) func(chi.Router) {
 		d.Undo = &undo.Service{Store: d.Store, Now: now}
 	}
 	if d.Household == nil {
-		d.Household = &household.Service{Store: d.Store, Runner: d.Runner}
+		d.Household = &household.Service{Store: d.Store, Confirmer: d.Runner}
 	}
 	if d.KeyFailures == nil {
 		d.KeyFailures = &auth.Failures{}
