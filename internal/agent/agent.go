@@ -59,8 +59,8 @@ type Config struct {
 	Summarizer llm.Model
 	// Price estimates the cost of a model call in millionths of a US dollar; nil means 0.
 	Price func(model string, u steward.Usage) int64
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Now is the clock (nil: the system clock).
+	Now steward.Clock
 	// ContinueMargin is the time before ctx's deadline under which a turn stops between
 	// steps and continues elsewhere (continue.go); zero means 30s.
 	ContinueMargin time.Duration
@@ -151,13 +151,6 @@ type StreamEvent struct {
 
 // Emit receives stream events; it may be nil.
 type Emit func(StreamEvent)
-
-func (r *Runner) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
-	}
-	return time.Now()
-}
 
 // Turn reads one turn of the owner.
 func (r *Runner) Turn(ctx context.Context, ownerID, turnID uuid.UUID) (steward.View, error) {

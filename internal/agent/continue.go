@@ -73,7 +73,7 @@ func (r *Runner) continueLater(ctx context.Context, x *run) (steward.View, error
 func (r *Runner) ContinueTurn(ctx context.Context, ownerID, turnID uuid.UUID) (steward.View, error) {
 	x := &run{turn: steward.Turn{OwnerID: ownerID}}
 	err := r.inOwner(ctx, x, func(tx Tx) error {
-		claimed, err := tx.Turns.ClaimContinuing(ctx, turnID, r.now(), r.lease())
+		claimed, err := tx.Turns.ClaimContinuing(ctx, turnID, r.Now.Now(), r.lease())
 		if err != nil {
 			return err
 		}

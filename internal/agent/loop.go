@@ -568,7 +568,7 @@ func (r *Runner) saveSuspended(ctx context.Context, tx Tx, x *run) error {
 	if ttl <= 0 {
 		ttl = 7 * 24 * time.Hour
 	}
-	exp := r.now().Add(ttl)
+	exp := r.Now.Now().Add(ttl)
 	x.turn.Status, x.turn.State, x.turn.ExpiresAt = steward.StatusSuspended, x.st, &exp
 	r.account(x)
 	x.record("turn_suspended", turnSuspended{Pending: len(x.st.Pending), ExpiresAt: exp})
@@ -915,7 +915,7 @@ func (r *Runner) enforce(ctx context.Context, tx Tx, x *run, c steward.ToolCall)
 func (r *Runner) journalResult(ctx context.Context, tx Tx, x *run, c steward.ToolCall, from steward.CallStatus, res steward.ToolResult) error {
 	u := steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: from, To: steward.CallSucceeded, Result: res.Output}
 	if inv, ok := x.inverses[c.ID]; ok && !res.IsError {
-		u.Inverse, u.At = &inv, r.now()
+		u.Inverse, u.At = &inv, r.Now.Now()
 	}
 	if res.IsError {
 		u.To = steward.CallFailed

@@ -35,7 +35,7 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 	// rows (docs/ARCHITECTURE.md §2, §6): a concurrent confirm waits on the claim's row lock
 	// and then finds the turn claimed. If a write fails there, everything rolls back and the
 	// claim is redone alone; the write then runs in a transaction of its own, as before.
-	now := r.now() // one clock for the claim, however often its statements run (Tx.Together)
+	now := r.Now.Now() // one clock for the claim, however often its statements run (Tx.Together)
 	claim := func(merge bool) error {
 		x.events, x.st = nil, nil
 		return r.inOwner(ctx, x, func(tx Tx) error {
@@ -212,7 +212,7 @@ func (r *Runner) adoptModel(x *run) {
 
 // resumable refuses turns that are not waiting for decisions.
 func (r *Runner) resumable(t steward.Turn) error {
-	now := r.now()
+	now := r.Now.Now()
 	switch {
 	case t.Status == steward.StatusSuspended && t.ExpiresAt != nil && !now.Before(*t.ExpiresAt):
 		return steward.Errorf(steward.CodeConflict, "turn %s expired before it was confirmed", t.ID)

@@ -88,8 +88,8 @@ type App struct {
 	Webhooks  *autonomy.Webhooks
 
 	// Now is the one clock every expiry and lease is decided by (docs/ARCHITECTURE.md §9):
-	// the runner, the memory service, the deliverer, the autonomy runner and the sweep share it.
-	Now func() time.Time
+	// the runner, every service, the deliverer, the autonomy runner and the sweep share it.
+	Now steward.Clock
 
 	handler http.Handler
 	// ready is the background database check of a Lambda cold start; nil when New checked.
@@ -119,7 +119,7 @@ func New(ctx context.Context, cfg config.Config) (*App, error) {
 type settings struct {
 	logOut io.Writer
 	ssm    ssmSettings
-	now    func() time.Time // nil means time.Now
+	now    steward.Clock // nil means the system clock
 	// lazy leaves App.check to the background and the first invocation (Lambda).
 	lazy bool
 }
@@ -147,7 +147,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}
 	a := &App{Logger: log, Now: s.now}
 	if a.Now == nil {
-		a.Now = time.Now
+		a.Now = time.Now // the composition root picks the system clock (§9)
 	}
 	if cfg.RunQueueURL != "" {
 		if a.runs, err = newRunQueue(cfg); err != nil {

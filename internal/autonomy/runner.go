@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
 
@@ -51,8 +50,8 @@ type Recorder struct {
 	Store *store.Store
 	// Notifier, when set, delivers the owner's new notifications after each run.
 	Notifier Notifier
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Now is the clock (nil: the system clock).
+	Now steward.Clock
 }
 
 // Notifier delivers an owner's pending notifications; internal/delivery implements it.
@@ -60,17 +59,10 @@ type Notifier interface {
 	Flush(ctx context.Context, ownerID uuid.UUID) error
 }
 
-func (r *Recorder) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
-	}
-	return time.Now()
-}
-
 // claim records a run exactly once. With a kill switch engaged the run is recorded skipped,
 // with the reason, instead of running. claimed is false when the run was claimed before.
 func (r *Runner) claim(ctx context.Context, ownerID uuid.UUID, n store.NewRun) (run store.JobRun, claimed bool, err error) {
-	n.Now = r.now()
+	n.Now = r.Now.Now()
 	err = r.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		ctl, err := tx.Safety.Controls(ctx)
 		if err != nil {
@@ -100,7 +92,7 @@ func (r *Runner) begin(ctx context.Context, ownerID, runID uuid.UUID) (run store
 		if killed, why := ctl.Killed(); killed {
 			status, reason = store.RunSkipped, why
 		}
-		if run, err = tx.Runs.StartQueued(ctx, runID, status, reason, r.now()); err != nil {
+		if run, err = tx.Runs.StartQueued(ctx, runID, status, reason, r.Now.Now()); err != nil {
 			return err
 		}
 		return appendRunEvent(ctx, tx, run)
@@ -218,7 +210,7 @@ func (r *Recorder) Continued(ctx context.Context, ownerID uuid.UUID, view stewar
 func (r *Recorder) finish(ctx context.Context, run store.JobRun, status store.RunStatus, turnID *uuid.UUID, reason string) (store.JobRun, error) {
 	err := r.Store.WithOwner(ctx, run.OwnerID, func(tx *store.Tx) error {
 		var err error
-		if run, err = tx.Runs.Finish(ctx, run.ID, status, turnID, reason, r.now()); err != nil {
+		if run, err = tx.Runs.Finish(ctx, run.ID, status, turnID, reason, r.Now.Now()); err != nil {
 			return err
 		}
 		return appendRunEvent(ctx, tx, run)

@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -33,8 +32,8 @@ import (
 type Hooks struct {
 	// Tools reads a call's amount (a policy's minimum); nil files calls without one.
 	Tools *tools.Registry
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Now is the clock (nil: the system clock).
+	Now steward.Clock
 }
 
 // Service lists a member's inbox and takes the members' votes, resuming the requester's turn
@@ -42,22 +41,8 @@ type Hooks struct {
 type Service struct {
 	Store     *store.Store
 	Confirmer agent.Confirmer
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
-
-func (h Hooks) now() time.Time {
-	if h.Now != nil {
-		return h.Now()
-	}
-	return time.Now()
+	// Now is the clock (nil: the system clock).
+	Now steward.Clock
 }
 
 // InboxLimit caps the requests one inbox read returns.
@@ -108,7 +93,7 @@ func (h Hooks) Hold(ctx context.Context, tx agent.Tx, turn steward.Turn, decisio
 			if d.Approve && d.Always != steward.AlwaysNone {
 				return false, nil, steward.Errorf(steward.CodeInvalid, "always is not offered for %s: this call needs household approval, so it is asked every time (nothing was decided)", v.Tool)
 			}
-			if err := tx.Household.DecideOwn(ctx, turn.ID, v.CallID, d.Approve, d.Message, h.now()); err != nil {
+			if err := tx.Household.DecideOwn(ctx, turn.ID, v.CallID, d.Approve, d.Message, h.Now.Now()); err != nil {
 				return false, nil, err
 			}
 		}
@@ -145,7 +130,7 @@ func (s *Service) Inbox(ctx context.Context, member uuid.UUID) ([]steward.Househ
 		return err
 	})
 	// A request whose suspension has passed is expired even before the sweep marks it.
-	now := s.now()
+	now := s.Now.Now()
 	for i := range out {
 		if out[i].Status == steward.VotePending && !now.Before(out[i].ExpiresAt) {
 			out[i].Status = steward.VoteExpired
@@ -171,7 +156,7 @@ func (s *Service) Decide(ctx context.Context, member, id uuid.UUID, approve bool
 	var a steward.HouseholdApproval
 	err := s.Store.WithOwner(ctx, member, func(tx *store.Tx) error {
 		var err error
-		a, err = tx.Household.Decide(ctx, id, approve, message, s.now())
+		a, err = tx.Household.Decide(ctx, id, approve, message, s.Now.Now())
 		if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}

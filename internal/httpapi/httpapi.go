@@ -171,7 +171,7 @@ func New(d Deps) http.Handler {
 		d.Undo = &undo.Service{Store: d.Store, Now: runnerNow(d.Runner)}
 	}
 	if d.Household == nil {
-		d.Household = &household.Service{Store: d.Store, Confirmer: d.Runner}
+		d.Household = &household.Service{Store: d.Store, Confirmer: d.Runner, Now: runnerNow(d.Runner)}
 	}
 	if d.KeyFailures == nil {
 		d.KeyFailures = &auth.Failures{}
@@ -301,14 +301,12 @@ func (a *api) telegramCallback(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, reply)
 }
 
-// runnerNow is the runner's clock, read at each call (a test may set it after New).
-func runnerNow(r *agent.Runner) func() time.Time {
-	return func() time.Time {
-		if r != nil && r.Now != nil {
-			return r.Now()
-		}
-		return time.Now()
+// runnerNow is the runner's clock; the system clock without a runner.
+func runnerNow(r *agent.Runner) steward.Clock {
+	if r == nil {
+		return nil
 	}
+	return r.Now
 }
 
 // methodNotAllowed answers 405 with the route's allowed methods in Allow (chi does not

@@ -56,8 +56,8 @@ type Issuer struct {
 	Key []byte
 	// TTL caps a link's life (STEWARD_LINK_TTL); zero means DefaultTTL.
 	TTL time.Duration
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Now is the clock (nil: the system clock).
+	Now steward.Clock
 }
 
 // Service shows and uses approval links (and, through its Issuer, makes them).
@@ -66,13 +66,6 @@ type Service struct {
 	Store     *store.Store
 	Door      Door
 	Confirmer agent.Confirmer
-}
-
-func (s *Issuer) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
 }
 
 // The messages of the pages a link can lead to: clear, and saying nothing changed.
@@ -115,7 +108,7 @@ func (s *Issuer) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) 
 	case len(s.Key) == 0:
 		b.WriteString("\nOne-tap links are off on this deployment (STEWARD_SECRET_KEY is not set): approve or deny in the web app or the API.")
 	default:
-		exp := s.now().Add(s.ttl())
+		exp := s.Now.Now().Add(s.ttl())
 		if turn.ExpiresAt.Before(exp) {
 			exp = *turn.ExpiresAt
 		}
@@ -180,7 +173,7 @@ func (s *Service) decide(ctx context.Context, token string) (uuid.UUID, steward.
 	}
 	h := hash(token)
 	v, err := s.Confirmer.ConfirmWith(ctx, owner, link.TurnID, decisions, nil, func(ctx context.Context, tx agent.Tx) error {
-		if err := tx.Links.Use(ctx, h, s.now()); err != nil {
+		if err := tx.Links.Use(ctx, h, s.Now.Now()); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return errUsed
 			}
@@ -225,7 +218,7 @@ func (s *Service) find(ctx context.Context, token string) (uuid.UUID, steward.Li
 			}
 			return err
 		}
-		now := s.now()
+		now := s.Now.Now()
 		switch {
 		case link.UsedAt != nil:
 			return errUsed

@@ -250,3 +250,64 @@ func structFields(t *testing.T, path, name string) []string {
 	})
 	return out
 }
+
+// TestOneClock: a clock is a steward.Clock (docs/ARCHITECTURE.md §9), the one internal/app
+// builds and hands on, whose nil value is the system clock. No struct of the module's shipped
+// code outside internal/steward has a field of type func() time.Time — the shape each package
+// used to carry with a fallback of its own.
+func TestOneClock(t *testing.T) {
+	checked := 0
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path == filepath.Join("../..", "internal", "steward") || d.Name() == ".git" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		checked++
+		ast.Inspect(f, func(n ast.Node) bool {
+			st, ok := n.(*ast.StructType)
+			if !ok {
+				return true
+			}
+			for _, fl := range st.Fields.List {
+				if isTimeFunc(fl.Type) {
+					t.Errorf("%s: a clock field of type func() time.Time; make it a steward.Clock (docs/ARCHITECTURE.md §9)", fset.Position(fl.Pos()))
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Fatalf("read %d Go files; the check reads nothing", checked)
+	}
+}
+
+// isTimeFunc is true for the type expression func() time.Time.
+func isTimeFunc(e ast.Expr) bool {
+	ft, ok := e.(*ast.FuncType)
+	if !ok || (ft.Params != nil && len(ft.Params.List) > 0) || ft.Results == nil || len(ft.Results.List) != 1 {
+		return false
+	}
+	sel, ok := ft.Results.List[0].Type.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	return ok && x.Name == "time" && sel.Sel.Name == "Time"
+}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/store"
+
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // Stale is how long a turn or job run may stay running before it is taken for dead: twice
@@ -26,7 +28,7 @@ type Sweeper struct {
 	Store  *store.Store
 	Owners Owners
 	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	Now steward.Clock
 	// Stale overrides the package's Stale when positive.
 	Stale time.Duration
 }
@@ -54,10 +56,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Swept, error) {
 	if err != nil {
 		return total, err
 	}
-	now := time.Now()
-	if s.Now != nil {
-		now = s.Now()
-	}
+	now := s.Now.Now()
 	stale := Stale
 	if s.Stale > 0 {
 		stale = s.Stale

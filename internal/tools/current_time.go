@@ -46,7 +46,7 @@ func currentTimeTool() Tool {
 		"Get the current date and time (RFC 3339) and weekday, in UTC or in the given IANA time zone.",
 		steward.KindRead,
 		func(_ context.Context, env Env, a currentTimeArgs) (any, error) {
-			now := env.now().In(a.loc)
+			now := env.Now.Now().In(a.loc)
 			return currentTimeOutput{
 				Time:     now.Format(time.RFC3339),
 				Timezone: a.loc.String(),

@@ -441,7 +441,7 @@ func budgetStatusTool() Tool {
 			}
 			month := a.month
 			if month.IsZero() {
-				y, m, _ := env.now().Date()
+				y, m, _ := env.Now.Now().Date()
 				month = time.Date(y, m, 1, 0, 0, 0, 0, time.UTC)
 			}
 			budgets, err := l.Budgets(ctx)

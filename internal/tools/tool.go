@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
 
@@ -31,8 +30,8 @@ type Env struct {
 	OwnerID uuid.UUID
 	// TurnID is the turn that called the tool.
 	TurnID uuid.UUID
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Now is the clock (nil: the system clock).
+	Now steward.Clock
 	// Data is the owner-scoped persistence of the built-in tools; nil if the caller has none.
 	Data Data
 	// Ledger is the owner's double-entry book; nil if the caller has none.
@@ -50,12 +49,6 @@ func (e Env) undoWith(inv steward.Inverse) {
 }
 
 // now returns the current time from the Env's clock.
-func (e Env) now() time.Time {
-	if e.Now != nil {
-		return e.Now()
-	}
-	return time.Now()
-}
 
 // errNoData is returned by tools that need Env.Data when the caller gave none.
 var errNoData = errors.New("tool needs a data store, but none is configured")
