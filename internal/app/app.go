@@ -43,6 +43,7 @@ import (
 	"github.com/stewardhq/steward/internal/mcpclient"
 	"github.com/stewardhq/steward/internal/mcpserver"
 	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/openaiapi"
 	"github.com/stewardhq/steward/internal/passkeys"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/safety"
@@ -313,6 +314,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Channels:         a.Channels,
 		Webhooks:         a.Webhooks,
 		ProcessWebhook:   a.processWebhook,
+		OpenAI:           &openaiapi.Service{Runner: a.Runner, Store: a.Store},
 		MCP:              &mcpserver.Server{Runner: a.Runner},
 		MCPServers:       mcpServers,
 		Undo:             undos,

@@ -45,6 +45,7 @@ import (
 	"github.com/stewardhq/steward/internal/mcpclient"
 	"github.com/stewardhq/steward/internal/mcpserver"
 	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/openaiapi"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/undo"
@@ -116,6 +117,9 @@ type Deps struct {
 	// /telegram/callback (the Bot API's webhook, verified by its secret-token header); nil
 	// answers 404 there.
 	Telegram *links.Telegram
+	// OpenAI serves the OpenAI-compatible API (POST /v1/chat/completions, GET /v1/models,
+	// internal/openaiapi); nil answers 404 there.
+	OpenAI *openaiapi.Service
 	// MCP serves POST /mcp, the MCP face (internal/mcpserver); nil answers 404 there.
 	MCP *mcpserver.Server
 	// MCPServers serves /v1/mcp/servers, the owner's remote MCP servers (internal/mcpclient);

@@ -311,3 +311,90 @@ func isTimeFunc(e ast.Expr) bool {
 	x, ok := sel.X.(*ast.Ident)
 	return ok && x.Name == "time" && sel.Sel.Name == "Time"
 }
+
+// TestOnlyAppBuildsServices: internal/app is the one composition root (docs/ARCHITECTURE.md
+// §7): no shipped Go file elsewhere builds a service, a runner or a worker of the module — a
+// composite literal of a module package's Service, Deliverer, Sweeper, Worker, Webhooks,
+// Scheduler, Recorder, Issuer or Hooks, or a call of agent.New. The faces take what they
+// call. stillBuilt lists the defaults httpapi.New and webapp.Routes still build when a
+// dependency is nil (ARCHITECTURE.md, "Not yet as intended"); the list only shrinks.
+func TestOnlyAppBuildsServices(t *testing.T) {
+	stillBuilt := map[string]bool{
+		"httpapi/httpapi.go control.Service": true, "httpapi/httpapi.go rules.Service": true,
+		"httpapi/httpapi.go activity.Service": true, "httpapi/httpapi.go undo.Service": true,
+		"httpapi/httpapi.go household.Service": true,
+		"webapp/webapp.go sessions.Service": true, "webapp/webapp.go passkeys.Service": true,
+		"webapp/webapp.go activity.Service": true, "webapp/webapp.go control.Service": true,
+		"webapp/webapp.go rules.Service": true, "webapp/webapp.go undo.Service": true,
+		"webapp/webapp.go household.Service": true,
+	}
+	built := map[string]bool{"Service": true, "Deliverer": true, "Sweeper": true, "Worker": true, "Webhooks": true,
+		"Scheduler": true, "Recorder": true, "Issuer": true, "Hooks": true}
+	internal, err := os.ReadDir("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := map[string]bool{}
+	for _, d := range internal {
+		if d.IsDir() {
+			ours[d.Name()] = true
+		}
+	}
+	checked := 0
+	err = filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path == filepath.Join("../..", "internal", "app") || d.Name() == ".git" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		checked++
+		rel, _ := filepath.Rel(filepath.Join("../..", "internal"), path)
+		ast.Inspect(f, func(n ast.Node) bool {
+			var sel *ast.SelectorExpr
+			switch x := n.(type) {
+			case *ast.CompositeLit:
+				sel, _ = x.Type.(*ast.SelectorExpr)
+				if sel == nil || !built[sel.Sel.Name] {
+					return true
+				}
+			case *ast.CallExpr:
+				sel, _ = x.Fun.(*ast.SelectorExpr)
+				if sel == nil || sel.Sel.Name != "New" {
+					return true
+				}
+				if p, ok := sel.X.(*ast.Ident); !ok || p.Name != "agent" {
+					return true
+				}
+			default:
+				return true
+			}
+			p, ok := sel.X.(*ast.Ident)
+			if !ok || !ours[p.Name] || p.Name == f.Name.Name {
+				return true
+			}
+			if what := rel + " " + p.Name + "." + sel.Sel.Name; !stillBuilt[what] {
+				t.Errorf("%s builds %s.%s: only internal/app builds services; take it as a dependency (docs/ARCHITECTURE.md §7)", fset.Position(sel.Pos()), p.Name, sel.Sel.Name)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Fatalf("read %d Go files; the check reads nothing", checked)
+	}
+}
