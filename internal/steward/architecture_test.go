@@ -323,7 +323,7 @@ func TestOnlyAppBuildsServices(t *testing.T) {
 		"httpapi/httpapi.go control.Service": true, "httpapi/httpapi.go rules.Service": true,
 		"httpapi/httpapi.go activity.Service": true, "httpapi/httpapi.go undo.Service": true,
 		"httpapi/httpapi.go household.Service": true,
-		"webapp/webapp.go sessions.Service": true, "webapp/webapp.go passkeys.Service": true,
+		"webapp/webapp.go sessions.Service":    true, "webapp/webapp.go passkeys.Service": true,
 		"webapp/webapp.go activity.Service": true, "webapp/webapp.go control.Service": true,
 		"webapp/webapp.go rules.Service": true, "webapp/webapp.go undo.Service": true,
 		"webapp/webapp.go household.Service": true,
