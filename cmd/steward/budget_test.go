@@ -26,8 +26,7 @@ func TestOwnersBudget(t *testing.T) {
 	t.Parallel()
 	db := testdb.Open(t, 5)
 	owner, key := db.Owner(t, "alice")
-	runner := &agent.Runner{Model: scripted.New(scripted.Reply(scripted.Text("Hi!"))), Tools: toolstest.Registry(), Store: db.Store,
-		Gate: &safety.Gate{}, Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}, MaxIterations: 4, SuspendTTL: time.Hour}
+	runner := agent.New(agent.Config{Model: scripted.New(scripted.Reply(scripted.Text("Hi!"))), Tools: toolstest.Registry(), Store: db.Store, Gate: &safety.Gate{}, Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}, MaxIterations: 4, SuspendTTL: time.Hour}, agent.Hooks{})
 	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door, Logger: zerolog.Nop()}))
 	t.Cleanup(srv.Close)
 	env := dbEnv(db.DB)

@@ -31,8 +31,7 @@ func chatServer(t *testing.T, maxIter int, steps ...scripted.Step) (config.Confi
 	db := testdb.Open(t, 5)
 	s, door := db.Store, db.Door
 	owner, key := db.Owner(t, "alice")
-	runner := &agent.Runner{Model: scripted.New(steps...), Tools: toolstest.Registry(), Store: s, Gate: &safety.Gate{},
-		Control: &safety.Control{GlobalCost: door.GlobalCostToday}, MaxIterations: maxIter, SuspendTTL: time.Hour}
+	runner := agent.New(agent.Config{Model: scripted.New(steps...), Tools: toolstest.Registry(), Store: s, Gate: &safety.Gate{}, Control: &safety.Control{GlobalCost: door.GlobalCostToday}, MaxIterations: maxIter, SuspendTTL: time.Hour}, agent.Hooks{})
 	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: runner, Store: s, Auth: door, Logger: zerolog.Nop()}))
 	t.Cleanup(srv.Close)
 	return config.Config{ServerURL: srv.URL, APIKey: key}, door, s, owner

@@ -30,14 +30,7 @@ const (
 type Service struct {
 	Store *store.Store
 	// Now is the clock that decides which approvals have expired; nil means time.Now.
-	Now func() time.Time
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
+	Now steward.Clock
 }
 
 // Conversations lists the owner's conversations, most recently active first.
@@ -177,7 +170,7 @@ type Approval struct {
 // (at most MaxApprovals). An expired turn waiting for the sweep is left out: a confirm would
 // be refused.
 func (s *Service) Approvals(ctx context.Context, ownerID uuid.UUID) ([]Approval, error) {
-	now := s.now()
+	now := s.Now.Now()
 	out := []Approval{}
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		turns, err := tx.Turns.List(ctx, steward.StatusSuspended, MaxApprovals)
@@ -211,7 +204,7 @@ func (s *Service) Pending(ctx context.Context, ownerID uuid.UUID) (PendingCount,
 	var c PendingCount
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		c.Writes, c.Turns, err = tx.Turns.PendingWrites(ctx, s.now())
+		c.Writes, c.Turns, err = tx.Turns.PendingWrites(ctx, s.Now.Now())
 		return err
 	})
 	return c, err

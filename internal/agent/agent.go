@@ -20,8 +20,20 @@ import (
 	"github.com/stewardhq/steward/internal/tools"
 )
 
-// Runner runs and resumes turns. Build one per process; it is safe for concurrent use.
+// Runner runs and resumes turns. Build one per process with New; it is safe for concurrent
+// use. Its settings (Config) are read, never assigned, once it is built, and the services it
+// calls back into (Hooks) are given only to New (docs/ARCHITECTURE.md §7).
 type Runner struct {
+	Config
+	hooks Hooks
+
+	// afterExecuting, when set (tests only), runs after an external call was journaled
+	// executing and before it runs; an error simulates a crash at that point.
+	afterExecuting func(callID string) error
+}
+
+// Config is a Runner's settings and ports.
+type Config struct {
 	Model llm.Model
 	Tools *tools.Registry
 	Store Store
@@ -47,20 +59,29 @@ type Runner struct {
 	Summarizer llm.Model
 	// Price estimates the cost of a model call in millionths of a US dollar; nil means 0.
 	Price func(model string, u steward.Usage) int64
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
-	// OwnerTools returns an owner's own tools — their MCP servers' — added to
-	// Tools for one turn. It reads them in the transaction that starts the turn, or claims it
-	// for a resume or a continuation, under a savepoint (Tx.Try); it must not leave the
-	// database. An error leaves the turn with Tools alone. Nil adds none.
+	// Now is the clock (nil: the system clock).
+	Now steward.Clock
+	// ContinueMargin is the time before ctx's deadline under which a turn stops between
+	// steps and continues elsewhere (continue.go); zero means 30s.
+	ContinueMargin time.Duration
+}
+
+// Hooks are the services a Runner calls back into — the runtime's cycles (the household and
+// the approval links are called by the runner and call its ConfirmWith; an autonomous run
+// starts turns and hears how a continued one ended). They are given once, to New; a nil hook
+// does nothing (docs/ARCHITECTURE.md §7).
+type Hooks struct {
+	// OwnerTools returns an owner's own tools — their MCP servers' — added to Tools for one
+	// turn. It reads them in the transaction that starts the turn, or claims it for a resume
+	// or a continuation, under a savepoint (Tx.Try); it must not leave the database. An error
+	// leaves the turn with Tools alone.
 	OwnerTools func(ctx context.Context, tx Tx) ([]tools.Tool, error)
-	// Suspended runs in the transaction that saves a suspended turn (the
-	// notification with one-tap links, internal/links); its error rolls the save back. Nil
-	// does nothing.
-	Suspended func(ctx context.Context, tx Tx, turn steward.Turn) error
+	// Suspended run in order in the transaction that saves a suspended turn (the household's
+	// filing, the notification with one-tap links); an error rolls the save back.
+	Suspended []func(ctx context.Context, tx Tx, turn steward.Turn) error
 	// AfterSuspend runs once a suspended turn's save committed, outside any transaction: the
 	// owner's notification (stored by Suspended in that transaction) goes out at once rather
-	// than at the scheduler's next tick (internal/app). Nil does nothing.
+	// than at the scheduler's next tick (internal/app).
 	AfterSuspend func(ctx context.Context, ownerID, turnID uuid.UUID)
 	// Continue hands a turn saved as continuing to a fresh invocation (the run queue on
 	// Lambda), which calls ContinueTurn; nil means turns never stop before a deadline.
@@ -68,21 +89,26 @@ type Runner struct {
 	// Continued runs after a continued turn (ContinueTurn) ended in this invocation —
 	// completed, suspended, aborted or failed, not continuing again — outside any
 	// transaction, with the turn's view (internal/autonomy finishes the job run whose turn it
-	// is). Nil does nothing.
+	// is).
 	Continued func(ctx context.Context, ownerID uuid.UUID, v steward.View)
-	// ContinueMargin is the time before ctx's deadline under which a turn stops between
-	// steps and continues elsewhere (continue.go); zero means 30s.
-	ContinueMargin time.Duration
-	// Hold runs in a confirm's transaction before the claim (household
-	// approvals, internal/household). held commits what Hold wrote and keeps the turn
-	// suspended (the confirm returns its view, awaiting the members: view); otherwise story,
-	// when not nil, is recorded as a household_approval event of the resumed turn. Its error
-	// refuses the confirm and changes nothing. Nil holds nothing, and no view reads votes.
-	Hold func(ctx context.Context, tx Tx, turn steward.Turn, decisions map[string]steward.Decision) (held bool, story any, err error)
+	// Hold runs in a confirm's transaction before the claim (household approvals,
+	// internal/household). held commits what Hold wrote and keeps the turn suspended (the
+	// confirm returns its view, awaiting the members); otherwise story, when not nil, is
+	// recorded as a household_approval event of the resumed turn. Its error refuses the
+	// confirm and changes nothing. Nil holds nothing, and no view reads votes.
+	Hold func(ctx context.Context, tx Tx, turn steward.Turn, decisions map[string]steward.Decision) (held bool, story *steward.HouseholdStory, err error)
+}
 
-	// afterExecuting, when set (tests only), runs after an external call was journaled
-	// executing and before it runs; an error simulates a crash at that point.
-	afterExecuting func(callID string) error
+// Confirmer is the runner's confirm as the services that resume a turn for its owner see it
+// (a household member's vote, an approval link): the port they hold instead of the Runner.
+type Confirmer interface {
+	ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, decisions []steward.Decision, emit Emit,
+		inClaim func(context.Context, Tx) error) (steward.View, error)
+}
+
+// New builds a Runner from its settings and the hooks it calls back into.
+func New(c Config, h Hooks) *Runner {
+	return &Runner{Config: c, hooks: h}
 }
 
 // Memory is recall for the loop, in two steps (docs/ARCHITECTURE.md §2). internal/memory
@@ -126,13 +152,6 @@ type StreamEvent struct {
 // Emit receives stream events; it may be nil.
 type Emit func(StreamEvent)
 
-func (r *Runner) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
-	}
-	return time.Now()
-}
-
 // Turn reads one turn of the owner.
 func (r *Runner) Turn(ctx context.Context, ownerID, turnID uuid.UUID) (steward.View, error) {
 	var v steward.View
@@ -152,7 +171,7 @@ func (r *Runner) Turn(ctx context.Context, ownerID, turnID uuid.UUID) (steward.V
 // household members it still waits for (awaiting).
 func (r *Runner) view(ctx context.Context, tx Tx, t steward.Turn) (steward.View, error) {
 	v := steward.ViewOf(t)
-	if r.Hold == nil || t.Status != steward.StatusSuspended {
+	if r.hooks.Hold == nil || t.Status != steward.StatusSuspended {
 		return v, nil
 	}
 	votes, err := tx.Household.Votes(ctx, t.ID)
@@ -165,7 +184,7 @@ func (r *Runner) view(ctx context.Context, tx Tx, t steward.Turn) (steward.View,
 // ownerRegistry reads, in tx, the registry of a turn: Tools and the owner's own tools
 // (OwnerTools), under a savepoint; nil means Tools alone (also when they cannot be read).
 func (r *Runner) ownerRegistry(ctx context.Context, tx Tx) *tools.Registry {
-	if r.OwnerTools == nil {
+	if r.hooks.OwnerTools == nil {
 		return nil
 	}
 	extra, err := r.ownerTools(ctx, tx)
@@ -176,7 +195,7 @@ func (r *Runner) ownerRegistry(ctx context.Context, tx Tx) *tools.Registry {
 func (r *Runner) ownerTools(ctx context.Context, tx Tx) (extra []tools.Tool, err error) {
 	err = tx.Try(ctx, func() error {
 		var err error
-		extra, err = r.OwnerTools(ctx, tx)
+		extra, err = r.hooks.OwnerTools(ctx, tx)
 		return err
 	})
 	return extra, err

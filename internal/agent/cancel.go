@@ -36,7 +36,7 @@ func (r *Runner) Cancel(ctx context.Context, ownerID, turnID uuid.UUID) (steward
 		if before.Status.Ended() {
 			return steward.Errorf(steward.CodeConflict, "turn %s is already %s: there is nothing to cancel", turnID, before.Status)
 		}
-		t, err := tx.Turns.Cancel(ctx, turnID, r.now())
+		t, err := tx.Turns.Cancel(ctx, turnID, r.Now.Now())
 		if steward.ErrorCode(err) == steward.CodeNotFound {
 			// It ended between the read and the update (the loop's own transaction).
 			return steward.Errorf(steward.CodeConflict, "turn %s ended before it could be cancelled: there is nothing to cancel", turnID)
@@ -80,7 +80,7 @@ func (r *Runner) cancelled(ctx context.Context, tx Tx, before steward.Turn) erro
 			}
 		}
 	}
-	if r.Hold != nil {
+	if r.hooks.Hold != nil {
 		if err := tx.Household.Close(ctx, before.ID); err != nil {
 			return err
 		}

@@ -32,7 +32,7 @@ func (r *Runner) continueMargin() time.Duration {
 // wall clock, not Runner.Now (which decides expiry and leases, docs/ARCHITECTURE.md §9).
 func (r *Runner) nearDeadline(ctx context.Context) bool {
 	deadline, ok := ctx.Deadline()
-	return ok && r.Continue != nil && time.Until(deadline) < r.continueMargin()
+	return ok && r.hooks.Continue != nil && time.Until(deadline) < r.continueMargin()
 }
 
 // continueLater saves x's turn as continuing with its state, tells the client, and, after
@@ -58,7 +58,7 @@ func (r *Runner) continueLater(ctx context.Context, x *run) (steward.View, error
 	}
 	v := steward.ViewOf(x.turn)
 	x.send(StreamEvent{Type: "continuing", Turn: &v})
-	if err := r.Continue(ctx, x.turn.OwnerID, x.turn.ID); err != nil {
+	if err := r.hooks.Continue(ctx, x.turn.OwnerID, x.turn.ID); err != nil {
 		logError(ctx, err, "continuing turn not handed on; the scheduler's drain will continue it")
 	} else {
 		zerolog.Ctx(ctx).Info().Stringer("turn_id", x.turn.ID).Int("iterations", x.st.Iterations).Msg("turn continues in another invocation")
@@ -72,7 +72,7 @@ func (r *Runner) continueLater(ctx context.Context, x *run) (steward.View, error
 func (r *Runner) ContinueTurn(ctx context.Context, ownerID, turnID uuid.UUID) (steward.View, error) {
 	x := &run{turn: steward.Turn{OwnerID: ownerID}}
 	err := r.inOwner(ctx, x, func(tx Tx) error {
-		claimed, err := tx.Turns.ClaimContinuing(ctx, turnID, r.now(), r.lease())
+		claimed, err := tx.Turns.ClaimContinuing(ctx, turnID, r.Now.Now(), r.lease())
 		if err != nil {
 			return err
 		}
@@ -102,8 +102,8 @@ func (r *Runner) ContinueTurn(ctx context.Context, ownerID, turnID uuid.UUID) (s
 	}
 	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", turnID) })
 	v, err := r.loop(ctx, x)
-	if err == nil && v.Status != steward.StatusContinuing && r.Continued != nil {
-		r.Continued(ctx, ownerID, v)
+	if err == nil && v.Status != steward.StatusContinuing && r.hooks.Continued != nil {
+		r.hooks.Continued(ctx, ownerID, v)
 	}
 	return v, err
 }

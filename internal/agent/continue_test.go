@@ -41,13 +41,13 @@ func TestTurnContinuesPastDeadline(t *testing.T) {
 	h := newHarness(t, model)
 	var handed []uuid.UUID
 	h.runner.ContinueMargin = 2 * time.Hour
-	h.runner.Continue = func(_ context.Context, owner, turn uuid.UUID) error {
+	h.runner.SetHooks(agent.Hooks{Continue: func(_ context.Context, owner, turn uuid.UUID) error {
 		if owner != h.owner {
 			t.Errorf("continue for owner %s, want %s", owner, h.owner)
 		}
 		handed = append(handed, turn)
 		return nil
-	}
+	}})
 	var events []string
 	v, err := h.runner.Start(nearDeadline(t), agent.Input{OwnerID: h.owner, Message: "look up a and b"}, func(e agent.StreamEvent) { events = append(events, e.Type) })
 	if err != nil {
@@ -90,7 +90,7 @@ func TestContinueTurnOnce(t *testing.T) {
 	model := threeCalls()
 	h := newHarness(t, model)
 	h.runner.ContinueMargin = 2 * time.Hour
-	h.runner.Continue = func(context.Context, uuid.UUID, uuid.UUID) error { return nil }
+	h.runner.SetHooks(agent.Hooks{Continue: func(context.Context, uuid.UUID, uuid.UUID) error { return nil }})
 	v, err := h.runner.Start(nearDeadline(t), agent.Input{OwnerID: h.owner, Message: "look up a and b"}, nil)
 	if err != nil || v.Status != steward.StatusContinuing {
 		t.Fatalf("start: %s, %v", v.Status, err)
@@ -124,7 +124,7 @@ func TestLostContinuationIsDrained(t *testing.T) {
 	model := threeCalls()
 	h := newHarness(t, model)
 	h.runner.ContinueMargin = 2 * time.Hour
-	h.runner.Continue = func(context.Context, uuid.UUID, uuid.UUID) error { return context.DeadlineExceeded }
+	h.runner.SetHooks(agent.Hooks{Continue: func(context.Context, uuid.UUID, uuid.UUID) error { return context.DeadlineExceeded }})
 	v, err := h.runner.Start(nearDeadline(t), agent.Input{OwnerID: h.owner, Message: "look up a and b"}, nil)
 	if err != nil || v.Status != steward.StatusContinuing {
 		t.Fatalf("start: %s, %v; want continuing although the hand-off failed", v.Status, err)

@@ -32,7 +32,7 @@ func TestNoStreamEventInsideTransaction(t *testing.T) {
 		scripted.Reply(scripted.Calls(scripted.Call("c1", "list_tasks", `{}`), scripted.Call("c2", "create_task", `{"title":"Buy milk"}`))),
 		scripted.Reply(scripted.Text("Added it.")),
 	)
-	r := &agent.Runner{Model: model, Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour}
+	r := agent.New(agent.Config{Model: model, Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour}, agent.Hooks{})
 	super, err := pgx.Connect(ctx, db.SuperURL)
 	if err != nil {
 		t.Fatal(err)

@@ -63,7 +63,7 @@ func newHarness(t testing.TB, model llm.Model) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.runner = &agent.Runner{Model: model, Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Now: h.clock.Now}
+	h.runner = agent.New(agent.Config{Model: model, Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Now: h.clock.Now}, agent.Hooks{})
 	return h
 }
 

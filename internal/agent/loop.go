@@ -182,7 +182,7 @@ func (r *Runner) open(ctx context.Context, x *run, in Input, reads bool, vec []f
 				return nil
 			})
 		}
-		if reads && r.OwnerTools != nil {
+		if reads && r.hooks.OwnerTools != nil {
 			fns = append(fns, func() error {
 				extra, toolsErr = r.ownerTools(ctx, tx)
 				return nil
@@ -204,7 +204,7 @@ func (r *Runner) open(ctx context.Context, x *run, in Input, reads bool, vec []f
 			memory, untrusted = "", false
 		}
 		x.st.Memory, x.st.Untrusted = memory, untrusted
-		if reads && r.OwnerTools != nil {
+		if reads && r.hooks.OwnerTools != nil {
 			x.reg = r.registryWith(ctx, extra, toolsErr)
 		}
 		var err error
@@ -556,8 +556,8 @@ func (r *Runner) suspend(ctx context.Context, x *run) (steward.View, error) {
 	}
 	v := steward.ViewOf(x.turn)
 	x.send(StreamEvent{Type: "suspended", Turn: &v})
-	if r.AfterSuspend != nil {
-		r.AfterSuspend(ctx, x.turn.OwnerID, x.turn.ID)
+	if r.hooks.AfterSuspend != nil {
+		r.hooks.AfterSuspend(ctx, x.turn.OwnerID, x.turn.ID)
 	}
 	return v, nil
 }
@@ -568,7 +568,7 @@ func (r *Runner) saveSuspended(ctx context.Context, tx Tx, x *run) error {
 	if ttl <= 0 {
 		ttl = 7 * 24 * time.Hour
 	}
-	exp := r.now().Add(ttl)
+	exp := r.Now.Now().Add(ttl)
 	x.turn.Status, x.turn.State, x.turn.ExpiresAt = steward.StatusSuspended, x.st, &exp
 	r.account(x)
 	x.record("turn_suspended", turnSuspended{Pending: len(x.st.Pending), ExpiresAt: exp})
@@ -578,8 +578,10 @@ func (r *Runner) saveSuspended(ctx context.Context, tx Tx, x *run) error {
 		return err
 	}
 	x.turn = saved
-	if r.Suspended != nil {
-		return r.Suspended(ctx, tx, saved)
+	for _, suspended := range r.hooks.Suspended {
+		if err := suspended(ctx, tx, saved); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -913,7 +915,7 @@ func (r *Runner) enforce(ctx context.Context, tx Tx, x *run, c steward.ToolCall)
 func (r *Runner) journalResult(ctx context.Context, tx Tx, x *run, c steward.ToolCall, from steward.CallStatus, res steward.ToolResult) error {
 	u := steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: from, To: steward.CallSucceeded, Result: res.Output}
 	if inv, ok := x.inverses[c.ID]; ok && !res.IsError {
-		u.Inverse, u.At = &inv, r.now()
+		u.Inverse, u.At = &inv, r.Now.Now()
 	}
 	if res.IsError {
 		u.To = steward.CallFailed

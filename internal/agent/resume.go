@@ -35,7 +35,7 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 	// rows (docs/ARCHITECTURE.md §2, §6): a concurrent confirm waits on the claim's row lock
 	// and then finds the turn claimed. If a write fails there, everything rolls back and the
 	// claim is redone alone; the write then runs in a transaction of its own, as before.
-	now := r.now() // one clock for the claim, however often its statements run (Tx.Together)
+	now := r.Now.Now() // one clock for the claim, however often its statements run (Tx.Together)
 	claim := func(merge bool) error {
 		x.events, x.st = nil, nil
 		return r.inOwner(ctx, x, func(tx Tx) error {
@@ -51,7 +51,7 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 				admitErr = r.admit(ctx, tx, steward.Admission{OwnerID: ownerID, Resume: true})
 				return nil
 			}}
-			if r.Hold != nil {
+			if r.hooks.Hold != nil {
 				// The household's votes on the turn, Hold's first read: the transaction keeps
 				// them for it (a failed read here is Hold's to read again).
 				fns = append(fns, func() error {
@@ -59,7 +59,7 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 					return nil
 				})
 			}
-			if r.OwnerTools != nil {
+			if r.hooks.OwnerTools != nil {
 				// Read each time: a redone claim reads them again, the first read having
 				// rolled back with everything else.
 				fns = append(fns, func() error {
@@ -86,9 +86,9 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 			if err := r.checkAlways(turn.State.Pending, byCall); err != nil {
 				return err
 			}
-			var story any
-			if r.Hold != nil {
-				hold, s, err := r.Hold(ctx, tx, turn, byCall)
+			var story *steward.HouseholdStory
+			if r.hooks.Hold != nil {
+				hold, s, err := r.hooks.Hold(ctx, tx, turn, byCall)
 				if err != nil {
 					return err
 				}
@@ -105,7 +105,7 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 				}
 				story = s
 			}
-			if r.OwnerTools != nil {
+			if r.hooks.OwnerTools != nil {
 				x.reg = r.registryWith(ctx, extra, toolsErr)
 			}
 			if admitErr != nil {
@@ -212,7 +212,7 @@ func (r *Runner) adoptModel(x *run) {
 
 // resumable refuses turns that are not waiting for decisions.
 func (r *Runner) resumable(t steward.Turn) error {
-	now := r.now()
+	now := r.Now.Now()
 	switch {
 	case t.Status == steward.StatusSuspended && t.ExpiresAt != nil && !now.Before(*t.ExpiresAt):
 		return steward.Errorf(steward.CodeConflict, "turn %s expired before it was confirmed", t.ID)

@@ -44,6 +44,7 @@ import (
 	"github.com/stewardhq/steward/internal/mcpclient"
 	"github.com/stewardhq/steward/internal/mcpserver"
 	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/openaiapi"
 	"github.com/stewardhq/steward/internal/passkeys"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/safety"
@@ -93,8 +94,8 @@ type App struct {
 	Webhooks  *autonomy.Webhooks
 
 	// Now is the one clock every expiry and lease is decided by (docs/ARCHITECTURE.md §9):
-	// the runner, the memory service, the deliverer, the autonomy runner and the sweep share it.
-	Now func() time.Time
+	// the runner, every service, the deliverer, the autonomy runner and the sweep share it.
+	Now steward.Clock
 
 	handler http.Handler
 	// ready is the background database check of a Lambda cold start; nil when New checked.
@@ -129,7 +130,7 @@ func NewLoggingTo(ctx context.Context, cfg config.Config, w io.Writer) (*App, er
 type settings struct {
 	logOut io.Writer
 	ssm    ssmSettings
-	now    func() time.Time // nil means time.Now
+	now    steward.Clock // nil means the system clock
 	// lazy leaves App.check to the background and the first invocation (Lambda).
 	lazy bool
 }
@@ -157,7 +158,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}
 	a := &App{Logger: log, Now: s.now}
 	if a.Now == nil {
-		a.Now = time.Now
+		a.Now = time.Now // the composition root picks the system clock (§9)
 	}
 	if cfg.RunQueueURL != "" {
 		if a.runs, err = newRunQueue(cfg); err != nil {
@@ -228,7 +229,48 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if err != nil {
 		return nil, err
 	}
-	a.Runner = &agent.Runner{
+	sealer, err := secret.NewSealer(cfg.SecretKey)
+	if err != nil {
+		return nil, err
+	}
+	// The services the runner calls back into are built first and given to agent.New; those
+	// that call the runner (the links' and the household's confirms, the autonomous runs)
+	// hold it through a narrow port, built after it (docs/ARCHITECTURE.md §7).
+	// The owner's remote MCP servers: their tools join each of the owner's turns.
+	mcpServers := &mcpclient.Service{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow, Timeout: cfg.MCPTimeout}),
+		Timeout: cfg.MCPTimeout, Sealer: sealer, Now: a.Now}
+	a.MCPServers = mcpServers
+	// Household approvals: a matching call also waits for the members its policy names;
+	// the turn is filed for them in the same transaction as the links.
+	householdHooks := household.Hooks{Tools: reg, Now: a.Now}
+	// One-tap approval links in the notification of a suspended turn.
+	issuer := links.Issuer{PublicURL: cfg.PublicURL, Key: cfg.SecretKey, TTL: cfg.LinkTTL, Now: a.Now}
+	sender := &channel.Sender{Options: egress.Options{Allow: cfg.EgressAllow}, Timeout: 10 * time.Second}
+	if cfg.VAPIDPublicKey != "" && cfg.VAPIDPrivateKey != "" {
+		// Web Push channels (docs/ARCHITECTURE.md §7): a push carries the links as actions.
+		sender.VAPID = &channel.VAPID{PublicKey: cfg.VAPIDPublicKey, PrivateKey: cfg.VAPIDPrivateKey, Subject: cfg.VAPIDSubject}
+	}
+	a.Deliverer = &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}),
+		Sealer: sealer, Sender: sender, Channels: a.Door, Expand: issuer.Expand, Actions: issuer.Actions, Now: a.Now}
+	if cfg.TelegramWebhookSecret != "" {
+		// Telegram notifications carry Approve/Deny buttons when the callback route can
+		// receive them (STEWARD_TELEGRAM_WEBHOOK_SECRET set).
+		a.Deliverer.Buttons = issuer.Buttons
+	}
+	outcomes := autonomy.Recorder{Store: a.Store, Notifier: a.Deliverer, Now: a.Now}
+	hooks := agent.Hooks{
+		OwnerTools: mcpServers.Tools,
+		Suspended:  []func(context.Context, agent.Tx, steward.Turn) error{householdHooks.Suspended, issuer.Suspended},
+		Hold:       householdHooks.Hold,
+		// A suspended turn's notification goes out at once, whatever started the turn.
+		AfterSuspend: a.notifySuspended,
+		// A job run whose turn continued in another invocation finishes when the turn does.
+		Continued: outcomes.Continued,
+	}
+	if a.runs != nil {
+		hooks.Continue = a.sendContinue
+	}
+	a.Runner = agent.New(agent.Config{
 		Model:         model,
 		Tools:         reg,
 		Store:         a.Store,
@@ -246,51 +288,12 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		// On Lambda a turn about to outlive its invocation continues in the worker
 		// (docs/ARCHITECTURE.md §10); the scheduler's drain takes one whose message was lost.
 		ContinueMargin: cfg.ContinueMargin,
-	}
-	if a.runs != nil {
-		a.Runner.Continue = a.sendContinue
-	}
-	// One-tap approval links in the notification of a suspended turn.
-	approvalLinks := &links.Service{Store: a.Store, Door: a.Door, Runner: a.Runner, PublicURL: cfg.PublicURL, Key: cfg.SecretKey,
-		TTL: cfg.LinkTTL, Now: a.Now}
-	// Household approvals: a matching call also waits for the members its policy names;
-	// the turn is filed for them in the same transaction as the links.
-	households := &household.Service{Store: a.Store, Runner: a.Runner, Now: a.Now}
-	a.Runner.Suspended = func(ctx context.Context, tx agent.Tx, turn steward.Turn) error {
-		if err := households.Suspended(ctx, tx, turn); err != nil {
-			return err
-		}
-		return approvalLinks.Suspended(ctx, tx, turn)
-	}
-	a.Runner.Hold = households.Hold
-	sealer, err := secret.NewSealer(cfg.SecretKey)
-	if err != nil {
-		return nil, err
-	}
-	// The owner's remote MCP servers: their tools join each of the owner's turns.
-	mcpServers := &mcpclient.Service{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow, Timeout: cfg.MCPTimeout}),
-		Timeout: cfg.MCPTimeout, Sealer: sealer, Now: a.Now}
-	a.Runner.OwnerTools = mcpServers.Tools
-	a.MCPServers = mcpServers
-	sender := &channel.Sender{Options: egress.Options{Allow: cfg.EgressAllow}, Timeout: 10 * time.Second}
-	if cfg.VAPIDPublicKey != "" && cfg.VAPIDPrivateKey != "" {
-		// Web Push channels (docs/ARCHITECTURE.md §7): a push carries the links as actions.
-		sender.VAPID = &channel.VAPID{PublicKey: cfg.VAPIDPublicKey, PrivateKey: cfg.VAPIDPrivateKey, Subject: cfg.VAPIDSubject}
-	}
-	a.Deliverer = &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}),
-		Sealer: sealer, Sender: sender, Channels: a.Door, Expand: approvalLinks.Expand, Actions: approvalLinks.Actions, Now: a.Now}
-	// Telegram notifications carry Approve/Deny buttons when the callback route can receive
-	// them (STEWARD_TELEGRAM_WEBHOOK_SECRET set).
+	}, hooks)
+	approvalLinks := &links.Service{Issuer: issuer, Store: a.Store, Door: a.Door, Confirmer: a.Runner}
+	households := &household.Service{Store: a.Store, Confirmer: a.Runner, Now: a.Now}
 	telegram := &links.Telegram{Links: approvalLinks, Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}
-	if cfg.TelegramWebhookSecret != "" {
-		a.Deliverer.Buttons = approvalLinks.Buttons
-	}
 	a.Channels = &channel.Service{Store: a.Store, Sealer: sealer, Sender: sender, Now: a.Now}
-	runs := &autonomy.Runner{Agent: a.Runner, Store: a.Store, Notifier: a.Deliverer, Now: a.Now}
-	// A suspended turn's notification goes out at once, whatever started the turn.
-	a.Runner.AfterSuspend = a.notifySuspended
-	// A job run whose turn continued in another invocation finishes when the turn does.
-	a.Runner.Continued = runs.Continued
+	runs := &autonomy.Runner{Recorder: outcomes, Agent: a.Runner}
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
 	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now}
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks,
@@ -321,6 +324,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Channels:         a.Channels,
 		Webhooks:         a.Webhooks,
 		ProcessWebhook:   a.processWebhook,
+		OpenAI:           &openaiapi.Service{Runner: a.Runner, Store: a.Store},
 		MCP:              &mcpserver.Server{Runner: a.Runner},
 		MCPServers:       mcpServers,
 		Undo:             undos,

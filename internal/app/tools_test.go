@@ -83,8 +83,7 @@ func TestWebFetchResultIsData(t *testing.T) {
 	model := scripted.New(
 		scripted.Reply(scripted.Calls(scripted.Call("f1", "web_fetch", fmt.Sprintf(`{"url":%q}`, page.URL+"/hours")))),
 		scripted.Reply(scripted.Text("9 to 5.")))
-	runner := &agent.Runner{Model: model, Tools: reg, Store: db.Store, Gate: &safety.Gate{},
-		Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}, MaxIterations: 4, SuspendTTL: time.Hour}
+	runner := agent.New(agent.Config{Model: model, Tools: reg, Store: db.Store, Gate: &safety.Gate{}, Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}, MaxIterations: 4, SuspendTTL: time.Hour}, agent.Hooks{})
 	v, err := runner.Start(context.Background(), agent.Input{OwnerID: owner.ID, Message: "when is the shop open?"}, nil)
 	if err != nil || v.Status != steward.StatusCompleted {
 		t.Fatalf("turn: %+v, %v", v, err)

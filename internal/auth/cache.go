@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"sync"
 	"time"
+
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // CacheTTL is how long a key found by a lookup is trusted without asking the database again:
@@ -24,8 +26,8 @@ type Cache[P any] struct {
 	Lookup func(ctx context.Context, key string) (P, error)
 	// TTL is how long an entry is trusted; 0 means CacheTTL.
 	TTL time.Duration
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Now is the clock (nil: the system clock).
+	Now steward.Clock
 
 	mu      sync.Mutex
 	entries map[[sha256.Size]byte]cached[P]
@@ -39,7 +41,7 @@ type cached[P any] struct {
 // Authenticate returns key's principal, from the cache while its entry is fresh.
 func (c *Cache[P]) Authenticate(ctx context.Context, key string) (P, error) {
 	h := sha256.Sum256([]byte(key))
-	now := c.now()
+	now := c.Now.Now()
 	c.mu.Lock()
 	e, ok := c.entries[h]
 	c.mu.Unlock()
@@ -62,11 +64,4 @@ func (c *Cache[P]) Authenticate(ctx context.Context, key string) (P, error) {
 	c.entries[h] = cached[P]{p: p, expires: now.Add(ttl)}
 	c.mu.Unlock()
 	return p, nil
-}
-
-func (c *Cache[P]) now() time.Time {
-	if c.Now != nil {
-		return c.Now()
-	}
-	return time.Now()
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/ratelimit"
+
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // FailureLimit unknown keys a minute, per client and per key prefix, before sign-in and the
@@ -25,7 +27,7 @@ const (
 // key counts nothing. Counts are per process (ratelimit). The zero value is ready to use.
 type Failures struct {
 	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	Now steward.Clock
 
 	once              sync.Once
 	clients, prefixes ratelimit.Limiter

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
@@ -18,13 +19,10 @@ import (
 // Continued wired to the autonomy runner as the app wires it.
 func continuingHarness(t *testing.T, handOff func(ownerID, turnID uuid.UUID) error) *harness {
 	t.Helper()
-	h := newHarness(t)
+	h := newHarnessWith(t, 2*time.Hour, handOff)
 	if _, err := autonomy.Setup(h.ctx, h.store, h.owner); err != nil {
 		t.Fatal(err)
 	}
-	h.runner.Agent.ContinueMargin = 2 * time.Hour
-	h.runner.Agent.Continue = func(_ context.Context, ownerID, turnID uuid.UUID) error { return handOff(ownerID, turnID) }
-	h.runner.Agent.Continued = h.runner.Continued
 	return h
 }
 
@@ -62,7 +60,7 @@ func TestContinuingRunFinishesWithItsTurn(t *testing.T) {
 		}
 		return err
 	})
-	v, err := h.runner.Agent.ContinueTurn(h.ctx, h.owner, *run.TurnID)
+	v, err := h.runner.Agent.(*agent.Runner).ContinueTurn(h.ctx, h.owner, *run.TurnID)
 	if err != nil || v.Status != steward.StatusCompleted {
 		t.Fatalf("continue: %+v, %v; want completed", v, err)
 	}
@@ -74,7 +72,7 @@ func TestContinuingRunFinishesWithItsTurn(t *testing.T) {
 		t.Fatalf("%d notifications delivered, want 1", h.received.Load())
 	}
 	finished := *runs[0].FinishedAt
-	if _, err := h.runner.Agent.ContinueTurn(h.ctx, h.owner, v.TurnID); steward.ErrorCode(err) != steward.CodeConflict {
+	if _, err := h.runner.Agent.(*agent.Runner).ContinueTurn(h.ctx, h.owner, v.TurnID); steward.ErrorCode(err) != steward.CodeConflict {
 		t.Fatalf("continuing the turn again: %v, want conflict", err)
 	}
 	h.runner.Continued(h.ctx, h.owner, v) // a repeated outcome changes nothing
@@ -93,7 +91,7 @@ func TestContinuedTurnEndsBeforeRunAttaches(t *testing.T) {
 	t.Parallel()
 	var h *harness
 	h = continuingHarness(t, func(ownerID, turnID uuid.UUID) error {
-		v, err := h.runner.Agent.ContinueTurn(context.Background(), ownerID, turnID)
+		v, err := h.runner.Agent.(*agent.Runner).ContinueTurn(context.Background(), ownerID, turnID)
 		if err != nil || v.Status != steward.StatusCompleted {
 			t.Errorf("worker continue: %+v, %v", v, err)
 		}

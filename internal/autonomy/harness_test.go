@@ -109,6 +109,14 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
+	return newHarnessWith(t, 0, nil)
+}
+
+// newHarnessWith is newHarness whose agent has the continue margin and, when handOff is not
+// nil, hands continuing turns to it, its Continued wired to the autonomy runner's as the app
+// wires it.
+func newHarnessWith(t *testing.T, margin time.Duration, handOff func(ownerID, turnID uuid.UUID) error) *harness {
+	t.Helper()
 	ctx := context.Background()
 	db := testdb.Open(t, 20)
 	s, door := db.Store, db.Door
@@ -118,8 +126,6 @@ func newHarness(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, ctx: ctx, store: s, door: door, owner: owner.ID, model: &obedient{}, clock: &clock{t: time.Now()}}
-	ag := &agent.Runner{Model: h.model, Tools: reg, Store: s, Gate: &safety.Gate{}, Control: &safety.Control{},
-		MaxIterations: 4, SuspendTTL: time.Hour}
 
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { h.received.Add(1) }))
 	t.Cleanup(srv.Close)
@@ -135,7 +141,15 @@ func newHarness(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 
-	h.runner = &autonomy.Runner{Agent: ag, Store: s, Notifier: deliverer, Now: h.clock.Now}
+	outcomes := autonomy.Recorder{Store: s, Notifier: deliverer, Now: h.clock.Now}
+	var hooks agent.Hooks
+	if handOff != nil {
+		hooks.Continue = func(_ context.Context, ownerID, turnID uuid.UUID) error { return handOff(ownerID, turnID) }
+		hooks.Continued = outcomes.Continued
+	}
+	ag := agent.New(agent.Config{Model: h.model, Tools: reg, Store: s, Gate: &safety.Gate{}, Control: &safety.Control{}, MaxIterations: 4,
+		SuspendTTL: time.Hour, ContinueMargin: margin}, hooks)
+	h.runner = &autonomy.Runner{Recorder: outcomes, Agent: ag}
 	h.hooks = &autonomy.Webhooks{Runner: h.runner, Directory: door}
 	h.sched = &autonomy.Scheduler{Runner: h.runner, Directory: door, Webhooks: h.hooks}
 	return h

@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
 
@@ -29,15 +28,30 @@ import (
 
 // Runner runs every autonomous turn: scheduled jobs, manual job runs and webhook events.
 type Runner struct {
+	// Recorder records each run's outcome (and is the agent runner's Continued hook).
+	Recorder
 	// Agent runs the turns. Its Control must be set (the kill switch is checked before each
 	// model call and tool dispatch) and its Gate decides every write.
-	Agent *agent.Runner
+	Agent Agent
+}
+
+// Agent starts and reads turns; *agent.Runner implements it.
+type Agent interface {
+	Start(ctx context.Context, in agent.Input, emit agent.Emit) (steward.View, error)
+	Turn(ctx context.Context, ownerID, turnID uuid.UUID) (steward.View, error)
+}
+
+// Recorder records how runs end: the outcome of a run's turn, with an activity event, and
+// the owner's notifications delivered after it. It calls no turn, so the agent runner is
+// built with its Continued (agent.Hooks) before the Runner that starts turns
+// (docs/ARCHITECTURE.md §7).
+type Recorder struct {
 	// Store reaches the owner's rows.
 	Store *store.Store
 	// Notifier, when set, delivers the owner's new notifications after each run.
 	Notifier Notifier
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Now is the clock (nil: the system clock).
+	Now steward.Clock
 }
 
 // Notifier delivers an owner's pending notifications; internal/delivery implements it.
@@ -45,17 +59,10 @@ type Notifier interface {
 	Flush(ctx context.Context, ownerID uuid.UUID) error
 }
 
-func (r *Runner) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
-	}
-	return time.Now()
-}
-
 // claim records a run exactly once. With a kill switch engaged the run is recorded skipped,
 // with the reason, instead of running. claimed is false when the run was claimed before.
 func (r *Runner) claim(ctx context.Context, ownerID uuid.UUID, n store.NewRun) (run store.JobRun, claimed bool, err error) {
-	n.Now = r.now()
+	n.Now = r.Now.Now()
 	err = r.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		ctl, err := tx.Safety.Controls(ctx)
 		if err != nil {
@@ -85,7 +92,7 @@ func (r *Runner) begin(ctx context.Context, ownerID, runID uuid.UUID) (run store
 		if killed, why := ctl.Killed(); killed {
 			status, reason = store.RunSkipped, why
 		}
-		if run, err = tx.Runs.StartQueued(ctx, runID, status, reason, r.now()); err != nil {
+		if run, err = tx.Runs.StartQueued(ctx, runID, status, reason, r.Now.Now()); err != nil {
 			return err
 		}
 		return appendRunEvent(ctx, tx, run)
@@ -153,7 +160,7 @@ func (r *Runner) execute(ctx context.Context, run store.JobRun, trigger steward.
 
 // conclude records a run's outcome from its turn's final view and delivers the owner's
 // notifications.
-func (r *Runner) conclude(ctx context.Context, run store.JobRun, view steward.View) (store.JobRun, error) {
+func (r *Recorder) conclude(ctx context.Context, run store.JobRun, view steward.View) (store.JobRun, error) {
 	log := zerolog.Ctx(ctx)
 	status := store.RunFailed
 	switch view.Status {
@@ -174,10 +181,10 @@ func (r *Runner) conclude(ctx context.Context, run store.JobRun, view steward.Vi
 	return run, err
 }
 
-// Continued is agent.Runner.Continued: a continued turn ended, and the run still running
+// Continued is agent.Hooks.Continued: a continued turn ended, and the run still running
 // whose turn it is (if any) is finished with the turn's outcome — once: the finish is
 // conditional on the run still running, and a turn is continued by one invocation at a time.
-func (r *Runner) Continued(ctx context.Context, ownerID uuid.UUID, view steward.View) {
+func (r *Recorder) Continued(ctx context.Context, ownerID uuid.UUID, view steward.View) {
 	log := zerolog.Ctx(ctx).With().Stringer("owner_id", ownerID).Stringer("turn_id", view.TurnID).Logger()
 	var run store.JobRun
 	var ok bool
@@ -200,10 +207,10 @@ func (r *Runner) Continued(ctx context.Context, ownerID uuid.UUID, view steward.
 }
 
 // finish records a running run's outcome with an activity event.
-func (r *Runner) finish(ctx context.Context, run store.JobRun, status store.RunStatus, turnID *uuid.UUID, reason string) (store.JobRun, error) {
+func (r *Recorder) finish(ctx context.Context, run store.JobRun, status store.RunStatus, turnID *uuid.UUID, reason string) (store.JobRun, error) {
 	err := r.Store.WithOwner(ctx, run.OwnerID, func(tx *store.Tx) error {
 		var err error
-		if run, err = tx.Runs.Finish(ctx, run.ID, status, turnID, reason, r.now()); err != nil {
+		if run, err = tx.Runs.Finish(ctx, run.ID, status, turnID, reason, r.Now.Now()); err != nil {
 			return err
 		}
 		return appendRunEvent(ctx, tx, run)

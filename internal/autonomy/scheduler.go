@@ -81,7 +81,7 @@ func (s *Scheduler) jobs() map[string]Job {
 func (s *Scheduler) Handle(ctx context.Context, ev Event) (Report, error) {
 	now := ev.ScheduledTime
 	if now.IsZero() {
-		now = s.Runner.now()
+		now = s.Runner.Now.Now()
 	}
 	if ev.Job == "" && ev.RunID == uuid.Nil {
 		return s.Tick(ctx, now)
@@ -221,7 +221,7 @@ func (s *Scheduler) runScheduled(ctx context.Context, sc *store.Schedule, at tim
 		run, err = s.Runner.finish(ctx, run, store.RunFailed, nil, fmt.Sprintf("unknown job %q", sc.Job))
 		return run, true, err
 	}
-	jc := JobContext{Run: run, Payload: sc.Payload, Location: loc, Now: s.Runner.now()}
+	jc := JobContext{Run: run, Payload: sc.Payload, Location: loc, Now: s.Runner.Now.Now()}
 	run, err = s.Runner.execute(ctx, run, triggerOf(trigger), func(ctx context.Context, tx *store.Tx) (string, error) {
 		return job.Compose(ctx, tx, jc)
 	})
@@ -273,7 +273,7 @@ func (s *Scheduler) AddSchedule(ctx context.Context, ownerID uuid.UUID, job, exp
 	if err != nil {
 		return ScheduleView{}, nil, err
 	}
-	if next := c.Next(s.Runner.now()); !next.IsZero() {
+	if next := c.Next(s.Runner.Now.Now()); !next.IsZero() {
 		v.Next = &next
 	}
 	return v, rule, nil
@@ -299,7 +299,7 @@ func (s *Scheduler) ListSchedules(ctx context.Context, ownerID uuid.UUID) ([]Sch
 	for i, sc := range scheds {
 		out[i].Schedule = sc
 		if c, err := ParseCron(sc.Cron, sc.Timezone); err == nil {
-			if next := c.Next(s.Runner.now()); !next.IsZero() {
+			if next := c.Next(s.Runner.Now.Now()); !next.IsZero() {
 				out[i].Next = &next
 			}
 		}

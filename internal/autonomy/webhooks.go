@@ -110,7 +110,7 @@ func (w *Webhooks) Receive(ctx context.Context, hookID string, h http.Header, bo
 	if err != nil {
 		return Receipt{}, err
 	}
-	now := w.Runner.now()
+	now := w.Runner.Now.Now()
 	msgID, err := Verify(route.Secret, h, body, now, w.tolerance())
 	if err != nil {
 		var e *steward.Error
@@ -199,7 +199,7 @@ func (w *Webhooks) Drain(ctx context.Context) error {
 	if after <= 0 {
 		after = time.Minute
 	}
-	refs, err := w.Directory.ScanQueuedRuns(ctx, w.Runner.now().Add(-after), 50)
+	refs, err := w.Directory.ScanQueuedRuns(ctx, w.Runner.Now.Now().Add(-after), 50)
 	if err != nil {
 		return err
 	}

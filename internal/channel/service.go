@@ -23,8 +23,8 @@ type Service struct {
 	Store  *store.Store
 	Sealer *secret.Sealer
 	Sender *Sender
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Now is the clock (nil: the system clock).
+	Now steward.Clock
 }
 
 // Open turns a stored channel into a send target, opening its secret.
@@ -219,10 +219,7 @@ func (s *Service) Test(ctx context.Context, ownerID uuid.UUID, name string) (Tes
 	if err != nil {
 		return TestResult{}, steward.Errorf(steward.CodeInvalid, "the channel %q cannot be used: %v", name, err)
 	}
-	now := time.Now
-	if s.Now != nil {
-		now = s.Now
-	}
+	now := s.Now.Now
 	m := Message{ID: uuid.New(), Title: "Steward test", Text: "This is a test message from Steward: the channel " + name + " works.", CreatedAt: now()}
 	_, sendErr := s.Sender.Send(ctx, t, m)
 	res := TestResult{Channel: name, Delivered: sendErr == nil}

@@ -32,8 +32,8 @@ type Service struct {
 	Store *store.Store
 	// AllowAutoMode lets owners choose ModeAuto (STEWARD_ALLOW_AUTO_MODE).
 	AllowAutoMode bool
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Now is the clock (nil: the system clock).
+	Now steward.Clock
 }
 
 // View is what applies to the owner: the kill switches, the gate mode and the daily budget
@@ -55,13 +55,6 @@ type Budget struct {
 	ResetsAt      time.Time `json:"resets_at"`
 }
 
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
-
 // View reads the owner's controls, gate mode and budget.
 func (s *Service) View(ctx context.Context, ownerID uuid.UUID) (View, error) {
 	var v View
@@ -80,7 +73,7 @@ func (s *Service) view(ctx context.Context, tx *store.Tx) (View, error) {
 	}
 	v := View{Controls: c, Budget: Budget{MessagesToday: u.Messages, MessageLimit: u.MessageLimit,
 		CostUSDToday: float64(u.CostMicros) / 1e6, CostLimitUSD: float64(u.CostLimitMicros) / 1e6,
-		ResetsAt: s.now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)}}
+		ResetsAt: s.Now.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)}}
 	v.Stopped, _ = c.Killed()
 	v.Mode, err = tx.Safety.Mode(ctx)
 	return v, err

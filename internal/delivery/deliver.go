@@ -60,8 +60,8 @@ type Deliverer struct {
 	Backoff func(n int) time.Duration
 	// Timeout bounds one attempt; zero means 10 seconds.
 	Timeout time.Duration
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Now is the clock (nil: the system clock).
+	Now steward.Clock
 
 	senderOnce sync.Once
 }
@@ -72,13 +72,6 @@ const (
 	batch = 20
 	lease = 2 * time.Minute
 )
-
-func (d *Deliverer) now() time.Time {
-	if d.Now != nil {
-		return d.Now()
-	}
-	return time.Now()
-}
 
 func (d *Deliverer) sender() *channel.Sender {
 	d.senderOnce.Do(func() {
@@ -123,7 +116,7 @@ func (d *Deliverer) SetChannel(ctx context.Context, ownerID uuid.UUID, rawURL, t
 func (d *Deliverer) Flush(ctx context.Context, ownerID uuid.UUID) error {
 	var chs []store.Channel
 	var due []store.Notification
-	now := d.now()
+	now := d.Now.Now()
 	err := d.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		all, err := tx.Channels.List(ctx)
 		if err != nil {
@@ -184,15 +177,15 @@ func (d *Deliverer) deliver(ctx context.Context, ownerID uuid.UUID, chs []store.
 			if err := tx.Journal.AppendEvents(ctx, nil, []steward.NewEvent{channel.AttemptEvent(n.ID, ch.Name, n.DeliveryAttempts, true, "", nil, false)}); err != nil {
 				return err
 			}
-			return tx.Deliveries.MarkDelivered(ctx, n.ID, d.now())
+			return tx.Deliveries.MarkDelivered(ctx, n.ID, d.Now.Now())
 		}
 		var next *time.Time
 		if !final && n.DeliveryAttempts < d.maxAttempts() {
-			t := d.now().Add(d.backoff(n.DeliveryAttempts))
+			t := d.Now.Now().Add(d.backoff(n.DeliveryAttempts))
 			next = &t
 		}
 		if errors.Is(sendErr, channel.ErrGone) {
-			if err := tx.Channels.MarkGone(ctx, ch.Name, d.now()); err != nil {
+			if err := tx.Channels.MarkGone(ctx, ch.Name, d.Now.Now()); err != nil {
 				return err
 			}
 		}

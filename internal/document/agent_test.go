@@ -44,8 +44,7 @@ func (e agentEnv) run(t *testing.T, model *scripted.Model, message string) stewa
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner := &agent.Runner{Model: model, Tools: reg, Store: e.db.Store, Gate: &safety.Gate{},
-		Control: &safety.Control{GlobalCost: e.db.Door.GlobalCostToday}, MaxIterations: 6, SuspendTTL: time.Hour}
+	runner := agent.New(agent.Config{Model: model, Tools: reg, Store: e.db.Store, Gate: &safety.Gate{}, Control: &safety.Control{GlobalCost: e.db.Door.GlobalCostToday}, MaxIterations: 6, SuspendTTL: time.Hour}, agent.Hooks{})
 	v, err := runner.Start(context.Background(), agent.Input{OwnerID: e.owner, Message: message}, nil)
 	if err != nil {
 		t.Fatalf("turn: %v", err)

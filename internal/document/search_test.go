@@ -160,8 +160,7 @@ func (e agentEnv) runAs(t *testing.T, owner uuid.UUID, model *scripted.Model, me
 		t.Fatal(err)
 	}
 	mem := memory.New(e.db.Store, memory.Offline{}, nil)
-	runner := &agent.Runner{Model: model, Tools: reg, Store: e.db.Store, Gate: &safety.Gate{}, Memory: mem,
-		Control: &safety.Control{GlobalCost: e.db.Door.GlobalCostToday}, MaxIterations: 6, SuspendTTL: time.Hour}
+	runner := agent.New(agent.Config{Model: model, Tools: reg, Store: e.db.Store, Gate: &safety.Gate{}, Memory: mem, Control: &safety.Control{GlobalCost: e.db.Door.GlobalCostToday}, MaxIterations: 6, SuspendTTL: time.Hour}, agent.Hooks{})
 	v, err := runner.Start(context.Background(), agent.Input{OwnerID: owner, Message: message}, nil)
 	if err != nil {
 		t.Fatalf("turn: %v", err)

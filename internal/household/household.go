@@ -7,7 +7,7 @@
 // suspended until every named member approved (Hold, in the confirm's transaction, before
 // the claim); one deny by anyone ends it. A member decides in their own transaction (their
 // own rows, under row-level security); when that vote completes the request, the service
-// resumes the requester's turn under the requester's id through Runner.ConfirmWith — the
+// resumes the requester's turn under the requester's id through the runner's ConfirmWith — the
 // same exactly-once claim — never in the member's context.
 package household
 
@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -24,40 +23,42 @@ import (
 	"github.com/stewardhq/steward/internal/links"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/tools"
 )
 
-// Service files household calls, holds the owner's confirms and takes the members' votes.
-type Service struct {
-	Store  *store.Store
-	Runner *agent.Runner
-	// Now is the clock; nil means the runner's.
-	Now func() time.Time
+// Hooks are the household's side of a turn, given to the runner at its construction
+// (agent.Hooks): Suspended files a suspended turn's matching calls, Hold holds the owner's
+// confirm until the members voted. They call nothing back (docs/ARCHITECTURE.md §7).
+type Hooks struct {
+	// Tools reads a call's amount (a policy's minimum); nil files calls without one.
+	Tools *tools.Registry
+	// Now is the clock (nil: the system clock).
+	Now steward.Clock
 }
 
-func (s *Service) now() time.Time {
-	switch {
-	case s.Now != nil:
-		return s.Now()
-	case s.Runner != nil && s.Runner.Now != nil:
-		return s.Runner.Now()
-	}
-	return time.Now()
+// Service lists a member's inbox and takes the members' votes, resuming the requester's turn
+// through Confirmer when a vote completes a request.
+type Service struct {
+	Store     *store.Store
+	Confirmer agent.Confirmer
+	// Now is the clock (nil: the system clock).
+	Now steward.Clock
 }
 
 // InboxLimit caps the requests one inbox read returns.
 const InboxLimit = 100
 
-// Suspended is (part of) agent.Runner.Suspended: it files the turn's pending calls for the
+// Suspended is an agent.Hooks.Suspended: it files the turn's pending calls for the
 // household's approval when a policy of the owner's household matches one of them.
-func (s *Service) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) error {
+func (h Hooks) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) error {
 	if turn.State == nil || len(turn.State.Pending) == 0 || turn.ExpiresAt == nil {
 		return nil
 	}
 	calls := make([]steward.HouseholdCall, len(turn.State.Pending))
 	for i, p := range turn.State.Pending {
 		c := steward.HouseholdCall{CallID: p.CallID, ArgsHash: p.ArgsHash, Tool: p.Tool, Summary: links.Summary(p.Args)}
-		if s.Runner != nil && s.Runner.Tools != nil {
-			if tool, ok := s.Runner.Tools.Get(p.Tool); ok && tool.Money != nil {
+		if h.Tools != nil {
+			if tool, ok := h.Tools.Get(p.Tool); ok && tool.Money != nil {
 				// An unreadable amount stays nil, and a policy's minimum then matches.
 				if m, err := tool.MoneyIn(p.Args); err == nil && m != nil {
 					minor := m.Minor
@@ -74,11 +75,11 @@ func (s *Service) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn)
 // records no vote of the owner's.
 type onBehalf struct{}
 
-// Hold is agent.Runner.Hold. On the owner's own confirm it records the owner's votes; while a
+// Hold is agent.Hooks.Hold. On the owner's own confirm it records the owner's votes; while a
 // named member has not voted and nobody denied (steward.HouseholdWait), it keeps the turn
 // suspended. Otherwise it voids the votes still pending and returns who decided what for the
 // turn's story.
-func (s *Service) Hold(ctx context.Context, tx agent.Tx, turn steward.Turn, decisions map[string]steward.Decision) (bool, any, error) {
+func (h Hooks) Hold(ctx context.Context, tx agent.Tx, turn steward.Turn, decisions map[string]steward.Decision) (bool, *steward.HouseholdStory, error) {
 	votes, err := tx.Household.Votes(ctx, turn.ID)
 	if err != nil || len(votes) == 0 {
 		return false, nil, err
@@ -92,7 +93,7 @@ func (s *Service) Hold(ctx context.Context, tx agent.Tx, turn steward.Turn, deci
 			if d.Approve && d.Always != steward.AlwaysNone {
 				return false, nil, steward.Errorf(steward.CodeInvalid, "always is not offered for %s: this call needs household approval, so it is asked every time (nothing was decided)", v.Tool)
 			}
-			if err := tx.Household.DecideOwn(ctx, turn.ID, v.CallID, d.Approve, d.Message, s.now()); err != nil {
+			if err := tx.Household.DecideOwn(ctx, turn.ID, v.CallID, d.Approve, d.Message, h.Now.Now()); err != nil {
 				return false, nil, err
 			}
 		}
@@ -108,19 +109,16 @@ func (s *Service) Hold(ctx context.Context, tx agent.Tx, turn steward.Turn, deci
 	if err := tx.Household.Close(ctx, turn.ID); err != nil {
 		return false, nil, err
 	}
-	story := make([]map[string]any, 0, len(votes))
+	story := &steward.HouseholdStory{Votes: make([]steward.HouseholdStoryVote, 0, len(votes))}
 	for _, v := range votes {
 		by := v.ApproverName
 		if v.ApproverID == turn.OwnerID {
 			by = "owner"
 		}
-		e := map[string]any{"call_id": v.CallID, "tool": v.Tool, "by": by, "approver_id": v.ApproverID, "vote": v.Status}
-		if v.Message != "" {
-			e["message"] = v.Message
-		}
-		story = append(story, e)
+		story.Votes = append(story.Votes, steward.HouseholdStoryVote{ApproverID: v.ApproverID, By: by, CallID: v.CallID,
+			Message: v.Message, Tool: v.Tool, Vote: v.Status})
 	}
-	return false, map[string]any{"votes": story}, nil
+	return false, story, nil
 }
 
 // Inbox lists the requests addressed to member by the household's other members.
@@ -132,7 +130,7 @@ func (s *Service) Inbox(ctx context.Context, member uuid.UUID) ([]steward.Househ
 		return err
 	})
 	// A request whose suspension has passed is expired even before the sweep marks it.
-	now := s.now()
+	now := s.Now.Now()
 	for i := range out {
 		if out[i].Status == steward.VotePending && !now.Before(out[i].ExpiresAt) {
 			out[i].Status = steward.VoteExpired
@@ -158,7 +156,7 @@ func (s *Service) Decide(ctx context.Context, member, id uuid.UUID, approve bool
 	var a steward.HouseholdApproval
 	err := s.Store.WithOwner(ctx, member, func(tx *store.Tx) error {
 		var err error
-		a, err = tx.Household.Decide(ctx, id, approve, message, s.now())
+		a, err = tx.Household.Decide(ctx, id, approve, message, s.Now.Now())
 		if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
@@ -234,7 +232,7 @@ func (s *Service) settle(ctx context.Context, member uuid.UUID, a steward.Househ
 		}
 		decisions[i] = d
 	}
-	_, err = s.Runner.ConfirmWith(context.WithValue(ctx, onBehalf{}, true), a.RequesterID, a.TurnID, decisions, nil, nil)
+	_, err = s.Confirmer.ConfirmWith(context.WithValue(ctx, onBehalf{}, true), a.RequesterID, a.TurnID, decisions, nil, nil)
 	if steward.ErrorCode(err) == steward.CodeConflict {
 		return nil // resumed by another request: exactly once
 	}

@@ -39,6 +39,7 @@ type env struct {
 	o                 testdb.Opened
 	srv               *httptest.Server
 	run               *agent.Runner
+	clock             *clock
 	alice, bob, carol member
 	dave              member // an owner outside the household
 }
@@ -53,9 +54,15 @@ func setup(t *testing.T, approvers ...string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := &agent.Runner{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour}
-	svc := &household.Service{Store: o.Store, Runner: run}
-	run.Suspended, run.Hold = svc.Suspended, svc.Hold
+	// As the app wires them: the household's hooks and the links' (which write a
+	// notification only for an owner with a channel) given to the runner, and the service
+	// confirming through it.
+	c := &clock{}
+	hooks := household.Hooks{Tools: reg, Now: c.Now}
+	issuer := links.Issuer{PublicURL: "https://steward.example", Key: []byte("0123456789abcdef0123456789abcdef"), Now: c.Now}
+	run := agent.New(agent.Config{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Now: c.Now},
+		agent.Hooks{Suspended: []func(context.Context, agent.Tx, steward.Turn) error{hooks.Suspended, issuer.Suspended}, Hold: hooks.Hold})
+	svc := &household.Service{Store: o.Store, Confirmer: run, Now: c.Now}
 	door, err := store.OpenDoor(ctx, o.DoorURL)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +70,7 @@ func setup(t *testing.T, approvers ...string) *env {
 	t.Cleanup(door.Close)
 	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: run, Store: o.Store, Auth: door, Logger: zerolog.Nop(), Household: svc}))
 	t.Cleanup(srv.Close)
-	e := &env{o: o, srv: srv, run: run}
+	e := &env{o: o, srv: srv, run: run, clock: c}
 	for _, m := range []struct {
 		p    *member
 		name string
@@ -459,15 +466,8 @@ func TestOwnerLinkRecordsVote(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(door.Close)
-	ls := &links.Service{Store: e.o.Store, Door: door, Runner: e.run, PublicURL: "https://steward.example",
-		Key: []byte("0123456789abcdef0123456789abcdef")}
-	hh := e.run.Suspended
-	e.run.Suspended = func(ctx context.Context, tx agent.Tx, turn steward.Turn) error {
-		if err := hh(ctx, tx, turn); err != nil {
-			return err
-		}
-		return ls.Suspended(ctx, tx, turn)
-	}
+	ls := &links.Service{Issuer: links.Issuer{PublicURL: "https://steward.example", Key: []byte("0123456789abcdef0123456789abcdef")},
+		Store: e.o.Store, Door: door, Confirmer: e.run}
 	err = e.o.Store.WithOwner(ctx, e.alice.owner.ID, func(tx *store.Tx) error {
 		_, err := tx.Channels.SetWebhook(ctx, "https://hooks.example.com/alice", "")
 		return err
@@ -511,17 +511,13 @@ func TestOwnerLinkRecordsVote(t *testing.T) {
 // as expired (before and after the sweep marks it) and his approval is refused clearly.
 func TestExpiredRequestIsMarked(t *testing.T) {
 	e := setup(t, "bob")
-	var mu sync.Mutex
-	now := time.Now()
-	e.run.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	e.clock.Set(time.Now())
 	v := e.suspend(t)
 	items, body := e.inbox(t, e.bob)
 	if len(items) != 1 || items[0].Status != "pending" {
 		t.Fatalf("bob's inbox = %s; want alice's request pending", body)
 	}
-	mu.Lock()
-	now = now.Add(2 * time.Hour) // past SuspendTTL
-	mu.Unlock()
+	e.clock.Set(e.clock.Now().Add(2 * time.Hour)) // past SuspendTTL
 
 	// Before the sweep: shown expired, and bob's approval refused.
 	if items, body = e.inbox(t, e.bob); len(items) != 1 || items[0].Status != "expired" {
@@ -531,7 +527,7 @@ func TestExpiredRequestIsMarked(t *testing.T) {
 		t.Errorf("bob approves an expired request = %d %s; want 409 has expired", status, body)
 	}
 
-	sw := &sweep.Sweeper{Store: e.o.Store, Owners: e.o.Door, Now: e.run.Now}
+	sw := &sweep.Sweeper{Store: e.o.Store, Owners: e.o.Door, Now: e.clock.Now}
 	swept, err := sw.Sweep(context.Background())
 	if err != nil || swept.Expired != 1 || swept.HouseholdExpired != 2 {
 		t.Fatalf("sweep = %+v, %v; want alice's turn and its 2 votes (hers, bob's) expired", swept, err)
@@ -552,4 +548,26 @@ func TestExpiredRequestIsMarked(t *testing.T) {
 	if n, st := e.state(t, v.TurnID); n != 0 || st != steward.StatusExpired {
 		t.Errorf("alice's turn: %d tasks, %s; want 0 tasks and expired", n, st)
 	}
+}
+
+// clock is the wall clock until a test sets it.
+type clock struct {
+	mu  sync.Mutex
+	set *time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.set != nil {
+		return *c.set
+	}
+	return time.Now()
+}
+
+// Set stops the clock at t.
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.set = &t
 }

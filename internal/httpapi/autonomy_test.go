@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm/scripted"
@@ -23,10 +24,15 @@ import (
 // fullEnv is env with memory and webhooks wired as app wires them; its model plays steps,
 // by default one answer.
 func fullEnv(t *testing.T, steps ...scripted.Step) (*env, *autonomy.Webhooks, chan uuid.UUID) {
+	return fullEnvWith(t, nil, steps...)
+}
+
+// fullEnvWith is fullEnv with the runner's settings and hooks changed by with, when not nil.
+func fullEnvWith(t *testing.T, with func(*agent.Config, *agent.Hooks), steps ...scripted.Step) (*env, *autonomy.Webhooks, chan uuid.UUID) {
 	if len(steps) == 0 {
 		steps = []scripted.Step{text("Noted the event.")}
 	}
-	e := newEnv(t, nil, steps...)
+	e := newEnvWith(t, nil, with, steps...)
 	hooks := &autonomy.Webhooks{Runner: &autonomy.Runner{Agent: e.runner, Store: e.store}, Directory: e.door}
 	processed := make(chan uuid.UUID, 4)
 	h := httpapi.New(httpapi.Deps{Runner: e.runner, Store: e.store, Auth: e.door, Logger: zerolog.Nop(),

@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/agent"
+
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/steward"
 )
@@ -27,15 +29,16 @@ func TestChatStreamEndsContinuing(t *testing.T) {
 			h.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
-	e := newEnv(t, withDeadline,
+	var handed []uuid.UUID
+	e := newEnvWith(t, withDeadline, func(c *agent.Config, h *agent.Hooks) {
+		c.ContinueMargin = 2 * time.Hour
+		h.Continue = func(_ context.Context, _, turn uuid.UUID) error {
+			handed = append(handed, turn)
+			return nil
+		}
+	},
 		scripted.Reply(scripted.Calls(scripted.Call("r1", "list_tasks", `{}`))),
 		scripted.Reply(scripted.Text("none")))
-	var handed []uuid.UUID
-	e.runner.ContinueMargin = 2 * time.Hour
-	e.runner.Continue = func(_ context.Context, _, turn uuid.UUID) error {
-		handed = append(handed, turn)
-		return nil
-	}
 	resp := e.do(request{method: "POST", path: "/v1/chat", key: e.key, body: `{"message":"my tasks?"}`,
 		header: map[string]string{"Accept": "text/event-stream"}})
 	events := parseSSE(t, resp.body)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/openaiapi"
 	"github.com/stewardhq/steward/internal/steward"
 
 	"github.com/google/uuid"
@@ -47,6 +48,12 @@ type env struct {
 // (tests use it to observe requests from the server side).
 func newEnv(t *testing.T, wrap func(http.Handler) http.Handler, steps ...scripted.Step) *env {
 	t.Helper()
+	return newEnvWith(t, wrap, nil, steps...)
+}
+
+// newEnvWith is newEnv with the runner's settings and hooks changed by with, when not nil.
+func newEnvWith(t *testing.T, wrap func(http.Handler) http.Handler, with func(*agent.Config, *agent.Hooks), steps ...scripted.Step) *env {
+	t.Helper()
 	ctx := context.Background()
 	db := testdb.Open(t, 10)
 	s, door := db.Store, db.Door
@@ -56,10 +63,14 @@ func newEnv(t *testing.T, wrap func(http.Handler) http.Handler, steps ...scripte
 		t.Fatal(err)
 	}
 	e := &env{t: t, ctx: ctx, store: s, door: door, model: scripted.New(steps...), owner: owner.ID, key: key, logs: &logBuffer{}}
-	e.runner = &agent.Runner{Model: e.model, Tools: reg, Store: s, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour,
-		Control: &safety.Control{GlobalCost: door.GlobalCostToday}}
+	cfg := agent.Config{Model: e.model, Tools: reg, Store: s, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: door.GlobalCostToday}}
+	var hooks agent.Hooks
+	if with != nil {
+		with(&cfg, &hooks)
+	}
+	e.runner = agent.New(cfg, hooks)
 	var h http.Handler = httpapi.New(httpapi.Deps{Runner: e.runner, Store: s, Auth: door, Logger: zerolog.New(e.logs),
-		MCP: &mcpserver.Server{Runner: e.runner}})
+		MCP: &mcpserver.Server{Runner: e.runner}, OpenAI: &openaiapi.Service{Runner: e.runner, Store: s}})
 	if wrap != nil {
 		h = wrap(h)
 	}

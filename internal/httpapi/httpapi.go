@@ -45,6 +45,7 @@ import (
 	"github.com/stewardhq/steward/internal/mcpclient"
 	"github.com/stewardhq/steward/internal/mcpserver"
 	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/openaiapi"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/undo"
@@ -116,6 +117,9 @@ type Deps struct {
 	// /telegram/callback (the Bot API's webhook, verified by its secret-token header); nil
 	// answers 404 there.
 	Telegram *links.Telegram
+	// OpenAI serves the OpenAI-compatible API (POST /v1/chat/completions, GET /v1/models,
+	// internal/openaiapi); nil answers 404 there.
+	OpenAI *openaiapi.Service
 	// MCP serves POST /mcp, the MCP face (internal/mcpserver); nil answers 404 there.
 	MCP *mcpserver.Server
 	// MCPServers serves /v1/mcp/servers, the owner's remote MCP servers (internal/mcpclient);
@@ -171,7 +175,7 @@ func New(d Deps) http.Handler {
 		d.Undo = &undo.Service{Store: d.Store, Now: runnerNow(d.Runner)}
 	}
 	if d.Household == nil {
-		d.Household = &household.Service{Store: d.Store, Runner: d.Runner}
+		d.Household = &household.Service{Store: d.Store, Confirmer: d.Runner, Now: runnerNow(d.Runner)}
 	}
 	if d.KeyFailures == nil {
 		d.KeyFailures = &auth.Failures{}
@@ -301,14 +305,12 @@ func (a *api) telegramCallback(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, reply)
 }
 
-// runnerNow is the runner's clock, read at each call (a test may set it after New).
-func runnerNow(r *agent.Runner) func() time.Time {
-	return func() time.Time {
-		if r != nil && r.Now != nil {
-			return r.Now()
-		}
-		return time.Now()
+// runnerNow is the runner's clock; the system clock without a runner.
+func runnerNow(r *agent.Runner) steward.Clock {
+	if r == nil {
+		return nil
 	}
+	return r.Now
 }
 
 // methodNotAllowed answers 405 with the route's allowed methods in Allow (chi does not

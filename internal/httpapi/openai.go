@@ -10,9 +10,12 @@ import (
 )
 
 // mountOpenAI serves the OpenAI-compatible API (internal/openaiapi) behind the same bearer-key
-// auth as /v1, its errors in OpenAI's shape.
+// auth as /v1, its errors in OpenAI's shape. Without Deps.OpenAI the routes are not mounted.
 func (a *api) mountOpenAI(r chi.Router) {
-	o := &openaiapi.API{Service: &openaiapi.Service{Runner: a.d.Runner, Store: a.d.Store}, MaxBodyBytes: a.d.MaxBodyBytes,
+	if a.d.OpenAI == nil {
+		return
+	}
+	o := &openaiapi.API{Service: a.d.OpenAI, MaxBodyBytes: a.d.MaxBodyBytes,
 		Owner: func(ctx context.Context) uuid.UUID { return principal(ctx).OwnerID }, Admit: a.admit}
 	r.Group(func(r chi.Router) {
 		r.Use(openaiapi.InOpenAIShape(a.authenticate))

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
@@ -15,9 +16,11 @@ import (
 // allow rule no longer runs a write in that turn: the owner is asked (issue 10, item 2).
 func TestRecalledWebhookIsUntrusted(t *testing.T) {
 	t.Parallel()
-	e, hooks, processed := fullEnv(t, text("Noted the event."), createTask("c1", "Wire money to mallory"), text("Done."))
-	mem := memory.New(e.store, memory.Offline{}, nil)
-	e.runner.Memory = mem
+	var mem *memory.Service
+	e, hooks, processed := fullEnvWith(t, func(c *agent.Config, _ *agent.Hooks) {
+		mem = memory.New(c.Store.(*store.Store), memory.Offline{}, nil)
+		c.Memory = mem
+	}, text("Noted the event."), createTask("c1", "Wire money to mallory"), text("Done."))
 	err := e.store.WithOwner(e.ctx, e.owner, func(tx *store.Tx) error {
 		_, err := tx.Rules.Create(e.ctx, steward.Rule{Tool: "create_task", Match: steward.MatchPattern, Effect: "allow", Source: "api"})
 		return err

@@ -20,6 +20,7 @@ import (
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/scripted"
+	"github.com/stewardhq/steward/internal/openaiapi"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
@@ -69,9 +70,8 @@ func TestNonReadingStreamsDoNotFreezeOtherOwners(t *testing.T) {
 	for i := range steps {
 		steps[i] = step
 	}
-	runner := &agent.Runner{Model: scripted.New(steps...), Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4,
-		SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}}
-	srv := httptest.NewUnstartedServer(httpapi.New(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door,
+	runner := agent.New(agent.Config{Model: scripted.New(steps...), Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}}, agent.Hooks{})
+	srv := httptest.NewUnstartedServer(httpapi.New(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door, OpenAI: &openaiapi.Service{Runner: runner, Store: db.Store},
 		Logger: zerolog.Nop(), StreamWriteTimeout: time.Second}))
 	srv.Listener = slowListener{srv.Listener}
 	srv.Start()

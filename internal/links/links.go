@@ -44,11 +44,10 @@ type Door interface {
 // DefaultTTL is a link's lifetime when Service.TTL is zero.
 const DefaultTTL = 24 * time.Hour
 
-// Service makes, shows and uses approval links.
-type Service struct {
-	Store  *store.Store
-	Door   Door
-	Runner *agent.Runner
+// Issuer makes approval links: it writes them into a suspended turn's notification (the
+// runner's Suspended hook, agent.Hooks) and turns them into URLs, Telegram buttons and Web
+// Push actions as the notification is sent. It calls nothing back (docs/ARCHITECTURE.md §7).
+type Issuer struct {
 	// PublicURL is the base of the links (STEWARD_PUBLIC_URL, no trailing slash); empty
 	// sends no links and the notification says so.
 	PublicURL string
@@ -57,18 +56,16 @@ type Service struct {
 	Key []byte
 	// TTL caps a link's life (STEWARD_LINK_TTL); zero means DefaultTTL.
 	TTL time.Duration
-	// Now is the clock; nil means the runner's.
-	Now func() time.Time
+	// Now is the clock (nil: the system clock).
+	Now steward.Clock
 }
 
-func (s *Service) now() time.Time {
-	switch {
-	case s.Now != nil:
-		return s.Now()
-	case s.Runner != nil && s.Runner.Now != nil:
-		return s.Runner.Now()
-	}
-	return time.Now()
+// Service shows and uses approval links (and, through its Issuer, makes them).
+type Service struct {
+	Issuer
+	Store     *store.Store
+	Door      Door
+	Confirmer agent.Confirmer
 }
 
 // The messages of the pages a link can lead to: clear, and saying nothing changed.
@@ -83,9 +80,9 @@ var (
 // tokenLen is the length of a token: 32 random bytes in unpadded base64url.
 const tokenLen = 43
 
-// Suspended is agent.Runner.Suspended: in the transaction that saves a suspended turn, it
+// Suspended is an agent.Hooks.Suspended: in the transaction that saves a suspended turn, it
 // stores the notification (and the links) for an owner with a default channel.
-func (s *Service) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) error {
+func (s *Issuer) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) error {
 	if turn.State == nil || len(turn.State.Pending) == 0 || turn.ExpiresAt == nil {
 		return nil
 	}
@@ -111,7 +108,7 @@ func (s *Service) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn)
 	case len(s.Key) == 0:
 		b.WriteString("\nOne-tap links are off on this deployment (STEWARD_SECRET_KEY is not set): approve or deny in the web app or the API.")
 	default:
-		exp := s.now().Add(s.ttl())
+		exp := s.Now.Now().Add(s.ttl())
 		if turn.ExpiresAt.Before(exp) {
 			exp = *turn.ExpiresAt
 		}
@@ -133,7 +130,7 @@ func (s *Service) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn)
 	return err
 }
 
-func (s *Service) ttl() time.Duration {
+func (s *Issuer) ttl() time.Duration {
 	if s.TTL > 0 {
 		return s.TTL
 	}
@@ -175,8 +172,8 @@ func (s *Service) decide(ctx context.Context, token string) (uuid.UUID, steward.
 		decisions[i] = steward.Decision{CallID: c.CallID, ArgsHash: c.ArgsHash, Approve: link.Approve}
 	}
 	h := hash(token)
-	v, err := s.Runner.ConfirmWith(ctx, owner, link.TurnID, decisions, nil, func(ctx context.Context, tx agent.Tx) error {
-		if err := tx.Links.Use(ctx, h, s.now()); err != nil {
+	v, err := s.Confirmer.ConfirmWith(ctx, owner, link.TurnID, decisions, nil, func(ctx context.Context, tx agent.Tx) error {
+		if err := tx.Links.Use(ctx, h, s.Now.Now()); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return errUsed
 			}
@@ -221,7 +218,7 @@ func (s *Service) find(ctx context.Context, token string) (uuid.UUID, steward.Li
 			}
 			return err
 		}
-		now := s.now()
+		now := s.Now.Now()
 		switch {
 		case link.UsedAt != nil:
 			return errUsed
@@ -269,7 +266,7 @@ const placeholder = "[one-tap link "
 var placeholders = regexp.MustCompile(`\[one-tap link ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\]`)
 
 // token is link id's token: HMAC-SHA256 under the key, in unpadded base64url (tokenLen).
-func (s *Service) token(id uuid.UUID) string {
+func (s *Issuer) token(id uuid.UUID) string {
 	m := hmac.New(sha256.New, s.Key)
 	m.Write([]byte("steward approval link "))
 	m.Write(id[:])
@@ -285,7 +282,7 @@ func Hide(text string) string {
 
 // Expand replaces the link placeholders of a notification's text with the links, for the
 // deliverer to send (internal/delivery's Expand); without a public URL or key it leaves them.
-func (s *Service) Expand(text string) string {
+func (s *Issuer) Expand(text string) string {
 	if s.PublicURL == "" || len(s.Key) == 0 {
 		return text
 	}
@@ -308,7 +305,7 @@ const callbackPrefix = "l1:"
 // Buttons are the Telegram inline buttons of a stored notification's links: Approve and
 // Deny, each carrying its link's token as callback_data, for the deliverer to attach to the
 // message (the token is derived as it sends, never stored). Without a key there are none.
-func (s *Service) Buttons(text string) []channel.Button {
+func (s *Issuer) Buttons(text string) []channel.Button {
 	if len(s.Key) == 0 {
 		return nil
 	}
@@ -338,7 +335,7 @@ var blankLines = regexp.MustCompile(`\n{3,}`)
 // carries its link's URL, which the service worker POSTs to when tapped (a GET never
 // decides), and the text is the notification's without the link lines. Without a public URL
 // or key the text is returned as it is (it then says why there are no links).
-func (s *Service) Actions(text string) (string, []channel.Action) {
+func (s *Issuer) Actions(text string) (string, []channel.Action) {
 	if s.PublicURL == "" || len(s.Key) == 0 {
 		return text, nil
 	}

@@ -68,15 +68,18 @@ func setupBehind(t *testing.T, channel bool, header string) *env {
 		t.Fatal(err)
 	}
 	c := &clock{t: time.Now()}
-	run := &agent.Runner{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4,
-		SuspendTTL: time.Hour, Now: c.now}
 	door, err := store.OpenDoor(ctx, o.DoorURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(door.Close)
-	svc := &links.Service{Store: o.Store, Door: door, Runner: run, TTL: 30 * time.Minute, Key: []byte("0123456789abcdef0123456789abcdef")}
-	run.Suspended = svc.Suspended
+	// The runner's hook is the service's own Issuer, so the tests' changes to it (the public
+	// URL once the server listens, no key) reach the links it writes.
+	svc := &links.Service{Store: o.Store, Door: door,
+		Issuer: links.Issuer{TTL: 30 * time.Minute, Key: []byte("0123456789abcdef0123456789abcdef"), Now: c.now}}
+	run := agent.New(agent.Config{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Now: c.now},
+		agent.Hooks{Suspended: []func(context.Context, agent.Tx, steward.Turn) error{svc.Suspended}})
+	svc.Confirmer = run
 	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: run, Store: o.Store, Auth: door, Logger: zerolog.Nop(),
 		Links: webapp.LinkPages(svc, header),
 		Web:   webapp.Routes(webapp.Deps{Runner: run, Store: o.Store, Door: door, Logger: zerolog.Nop()})}))
@@ -397,7 +400,7 @@ func TestTokenNotStoredInClear(t *testing.T) {
 	if n, st := e.state(t, turn); n != 1 || st != steward.StatusCompleted {
 		t.Fatalf("after the link: %d tasks, turn %s", n, st)
 	}
-	other := &links.Service{PublicURL: e.svc.PublicURL, Key: []byte("another key, another deployment")}
+	other := &links.Issuer{PublicURL: e.svc.PublicURL, Key: []byte("another key, another deployment")}
 	if got := other.Expand(stored); strings.Contains(got, token) {
 		t.Fatalf("another key expands to the same token")
 	}

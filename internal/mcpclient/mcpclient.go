@@ -65,7 +65,7 @@ type Service struct {
 	// Sealer seals header values at rest (STEWARD_SECRET_KEY): they are credentials.
 	Sealer *secret.Sealer
 	// Now is the clock (app.App.Now); nil means time.Now.
-	Now func() time.Time
+	Now steward.Clock
 }
 
 // NewServer is a server to register: POST /v1/mcp/servers.
@@ -112,13 +112,6 @@ type Tool struct {
 var validServerName = regexp.MustCompile(`^[a-z0-9]{1,20}$`)
 var validHeaderName = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
 
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
-
 func (s *Service) timeout() time.Duration {
 	if s.Timeout > 0 {
 		return s.Timeout
@@ -157,7 +150,7 @@ func (s *Service) Add(ctx context.Context, ownerID uuid.UUID, in NewServer) (Ser
 	if err != nil {
 		return Server{}, err
 	}
-	return s.approve(ctx, ownerID, store.MCPServer{Name: in.Name, URL: in.URL, Headers: headers, CreatedAt: s.now()}, in.WriteTools, in.DisabledTools, false)
+	return s.approve(ctx, ownerID, store.MCPServer{Name: in.Name, URL: in.URL, Headers: headers, CreatedAt: s.Now.Now()}, in.WriteTools, in.DisabledTools, false)
 }
 
 // Approve lists a registered server's tools again and stores their hashes as the owner's
@@ -319,7 +312,7 @@ func (s *Service) approve(ctx context.Context, ownerID uuid.UUID, srv store.MCPS
 		st.Enabled = !slices.Contains(disabledTools, t.Name)
 		approved = append(approved, st)
 	}
-	srv.ApprovedAt = s.now()
+	srv.ApprovedAt = s.Now.Now()
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		if !replace {
 			if _, err := tx.MCPServers.Get(ctx, srv.Name); err == nil {

@@ -131,9 +131,7 @@ func (e env) runner(t *testing.T, model *scripted.Model) *agent.Runner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &agent.Runner{Model: model, Tools: reg, Store: e.db.Store, Gate: &safety.Gate{},
-		Control: &safety.Control{GlobalCost: e.db.Door.GlobalCostToday}, MaxIterations: 6, SuspendTTL: time.Hour,
-		OwnerTools: e.svc.Tools}
+	return agent.New(agent.Config{Model: model, Tools: reg, Store: e.db.Store, Gate: &safety.Gate{}, Control: &safety.Control{GlobalCost: e.db.Door.GlobalCostToday}, MaxIterations: 6, SuspendTTL: time.Hour}, agent.Hooks{OwnerTools: e.svc.Tools})
 }
 
 // run starts a turn with the built-ins and the owner's MCP tools.

@@ -116,7 +116,7 @@ func (s *Service) call(ctx context.Context, ownerID uuid.UUID, srv store.MCPServ
 		// It is recorded even when the listing used up the call's time.
 		mark := context.WithoutCancel(ctx)
 		if err := s.Store.WithOwner(mark, ownerID, func(tx *store.Tx) error {
-			return tx.MCPServers.MarkChanged(mark, t.Server, t.Name, s.now())
+			return tx.MCPServers.MarkChanged(mark, t.Server, t.Name, s.Now.Now())
 		}); err != nil {
 			return nil, err
 		}

@@ -70,7 +70,7 @@ func (s *Service) Consolidate(ctx context.Context, ownerID uuid.UUID) (Consolida
 	var stale []store.StaleConversation
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		stale, err = tx.Memory.StaleConversations(ctx, s.now().Add(-orDefault(s.SummarizeAfter, 30*24*time.Hour)),
+		stale, err = tx.Memory.StaleConversations(ctx, s.Now.Now().Add(-orDefault(s.SummarizeAfter, 30*24*time.Hour)),
 			orDefault(s.SummarizeMin, 4), summariesPerRun)
 		return err
 	})

@@ -31,7 +31,7 @@ func (e *env) runner(m llm.Model) *agent.Runner {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return &agent.Runner{Model: m, Tools: reg, Store: e.store, Gate: &safety.Gate{}, Memory: e.svc, MaxIterations: 4, SuspendTTL: time.Hour}
+	return agent.New(agent.Config{Model: m, Tools: reg, Store: e.store, Gate: &safety.Gate{}, Memory: e.svc, MaxIterations: 4, SuspendTTL: time.Hour}, agent.Hooks{})
 }
 
 // TestRecallAcrossConversations: a fact remembered in conversation 1 (the remember tool,

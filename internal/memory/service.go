@@ -5,6 +5,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -37,8 +38,8 @@ type Service struct {
 	// SummarizeMin is the fewest chunks worth summarising (4).
 	SummarizeMin int
 
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Now is the clock (nil: the system clock).
+	Now steward.Clock
 
 	queries queryCache // recent messages' embeddings, per owner
 }
@@ -48,13 +49,6 @@ var _ agent.Memory = (*Service)(nil)
 // New returns a Service with default tuning. model may be nil.
 func New(st *store.Store, e Embedder, model llm.Model) *Service {
 	return &Service{Store: st, Embedder: e, Model: model}
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
 }
 
 func orDefault[T int | float64 | time.Duration](v, def T) T {

@@ -79,7 +79,7 @@ func (w *Worker) Run(ctx context.Context) error {
 func (w *Worker) Drain(ctx context.Context, max int) (Drained, error) {
 	var total Drained
 	for handled := 0; handled < max; {
-		due, err := w.Queue.DueIngests(ctx, w.Memory.now(), min(orDefault(w.Batch, 32), max-handled))
+		due, err := w.Queue.DueIngests(ctx, w.Memory.Now.Now(), min(orDefault(w.Batch, 32), max-handled))
 		if err != nil {
 			return total, err
 		}
@@ -159,7 +159,7 @@ func (w *Worker) handle(ctx context.Context, due []store.DueIngest) Drained {
 // found taken by another worker, the claimed items left to finish (ingest, or record a failed
 // read), each on its own, and — when the transaction failed — all items, to go alone.
 func (w *Worker) owned(ctx context.Context, owner uuid.UUID, items []store.DueIngest) (done Drained, claimed []claimedItem, rest []store.DueIngest) {
-	now, lease := w.Memory.now(), orDefault(w.Lease, 2*time.Minute) // the same on every run of a fn
+	now, lease := w.Memory.Now.Now(), orDefault(w.Lease, 2*time.Minute) // the same on every run of a fn
 	got := make([]claimedItem, len(items))
 	err := w.Memory.Store.WithOwnerPipelined(ctx, owner, func(tx *store.Tx) error {
 		fns := make([]func() error, len(items))
@@ -216,7 +216,7 @@ func (w *Worker) one(ctx context.Context, item store.DueIngest) Drained {
 	var in store.Ingest
 	var p *pending
 	claim := func(tx *store.Tx) (err error) {
-		in, err = tx.Outbox.ClaimIngest(ctx, item.ID, w.Memory.now(), orDefault(w.Lease, 2*time.Minute))
+		in, err = tx.Outbox.ClaimIngest(ctx, item.ID, w.Memory.Now.Now(), orDefault(w.Lease, 2*time.Minute))
 		return err
 	}
 	// The claim and the reads in one transaction; an exchange memory already holds is done
@@ -282,7 +282,7 @@ func (w *Worker) finish(ctx context.Context, owner uuid.UUID, in store.Ingest, p
 	giveUp := in.Attempts >= orDefault(w.MaxAttempts, 5)
 	retryIn := w.backoff(in.Attempts)
 	ferr := st.WithOwner(rec, owner, func(tx *store.Tx) error {
-		return tx.Outbox.FailIngest(rec, in, err.Error(), w.Memory.now().Add(retryIn), giveUp)
+		return tx.Outbox.FailIngest(rec, in, err.Error(), w.Memory.Now.Now().Add(retryIn), giveUp)
 	})
 	if ferr != nil {
 		log.Error().Err(ferr).Msg("memory worker: recording a failure failed; the item is retried when its lease lapses")

@@ -16,6 +16,7 @@ import (
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm/scripted"
+	"github.com/stewardhq/steward/internal/openaiapi"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/testdb"
@@ -42,10 +43,8 @@ func TestContinuingTurnAnswersStillWorking(t *testing.T) {
 		scripted.Reply(scripted.Text("Still no tasks.")),
 	)
 	var handed []uuid.UUID
-	runner := &agent.Runner{Model: model, Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour,
-		Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}, ContinueMargin: 2 * time.Hour,
-		Continue: func(_ context.Context, _, turnID uuid.UUID) error { handed = append(handed, turnID); return nil }}
-	h := httpapi.New(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door, Logger: zerolog.Nop()})
+	runner := agent.New(agent.Config{Model: model, Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}, ContinueMargin: 2 * time.Hour}, agent.Hooks{Continue: func(_ context.Context, _, turnID uuid.UUID) error { handed = append(handed, turnID); return nil }})
+	h := httpapi.New(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door, Logger: zerolog.Nop(), OpenAI: &openaiapi.Service{Runner: runner, Store: db.Store}})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), time.Hour) // the invocation's deadline
 		defer cancel()

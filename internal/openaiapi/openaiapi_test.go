@@ -18,6 +18,7 @@ import (
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm/scripted"
+	"github.com/stewardhq/steward/internal/openaiapi"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
@@ -48,9 +49,8 @@ func newEnv(t *testing.T, steps ...scripted.Step) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, ctx: context.Background(), store: db.Store, model: scripted.New(steps...), owner: owner, key: key}
-	runner := &agent.Runner{Model: e.model, Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour,
-		Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}}
-	e.srv = httptest.NewServer(httpapi.New(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door, Logger: zerolog.Nop()}))
+	runner := agent.New(agent.Config{Model: e.model, Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}}, agent.Hooks{})
+	e.srv = httptest.NewServer(httpapi.New(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door, Logger: zerolog.Nop(), OpenAI: &openaiapi.Service{Runner: runner, Store: db.Store}}))
 	t.Cleanup(e.srv.Close)
 	e.client = openai.NewClient(option.WithBaseURL(e.srv.URL+"/v1"), option.WithAPIKey(key), option.WithMaxRetries(0))
 	return e

@@ -50,7 +50,7 @@ type Service struct {
 	// empty RPID means passkeys are off on this deployment.
 	RPID, Origin string
 	// Now is the clock of the ceremonies and of last use; nil means time.Now.
-	Now func() time.Time
+	Now steward.Clock
 
 	once sync.Once
 	wa   *webauthn.WebAuthn
@@ -69,13 +69,6 @@ var (
 	errAnswer  = steward.Errorf(steward.CodeInvalid, "The browser's passkey answer could not be read. Try again.")
 	errCreated = steward.Errorf(steward.CodeInvalid, "The new passkey could not be verified, so it was not added. Try again.")
 )
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
 
 // Enabled reports whether passkeys are on (a relying party ID is configured).
 func (s *Service) Enabled() bool { return s != nil && s.RPID != "" }
@@ -157,7 +150,7 @@ func (s *Service) begin(ctx context.Context, purpose string, options any, sessio
 		return Ceremony{}, err
 	}
 	secret := rand.Text() + rand.Text()
-	now := s.now()
+	now := s.Now.Now()
 	if err := s.Store.SaveChallenge(ctx, hash(secret), purpose, data, now.Add(CeremonyTTL), now); err != nil {
 		return Ceremony{}, err
 	}
@@ -177,7 +170,7 @@ func (s *Service) take(ctx context.Context, purpose, secret string) (webauthn.Se
 	if err != nil {
 		return sd, err
 	}
-	if !s.now().Before(expires) {
+	if !s.Now.Now().Before(expires) {
 		return sd, errCeremony
 	}
 	if err := json.Unmarshal(data, &sd); err != nil {
@@ -327,7 +320,7 @@ func (s *Service) FinishSignIn(ctx context.Context, secret string, answer []byte
 		return SignedIn{}, err
 	}
 	out := SignedIn{OwnerID: ownerID}
-	now := s.now()
+	now := s.Now.Now()
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		u, err := ownerUser(ctx, tx, ownerID, "")
 		if err != nil {

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // DefaultMaxKeys is Limiter.MaxKeys when zero.
@@ -32,8 +34,8 @@ type Limiter struct {
 	Window time.Duration
 	// MaxKeys caps the keys tracked at once; 0 means DefaultMaxKeys.
 	MaxKeys int
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Now is the clock (nil: the system clock).
+	Now steward.Clock
 
 	mu      sync.Mutex
 	windows map[[sha256.Size]byte]*window
@@ -49,7 +51,7 @@ type window struct {
 // Add counts an attempt for key. It returns 0 while key is within Max attempts in its
 // window, else how long until the window ends.
 func (l *Limiter) Add(key string) time.Duration {
-	now := l.now()
+	now := l.Now.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	w := l.window(key, now, true)
@@ -65,7 +67,7 @@ func (l *Limiter) Add(key string) time.Duration {
 // Wait is how long key must wait before its next attempt: 0 while it has had fewer than Max
 // attempts in its window. It counts nothing.
 func (l *Limiter) Wait(key string) time.Duration {
-	now := l.now()
+	now := l.Now.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	w := l.window(key, now, false)
@@ -92,13 +94,6 @@ func (l *Limiter) window(key string, now time.Time, add bool) *window {
 
 func (l *Limiter) passed(w *window, now time.Time) bool {
 	return now.Sub(w.start) >= l.Window || now.Before(w.start)
-}
-
-func (l *Limiter) now() time.Time {
-	if l.Now != nil {
-		return l.Now()
-	}
-	return time.Now()
 }
 
 // Seconds is a wait in whole seconds, rounded up (a Retry-After value).

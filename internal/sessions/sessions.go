@@ -35,14 +35,7 @@ type Service struct {
 	// Door finds a device link's owner; nil refuses every device link as unknown.
 	Door Door
 	// Now is the clock a new session's expiry counts from; nil means time.Now.
-	Now func() time.Time
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
+	Now steward.Clock
 }
 
 // Start starts a session for the owner that lasts ttl, returning it and its secret (for the
@@ -52,7 +45,7 @@ func (s *Service) Start(ctx context.Context, ownerID uuid.UUID, userAgent string
 	var secret string
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		sess, secret, err = tx.Sessions.Create(ctx, userAgent, s.now().Add(ttl))
+		sess, secret, err = tx.Sessions.Create(ctx, userAgent, s.Now.Now().Add(ttl))
 		return err
 	})
 	return sess, secret, err
@@ -104,7 +97,7 @@ func (s *Service) NewDeviceLink(ctx context.Context, ownerID uuid.UUID) (string,
 	var link store.DeviceLink
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		link, err = tx.DeviceLinks.Create(ctx, linkHash(token), s.now().Add(DeviceLinkTTL))
+		link, err = tx.DeviceLinks.Create(ctx, linkHash(token), s.Now.Now().Add(DeviceLinkTTL))
 		return err
 	})
 	return token, link, err
@@ -153,7 +146,7 @@ func (s *Service) findLink(ctx context.Context, token string) (uuid.UUID, store.
 		return uuid.Nil, link, err
 	case link.UsedAt != nil:
 		return owner, link, errLinkUsed
-	case !s.now().Before(link.ExpiresAt):
+	case !s.Now.Now().Before(link.ExpiresAt):
 		return owner, link, errLinkExpired
 	}
 	return owner, link, nil
@@ -168,7 +161,7 @@ func (s *Service) UseDeviceLink(ctx context.Context, token, userAgent string, tt
 	}
 	var sess store.WebSession
 	var secret string
-	now := s.now()
+	now := s.Now.Now()
 	err = s.Store.WithOwner(ctx, owner, func(tx *store.Tx) error {
 		if err := tx.DeviceLinks.Use(ctx, linkHash(token), now); err != nil {
 			if errors.Is(err, store.ErrNotFound) {

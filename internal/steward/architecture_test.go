@@ -189,3 +189,243 @@ func TestFacesOpenNoTransaction(t *testing.T) {
 		}
 	}
 }
+
+// TestNoRunnerFieldAssigned: a Runner is built once, by agent.New, and nothing outside
+// internal/agent assigns one of its settings afterwards (docs/ARCHITECTURE.md §7): no
+// assignment, in any Go file of the module outside internal/agent (tests included), to a
+// field of agent.Config through an expression named like a runner (runner, Runner, Agent,
+// run, ag). TestRunnerTakesHooksAtConstruction (internal/agent) keeps the hooks unexported.
+func TestNoRunnerFieldAssigned(t *testing.T) {
+	config := map[string]bool{}
+	for _, f := range structFields(t, "../agent/agent.go", "Config") {
+		config[f] = true
+	}
+	if !config["Model"] || !config["Now"] {
+		t.Fatalf("read agent.Config's fields %v; the check reads nothing", config)
+	}
+	runnerNames := map[string]bool{"runner": true, "Runner": true, "Agent": true, "run": true, "ag": true}
+	checked := 0
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path == filepath.Join("../..", "internal", "agent") || d.Name() == ".git" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		checked++
+		ast.Inspect(f, func(n ast.Node) bool {
+			as, ok := n.(*ast.AssignStmt)
+			if !ok {
+				return true
+			}
+			for _, lhs := range as.Lhs {
+				sel, ok := lhs.(*ast.SelectorExpr)
+				if !ok || !config[sel.Sel.Name] {
+					continue
+				}
+				var base string
+				switch x := sel.X.(type) {
+				case *ast.Ident:
+					base = x.Name
+				case *ast.SelectorExpr:
+					base = x.Sel.Name
+				}
+				if runnerNames[base] {
+					t.Errorf("%s assigns %s.%s after the runner was built: give it to agent.New (docs/ARCHITECTURE.md §7)", fset.Position(sel.Pos()), base, sel.Sel.Name)
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Fatalf("read %d Go files; the check reads nothing", checked)
+	}
+}
+
+// structFields are the names of the fields of the struct type name declared in path.
+func structFields(t *testing.T, path, name string) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		ts, ok := n.(*ast.TypeSpec)
+		if !ok || ts.Name.Name != name {
+			return true
+		}
+		if st, ok := ts.Type.(*ast.StructType); ok {
+			for _, fl := range st.Fields.List {
+				for _, id := range fl.Names {
+					out = append(out, id.Name)
+				}
+			}
+		}
+		return false
+	})
+	return out
+}
+
+// TestOneClock: a clock is a steward.Clock (docs/ARCHITECTURE.md §9), the one internal/app
+// builds and hands on, whose nil value is the system clock. No struct of the module's shipped
+// code outside internal/steward has a field of type func() time.Time — the shape each package
+// used to carry with a fallback of its own.
+func TestOneClock(t *testing.T) {
+	checked := 0
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path == filepath.Join("../..", "internal", "steward") || d.Name() == ".git" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		checked++
+		ast.Inspect(f, func(n ast.Node) bool {
+			st, ok := n.(*ast.StructType)
+			if !ok {
+				return true
+			}
+			for _, fl := range st.Fields.List {
+				if isTimeFunc(fl.Type) {
+					t.Errorf("%s: a clock field of type func() time.Time; make it a steward.Clock (docs/ARCHITECTURE.md §9)", fset.Position(fl.Pos()))
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Fatalf("read %d Go files; the check reads nothing", checked)
+	}
+}
+
+// isTimeFunc is true for the type expression func() time.Time.
+func isTimeFunc(e ast.Expr) bool {
+	ft, ok := e.(*ast.FuncType)
+	if !ok || (ft.Params != nil && len(ft.Params.List) > 0) || ft.Results == nil || len(ft.Results.List) != 1 {
+		return false
+	}
+	sel, ok := ft.Results.List[0].Type.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	return ok && x.Name == "time" && sel.Sel.Name == "Time"
+}
+
+// TestOnlyAppBuildsServices: internal/app is the one composition root (docs/ARCHITECTURE.md
+// §7): no shipped Go file elsewhere builds a service, a runner or a worker of the module — a
+// composite literal of a module package's Service, Deliverer, Sweeper, Worker, Webhooks,
+// Scheduler, Recorder, Issuer or Hooks, or a call of agent.New. The faces take what they
+// call. stillBuilt lists the defaults httpapi.New and webapp.Routes still build when a
+// dependency is nil (ARCHITECTURE.md, "Not yet as intended"); the list only shrinks.
+func TestOnlyAppBuildsServices(t *testing.T) {
+	stillBuilt := map[string]bool{
+		"httpapi/httpapi.go control.Service": true, "httpapi/httpapi.go rules.Service": true,
+		"httpapi/httpapi.go activity.Service": true, "httpapi/httpapi.go undo.Service": true,
+		"httpapi/httpapi.go household.Service": true,
+		"webapp/webapp.go sessions.Service":    true, "webapp/webapp.go passkeys.Service": true,
+		"webapp/webapp.go activity.Service": true, "webapp/webapp.go control.Service": true,
+		"webapp/webapp.go rules.Service": true, "webapp/webapp.go undo.Service": true,
+		"webapp/webapp.go household.Service": true,
+	}
+	built := map[string]bool{"Service": true, "Deliverer": true, "Sweeper": true, "Worker": true, "Webhooks": true,
+		"Scheduler": true, "Recorder": true, "Issuer": true, "Hooks": true}
+	internal, err := os.ReadDir("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := map[string]bool{}
+	for _, d := range internal {
+		if d.IsDir() {
+			ours[d.Name()] = true
+		}
+	}
+	checked := 0
+	err = filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path == filepath.Join("../..", "internal", "app") || d.Name() == ".git" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		checked++
+		rel, _ := filepath.Rel(filepath.Join("../..", "internal"), path)
+		ast.Inspect(f, func(n ast.Node) bool {
+			var sel *ast.SelectorExpr
+			switch x := n.(type) {
+			case *ast.CompositeLit:
+				sel, _ = x.Type.(*ast.SelectorExpr)
+				if sel == nil || !built[sel.Sel.Name] {
+					return true
+				}
+			case *ast.CallExpr:
+				sel, _ = x.Fun.(*ast.SelectorExpr)
+				if sel == nil || sel.Sel.Name != "New" {
+					return true
+				}
+				if p, ok := sel.X.(*ast.Ident); !ok || p.Name != "agent" {
+					return true
+				}
+			default:
+				return true
+			}
+			p, ok := sel.X.(*ast.Ident)
+			if !ok || !ours[p.Name] || p.Name == f.Name.Name {
+				return true
+			}
+			if what := rel + " " + p.Name + "." + sel.Sel.Name; !stillBuilt[what] {
+				t.Errorf("%s builds %s.%s: only internal/app builds services; take it as a dependency (docs/ARCHITECTURE.md §7)", fset.Position(sel.Pos()), p.Name, sel.Sel.Name)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Fatalf("read %d Go files; the check reads nothing", checked)
+	}
+}

@@ -50,6 +50,22 @@ type HouseholdVote struct {
 	Message      string
 }
 
+// HouseholdStory is who decided what on a household call once its votes closed: the
+// household_approval event of the resumed turn (agent.Hooks.Hold returns it).
+type HouseholdStory struct {
+	Votes []HouseholdStoryVote `json:"votes"`
+}
+
+// HouseholdStoryVote is one vote of a HouseholdStory; By is the approver's name, or "owner".
+type HouseholdStoryVote struct {
+	ApproverID uuid.UUID `json:"approver_id"`
+	By         string    `json:"by"`
+	CallID     string    `json:"call_id"`
+	Message    string    `json:"message,omitempty"`
+	Tool       string    `json:"tool"`
+	Vote       string    `json:"vote"`
+}
+
 // HouseholdWait is what a suspended turn's household votes still wait for: the members who
 // have not voted — none once a vote denied, for the turn resumes with the refusal — and
 // whether the owner's own vote is pending.

@@ -12,6 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/store"
+
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // Stale is how long a turn or job run may stay running before it is taken for dead: twice
@@ -31,7 +33,7 @@ type Sweeper struct {
 	Store  *store.Store
 	Owners Owners
 	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	Now steward.Clock
 	// Stale overrides the package's Stale when positive.
 	Stale time.Duration
 }
@@ -56,10 +58,7 @@ func (s *Sweeper) Drain(ctx context.Context) error {
 // these; only they are swept. It stops at the first error.
 func (s *Sweeper) Sweep(ctx context.Context) (Swept, error) {
 	var total Swept
-	now := time.Now()
-	if s.Now != nil {
-		now = s.Now()
-	}
+	now := s.Now.Now()
 	stale := Stale
 	if s.Stale > 0 {
 		stale = s.Stale

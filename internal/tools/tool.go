@@ -20,11 +20,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/stewardhq/steward/internal/steward"
-
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // Env is what every tool run receives besides its arguments.
@@ -33,8 +32,8 @@ type Env struct {
 	OwnerID uuid.UUID
 	// TurnID is the turn that called the tool.
 	TurnID uuid.UUID
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Now is the clock (nil: the system clock).
+	Now steward.Clock
 	// Data is the owner-scoped persistence of the built-in tools; nil if the caller has none.
 	Data Data
 	// Ledger is the owner's double-entry book; nil if the caller has none.
@@ -52,12 +51,7 @@ func (e Env) UndoWith(inv steward.Inverse) {
 }
 
 // Time returns the current time from the Env's clock.
-func (e Env) Time() time.Time {
-	if e.Now != nil {
-		return e.Now()
-	}
-	return time.Now()
-}
+func (e Env) Time() time.Time { return e.Now.Now() }
 
 // errNoData is returned by tools that need Env.Data when the caller gave none.
 var errNoData = errors.New("tool needs a data store, but none is configured")

@@ -67,16 +67,13 @@ var Free = []string{"demo (offline, no GEMINI_API_KEY)", "scripted"}
 // count it as free. Prices is safe for concurrent use.
 type Prices struct {
 	table map[string][]Price
-	now   func() time.Time
+	now   steward.Clock
 }
 
 // NewPrices returns the list prices with operator's prices on top (an operator's price has no
 // end date and replaces the model's list prices). now is the clock that picks a dated price;
-// nil means time.Now.
-func NewPrices(operator map[string]Price, now func() time.Time) *Prices {
-	if now == nil {
-		now = time.Now
-	}
+// nil is the system clock.
+func NewPrices(operator map[string]Price, now steward.Clock) *Prices {
 	table := make(map[string][]Price, len(ListPrices)+len(operator))
 	for m, ps := range ListPrices {
 		table[m] = ps
@@ -108,7 +105,7 @@ func (p *Prices) Lookup(model string) (Price, bool) {
 	if !ok || len(ps) == 0 {
 		return Price{}, false
 	}
-	now := p.now()
+	now := p.now.Now()
 	for _, pr := range ps {
 		if pr.Until.IsZero() || now.Before(pr.Until) {
 			return pr, true

@@ -25,14 +25,7 @@ type Service struct {
 	// steward.DefaultUndoWindow (STEWARD_UNDO_WINDOW).
 	Window time.Duration
 	// Now is the clock (app.App.Now); nil means time.Now.
-	Now func() time.Time
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
+	Now steward.Clock
 }
 
 func (s *Service) window() time.Duration {
@@ -46,7 +39,7 @@ func (s *Service) window() time.Duration {
 // it was not undone yet and it ran within the window.
 func (s *Service) Undoable(c steward.CallRecord) bool {
 	return c.Status == steward.CallSucceeded && c.Inverse != nil && c.UndoneAt == nil &&
-		c.ExecutedAt != nil && !c.ExecutedAt.Before(s.now().Add(-s.window()))
+		c.ExecutedAt != nil && !c.ExecutedAt.Before(s.Now.Now().Add(-s.window()))
 }
 
 // Undo reverts call callID of turn turnID exactly once, by (who asked: "api", "web", …).
@@ -55,7 +48,7 @@ func (s *Service) Undoable(c steward.CallRecord) bool {
 // (the task or fact it touched is gone) is CodeConflict. Nothing changes on an error.
 func (s *Service) Undo(ctx context.Context, ownerID, turnID uuid.UUID, callID, by string) (steward.Undone, error) {
 	var out steward.Undone
-	now := s.now()
+	now := s.Now.Now()
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		c, err := tx.Journal.MarkUndone(ctx, turnID, callID, now.Add(-s.window()), now, by)
 		if errors.Is(err, store.ErrConflict) {

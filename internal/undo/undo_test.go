@@ -63,8 +63,7 @@ func (h *harness) write(tool, args string) uuid.UUID {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	r := &agent.Runner{Model: scripted.New(scripted.Reply(scripted.Calls(scripted.Call("w1", tool, args))), scripted.Reply(scripted.Text("Done."))),
-		Tools: reg, Store: h.store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Now: func() time.Time { return h.now }}
+	r := agent.New(agent.Config{Model: scripted.New(scripted.Reply(scripted.Calls(scripted.Call("w1", tool, args))), scripted.Reply(scripted.Text("Done."))), Tools: reg, Store: h.store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Now: func() time.Time { return h.now }}, agent.Hooks{})
 	v, err := r.Start(h.ctx, agent.Input{OwnerID: h.owner, Message: "please", Trigger: steward.TriggerChat}, nil)
 	if err != nil || v.Status != steward.StatusSuspended || len(v.Pending) != 1 {
 		h.t.Fatalf("start: %+v %v, want suspended on %s", v, err, tool)

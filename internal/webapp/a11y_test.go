@@ -72,10 +72,10 @@ func newA11yEnv(t *testing.T) a11yEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner := &agent.Runner{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4,
-		SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: o.Door.GlobalCostToday}}
-	house := &household.Service{Store: o.Store, Runner: runner}
-	runner.Suspended, runner.Hold = house.Suspended, house.Hold
+	hooks := household.Hooks{Tools: reg}
+	runner := agent.New(agent.Config{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: o.Door.GlobalCostToday}},
+		agent.Hooks{Suspended: []func(context.Context, agent.Tx, steward.Turn) error{hooks.Suspended}, Hold: hooks.Hold})
+	house := &household.Service{Store: o.Store, Confirmer: runner}
 	door, err := store.OpenDoor(ctx, o.DoorURL)
 	if err != nil {
 		t.Fatal(err)

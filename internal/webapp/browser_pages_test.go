@@ -34,7 +34,7 @@ func TestBrowserMoneyAndDocuments(t *testing.T) {
 	ctx := context.Background()
 	o := testdb.Open(t, 10)
 	owner, key := o.Owner(t, "dana")
-	runner := &agent.Runner{Store: o.Store, Now: func() time.Time { return time.Date(2026, 4, 30, 18, 0, 0, 0, time.UTC) }}
+	runner := agent.New(agent.Config{Store: o.Store, Now: func() time.Time { return time.Date(2026, 4, 30, 18, 0, 0, 0, time.UTC) }}, agent.Hooks{})
 	door, err := store.OpenDoor(ctx, o.DoorURL)
 	if err != nil {
 		t.Fatal(err)

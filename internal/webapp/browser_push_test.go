@@ -29,6 +29,7 @@ import (
 	"github.com/stewardhq/steward/internal/llm/demo"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/secret"
+	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
@@ -68,16 +69,18 @@ func TestBrowserPushApprove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner := &agent.Runner{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4,
-		SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: o.Door.GlobalCostToday}}
 	door, err := store.OpenDoor(ctx, o.DoorURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(door.Close)
 	key := []byte("0123456789abcdef0123456789abcdef")
-	approvals := &links.Service{Store: o.Store, Door: door, Runner: runner, Key: key, TTL: 30 * time.Minute}
-	runner.Suspended = approvals.Suspended
+	// The runner's hook is the service's own Issuer: the public URL set once the server
+	// listens reaches the links it writes.
+	approvals := &links.Service{Store: o.Store, Door: door, Issuer: links.Issuer{Key: key, TTL: 30 * time.Minute}}
+	runner := agent.New(agent.Config{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: o.Door.GlobalCostToday}},
+		agent.Hooks{Suspended: []func(context.Context, agent.Tx, steward.Turn) error{approvals.Suspended}})
+	approvals.Confirmer = runner
 	public, private := pushtest.VAPIDKeys(t)
 	push := pushtest.NewService(t, public)
 	probe := httptest.NewTLSServer(http.NotFoundHandler())

@@ -53,8 +53,7 @@ func serverWithDeps(t *testing.T, model llm.Model, change func(*webapp.Deps)) (*
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner := &agent.Runner{Model: model, Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4,
-		SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: o.Door.GlobalCostToday}}
+	runner := agent.New(agent.Config{Model: model, Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: o.Door.GlobalCostToday}}, agent.Hooks{})
 	runtimeDoor, err := store.OpenDoor(context.Background(), o.DoorURL)
 	if err != nil {
 		t.Fatal(err)

@@ -62,7 +62,7 @@ func (a *web) chatView(w http.ResponseWriter, r *http.Request, id uuid.UUID) {
 			return
 		}
 	}
-	now := a.now()
+	now := a.now.Now()
 	a.write(w, r, "chat", http.StatusOK, func(p *page) {
 		p.raw(`<div class="chat-layout">`)
 		list(p)

@@ -45,8 +45,7 @@ func TestWebChatContinues(t *testing.T) {
 		scripted.Reply(scripted.Text("You have no tasks.")),
 	)
 	var handed []uuid.UUID
-	runner := &agent.Runner{Model: model, Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour,
-		ContinueMargin: 2 * time.Hour, Continue: func(_ context.Context, _, turnID uuid.UUID) error { handed = append(handed, turnID); return nil }}
+	runner := agent.New(agent.Config{Model: model, Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, ContinueMargin: 2 * time.Hour}, agent.Hooks{Continue: func(_ context.Context, _, turnID uuid.UUID) error { handed = append(handed, turnID); return nil }})
 	door, err := store.OpenDoor(ctx, o.DoorURL)
 	if err != nil {
 		t.Fatal(err)

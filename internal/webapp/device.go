@@ -77,7 +77,7 @@ func (a *web) devicePage(w http.ResponseWriter, r *http.Request) {
 			again = `Make a sign-in link`
 		case link.UsedAt != nil:
 			p.raw(`<p role="status">This link was used at `).text(when(*link.UsedAt)).raw(`: that device is signed in (see Sessions in <a href="/settings">Settings</a>).</p>`)
-		case !a.now().Before(link.ExpiresAt):
+		case !a.now.Now().Before(link.ExpiresAt):
 			p.raw(`<p role="status">This link has expired; nobody used it.</p>`)
 		default:
 			p.raw(`<p>Scan this code with the phone's camera, or open the link on the other device. It signs that device in once, until `).

@@ -56,7 +56,7 @@ func newFacesEnv(t *testing.T, rootCAs *httptest.Server, allow ...netip.AddrPort
 	ctx := context.Background()
 	o := testdb.Open(t, 10)
 	owner, key := o.Owner(t, "alice")
-	runner := &agent.Runner{Store: o.Store, Tools: toolstest.Registry(), Now: func() time.Time { return time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC) }}
+	runner := agent.New(agent.Config{Store: o.Store, Tools: toolstest.Registry(), Now: func() time.Time { return time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC) }}, agent.Hooks{})
 	door, err := store.OpenDoor(ctx, o.DoorURL)
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ func (a *web) household(w http.ResponseWriter, r *http.Request, status int, out 
 		a.fail(w, r, err)
 		return
 	}
-	now := a.now()
+	now := a.now.Now()
 	a.write(w, r, "household", status, func(p *page) {
 		p.raw(`<h1>Household</h1>`)
 		if f, ok := takeFlash(w, r); ok {

@@ -49,11 +49,12 @@ func newHouseEnv(t *testing.T) *houseEnv {
 		t.Fatal(err)
 	}
 	e := &houseEnv{o: o}
-	run := &agent.Runner{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour,
-		Now: func() time.Time { return time.Now().Add(time.Duration(e.clock.Load()) * time.Second) }}
+	now := func() time.Time { return time.Now().Add(time.Duration(e.clock.Load()) * time.Second) }
+	hooks := household.Hooks{Tools: reg, Now: now}
+	run := agent.New(agent.Config{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Now: now},
+		agent.Hooks{Suspended: []func(context.Context, agent.Tx, steward.Turn) error{hooks.Suspended}, Hold: hooks.Hold})
 	e.run = run
-	svc := &household.Service{Store: o.Store, Runner: run}
-	run.Suspended, run.Hold = svc.Suspended, svc.Hold
+	svc := &household.Service{Store: o.Store, Confirmer: run, Now: now}
 	door, err := store.OpenDoor(ctx, o.DoorURL)
 	if err != nil {
 		t.Fatal(err)

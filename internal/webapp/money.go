@@ -33,7 +33,7 @@ func (a *web) money(w http.ResponseWriter, r *http.Request, status int, msg stri
 		})
 		return
 	}
-	o, err := a.d.Ledger.Overview(r.Context(), me.OwnerID, a.now())
+	o, err := a.d.Ledger.Overview(r.Context(), me.OwnerID, a.now.Now())
 	if err != nil {
 		a.fail(w, r, err)
 		return

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -26,13 +25,6 @@ import (
 // with the standing rules, gate mode, kill switch, budget and sessions. Each handler decodes
 // the form, calls a service and renders (docs/ARCHITECTURE.md §7). Bad input re-renders the
 // page with the service's message and a 422; nothing is written.
-
-func (a *web) now() time.Time {
-	if a.d.Runner != nil && a.d.Runner.Now != nil {
-		return a.d.Runner.Now()
-	}
-	return time.Now()
-}
 
 // invalid is the message of a client mistake (a *steward.Error that is not internal).
 func invalid(err error) (string, bool) {

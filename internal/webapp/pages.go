@@ -24,7 +24,7 @@ func (a *web) approvalsPage(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.write(w, r, "approvals", http.StatusOK, approvalsBody(out, a.now(), a.words()))
+	a.write(w, r, "approvals", http.StatusOK, approvalsBody(out, a.now.Now(), a.words()))
 }
 
 // maxMessage bounds a chat message sent from the page.
@@ -189,13 +189,13 @@ func (a *web) turnStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := a.eventOf(r.Context(), owner, agent.StreamEvent{Type: eventType(v.Status), Turn: &v}, nil, true)
-	if out.Settled = settled(v, nil, a.now()); out.Settled != nil {
+	if out.Settled = settled(v, nil, a.now.Now()); out.Settled != nil {
 		// How a person decided: the journal's and the events' words (decided elsewhere, too).
 		ds, err := a.d.Activity.Decided(r.Context(), owner, id)
 		if err != nil {
 			a.d.Logger.Error().Err(err).Msg("turn status: decisions")
 		}
-		out.Settled = settled(v, ds, a.now())
+		out.Settled = settled(v, ds, a.now.Now())
 	}
 	b, _ := json.Marshal(out)
 	_, _ = w.Write(append(b, '\n'))
@@ -235,7 +235,7 @@ func (a *web) eventOf(ctx context.Context, owner uuid.UUID, e agent.StreamEvent,
 		chip(&p, reg, c, activity.ResultOf(*e.Result), true)
 		out.ChipHTML = p.String()
 	case e.Type == "suspended" && e.Turn != nil && e.Turn.Awaiting != "":
-		out.Settled = settled(*e.Turn, nil, a.now())
+		out.Settled = settled(*e.Turn, nil, a.now.Now())
 	case e.Type == "suspended" && e.Turn != nil:
 		v := *e.Turn
 		if !stored {

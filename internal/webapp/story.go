@@ -41,7 +41,7 @@ func (a *web) storyPage(w http.ResponseWriter, r *http.Request) {
 
 // story writes a turn's story with status and, when msg is not empty, a message above it.
 func (a *web) story(w http.ResponseWriter, r *http.Request, status int, msg string, st activity.Story) {
-	me, reg, now := current(r), a.words(), a.now()
+	me, reg, now := current(r), a.words(), a.now.Now()
 	v, events := st.Turn, st.Events
 	took, models := timings(events)
 	a.write(w, r, "story", status, func(p *page) {

@@ -48,6 +48,7 @@ import (
 	"github.com/stewardhq/steward/internal/ratelimit"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/sessions"
+	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/undo"
 )
@@ -132,6 +133,8 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 
 type web struct {
 	d Deps
+	// now is the runner's clock (the system clock without a runner).
+	now steward.Clock
 }
 
 // Routes returns a function that adds the web app's routes to the API's router.
@@ -139,12 +142,9 @@ func Routes(d Deps) func(chi.Router) {
 	if d.SessionTTL <= 0 {
 		d.SessionTTL = DefaultSessionTTL
 	}
-	// The runner's clock, read at each call (a test may set it after Routes).
-	now := func() time.Time {
-		if d.Runner != nil && d.Runner.Now != nil {
-			return d.Runner.Now()
-		}
-		return time.Now()
+	var now steward.Clock // the runner's; the system clock without one
+	if d.Runner != nil {
+		now = d.Runner.Now
 	}
 	if d.Sessions == nil {
 		d.Sessions = &sessions.Service{Store: d.Store, Door: d.Door, Now: now}
@@ -169,12 +169,12 @@ func Routes(d Deps) func(chi.Router) {
 		d.Undo = &undo.Service{Store: d.Store, Now: now}
 	}
 	if d.Household == nil {
-		d.Household = &household.Service{Store: d.Store, Runner: d.Runner}
+		d.Household = &household.Service{Store: d.Store, Confirmer: d.Runner, Now: now}
 	}
 	if d.KeyFailures == nil {
 		d.KeyFailures = &auth.Failures{}
 	}
-	w := &web{d: d}
+	w := &web{d: d, now: now}
 	device := w.devicePages()
 	return func(r chi.Router) {
 		// Unknown pages are the app's 404 page; the API's routes keep the API's JSON answer.

@@ -43,7 +43,7 @@ type Config struct {
 	// the next; 0 leaves only the caller's deadline. The last model is not bounded by it.
 	AttemptTimeout time.Duration
 	// Now is the clock of the breakers; time.Now when nil.
-	Now func() time.Time
+	Now steward.Clock
 }
 
 // Chain is a fallback chain of models. It is safe for concurrent use; its breakers are shared
@@ -70,9 +70,6 @@ func New(cfg Config, models ...llm.Model) (*Chain, error) {
 	if cfg.Cooldown <= 0 {
 		cfg.Cooldown = DefaultCooldown
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
 	c := &Chain{models: models, cfg: cfg}
 	for range models {
 		c.breakers = append(c.breakers, &breaker{})
@@ -91,7 +88,7 @@ func (c *Chain) Generate(ctx context.Context, req llm.Request, onDelta llm.Delta
 	var lastErr error
 	for i, m := range c.models {
 		b := c.breakers[i]
-		if !b.allow(c.cfg.Now()) {
+		if !b.allow(c.cfg.Now.Now()) {
 			attempts = append(attempts, llm.Attempt{Model: m.Name(), Error: "circuit open", Skipped: true})
 			continue
 		}
@@ -125,7 +122,7 @@ func (c *Chain) Generate(ctx context.Context, req llm.Request, onDelta llm.Delta
 			resp.Attempts = append(attempts, resp.Attempts...)
 			return resp, err // not the provider's outage: no other model would do better
 		}
-		b.fail(c.cfg.Now(), c.cfg.Threshold, c.cfg.Cooldown)
+		b.fail(c.cfg.Now.Now(), c.cfg.Threshold, c.cfg.Cooldown)
 		attempts = append(attempts, llm.Attempt{Model: m.Name(), Error: err.Error(), Usage: resp.Usage, Latency: time.Since(start)})
 		lastErr = err
 		if ctx.Err() != nil {

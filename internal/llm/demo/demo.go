@@ -21,7 +21,7 @@ const Name = "demo (offline, no GEMINI_API_KEY)"
 // stateless and safe for concurrent use.
 type Model struct {
 	// Now dates the periods of spending questions ("this month"); nil is time.Now.
-	Now func() time.Time
+	Now steward.Clock
 }
 
 var _ llm.Model = Model{}
@@ -41,11 +41,7 @@ func (m Model) Generate(ctx context.Context, req llm.Request, onDelta llm.DeltaF
 	if err := ctx.Err(); err != nil {
 		return llm.Response{}, err
 	}
-	now := time.Now
-	if m.Now != nil {
-		now = m.Now
-	}
-	resp := respond(req, now())
+	resp := respond(req, m.Now.Now())
 	resp.Model = Name
 	if onDelta != nil {
 		for _, word := range strings.SplitAfter(resp.Text(), " ") {
