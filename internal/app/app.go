@@ -373,7 +373,7 @@ func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs tool
 	case cfg.SearchURL != "":
 		ts = append(ts, tools.WebSearchTool(&web.SearXNG{Client: client, BaseURL: cfg.SearchURL}))
 	case cfg.GeminiAPIKey != "":
-		g, err := web.NewGemini(ctx, cfg.GeminiAPIKey, cfg.GeminiBaseURL, cfg.FastModel, hc)
+		g, err := gemini.NewSearcher(ctx, cfg.GeminiAPIKey, cfg.GeminiBaseURL, cfg.FastModel, hc)
 		if err != nil {
 			return nil, err
 		}
@@ -389,7 +389,7 @@ func newMemory(ctx context.Context, cfg config.Config, hc *http.Client, st *stor
 	var emb memory.Embedder = memory.Offline{}
 	var fast llm.Model
 	if cfg.GeminiAPIKey != "" {
-		g, err := memory.NewGemini(ctx, memory.GeminiConfig{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, HTTPClient: hc})
+		g, err := gemini.NewEmbedder(ctx, gemini.EmbedderConfig{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, HTTPClient: hc, Dimension: memory.Dimension})
 		if err != nil {
 			return nil, fmt.Errorf("embedder: %w", err)
 		}
