@@ -12,7 +12,7 @@ import (
 // mountOpenAI serves the OpenAI-compatible API (internal/openaiapi) behind the same bearer-key
 // auth as /v1, its errors in OpenAI's shape.
 func (a *api) mountOpenAI(r chi.Router) {
-	o := &openaiapi.API{Service: &openaiapi.Service{Runner: a.d.Runner, Store: a.d.Store}, MaxBodyBytes: a.d.MaxBodyBytes,
+	o := &openaiapi.API{Service: &openaiapi.Service{Runner: a.d.Runner, Conversations: a.d.Activity}, MaxBodyBytes: a.d.MaxBodyBytes,
 		Owner: func(ctx context.Context) uuid.UUID { return principal(ctx).OwnerID }, Admit: a.admit}
 	r.Group(func(r chi.Router) {
 		r.Use(openaiapi.InOpenAIShape(a.authenticate))
