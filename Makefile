@@ -58,7 +58,7 @@ built = $(GO) version -m "$(1)" 2>/dev/null | awk 'NR == 1 { tc = $$NF == "$(GOT
 # Application Default Credentials (Vertex AI), which Steward never uses and which links Google's
 # auth stack, s2a-go, gRPC and protobuf — 4.9 MB of every bootstrap (internal/sdkoverlay).
 # grpcnotrace (gRPC's own tag) stays for any other path to gRPC. internal/lambdatest caps each
-# bootstrap at 20 MB.
+# bootstrap at 22.5 MB.
 lambda_build = cd "$(ROOT)" && modfile=$$($(GO) run ./cmd/sdk-overlay "$(ROOT)/bin/sdk-overlay") && \
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -modfile "$$modfile" -tags lambda.norpc,grpcnotrace -trimpath \
 	-ldflags "-s -w" -o "$(2)/bootstrap" ./functions/$(1)
