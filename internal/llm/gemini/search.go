@@ -45,10 +45,10 @@ func (s *Searcher) Search(ctx context.Context, query string, maxResults int) (to
 		MaxOutputTokens: 1024,
 	})
 	if err != nil {
-		return tools.SearchResult{}, fmt.Errorf("Gemini search: %w", err)
+		return tools.SearchResult{}, fmt.Errorf("gemini search: %w", err)
 	}
 	if len(resp.Candidates) == 0 || resp.Candidates[0] == nil {
-		return tools.SearchResult{}, errors.New("Gemini search returned no answer")
+		return tools.SearchResult{}, errors.New("gemini search returned no answer")
 	}
 	res := tools.SearchResult{Answer: strings.TrimSpace(resp.Text()), Sources: []tools.Source{}}
 	seen := map[string]bool{}
