@@ -54,13 +54,11 @@ built = $(GO) version -m "$(1)" 2>/dev/null | awk 'NR == 1 { tc = $$NF == "$(GOT
 	$$1 == "mod" { m = $$2 == "$(2)" && $$3 == "$(3)" } END { exit !(tc && m) }'
 
 # lambda_build builds functions/$(1) into $(2)/bootstrap for provided.al2023 on arm64,
-# stripped (-s -w), with the go.mod cmd/sdk-overlay writes (-modfile): the Gemini SDK's client.go without
-# Application Default Credentials (Vertex AI), which Steward never uses and which links Google's
-# auth stack, s2a-go, gRPC and protobuf — 4.9 MB of every bootstrap (internal/sdkoverlay).
-# grpcnotrace (gRPC's own tag) stays for any other path to gRPC. internal/lambdatest caps each
-# bootstrap at 22.5 MB.
-lambda_build = cd "$(ROOT)" && modfile=$$($(GO) run ./cmd/sdk-overlay "$(ROOT)/bin/sdk-overlay") && \
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -modfile "$$modfile" -tags lambda.norpc,grpcnotrace -trimpath \
+# stripped (-s -w), from the module as it is (no overlay: docs/ARCHITECTURE.md §11).
+# grpcnotrace is gRPC's own tag (the Gemini SDK's Application Default Credentials link gRPC).
+# internal/lambdatest caps each bootstrap at 27 MB.
+lambda_build = cd "$(ROOT)" && \
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc,grpcnotrace -trimpath \
 	-ldflags "-s -w" -o "$(2)/bootstrap" ./functions/$(1)
 # sam_build is lambda_build into $(ARTIFACTS_DIR), which `sam build` sets.
 sam_build = $(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: sam build sets it; locally, use make lambda))$(call lambda_build,$(1),$(ARTIFACTS_DIR))
