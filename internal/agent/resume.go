@@ -22,9 +22,10 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 	return r.ConfirmWith(ctx, ownerID, turnID, decisions, emit, nil)
 }
 
-// ConfirmWith is Confirm with inClaim run in the claim's transaction, after the claim (issue
-// 17 §1: a link is marked used there, so the link's use and the claim commit together or not
-// at all); its error refuses the confirm and changes nothing.
+// ConfirmWith is Confirm with inClaim run in the claim's transaction, after the claim (an
+// approval link is marked used there, so the link's use and the claim commit together or not
+// at all: docs/ARCHITECTURE.md §2, "Approval links"); its error refuses the confirm and
+// changes nothing.
 func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, decisions []steward.Decision, emit Emit,
 	inClaim func(ctx context.Context, tx Tx) error) (steward.View, error) {
 	x := &run{emit: emit, turn: steward.Turn{OwnerID: ownerID}}
