@@ -20,6 +20,8 @@ SQLC_VERSION := v1.31.1
 SQLC := $(GOBIN)/sqlc
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(GOBIN)/staticcheck
+GOCYCLO_VERSION := v0.6.0
+GOCYCLO := $(GOBIN)/gocyclo
 RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
 RIE := $(GOBIN)/aws-lambda-rie
 GOVULNCHECK_VERSION := v1.9.0
@@ -157,7 +159,7 @@ generate-check: generate ## fail if db/ differs from what sqlc generates
 	fi
 	@echo "db/ is current"
 
-lint: ## gofmt -l, go vet, staticcheck v0.8.2
+lint: ## gofmt -l, go vet, staticcheck v0.8.2, gocyclo -over 15 on internal/agent
 	@files="$$("$$($(GO) env GOROOT)/bin/gofmt" -l .)"; if [ -n "$$files" ]; then echo "gofmt -l: not formatted:"; echo "$$files"; exit 1; fi
 	$(GO) vet ./...
 	@if ! $(call built,$(STATICCHECK),honnef.co/go/tools,$(STATICCHECK_VERSION)); then \
@@ -165,6 +167,14 @@ lint: ## gofmt -l, go vet, staticcheck v0.8.2
 		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); \
 	fi
 	"$(STATICCHECK)" ./...
+	@if ! $(call built,$(GOCYCLO),github.com/fzipp/gocyclo,$(GOCYCLO_VERSION)); then \
+		echo "installing gocyclo $(GOCYCLO_VERSION) ($(GOTOOLCHAIN)) into $(GOBIN)"; \
+		$(GO) install github.com/fzipp/gocyclo/cmd/gocyclo@$(GOCYCLO_VERSION); \
+	fi
+	@# The turn's stages keep every function of internal/agent at cyclomatic 15 or less
+	@# (docs/ARCHITECTURE.md §2, "A turn"); tests are not held to it.
+	@if out="$$("$(GOCYCLO)" -ignore '_test\.go$$' -over 15 internal/agent)"; then :; else \
+		echo "gocyclo: functions of internal/agent above cyclomatic 15 (docs/ARCHITECTURE.md §2):"; echo "$$out"; exit 1; fi
 
 vuln: ## govulncheck ./... against the vulnerability database module (no network but the module proxy)
 	@if ! $(call built,$(GOVULNCHECK),golang.org/x/vuln,$(GOVULNCHECK_VERSION)); then \
