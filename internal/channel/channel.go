@@ -1,4 +1,4 @@
-// Package channel holds the owner's notification channels (issue 15 §1): their kinds —
+// Package channel holds the owner's notification channels: their kinds —
 // ntfy, Telegram, Slack, email, the signed HTTPS webhook and a browser's Web Push
 // subscription — how each is checked when it is
 // set up, how a message is formatted for it, and how it is sent, every connection through the

@@ -148,7 +148,7 @@ type Config struct {
 	RunQueueURL string
 	// PublicURL is the deployment's public base URL (STEWARD_PUBLIC_URL, e.g.
 	// https://steward.example.com): the one-tap approval links of a suspended turn's
-	// notification point there (issue 17 §1). Empty sends no links.
+	// notification point there. Empty sends no links.
 	PublicURL string
 	// PasskeyOrigin is the web app's origin as the browser sees it, scheme://host[:port]
 	// (STEWARD_PASSKEY_ORIGIN): a passkey ceremony from any other origin is refused. Unset, it is
@@ -187,7 +187,7 @@ type Config struct {
 	// unset).
 	VAPIDSubject string
 	// UndoWindow is how long after it ran a database-local write can be undone
-	// (STEWARD_UNDO_WINDOW, 10m by default; issue 17 §3).
+	// (STEWARD_UNDO_WINDOW, 10m by default).
 	UndoWindow time.Duration
 	// ContinueMargin is how much of an invocation's time a turn keeps in hand: with less
 	// left before its deadline, the turn stops between steps as continuing and a fresh
@@ -388,7 +388,7 @@ func (r *reader) key32(name string) []byte {
 // The error never quotes the value.
 func CheckTelegramSecret(v string) error {
 	// A loop, not the regexp ^[A-Za-z0-9_-]{1,256}$: compiling that repetition at package
-	// init cost every cold start 3,358 allocations and several milliseconds (issue 14).
+	// init cost every cold start 3,358 allocations and several milliseconds.
 	bad := len(v) == 0 || len(v) > 256
 	for i := 0; i < len(v) && !bad; i++ {
 		c := v[i]

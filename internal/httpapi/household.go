@@ -7,7 +7,7 @@ import (
 )
 
 // householdApprovals lists the requests addressed to the caller by the other members of
-// their household (issue 17 §2): GET /v1/household/approvals → {"approvals": [...]}, each
+// their household: GET /v1/household/approvals → {"approvals": [...]}, each
 // the call (tool, readable arguments, amount), the requesting member's name and the status,
 // and nothing else of the other owner's data.
 func (a *api) householdApprovals(w http.ResponseWriter, r *http.Request) {

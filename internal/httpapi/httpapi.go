@@ -110,8 +110,8 @@ type Deps struct {
 	MaxTurnsPerOwner int
 	// Web adds the web app's pages (internal/webapp) to the router; nil serves none.
 	Web func(chi.Router)
-	// Links serves GET and POST /a/{token}, the one-tap approval links' pages (issue 17 §1:
-	// webapp.LinkPages over internal/links); nil answers 404 there.
+	// Links serves GET and POST /a/{token}, the one-tap approval links' pages
+	// (webapp.LinkPages over internal/links); nil answers 404 there.
 	Links http.Handler
 	// Telegram decides the approval buttons of Telegram notifications: POST
 	// /telegram/callback (the Bot API's webhook, verified by its secret-token header); nil
@@ -128,7 +128,7 @@ type Deps struct {
 	// Undo serves POST /v1/turns/{id}/calls/{call_id}/undo (the undo window); nil builds one
 	// over Store, on Runner.Now's clock, with the default window.
 	Undo *undo.Service
-	// Household serves /v1/household/approvals (household approvals, issue 17 §2); nil
+	// Household serves /v1/household/approvals (household approvals); nil
 	// builds one over Store and Runner (without it, a confirm holds nothing).
 	Household *household.Service
 	// KeyFailures counts unknown API keys per client and key prefix, and slows them down

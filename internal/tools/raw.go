@@ -12,7 +12,7 @@ import (
 )
 
 // NewRaw builds a tool from a JSON Schema given as JSON rather than derived from a Go type:
-// a tool another server declares (an MCP server's, issue 15 §3). Its arguments are checked
+// a tool another server declares (an MCP server's). Its arguments are checked
 // against the schema and handed to run as they came. A schema that cannot be resolved is
 // kept as the tool's error and reported by NewRegistry, like New's.
 func NewRaw(name, description string, kind steward.ToolKind, schema json.RawMessage, run func(ctx context.Context, env Env, args json.RawMessage) (any, error)) Tool {

@@ -18,7 +18,7 @@ import (
 	"github.com/stewardhq/steward/internal/tools"
 )
 
-// The chat (issue 28 §1, §2): GET / is a new chat, GET /c/{id} a conversation rendered whole
+// The chat: GET / is a new chat, GET /c/{id} a conversation rendered whole
 // on the server — messages, answers as Markdown, tool calls as chips, approval cards live
 // while they can be decided and saying how they were decided once they cannot — beside the
 // list of the owner's conversations (a page of its own on a phone: GET /conversations). The

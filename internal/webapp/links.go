@@ -16,10 +16,10 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 )
 
-// Approval links (issue 17 §1, internal/links): /a/{token} needs no session — the link is
+// Approval links (internal/links): /a/{token} needs no session — the link is
 // the capability. GET only shows the confirmation page (link scanners prefetch); its one
-// button POSTs the decision. Attempts are limited per client and per token, never globally
-// (issue 27 §7): a flood of junk tokens slows down the client sending it, and a token
+// button POSTs the decision. Attempts are limited per client and per token, never globally:
+// a flood of junk tokens slows down the client sending it, and a token
 // hammered slows down only itself.
 
 // linkLimits are the attempts allowed per minute and process (docs/NOTIFICATIONS.md,

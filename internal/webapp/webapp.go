@@ -10,7 +10,7 @@
 //   - CSRF: every state-changing request carries a per-session token (form field csrf or
 //     header X-CSRF-Token), a one-way derivation of the session secret that the server
 //     recomputes; a missing or wrong token is 403 and nothing is written.
-//   - Sign-in (login CSRF, issue 27 §5): the sign-in page sets a pre-session secret in an
+//   - Sign-in (login CSRF): the sign-in page sets a pre-session secret in an
 //     HttpOnly, SameSite=Strict cookie and its form carries that secret's token, checked the
 //     same way; a sign-in the browser marks cross-site (Sec-Fetch-Site), or whose Origin is
 //     not this host, is refused 403 before any key is looked up. Unknown keys are counted per
