@@ -147,7 +147,8 @@ type Seams struct {
 	Model llm.Model
 	// Now is the one clock (§9); nil means the system clock.
 	Now steward.Clock
-	// Lookup resolves host names for every egress client (§8); nil means the system resolver.
+	// Lookup resolves host names for the notification channels, their delivery and the MCP
+	// servers (§8); nil means the system resolver.
 	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
@@ -263,7 +264,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		a.Documents.Objects = bucket
 	}
 	a.MemoryWorker = &memory.Worker{Memory: a.Memory, Queue: a.Door}
-	reg, err := newTools(ctx, cfg, hc, a.Documents, s.lookup)
+	reg, err := newTools(ctx, cfg, hc, a.Documents)
 	if err != nil {
 		return nil, err
 	}
@@ -418,9 +419,8 @@ func checkPool(ctx context.Context, env string, p interface {
 // tools over docs (save_document fetching through the same guard), and web_search on SearXNG
 // when STEWARD_SEARCH_URL is set, else on Gemini with Google Search grounding when a key is
 // set (without either there is no web_search).
-func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs doctools.Documents,
-	lookup func(context.Context, string) ([]netip.Addr, error)) (*tools.Registry, error) {
-	client := egress.NewClient(egress.Options{AllowHTTP: true, Allow: cfg.EgressAllow, Lookup: lookup})
+func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs doctools.Documents) (*tools.Registry, error) {
+	client := egress.NewClient(egress.Options{AllowHTTP: true, Allow: cfg.EgressAllow})
 	fetcher := &web.Fetcher{Client: client}
 	var search webtools.Searcher
 	switch {

@@ -26,8 +26,8 @@ type Options struct {
 	Model llm.Model
 	// Now is the one clock; nil means the system clock.
 	Now steward.Clock
-	// Lookup resolves host names for every egress client (egresstest.Lookup maps names to
-	// test addresses); nil means the system resolver.
+	// Lookup resolves host names for the notification channels, their delivery and the MCP
+	// servers (egresstest.Lookup maps names to test addresses); nil means the system resolver.
 	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 	// Env sets configuration variables (as config.Load reads them) over the test's
 	// database URLs and a fixed STEWARD_SECRET_KEY.
@@ -44,15 +44,16 @@ type Env struct {
 	// DB is the test's database, opened as Steward opens it plus the owner door tests use to
 	// create owners (DB.Owner) and households.
 	DB testdb.Opened
-	// URL serves App.Handler (httptest), closed when the test ends.
-	URL string
+	// Server serves App.Handler, closed when the test ends.
+	Server *httptest.Server
 }
 
 // SecretKey is the STEWARD_SECRET_KEY every Env is built with.
 var SecretKey = []byte("0123456789abcdef0123456789abcdef")
 
 // New builds the App for t on a fresh database and serves its handler; both are closed when
-// t ends.
+// t ends. It is the graph production runs: a test that needs another one changes the
+// configuration (Options.Env) or a seam, never the wiring.
 func New(t testing.TB, o Options) *Env {
 	t.Helper()
 	if o.MaxConns == 0 {
@@ -81,5 +82,5 @@ func New(t testing.TB, o Options) *Env {
 	t.Cleanup(a.Close)
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
-	return &Env{App: a, DB: db, URL: srv.URL}
+	return &Env{App: a, DB: db, Server: srv}
 }

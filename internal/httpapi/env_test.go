@@ -18,15 +18,20 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/control"
+	"github.com/stewardhq/steward/internal/household"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/mcpserver"
+	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
 	"github.com/stewardhq/steward/internal/tools/toolstest"
+	"github.com/stewardhq/steward/internal/undo"
 )
 
 // env is the whole API on a fresh real database, served over HTTP, with one owner (alice)
@@ -69,14 +74,31 @@ func newEnvWith(t *testing.T, wrap func(http.Handler) http.Handler, with func(*a
 		with(&cfg, &hooks)
 	}
 	e.runner = agent.New(cfg, hooks)
-	var h http.Handler = httpapi.New(httpapi.Deps{Runner: e.runner, Store: s, Auth: door, Logger: zerolog.New(e.logs),
-		MCP: &mcpserver.Server{Runner: e.runner}, OpenAI: &openaiapi.Service{Runner: e.runner, Store: s}})
+	var h http.Handler = httpapi.New(withServices(httpapi.Deps{Runner: e.runner, Store: s, Auth: door, Logger: zerolog.New(e.logs),
+		MCP: &mcpserver.Server{Runner: e.runner}, OpenAI: &openaiapi.Service{Runner: e.runner, Store: s}}))
 	if wrap != nil {
 		h = wrap(h)
 	}
 	e.srv = httptest.NewServer(h)
 	t.Cleanup(e.srv.Close)
 	return e
+}
+
+// withServices is d with the services internal/app gives the API (control, rules, activity,
+// undo, household), over d.Store, checking rules against d.Runner's tools, on its clock
+// (without a runner: no rule's tool is known, the system clock, no household confirm).
+func withServices(d httpapi.Deps) httpapi.Deps {
+	now, reg := steward.Clock(time.Now), (*tools.Registry)(nil)
+	var confirmer agent.Confirmer
+	if d.Runner != nil {
+		now, reg, confirmer = d.Runner.Now, d.Runner.Tools, d.Runner
+	}
+	d.Control = &control.Service{Store: d.Store, Now: now}
+	d.Rules = &rules.Service{Store: d.Store, Tools: reg}
+	d.Activity = &activity.Service{Store: d.Store, Now: now}
+	d.Undo = &undo.Service{Store: d.Store, Now: now}
+	d.Household = &household.Service{Store: d.Store, Confirmer: confirmer, Now: now}
+	return d
 }
 
 // addOwner creates another owner and returns its key.

@@ -27,6 +27,7 @@ import (
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/openaiapi"
 	"github.com/stewardhq/steward/internal/sdkoverlay"
 )
 
@@ -269,7 +270,8 @@ func TestTemplateEnvironment(t *testing.T) {
 func TestTemplateRoutes(t *testing.T) {
 	t.Parallel()
 	tpl, _ := openTemplate(t)
-	router, ok := httpapi.New(httpapi.Deps{}).(chi.Routes)
+	// Every face on: the OpenAI face's routes exist only when it is given.
+	router, ok := httpapi.New(httpapi.Deps{OpenAI: &openaiapi.Service{}}).(chi.Routes)
 	if !ok {
 		t.Fatal("httpapi.New does not return a chi router")
 	}

@@ -58,7 +58,7 @@ func newA11yEnv(t *testing.T) a11yEnv {
 
 	ada, key := o.Owner(t, "ada")
 	hal, _ := o.Owner(t, "hal")
-	e := a11yEnv{url: app.URL, key: key, markdown: seedAnswer(t, o, ada)}
+	e := a11yEnv{url: app.Server.URL, key: key, markdown: seedAnswer(t, o, ada)}
 	start := func(owner uuid.UUID, msg string, want steward.Status) steward.View {
 		v, err := runner.Start(ctx, agent.Input{OwnerID: owner, Message: msg, Trigger: steward.TriggerChat}, nil)
 		if err != nil || v.Status != want {

@@ -61,8 +61,8 @@ func newHouseEnv(t *testing.T) *houseEnv {
 	}
 	t.Cleanup(door.Close)
 	h := httpapi.New(httpapi.Deps{Runner: run, Store: o.Store, Auth: door, Logger: zerolog.Nop(), Household: svc,
-		Web: webapp.Routes(webapp.Deps{Runner: run, Store: o.Store, Door: door, Logger: zerolog.Nop(), Household: svc,
-			Sessions: &sessions.Service{Store: o.Store, Now: time.Now}})})
+		Web: webapp.Routes(withServices(webapp.Deps{Runner: run, Store: o.Store, Door: door, Logger: zerolog.Nop(), Household: svc,
+			Sessions: &sessions.Service{Store: o.Store, Now: time.Now}}))})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	var aliceKey, bobKey, daveKey string

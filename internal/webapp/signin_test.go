@@ -106,8 +106,8 @@ func signinServer(t *testing.T) (base, key string) {
 	}
 	t.Cleanup(door.Close)
 	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Store: o.Store, Auth: door, Logger: zerolog.Nop(), TrustedProxyHeader: "X-Forwarded-For",
-		Web: webapp.Routes(webapp.Deps{Store: o.Store, Door: door, Logger: zerolog.Nop(), TrustedProxyHeader: "X-Forwarded-For",
-			Passkeys: &passkeys.Service{Store: o.Store, Door: door, RPID: "localhost", Origin: "http://localhost"}})}))
+		Web: webapp.Routes(withServices(webapp.Deps{Store: o.Store, Door: door, Logger: zerolog.Nop(), TrustedProxyHeader: "X-Forwarded-For",
+			Passkeys: &passkeys.Service{Store: o.Store, Door: door, RPID: "localhost", Origin: "http://localhost"}}))}))
 	t.Cleanup(srv.Close)
 	return srv.URL, key
 }
