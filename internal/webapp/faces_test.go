@@ -473,3 +473,17 @@ func TestMCPPage(t *testing.T) {
 		t.Fatalf("server still listed after delete: %s", page)
 	}
 }
+
+// TestRoutesNeedsItsServices: the web app builds no service (docs/ARCHITECTURE.md §7); one it
+// needs left nil is a programming error, named when the routes are built, not a page that
+// fails later.
+func TestRoutesNeedsItsServices(t *testing.T) {
+	t.Parallel()
+	defer func() {
+		msg, _ := recover().(string)
+		if want := "Deps.Sessions, Deps.Activity, Deps.Control, Deps.Rules, Deps.Undo, Deps.Household nil"; !strings.Contains(msg, want) {
+			t.Fatalf("webapp.Routes without its services panicked with %q, want it to name %q", msg, want)
+		}
+	}()
+	webapp.Routes(webapp.Deps{Logger: zerolog.Nop()})
+}

@@ -145,11 +145,18 @@ func Routes(d Deps) func(chi.Router) {
 	if d.Runner != nil {
 		now = d.Runner.Now
 	}
-	for name, missing := range map[string]bool{"Sessions": d.Sessions == nil, "Activity": d.Activity == nil,
-		"Control": d.Control == nil, "Rules": d.Rules == nil, "Undo": d.Undo == nil, "Household": d.Household == nil} {
-		if missing {
-			panic("webapp.Routes: Deps." + name + " is nil; internal/app builds it (docs/ARCHITECTURE.md §7)")
+	var missing []string
+	for _, dep := range []struct {
+		name string
+		nil  bool
+	}{{"Sessions", d.Sessions == nil}, {"Activity", d.Activity == nil}, {"Control", d.Control == nil},
+		{"Rules", d.Rules == nil}, {"Undo", d.Undo == nil}, {"Household", d.Household == nil}} {
+		if dep.nil {
+			missing = append(missing, "Deps."+dep.name)
 		}
+	}
+	if len(missing) > 0 { // a programming error: internal/app builds them (docs/ARCHITECTURE.md §7)
+		panic("webapp.Routes: " + strings.Join(missing, ", ") + " nil; internal/app builds the web app's services")
 	}
 	if d.KeyFailures == nil {
 		d.KeyFailures = &auth.Failures{}
