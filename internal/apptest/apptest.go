@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/base64"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"testing"
@@ -36,6 +37,9 @@ type Options struct {
 	Log io.Writer
 	// MaxConns is the test's own pools' size (DB.Store); zero means 10.
 	MaxConns int32
+	// Wrap, when not nil, wraps the handler Server serves (to observe requests from the
+	// server side); App.Handler stays production's.
+	Wrap func(http.Handler) http.Handler
 }
 
 // Env is one test's app: the production graph over its own database.
@@ -80,7 +84,11 @@ func New(t testing.TB, o Options) *Env {
 		t.Fatalf("apptest: build: %v", err)
 	}
 	t.Cleanup(a.Close)
-	srv := httptest.NewServer(a.Handler())
+	h := a.Handler()
+	if o.Wrap != nil {
+		h = o.Wrap(h)
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &Env{App: a, DB: db, Server: srv}
 }

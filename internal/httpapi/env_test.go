@@ -20,6 +20,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/apptest"
 	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/household"
 	"github.com/stewardhq/steward/internal/httpapi"
@@ -49,14 +50,22 @@ type env struct {
 	runner *agent.Runner
 }
 
-// newEnv builds an env whose model plays steps. wrap, when not nil, wraps the API handler
-// (tests use it to observe requests from the server side).
+// newEnv builds an env whose model plays steps, on production's graph (internal/apptest),
+// with at most 4 model calls a turn and suspensions lasting an hour. wrap, when not nil, wraps
+// the API handler (tests use it to observe requests from the server side).
 func newEnv(t *testing.T, wrap func(http.Handler) http.Handler, steps ...scripted.Step) *env {
 	t.Helper()
-	return newEnvWith(t, wrap, nil, steps...)
+	e := &env{t: t, ctx: context.Background(), model: scripted.New(steps...), logs: &logBuffer{}}
+	app := apptest.New(t, apptest.Options{Model: e.model, Log: e.logs, Wrap: wrap,
+		Env: map[string]string{"STEWARD_MAX_ITERATIONS": "4", "STEWARD_SUSPEND_TTL": "1h"}})
+	e.store, e.door, e.runner, e.srv = app.DB.Store, app.DB.Door, app.Runner, app.Server
+	owner, key := app.DB.Owner(t, "alice")
+	e.owner, e.key = owner.ID, key
+	return e
 }
 
-// newEnvWith is newEnv with the runner's settings and hooks changed by with, when not nil.
+// newEnvWith is newEnv with the runner's settings and hooks changed by with, when not nil:
+// its runner is the test's own, so it passes the API its services (withServices).
 func newEnvWith(t *testing.T, wrap func(http.Handler) http.Handler, with func(*agent.Config, *agent.Hooks), steps ...scripted.Step) *env {
 	t.Helper()
 	ctx := context.Background()
