@@ -1,7 +1,6 @@
 package webapp_test
 
 import (
-	"github.com/stewardhq/steward/internal/apptest"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/apptest"
 	"github.com/stewardhq/steward/internal/auth"
 )
 
