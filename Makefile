@@ -20,6 +20,8 @@ SQLC_VERSION := v1.31.1
 SQLC := $(GOBIN)/sqlc
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(GOBIN)/staticcheck
+GOCYCLO_VERSION := v0.6.0
+GOCYCLO := $(GOBIN)/gocyclo
 RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
 RIE := $(GOBIN)/aws-lambda-rie
 GOVULNCHECK_VERSION := v1.9.0
@@ -54,13 +56,11 @@ built = $(GO) version -m "$(1)" 2>/dev/null | awk 'NR == 1 { tc = $$NF == "$(GOT
 	$$1 == "mod" { m = $$2 == "$(2)" && $$3 == "$(3)" } END { exit !(tc && m) }'
 
 # lambda_build builds functions/$(1) into $(2)/bootstrap for provided.al2023 on arm64,
-# stripped (-s -w), with the go.mod cmd/sdk-overlay writes (-modfile): the Gemini SDK's client.go without
-# Application Default Credentials (Vertex AI), which Steward never uses and which links Google's
-# auth stack, s2a-go, gRPC and protobuf — 4.9 MB of every bootstrap (internal/sdkoverlay).
-# grpcnotrace (gRPC's own tag) stays for any other path to gRPC. internal/lambdatest caps each
-# bootstrap at 22.5 MB.
-lambda_build = cd "$(ROOT)" && modfile=$$($(GO) run ./cmd/sdk-overlay "$(ROOT)/bin/sdk-overlay") && \
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -modfile "$$modfile" -tags lambda.norpc,grpcnotrace -trimpath \
+# stripped (-s -w), from the module as it is (no overlay: docs/ARCHITECTURE.md §11).
+# grpcnotrace is gRPC's own tag (the Gemini SDK's Application Default Credentials link gRPC).
+# internal/lambdatest caps each bootstrap at 27 MB.
+lambda_build = cd "$(ROOT)" && \
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc,grpcnotrace -trimpath \
 	-ldflags "-s -w" -o "$(2)/bootstrap" ./functions/$(1)
 # sam_build is lambda_build into $(ARTIFACTS_DIR), which `sam build` sets.
 sam_build = $(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: sam build sets it; locally, use make lambda))$(call lambda_build,$(1),$(ARTIFACTS_DIR))
@@ -159,7 +159,7 @@ generate-check: generate ## fail if db/ differs from what sqlc generates
 	fi
 	@echo "db/ is current"
 
-lint: ## gofmt -l, go vet, staticcheck v0.8.2
+lint: ## gofmt -l, go vet, staticcheck v0.8.2, gocyclo -over 15 on internal/agent
 	@files="$$("$$($(GO) env GOROOT)/bin/gofmt" -l .)"; if [ -n "$$files" ]; then echo "gofmt -l: not formatted:"; echo "$$files"; exit 1; fi
 	$(GO) vet ./...
 	@if ! $(call built,$(STATICCHECK),honnef.co/go/tools,$(STATICCHECK_VERSION)); then \
@@ -167,6 +167,14 @@ lint: ## gofmt -l, go vet, staticcheck v0.8.2
 		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); \
 	fi
 	"$(STATICCHECK)" ./...
+	@if ! $(call built,$(GOCYCLO),github.com/fzipp/gocyclo,$(GOCYCLO_VERSION)); then \
+		echo "installing gocyclo $(GOCYCLO_VERSION) ($(GOTOOLCHAIN)) into $(GOBIN)"; \
+		$(GO) install github.com/fzipp/gocyclo/cmd/gocyclo@$(GOCYCLO_VERSION); \
+	fi
+	@# The turn's stages keep every function of internal/agent at cyclomatic 15 or less
+	@# (docs/ARCHITECTURE.md §2, "A turn"); tests are not held to it.
+	@if out="$$("$(GOCYCLO)" -ignore '_test\.go$$' -over 15 internal/agent)"; then :; else \
+		echo "gocyclo: functions of internal/agent above cyclomatic 15 (docs/ARCHITECTURE.md §2):"; echo "$$out"; exit 1; fi
 
 vuln: ## govulncheck ./... against the vulnerability database module (no network but the module proxy)
 	@if ! $(call built,$(GOVULNCHECK),golang.org/x/vuln,$(GOVULNCHECK_VERSION)); then \

@@ -19,6 +19,7 @@ import (
 const (
 	MaxConversations     = 100
 	MaxConversationTurns = 500
+	MaxHistories         = 50  // the most recently active conversations a Histories read considers
 	MaxApprovals         = 100 // the newest suspended turns first
 	MaxFeed              = 100
 	MaxDeliveries        = 50
@@ -127,6 +128,58 @@ func readConversation(ctx context.Context, tx *store.Tx, id uuid.UUID) (steward.
 	}
 	turns, err := tx.Turns.InConversation(ctx, id, MaxConversationTurns)
 	return conv, msgs, turns, err
+}
+
+// History is a conversation's record as the OpenAI-compatible face (internal/openaiapi)
+// matches a request's messages against it: its turns (at most MaxConversationTurns, oldest
+// first) and its stored messages.
+type History struct {
+	ID       uuid.UUID
+	Turns    []steward.Turn
+	Messages []steward.StoredMessage
+}
+
+// Turns reads one conversation's turns (at most MaxConversationTurns, oldest first); another
+// owner's or an unknown id is "conversation not found".
+func (s *Service) Turns(ctx context.Context, ownerID, id uuid.UUID) ([]steward.Turn, error) {
+	var turns []steward.Turn
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		if _, err := tx.Conversations.Get(ctx, id); err != nil {
+			return err
+		}
+		var err error
+		turns, err = tx.Turns.InConversation(ctx, id, MaxConversationTurns)
+		return err
+	})
+	return turns, conversationNotFound(err)
+}
+
+// Histories reads, in one owner transaction, the histories of the owner's most recently
+// active conversations (at most MaxHistories) whose title keep accepts; keep is a cheap
+// filter that spares reading the others.
+func (s *Service) Histories(ctx context.Context, ownerID uuid.UUID, keep func(title string) bool) ([]History, error) {
+	var out []History
+	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		convs, err := tx.Conversations.List(ctx, MaxHistories)
+		if err != nil {
+			return err
+		}
+		for _, cv := range convs {
+			if !keep(cv.Title) {
+				continue
+			}
+			h := History{ID: cv.ID}
+			if h.Turns, err = tx.Turns.InConversation(ctx, cv.ID, MaxConversationTurns); err != nil {
+				return err
+			}
+			if h.Messages, err = tx.Conversations.Messages(ctx, cv.ID); err != nil {
+				return err
+			}
+			out = append(out, h)
+		}
+		return nil
+	})
+	return out, err
 }
 
 // conversationNotFound words a not_found error of a conversation's read as the client sees it.

@@ -299,26 +299,8 @@ func (r *Runner) summarize(ctx context.Context, x *run, evicted []group) (*stewa
 		s.Untrusted = old.Untrusted
 	}
 	b.WriteString("Older turns:\n")
-	for _, g := range evicted {
-		for _, m := range g.msgs {
-			for _, p := range m.Parts {
-				switch {
-				case p.Thought:
-				case p.ToolCall != nil:
-					fmt.Fprintf(&b, "steward called %s %s\n", p.ToolCall.Name, p.ToolCall.Args)
-				case p.ToolResult != nil:
-					if tool, ok := r.registry(x).Get(p.ToolResult.Name); !ok || tool.Untrusted {
-						s.Untrusted = true
-					}
-					fmt.Fprintf(&b, "%s returned %s\n", p.ToolResult.Name, p.ToolResult.Output)
-				case p.Context:
-				case m.Role == steward.RoleUser:
-					fmt.Fprintf(&b, "owner: %s\n", p.Text)
-				default:
-					fmt.Fprintf(&b, "steward: %s\n", p.Text)
-				}
-			}
-		}
+	if r.transcribe(&b, x, evicted) {
+		s.Untrusted = true
 	}
 	resp, err := r.Summarizer.Generate(ctx, llm.Request{
 		System:          compactPrompt,
@@ -333,4 +315,31 @@ func (r *Runner) summarize(ctx context.Context, x *run, evicted []group) (*stewa
 		return nil, resp.Usage, fmt.Errorf("the summary model gave no summary (finish %s)", resp.Finish)
 	}
 	return &s, resp.Usage, nil
+}
+
+// transcribe writes the evicted groups to b as the summary model reads them, one line a part,
+// and reports whether any holds a tool's untrusted output.
+func (r *Runner) transcribe(b *strings.Builder, x *run, evicted []group) (untrusted bool) {
+	for _, g := range evicted {
+		for _, m := range g.msgs {
+			for _, p := range m.Parts {
+				switch {
+				case p.Thought:
+				case p.ToolCall != nil:
+					fmt.Fprintf(b, "steward called %s %s\n", p.ToolCall.Name, p.ToolCall.Args)
+				case p.ToolResult != nil:
+					if tool, ok := r.registry(x).Get(p.ToolResult.Name); !ok || tool.Untrusted {
+						untrusted = true
+					}
+					fmt.Fprintf(b, "%s returned %s\n", p.ToolResult.Name, p.ToolResult.Output)
+				case p.Context:
+				case m.Role == steward.RoleUser:
+					fmt.Fprintf(b, "owner: %s\n", p.Text)
+				default:
+					fmt.Fprintf(b, "steward: %s\n", p.Text)
+				}
+			}
+		}
+	}
+	return untrusted
 }

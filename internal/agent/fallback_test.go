@@ -13,8 +13,8 @@ import (
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/chain"
 	"github.com/stewardhq/steward/internal/llm/gemini"
-	"github.com/stewardhq/steward/internal/llm/gemini/retry"
 	"github.com/stewardhq/steward/internal/llm/openai"
+	"github.com/stewardhq/steward/internal/llm/retry"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )

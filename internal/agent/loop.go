@@ -217,17 +217,22 @@ func (r *Runner) open(ctx context.Context, x *run, in Input, reads bool, vec []f
 			PromptVersion: PromptVersion, PromptSHA256: promptSHA256})
 		return nil
 	})
-	if err != nil {
-		var e *steward.Error
-		switch {
-		case errors.As(err, &e):
-			return e
-		case steward.ErrorCode(err) == steward.CodeNotFound:
-			return steward.Errorf(steward.CodeNotFound, "conversation not found")
-		}
-		return fmt.Errorf("start turn: %w", err)
+	return openError(err)
+}
+
+// openError is the error of a turn that could not start: a refusal as it is, a conversation
+// not found in words; nil for nil.
+func openError(err error) error {
+	var e *steward.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &e):
+		return e
+	case steward.ErrorCode(err) == steward.CodeNotFound:
+		return steward.Errorf(steward.CodeNotFound, "conversation not found")
 	}
-	return nil
+	return fmt.Errorf("start turn: %w", err)
 }
 
 // recallTimeout bounds the recall's embedding so a slow embedder cannot hold a turn.
@@ -586,215 +591,6 @@ func (r *Runner) saveSuspended(ctx context.Context, tx Tx, x *run) error {
 	return nil
 }
 
-// batch handles one batch of tool calls: unknown tools and invalid arguments become error
-// results, writes go through the gate in one transaction, then reads run outside any
-// transaction (a slow read holds neither a transaction nor a pool connection) and are
-// journaled in a second one. refused holds the error of each call whose arguments could
-// not be stored (unstorable). It returns true when writes wait for a human; otherwise the
-// results were appended as one message in call order.
-func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall, refused map[string]string) (bool, error) {
-	results := make([]*steward.ToolResult, len(calls))
-	recs := make([]steward.CallRecord, len(calls))
-	var pending []steward.PendingCall
-	var allowed, reads []int
-	var killed error
-	// A batch that only waits for the owner (no read to run, no write allowed) saves the
-	// suspended turn in its own transaction (docs/ARCHITECTURE.md §2); if that save fails,
-	// the batch is decided again and the turn saved apart, as suspend does.
-	events, seq, turn := len(x.events), x.st.TraceSeq, x.turn
-	merged := false
-	// What each call is needs no statement: a known tool, valid arguments, and whether it
-	// goes to the gate; so the gate's decisions are read together with the kill switch.
-	type vetted struct {
-		tool   tools.Tool
-		reject string // "unknown tool" or "invalid arguments"; msg is the model's error
-		msg    string
-		gated  bool
-	}
-	vet := make([]vetted, len(calls))
-	for i, c := range calls {
-		if msg, ok := refused[c.ID]; ok {
-			vet[i] = vetted{reject: "invalid arguments", msg: msg}
-			continue
-		}
-		tool, ok := r.registry(x).Get(c.Name)
-		if !ok {
-			vet[i] = vetted{reject: "unknown tool", msg: fmt.Sprintf("unknown tool %q; available tools: %s", c.Name, strings.Join(r.registry(x).Names(), ", "))}
-			continue
-		}
-		if err := tool.Validate(c.Args); err != nil {
-			vet[i] = vetted{tool: tool, reject: "invalid arguments", msg: err.Error()}
-			continue
-		}
-		vet[i] = vetted{tool: tool, gated: tool.Kind != steward.KindRead || r.heldEgress(x, tool, c)}
-	}
-	decideBatch := func(tx Tx, merge bool) error {
-		clear(results)
-		clear(recs)
-		pending, allowed, reads = nil, nil, nil
-		x.events, x.st.TraceSeq = x.events[:events], seq
-		decisions := make([]steward.GateDecision, len(calls))
-		fns := []func() error{func() error {
-			return r.check(ctx, tx, x) // stopped before any tool ran
-		}}
-		for i := range calls {
-			if vet[i].gated {
-				fns = append(fns, func() error {
-					d, err := r.Gate.Decide(ctx, tx, r.gateRequest(x, calls[i]))
-					if err != nil {
-						return fmt.Errorf("gate %s: %w", calls[i].Name, err)
-					}
-					decisions[i] = d
-					return nil
-				})
-			}
-		}
-		if err := tx.Together(ctx, fns...); err != nil {
-			return err
-		}
-		for i, c := range calls {
-			tool := vet[i].tool
-			if vet[i].reject != "" {
-				res := errorResult(c, vet[i].msg)
-				results[i] = &res
-				x.record("tool_rejected", map[string]any{"call_id": c.ID, "tool": c.Name, "reason": vet[i].reject})
-				continue
-			}
-			hash, err := tools.ArgsHash(c.Name, c.Args)
-			if err != nil {
-				return err
-			}
-			rec := steward.CallRecord{TurnID: x.turn.ID, CallID: c.ID, Tool: c.Name, Kind: tool.Kind, Args: c.Args, ArgsHash: hash}
-			x.record("tool_requested", toolRequested{CallID: c.ID, Tool: c.Name, Kind: tool.Kind, ArgsHash: hash})
-			if !vet[i].gated {
-				recs[i] = rec
-				reads = append(reads, i)
-				continue
-			}
-			d := decisions[i]
-			x.record("gate_decision", gateDecision{CallID: c.ID, Tool: c.Name, Verdict: d.Verdict, By: d.By, Reason: &d.Reason})
-			rec.DecidedBy = d.By
-			switch d.Verdict {
-			case steward.Allow:
-				rec.Status = steward.CallApproved
-				allowed = append(allowed, i)
-			case steward.Deny:
-				res := refusal(c, "refused by "+d.By, d.Reason)
-				results[i] = &res
-				rec.Status, rec.Result = steward.CallDenied, res.Output
-			default:
-				rec.Status, rec.DecidedBy = steward.CallPending, ""
-				p := steward.PendingCall{CallID: c.ID, Tool: c.Name, Args: c.Args, ArgsHash: hash, AlwaysOffered: tool.AlwaysOffered(), Reversible: tool.Reversible}
-				if d.Reason == steward.ReasonTainted {
-					p.Reason, p.Taint = d.Reason, x.taint()
-				}
-				pending = append(pending, p)
-			}
-			if err := tx.Journal.RecordCall(ctx, rec); err != nil {
-				return err
-			}
-		}
-		if merge && len(pending) > 0 && len(reads) == 0 && len(allowed) == 0 {
-			x.st.Calls, x.st.Pending, x.st.Results = calls, pending, nil
-			for _, res := range results {
-				if res != nil {
-					x.st.Results = append(x.st.Results, *res)
-				}
-			}
-			if err := r.saveSuspended(ctx, tx, x); err != nil {
-				return &mergedWriteError{err}
-			}
-			merged = true
-		}
-		return x.flush(ctx, tx)
-	}
-	err := r.inOwner(ctx, x, func(tx Tx) error { return decideBatch(tx, true) })
-	if err != nil && (merged || errors.As(err, new(*mergedWriteError))) {
-		// The suspension saved with the decisions failed: at its save, or at COMMIT, which
-		// carries the deferred save's error (Turns.Finish). Decided again, saved apart.
-		x.turn, merged = turn, false
-		err = r.inOwner(ctx, x, func(tx Tx) error { return decideBatch(tx, false) })
-	}
-	if err == nil && merged {
-		for i := range calls {
-			x.send(StreamEvent{Type: "tool_call", Call: &calls[i]})
-		}
-		return true, nil
-	}
-	if err == nil {
-		killed, err = r.reads(ctx, x, calls, reads, recs, results)
-	}
-	if err == nil {
-		err = killed
-	}
-	if err != nil {
-		return false, err
-	}
-	for _, i := range allowed {
-		res, err := r.execute(ctx, x, calls[i])
-		if err != nil {
-			return false, err
-		}
-		results[i] = &res
-	}
-	if len(allowed) > 0 {
-		// The writes were the step's last work: check again before the next model call or
-		// the suspension (the reads' check, if any, came before them).
-		if err := r.stopped(ctx, x); err != nil {
-			return false, err
-		}
-	}
-	if len(pending) > 0 {
-		x.st.Calls, x.st.Pending, x.st.Results = calls, pending, nil
-		for _, res := range results {
-			if res != nil {
-				x.st.Results = append(x.st.Results, *res)
-			}
-		}
-		return true, nil
-	}
-	x.st.Messages = append(x.st.Messages, resultsMessage(calls, results))
-	return false, nil
-}
-
-// reads runs the batch's read calls outside any transaction, each with data that opens a
-// short transaction per query and refuses writes, then journals them in one transaction
-// that also checks the kill switch again before the next model call (what ran is kept).
-func (r *Runner) reads(ctx context.Context, x *run, calls []steward.ToolCall, reads []int, recs []steward.CallRecord, results []*steward.ToolResult) (killed, err error) {
-	data, ledger := readData{r: r, x: x}, readLedger{r: r, x: x}
-	next := 0
-	for i := range calls {
-		// The client sees the calls in the model's order, each read's result after its call.
-		x.send(StreamEvent{Type: "tool_call", Call: &calls[i]})
-		if next >= len(reads) || reads[next] != i {
-			continue
-		}
-		next++
-		res, err := r.runTool(ctx, data, ledger, x, calls[i])
-		if err != nil {
-			return nil, err
-		}
-		results[i] = &res
-		recs[i].Status, recs[i].Result = steward.CallSucceeded, res.Output
-		if res.IsError {
-			recs[i].Status = steward.CallFailed
-		}
-	}
-	if len(reads) == 0 {
-		return nil, nil
-	}
-	err = r.inOwner(ctx, x, func(tx Tx) error {
-		for _, i := range reads {
-			if err := tx.Journal.RecordCall(ctx, recs[i]); err != nil {
-				return err
-			}
-		}
-		killed = r.check(ctx, tx, x)
-		return x.flush(ctx, tx)
-	})
-	return killed, err
-}
-
 // runTool runs a validated tool with data and ledger (nil: outside any transaction) and
 // turns tool errors into results for the model; other errors (the database) are returned.
 func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledger, x *run, c steward.ToolCall) (steward.ToolResult, error) {
@@ -825,102 +621,6 @@ func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledg
 		Bytes: len(res.Output), DurationMS: time.Since(start).Milliseconds()})
 	x.send(StreamEvent{Type: "tool_result", Result: &res})
 	return res, nil
-}
-
-// execute runs an approved write with its journal: succeeded/failed after it ran. A tool
-// whose effect stays in Postgres runs in the same transaction as its journal row, so effect
-// and journal commit together. An external tool is journaled executing in its own commit
-// first; a crash before its result leaves it executing, later marked unknown.
-func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (steward.ToolResult, error) {
-	tool, _ := r.registry(x).Get(c.Name)
-	if !tool.External && !tool.Egress {
-		var res steward.ToolResult
-		err := r.inOwner(ctx, x, func(tx Tx) error {
-			var err error
-			if res, err = r.executeLocal(ctx, tx, x, c); err != nil {
-				return err
-			}
-			return x.flush(ctx, tx)
-		})
-		if err == nil {
-			return res, nil
-		}
-		// The tool's transaction rolled back: nothing happened. Journal the failure.
-		logError(ctx, err, "write tool "+c.Name+" failed")
-		res = errorResult(c, "the tool failed unexpectedly; nothing was changed")
-		err = r.inOwner(ctx, x, func(tx Tx) error {
-			return tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallFailed, Result: res.Output})
-		})
-		return res, err
-	}
-	var res steward.ToolResult
-	allowed := false
-	err := r.inOwner(ctx, x, func(tx Tx) error {
-		var err error
-		res, allowed, err = r.enforce(ctx, tx, x, c)
-		if err != nil || !allowed {
-			return err
-		}
-		return tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallExecuting})
-	})
-	if err != nil || !allowed {
-		return res, err
-	}
-	if r.afterExecuting != nil {
-		if err := r.afterExecuting(c.ID); err != nil {
-			return res, err
-		}
-	}
-	res, err = r.runTool(ctx, nil, nil, x, c)
-	if err != nil {
-		res = errorResult(c, "the tool failed unexpectedly")
-	}
-	return res, r.inOwner(ctx, x, func(tx Tx) error {
-		if err := r.journalResult(ctx, tx, x, c, steward.CallExecuting, res); err != nil {
-			return err
-		}
-		return x.flush(ctx, tx)
-	})
-}
-
-// executeLocal runs an approved database-local write in tx with its journal row: the kill
-// switch and caps once more, the tool on tx's data, then approved → succeeded or failed. No
-// "executing" comes between: nothing outside tx could see it, and a crash leaves neither the
-// effect nor the row. The run's queued events are left for the caller to flush in tx.
-func (r *Runner) executeLocal(ctx context.Context, tx Tx, x *run, c steward.ToolCall) (steward.ToolResult, error) {
-	res, ok, err := r.enforce(ctx, tx, x, c)
-	if err != nil || !ok {
-		return res, err
-	}
-	if res, err = r.runTool(ctx, tx.Data, tx.Ledger, x, c); err != nil {
-		return res, err
-	}
-	return res, r.journalResult(ctx, tx, x, c, steward.CallApproved, res)
-}
-
-// enforce applies the kill switch and caps once more before an approved write runs; a
-// refusal journals the call denied and returns its result with ok false.
-func (r *Runner) enforce(ctx context.Context, tx Tx, x *run, c steward.ToolCall) (res steward.ToolResult, ok bool, err error) {
-	d, err := r.Gate.Enforce(ctx, tx, r.gateRequest(x, c))
-	if err != nil || d.Verdict == steward.Allow {
-		return res, err == nil, err
-	}
-	res = refusal(c, "refused by "+d.By, d.Reason)
-	x.record("gate_decision", gateDecision{CallID: c.ID, Tool: c.Name, Verdict: d.Verdict, By: d.By, At: "execution"})
-	return res, false, tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallApproved, To: steward.CallDenied, Result: res.Output, DecidedBy: d.By})
-}
-
-// journalResult moves a call from status from to succeeded or failed with its result; a
-// succeeded write keeps the inverse its tool handed over, and when it ran, for an undo.
-func (r *Runner) journalResult(ctx context.Context, tx Tx, x *run, c steward.ToolCall, from steward.CallStatus, res steward.ToolResult) error {
-	u := steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: from, To: steward.CallSucceeded, Result: res.Output}
-	if inv, ok := x.inverses[c.ID]; ok && !res.IsError {
-		u.Inverse, u.At = &inv, r.Now.Now()
-	}
-	if res.IsError {
-		u.To = steward.CallFailed
-	}
-	return tx.Journal.UpdateCall(ctx, u)
 }
 
 // logError logs an internal error with secrets redacted.

@@ -22,174 +22,247 @@ func (r *Runner) Confirm(ctx context.Context, ownerID, turnID uuid.UUID, decisio
 	return r.ConfirmWith(ctx, ownerID, turnID, decisions, emit, nil)
 }
 
-// ConfirmWith is Confirm with inClaim run in the claim's transaction, after the claim (issue
-// 17 §1: a link is marked used there, so the link's use and the claim commit together or not
-// at all); its error refuses the confirm and changes nothing.
+// ConfirmWith is Confirm with inClaim run in the claim's transaction, after the claim (an
+// approval link is marked used there, so the link's use and the claim commit together or not
+// at all: docs/ARCHITECTURE.md §2, "Approval links"); its error refuses the confirm and
+// changes nothing.
 func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, decisions []steward.Decision, emit Emit,
 	inClaim func(ctx context.Context, tx Tx) error) (steward.View, error) {
 	x := &run{emit: emit, turn: steward.Turn{OwnerID: ownerID}}
-	var journal map[string]steward.CallRecord
-	var held *steward.View
-	// One transaction reads the turn, checks the decisions, admits, claims it (exactly once),
-	// journals the decisions and runs the approved database-local writes with their journal
-	// rows (docs/ARCHITECTURE.md §2, §6): a concurrent confirm waits on the claim's row lock
-	// and then finds the turn claimed. If a write fails there, everything rolls back and the
-	// claim is redone alone; the write then runs in a transaction of its own, as before.
-	now := r.Now.Now() // one clock for the claim, however often its statements run (Tx.Together)
-	claim := func(merge bool) error {
-		x.events, x.st = nil, nil
-		return r.inOwner(ctx, x, func(tx Tx) error {
-			// The turn, admission's state, the household's votes and the owner's tools share a
-			// round trip (Tx.Together); their outcomes are taken in the order they always were.
-			var turn steward.Turn
-			var extra []tools.Tool
-			var getErr, toolsErr, admitErr error
-			fns := []func() error{func() error {
-				turn, getErr = tx.Turns.Get(ctx, turnID)
-				return nil
-			}, func() error {
-				admitErr = r.admit(ctx, tx, steward.Admission{OwnerID: ownerID, Resume: true})
-				return nil
-			}}
-			if r.hooks.Hold != nil {
-				// The household's votes on the turn, Hold's first read: the transaction keeps
-				// them for it (a failed read here is Hold's to read again).
-				fns = append(fns, func() error {
-					_, _ = tx.Household.Votes(ctx, turnID)
-					return nil
-				})
-			}
-			if r.hooks.OwnerTools != nil {
-				// Read each time: a redone claim reads them again, the first read having
-				// rolled back with everything else.
-				fns = append(fns, func() error {
-					extra, toolsErr = r.ownerTools(ctx, tx)
-					return nil
-				})
-			}
-			if err := tx.Together(ctx, fns...); err != nil {
-				return err
-			}
-			if steward.ErrorCode(getErr) == steward.CodeNotFound {
-				return steward.Errorf(steward.CodeNotFound, "turn not found")
-			}
-			if getErr != nil {
-				return fmt.Errorf("load turn %s: %w", turnID, getErr)
-			}
-			if err := r.resumable(turn); err != nil {
-				return err
-			}
-			byCall, err := checkDecisions(turn.State.Pending, decisions)
-			if err != nil {
-				return err
-			}
-			if err := r.checkAlways(turn.State.Pending, byCall); err != nil {
-				return err
-			}
-			var story *steward.HouseholdStory
-			if r.hooks.Hold != nil {
-				hold, s, err := r.hooks.Hold(ctx, tx, turn, byCall)
-				if err != nil {
-					return err
-				}
-				if hold {
-					// The owner's decision is recorded: a link used for it is spent.
-					if inClaim != nil {
-						if err := inClaim(ctx, tx); err != nil {
-							return err
-						}
-					}
-					v, err := r.view(ctx, tx, turn)
-					held = &v
-					return err
-				}
-				story = s
-			}
-			if r.hooks.OwnerTools != nil {
-				x.reg = r.registryWith(ctx, extra, toolsErr)
-			}
-			if admitErr != nil {
-				return admitErr
-			}
-			// The claim (exactly once: a concurrent confirm waits on its row lock, then finds
-			// the turn claimed), the journal's reads and the conversation's history share a
-			// round trip; when the claim fails, so does the transaction, and the reads are
-			// rolled back with it.
-			var claimed steward.Turn
-			var calls []steward.CallRecord
-			var stored []steward.StoredMessage
-			var conv steward.Conversation
-			err = tx.Together(ctx, func() error {
-				var err error
-				claimed, err = tx.Turns.Claim(ctx, turnID, now, r.lease())
-				return err
-			}, func() error {
-				_, err := tx.Journal.MarkUnknownCalls(ctx, turnID)
-				return err
-			}, func() error {
-				var err error
-				calls, err = tx.Journal.Calls(ctx, turnID)
-				return err
-			}, func() error {
-				var err error
-				stored, err = tx.Conversations.Messages(ctx, turn.ConversationID)
-				return err
-			}, func() error {
-				var err error
-				conv, err = tx.Conversations.Get(ctx, turn.ConversationID)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			x.turn, x.st = claimed, claimed.State
-			if story != nil {
-				x.record("household_approval", story)
-			}
-			if inClaim != nil {
-				if err := inClaim(ctx, tx); err != nil {
-					return err
-				}
-			}
-			if journal, err = r.decide(ctx, tx, x, byCall, calls); err != nil {
-				return err
-			}
-			r.adoptModel(x)
-			if merge {
-				if err := r.executeClaimed(ctx, tx, x, journal); err != nil {
-					return err
-				}
-			}
-			r.loadHistory(x, stored, conv.Summary, x.st.HistorySeq)
-			return x.flush(ctx, tx)
-		})
-	}
-	err := claim(true)
+	// One clock for the claim, however often its statements run (Tx.Together).
+	cf := &confirmation{ownerID: ownerID, turnID: turnID, decisions: decisions, inClaim: inClaim, now: r.Now.Now()}
+	err := r.claim(ctx, x, cf, true)
 	if errors.As(err, new(*mergedWriteError)) {
 		logError(ctx, err, "approved write failed in the claim's transaction; claiming alone")
-		err = claim(false)
+		err = r.claim(ctx, x, cf, false)
 	}
-	if err == nil && held != nil {
-		return *held, nil
-	}
-	var refused *steward.Error
-	if errors.As(err, &refused) {
-		return steward.View{}, refused
+	if err == nil && cf.held != nil {
+		return *cf.held, nil
 	}
 	if err != nil {
-		if steward.ErrorCode(err) == steward.CodeNotFound || steward.ErrorCode(err) == steward.CodeConflict {
-			return steward.View{}, steward.Errorf(steward.CodeConflict, "turn %s is no longer waiting for decisions (another request resumed or resolved it)", turnID)
-		}
-		return steward.View{}, fmt.Errorf("claim turn %s: %w", turnID, err)
+		return steward.View{}, claimError(turnID, err)
 	}
 	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", turnID) })
+	return r.resume(ctx, x, cf.journal)
+}
 
-	results, err := r.batchResults(ctx, x, journal)
+// confirmation is one confirm in flight: the owner's request, and what its claim found.
+type confirmation struct {
+	ownerID, turnID uuid.UUID
+	decisions       []steward.Decision
+	inClaim         func(ctx context.Context, tx Tx) error
+	now             time.Time
+	// journal is the turn's journal by call id after the decisions; held, the turn's view
+	// when the household holds it (Hooks.Hold).
+	journal map[string]steward.CallRecord
+	held    *steward.View
+}
+
+// spend runs inClaim, if any, in the claim's transaction (a link used for the decision is
+// spent there).
+func (cf *confirmation) spend(ctx context.Context, tx Tx) error {
+	if cf.inClaim == nil {
+		return nil
+	}
+	return cf.inClaim(ctx, tx)
+}
+
+// claim is the confirm's gate decision. One transaction reads the turn, checks the
+// decisions, admits, claims it (exactly once), journals the decisions and, with merge, runs
+// the approved database-local writes with their journal rows (docs/ARCHITECTURE.md §2, §6):
+// a concurrent confirm waits on the claim's row lock and then finds the turn claimed. If a
+// write fails there (a mergedWriteError), everything rolls back and the caller redoes the
+// claim alone; the write then runs in a transaction of its own, as in the loop.
+func (r *Runner) claim(ctx context.Context, x *run, cf *confirmation, merge bool) error {
+	x.events, x.st = nil, nil
+	return r.inOwner(ctx, x, func(tx Tx) error {
+		in, err := r.claimReads(ctx, tx, cf)
+		if err != nil {
+			return err
+		}
+		byCall, err := r.checkConfirm(in.turn, cf.decisions)
+		if err != nil {
+			return err
+		}
+		story, held, err := r.hold(ctx, tx, cf, in.turn, byCall)
+		if err != nil || held {
+			return err
+		}
+		if r.hooks.OwnerTools != nil {
+			x.reg = r.registryWith(ctx, in.extra, in.toolsErr)
+		}
+		if in.admitErr != nil {
+			return in.admitErr
+		}
+		c, err := r.claimTurn(ctx, tx, cf, in.turn.ConversationID)
+		if err != nil {
+			return err
+		}
+		x.turn, x.st = c.turn, c.turn.State
+		if story != nil {
+			x.record("household_approval", story)
+		}
+		if err := cf.spend(ctx, tx); err != nil {
+			return err
+		}
+		if cf.journal, err = r.decide(ctx, tx, x, byCall, c.calls); err != nil {
+			return err
+		}
+		r.adoptModel(x)
+		if merge {
+			if err := r.executeClaimed(ctx, tx, x, cf.journal); err != nil {
+				return err
+			}
+		}
+		r.loadHistory(x, c.stored, c.conv.Summary, x.st.HistorySeq)
+		return x.flush(ctx, tx)
+	})
+}
+
+// claimRead is what a claim reads before it decides: the turn, the owner's tools and
+// admission's verdict.
+type claimRead struct {
+	turn               steward.Turn
+	extra              []tools.Tool
+	toolsErr, admitErr error
+}
+
+// claimReads reads the turn, admission's state, the household's votes and the owner's tools
+// in one round trip (Tx.Together); their outcomes are taken in the order they always were.
+func (r *Runner) claimReads(ctx context.Context, tx Tx, cf *confirmation) (claimRead, error) {
+	var in claimRead
+	var getErr error
+	fns := []func() error{func() error {
+		in.turn, getErr = tx.Turns.Get(ctx, cf.turnID)
+		return nil
+	}, func() error {
+		in.admitErr = r.admit(ctx, tx, steward.Admission{OwnerID: cf.ownerID, Resume: true})
+		return nil
+	}}
+	if r.hooks.Hold != nil {
+		// The household's votes on the turn, Hold's first read: the transaction keeps
+		// them for it (a failed read here is Hold's to read again).
+		fns = append(fns, func() error {
+			_, _ = tx.Household.Votes(ctx, cf.turnID)
+			return nil
+		})
+	}
+	if r.hooks.OwnerTools != nil {
+		// Read each time: a redone claim reads them again, the first read having
+		// rolled back with everything else.
+		fns = append(fns, func() error {
+			in.extra, in.toolsErr = r.ownerTools(ctx, tx)
+			return nil
+		})
+	}
+	if err := tx.Together(ctx, fns...); err != nil {
+		return in, err
+	}
+	if steward.ErrorCode(getErr) == steward.CodeNotFound {
+		return in, steward.Errorf(steward.CodeNotFound, "turn not found")
+	}
+	if getErr != nil {
+		return in, fmt.Errorf("load turn %s: %w", cf.turnID, getErr)
+	}
+	return in, nil
+}
+
+// checkConfirm refuses a confirm of a turn not waiting for decisions, or whose decisions do
+// not fit its pending calls; it returns the decisions by call id.
+func (r *Runner) checkConfirm(turn steward.Turn, decisions []steward.Decision) (map[string]steward.Decision, error) {
+	if err := r.resumable(turn); err != nil {
+		return nil, err
+	}
+	byCall, err := checkDecisions(turn.State.Pending, decisions)
+	if err != nil {
+		return nil, err
+	}
+	return byCall, r.checkAlways(turn.State.Pending, byCall)
+}
+
+// hold asks the household (Hooks.Hold) whether the turn waits for more votes. A held turn
+// keeps suspended: the owner's decision is recorded (a link used for it is spent) and its
+// view is cf.held. Otherwise the story, if any, is the household's approval to record.
+func (r *Runner) hold(ctx context.Context, tx Tx, cf *confirmation, turn steward.Turn, byCall map[string]steward.Decision) (*steward.HouseholdStory, bool, error) {
+	if r.hooks.Hold == nil {
+		return nil, false, nil
+	}
+	held, story, err := r.hooks.Hold(ctx, tx, turn, byCall)
+	if err != nil || !held {
+		return story, false, err
+	}
+	if err := cf.spend(ctx, tx); err != nil {
+		return nil, true, err
+	}
+	v, err := r.view(ctx, tx, turn)
+	cf.held = &v
+	return nil, true, err
+}
+
+// claimedTurn is what the claim's round trip returns: the claimed turn, its journal and its
+// conversation's history.
+type claimedTurn struct {
+	turn   steward.Turn
+	calls  []steward.CallRecord
+	stored []steward.StoredMessage
+	conv   steward.Conversation
+}
+
+// claimTurn claims the turn (exactly once: a concurrent confirm waits on its row lock, then
+// finds the turn claimed) in one round trip with the journal's reads and the conversation's
+// history; when the claim fails, so does the transaction, and the reads are rolled back
+// with it.
+func (r *Runner) claimTurn(ctx context.Context, tx Tx, cf *confirmation, convID uuid.UUID) (claimedTurn, error) {
+	var c claimedTurn
+	err := tx.Together(ctx, func() error {
+		var err error
+		c.turn, err = tx.Turns.Claim(ctx, cf.turnID, cf.now, r.lease())
+		return err
+	}, func() error {
+		_, err := tx.Journal.MarkUnknownCalls(ctx, cf.turnID)
+		return err
+	}, func() error {
+		var err error
+		c.calls, err = tx.Journal.Calls(ctx, cf.turnID)
+		return err
+	}, func() error {
+		var err error
+		c.stored, err = tx.Conversations.Messages(ctx, convID)
+		return err
+	}, func() error {
+		var err error
+		c.conv, err = tx.Conversations.Get(ctx, convID)
+		return err
+	})
+	return c, err
+}
+
+// claimError is the confirm's error for a claim that failed: a refusal as it is, a turn no
+// longer waiting as a conflict in words.
+func claimError(turnID uuid.UUID, err error) error {
+	var refused *steward.Error
+	if errors.As(err, &refused) {
+		return refused
+	}
+	if code := steward.ErrorCode(err); code == steward.CodeNotFound || code == steward.CodeConflict {
+		return steward.Errorf(steward.CodeConflict, "turn %s is no longer waiting for decisions (another request resumed or resolved it)", turnID)
+	}
+	return fmt.Errorf("claim turn %s: %w", turnID, err)
+}
+
+// resume runs the claimed batch's remaining stages after the claim's commit: the approved
+// writes still to run, in call order (runWrites), then the results join the turn and the loop
+// goes on (a proposed turn finishes with its outcome).
+func (r *Runner) resume(ctx context.Context, x *run, journal map[string]steward.CallRecord) (steward.View, error) {
+	p, err := decidedPlan(x, journal)
+	if err == nil {
+		err = r.runWrites(ctx, x, p)
+	}
 	if err != nil {
 		logError(ctx, err, "resume failed")
 		return r.finish(ctx, x, steward.StatusFailed, "", "a tool failed unexpectedly")
 	}
-	x.st.Messages = append(x.st.Messages, resultsMessage(x.st.Calls, results))
+	x.st.Messages = append(x.st.Messages, p.message())
 	x.st.Pending, x.st.Calls, x.st.Results = nil, nil, nil
 	if x.st.Proposed {
 		return r.finishProposed(ctx, x)
@@ -327,73 +400,6 @@ func alwaysRule(p steward.PendingCall, scope steward.Always) steward.Rule {
 		return steward.Rule{Tool: p.Tool, Predicate: json.RawMessage(`{}`), Match: steward.MatchPattern, Effect: "allow", Source: "approval", Note: "approved with always (any arguments)"}
 	}
 	return steward.Rule{Tool: p.Tool, Predicate: p.Args, Match: steward.MatchExact, Effect: "allow", Source: "approval", Note: "approved with always (these arguments)"}
-}
-
-// mergedWriteError is a database-local write that failed inside the claim's transaction.
-type mergedWriteError struct{ err error }
-
-func (e *mergedWriteError) Error() string { return "merged write: " + e.err.Error() }
-func (e *mergedWriteError) Unwrap() error { return e.err }
-
-// executeClaimed runs, in the claim's transaction, the approved database-local writes of the
-// batch in call order, up to the first approved call that leaves Postgres (that one and the
-// rest run after the commit, in order, as batchResults does); each result joins the state's
-// results and each journal row is updated.
-func (r *Runner) executeClaimed(ctx context.Context, tx Tx, x *run, journal map[string]steward.CallRecord) error {
-	done := make(map[string]bool, len(x.st.Results))
-	for _, res := range x.st.Results {
-		done[res.CallID] = true
-	}
-	for _, c := range x.st.Calls {
-		j := journal[c.ID]
-		if done[c.ID] || j.Status != steward.CallApproved {
-			continue
-		}
-		if tool, ok := r.registry(x).Get(c.Name); !ok || tool.External || tool.Egress {
-			return nil
-		}
-		res, err := r.executeLocal(ctx, tx, x, c)
-		if err != nil {
-			return &mergedWriteError{err}
-		}
-		x.st.Results = append(x.st.Results, res)
-	}
-	return nil
-}
-
-// batchResults reassembles the suspended batch's results in the model's call order: results
-// produced before the suspension, approved calls run now, refusals, and unknown outcomes.
-func (r *Runner) batchResults(ctx context.Context, x *run, journal map[string]steward.CallRecord) ([]*steward.ToolResult, error) {
-	done := make(map[string]steward.ToolResult, len(x.st.Results))
-	for _, res := range x.st.Results {
-		done[res.CallID] = res
-	}
-	results := make([]*steward.ToolResult, len(x.st.Calls))
-	for i, c := range x.st.Calls {
-		if res, ok := done[c.ID]; ok {
-			results[i] = &res
-			continue
-		}
-		j := journal[c.ID]
-		var res steward.ToolResult
-		switch j.Status {
-		case steward.CallApproved:
-			var err error
-			if res, err = r.execute(ctx, x, c); err != nil {
-				return nil, err
-			}
-		case steward.CallDenied:
-			res = refusal(c, "the owner", j.Message)
-		case steward.CallUnknown:
-			res = errorResult(c, "outcome unknown: this action was interrupted while running; it may or may not have happened and was not retried. Tell the owner to check.")
-		case steward.CallSucceeded, steward.CallFailed:
-			res = steward.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: j.Result, IsError: j.Status == steward.CallFailed}
-		default:
-			return nil, fmt.Errorf("call %s is %q after decisions", c.ID, j.Status)
-		}
-		results[i] = &res
-	}
-	return results, nil
 }
 
 // lease is how long a claim holds a resuming turn.

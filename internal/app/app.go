@@ -365,7 +365,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Channels:         a.Channels,
 		Webhooks:         a.Webhooks,
 		ProcessWebhook:   a.processWebhook,
-		OpenAI:           &openaiapi.Service{Runner: a.Runner, Store: a.Store},
+		OpenAI:           &openaiapi.Service{Runner: a.Runner, Conversations: a.Activity},
 		MCP:              &mcpserver.Server{Runner: a.Runner},
 		MCPServers:       mcpServers,
 		Undo:             a.Undo,
@@ -427,7 +427,7 @@ func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs doct
 	case cfg.SearchURL != "":
 		search = &web.SearXNG{Client: client, BaseURL: cfg.SearchURL}
 	case cfg.GeminiAPIKey != "":
-		g, err := web.NewGemini(ctx, cfg.GeminiAPIKey, cfg.GeminiBaseURL, cfg.FastModel, hc)
+		g, err := gemini.NewSearcher(ctx, cfg.GeminiAPIKey, cfg.GeminiBaseURL, cfg.FastModel, hc)
 		if err != nil {
 			return nil, err
 		}
@@ -448,7 +448,7 @@ func newMemory(ctx context.Context, cfg config.Config, hc *http.Client, st *stor
 	var emb memory.Embedder = memory.Offline{}
 	var fast llm.Model
 	if cfg.GeminiAPIKey != "" {
-		g, err := memory.NewGemini(ctx, memory.GeminiConfig{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, HTTPClient: hc})
+		g, err := gemini.NewEmbedder(ctx, gemini.EmbedderConfig{APIKey: cfg.GeminiAPIKey, BaseURL: cfg.GeminiBaseURL, HTTPClient: hc, Dimension: memory.Dimension})
 		if err != nil {
 			return nil, fmt.Errorf("embedder: %w", err)
 		}

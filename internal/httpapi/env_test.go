@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/openaiapi"
 	"github.com/stewardhq/steward/internal/steward"
 
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
-	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/apptest"
 	"github.com/stewardhq/steward/internal/control"
@@ -84,7 +84,7 @@ func newEnvWith(t *testing.T, wrap func(http.Handler) http.Handler, with func(*a
 	}
 	e.runner = agent.New(cfg, hooks)
 	var h http.Handler = httpapi.New(withServices(httpapi.Deps{Runner: e.runner, Store: s, Auth: door, Logger: zerolog.New(e.logs),
-		MCP: &mcpserver.Server{Runner: e.runner}, OpenAI: &openaiapi.Service{Runner: e.runner, Store: s}}))
+		MCP: &mcpserver.Server{Runner: e.runner}, OpenAI: &openaiapi.Service{Runner: e.runner, Conversations: &activity.Service{Store: s}}}))
 	if wrap != nil {
 		h = wrap(h)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm"
@@ -71,7 +72,7 @@ func TestNonReadingStreamsDoNotFreezeOtherOwners(t *testing.T) {
 		steps[i] = step
 	}
 	runner := agent.New(agent.Config{Model: scripted.New(steps...), Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}}, agent.Hooks{})
-	srv := httptest.NewUnstartedServer(httpapi.New(withServices(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door, OpenAI: &openaiapi.Service{Runner: runner, Store: db.Store},
+	srv := httptest.NewUnstartedServer(httpapi.New(withServices(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door, OpenAI: &openaiapi.Service{Runner: runner, Conversations: &activity.Service{Store: db.Store}},
 		Logger: zerolog.Nop(), StreamWriteTimeout: time.Second})))
 	srv.Listener = slowListener{srv.Listener}
 	srv.Start()

@@ -2,9 +2,9 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
+
+	"github.com/stewardhq/steward/internal/llm"
 )
 
 // Embedder turns texts into embeddings: unit vectors (L2 norm 1) of Dimension() float32s,
@@ -19,24 +19,7 @@ type Embedder interface {
 }
 
 // ErrEmptyText is returned (wrapped) when asked to embed an empty text.
-var ErrEmptyText = errors.New("empty text")
-
-// normalize scales v to unit length in place and returns it; a zero or non-finite vector is
-// an error (cosine distance is undefined for it).
-func normalize(v []float32) ([]float32, error) {
-	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
-	}
-	norm := math.Sqrt(sum)
-	if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
-		return nil, fmt.Errorf("embedding has norm %v", norm)
-	}
-	for i := range v {
-		v[i] = float32(float64(v[i]) / norm)
-	}
-	return v, nil
-}
+var ErrEmptyText = llm.ErrEmptyText
 
 // embedOne embeds a single text.
 func embedOne(ctx context.Context, e Embedder, text string) ([]float32, error) {

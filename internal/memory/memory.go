@@ -11,9 +11,9 @@
 // path, with leases, retries and backoff. Consolidate supersedes near-duplicate chunks and
 // summarises old conversations; superseded rows leave recall and stay for the audit trail.
 //
-// Embedders turn text into Dimension-dimensional unit vectors: Gemini
-// (gemini-embedding-001) for real use, and an offline hashed n-gram embedder for the demo
-// model and tests.
+// Embedders (the Embedder port) turn text into Dimension-dimensional unit vectors: Gemini
+// (gemini-embedding-001, internal/llm/gemini's Embedder, wired by internal/app) for real
+// use, and an offline hashed n-gram embedder for the demo model and tests.
 package memory
 
 import (

@@ -11,6 +11,8 @@ import (
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/stewardhq/steward/internal/llm"
 )
 
 // OfflineName is the name the offline embedder reports, so that no one mistakes it for a
@@ -98,5 +100,5 @@ func offlineVector(text string) ([]float32, error) {
 	for i, x := range acc {
 		v[i] = float32(x)
 	}
-	return normalize(v)
+	return llm.Normalize(v)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm/scripted"
@@ -44,7 +45,7 @@ func TestContinuingTurnAnswersStillWorking(t *testing.T) {
 	)
 	var handed []uuid.UUID
 	runner := agent.New(agent.Config{Model: model, Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}, ContinueMargin: 2 * time.Hour}, agent.Hooks{Continue: func(_ context.Context, _, turnID uuid.UUID) error { handed = append(handed, turnID); return nil }})
-	h := httpapi.New(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door, Logger: zerolog.Nop(), OpenAI: &openaiapi.Service{Runner: runner, Store: db.Store}})
+	h := httpapi.New(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door, Logger: zerolog.Nop(), OpenAI: &openaiapi.Service{Runner: runner, Conversations: &activity.Service{Store: db.Store}}})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), time.Hour) // the invocation's deadline
 		defer cancel()

@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm/scripted"
@@ -50,7 +51,7 @@ func newEnv(t *testing.T, steps ...scripted.Step) *env {
 	}
 	e := &env{t: t, ctx: context.Background(), store: db.Store, model: scripted.New(steps...), owner: owner, key: key}
 	runner := agent.New(agent.Config{Model: e.model, Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}}, agent.Hooks{})
-	e.srv = httptest.NewServer(httpapi.New(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door, Logger: zerolog.Nop(), OpenAI: &openaiapi.Service{Runner: runner, Store: db.Store}}))
+	e.srv = httptest.NewServer(httpapi.New(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door, Logger: zerolog.Nop(), OpenAI: &openaiapi.Service{Runner: runner, Conversations: &activity.Service{Store: db.Store}}}))
 	t.Cleanup(e.srv.Close)
 	e.client = openai.NewClient(option.WithBaseURL(e.srv.URL+"/v1"), option.WithAPIKey(key), option.WithMaxRetries(0))
 	return e

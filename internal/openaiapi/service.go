@@ -9,16 +9,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/steward"
-	"github.com/stewardhq/steward/internal/store"
-)
-
-// Limits of the conversation lookup: the most recently active conversations are compared
-// with a request's history, each with at most maxTurns turns.
-const (
-	maxCandidates = 50
-	maxTurns      = 500
 )
 
 // Message is one message of a request, reduced to what Steward reads: its role (user or
@@ -38,13 +31,23 @@ type Chat struct {
 	Pin *uuid.UUID
 }
 
+// Conversations reads what a request is matched against (activity.Service implements it):
+// this package is a face and opens no transaction (docs/ARCHITECTURE.md §7).
+type Conversations interface {
+	// Turns reads one conversation's turns, oldest first; CodeNotFound when the owner has
+	// no such conversation.
+	Turns(ctx context.Context, ownerID, id uuid.UUID) ([]steward.Turn, error)
+	// Histories reads the owner's most recently active conversations whose title keep
+	// accepts, each with its turns and messages.
+	Histories(ctx context.Context, ownerID uuid.UUID, keep func(title string) bool) ([]activity.History, error)
+}
+
 // Service turns chat completion requests into Steward turns: it finds the conversation a
 // request continues, starts a turn for the new message, or — when the message is an
-// approval reply to a listing of pending calls — confirms that suspended turn. It reads the
-// store only in its owner transactions (docs/ARCHITECTURE.md §6).
+// approval reply to a listing of pending calls — confirms that suspended turn.
 type Service struct {
-	Runner *agent.Runner
-	Store  *store.Store
+	Runner        *agent.Runner
+	Conversations Conversations
 }
 
 // Run answers one request: the turn it started or resumed, as a View.
@@ -74,54 +77,45 @@ func (s *Service) Run(ctx context.Context, c Chat, emit agent.Emit) (steward.Vie
 // transcript its earlier messages contain — and that conversation's suspended turns, newest
 // first. No earlier messages and no pin, or no match, is a new conversation (nil).
 func (s *Service) resolve(ctx context.Context, owner uuid.UUID, earlier []Message, pin *uuid.UUID) (*uuid.UUID, []steward.Turn, error) {
-	var conv *uuid.UUID
-	var suspended []steward.Turn
-	err := s.Store.WithOwner(ctx, owner, func(tx *store.Tx) error {
-		if pin != nil {
-			if _, err := tx.Conversations.Get(ctx, *pin); err != nil {
-				return err
-			}
-			turns, err := tx.Turns.InConversation(ctx, *pin, maxTurns)
-			conv, suspended = pin, suspendedOf(turns)
-			return err
-		}
-		first := firstUser(earlier)
-		if first == "" {
-			return nil
-		}
-		convs, err := tx.Conversations.List(ctx, maxCandidates)
+	if pin != nil {
+		turns, err := s.Conversations.Turns(ctx, owner, *pin)
 		if err != nil {
-			return err
+			return nil, nil, lookupFailed(err)
 		}
-		best := 0
-		for _, cv := range convs {
-			// A conversation's title is the start of its first message: a cheap filter.
-			if t := strings.TrimSuffix(cv.Title, "…"); !strings.HasPrefix(strings.Join(strings.Fields(first), " "), t) {
-				continue
-			}
-			turns, err := tx.Turns.InConversation(ctx, cv.ID, maxTurns)
-			if err != nil {
-				return err
-			}
-			msgs, err := tx.Conversations.Messages(ctx, cv.ID)
-			if err != nil {
-				return err
-			}
-			tr := transcript(turns, msgs)
-			if len(tr) > best && contains(earlier, tr) {
-				id := cv.ID
-				best, conv, suspended = len(tr), &id, suspendedOf(turns)
-			}
-		}
-		return nil
+		return pin, suspendedOf(turns), nil
+	}
+	first := firstUser(earlier)
+	if first == "" {
+		return nil, nil, nil
+	}
+	// A conversation's title is the start of its first message: a cheap filter.
+	words := strings.Join(strings.Fields(first), " ")
+	histories, err := s.Conversations.Histories(ctx, owner, func(title string) bool {
+		return strings.HasPrefix(words, strings.TrimSuffix(title, "…"))
 	})
 	if err != nil {
-		if steward.ErrorCode(err) == steward.CodeNotFound {
-			return nil, nil, steward.Errorf(steward.CodeNotFound, "conversation not found")
+		return nil, nil, lookupFailed(err)
+	}
+	var conv *uuid.UUID
+	var suspended []steward.Turn
+	best := 0
+	for _, h := range histories {
+		tr := transcript(h.Turns, h.Messages)
+		if len(tr) > best && contains(earlier, tr) {
+			id := h.ID
+			best, conv, suspended = len(tr), &id, suspendedOf(h.Turns)
 		}
-		return nil, nil, fmt.Errorf("find conversation: %w", err)
 	}
 	return conv, suspended, nil
+}
+
+// lookupFailed words an error of the conversation lookup; "conversation not found" stays as
+// it is.
+func lookupFailed(err error) error {
+	if steward.ErrorCode(err) == steward.CodeNotFound {
+		return steward.Errorf(steward.CodeNotFound, "conversation not found")
+	}
+	return fmt.Errorf("find conversation: %w", err)
 }
 
 // transcript is what a client of this API saw of a conversation, turn by turn: the owner's

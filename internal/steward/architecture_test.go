@@ -64,16 +64,30 @@ func toolset(name string) bool {
 	return strings.HasPrefix(name, "internal/tools/") && name != "internal/tools/toolstest"
 }
 
+// genai is the Gemini SDK, which only its adapter may import (docs/ARCHITECTURE.md §11).
+const genai = "google.golang.org/genai"
+
+// modelSDKs are the model providers' SDKs: the provider-neutral retry policy imports none.
+var modelSDKs = []string{genai, "github.com/sashabaranov/go-openai", "github.com/openai/openai-go"}
+
+// within reports whether the import path p is pkg or a package under it.
+func within(p, pkg string) bool { return p == pkg || strings.HasPrefix(p, pkg+"/") }
+
 // TestArchitecture enforces the import rules of docs/ARCHITECTURE.md: the domain package is a
 // leaf; the agent loop reaches no database, HTTP face or SDK; only the store imports the
 // generated db package; nothing imports a main; only the CLI (and the test databases) use the
 // operator's tools; the tools' framework imports no toolset, no document service and no store,
 // toolsets import neither each other nor the store, the ledger service does not import the
-// tools, and the web's adapter imports no service.
+// tools, and the web's adapter imports no service;
+// only internal/llm/gemini imports the Gemini SDK, and the retry policy no SDK at all; the
+// OpenAI-compatible face imports no store.
 func TestArchitecture(t *testing.T) {
 	for _, p := range listModule(t) {
 		name := strings.TrimPrefix(p.ImportPath, module)
 		for _, imp := range p.Imports {
+			if within(imp, genai) && !within(name, "internal/llm/gemini") {
+				t.Errorf("%s imports %s: only internal/llm/gemini may (the Gemini SDK in one adapter, docs/ARCHITECTURE.md §11)", name, imp)
+			}
 			if !strings.HasPrefix(imp, module) {
 				continue
 			}
@@ -93,6 +107,17 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("%s imports %s: nothing imports a main", name, dep)
 			case dep == "internal/admin" && name != "cmd/steward" && name != "internal/testdb":
 				t.Errorf("%s imports internal/admin: the operator's tools stay out of the runtime", name)
+			case name == "internal/openaiapi" && (dep == "internal/store" || dep == "db"):
+				t.Errorf("internal/openaiapi imports %s: a face reads through the ports it declares (docs/ARCHITECTURE.md §7)", dep)
+			}
+		}
+		if name == "internal/llm/retry" {
+			for _, dep := range p.Deps {
+				for _, sdk := range modelSDKs {
+					if within(dep, sdk) {
+						t.Errorf("internal/llm/retry depends on %s: the retry policy is provider-neutral; each adapter classifies its SDK's errors", dep)
+					}
+				}
 			}
 		}
 		if name == "internal/web" && slices.Contains(p.Deps, module+"internal/store") {
@@ -114,7 +139,7 @@ func TestArchitecture(t *testing.T) {
 // TestArchitectureCatchesAViolation: the rules above are not vacuous — the module's real
 // graph has the edges they are written against.
 func TestArchitectureCatchesAViolation(t *testing.T) {
-	var store, agent, app, web pkg
+	var store, agent, app, web, gemini, openaiapi pkg
 	for _, p := range listModule(t) {
 		switch p.ImportPath {
 		case module + "internal/store":
@@ -125,6 +150,10 @@ func TestArchitectureCatchesAViolation(t *testing.T) {
 			app = p
 		case module + "internal/web":
 			web = p
+		case module + "internal/llm/gemini":
+			gemini = p
+		case module + "internal/openaiapi":
+			openaiapi = p
 		}
 	}
 	// The toolset rules check something: the composition root registers every toolset, and
@@ -137,6 +166,12 @@ func TestArchitectureCatchesAViolation(t *testing.T) {
 	if !slices.Contains(web.Imports, module+"internal/doctext") || !slices.Contains(app.Deps, module+"internal/store") {
 		t.Error("internal/web does not import internal/doctext, or nothing depends on the store: the web rule checks nothing")
 	}
+	if !slices.Contains(gemini.Imports, genai) {
+		t.Fatal("internal/llm/gemini does not import the Gemini SDK: the genai rule checks nothing")
+	}
+	if openaiapi.ImportPath == "" {
+		t.Fatal("no internal/openaiapi: the rule on the OpenAI-compatible face checks nothing")
+	}
 	if !slices.Contains(store.Imports, module+"db") {
 		t.Fatal("internal/store does not import db: the db rule checks nothing")
 	}
@@ -145,14 +180,15 @@ func TestArchitectureCatchesAViolation(t *testing.T) {
 	}
 }
 
-// TestFacesOpenNoTransaction: the faces internal/httpapi, internal/webapp and internal/mcpserver only decode,
-// call a service and encode (docs/ARCHITECTURE.md §7). None of their shipped files may open
-// an owner transaction (WithOwner, InOwner) or touch a store transaction (store.Tx).
+// TestFacesOpenNoTransaction: the faces internal/httpapi, internal/webapp, internal/mcpserver
+// and internal/openaiapi only decode, call a service and encode (docs/ARCHITECTURE.md §7).
+// None of their shipped files may open an owner transaction (WithOwner, InOwner) or touch a
+// store transaction (store.Tx).
 func TestFacesOpenNoTransaction(t *testing.T) {
 	for _, face := range []struct {
 		pkg      string
 		minFiles int
-	}{{"httpapi", 5}, {"webapp", 3}, {"mcpserver", 1}} {
+	}{{"httpapi", 5}, {"webapp", 3}, {"mcpserver", 1}, {"openaiapi", 3}} {
 		files, err := filepath.Glob("../" + face.pkg + "/*.go")
 		if err != nil {
 			t.Fatal(err)

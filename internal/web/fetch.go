@@ -1,6 +1,8 @@
 // Package web reaches the world for the agent's web tools: Fetcher reads a page for web_fetch
-// and Gemini and SearXNG answer web_search. Every request to a URL a model chose goes through
-// the egress package's guarded client (docs/ARCHITECTURE.md §6).
+// and SearXNG answers web_search (the other answer, Gemini grounded in Google Search, is
+// internal/llm/gemini's Searcher: the Gemini SDK stays in its adapter, docs/ARCHITECTURE.md
+// §11). Every request to a URL a model chose goes through the egress package's guarded client
+// (docs/ARCHITECTURE.md §6).
 package web
 
 import (

@@ -198,7 +198,7 @@ func TestBrowserPushApprove(t *testing.T) {
 	var shown string
 	step("the notification shows", browsertest.Into(&shown, chromedp.Evaluate[string](`(async () => {
 		const reg = await navigator.serviceWorker.ready;
-		for (let i = 0; i < 100; i++) {
+		for (let i = 0; i < 300; i++) { // 30 s: a loaded machine shows it late
 			const ns = await reg.getNotifications();
 			if (ns.length) return ns.map(n => n.title + " | " + n.body + " | " + n.actions.map(a => a.action + ":" + a.title).join(",")).join("\n");
 			await new Promise(r => setTimeout(r, 100));

@@ -15,7 +15,7 @@ import (
 
 // Pages are written with a small builder that escapes every value (escape), not
 // html/template: text/template's reflection disables the linker's dead-method elimination
-// and would add about 5 MB to every Lambda bootstrap, over their 20 MB limit.
+// and would add about 5 MB to every Lambda bootstrap, over their cap (internal/lambdatest).
 
 // page builds one HTML page.
 type page struct{ strings.Builder }

@@ -24,7 +24,7 @@ func (m *Model) CountTokens(ctx context.Context, msgs []steward.Message) (int, e
 		resp, err = m.client.Models.CountTokens(ctx, m.name, contents, nil)
 		return err
 	}); err != nil {
-		return 0, unavailable(fmt.Errorf("gemini: count tokens: %w", err))
+		return 0, m.unavailable(fmt.Errorf("gemini: count tokens: %w", err))
 	}
 	if resp.TotalTokens <= 0 {
 		return 0, fmt.Errorf("gemini: count tokens: the API answered %d tokens", resp.TotalTokens)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/llm"
-	"github.com/stewardhq/steward/internal/llm/gemini/retry"
+	"github.com/stewardhq/steward/internal/llm/retry"
 	"github.com/stewardhq/steward/internal/steward"
 )
 

@@ -9,7 +9,12 @@
 // id (steward.ToolCall.MintedID) that is never sent back to Gemini.
 //
 // A call that is rate limited or finds the API unavailable is retried under package retry's
-// bounded policy; a stream is retried only until its first chunk.
+// bounded policy (internal/llm/retry), with this package's Retryable; a stream is retried only
+// until its first chunk.
+//
+// The package is the one adapter of the Gemini SDK (docs/ARCHITECTURE.md §11): besides the
+// chat model, it holds the embedder memory uses (Embedder) and web_search's grounded search
+// (Searcher). No other package imports google.golang.org/genai.
 package gemini
 
 import (
@@ -21,7 +26,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/stewardhq/steward/internal/llm"
-	"github.com/stewardhq/steward/internal/llm/gemini/retry"
+	"github.com/stewardhq/steward/internal/llm/retry"
 )
 
 // DefaultModel is the Gemini model used when Config.Model is empty; Steward always sets it
@@ -40,7 +45,7 @@ type Config struct {
 	// wrapped, not changed.
 	HTTPClient *http.Client
 	// Retry bounds the retries of a call that is rate limited or finds the API unavailable;
-	// the zero value is retry's defaults.
+	// the zero value is retry's defaults. Its Retryable and Delay are always this package's.
 	Retry retry.Policy
 }
 
@@ -71,7 +76,7 @@ func New(ctx context.Context, cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gemini: create client: %w", err)
 	}
-	return &Model{client: client, name: name, retry: cfg.Retry}, nil
+	return &Model{client: client, name: name, retry: policy(cfg.Retry)}, nil
 }
 
 // Name returns the configured Gemini model name.
@@ -98,15 +103,15 @@ func (m *Model) Generate(ctx context.Context, req llm.Request, onDelta llm.Delta
 		resp, err = m.client.Models.GenerateContent(ctx, m.name, contents, config)
 		return err
 	}); err != nil {
-		return llm.Response{}, unavailable(fmt.Errorf("gemini: generate content: %w", err))
+		return llm.Response{}, m.unavailable(fmt.Errorf("gemini: generate content: %w", err))
 	}
 	return m.toResponse(resultOf(resp))
 }
 
 // unavailable marks an error that retry would have retried (rate limited, 5xx) as
 // llm.Unavailable once the retries are spent, so that a fallback chain may move on.
-func unavailable(err error) error {
-	if _, ok := retry.Retryable(err); ok {
+func (m *Model) unavailable(err error) error {
+	if m.retry.Retries(err) {
 		return llm.Unavailable(err)
 	}
 	return err

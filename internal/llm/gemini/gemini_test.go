@@ -15,7 +15,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/stewardhq/steward/internal/llm"
-	"github.com/stewardhq/steward/internal/llm/gemini/retry"
+	"github.com/stewardhq/steward/internal/llm/retry"
 	"github.com/stewardhq/steward/internal/steward"
 )
 

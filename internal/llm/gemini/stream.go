@@ -7,7 +7,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/stewardhq/steward/internal/llm"
-	"github.com/stewardhq/steward/internal/llm/gemini/retry"
+	"github.com/stewardhq/steward/internal/llm/retry"
 )
 
 // stream runs a streaming call: it hands each chunk's answer text to onDelta as it arrives
@@ -37,7 +37,7 @@ func (m *Model) stream(ctx context.Context, contents []*genai.Content, config *g
 		return nil
 	})
 	if err != nil {
-		return llm.Response{}, unavailable(fmt.Errorf("gemini: stream content: %w", err))
+		return llm.Response{}, m.unavailable(fmt.Errorf("gemini: stream content: %w", err))
 	}
 	return m.toResponse(a.result)
 }

@@ -29,7 +29,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/stewardhq/steward/internal/llm"
-	"github.com/stewardhq/steward/internal/llm/gemini/retry"
+	"github.com/stewardhq/steward/internal/llm/retry"
 )
 
 // DefaultBaseURL is OpenAI's API endpoint, used when Config.BaseURL is empty.

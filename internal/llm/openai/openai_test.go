@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/llm"
-	"github.com/stewardhq/steward/internal/llm/gemini/retry"
 	"github.com/stewardhq/steward/internal/llm/openai"
+	"github.com/stewardhq/steward/internal/llm/retry"
 	"github.com/stewardhq/steward/internal/steward"
 )
 

@@ -1,4 +1,4 @@
-package memory_test
+package gemini
 
 import (
 	"context"
@@ -13,8 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/llm/retry"
 )
+
+// testDimension is the embedding dimension the tests ask for: memory's (memory.Dimension).
+const testDimension = 768
 
 // fakeEmbedAPI fakes the Gemini REST API's batchEmbedContents: each request is answered by
 // the next scripted reply (then by successes), and recorded.
@@ -92,13 +95,13 @@ func (f *fakeEmbedAPI) serve(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(resp)
 }
 
-func (f *fakeEmbedAPI) embedder(t *testing.T, cfg memory.GeminiConfig) *memory.Gemini {
+func (f *fakeEmbedAPI) embedder(t *testing.T, cfg EmbedderConfig) *Embedder {
 	t.Helper()
-	cfg.APIKey, cfg.BaseURL = "test-key", f.srv.URL
-	if cfg.Backoff == 0 {
-		cfg.Backoff = time.Millisecond
+	cfg.APIKey, cfg.BaseURL, cfg.Dimension = "test-key", f.srv.URL, testDimension
+	if cfg.Retry.Backoff == 0 {
+		cfg.Retry.Backoff = time.Millisecond
 	}
-	g, err := memory.NewGemini(context.Background(), cfg)
+	g, err := NewEmbedder(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,10 +116,10 @@ func rateLimited(retryDelay string) string {
 	return `{"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED"` + details + `}}`
 }
 
-func TestGeminiBatchesAndNormalises(t *testing.T) {
+func TestEmbedderBatchesAndNormalises(t *testing.T) {
 	t.Parallel()
 	f := newFakeEmbedAPI(t)
-	g := f.embedder(t, memory.GeminiConfig{})
+	g := f.embedder(t, EmbedderConfig{})
 	texts := make([]string, 250)
 	for i := range texts {
 		texts[i] = strings.Repeat("x", 1+i%700)
@@ -132,7 +135,7 @@ func TestGeminiBatchesAndNormalises(t *testing.T) {
 	if !strings.HasSuffix(r.path, "/models/gemini-embedding-001:batchEmbedContents") || r.apiKey != "test-key" {
 		t.Errorf("request %s with key %q", r.path, r.apiKey)
 	}
-	if q := r.Requests[0]; q.OutputDimensionality != memory.Dimension || q.Model != "models/gemini-embedding-001" || q.Content.Parts[0].Text != texts[0] {
+	if q := r.Requests[0]; q.OutputDimensionality != testDimension || q.Model != "models/gemini-embedding-001" || q.Content.Parts[0].Text != texts[0] {
 		t.Errorf("first embed request = %+v", q)
 	}
 	if len(vs) != len(texts) {
@@ -147,7 +150,7 @@ func TestGeminiBatchesAndNormalises(t *testing.T) {
 			t.Fatalf("vector %d is not the normalised vector of its own text (norm² %v)", i, sum)
 		}
 	}
-	if g.Name() != memory.GeminiModel || g.Dimension() != memory.Dimension {
+	if g.Name() != EmbeddingModel || g.Dimension() != testDimension {
 		t.Errorf("name %q, dimension %d", g.Name(), g.Dimension())
 	}
 	if _, err := g.Embed(context.Background(), []string{"ok", " "}); err == nil {
@@ -155,7 +158,7 @@ func TestGeminiBatchesAndNormalises(t *testing.T) {
 	}
 }
 
-func TestGeminiRetriesWhenRateLimited(t *testing.T) {
+func TestEmbedderRetriesWhenRateLimited(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
@@ -174,7 +177,7 @@ func TestGeminiRetriesWhenRateLimited(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFakeEmbedAPI(t, tt.reply)
-			g := f.embedder(t, memory.GeminiConfig{MaxBackoff: 5 * time.Second})
+			g := f.embedder(t, EmbedderConfig{Retry: retry.Policy{MaxWait: 5 * time.Second}})
 			vs, err := g.Embed(context.Background(), []string{"hello"})
 			if (err != nil) != tt.fails {
 				t.Fatalf("embed: %v, want failure %v", err, tt.fails)
@@ -196,10 +199,10 @@ func TestGeminiRetriesWhenRateLimited(t *testing.T) {
 
 // TestGeminiRetryRespectsDeadline: a wait past the caller's deadline (recall has 3 s) fails
 // at once instead of sleeping through it.
-func TestGeminiRetryRespectsDeadline(t *testing.T) {
+func TestEmbedderRetryRespectsDeadline(t *testing.T) {
 	t.Parallel()
 	f := newFakeEmbedAPI(t, embedReply{status: 429, retryAfter: "2", body: rateLimited("")})
-	g := f.embedder(t, memory.GeminiConfig{})
+	g := f.embedder(t, EmbedderConfig{})
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
 	_, err := g.Embed(ctx, []string{"hello"})

@@ -1,14 +1,14 @@
-// Package retry is the one retry policy for calls to the Gemini API (chat, background model
-// calls and embeddings): a few attempts when the API is rate limited or unavailable, waiting
-// what the server asks for (Retry-After, or google.rpc.RetryInfo in the error) or else an
-// exponential backoff with jitter, and giving up at once rather than waiting past a cap or
-// past the context's deadline, so that a turn still ends in time.
+// Package retry is the one retry policy for calls to a model API (chat, background model
+// calls and embeddings), whatever the provider: a few attempts when the API is rate limited or
+// unavailable, waiting what the server asks for (Retry-After, or a wait the provider names in
+// its error) or else an exponential backoff with jitter, and giving up at once rather than
+// waiting past a cap or past the context's deadline, so that a turn still ends in time.
 //
-// The genai SDK has retry options of its own (HTTPOptions.RetryOptions), but they ignore
-// Retry-After and RetryInfo and sleep through a deadline: they stay off, and Do retries
-// whole SDK calls instead. The SDK turns an error response into a genai.APIError, which keeps
-// the status and body but not the headers: Transport reads Retry-After on the way through and
-// leaves it for Do in the request's context, so each call learns only its own server's answer.
+// It imports no SDK: each adapter (internal/llm/gemini, internal/llm/openai) says which of its
+// SDK's errors are worth another attempt (Policy.Retryable) and where its errors name a wait
+// (Policy.Delay). SDKs turn an error response into an error value that keeps the status and
+// body but not the headers: Transport reads Retry-After on the way through and leaves it for
+// Do in the request's context, so each call learns only its own server's answer.
 package retry
 
 import (
@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"google.golang.org/genai"
 )
 
 // Defaults of a zero Policy.
@@ -45,10 +44,12 @@ type Policy struct {
 	// named by the server is not waited: the call fails at once, as it does when the wait
 	// would pass the context's deadline.
 	MaxWait time.Duration
-	// Retryable classifies an error (status, worth another attempt); package function
-	// Retryable (Gemini's errors) when nil. Another SDK's adapter (internal/llm/openai) sets
-	// its own and shares the rest of the policy.
+	// Retryable classifies an error of the adapter's SDK: its status, and whether it is worth
+	// another attempt. Each adapter sets its own; when nil, no error is retried.
 	Retryable func(error) (int, bool)
+	// Delay is the wait an error itself names (Gemini's google.rpc.RetryInfo), used when the
+	// response had no Retry-After; nil or 0 when it names none.
+	Delay func(error) time.Duration
 }
 
 func (p Policy) withDefaults() Policy {
@@ -61,14 +62,11 @@ func (p Policy) withDefaults() Policy {
 	if p.MaxWait <= 0 {
 		p.MaxWait = DefaultMaxWait
 	}
-	if p.Retryable == nil {
-		p.Retryable = Retryable
-	}
 	return p
 }
 
-// Do runs call until it succeeds, fails with an error that is not worth another attempt (see
-// Retryable), or the policy is spent. call gets a context that Transport leaves the
+// Do runs call until it succeeds, fails with an error that is not worth another attempt
+// (Policy.Retryable, or wrapped by Permanent), or the policy is spent. call gets a context that Transport leaves the
 // server's Retry-After in; it must make its requests with it.
 func (p Policy) Do(ctx context.Context, call func(ctx context.Context) error) error {
 	p = p.withDefaults()
@@ -78,7 +76,7 @@ func (p Policy) Do(ctx context.Context, call func(ctx context.Context) error) er
 		if err == nil {
 			return nil
 		}
-		status, ok := p.Retryable(err)
+		status, ok := p.classify(err)
 		if !ok {
 			return err
 		}
@@ -86,8 +84,8 @@ func (p Policy) Do(ctx context.Context, call func(ctx context.Context) error) er
 			return fmt.Errorf("gave up after %d attempts: %w", attempt, err)
 		}
 		wait, named := h.get(), true
-		if wait <= 0 {
-			wait = retryInfoDelay(err)
+		if wait <= 0 && p.Delay != nil {
+			wait = p.Delay(err)
 		}
 		if wait <= 0 {
 			wait, named = p.backoff(attempt), false
@@ -120,24 +118,21 @@ func (p Policy) backoff(attempt int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// Retryable reports whether err is an API error worth another attempt (rate limited, 429;
-// or the server failed or is unavailable: 500, 502, 503, 504), with its status. An error
-// wrapped by Permanent never is.
-func Retryable(err error) (int, bool) {
-	var p permanent
-	if errors.As(err, &p) {
+// classify is Retryable's answer for err, except that an error wrapped by Permanent is never
+// worth another attempt.
+func (p Policy) classify(err error) (int, bool) {
+	var perm permanent
+	if errors.As(err, &perm) || p.Retryable == nil {
 		return 0, false
 	}
-	var apiErr genai.APIError
-	if !errors.As(err, &apiErr) {
-		return 0, false
-	}
-	switch apiErr.Code {
-	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
-		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return apiErr.Code, true
-	}
-	return apiErr.Code, false
+	return p.Retryable(err)
+}
+
+// Retries reports whether Do would retry err (were the policy not spent): a model adapter
+// marks such an error llm.Unavailable once the retries are spent.
+func (p Policy) Retries(err error) bool {
+	_, ok := p.classify(err)
+	return ok
 }
 
 // Permanent marks err as not worth another attempt whatever it wraps: a stream that already
@@ -148,25 +143,6 @@ type permanent struct{ err error }
 
 func (p permanent) Error() string { return p.err.Error() }
 func (p permanent) Unwrap() error { return p.err }
-
-// retryInfoDelay reads google.rpc.RetryInfo's retryDelay ("37s", "0.5s") from an API error.
-func retryInfoDelay(err error) time.Duration {
-	var apiErr genai.APIError
-	if !errors.As(err, &apiErr) {
-		return 0
-	}
-	for _, d := range apiErr.Details {
-		if t, _ := d["@type"].(string); !strings.HasSuffix(t, "google.rpc.RetryInfo") {
-			continue
-		}
-		if s, ok := d["retryDelay"].(string); ok {
-			if delay, err := time.ParseDuration(s); err == nil && delay > 0 {
-				return delay
-			}
-		}
-	}
-	return 0
-}
 
 // hintKey is the context key of a call's *hint.
 type hintKey struct{}
