@@ -4,31 +4,23 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
-	"github.com/rs/zerolog"
 
-	"github.com/stewardhq/steward/internal/agent"
-	"github.com/stewardhq/steward/internal/httpapi"
+	"github.com/stewardhq/steward/internal/apptest"
 	"github.com/stewardhq/steward/internal/llm/scripted"
-	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/testdb"
-	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
 // TestOwnersBudget sets an owner's daily limits with the CLI and sees the API enforce and
 // show them (issue 9.3).
 func TestOwnersBudget(t *testing.T) {
 	t.Parallel()
-	db := testdb.Open(t, 5)
+	app := apptest.New(t, apptest.Options{Model: scripted.New(scripted.Reply(scripted.Text("Hi!"))), MaxConns: 5})
+	db, srv := app.DB, app.Server
 	owner, key := db.Owner(t, "alice")
-	runner := agent.New(agent.Config{Model: scripted.New(scripted.Reply(scripted.Text("Hi!"))), Tools: toolstest.Registry(), Store: db.Store, Gate: &safety.Gate{}, Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}, MaxIterations: 4, SuspendTTL: time.Hour}, agent.Hooks{})
-	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door, Logger: zerolog.Nop()}))
-	t.Cleanup(srv.Close)
 	env := dbEnv(db.DB)
 	id := owner.ID.String()
 

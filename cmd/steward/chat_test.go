@@ -5,36 +5,27 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
 
-	"github.com/rs/zerolog"
-
-	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/apptest"
 	"github.com/stewardhq/steward/internal/config"
-	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm/scripted"
-	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/store"
-	"github.com/stewardhq/steward/internal/testdb"
-	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
-// chatServer is the real API on a fresh database with a scripted model; it returns the
-// config a chat client needs and the pieces to inspect.
+// chatServer is the production graph (internal/apptest) on a fresh database with a scripted
+// model and at most maxIter model calls a turn; it returns the config a chat client needs and
+// the pieces to inspect.
 func chatServer(t *testing.T, maxIter int, steps ...scripted.Step) (config.Config, *store.Door, *store.Store, store.Owner) {
 	t.Helper()
-	db := testdb.Open(t, 5)
-	s, door := db.Store, db.Door
-	owner, key := db.Owner(t, "alice")
-	runner := agent.New(agent.Config{Model: scripted.New(steps...), Tools: toolstest.Registry(), Store: s, Gate: &safety.Gate{}, Control: &safety.Control{GlobalCost: door.GlobalCostToday}, MaxIterations: maxIter, SuspendTTL: time.Hour}, agent.Hooks{})
-	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: runner, Store: s, Auth: door, Logger: zerolog.Nop()}))
-	t.Cleanup(srv.Close)
-	return config.Config{ServerURL: srv.URL, APIKey: key}, door, s, owner
+	app := apptest.New(t, apptest.Options{Model: scripted.New(steps...), MaxConns: 5,
+		Env: map[string]string{"STEWARD_MAX_ITERATIONS": strconv.Itoa(maxIter)}})
+	owner, key := app.DB.Owner(t, "alice")
+	return config.Config{ServerURL: app.Server.URL, APIKey: key}, app.DB.Door, app.DB.Store, owner
 }
 
 // chat runs `steward chat` with stdin and returns stdout, stderr and the exit status.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"os"
 	"slices"
 	"sync"
@@ -88,6 +89,18 @@ type App struct {
 	MCPServers *mcpclient.Service
 	// Rules is the owner's standing rules (internal/rules).
 	Rules *rules.Service
+	// Control is the kill switch, gate mode and budget; Activity the history reads; Undo the
+	// undo window; Household the household approvals (internal/control, activity, undo,
+	// household).
+	Control   *control.Service
+	Activity  *activity.Service
+	Undo      *undo.Service
+	Household *household.Service
+	// Sessions is the web app's sessions and device links; Passkeys its passkeys.
+	Sessions *sessions.Service
+	Passkeys *passkeys.Service
+	// Links is the one-tap approval links (internal/links).
+	Links *links.Service
 	// Scheduler runs due jobs, queued webhook runs and the drains (functions/scheduler,
 	// and the ticker of `steward serve`); Webhooks receives signed deliveries.
 	Scheduler *autonomy.Scheduler
@@ -126,11 +139,35 @@ func NewLoggingTo(ctx context.Context, cfg config.Config, w io.Writer) (*App, er
 	return build(ctx, cfg, settings{logOut: w})
 }
 
+// Seams are what a test may replace in the graph Build makes; the zero value is New's.
+type Seams struct {
+	// LogOut receives the log; nil means stderr.
+	LogOut io.Writer
+	// Model answers the turns; nil means the model cfg names (the demo model without a key).
+	Model llm.Model
+	// Now is the one clock (§9); nil means the system clock.
+	Now steward.Clock
+	// Lookup resolves host names for the notification channels, their delivery and the MCP
+	// servers (§8); nil means the system resolver.
+	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+}
+
+// Build is New with seams: the same graph production runs, with a test's model, clock and
+// resolver (internal/apptest builds it on a fresh test database, docs/ARCHITECTURE.md §7).
+func Build(ctx context.Context, cfg config.Config, s Seams) (*App, error) {
+	if s.LogOut == nil {
+		s.LogOut = os.Stderr
+	}
+	return build(ctx, cfg, settings{logOut: s.LogOut, now: s.Now, model: s.Model, lookup: s.Lookup})
+}
+
 // settings are the seams tests use; New uses the real ones.
 type settings struct {
 	logOut io.Writer
 	ssm    ssmSettings
 	now    steward.Clock // nil means the system clock
+	model  llm.Model     // nil means the model cfg names
+	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 	// lazy leaves App.check to the background and the first invocation (Lambda).
 	lazy bool
 }
@@ -199,9 +236,11 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		// embeddings, web search, the models) as the recording had.
 		cfg.GeminiAPIKey, cfg.OpenAIAPIKey = "replay", "replay"
 	}
-	model, err := newModel(ctx, cfg, hc, log)
-	if err != nil {
-		return nil, err
+	model := s.model
+	if model == nil {
+		if model, err = newModel(ctx, cfg, hc, log); err != nil {
+			return nil, err
+		}
 	}
 	if a.Memory, err = newMemory(ctx, cfg, hc, a.Store, log); err != nil {
 		return nil, err
@@ -237,7 +276,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	// that call the runner (the links' and the household's confirms, the autonomous runs)
 	// hold it through a narrow port, built after it (docs/ARCHITECTURE.md §7).
 	// The owner's remote MCP servers: their tools join each of the owner's turns.
-	mcpServers := &mcpclient.Service{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow, Timeout: cfg.MCPTimeout}),
+	mcpServers := &mcpclient.Service{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow, Timeout: cfg.MCPTimeout, Lookup: s.lookup}),
 		Timeout: cfg.MCPTimeout, Sealer: sealer, Now: a.Now}
 	a.MCPServers = mcpServers
 	// Household approvals: a matching call also waits for the members its policy names;
@@ -245,12 +284,12 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	householdHooks := household.Hooks{Tools: reg, Now: a.Now}
 	// One-tap approval links in the notification of a suspended turn.
 	issuer := links.Issuer{PublicURL: cfg.PublicURL, Key: cfg.SecretKey, TTL: cfg.LinkTTL, Now: a.Now}
-	sender := &channel.Sender{Options: egress.Options{Allow: cfg.EgressAllow}, Timeout: 10 * time.Second}
+	sender := &channel.Sender{Options: egress.Options{Allow: cfg.EgressAllow, Lookup: s.lookup}, Timeout: 10 * time.Second}
 	if cfg.VAPIDPublicKey != "" && cfg.VAPIDPrivateKey != "" {
 		// Web Push channels (docs/ARCHITECTURE.md §7): a push carries the links as actions.
 		sender.VAPID = &channel.VAPID{PublicKey: cfg.VAPIDPublicKey, PrivateKey: cfg.VAPIDPrivateKey, Subject: cfg.VAPIDSubject}
 	}
-	a.Deliverer = &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow}),
+	a.Deliverer = &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow, Lookup: s.lookup}),
 		Sealer: sealer, Sender: sender, Channels: a.Door, Expand: issuer.Expand, Actions: issuer.Actions, Now: a.Now}
 	if cfg.TelegramWebhookSecret != "" {
 		// Telegram notifications carry Approve/Deny buttons when the callback route can
@@ -289,19 +328,21 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		// (docs/ARCHITECTURE.md §10); the scheduler's drain takes one whose message was lost.
 		ContinueMargin: cfg.ContinueMargin,
 	}, hooks)
-	approvalLinks := &links.Service{Issuer: issuer, Store: a.Store, Door: a.Door, Confirmer: a.Runner}
-	households := &household.Service{Store: a.Store, Confirmer: a.Runner, Now: a.Now}
-	telegram := &links.Telegram{Links: approvalLinks, Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}
+	a.Links = &links.Service{Issuer: issuer, Store: a.Store, Door: a.Door, Confirmer: a.Runner}
+	a.Household = &household.Service{Store: a.Store, Confirmer: a.Runner, Now: a.Now}
+	telegram := &links.Telegram{Links: a.Links, Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}
 	a.Channels = &channel.Service{Store: a.Store, Sealer: sealer, Sender: sender, Now: a.Now}
 	runs := &autonomy.Runner{Recorder: outcomes, Agent: a.Runner}
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
 	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now}
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks,
 		Drainers: []autonomy.Drainer{a.Webhooks, a.Deliverer, drainer(a.drainMemory), drainer(a.continueStale), sweeper}}
-	ctl := &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode, Now: a.Now}
+	a.Control = &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode, Now: a.Now}
 	a.Rules = &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
-	act := &activity.Service{Store: a.Store, Now: a.Now}
-	undos := &undo.Service{Store: a.Store, Window: cfg.UndoWindow, Now: a.Now}
+	a.Activity = &activity.Service{Store: a.Store, Now: a.Now}
+	a.Undo = &undo.Service{Store: a.Store, Window: cfg.UndoWindow, Now: a.Now}
+	a.Sessions = &sessions.Service{Store: a.Store, Door: a.Door, Now: a.Now}
+	a.Passkeys = &passkeys.Service{Store: a.Store, Door: a.Door, RPID: cfg.PasskeyRPID, Origin: cfg.PasskeyOrigin, Now: a.Now}
 	// Unknown keys at sign-in and on the API count together, per client and key prefix.
 	keyFailures := &auth.Failures{}
 	a.handler = a.gate(httpapi.New(httpapi.Deps{
@@ -315,27 +356,26 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Logger:           log,
 		Health:           a.Store.Ping,
 		AllowAutoMode:    cfg.AllowAutoMode,
-		Control:          ctl,
+		Control:          a.Control,
 		Rules:            a.Rules,
-		Activity:         act,
+		Activity:         a.Activity,
 		Memory:           a.Memory,
 		Ledger:           a.Ledger,
 		Documents:        a.Documents,
 		Channels:         a.Channels,
 		Webhooks:         a.Webhooks,
 		ProcessWebhook:   a.processWebhook,
-		OpenAI:           &openaiapi.Service{Runner: a.Runner, Conversations: act},
+		OpenAI:           &openaiapi.Service{Runner: a.Runner, Conversations: a.Activity},
 		MCP:              &mcpserver.Server{Runner: a.Runner},
 		MCPServers:       mcpServers,
-		Undo:             undos,
-		Household:        households,
+		Undo:             a.Undo,
+		Household:        a.Household,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
-			Sessions: &sessions.Service{Store: a.Store, Door: a.Door, Now: a.Now}, Activity: act,
-			Passkeys:  &passkeys.Service{Store: a.Store, Door: a.Door, RPID: cfg.PasskeyRPID, Origin: cfg.PasskeyOrigin, Now: a.Now},
-			PublicURL: cfg.PublicURL, Control: ctl, Rules: a.Rules, Memory: a.Memory, Undo: undos,
-			Household: households, Documents: a.Documents, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers,
+			Sessions: a.Sessions, Activity: a.Activity, Passkeys: a.Passkeys,
+			PublicURL: cfg.PublicURL, Control: a.Control, Rules: a.Rules, Memory: a.Memory, Undo: a.Undo,
+			Household: a.Household, Documents: a.Documents, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers,
 			KeyFailures: keyFailures, TrustedProxyHeader: cfg.TrustedProxyHeader}),
-		Links:    webapp.LinkPages(approvalLinks, cfg.TrustedProxyHeader),
+		Links:    webapp.LinkPages(a.Links, cfg.TrustedProxyHeader),
 		Telegram: telegram,
 
 		KeyFailures:        keyFailures,

@@ -379,7 +379,9 @@ func TestDenialCompletesWithoutWriting(t *testing.T) {
 func TestModelFailureIsAFailedTurnWithoutDetail(t *testing.T) {
 	t.Parallel()
 	const secret = "upstream said: invalid key AIzaSECRET at 10.0.0.7"
-	e := newEnv(t, nil, scripted.Fail(errors.New(secret)))
+	// The API's own logger alone: production's also holds the app's start-up lines and the
+	// pricing's warnings, which are no request's.
+	e := newEnvWith(t, nil, nil, scripted.Fail(errors.New(secret)))
 	resp := e.do(request{method: "POST", path: "/v1/chat", key: e.key, body: `{"message":"my private message"}`,
 		header: map[string]string{"X-Request-Id": "req-model-failure"}})
 	v := viewOf(t, resp)

@@ -35,14 +35,14 @@ func fullEnvWith(t *testing.T, with func(*agent.Config, *agent.Hooks), steps ...
 	e := newEnvWith(t, nil, with, steps...)
 	hooks := &autonomy.Webhooks{Runner: &autonomy.Runner{Agent: e.runner, Store: e.store}, Directory: e.door}
 	processed := make(chan uuid.UUID, 4)
-	h := httpapi.New(httpapi.Deps{Runner: e.runner, Store: e.store, Auth: e.door, Logger: zerolog.Nop(),
+	h := httpapi.New(withServices(httpapi.Deps{Runner: e.runner, Store: e.store, Auth: e.door, Logger: zerolog.Nop(),
 		Memory: memory.New(e.store, memory.Offline{}, nil), Webhooks: hooks,
 		ProcessWebhook: func(_ context.Context, owner, run uuid.UUID) {
 			go func() {
 				hooks.Process(context.WithoutCancel(e.ctx), owner, run) //nolint:errcheck // the test checks the outcome
 				processed <- run
 			}()
-		}})
+		}}))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	e.srv = srv

@@ -34,7 +34,7 @@ func TestChannelRoutes(t *testing.T) {
 	opts := egress.Options{Lookup: egresstest.Lookup, Allow: []netip.AddrPort{tg.Addr()},
 		RootCAs: tg.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
 	svc := &channel.Service{Store: db.Store, Sealer: sealer, Sender: &channel.Sender{Options: opts, Timeout: 5 * time.Second}}
-	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Store: db.Store, Auth: db.Door, Logger: zerolog.Nop(), Channels: svc}))
+	srv := httptest.NewServer(httpapi.New(withServices(httpapi.Deps{Store: db.Store, Auth: db.Door, Logger: zerolog.Nop(), Channels: svc})))
 	t.Cleanup(srv.Close)
 	do := func(method, path, body string) response {
 		return doHTTP(t, srv.URL, request{method: method, path: path, key: key, body: body})

@@ -20,14 +20,19 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/apptest"
+	"github.com/stewardhq/steward/internal/control"
+	"github.com/stewardhq/steward/internal/household"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/mcpserver"
+	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
 	"github.com/stewardhq/steward/internal/tools/toolstest"
+	"github.com/stewardhq/steward/internal/undo"
 )
 
 // env is the whole API on a fresh real database, served over HTTP, with one owner (alice)
@@ -45,14 +50,22 @@ type env struct {
 	runner *agent.Runner
 }
 
-// newEnv builds an env whose model plays steps. wrap, when not nil, wraps the API handler
-// (tests use it to observe requests from the server side).
+// newEnv builds an env whose model plays steps, on production's graph (internal/apptest),
+// with at most 4 model calls a turn and suspensions lasting an hour. wrap, when not nil, wraps
+// the API handler (tests use it to observe requests from the server side).
 func newEnv(t *testing.T, wrap func(http.Handler) http.Handler, steps ...scripted.Step) *env {
 	t.Helper()
-	return newEnvWith(t, wrap, nil, steps...)
+	e := &env{t: t, ctx: context.Background(), model: scripted.New(steps...), logs: &logBuffer{}}
+	app := apptest.New(t, apptest.Options{Model: e.model, Log: e.logs, Wrap: wrap,
+		Env: map[string]string{"STEWARD_MAX_ITERATIONS": "4", "STEWARD_SUSPEND_TTL": "1h"}})
+	e.store, e.door, e.runner, e.srv = app.DB.Store, app.DB.Door, app.Runner, app.Server
+	owner, key := app.DB.Owner(t, "alice")
+	e.owner, e.key = owner.ID, key
+	return e
 }
 
-// newEnvWith is newEnv with the runner's settings and hooks changed by with, when not nil.
+// newEnvWith is newEnv with the runner's settings and hooks changed by with, when not nil:
+// its runner is the test's own, so it passes the API its services (withServices).
 func newEnvWith(t *testing.T, wrap func(http.Handler) http.Handler, with func(*agent.Config, *agent.Hooks), steps ...scripted.Step) *env {
 	t.Helper()
 	ctx := context.Background()
@@ -70,14 +83,31 @@ func newEnvWith(t *testing.T, wrap func(http.Handler) http.Handler, with func(*a
 		with(&cfg, &hooks)
 	}
 	e.runner = agent.New(cfg, hooks)
-	var h http.Handler = httpapi.New(httpapi.Deps{Runner: e.runner, Store: s, Auth: door, Logger: zerolog.New(e.logs),
-		MCP: &mcpserver.Server{Runner: e.runner}, OpenAI: &openaiapi.Service{Runner: e.runner, Conversations: &activity.Service{Store: s}}})
+	var h http.Handler = httpapi.New(withServices(httpapi.Deps{Runner: e.runner, Store: s, Auth: door, Logger: zerolog.New(e.logs),
+		MCP: &mcpserver.Server{Runner: e.runner}, OpenAI: &openaiapi.Service{Runner: e.runner, Conversations: &activity.Service{Store: s}}}))
 	if wrap != nil {
 		h = wrap(h)
 	}
 	e.srv = httptest.NewServer(h)
 	t.Cleanup(e.srv.Close)
 	return e
+}
+
+// withServices is d with the services internal/app gives the API (control, rules, activity,
+// undo, household), over d.Store, checking rules against d.Runner's tools, on its clock
+// (without a runner: no rule's tool is known, the system clock, no household confirm).
+func withServices(d httpapi.Deps) httpapi.Deps {
+	now, reg := steward.Clock(time.Now), (*tools.Registry)(nil)
+	var confirmer agent.Confirmer
+	if d.Runner != nil {
+		now, reg, confirmer = d.Runner.Now, d.Runner.Tools, d.Runner
+	}
+	d.Control = &control.Service{Store: d.Store, Now: now}
+	d.Rules = &rules.Service{Store: d.Store, Tools: reg}
+	d.Activity = &activity.Service{Store: d.Store, Now: now}
+	d.Undo = &undo.Service{Store: d.Store, Now: now}
+	d.Household = &household.Service{Store: d.Store, Confirmer: confirmer, Now: now}
+	return d
 }
 
 // addOwner creates another owner and returns its key.

@@ -66,15 +66,17 @@ const DefaultMaxBodyBytes = 1 << 20
 type Deps struct {
 	// Runner starts, resumes and reads turns.
 	Runner *agent.Runner
-	// Store backs the services below when they are nil, and GET /healthz when Health is nil.
+	// Store backs GET /healthz when Health is nil.
 	Store *store.Store
-	// Control serves /v1/control; nil builds one over Store (with AllowAutoMode).
+	// The services below are built by internal/app, the one composition root
+	// (docs/ARCHITECTURE.md §7); the API builds none. A nil one answers 404 on its routes.
+	//
+	// Control serves /v1/control.
 	Control *control.Service
-	// Rules serves /v1/rules; nil builds one over Store, checking tools against
-	// Runner.Tools.
+	// Rules serves /v1/rules.
 	Rules *rules.Service
 	// Activity serves the history reads (conversations, approvals, activity, events,
-	// notifications); nil builds one over Store, on Runner.Now's clock.
+	// notifications and their deliveries).
 	Activity *activity.Service
 	// Auth turns API keys into owners.
 	Auth Authenticator
@@ -125,11 +127,10 @@ type Deps struct {
 	// MCPServers serves /v1/mcp/servers, the owner's remote MCP servers (internal/mcpclient);
 	// nil answers 404 there.
 	MCPServers *mcpclient.Service
-	// Undo serves POST /v1/turns/{id}/calls/{call_id}/undo (the undo window); nil builds one
-	// over Store, on Runner.Now's clock, with the default window.
+	// Undo serves POST /v1/turns/{id}/calls/{call_id}/undo (the undo window); nil answers
+	// 404 there.
 	Undo *undo.Service
-	// Household serves /v1/household/approvals (household approvals); nil
-	// builds one over Store and Runner (without it, a confirm holds nothing).
+	// Household serves /v1/household/approvals (household approvals); nil answers 404 there.
 	Household *household.Service
 	// KeyFailures counts unknown API keys per client and key prefix, and slows them down
 	// (shared with the web app's sign-in); nil builds one for this router.
@@ -158,24 +159,6 @@ func New(d Deps) http.Handler {
 	}
 	if d.Health == nil && d.Store != nil {
 		d.Health = d.Store.Ping
-	}
-	if d.Control == nil {
-		d.Control = &control.Service{Store: d.Store, AllowAutoMode: d.AllowAutoMode, Now: runnerNow(d.Runner)}
-	}
-	if d.Rules == nil {
-		d.Rules = &rules.Service{Store: d.Store}
-		if d.Runner != nil && d.Runner.Tools != nil {
-			d.Rules.Tools = d.Runner.Tools
-		}
-	}
-	if d.Activity == nil {
-		d.Activity = &activity.Service{Store: d.Store, Now: runnerNow(d.Runner)}
-	}
-	if d.Undo == nil {
-		d.Undo = &undo.Service{Store: d.Store, Now: runnerNow(d.Runner)}
-	}
-	if d.Household == nil {
-		d.Household = &household.Service{Store: d.Store, Confirmer: d.Runner, Now: runnerNow(d.Runner)}
 	}
 	if d.KeyFailures == nil {
 		d.KeyFailures = &auth.Failures{}
@@ -215,28 +198,33 @@ func New(d Deps) http.Handler {
 
 // routesV1 adds the /v1 routes whose bodies MaxBodyBytes caps.
 func (a *api) routesV1(r chi.Router) {
+	undos := configured(a.d.Undo != nil, "undo is")
+	activities := configured(a.d.Activity != nil, "the history is")
+	households := configured(a.d.Household != nil, "household approvals are")
+	controls := configured(a.d.Control != nil, "the control is")
+	ruleset := configured(a.d.Rules != nil, "rules are")
 	r.With(requireJSON).Post("/chat", a.chat)
 	r.Get("/turns/{id}", a.turn)
 	r.With(requireJSON).Post("/turns/{id}/confirm", a.confirm)
 	r.Post("/turns/{id}/cancel", a.cancel)
-	r.Post("/turns/{id}/calls/{call_id}/undo", a.undoCall)
-	r.Get("/approvals", a.approvals)
-	r.Get("/approvals/count", a.approvalsCount)
-	r.Get("/household/approvals", a.householdApprovals)
-	r.With(requireJSON).Post("/household/approvals/{id}", a.decideHouseholdApproval)
-	r.Get("/conversations", a.conversations)
-	r.Get("/conversations/{id}", a.conversation)
-	r.Get("/turns/{id}/events", a.events)
-	r.Get("/activity", a.activity)
-	r.Get("/control", a.control)
-	r.With(requireJSON).Post("/control/stop", a.stop)
-	r.Post("/control/resume", a.resume)
-	r.With(requireJSON).Post("/control/mode", a.setMode)
-	r.Get("/rules", a.rules)
-	r.With(requireJSON).Post("/rules", a.createRule)
-	r.Delete("/rules/{id}", a.deleteRule)
-	r.Get("/notifications", a.notifications)
-	r.Get("/notifications/deliveries", a.deliveries)
+	r.With(undos).Post("/turns/{id}/calls/{call_id}/undo", a.undoCall)
+	r.With(activities).Get("/approvals", a.approvals)
+	r.With(activities).Get("/approvals/count", a.approvalsCount)
+	r.With(households).Get("/household/approvals", a.householdApprovals)
+	r.With(households, requireJSON).Post("/household/approvals/{id}", a.decideHouseholdApproval)
+	r.With(activities).Get("/conversations", a.conversations)
+	r.With(activities).Get("/conversations/{id}", a.conversation)
+	r.With(activities).Get("/turns/{id}/events", a.events)
+	r.With(activities).Get("/activity", a.activity)
+	r.With(controls).Get("/control", a.control)
+	r.With(controls, requireJSON).Post("/control/stop", a.stop)
+	r.With(controls).Post("/control/resume", a.resume)
+	r.With(controls, requireJSON).Post("/control/mode", a.setMode)
+	r.With(ruleset).Get("/rules", a.rules)
+	r.With(ruleset, requireJSON).Post("/rules", a.createRule)
+	r.With(ruleset).Delete("/rules/{id}", a.deleteRule)
+	r.With(activities).Get("/notifications", a.notifications)
+	r.With(activities).Get("/notifications/deliveries", a.deliveries)
 	r.Get("/channels", a.channels)
 	r.With(requireJSON).Post("/channels", a.addChannel)
 	r.Delete("/channels/{name}", a.removeChannel)
@@ -305,12 +293,17 @@ func (a *api) telegramCallback(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, reply)
 }
 
-// runnerNow is the runner's clock; the system clock without a runner.
-func runnerNow(r *agent.Runner) steward.Clock {
-	if r == nil {
-		return nil
+// configured answers 404 "<what> not configured on this server" on a route whose service
+// Deps leaves nil, as the optional features' routes do.
+func configured(ok bool, what string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if ok {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fail(w, r, errorf(http.StatusNotFound, steward.CodeNotFound, "%s not configured on this server", what))
+		})
 	}
-	return r.Now
 }
 
 // methodNotAllowed answers 405 with the route's allowed methods in Allow (chi does not

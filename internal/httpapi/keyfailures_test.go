@@ -23,7 +23,7 @@ func TestAPIKeyFailuresAreSlowedDown(t *testing.T) {
 	t.Parallel()
 	db := testdb.Open(t, 4)
 	_, key := db.Owner(t, "alice")
-	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Store: db.Store, Auth: db.Door, Logger: zerolog.Nop(), TrustedProxyHeader: "X-Forwarded-For"}))
+	srv := httptest.NewServer(httpapi.New(withServices(httpapi.Deps{Store: db.Store, Auth: db.Door, Logger: zerolog.Nop(), TrustedProxyHeader: "X-Forwarded-For"})))
 	t.Cleanup(srv.Close)
 	get := func(key, client string) response {
 		return doHTTP(t, srv.URL, request{method: "GET", path: "/v1/approvals", key: key, header: map[string]string{"X-Forwarded-For": client}})

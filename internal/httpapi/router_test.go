@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/stewardhq/steward/internal/app"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/httpapi"
@@ -138,5 +140,34 @@ func TestUnauthenticatedRoutesUnderV1Are401(t *testing.T) {
 	}
 	if called {
 		t.Fatal("a request without a key reached the authenticator")
+	}
+}
+
+// TestUnconfiguredServicesAnswer404: the API builds no service (docs/ARCHITECTURE.md §7); a
+// route whose service Deps leaves nil says so in words with a 404, as an optional feature's
+// route does, instead of failing on a service it made up.
+func TestUnconfiguredServicesAnswer404(t *testing.T) {
+	t.Parallel()
+	base, _ := routerOnly(t,
+		func(context.Context, string) (store.Principal, error) {
+			return store.Principal{OwnerID: uuid.New()}, nil
+		},
+		func(context.Context) error { return nil })
+	id := uuid.NewString()
+	for _, req := range []request{
+		{method: "GET", path: "/v1/control"},
+		{method: "POST", path: "/v1/control/stop", body: `{"reason":"x"}`},
+		{method: "GET", path: "/v1/rules"},
+		{method: "GET", path: "/v1/approvals"},
+		{method: "GET", path: "/v1/conversations"},
+		{method: "GET", path: "/v1/notifications"},
+		{method: "GET", path: "/v1/household/approvals"},
+		{method: "POST", path: "/v1/turns/" + id + "/calls/c1/undo"},
+	} {
+		req.key = "stw_anything"
+		e := errorOf(t, doHTTP(t, base, req), http.StatusNotFound, "not_found")
+		if !strings.Contains(e.Error.Message, "not configured on this server") {
+			t.Errorf("%s %s: %q, want it to say the service is not configured", req.method, req.path, e.Error.Message)
+		}
 	}
 }

@@ -72,8 +72,8 @@ func TestNonReadingStreamsDoNotFreezeOtherOwners(t *testing.T) {
 		steps[i] = step
 	}
 	runner := agent.New(agent.Config{Model: scripted.New(steps...), Tools: reg, Store: db.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: db.Door.GlobalCostToday}}, agent.Hooks{})
-	srv := httptest.NewUnstartedServer(httpapi.New(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door, OpenAI: &openaiapi.Service{Runner: runner, Conversations: &activity.Service{Store: db.Store}},
-		Logger: zerolog.Nop(), StreamWriteTimeout: time.Second}))
+	srv := httptest.NewUnstartedServer(httpapi.New(withServices(httpapi.Deps{Runner: runner, Store: db.Store, Auth: db.Door, OpenAI: &openaiapi.Service{Runner: runner, Conversations: &activity.Service{Store: db.Store}},
+		Logger: zerolog.Nop(), StreamWriteTimeout: time.Second})))
 	srv.Listener = slowListener{srv.Listener}
 	srv.Start()
 	t.Cleanup(srv.Close)

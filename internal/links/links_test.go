@@ -17,16 +17,22 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/control"
+	"github.com/stewardhq/steward/internal/household"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/links"
 	"github.com/stewardhq/steward/internal/llm/demo"
+	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/safety"
+	"github.com/stewardhq/steward/internal/sessions"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
 	"github.com/stewardhq/steward/internal/tools/toolstest"
+	"github.com/stewardhq/steward/internal/undo"
 	"github.com/stewardhq/steward/internal/webapp"
 )
 
@@ -82,7 +88,10 @@ func setupBehind(t *testing.T, channel bool, header string) *env {
 	svc.Confirmer = run
 	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: run, Store: o.Store, Auth: door, Logger: zerolog.Nop(),
 		Links: webapp.LinkPages(svc, header),
-		Web:   webapp.Routes(webapp.Deps{Runner: run, Store: o.Store, Door: door, Logger: zerolog.Nop()})}))
+		Web: webapp.Routes(webapp.Deps{Runner: run, Store: o.Store, Door: door, Logger: zerolog.Nop(),
+			Sessions: &sessions.Service{Store: o.Store, Door: door, Now: c.now}, Activity: &activity.Service{Store: o.Store, Now: c.now},
+			Control: &control.Service{Store: o.Store, Now: c.now}, Rules: &rules.Service{Store: o.Store, Tools: reg},
+			Undo: &undo.Service{Store: o.Store, Now: c.now}, Household: &household.Service{Store: o.Store, Confirmer: run, Now: c.now}})}))
 	t.Cleanup(srv.Close)
 	svc.PublicURL = srv.URL
 	owner, key := o.Owner(t, "alice")

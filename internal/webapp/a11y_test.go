@@ -3,8 +3,6 @@ package webapp_test
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,28 +13,15 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/google/uuid"
-	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/apptest"
 	"github.com/stewardhq/steward/internal/browsertest"
 	"github.com/stewardhq/steward/internal/channel"
-	"github.com/stewardhq/steward/internal/document"
-	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/egress/egresstest"
-	"github.com/stewardhq/steward/internal/household"
-	"github.com/stewardhq/steward/internal/httpapi"
-	"github.com/stewardhq/steward/internal/ledger"
-	"github.com/stewardhq/steward/internal/llm/demo"
 	"github.com/stewardhq/steward/internal/memory"
-	"github.com/stewardhq/steward/internal/safety"
-	"github.com/stewardhq/steward/internal/secret"
-	"github.com/stewardhq/steward/internal/sessions"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
-	"github.com/stewardhq/steward/internal/testdb"
-	"github.com/stewardhq/steward/internal/tools"
-	"github.com/stewardhq/steward/internal/tools/toolstest"
-	"github.com/stewardhq/steward/internal/webapp"
 )
 
 // axeSource is axe-core's axe.min.js: the file STEWARD_AXE names (make test sets it after
@@ -67,36 +52,13 @@ type a11yEnv struct {
 func newA11yEnv(t *testing.T) a11yEnv {
 	t.Helper()
 	ctx := context.Background()
-	o := testdb.Open(t, 10)
-	reg, err := tools.NewRegistry(toolstest.Tools()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hooks := household.Hooks{Tools: reg}
-	runner := agent.New(agent.Config{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: o.Door.GlobalCostToday}},
-		agent.Hooks{Suspended: []func(context.Context, agent.Tx, steward.Turn) error{hooks.Suspended}, Hold: hooks.Hold})
-	house := &household.Service{Store: o.Store, Confirmer: runner}
-	door, err := store.OpenDoor(ctx, o.DoorURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(door.Close)
-	sealer, err := secret.NewSealer([]byte("0123456789abcdef0123456789abcdef"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ledgers, docs, mem := &ledger.Service{Store: o.Store}, &document.Service{Store: o.Store}, memory.New(o.Store, memory.Offline{}, nil)
 	// The channel's server is example.com, which the test's resolver knows as 127.0.0.1.
-	opts := egress.Options{Lookup: egresstest.Lookup, Allow: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:443")}}
-	channels := &channel.Service{Store: o.Store, Sealer: sealer, Sender: &channel.Sender{Options: opts, Timeout: time.Second}}
-	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: runner, Store: o.Store, Auth: door, Logger: zerolog.Nop(), Documents: docs, Household: house,
-		Web: webapp.Routes(webapp.Deps{Runner: runner, Store: o.Store, Door: door, Logger: zerolog.Nop(), Ledger: ledgers, Documents: docs,
-			Memory: mem, Channels: channels, Household: house, Sessions: &sessions.Service{Store: o.Store, Now: time.Now}})}))
-	t.Cleanup(srv.Close)
+	app := apptest.New(t, apptest.Options{Lookup: egresstest.Lookup, Env: map[string]string{"STEWARD_EGRESS_ALLOW": "127.0.0.1:443"}})
+	o, runner, ledgers, docs, mem, channels := app.DB, app.Runner, app.Ledger, app.Documents, app.Memory, app.Channels
 
 	ada, key := o.Owner(t, "ada")
 	hal, _ := o.Owner(t, "hal")
-	e := a11yEnv{url: srv.URL, key: key, markdown: seedAnswer(t, o, ada)}
+	e := a11yEnv{url: app.Server.URL, key: key, markdown: seedAnswer(t, o, ada)}
 	start := func(owner uuid.UUID, msg string, want steward.Status) steward.View {
 		v, err := runner.Start(ctx, agent.Input{OwnerID: owner, Message: msg, Trigger: steward.TriggerChat}, nil)
 		if err != nil || v.Status != want {

@@ -55,8 +55,8 @@ func TestBrowserMoneyAndDocuments(t *testing.T) {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: runner, Store: o.Store, Auth: door, Logger: zerolog.Nop(), Documents: docs,
-		Web: webapp.Routes(webapp.Deps{Runner: runner, Store: o.Store, Door: door, Logger: zerolog.Nop(), Ledger: ledgers, Documents: docs,
-			Sessions: &sessions.Service{Store: o.Store, Now: time.Now}})})) // sessions live in the database's time, the ledger in April 2026
+		Web: webapp.Routes(withServices(webapp.Deps{Runner: runner, Store: o.Store, Door: door, Logger: zerolog.Nop(), Ledger: ledgers, Documents: docs,
+			Sessions: &sessions.Service{Store: o.Store, Now: time.Now}}))})) // sessions live in the database's time, the ledger in April 2026
 	t.Cleanup(hs.Close)
 	srv := hs.URL
 

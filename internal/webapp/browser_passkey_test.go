@@ -10,10 +10,8 @@ import (
 	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 
+	"github.com/stewardhq/steward/internal/apptest"
 	"github.com/stewardhq/steward/internal/browsertest"
-	"github.com/stewardhq/steward/internal/llm/demo"
-	"github.com/stewardhq/steward/internal/passkeys"
-	"github.com/stewardhq/steward/internal/webapp"
 )
 
 // passkeyServer is server with passkeys on, for the relying party "localhost": the browser
@@ -21,15 +19,11 @@ import (
 // It returns that base URL and alice's key.
 func passkeyServer(t *testing.T) (base, key string) {
 	t.Helper()
-	pk := &passkeys.Service{RPID: "localhost"}
-	srv, o, _ := serverWithDeps(t, demo.New(), func(d *webapp.Deps) {
-		pk.Store, pk.Door = d.Store, d.Door
-		d.Passkeys = pk
-	})
-	u, _ := url.Parse(srv.URL)
+	e := apptest.New(t, apptest.Options{Env: map[string]string{"STEWARD_PASSKEY_RP_ID": "localhost"}})
+	u, _ := url.Parse(e.Server.URL)
 	base = "http://localhost:" + u.Port()
-	pk.Origin = base
-	_, key = o.Owner(t, "alice")
+	e.Passkeys.Origin = base // the server's port is known once it listens
+	_, key = e.DB.Owner(t, "alice")
 	return base, key
 }
 

@@ -98,7 +98,7 @@ func TestBrowserPushApprove(t *testing.T) {
 		Expand: approvals.Expand, Actions: approvals.Actions}
 	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: runner, Store: o.Store, Auth: door, Logger: zerolog.Nop(),
 		Links: webapp.LinkPages(approvals, ""),
-		Web:   webapp.Routes(webapp.Deps{Runner: runner, Store: o.Store, Door: door, Logger: zerolog.Nop(), Channels: channels})}))
+		Web:   webapp.Routes(withServices(webapp.Deps{Runner: runner, Store: o.Store, Door: door, Logger: zerolog.Nop(), Channels: channels}))}))
 	t.Cleanup(srv.Close)
 	approvals.PublicURL = srv.URL
 	alice, aliceKey := o.Owner(t, "alice")

@@ -12,21 +12,15 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/jackc/pgx/v5"
-	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/apptest"
 	"github.com/stewardhq/steward/internal/browsertest"
-	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/demo"
-	"github.com/stewardhq/steward/internal/memory"
-	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
-	"github.com/stewardhq/steward/internal/tools"
-	"github.com/stewardhq/steward/internal/tools/toolstest"
-	"github.com/stewardhq/steward/internal/webapp"
 )
 
 // browser starts headless Chromium at desktop size.
@@ -39,35 +33,12 @@ func server(t *testing.T) (*httptest.Server, testdb.Opened) {
 	return srv, o
 }
 
-// serverWith is server with the given model; it also returns the runner behind it.
+// serverWith is server with the given model; it also returns the runner behind it. It is the
+// graph production runs (internal/apptest).
 func serverWith(t *testing.T, model llm.Model) (*httptest.Server, testdb.Opened, *agent.Runner) {
 	t.Helper()
-	return serverWithDeps(t, model, nil)
-}
-
-// serverWithDeps is serverWith whose web app's Deps change first sets (nil: none).
-func serverWithDeps(t *testing.T, model llm.Model, change func(*webapp.Deps)) (*httptest.Server, testdb.Opened, *agent.Runner) {
-	t.Helper()
-	o := testdb.Open(t, 10)
-	reg, err := tools.NewRegistry(toolstest.Tools()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner := agent.New(agent.Config{Model: model, Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: o.Door.GlobalCostToday}}, agent.Hooks{})
-	runtimeDoor, err := store.OpenDoor(context.Background(), o.DoorURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(runtimeDoor.Close)
-	wd := webapp.Deps{Runner: runner, Store: o.Store, Door: runtimeDoor, Logger: zerolog.Nop(),
-		Memory: memory.New(o.Store, memory.Offline{}, nil)}
-	if change != nil {
-		change(&wd)
-	}
-	h := httpapi.New(httpapi.Deps{Runner: runner, Store: o.Store, Auth: runtimeDoor, Logger: zerolog.Nop(), Web: webapp.Routes(wd)})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv, o, runner
+	e := apptest.New(t, apptest.Options{Model: model})
+	return e.Server, e.DB, e.Runner
 }
 
 func signIn(base, key string) chromedp.Action[chromedp.Void] {

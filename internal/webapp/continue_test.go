@@ -52,8 +52,8 @@ func TestWebChatContinues(t *testing.T) {
 	}
 	t.Cleanup(door.Close)
 	h := httpapi.New(httpapi.Deps{Runner: runner, Store: o.Store, Auth: door, Logger: zerolog.Nop(),
-		Web: webapp.Routes(webapp.Deps{Runner: runner, Store: o.Store, Door: door, Logger: zerolog.Nop(),
-			Sessions: &sessions.Service{Store: o.Store, Now: time.Now}})})
+		Web: webapp.Routes(withServices(webapp.Deps{Runner: runner, Store: o.Store, Door: door, Logger: zerolog.Nop(),
+			Sessions: &sessions.Service{Store: o.Store, Now: time.Now}}))})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), time.Hour) // the invocation's deadline
 		defer cancel()

@@ -2,24 +2,16 @@ package webapp_test
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"mime/multipart"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/rs/zerolog"
-
-	"github.com/stewardhq/steward/internal/document"
-	"github.com/stewardhq/steward/internal/httpapi"
-	"github.com/stewardhq/steward/internal/store"
-	"github.com/stewardhq/steward/internal/testdb"
-	"github.com/stewardhq/steward/internal/webapp"
+	"github.com/stewardhq/steward/internal/apptest"
 )
 
 // docWeb is the web app with documents, and a signed-in client per owner.
@@ -32,17 +24,8 @@ type docWeb struct {
 
 func docSite(t *testing.T) (alice, bob *docWeb) {
 	t.Helper()
-	o := testdb.Open(t, 6)
-	docs := &document.Service{Store: o.Store}
-	door, err := store.OpenDoor(context.Background(), o.DoorURL) // the runtime's door, as in server()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(door.Close)
-	h := httpapi.New(httpapi.Deps{Store: o.Store, Auth: door, Logger: zerolog.Nop(), Documents: docs,
-		Web: webapp.Routes(webapp.Deps{Store: o.Store, Door: door, Logger: zerolog.Nop(), Documents: docs})})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	e := apptest.New(t, apptest.Options{MaxConns: 6})
+	o, srv := e.DB, e.Server
 	signIn := func(name string) *docWeb {
 		_, key := o.Owner(t, name)
 		jar, _ := cookiejar.New(nil)

@@ -21,19 +21,25 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/channel"
+	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/egress/egresstest"
+	"github.com/stewardhq/steward/internal/household"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/ledger"
 	"github.com/stewardhq/steward/internal/mcpclient"
+	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/secret"
 	"github.com/stewardhq/steward/internal/sessions"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
+	"github.com/stewardhq/steward/internal/tools"
 	"github.com/stewardhq/steward/internal/tools/toolstest"
+	"github.com/stewardhq/steward/internal/undo"
 	"github.com/stewardhq/steward/internal/webapp"
 )
 
@@ -47,6 +53,38 @@ type facesEnv struct {
 	c     *http.Client
 	// location is the last answer's Location (a redirect's target).
 	location string
+}
+
+// withServices is d with the services internal/app gives the web app that d leaves nil
+// (sessions, activity, control, rules, undo, household) — for a test whose runner is not
+// production's (a fixed clock, a handed-on turn); one that can use production's graph uses
+// internal/apptest instead. They live over d.Store, check rules against d.Runner's tools, and
+// run on its clock.
+func withServices(d webapp.Deps) webapp.Deps {
+	now, reg := steward.Clock(time.Now), (*tools.Registry)(nil)
+	var confirmer agent.Confirmer
+	if d.Runner != nil {
+		now, reg, confirmer = d.Runner.Now, d.Runner.Tools, d.Runner
+	}
+	if d.Sessions == nil {
+		d.Sessions = &sessions.Service{Store: d.Store, Door: d.Door, Now: now}
+	}
+	if d.Activity == nil {
+		d.Activity = &activity.Service{Store: d.Store, Now: now}
+	}
+	if d.Control == nil {
+		d.Control = &control.Service{Store: d.Store, Now: now}
+	}
+	if d.Rules == nil {
+		d.Rules = &rules.Service{Store: d.Store, Tools: reg}
+	}
+	if d.Undo == nil {
+		d.Undo = &undo.Service{Store: d.Store, Now: now}
+	}
+	if d.Household == nil {
+		d.Household = &household.Service{Store: d.Store, Confirmer: confirmer, Now: now}
+	}
+	return d
 }
 
 // newFacesEnv builds the app on March 15th 2026; allow is what the egress guard lets through
@@ -71,11 +109,11 @@ func newFacesEnv(t *testing.T, rootCAs *httptest.Server, allow ...netip.AddrPort
 		opts.RootCAs = rootCAs.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
 	}
 	h := httpapi.New(httpapi.Deps{Runner: runner, Store: o.Store, Auth: door, Logger: zerolog.Nop(),
-		Web: webapp.Routes(webapp.Deps{Runner: runner, Store: o.Store, Door: door, Logger: zerolog.Nop(),
+		Web: webapp.Routes(withServices(webapp.Deps{Runner: runner, Store: o.Store, Door: door, Logger: zerolog.Nop(),
 			Sessions:   &sessions.Service{Store: o.Store, Now: time.Now}, // sessions live in the database's time
 			Ledger:     &ledger.Service{Store: o.Store},
 			Channels:   &channel.Service{Store: o.Store, Sealer: sealer, Sender: &channel.Sender{Options: opts, Timeout: 5 * time.Second}},
-			MCPServers: &mcpclient.Service{Store: o.Store, Guard: egress.NewGuard(opts), Timeout: 5 * time.Second, Sealer: sealer}})})
+			MCPServers: &mcpclient.Service{Store: o.Store, Guard: egress.NewGuard(opts), Timeout: 5 * time.Second, Sealer: sealer}}))})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	jar, _ := cookiejar.New(nil)
@@ -434,4 +472,18 @@ func TestMCPPage(t *testing.T) {
 	if _, page = e.get("/settings/mcp"); !strings.Contains(page, "No MCP servers") {
 		t.Fatalf("server still listed after delete: %s", page)
 	}
+}
+
+// TestRoutesNeedsItsServices: the web app builds no service (docs/ARCHITECTURE.md §7); one it
+// needs left nil is a programming error, named when the routes are built, not a page that
+// fails later.
+func TestRoutesNeedsItsServices(t *testing.T) {
+	t.Parallel()
+	defer func() {
+		msg, _ := recover().(string)
+		if want := "Deps.Sessions, Deps.Activity, Deps.Control, Deps.Rules, Deps.Undo, Deps.Household nil"; !strings.Contains(msg, want) {
+			t.Fatalf("webapp.Routes without its services panicked with %q, want it to name %q", msg, want)
+		}
+	}()
+	webapp.Routes(webapp.Deps{Logger: zerolog.Nop()})
 }

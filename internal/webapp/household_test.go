@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -13,23 +12,16 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/agent"
-	"github.com/stewardhq/steward/internal/household"
-	"github.com/stewardhq/steward/internal/httpapi"
-	"github.com/stewardhq/steward/internal/llm/demo"
-	"github.com/stewardhq/steward/internal/safety"
-	"github.com/stewardhq/steward/internal/sessions"
+	"github.com/stewardhq/steward/internal/apptest"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
-	"github.com/stewardhq/steward/internal/tools"
-	"github.com/stewardhq/steward/internal/tools/toolstest"
-	"github.com/stewardhq/steward/internal/webapp"
 )
 
-// houseEnv is the API with the web app on a fresh database with the demo model: alice and
+// houseEnv is production's graph (internal/apptest) with the demo model, on a clock the test
+// moves forward: alice and
 // bob form the household "home", whose policy makes alice's create_task also wait for bob;
 // dave is an owner outside it. Each of bob and dave is signed in to the web app.
 type houseEnv struct {
@@ -43,28 +35,12 @@ type houseEnv struct {
 func newHouseEnv(t *testing.T) *houseEnv {
 	t.Helper()
 	ctx := context.Background()
-	o := testdb.Open(t, 20)
-	reg, err := tools.NewRegistry(toolstest.Tools()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &houseEnv{o: o}
+	e := &houseEnv{}
 	now := func() time.Time { return time.Now().Add(time.Duration(e.clock.Load()) * time.Second) }
-	hooks := household.Hooks{Tools: reg, Now: now}
-	run := agent.New(agent.Config{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Now: now},
-		agent.Hooks{Suspended: []func(context.Context, agent.Tx, steward.Turn) error{hooks.Suspended}, Hold: hooks.Hold})
-	e.run = run
-	svc := &household.Service{Store: o.Store, Confirmer: run, Now: now}
-	door, err := store.OpenDoor(ctx, o.DoorURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(door.Close)
-	h := httpapi.New(httpapi.Deps{Runner: run, Store: o.Store, Auth: door, Logger: zerolog.Nop(), Household: svc,
-		Web: webapp.Routes(webapp.Deps{Runner: run, Store: o.Store, Door: door, Logger: zerolog.Nop(), Household: svc,
-			Sessions: &sessions.Service{Store: o.Store, Now: time.Now}})})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	app := apptest.New(t, apptest.Options{Now: now, MaxConns: 20,
+		Env: map[string]string{"STEWARD_MAX_ITERATIONS": "4", "STEWARD_SUSPEND_TTL": "1h"}})
+	o, srv := app.DB, app.Server
+	e.o, e.run = o, app.Runner
 	var aliceKey, bobKey, daveKey string
 	e.alice, aliceKey = o.Owner(t, "alice")
 	bob, bobKey := o.Owner(t, "bob")

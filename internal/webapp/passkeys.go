@@ -179,7 +179,10 @@ func (a *web) finishPasskeyRegistration(w http.ResponseWriter, r *http.Request) 
 // removePasskey: POST /settings/passkeys/{id}/remove (a form).
 func (a *web) removePasskey(w http.ResponseWriter, r *http.Request) {
 	id, err := uuid.Parse(chi.URLParam(r, "id"))
-	if err == nil {
+	switch {
+	case err == nil && a.d.Passkeys == nil: // passkeys off: there is none to remove
+		err = steward.Errorf(steward.CodeNotFound, "There is no such passkey.")
+	case err == nil:
 		err = a.d.Passkeys.Remove(r.Context(), current(r).OwnerID, id)
 	}
 	if err != nil {

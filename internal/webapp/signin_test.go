@@ -1,25 +1,17 @@
 package webapp_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/rs/zerolog"
-
+	"github.com/stewardhq/steward/internal/apptest"
 	"github.com/stewardhq/steward/internal/auth"
-	"github.com/stewardhq/steward/internal/httpapi"
-	"github.com/stewardhq/steward/internal/passkeys"
-	"github.com/stewardhq/steward/internal/store"
-	"github.com/stewardhq/steward/internal/testdb"
-	"github.com/stewardhq/steward/internal/webapp"
 )
 
 // newClient is a browser-like client: a cookie jar, redirects not followed.
@@ -94,21 +86,14 @@ func roundTrip(t *testing.T, c *http.Client, req *http.Request) *answer {
 	return &answer{status: resp.StatusCode, header: resp.Header, body: string(b), resp: resp}
 }
 
-// signinServer is the API with the web app on a fresh database behind a proxy that puts the
+// signinServer is production's graph (internal/apptest) behind a proxy that puts the
 // client's address in X-Forwarded-For, and an owner alice with her key.
 func signinServer(t *testing.T) (base, key string) {
 	t.Helper()
-	o := testdb.Open(t, 4)
-	_, key = o.Owner(t, "alice")
-	door, err := store.OpenDoor(context.Background(), o.DoorURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(door.Close)
-	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Store: o.Store, Auth: door, Logger: zerolog.Nop(), TrustedProxyHeader: "X-Forwarded-For",
-		Web: webapp.Routes(webapp.Deps{Store: o.Store, Door: door, Logger: zerolog.Nop(), TrustedProxyHeader: "X-Forwarded-For",
-			Passkeys: &passkeys.Service{Store: o.Store, Door: door, RPID: "localhost", Origin: "http://localhost"}})}))
-	t.Cleanup(srv.Close)
+	e := apptest.New(t, apptest.Options{MaxConns: 4, Env: map[string]string{
+		"STEWARD_TRUSTED_PROXY_HEADER": "X-Forwarded-For", "STEWARD_PASSKEY_ORIGIN": "http://localhost"}})
+	_, key = e.DB.Owner(t, "alice")
+	srv := e.Server
 	return srv.URL, key
 }
 

@@ -74,29 +74,28 @@ const DefaultSessionTTL = 7 * 24 * time.Hour
 // write goes through a service (docs/ARCHITECTURE.md §7).
 type Deps struct {
 	Runner *agent.Runner
-	// Store backs the services below when they are nil.
-	Store *store.Store
-	Door  Doors
-	// Sessions starts, lists and revokes web sessions, and makes and uses device links; nil
-	// builds one over Store and Door.
+	Store  *store.Store
+	Door   Doors
+	// The services below are built by internal/app, the one composition root
+	// (docs/ARCHITECTURE.md §7); the web app builds none. Routes panics when Sessions,
+	// Activity, Control, Rules, Undo or Household is nil: a programming error.
+	//
+	// Sessions starts, lists and revokes web sessions, and makes and uses device links.
 	Sessions *sessions.Service
-	// Passkeys registers passkeys and signs in with them; nil builds one with passkeys off.
+	// Passkeys registers passkeys and signs in with them; nil means passkeys are off.
 	Passkeys *passkeys.Service
 	// PublicURL is where device links point (STEWARD_PUBLIC_URL); empty: the address the
 	// owner's Settings page was opened at.
 	PublicURL string
-	// Activity serves the approvals inbox, the activity feed and turn stories; nil builds one
-	// over Store, on Runner.Now's clock.
+	// Activity serves the approvals inbox, the activity feed and turn stories.
 	Activity *activity.Service
-	// Control serves the kill switch, gate mode and budget; nil builds one over Store.
+	// Control serves the kill switch, gate mode and budget.
 	Control *control.Service
-	// Rules serves the standing rules; nil builds one over Store, checking tools against
-	// Runner.Tools.
+	// Rules serves the standing rules.
 	Rules *rules.Service
 	// Memory serves /memory; nil leaves the page saying memory is off.
 	Memory *memory.Service
-	// Undo undoes calls within the undo window (the story's Undo button); nil builds one over
-	// Store, on Runner.Now's clock, with the default window.
+	// Undo undoes calls within the undo window (the story's Undo button).
 	Undo *undo.Service
 	// Documents serves /documents; nil leaves the page saying documents are off.
 	Documents *document.Service
@@ -107,8 +106,8 @@ type Deps struct {
 	Channels *channel.Service
 	// MCPServers serves /settings/mcp; nil leaves the page saying MCP servers are off.
 	MCPServers *mcpclient.Service
-	// Household serves /household, the member's inbox of household approvals; nil builds
-	// one over Store and Runner (the API's /v1/household/approvals uses the same service).
+	// Household serves /household, the member's inbox of household approvals (the API's
+	// /v1/household/approvals uses the same service).
 	Household  *household.Service
 	SessionTTL time.Duration
 	Logger     zerolog.Logger
@@ -146,30 +145,18 @@ func Routes(d Deps) func(chi.Router) {
 	if d.Runner != nil {
 		now = d.Runner.Now
 	}
-	if d.Sessions == nil {
-		d.Sessions = &sessions.Service{Store: d.Store, Door: d.Door, Now: now}
-	}
-	if d.Passkeys == nil {
-		d.Passkeys = &passkeys.Service{Store: d.Store, Door: d.Door, Now: now}
-	}
-	if d.Activity == nil {
-		d.Activity = &activity.Service{Store: d.Store, Now: now}
-	}
-	if d.Control == nil {
-		d.Control = &control.Service{Store: d.Store, Now: now}
-	}
-	if d.Rules == nil {
-		r := &rules.Service{Store: d.Store}
-		if d.Runner != nil && d.Runner.Tools != nil {
-			r.Tools = d.Runner.Tools
+	var missing []string
+	for _, dep := range []struct {
+		name string
+		nil  bool
+	}{{"Sessions", d.Sessions == nil}, {"Activity", d.Activity == nil}, {"Control", d.Control == nil},
+		{"Rules", d.Rules == nil}, {"Undo", d.Undo == nil}, {"Household", d.Household == nil}} {
+		if dep.nil {
+			missing = append(missing, "Deps."+dep.name)
 		}
-		d.Rules = r
 	}
-	if d.Undo == nil {
-		d.Undo = &undo.Service{Store: d.Store, Now: now}
-	}
-	if d.Household == nil {
-		d.Household = &household.Service{Store: d.Store, Confirmer: d.Runner, Now: now}
+	if len(missing) > 0 { // a programming error: internal/app builds them (docs/ARCHITECTURE.md §7)
+		panic("webapp.Routes: " + strings.Join(missing, ", ") + " nil; internal/app builds the web app's services")
 	}
 	if d.KeyFailures == nil {
 		d.KeyFailures = &auth.Failures{}
