@@ -64,13 +64,21 @@ func TestOneDoor(t *testing.T) {
 	}
 }
 
-// TestTestdbOnlyInTests: internal/testdb, which opens the door for test harnesses, is
-// imported by test files only, so it never ships in a binary.
+// TestTestdbOnlyInTests: internal/testdb, which opens the door for test harnesses, never
+// ships in a binary: test files import it, and internal/apptest (the tests' builder of
+// production's graph), which only test files import in turn.
 func TestTestdbOnlyInTests(t *testing.T) {
 	t.Parallel()
+	const apptestImport = "github.com/stewardhq/steward/internal/apptest"
 	for _, f := range goFiles(t) {
-		if _, ok := f.imports[testdbImport]; ok && !strings.HasSuffix(f.path, "_test.go") {
-			t.Errorf("%s imports %s; only _test.go files may", f.path, testdbImport)
+		if strings.HasSuffix(f.path, "_test.go") {
+			continue
+		}
+		if _, ok := f.imports[testdbImport]; ok && f.dir != "internal/apptest" {
+			t.Errorf("%s imports %s; only _test.go files and internal/apptest may", f.path, testdbImport)
+		}
+		if _, ok := f.imports[apptestImport]; ok {
+			t.Errorf("%s imports %s; only _test.go files may", f.path, apptestImport)
 		}
 	}
 }

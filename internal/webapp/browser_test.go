@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -290,6 +291,13 @@ func pendingArgs(t *testing.T, o testdb.Opened, owner store.Owner) string {
 	return args
 }
 
+// textIn reads the text of the first element matching selector by polling the page until it
+// has some, not through a DOM node id: after a form's POST and its 303 the id a wait saw can
+// go stale before the read on a loaded machine ("No node with given id found").
+func textIn(selector string) chromedp.Action[string] {
+	return chromedp.Poll[string](`(() => { const e = document.querySelector(` + strconv.Quote(selector) + `); return e ? e.innerText : ""; })()`)
+}
+
 // TestBrowserSettingsAndMemory drives the owner's pages: a standing rule added in settings is
 // listed (bad JSON is refused with a message and writes nothing); the kill switch puts a
 // banner on the chat page and a message there is refused readably, until resumed; a fact
@@ -308,8 +316,8 @@ func TestBrowserSettingsAndMemory(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#rule-predicate`), "title is milk"),
 		chromedp.Click(chromedp.Search(`//button[text()="Add rule"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`p[role=alert]`)),
-		browsertest.Into(&alert, chromedp.Text(chromedp.CSS(`p[role=alert]`))),
-		browsertest.Into(&rulesText, chromedp.Text(chromedp.CSS(`main`))))
+		browsertest.Into(&alert, textIn(`p[role=alert]`)),
+		browsertest.Into(&rulesText, textIn(`main`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +333,7 @@ func TestBrowserSettingsAndMemory(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#rule-note`), "no gym reminders"),
 		chromedp.Click(chromedp.Search(`//button[text()="Add rule"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`ul.rules li`)),
-		browsertest.Into(&rulesText, chromedp.Text(chromedp.CSS(`ul.rules`))))
+		browsertest.Into(&rulesText, textIn(`ul.rules`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,9 +350,9 @@ func TestBrowserSettingsAndMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`div.banner`)),
-		browsertest.Into(&banner, chromedp.Text(chromedp.CSS(`div.banner`))), send("hello"),
+		browsertest.Into(&banner, textIn(`div.banner`)), send("hello"),
 		chromedp.WaitVisible(chromedp.CSS(`#log p.error`)),
-		browsertest.Into(&chatErr, chromedp.Text(chromedp.CSS(`#log p.error`))))
+		browsertest.Into(&chatErr, textIn(`#log p.error`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,13 +384,11 @@ func TestBrowserSettingsAndMemory(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#fact-content`), "Dr. Wu on Elm Street"),
 		chromedp.Click(chromedp.Search(`//button[text()="Remember"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`ul.facts li`)),
-		// Read by polling the page, not through a DOM node id, which went stale between the
-		// wait and the read on a loaded machine (No node with given id found).
-		browsertest.Into(&facts, chromedp.Poll[string](`document.querySelector("ul.facts li") ? document.querySelector("ul.facts").innerText : ""`)),
+		browsertest.Into(&facts, textIn(`ul.facts`)),
 		chromedp.SendKeys(chromedp.CSS(`#q`), "dentist Dr. Wu"),
 		chromedp.Click(chromedp.Search(`//button[text()="Search"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`ol.hits`)),
-		browsertest.Into(&hits, chromedp.Poll[string](`document.querySelector("ol.hits") ? document.querySelector("ol.hits").innerText : ""`)))
+		browsertest.Into(&hits, textIn(`ol.hits`)))
 	if err != nil {
 		t.Fatal(err)
 	}
