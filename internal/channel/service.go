@@ -65,14 +65,20 @@ func ViewOf(c store.Channel) View {
 	return v
 }
 
-// List returns the owner's channels by name.
-func (s *Service) List(ctx context.Context, ownerID uuid.UUID) ([]View, error) {
+// stored reads the owner's channels as stored (their secrets sealed), by name.
+func (s *Service) stored(ctx context.Context, ownerID uuid.UUID) ([]store.Channel, error) {
 	var chs []store.Channel
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
 		chs, err = tx.Channels.List(ctx)
 		return err
 	})
+	return chs, err
+}
+
+// List returns the owner's channels by name.
+func (s *Service) List(ctx context.Context, ownerID uuid.UUID) ([]View, error) {
+	chs, err := s.stored(ctx, ownerID)
 	if err != nil {
 		return nil, err
 	}
@@ -142,12 +148,7 @@ func (s *Service) newSubscription(ctx context.Context, ownerID uuid.UUID, t Targ
 	if _, err := s.PushKey(); err != nil {
 		return err
 	}
-	var chs []store.Channel
-	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		var err error
-		chs, err = tx.Channels.List(ctx)
-		return err
-	})
+	chs, err := s.stored(ctx, ownerID)
 	if err != nil {
 		return err
 	}

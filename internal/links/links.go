@@ -291,12 +291,32 @@ func (s *Issuer) Expand(text string) string {
 		if err != nil {
 			return p
 		}
-		return s.PublicURL + "/a/" + s.token(id)
+		return s.url(id)
 	})
 }
 
+// url is the one-tap link of link id: its page on the public URL.
+func (s *Issuer) url(id uuid.UUID) string { return s.PublicURL + "/a/" + s.token(id) }
+
 // buttonLine is a link's line in a stored notification: "Approve: [one-tap link <id>]".
 var buttonLine = regexp.MustCompile(`(?m)^(Approve|Deny): \[one-tap link ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\]$`)
+
+// choice is one link line of a stored notification: "Approve" or "Deny", and the link's id.
+type choice struct {
+	label string
+	id    uuid.UUID
+}
+
+// choices are the link lines of a stored notification's text (at most four), in order.
+func choices(text string) []choice {
+	var out []choice
+	for _, m := range buttonLine.FindAllStringSubmatch(text, 4) {
+		if id, err := uuid.Parse(m[2]); err == nil {
+			out = append(out, choice{label: m[1], id: id})
+		}
+	}
+	return out
+}
 
 // callbackPrefix starts a Telegram button's callback_data: "l1:" and the link's token
 // (3+43 bytes, within the Bot API's 64).
@@ -310,16 +330,12 @@ func (s *Issuer) Buttons(text string) []channel.Button {
 		return nil
 	}
 	var out []channel.Button
-	for _, m := range buttonLine.FindAllStringSubmatch(text, 4) {
-		id, err := uuid.Parse(m[2])
-		if err != nil {
-			continue
-		}
+	for _, c := range choices(text) {
 		label := "✅ Approve"
-		if m[1] == "Deny" {
+		if c.label == "Deny" {
 			label = "❌ Deny"
 		}
-		out = append(out, channel.Button{Text: label, Data: callbackPrefix + s.token(id)})
+		out = append(out, channel.Button{Text: label, Data: callbackPrefix + s.token(c.id)})
 	}
 	return out
 }
@@ -340,12 +356,8 @@ func (s *Issuer) Actions(text string) (string, []channel.Action) {
 		return text, nil
 	}
 	var out []channel.Action
-	for _, m := range buttonLine.FindAllStringSubmatch(text, 4) {
-		id, err := uuid.Parse(m[2])
-		if err != nil {
-			continue
-		}
-		out = append(out, channel.Action{Action: strings.ToLower(m[1]), Title: m[1], URL: s.PublicURL + "/a/" + s.token(id)})
+	for _, c := range choices(text) {
+		out = append(out, channel.Action{Action: strings.ToLower(c.label), Title: c.label, URL: s.url(c.id)})
 	}
 	text = howLine.ReplaceAllString(buttonLine.ReplaceAllString(text, ""), "")
 	return strings.TrimSpace(blankLines.ReplaceAllString(text, "\n\n")), out

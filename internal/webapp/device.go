@@ -11,7 +11,6 @@ import (
 	"github.com/rs/zerolog"
 	qrcode "github.com/skip2/go-qrcode"
 
-	"github.com/stewardhq/steward/internal/ratelimit"
 	"github.com/stewardhq/steward/internal/sessions"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
@@ -124,11 +123,7 @@ func qrSVG(p *page, s string) error {
 }
 
 // devicePages are the pages of /d/{token}: the approval links' limits and layout.
-func (a *web) devicePages() *linkPages {
-	return &linkPages{a: a, proxyHeader: a.d.TrustedProxyHeader,
-		byClient: &ratelimit.Limiter{Max: linkPerClient, Window: time.Minute},
-		byToken:  &ratelimit.Limiter{Max: linkPerToken, Window: time.Minute}}
-}
+func (a *web) devicePages() *linkPages { return newLinkPages(a, a.d.TrustedProxyHeader) }
 
 // deviceRefused writes the page of a device link that cannot sign in: the service's words.
 func (l *linkPages) deviceRefused(w http.ResponseWriter, r *http.Request, err error) {

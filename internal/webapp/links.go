@@ -37,14 +37,21 @@ type linkPages struct {
 	proxyHeader string
 }
 
+// newLinkPages are pages of one-time links (the approval links' /a/, the device links' /d/)
+// with their own limits: linkPerClient a minute per client, linkPerToken per token.
+func newLinkPages(a *web, trustedProxyHeader string) *linkPages {
+	return &linkPages{a: a, proxyHeader: trustedProxyHeader,
+		byClient: &ratelimit.Limiter{Max: linkPerClient, Window: time.Minute},
+		byToken:  &ratelimit.Limiter{Max: linkPerToken, Window: time.Minute}}
+}
+
 // LinkPages serves GET and POST /a/{token}, the pages of the approval links of svc; the API's
 // router mounts it on those routes (httpapi.Deps.Links). trustedProxyHeader names the header
 // a trusted proxy puts the client's address in (STEWARD_TRUSTED_PROXY_HEADER; "" when
 // RemoteAddr is the client).
 func LinkPages(svc *links.Service, trustedProxyHeader string) http.Handler {
-	l := &linkPages{a: &web{}, svc: svc, proxyHeader: trustedProxyHeader,
-		byClient: &ratelimit.Limiter{Max: linkPerClient, Window: time.Minute},
-		byToken:  &ratelimit.Limiter{Max: linkPerToken, Window: time.Minute}}
+	l := newLinkPages(&web{}, trustedProxyHeader)
+	l.svc = svc
 	return headers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			l.decide(w, r)

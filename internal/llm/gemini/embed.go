@@ -84,12 +84,7 @@ func NewEmbedder(ctx context.Context, cfg EmbedderConfig) (*Embedder, error) {
 	if g.retry.MaxWait <= 0 {
 		g.retry.MaxWait = embedMaxWait
 	}
-	client, err := genai.NewClient(ctx, &genai.ClientConfig{
-		APIKey:      cfg.APIKey,
-		Backend:     genai.BackendGeminiAPI,
-		HTTPClient:  retry.Client(cfg.HTTPClient),
-		HTTPOptions: genai.HTTPOptions{BaseURL: cfg.BaseURL},
-	})
+	client, err := newClient(ctx, cfg.APIKey, cfg.BaseURL, retry.Client(cfg.HTTPClient))
 	if err != nil {
 		return nil, fmt.Errorf("gemini embedder: create client: %w", err)
 	}

@@ -67,16 +67,23 @@ func New(ctx context.Context, cfg Config) (*Model, error) {
 	if name == "" {
 		name = DefaultModel
 	}
-	client, err := genai.NewClient(ctx, &genai.ClientConfig{
-		APIKey:      cfg.APIKey,
-		Backend:     genai.BackendGeminiAPI,
-		HTTPClient:  retry.Client(cfg.HTTPClient),
-		HTTPOptions: genai.HTTPOptions{BaseURL: cfg.BaseURL},
-	})
+	client, err := newClient(ctx, cfg.APIKey, cfg.BaseURL, retry.Client(cfg.HTTPClient))
 	if err != nil {
 		return nil, fmt.Errorf("gemini: create client: %w", err)
 	}
 	return &Model{client: client, name: name, retry: policy(cfg.Retry)}, nil
+}
+
+// newClient is the SDK's client of the Gemini API (never Vertex AI) with apiKey, over
+// httpClient (nil: the SDK's default), at baseURL when set (tests, gateways). The chat model,
+// the embedder and grounded search each build theirs with it.
+func newClient(ctx context.Context, apiKey, baseURL string, httpClient *http.Client) (*genai.Client, error) {
+	return genai.NewClient(ctx, &genai.ClientConfig{
+		APIKey:      apiKey,
+		Backend:     genai.BackendGeminiAPI,
+		HTTPClient:  httpClient,
+		HTTPOptions: genai.HTTPOptions{BaseURL: baseURL},
+	})
 }
 
 // Name returns the configured Gemini model name.

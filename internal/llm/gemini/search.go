@@ -24,12 +24,7 @@ type Searcher struct {
 // NewSearcher returns a Searcher calling model (the fast model); baseURL overrides the
 // endpoint (tests, gateways). It makes no request.
 func NewSearcher(ctx context.Context, apiKey, baseURL, model string, httpClient *http.Client) (*Searcher, error) {
-	c, err := genai.NewClient(ctx, &genai.ClientConfig{
-		APIKey:      apiKey,
-		Backend:     genai.BackendGeminiAPI,
-		HTTPClient:  httpClient,
-		HTTPOptions: genai.HTTPOptions{BaseURL: baseURL},
-	})
+	c, err := newClient(ctx, apiKey, baseURL, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("web search: create Gemini client: %w", err)
 	}
