@@ -275,8 +275,12 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	// The services the runner calls back into are built first and given to agent.New; those
 	// that call the runner (the links' and the household's confirms, the autonomous runs)
 	// hold it through a narrow port, built after it (docs/ARCHITECTURE.md §7).
+	// Every connection to an address the owner named (channels, MCP servers) is guarded alike.
+	owners := egress.Options{Allow: cfg.EgressAllow, Lookup: s.lookup}
+	mcpOptions := owners
+	mcpOptions.Timeout = cfg.MCPTimeout
 	// The owner's remote MCP servers: their tools join each of the owner's turns.
-	mcpServers := &mcpclient.Service{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow, Timeout: cfg.MCPTimeout, Lookup: s.lookup}),
+	mcpServers := &mcpclient.Service{Store: a.Store, Guard: egress.NewGuard(mcpOptions),
 		Timeout: cfg.MCPTimeout, Sealer: sealer, Now: a.Now}
 	a.MCPServers = mcpServers
 	// Household approvals: a matching call also waits for the members its policy names;
@@ -284,12 +288,12 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	householdHooks := household.Hooks{Tools: reg, Now: a.Now}
 	// One-tap approval links in the notification of a suspended turn.
 	issuer := links.Issuer{PublicURL: cfg.PublicURL, Key: cfg.SecretKey, TTL: cfg.LinkTTL, Now: a.Now}
-	sender := &channel.Sender{Options: egress.Options{Allow: cfg.EgressAllow, Lookup: s.lookup}, Timeout: 10 * time.Second}
+	sender := &channel.Sender{Options: owners, Timeout: 10 * time.Second}
 	if cfg.VAPIDPublicKey != "" && cfg.VAPIDPrivateKey != "" {
 		// Web Push channels (docs/ARCHITECTURE.md §7): a push carries the links as actions.
 		sender.VAPID = &channel.VAPID{PublicKey: cfg.VAPIDPublicKey, PrivateKey: cfg.VAPIDPrivateKey, Subject: cfg.VAPIDSubject}
 	}
-	a.Deliverer = &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(egress.Options{Allow: cfg.EgressAllow, Lookup: s.lookup}),
+	a.Deliverer = &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(owners),
 		Sealer: sealer, Sender: sender, Channels: a.Door, Expand: issuer.Expand, Actions: issuer.Actions, Now: a.Now}
 	if cfg.TelegramWebhookSecret != "" {
 		// Telegram notifications carry Approve/Deny buttons when the callback route can

@@ -31,6 +31,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
@@ -114,7 +115,7 @@ func (s *Issuer) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) 
 		}
 		for _, approve := range []bool{true, false} {
 			id := uuid.New()
-			if err := tx.Links.Create(ctx, steward.NewLink{TurnID: turn.ID, Hash: hash(s.token(id)), Approve: approve,
+			if err := tx.Links.Create(ctx, steward.NewLink{TurnID: turn.ID, Hash: auth.Hash(s.token(id)), Approve: approve,
 				Calls: calls, SuspendedUntil: *turn.ExpiresAt, ExpiresAt: exp}); err != nil {
 				return err
 			}
@@ -171,7 +172,7 @@ func (s *Service) decide(ctx context.Context, token string) (uuid.UUID, steward.
 	for i, c := range link.Calls {
 		decisions[i] = steward.Decision{CallID: c.CallID, ArgsHash: c.ArgsHash, Approve: link.Approve}
 	}
-	h := hash(token)
+	h := auth.Hash(token)
 	v, err := s.Confirmer.ConfirmWith(ctx, owner, link.TurnID, decisions, nil, func(ctx context.Context, tx agent.Tx) error {
 		if err := tx.Links.Use(ctx, h, s.Now.Now()); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
@@ -201,7 +202,7 @@ func (s *Service) find(ctx context.Context, token string) (uuid.UUID, steward.Li
 	if _, err := base64.RawURLEncoding.DecodeString(token); err != nil {
 		return uuid.Nil, steward.Link{}, Page{}, errUnknown
 	}
-	h := hash(token)
+	h := auth.Hash(token)
 	owner, err := s.Door.LookupLinkOwner(ctx, h)
 	if errors.Is(err, store.ErrNotFound) {
 		return uuid.Nil, steward.Link{}, Page{}, errUnknown
@@ -361,11 +362,6 @@ func (s *Issuer) Actions(text string) (string, []channel.Action) {
 	}
 	text = howLine.ReplaceAllString(buttonLine.ReplaceAllString(text, ""), "")
 	return strings.TrimSpace(blankLines.ReplaceAllString(text, "\n\n")), out
-}
-
-func hash(token string) []byte {
-	h := sha256.Sum256([]byte(token))
-	return h[:]
 }
 
 // Summary is a call's arguments in one readable line: key=value pairs in key order, strings

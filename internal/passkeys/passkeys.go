@@ -16,7 +16,6 @@ package passkeys
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +26,7 @@ import (
 	"github.com/go-webauthn/webauthn/webauthn"
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -151,7 +151,7 @@ func (s *Service) begin(ctx context.Context, purpose string, options any, sessio
 	}
 	secret := rand.Text() + rand.Text()
 	now := s.Now.Now()
-	if err := s.Store.SaveChallenge(ctx, hash(secret), purpose, data, now.Add(CeremonyTTL), now); err != nil {
+	if err := s.Store.SaveChallenge(ctx, auth.Hash(secret), purpose, data, now.Add(CeremonyTTL), now); err != nil {
 		return Ceremony{}, err
 	}
 	return Ceremony{Options: opts, Secret: secret}, nil
@@ -163,7 +163,7 @@ func (s *Service) take(ctx context.Context, purpose, secret string) (webauthn.Se
 	if secret == "" || len(secret) > 200 {
 		return sd, errCeremony
 	}
-	data, expires, err := s.Store.TakeChallenge(ctx, hash(secret), purpose)
+	data, expires, err := s.Store.TakeChallenge(ctx, auth.Hash(secret), purpose)
 	if errors.Is(err, store.ErrNotFound) {
 		return sd, errCeremony
 	}
@@ -177,11 +177,6 @@ func (s *Service) take(ctx context.Context, purpose, secret string) (webauthn.Se
 		return sd, fmt.Errorf("passkey ceremony: %w", err)
 	}
 	return sd, nil
-}
-
-func hash(secret string) []byte {
-	h := sha256.Sum256([]byte(secret))
-	return h[:]
 }
 
 // BeginRegistration starts registering a new passkey for the owner: a discoverable

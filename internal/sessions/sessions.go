@@ -13,13 +13,13 @@ package sessions
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -83,11 +83,6 @@ var (
 		"Make a new one in Settings → Add a device, on a device where you are signed in.")
 )
 
-func linkHash(token string) []byte {
-	h := sha256.Sum256([]byte(token))
-	return h[:]
-}
-
 // NewDeviceLink makes a device link of the owner's, returning its token (for the link; never
 // stored) and the link.
 func (s *Service) NewDeviceLink(ctx context.Context, ownerID uuid.UUID) (string, store.DeviceLink, error) {
@@ -97,7 +92,7 @@ func (s *Service) NewDeviceLink(ctx context.Context, ownerID uuid.UUID) (string,
 	var link store.DeviceLink
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		link, err = tx.DeviceLinks.Create(ctx, linkHash(token), s.Now.Now().Add(DeviceLinkTTL))
+		link, err = tx.DeviceLinks.Create(ctx, auth.Hash(token), s.Now.Now().Add(DeviceLinkTTL))
 		return err
 	})
 	return token, link, err
@@ -108,7 +103,7 @@ func (s *Service) DeviceLink(ctx context.Context, ownerID uuid.UUID, token strin
 	var link store.DeviceLink
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		link, err = tx.DeviceLinks.Get(ctx, linkHash(token))
+		link, err = tx.DeviceLinks.Get(ctx, auth.Hash(token))
 		return err
 	})
 	return link, err
@@ -126,7 +121,7 @@ func (s *Service) findLink(ctx context.Context, token string) (uuid.UUID, store.
 	if s.Door == nil || len(token) != 43 {
 		return uuid.Nil, store.DeviceLink{}, errLinkUnknown
 	}
-	h := linkHash(token)
+	h := auth.Hash(token)
 	owner, err := s.Door.LookupDeviceLinkOwner(ctx, h)
 	if errors.Is(err, store.ErrNotFound) {
 		return uuid.Nil, store.DeviceLink{}, errLinkUnknown
@@ -163,7 +158,7 @@ func (s *Service) UseDeviceLink(ctx context.Context, token, userAgent string, tt
 	var secret string
 	now := s.Now.Now()
 	err = s.Store.WithOwner(ctx, owner, func(tx *store.Tx) error {
-		if err := tx.DeviceLinks.Use(ctx, linkHash(token), now); err != nil {
+		if err := tx.DeviceLinks.Use(ctx, auth.Hash(token), now); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return errLinkUsed // used (or expired) since findLink read it
 			}
