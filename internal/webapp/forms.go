@@ -33,7 +33,7 @@ func typed(r *http.Request, action, name string) string {
 func (p *page) value(r *http.Request, action, name, def string) *page {
 	v := def
 	if posted(r, action) {
-		v = typed(r, action, name)
+		v = r.PostFormValue(name)
 	}
 	if v == "" {
 		return p
@@ -44,8 +44,12 @@ func (p *page) value(r *http.Request, action, name, def string) *page {
 // option writes an option of select name of the form at action, selected when the user chose
 // it in the refused form, else when def says so.
 func (p *page) option(r *http.Request, action, name, value, label string, def bool) *page {
+	selected := def
+	if posted(r, action) {
+		selected = r.PostFormValue(name) == value
+	}
 	p.raw(`<option value="`).text(value).raw(`"`)
-	if posted(r, action) && typed(r, action, name) == value || !posted(r, action) && def {
+	if selected {
 		p.raw(` selected`)
 	}
 	return p.raw(`>`).text(label).raw(`</option>`)
