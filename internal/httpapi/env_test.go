@@ -48,6 +48,7 @@ type env struct {
 	key    string
 	logs   *logBuffer
 	runner *agent.Runner
+	db     testdb.DB // newEnv's database (the superuser's URL for fault tests)
 }
 
 // newEnv builds an env whose model plays steps, on production's graph (internal/apptest),
@@ -58,7 +59,7 @@ func newEnv(t *testing.T, wrap func(http.Handler) http.Handler, steps ...scripte
 	e := &env{t: t, ctx: context.Background(), model: scripted.New(steps...), logs: &logBuffer{}}
 	app := apptest.New(t, apptest.Options{Model: e.model, Log: e.logs, Wrap: wrap,
 		Env: map[string]string{"STEWARD_MAX_ITERATIONS": "4", "STEWARD_SUSPEND_TTL": "1h"}})
-	e.store, e.door, e.runner, e.srv = app.DB.Store, app.DB.Door, app.Runner, app.Server
+	e.store, e.door, e.runner, e.srv, e.db = app.DB.Store, app.DB.Door, app.Runner, app.Server, app.DB.DB
 	owner, key := app.DB.Owner(t, "alice")
 	e.owner, e.key = owner.ID, key
 	return e

@@ -32,6 +32,7 @@ var statusOf = map[steward.Code]int{
 	steward.CodeRateLimited:  http.StatusTooManyRequests,
 	steward.CodeOverBudget:   http.StatusTooManyRequests,
 	steward.CodeKilled:       http.StatusLocked,
+	steward.CodeUnavailable:  http.StatusServiceUnavailable,
 	steward.CodeInternal:     http.StatusInternalServerError,
 }
 

@@ -19,7 +19,10 @@ const (
 	CodeRateLimited  Code = "rate_limited"
 	CodeOverBudget   Code = "over_budget"
 	CodeKilled       Code = "killed"
-	CodeInternal     Code = "internal"
+	// CodeUnavailable: the database cannot be reached for now (a failover, a restart); the
+	// request changed nothing and may be sent again after RetryAfter.
+	CodeUnavailable Code = "unavailable"
+	CodeInternal    Code = "internal"
 )
 
 // Sentinel errors shared with the store, matched with errors.Is.

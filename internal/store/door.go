@@ -107,7 +107,7 @@ func (d *Door) CreateOwner(ctx context.Context, name string) (Owner, string, err
 	}
 	var owner Owner
 	var key string
-	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+	err = inTx(ctx, d.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		row, err := db.New(tx).CreateOwner(ctx, name)
 		if err != nil {
 			return notFound("create owner", err)
@@ -121,7 +121,7 @@ func (d *Door) CreateOwner(ctx context.Context, name string) (Owner, string, err
 
 // ListOwners lists every owner.
 func (d *Door) ListOwners(ctx context.Context) ([]Owner, error) {
-	rows, err := db.New(d.pool).ListOwners(ctx)
+	rows, err := db.New(d.conn()).ListOwners(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list owners: %w", err)
 	}
@@ -140,7 +140,7 @@ func (d *Door) AddKey(ctx context.Context, ownerID uuid.UUID, name string) (stri
 	}
 	var key string
 	var meta APIKey
-	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+	err = inTx(ctx, d.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		if _, err := db.New(tx).GetOwner(ctx, ownerID); err != nil {
 			return notFound("owner "+ownerID.String(), err)
 		}
@@ -152,13 +152,13 @@ func (d *Door) AddKey(ctx context.Context, ownerID uuid.UUID, name string) (stri
 
 // RevokeKey revokes an owner's key.
 func (d *Door) RevokeKey(ctx context.Context, ownerID, keyID uuid.UUID) error {
-	n, err := db.New(d.pool).RevokeAPIKey(ctx, db.RevokeAPIKeyParams{OwnerID: ownerID, ID: keyID})
+	n, err := db.New(d.conn()).RevokeAPIKey(ctx, db.RevokeAPIKeyParams{OwnerID: ownerID, ID: keyID})
 	return rowsOrNotFound("revoke key "+keyID.String(), n, err)
 }
 
 // ListKeys lists an owner's keys (never the keys themselves).
 func (d *Door) ListKeys(ctx context.Context, ownerID uuid.UUID) ([]APIKey, error) {
-	rows, err := db.New(d.pool).ListAPIKeys(ctx, ownerID)
+	rows, err := db.New(d.conn()).ListAPIKeys(ctx, ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}
@@ -174,7 +174,7 @@ func (d *Door) Authenticate(ctx context.Context, key string) (Principal, error) 
 	if !auth.Plausible(key) {
 		return Principal{}, fmt.Errorf("authenticate: %w", ErrNotFound)
 	}
-	row, err := db.New(d.pool).LookupAPIKey(ctx, auth.Hash(key))
+	row, err := db.New(d.conn()).LookupAPIKey(ctx, auth.Hash(key))
 	if err != nil {
 		return Principal{}, notFound("authenticate", err)
 	}
@@ -203,7 +203,7 @@ func toOwner(r db.Owner) Owner {
 // GlobalCostToday is the deployment's estimated model cost since midnight UTC, across every
 // owner, and its daily cap (millionths of a dollar).
 func (d *Door) GlobalCostToday(ctx context.Context) (spent, limit int64, err error) {
-	r, err := db.New(d.pool).GlobalCostToday(ctx)
+	r, err := db.New(d.conn()).GlobalCostToday(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("global cost today: %w", err)
 	}
@@ -217,7 +217,7 @@ func (d *Door) SetGlobalKill(ctx context.Context, engaged bool, reason string) e
 		now := time.Now()
 		at = &now
 	}
-	if err := db.New(d.pool).SetGlobalKill(ctx, db.SetGlobalKillParams{KilledAt: at, KillReason: reason}); err != nil {
+	if err := db.New(d.conn()).SetGlobalKill(ctx, db.SetGlobalKillParams{KilledAt: at, KillReason: reason}); err != nil {
 		return fmt.Errorf("set global kill switch: %w", err)
 	}
 	return nil
@@ -225,7 +225,7 @@ func (d *Door) SetGlobalKill(ctx context.Context, engaged bool, reason string) e
 
 // SetGlobalCostCap sets the deployment's daily cost cap.
 func (d *Door) SetGlobalCostCap(ctx context.Context, capMicros int64) error {
-	if err := db.New(d.pool).SetGlobalCostCap(ctx, capMicros); err != nil {
+	if err := db.New(d.conn()).SetGlobalCostCap(ctx, capMicros); err != nil {
 		return fmt.Errorf("set global cost cap: %w", err)
 	}
 	return nil
@@ -256,7 +256,7 @@ func (d *Door) UpdateDailyLimits(ctx context.Context, ownerID uuid.UUID, message
 	if costMicros != nil {
 		arg.DailyCostMicros = pgtype.Int8{Int64: *costMicros, Valid: true}
 	}
-	r, err := db.New(d.pool).SetDailyLimits(ctx, arg)
+	r, err := db.New(d.conn()).SetDailyLimits(ctx, arg)
 	if err != nil {
 		return DailyLimits{}, notFound("set daily limits", err)
 	}
@@ -267,7 +267,7 @@ func (d *Door) UpdateDailyLimits(ctx context.Context, ownerID uuid.UUID, message
 // owners, oldest due first. It only reads (through memory_outbox's directory policy): the
 // memory worker claims each item inside its owner's transaction (Outbox.ClaimIngest).
 func (d *Door) DueIngests(ctx context.Context, now time.Time, limit int) ([]DueIngest, error) {
-	rows, err := db.New(d.pool).DueIngests(ctx, db.DueIngestsParams{Now: now, MaxRows: int32(limit)})
+	rows, err := db.New(d.conn()).DueIngests(ctx, db.DueIngestsParams{Now: now, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("due ingests: %w", err)
 	}
@@ -281,7 +281,7 @@ func (d *Door) DueIngests(ctx context.Context, now time.Time, limit int) ([]DueI
 // IngestBacklog counts memory outbox items across owners, for an operator (steward_owner:
 // the runtime's door role cannot read the outbox's errors).
 func (d *Door) IngestBacklog(ctx context.Context) (IngestBacklog, error) {
-	return ingestBacklog(ctx, db.New(d.pool))
+	return ingestBacklog(ctx, db.New(d.conn()))
 }
 
 // ingestBacklog reads the outbox counts through q (a connection of steward_owner).
@@ -311,7 +311,7 @@ type ScheduleScan struct {
 // cross-owner read: schedules.directory, job_runs.directory). Runs are claimed afterwards in
 // each owner's own transaction.
 func (d *Door) ScanSchedules(ctx context.Context) ([]ScheduleScan, error) {
-	rows, err := db.New(d.pool).ScanSchedules(ctx)
+	rows, err := db.New(d.conn()).ScanSchedules(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("scan schedules: %w", err)
 	}
@@ -332,7 +332,7 @@ type RunRef struct {
 // ScanQueuedRuns lists up to limit webhook runs still queued since before (runs whose
 // in-process worker never took them), oldest first (job_runs.directory).
 func (d *Door) ScanQueuedRuns(ctx context.Context, before time.Time, limit int) ([]RunRef, error) {
-	rows, err := db.New(d.pool).ScanQueuedRuns(ctx, db.ScanQueuedRunsParams{Before: before, MaxRows: int32(limit)})
+	rows, err := db.New(d.conn()).ScanQueuedRuns(ctx, db.ScanQueuedRunsParams{Before: before, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("scan queued runs: %w", err)
 	}
@@ -353,7 +353,7 @@ type TurnRef struct {
 // continuation message was lost or failed), oldest first (turns.door). Each is continued in
 // its owner's own transaction.
 func (d *Door) ScanContinuingTurns(ctx context.Context, before time.Time, limit int) ([]TurnRef, error) {
-	rows, err := db.New(d.pool).ScanContinuingTurns(ctx, db.ScanContinuingTurnsParams{Before: before, MaxRows: int32(limit)})
+	rows, err := db.New(d.conn()).ScanContinuingTurns(ctx, db.ScanContinuingTurnsParams{Before: before, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("scan continuing turns: %w", err)
 	}
@@ -368,7 +368,7 @@ func (d *Door) ScanContinuingTurns(ctx context.Context, before time.Time, limit 
 // household_approvals.door): a suspended turn or pending household vote past its expiry, a
 // turn or job run running since before staleBefore. Every other owner is left alone.
 func (d *Door) ScanSweepOwners(ctx context.Context, now, staleBefore time.Time) ([]uuid.UUID, error) {
-	ids, err := db.New(d.pool).ScanSweepOwners(ctx, db.ScanSweepOwnersParams{Now: now, StaleBefore: staleBefore})
+	ids, err := db.New(d.conn()).ScanSweepOwners(ctx, db.ScanSweepOwnersParams{Now: now, StaleBefore: staleBefore})
 	if err != nil {
 		return nil, fmt.Errorf("scan sweep owners: %w", err)
 	}
@@ -385,7 +385,7 @@ type WebhookRoute struct {
 // LookupWebhook routes a public hook id (webhooks.directory); an unknown id is ErrNotFound.
 // A revoked hook is returned with RevokedAt set.
 func (d *Door) LookupWebhook(ctx context.Context, hookID string) (WebhookRoute, error) {
-	r, err := db.New(d.pool).LookupWebhook(ctx, hookID)
+	r, err := db.New(d.conn()).LookupWebhook(ctx, hookID)
 	if err != nil {
 		return WebhookRoute{}, notFound("webhook", err)
 	}
@@ -396,7 +396,7 @@ func (d *Door) LookupWebhook(ctx context.Context, hookID string) (WebhookRoute, 
 // ScanChannelOwners lists the owners with an enabled notification channel, whose pending
 // notifications the delivery worker flushes (notification_channels.directory).
 func (d *Door) ScanChannelOwners(ctx context.Context) ([]uuid.UUID, error) {
-	ids, err := db.New(d.pool).ScanChannelOwners(ctx)
+	ids, err := db.New(d.conn()).ScanChannelOwners(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("scan channel owners: %w", err)
 	}
@@ -410,7 +410,7 @@ func (d *Door) SetOwnerKill(ctx context.Context, ownerID uuid.UUID, engaged bool
 		now := time.Now()
 		at = &now
 	}
-	n, err := db.New(d.pool).SetOwnerKill(ctx, db.SetOwnerKillParams{OwnerID: ownerID, KilledAt: at, KillReason: reason})
+	n, err := db.New(d.conn()).SetOwnerKill(ctx, db.SetOwnerKillParams{OwnerID: ownerID, KilledAt: at, KillReason: reason})
 	return rowsOrNotFound("owner "+ownerID.String(), n, err)
 }
 
@@ -435,7 +435,7 @@ type OwnerStop struct {
 
 // Control reads the deployment's controls.
 func (d *Door) Control(ctx context.Context) (ControlStatus, error) {
-	q := db.New(d.pool)
+	q := db.New(d.conn())
 	g, err := q.GlobalControl(ctx)
 	if err != nil {
 		return ControlStatus{}, fmt.Errorf("controls: %w", err)
@@ -454,3 +454,7 @@ func (d *Door) Control(ctx context.Context) (ControlStatus, error) {
 	}
 	return st, nil
 }
+
+// conn is the door's pool for statements sent alone: one that met a dead connection is sent
+// once more (lost.go).
+func (d *Door) conn() retrying { return retrying{d.pool} }

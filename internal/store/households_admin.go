@@ -63,7 +63,7 @@ func (d *Door) CreateHousehold(ctx context.Context, name string) (HouseholdInfo,
 		return HouseholdInfo{}, err
 	}
 	h := HouseholdInfo{Name: name, Members: []HouseholdMember{}}
-	err := d.pool.QueryRow(ctx, `INSERT INTO households (name) VALUES ($1) RETURNING id, created_at`, name).Scan(&h.ID, &h.CreatedAt)
+	err := d.conn().QueryRow(ctx, `INSERT INTO households (name) VALUES ($1) RETURNING id, created_at`, name).Scan(&h.ID, &h.CreatedAt)
 	if isUnique(err) {
 		return h, fmt.Errorf("household %q already exists", name)
 	}
@@ -83,18 +83,18 @@ func (d *Door) householdID(ctx context.Context, q interface {
 
 // AddHouseholdMember adds an owner to a household; an owner belongs to one household at most.
 func (d *Door) AddHouseholdMember(ctx context.Context, name string, ownerID uuid.UUID) error {
-	hh, err := d.householdID(ctx, d.pool, name)
+	hh, err := d.householdID(ctx, d.conn(), name)
 	if err != nil {
 		return err
 	}
 	var exists bool
-	if err := d.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM owners WHERE id = $1)`, ownerID).Scan(&exists); err != nil {
+	if err := d.conn().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM owners WHERE id = $1)`, ownerID).Scan(&exists); err != nil {
 		return err
 	}
 	if !exists {
 		return fmt.Errorf("owner %s: %w", ownerID, ErrNotFound)
 	}
-	_, err = d.pool.Exec(ctx, `INSERT INTO household_members (owner_id, household_id) VALUES ($1, $2)`, ownerID, hh)
+	_, err = d.conn().Exec(ctx, `INSERT INTO household_members (owner_id, household_id) VALUES ($1, $2)`, ownerID, hh)
 	if isUnique(err) {
 		return fmt.Errorf("owner %s is already in a household (an owner belongs to one at most)", ownerID)
 	}
@@ -104,11 +104,11 @@ func (d *Door) AddHouseholdMember(ctx context.Context, name string, ownerID uuid
 // RemoveHouseholdMember takes an owner out of a household: its calls are no longer filed,
 // and policies naming it no longer ask it.
 func (d *Door) RemoveHouseholdMember(ctx context.Context, name string, ownerID uuid.UUID) error {
-	hh, err := d.householdID(ctx, d.pool, name)
+	hh, err := d.householdID(ctx, d.conn(), name)
 	if err != nil {
 		return err
 	}
-	tag, err := d.pool.Exec(ctx, `DELETE FROM household_members WHERE owner_id = $1 AND household_id = $2`, ownerID, hh)
+	tag, err := d.conn().Exec(ctx, `DELETE FROM household_members WHERE owner_id = $1 AND household_id = $2`, ownerID, hh)
 	if err == nil && tag.RowsAffected() == 0 {
 		return fmt.Errorf("owner %s is not a member of %q: %w", ownerID, name, ErrNotFound)
 	}
@@ -117,7 +117,7 @@ func (d *Door) RemoveHouseholdMember(ctx context.Context, name string, ownerID u
 
 // ListHouseholds lists every household with its members.
 func (d *Door) ListHouseholds(ctx context.Context) ([]HouseholdInfo, error) {
-	rows, err := d.pool.Query(ctx, `SELECT h.id, h.name, h.created_at, m.owner_id, o.name
+	rows, err := d.conn().Query(ctx, `SELECT h.id, h.name, h.created_at, m.owner_id, o.name
 		FROM households h LEFT JOIN household_members m ON m.household_id = h.id LEFT JOIN owners o ON o.id = m.owner_id
 		ORDER BY h.name, o.name, m.owner_id`)
 	if err != nil {
@@ -158,7 +158,7 @@ func (d *Door) AddHouseholdPolicy(ctx context.Context, p HouseholdPolicy) (House
 	case p.Currency != "" && !regexp.MustCompile(`^[A-Z]{3}$`).MatchString(p.Currency):
 		return p, fmt.Errorf("currency %q must be an ISO 4217 code such as EUR", p.Currency)
 	}
-	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+	err := inTx(ctx, d.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		hh, err := d.householdID(ctx, tx, p.Household)
 		if err != nil {
 			return err
@@ -184,11 +184,11 @@ func (d *Door) AddHouseholdPolicy(ctx context.Context, p HouseholdPolicy) (House
 
 // ListHouseholdPolicies lists a household's policies.
 func (d *Door) ListHouseholdPolicies(ctx context.Context, name string) ([]HouseholdPolicy, error) {
-	hh, err := d.householdID(ctx, d.pool, name)
+	hh, err := d.householdID(ctx, d.conn(), name)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := d.pool.Query(ctx, `SELECT id, tool, min_amount_minor, coalesce(currency, ''), approvers, created_at
+	rows, err := d.conn().Query(ctx, `SELECT id, tool, min_amount_minor, coalesce(currency, ''), approvers, created_at
 		FROM household_policies WHERE household_id = $1 ORDER BY tool, created_at`, hh)
 	if err != nil {
 		return nil, err
@@ -202,11 +202,11 @@ func (d *Door) ListHouseholdPolicies(ctx context.Context, name string) ([]Househ
 
 // RemoveHouseholdPolicy deletes a policy of the household; calls already filed keep waiting.
 func (d *Door) RemoveHouseholdPolicy(ctx context.Context, name string, id uuid.UUID) error {
-	hh, err := d.householdID(ctx, d.pool, name)
+	hh, err := d.householdID(ctx, d.conn(), name)
 	if err != nil {
 		return err
 	}
-	tag, err := d.pool.Exec(ctx, `DELETE FROM household_policies WHERE id = $1 AND household_id = $2`, id, hh)
+	tag, err := d.conn().Exec(ctx, `DELETE FROM household_policies WHERE id = $1 AND household_id = $2`, id, hh)
 	if err == nil && tag.RowsAffected() == 0 {
 		return fmt.Errorf("policy %s of %q: %w", id, name, ErrNotFound)
 	}

@@ -66,7 +66,7 @@ func (d *Door) LookupLinkOwner(ctx context.Context, hash []byte) (uuid.UUID, err
 	if len(hash) != 32 {
 		return uuid.Nil, fmt.Errorf("link: %w", ErrNotFound)
 	}
-	id, err := db.New(d.pool).LookupApprovalLinkOwner(ctx, hash)
+	id, err := db.New(d.conn()).LookupApprovalLinkOwner(ctx, hash)
 	if err != nil {
 		return uuid.Nil, notFound("link", err)
 	}

@@ -99,7 +99,7 @@ func (d *Door) LookupPasskeyOwner(ctx context.Context, credentialID []byte) (uui
 	if len(credentialID) == 0 || len(credentialID) > 1023 {
 		return uuid.Nil, fmt.Errorf("passkey: %w", ErrNotFound)
 	}
-	id, err := db.New(d.pool).LookupPasskeyOwner(ctx, credentialID)
+	id, err := db.New(d.conn()).LookupPasskeyOwner(ctx, credentialID)
 	if err != nil {
 		return uuid.Nil, notFound("passkey", err)
 	}
@@ -145,7 +145,7 @@ func (d *Door) LookupDeviceLinkOwner(ctx context.Context, hash []byte) (uuid.UUI
 	if len(hash) != 32 {
 		return uuid.Nil, fmt.Errorf("device link: %w", ErrNotFound)
 	}
-	id, err := db.New(d.pool).LookupDeviceLinkOwner(ctx, hash)
+	id, err := db.New(d.conn()).LookupDeviceLinkOwner(ctx, hash)
 	if err != nil {
 		return uuid.Nil, notFound("device link", err)
 	}
@@ -164,7 +164,7 @@ const (
 // no owner (a sign-in begins before anyone is known), so this runs outside any owner
 // transaction (migrations/00032_passkeys.sql).
 func (s *Store) SaveChallenge(ctx context.Context, hash []byte, purpose string, session []byte, expires, now time.Time) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return inTx(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		if err := q.PurgePasskeyChallenges(ctx, now); err != nil {
 			return fmt.Errorf("purge passkey challenges: %w", err)
@@ -179,7 +179,7 @@ func (s *Store) SaveChallenge(ctx context.Context, hash []byte, purpose string, 
 // TakeChallenge removes and returns the ceremony of a hash and purpose, with its expiry: it
 // can be taken once. An unknown (or already taken) one is ErrNotFound.
 func (s *Store) TakeChallenge(ctx context.Context, hash []byte, purpose string) ([]byte, time.Time, error) {
-	r, err := db.New(s.pool).TakePasskeyChallenge(ctx, db.TakePasskeyChallengeParams{Hash: hash, Purpose: purpose})
+	r, err := db.New(retrying{s.pool}).TakePasskeyChallenge(ctx, db.TakePasskeyChallengeParams{Hash: hash, Purpose: purpose})
 	if err != nil {
 		return nil, time.Time{}, notFound("passkey challenge", err)
 	}

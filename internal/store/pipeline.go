@@ -65,6 +65,8 @@ type queued struct {
 // trip); commit sends what is left with COMMIT. A deferred write's error comes back from the
 // statement that carried it, or from commit, and fails the transaction all the same.
 type pipe struct {
+	pool  *pgxpool.Pool
+	pc    *pgxpool.Conn // nil once a reconnect found no connection
 	c     *pgx.Conn
 	queue []queued
 	g     *group // while Tx.Together runs (together.go)
@@ -167,22 +169,83 @@ func (p *pipe) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 
 // send queues the waiting writes and sql (if any) in one batch and sends it.
 func (p *pipe) send(ctx context.Context, sql string, args []any) pgx.BatchResults {
-	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(p.queue)+1)}
-	for _, q := range p.queue {
-		b.Queue(q.sql, q.args...)
+	return p.sendBatch(ctx, func(b *pgx.Batch) {
+		if sql != "" {
+			b.Queue(sql, args...)
+		}
+	})
+}
+
+// sendBatch sends the waiting writes, then what more queues, in one batch. When the batch
+// carries the transaction's BEGIN (its first round trip), BEGIN's answer is read here: if the
+// connection turns out dead before it came, nothing of the transaction reached the server,
+// and the batch is built and sent once more on a fresh connection (lost.go). drain skips
+// BEGIN. more may run twice.
+func (p *pipe) sendBatch(ctx context.Context, more func(*pgx.Batch)) pgx.BatchResults {
+	build := func() *pgx.Batch {
+		b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(p.queue)+1)}
+		for _, q := range p.queue {
+			b.Queue(q.sql, q.args...)
+		}
+		more(b)
+		return b
 	}
-	if sql != "" {
-		b.Queue(sql, args...)
+	br := p.c.SendBatch(ctx, build())
+	if !p.pending() {
+		return br
 	}
-	br := p.c.SendBatch(ctx, b)
+	_, err := br.Exec()
+	if err != nil && retryable(ctx, p.pool, err) {
+		_ = br.Close()
+		if err = p.reconnect(ctx); err == nil {
+			br = p.c.SendBatch(ctx, build())
+			_, err = br.Exec()
+		}
+	}
+	if err != nil {
+		_ = br.Close()
+		return failedBatch{err: unavailable(err)}
+	}
 	return br
 }
+
+// reconnect gives the pipe's dead connection back (the pool destroys it) for a fresh one.
+func (p *pipe) reconnect(ctx context.Context) error {
+	p.pc.Release()
+	pc, err := p.pool.Acquire(ctx)
+	if err != nil {
+		p.pc, p.c = nil, nil
+		return err
+	}
+	p.pc, p.c = pc, pc.Conn()
+	return nil
+}
+
+// failedBatch is the batch of a transaction whose first round trip failed: each result is
+// its error. Tx is the embedded interface's, never called.
+type failedBatch struct {
+	pgx.BatchResults
+	err error
+}
+
+func (f failedBatch) Exec() (pgconn.CommandTag, error) { return pgconn.CommandTag{}, f.err }
+func (f failedBatch) Query() (pgx.Rows, error)         { return nil, f.err }
+func (f failedBatch) QueryRow() pgx.Row                { return failedRow{f.err} }
+func (f failedBatch) Close() error                     { return f.err }
+
+// failedRow is a row whose statement failed.
+type failedRow struct{ err error }
+
+func (r failedRow) Scan(...any) error { return r.err }
 
 // drain reads the results of the queued writes sent with br; the queue is empty after it.
 func (p *pipe) drain(br pgx.BatchResults) error {
 	queue := p.queue
 	p.queue = p.queue[:0]
 	for _, q := range queue {
+		if q.name == "BEGIN" {
+			continue // answered in sendBatch
+		}
 		tag, err := br.Exec()
 		if err != nil {
 			return notFound("pipelined "+q.name, err)
@@ -263,31 +326,34 @@ func (r *pipedRow) Scan(dest ...any) error {
 func inOwnerPipelined(ctx context.Context, pool *pgxpool.Pool, ownerID uuid.UUID, fn func(*Tx) error) error {
 	pc, err := pool.Acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("with owner: %w", err)
+		return unavailable(fmt.Errorf("with owner: %w", err))
 	}
-	// A connection left inside a transaction (a failed ROLLBACK) is closed by the pool
-	// on release, never reused.
-	defer pc.Release()
-	c := pc.Conn()
 	// BEGIN and the owner's settings wait, like a deferrable write, and travel with the
 	// transaction's first statement (or its COMMIT): a transaction costs no round trip of
 	// its own (docs/ARCHITECTURE.md §6). If they fail, so does the statement they went with.
-	p := &pipe{c: c, queue: make([]queued, 0, 8)}
+	p := &pipe{pool: pool, pc: pc, c: pc.Conn(), queue: make([]queued, 0, 8)}
+	// A connection left inside a transaction (a failed ROLLBACK) is closed by the pool
+	// on release, never reused.
+	defer func() {
+		if p.pc != nil {
+			p.pc.Release()
+		}
+	}()
 	p.queue = append(p.queue,
 		queued{name: "BEGIN", sql: "BEGIN"},
 		queued{name: "SetOwner", sql: setOwnerSQL, args: []any{ownerID.String()}})
 	done := false
 	defer func() {
-		// Nothing to roll back while BEGIN is still queued.
-		if !done && !p.pending() {
-			_, _ = c.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		// Nothing to roll back while BEGIN is still queued, or without a connection.
+		if !done && !p.pending() && p.c != nil {
+			_, _ = p.c.Exec(context.WithoutCancel(ctx), "ROLLBACK")
 		}
 	}()
 	if err := fn(newTx(&conn{q: db.New(p), tx: p, ownerID: ownerID, pipelined: true})); err != nil {
-		return err
+		return unavailable(err)
 	}
 	if err := p.commit(ctx); err != nil {
-		return fmt.Errorf("with owner: commit: %w", err)
+		return unavailable(fmt.Errorf("with owner: commit: %w", err))
 	}
 	done = true
 	return nil

@@ -80,7 +80,7 @@ func (d *Door) LookupSession(ctx context.Context, secret string) (SessionPrincip
 	if !strings.HasPrefix(secret, sessionPrefix) || len(secret) > 200 {
 		return SessionPrincipal{}, fmt.Errorf("session: %w", ErrNotFound)
 	}
-	r, err := db.New(d.pool).LookupWebSession(ctx, auth.Hash(secret))
+	r, err := db.New(d.conn()).LookupWebSession(ctx, auth.Hash(secret))
 	if err != nil {
 		return SessionPrincipal{}, notFound("session", err)
 	}

@@ -175,8 +175,15 @@ func (s *Store) Close() { s.pool.Close() }
 // superuser, BYPASSRLS, an owner of the tables): the runtime calls it before serving.
 func (s *Store) CheckRuntime(ctx context.Context) error { return runtimeCheck(ctx, s.pool) }
 
-// Ping checks the database is reachable.
-func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+// Ping checks the database is reachable, once more on a fresh connection when the pooled
+// one it tried was dead (lost.go).
+func (s *Store) Ping(ctx context.Context) error {
+	err := s.pool.Ping(ctx)
+	if err != nil && retryable(ctx, s.pool, err) {
+		err = s.pool.Ping(ctx)
+	}
+	return unavailable(err)
+}
 
 // conn is one owner's open transaction, shared by the area repositories below.
 type conn struct {
@@ -266,7 +273,7 @@ func (s *Store) WithOwner(ctx context.Context, ownerID uuid.UUID, fn func(*Tx) e
 	}
 	// BEGIN and the settings go in one round trip (one simple-protocol query): a uuid's text
 	// form is hex digits and dashes only, so it is safe as a literal (docs/ARCHITECTURE.md §6).
-	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{BeginQuery: beginOwnerSQL(ownerID)}, func(tx pgx.Tx) error {
+	return inTx(ctx, s.pool, pgx.TxOptions{BeginQuery: beginOwnerSQL(ownerID)}, func(tx pgx.Tx) error {
 		return fn(newTx(&conn{q: db.New(tx), tx: tx, ownerID: ownerID}))
 	})
 }

@@ -186,14 +186,11 @@ func (p *pipe) fetch(ctx context.Context, round []*sent, saved bool) error {
 		}
 		return notFound("pipelined "+s.name, err)
 	}
-	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(p.queue)+len(round))}
-	for _, q := range p.queue {
-		b.Queue(q.sql, q.args...)
-	}
-	for _, s := range round {
-		b.Queue(s.sql, s.args...)
-	}
-	br := p.c.SendBatch(ctx, b)
+	br := p.sendBatch(ctx, func(b *pgx.Batch) {
+		for _, s := range round {
+			b.Queue(s.sql, s.args...)
+		}
+	})
 	defer br.Close()
 	// What was queued before the group is not the group's: its failure fails the transaction.
 	if err := p.drain(br); err != nil {
