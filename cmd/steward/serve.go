@@ -26,11 +26,10 @@ ingestion, notification delivery, expiry of old suspended turns) and webhook run
 after their 202. Connects as APP_DATABASE_URL (steward_app) and DOOR_DATABASE_URL
 (steward_door: API-key lookups, the scheduler's scans, webhook routing), never as
 DATABASE_URL, and refuses to start if either role owns the tables.
-SIGINT or SIGTERM shut it down gracefully.
+SIGINT or SIGTERM shut it down gracefully: no new request is taken, requests in flight get
+half of STEWARD_SHUTDOWN_GRACE (10s) to finish, then running turns are saved to continue in
+the next process, which takes them as it starts.
 `
-
-// shutdownGrace is how long in-flight requests get to finish on shutdown.
-const shutdownGrace = 10 * time.Second
 
 func runServe(ctx context.Context, e env, cfg config.Config, args []string) error {
 	if _, err := parseFlags(flag.NewFlagSet("serve", flag.ContinueOnError), args, serveUsage, 0, 0); err != nil {
@@ -93,9 +92,14 @@ func runServe(ctx context.Context, e env, cfg config.Config, args []string) erro
 	log.Info().Msg("shutting down")
 	// In-flight requests finish first (one may hand a webhook run to the background group),
 	// then the background stops; the pools close last (deferred).
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	// Half the grace is the requests' to finish; then the turns still running are stopped
+	// at their next step and saved continuing, for the next process (agent.Runner.Stop).
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownGrace)
 	defer cancel()
+	stopTurns := time.AfterFunc(cfg.ShutdownGrace/2, a.Runner.Stop)
+	defer stopTurns.Stop()
 	shutdownErr := srv.Shutdown(sctx)
+	a.Runner.Stop() // the background's turns (webhook runs, jobs) too
 	if err := stopBackground(); err != nil {
 		return fmt.Errorf("background: %w", err)
 	}

@@ -10,6 +10,7 @@ package agent
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
@@ -26,6 +27,9 @@ import (
 type Runner struct {
 	Config
 	hooks Hooks
+	// stopping is closed by Stop: the process is shutting down.
+	stopping chan struct{}
+	stopOnce sync.Once
 
 	// afterExecuting, when set (tests only), runs after an external call was journaled
 	// executing and before it runs; an error simulates a crash at that point.
@@ -64,7 +68,13 @@ type Config struct {
 	// ContinueMargin is the time before ctx's deadline under which a turn stops between
 	// steps and continues elsewhere (continue.go); zero means 30s.
 	ContinueMargin time.Duration
+	// ModelTimeout bounds one model call of a turn, every attempt and fallback included
+	// (STEWARD_MODEL_TIMEOUT); zero means DefaultModelTimeout.
+	ModelTimeout time.Duration
 }
+
+// DefaultModelTimeout bounds a model call when Config.ModelTimeout is zero.
+const DefaultModelTimeout = 2 * time.Minute
 
 // Hooks are the services a Runner calls back into — the runtime's cycles (the household and
 // the approval links are called by the runner and call its ConfirmWith; an autonomous run
@@ -108,7 +118,23 @@ type Confirmer interface {
 
 // New builds a Runner from its settings and the hooks it calls back into.
 func New(c Config, h Hooks) *Runner {
-	return &Runner{Config: c, hooks: h}
+	return &Runner{Config: c, hooks: h, stopping: make(chan struct{})}
+}
+
+// Stop tells the turns this runner runs that the process is shutting down (SIGTERM): a model
+// call in flight is abandoned, and each turn is saved continuing at its next step, to be
+// continued by the next process (continue.go); writes under way finish first. It returns at
+// once; the turns' requests end as they save.
+func (r *Runner) Stop() { r.stopOnce.Do(func() { close(r.stopping) }) }
+
+// shuttingDown reports whether Stop was called.
+func (r *Runner) shuttingDown() bool {
+	select {
+	case <-r.stopping:
+		return true
+	default:
+		return false
+	}
 }
 
 // Memory is recall for the loop, in two steps (docs/ARCHITECTURE.md §2). internal/memory

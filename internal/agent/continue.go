@@ -41,23 +41,27 @@ func (r *Runner) nearDeadline(ctx context.Context) bool {
 func (r *Runner) continueLater(ctx context.Context, x *run) (steward.View, error) {
 	x.turn.Status, x.turn.State, x.turn.ExpiresAt = steward.StatusContinuing, x.st, nil
 	r.account(x)
-	err := r.inOwner(ctx, x, func(tx Tx) error {
+	sctx, cancel := saveContext(ctx)
+	defer cancel()
+	err := r.saveEnd(sctx, x, func(tx Tx) error {
 		x.record("turn_continuing", map[string]any{"iterations": x.st.Iterations})
-		saved, err := tx.Turns.Save(ctx, x.turn)
+		saved, err := tx.Turns.Save(sctx, x.turn)
 		if err != nil {
 			return err
 		}
 		x.turn = saved
-		return x.flush(ctx, tx)
+		return x.flush(sctx, tx)
 	})
-	if steward.ErrorCode(err) == steward.CodeInvalid {
-		return r.failUnsaved(ctx, x, err)
-	}
 	if err != nil {
-		return steward.View{}, fmt.Errorf("save continuing turn %s: %w", x.turn.ID, err)
+		return r.failUnsaved(ctx, x, fmt.Errorf("save continuing turn %s: %w", x.turn.ID, err))
 	}
 	v := steward.ViewOf(x.turn)
 	x.send(StreamEvent{Type: "continuing", Turn: &v})
+	if r.hooks.Continue == nil || r.shuttingDown() {
+		// Stopped by a shutdown (Runner.Stop): the next process's drain continues it.
+		zerolog.Ctx(ctx).Info().Stringer("turn_id", x.turn.ID).Msg("turn saved continuing for the next process")
+		return v, nil
+	}
 	if err := r.hooks.Continue(ctx, x.turn.OwnerID, x.turn.ID); err != nil {
 		logError(ctx, err, "continuing turn not handed on; the scheduler's drain will continue it")
 	} else {

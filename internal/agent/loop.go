@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -64,13 +65,14 @@ func (x *run) send(e StreamEvent) {
 
 // inOwner runs fn in one of the run's transactions, then delivers the stream events fn
 // queued, after the transaction ended (committed or not). When it did not commit, x's turn
-// is as it was before (a save's version bump, made before a deferred save came back, with it).
+// and its unwritten events are as they were before (a save's version bump, made before a
+// deferred save came back, with it), so the transaction may be run again.
 func (r *Runner) inOwner(ctx context.Context, x *run, fn func(Tx) error) error {
 	x.inTx = true
-	before := x.turn
+	before, events := x.turn, x.events
 	err := r.Store.InOwner(ctx, x.turn.OwnerID, fn)
 	if err != nil {
-		x.turn = before
+		x.turn, x.events = before, events
 	}
 	x.inTx = false
 	queued := x.queued
@@ -113,7 +115,7 @@ func (x *run) flush(ctx context.Context, tx Tx) error {
 	if err := tx.Journal.AppendEvents(ctx, &x.turn.ID, rows); err != nil {
 		return err
 	}
-	x.events = x.events[:0]
+	x.events = nil // a new slice: inOwner may restore the old one if the transaction fails
 	return nil
 }
 
@@ -294,14 +296,19 @@ func (r *Runner) loop(ctx context.Context, x *run) (steward.View, error) {
 		if x.st.Iterations > calls && r.nearDeadline(ctx) {
 			return r.continueLater(ctx, x)
 		}
+		if r.shuttingDown() {
+			return r.continueLater(ctx, x)
+		}
 		final := x.st.Iterations >= maxIter
 		resp, err := r.call(ctx, x, !final)
-		if errors.Is(err, errCancelled) {
+		switch {
+		case errors.Is(err, errCancelled):
 			return r.finish(ctx, x, steward.StatusCancelled, "", steward.CancelledNote)
-		}
-		if err != nil {
+		case errors.Is(err, errStopping):
+			return r.continueLater(ctx, x)
+		case err != nil:
 			logError(ctx, err, "model call failed")
-			return r.finish(ctx, x, steward.StatusFailed, "", "the model call failed; try again later")
+			return r.finish(ctx, x, steward.StatusFailed, "", r.modelFailure(err))
 		}
 		uniqueCallIDs(x.st.Messages, resp.Message)
 		refused := unstorable(resp.Message)
@@ -315,6 +322,9 @@ func (r *Runner) loop(ctx context.Context, x *run) (steward.View, error) {
 			return r.finish(ctx, x, steward.StatusFailed, "", "the model declined to answer ("+resp.FinishDetail+")")
 		}
 		calls := resp.ToolCalls()
+		if len(calls) == 0 && strings.TrimSpace(resp.Text()) == "" {
+			return r.finish(ctx, x, steward.StatusFailed, "", "the model answered with nothing; try again")
+		}
 		if final {
 			return r.finish(ctx, x, steward.StatusCompleted, resp.Text(), steward.IterationLimitNote)
 		}
@@ -406,12 +416,19 @@ func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response
 		}
 	}
 	start := time.Now()
-	watched, stop := r.watchCancel(ctx, x)
-	resp, err := r.Model.Generate(watched, req, onDelta)
-	if err != nil && context.Cause(watched) == errCancelled {
-		err = errCancelled // abandoned: the owner asked the turn to stop
+	bounded, cancel := context.WithTimeoutCause(ctx, r.modelTimeout(), errModelTimeout)
+	watched, stop := r.watchCancel(bounded, x)
+	resp, err := r.generate(watched, req, onDelta)
+	if err != nil {
+		switch cause := context.Cause(watched); {
+		case cause == errCancelled || cause == errStopping || cause == errModelTimeout: // abandoned: the owner, a shutdown, the time limit
+			err = cause
+		case r.shuttingDown(): // the process's own context ended with it
+			err = errStopping
+		}
 	}
 	stop()
+	cancel()
 	x.st.Iterations++
 	x.st.Usage = x.st.Usage.Add(resp.Usage)
 	cost := int64(0)
@@ -425,11 +442,28 @@ func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response
 	switch {
 	case errors.Is(err, errCancelled):
 		data.Error = "abandoned: the owner cancelled the turn"
+	case errors.Is(err, errStopping):
+		data.Error = "abandoned: Steward was shutting down; the turn continues in the next process"
+	case errors.Is(err, errModelTimeout):
+		data.Error = "abandoned: no answer within " + r.modelTimeout().String()
 	case err != nil:
 		data.Error = "model call failed"
 	}
 	x.record("model_call", data)
 	return resp, err
+}
+
+// generate is the model's Generate, with a panic in the model's client — an SDK that
+// dereferences what a malformed answer lacks — made the call's error: the answer is
+// untrusted input, and a turn must end in words, not stay running behind a recovered 500.
+func (r *Runner) generate(ctx context.Context, req llm.Request, onDelta llm.DeltaFunc) (resp llm.Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			zerolog.Ctx(ctx).Error().Str("panic", fmt.Sprint(p)).Str("stack", string(debug.Stack())).Msg("the model's client panicked on its answer")
+			resp, err = llm.Response{}, fmt.Errorf("the model's client panicked on its answer: %v", p)
+		}
+	}()
+	return r.Model.Generate(ctx, req, onDelta)
 }
 
 // attempts records each model attempt of a fallback chain's call (llm.Response.Attempts) as
@@ -465,7 +499,9 @@ func (r *Runner) finish(ctx context.Context, x *run, status steward.Status, answ
 	x.turn.Status, x.turn.Answer, x.turn.Error = status, answer, errMsg
 	x.turn.State, x.turn.ExpiresAt = nil, nil
 	r.account(x)
-	err := r.inOwner(ctx, x, func(tx Tx) error {
+	ctx, cancel := saveContext(ctx)
+	defer cancel()
+	err := r.saveEnd(ctx, x, func(tx Tx) error {
 		if status == steward.StatusCompleted {
 			if err := r.checkHonesty(ctx, tx, x, answer); err != nil {
 				return err
@@ -493,11 +529,8 @@ func (r *Runner) finish(ctx context.Context, x *run, status steward.Status, answ
 		}
 		return x.flush(ctx, tx)
 	})
-	if steward.ErrorCode(err) == steward.CodeInvalid {
-		return r.failUnsaved(ctx, x, err)
-	}
 	if err != nil {
-		return steward.View{}, fmt.Errorf("finish turn %s: %w", x.turn.ID, err)
+		return r.failUnsaved(ctx, x, fmt.Errorf("finish turn %s: %w", x.turn.ID, err))
 	}
 	v := steward.ViewOf(x.turn)
 	typ := "completed"
@@ -511,17 +544,53 @@ func (r *Runner) finish(ctx context.Context, x *run, status steward.Status, answ
 // unsavedError is the error of a turn whose outcome could not be saved.
 const unsavedError = "the turn's result could not be saved"
 
-// failUnsaved ends a turn whose outcome Postgres refused (a value it cannot hold, such as a
-// NUL in the model's answer or in a tool's arguments): in a fresh transaction the turn is
-// failed with a generic error and only its final event (the queued ones may hold the same
-// value), so it never stays running until the sweep. The cause goes to the log.
+// saveTimeout bounds the saves that end a turn's run in this process (finish, suspend,
+// continue later), which no longer depend on the request: a client gone or a shutdown does
+// not cancel them, and a database briefly unavailable (a failover, a restart) is waited for.
+const saveTimeout = 30 * time.Second
+
+// saveContext is ctx for a turn's final save: not cancelled with ctx, bounded by saveTimeout.
+func saveContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+}
+
+// saveEnd runs save, the transaction that ends x's run in this process, on ctx (saveContext).
+// While the database is unavailable it is run again, waiting 1 s, then 2 s, 4 s…, until ctx
+// ends: a live process does not leave its turn running while it can still write it
+// (docs/ARCHITECTURE.md §2). save must keep its effects in the transaction (inOwner restores
+// the turn and its events when it does not commit).
+func (r *Runner) saveEnd(ctx context.Context, x *run, save func(Tx) error) error {
+	wait := time.Second
+	for {
+		err := r.inOwner(ctx, x, save)
+		if steward.ErrorCode(err) != steward.CodeUnavailable {
+			return err
+		}
+		logError(ctx, err, "saving the turn: the database is unavailable; trying again")
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+// failUnsaved ends a turn whose outcome could not be saved — a value Postgres refuses (a NUL
+// in the model's answer or in a tool's arguments), or a database that stayed unavailable —:
+// in a fresh transaction the turn is failed with a generic error and only its final event
+// (the queued ones may hold the refused value), so it never stays running until the sweep.
+// The cause goes to the log. When even that cannot be saved, the error is returned (the
+// sweep fails the turn later).
 func (r *Runner) failUnsaved(ctx context.Context, x *run, cause error) (steward.View, error) {
-	zerolog.Ctx(ctx).Error().Err(cause).Stringer("turn_id", x.turn.ID).Msg("the turn could not be saved; failing it")
+	zerolog.Ctx(ctx).Error().Str("error", trace.Redact(cause.Error())).Stringer("turn_id", x.turn.ID).Msg("the turn could not be saved; failing it")
 	x.turn.Status, x.turn.Answer, x.turn.Error = steward.StatusFailed, "", unsavedError
 	x.turn.State, x.turn.ExpiresAt = nil, nil
 	x.events = nil
 	x.record("turn_failed", map[string]any{"error": unsavedError, "iterations": x.st.Iterations, "usage": x.st.Usage})
-	err := r.inOwner(ctx, x, func(tx Tx) error {
+	ctx, cancel := saveContext(ctx)
+	defer cancel()
+	err := r.saveEnd(ctx, x, func(tx Tx) error {
 		saved, err := tx.Turns.Save(ctx, x.turn)
 		if err != nil {
 			return err
@@ -546,17 +615,16 @@ func (r *Runner) account(x *run) {
 // The batch's transaction may have saved it already (batch).
 func (r *Runner) suspend(ctx context.Context, x *run) (steward.View, error) {
 	if x.turn.Status != steward.StatusSuspended {
-		err := r.inOwner(ctx, x, func(tx Tx) error {
-			if err := r.saveSuspended(ctx, tx, x); err != nil {
+		sctx, cancel := saveContext(ctx)
+		defer cancel()
+		err := r.saveEnd(sctx, x, func(tx Tx) error {
+			if err := r.saveSuspended(sctx, tx, x); err != nil {
 				return err
 			}
-			return x.flush(ctx, tx)
+			return x.flush(sctx, tx)
 		})
-		if steward.ErrorCode(err) == steward.CodeInvalid {
-			return r.failUnsaved(ctx, x, err)
-		}
 		if err != nil {
-			return steward.View{}, fmt.Errorf("suspend turn %s: %w", x.turn.ID, err)
+			return r.failUnsaved(ctx, x, fmt.Errorf("suspend turn %s: %w", x.turn.ID, err))
 		}
 	}
 	v := steward.ViewOf(x.turn)
@@ -638,6 +706,33 @@ func (r *Runner) admit(ctx context.Context, tx Tx, a steward.Admission) error {
 
 // errCancelled stops a turn whose owner asked it to stop (Runner.Cancel).
 var errCancelled = errors.New("the owner cancelled the turn")
+
+// errStopping abandons a model call when the process shuts down (Runner.Stop).
+var errStopping = errors.New("the process is shutting down")
+
+// errModelTimeout abandons a model call that did not answer within Config.ModelTimeout.
+var errModelTimeout = errors.New("the model did not answer in time")
+
+// modelTimeout is Config.ModelTimeout, or DefaultModelTimeout.
+func (r *Runner) modelTimeout() time.Duration {
+	if r.ModelTimeout > 0 {
+		return r.ModelTimeout
+	}
+	return DefaultModelTimeout
+}
+
+// modelFailure is what the owner reads of a model call that failed: the time limit, a
+// provider out of service after its retries (and fallbacks), or an answer that could not be
+// used (cut short, malformed). The error itself goes to the log only.
+func (r *Runner) modelFailure(err error) string {
+	switch {
+	case errors.Is(err, errModelTimeout):
+		return "the model did not answer within " + r.modelTimeout().String() + "; try again later"
+	case llm.IsUnavailable(err):
+		return "the model's service is unavailable (it failed or was rate limited, and retrying did not help); try again in a few minutes"
+	}
+	return "the model's answer could not be used (it was cut short or malformed); try again"
+}
 
 // check is the loop's check at a step boundary: the Control's (the kill switch: an *Error
 // with CodeKilled), then whether the owner asked the turn to stop (errCancelled). Both reads

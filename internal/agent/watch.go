@@ -14,7 +14,7 @@ const cancelPoll = time.Second
 // watchCancel returns the context for one model call: it is cancelled, with errCancelled as
 // its cause, when the owner asks the turn to stop while the call is in flight (Runner.Cancel
 // stores the request on the turn, whichever process serves it), so a long model call is
-// abandoned instead of awaited. A watch reads the turn every cancelPoll in its own short
+// abandoned instead of awaited; with errStopping when the process shuts down (Runner.Stop). A watch reads the turn every cancelPoll in its own short
 // transaction and touches nothing of the run; stop ends it.
 func (r *Runner) watchCancel(ctx context.Context, x *run) (watched context.Context, stop func()) {
 	if x.turn.ID == uuid.Nil {
@@ -31,6 +31,9 @@ func (r *Runner) watchCancel(ctx context.Context, x *run) (watched context.Conte
 			case <-done:
 				return
 			case <-watched.Done():
+				return
+			case <-r.stopping:
+				cancel(errStopping)
 				return
 			case <-tick.C:
 			}

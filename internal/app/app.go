@@ -331,6 +331,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		// On Lambda a turn about to outlive its invocation continues in the worker
 		// (docs/ARCHITECTURE.md §10); the scheduler's drain takes one whose message was lost.
 		ContinueMargin: cfg.ContinueMargin,
+		ModelTimeout:   cfg.ModelTimeout,
 	}, hooks)
 	a.Links = &links.Service{Issuer: issuer, Store: a.Store, Door: a.Door, Confirmer: a.Runner}
 	a.Household = &household.Service{Store: a.Store, Confirmer: a.Runner, Now: a.Now}
@@ -561,6 +562,13 @@ func (a *App) RunBackground(ctx context.Context) error {
 	a.mu.Unlock()
 	g.Go(func() error { return a.MemoryWorker.Run(gctx) })
 	g.Go(func() error { a.tick(gctx); return nil })
+	// Turns the last process saved continuing as it shut down (agent.Runner.Stop) go on now.
+	g.Go(func() error {
+		if err := a.continueSaved(gctx, a.Now()); err != nil && gctx.Err() == nil {
+			a.Logger.Warn().Str("error", trace.Redact(err.Error())).Msg("continuing the turns a shutdown saved failed; the scheduler's drain retries")
+		}
+		return nil
+	})
 	<-gctx.Done()
 	a.mu.Lock()
 	a.background, a.bgCtx = nil, nil // no goroutine joins the group once Wait may have begun
@@ -648,7 +656,9 @@ func newChain(ctx context.Context, cfg config.Config, hc *http.Client, log zerol
 	if len(models) == 1 {
 		return models[0], nil
 	}
-	return chain.New(chain.Config{}, models...)
+	// Each model but the last gets its share of a call's time, so that a hanging one leaves
+	// the next time to answer within the turn's bound (agent.Config.ModelTimeout).
+	return chain.New(chain.Config{AttemptTimeout: cfg.ModelTimeout / time.Duration(len(models))}, models...)
 }
 
 // Handler is every route of the API (internal/httpapi). Lambda mains wrap it in their

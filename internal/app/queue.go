@@ -121,7 +121,13 @@ func (a *App) sendContinue(ctx context.Context, ownerID, turnID uuid.UUID) error
 // transactions, through the same exactly-once claim (one another invocation took meanwhile
 // is skipped). An owner with none costs nothing.
 func (a *App) continueStale(ctx context.Context) error {
-	turns, err := a.Door.ScanContinuingTurns(ctx, a.Now().Add(-continueAfter), 20)
+	return a.continueSaved(ctx, a.Now().Add(-continueAfter))
+}
+
+// continueSaved continues the turns saved continuing before before (at most 20), each
+// through the exactly-once claim.
+func (a *App) continueSaved(ctx context.Context, before time.Time) error {
+	turns, err := a.Door.ScanContinuingTurns(ctx, before, 20)
 	if err != nil {
 		return err
 	}

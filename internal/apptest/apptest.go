@@ -37,6 +37,9 @@ type Options struct {
 	Log io.Writer
 	// MaxConns is the test's own pools' size (DB.Store); zero means 10.
 	MaxConns int32
+	// Through, when not nil, rewrites the database URLs the app connects with (a proxy in
+	// front of PostgreSQL: testdb.Outage).
+	Through func(url string) string
 	// Wrap, when not nil, wraps the handler Server serves (to observe requests from the
 	// server side); App.Handler stays production's.
 	Wrap func(http.Handler) http.Handler
@@ -67,9 +70,12 @@ func New(t testing.TB, o Options) *Env {
 		o.Log = io.Discard
 	}
 	db := testdb.Open(t, o.MaxConns)
+	if o.Through == nil {
+		o.Through = func(url string) string { return url }
+	}
 	env := map[string]string{
-		"APP_DATABASE_URL":   db.AppURL,
-		"DOOR_DATABASE_URL":  db.DoorURL,
+		"APP_DATABASE_URL":   o.Through(db.AppURL),
+		"DOOR_DATABASE_URL":  o.Through(db.DoorURL),
 		"STEWARD_SECRET_KEY": base64.StdEncoding.EncodeToString(SecretKey),
 	}
 	for k, v := range o.Env {

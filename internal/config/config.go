@@ -194,6 +194,13 @@ type Config struct {
 	// invocation takes it from the run queue (STEWARD_CONTINUE_MARGIN, 30s; on Lambda only,
 	// where invocations have deadlines; docs/ARCHITECTURE.md §2, §10).
 	ContinueMargin time.Duration
+	// ModelTimeout bounds one model call of a turn, retries and fallbacks included; in a
+	// fallback chain each model but the last gets its share (STEWARD_MODEL_TIMEOUT, 2m).
+	ModelTimeout time.Duration
+	// ShutdownGrace is how long `steward serve` gives requests in flight on SIGTERM: half of
+	// it to finish, then running turns are saved to continue in the next process
+	// (STEWARD_SHUTDOWN_GRACE, 10s).
+	ShutdownGrace time.Duration
 }
 
 // AWS is a region and the credentials of one role (temporary ones carry a session token).
@@ -291,6 +298,8 @@ func Load(getenv func(string) string) (Config, error) {
 		VAPIDPrivateKeyParam:       r.str("STEWARD_VAPID_PRIVATE_KEY_SSM", ""),
 		VAPIDSubject:               r.str("STEWARD_VAPID_SUBJECT", ""),
 		ContinueMargin:             r.duration("STEWARD_CONTINUE_MARGIN", 30*time.Second),
+		ModelTimeout:               r.duration("STEWARD_MODEL_TIMEOUT", 2*time.Minute),
+		ShutdownGrace:              r.duration("STEWARD_SHUTDOWN_GRACE", 10*time.Second),
 		MaxDocumentBytes:           int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
 		DocumentBucket:             r.str("STEWARD_DOCUMENT_BUCKET", ""),
 		DocumentEndpoint:           r.str("STEWARD_DOCUMENT_ENDPOINT", ""),

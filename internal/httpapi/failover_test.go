@@ -3,8 +3,14 @@ package httpapi_test
 import (
 	"context"
 	"net/http"
+	"os"
+	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/internal/apptest"
+	"github.com/stewardhq/steward/internal/store"
 
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/scripted"
@@ -76,5 +82,62 @@ func TestConnectionLossIsRetried(t *testing.T) {
 		if n := len(e.tasks()); n != 1 {
 			t.Errorf("run %d: %d tasks, want exactly 1", run, n)
 		}
+	}
+}
+
+// TestDatabaseOutage: the database is stopped (its proxy refuses connections and cut the
+// open ones) with a turn suspended. Every request answers 503 with Retry-After and an error
+// in words within the connect timeout — never a hang, never a 500 — and /healthz says the
+// database is down. When it is back, everything works without a restart, and the suspended
+// turn is approved and runs its write exactly once.
+func TestDatabaseOutage(t *testing.T) {
+	out := testdb.NewOutage(t, os.Getenv("APP_DATABASE_URL"))
+	e := &env{t: t, ctx: context.Background(), model: scripted.New(createTask("c1", "buy milk"), text("Added it.")), logs: &logBuffer{}}
+	app := apptest.New(t, apptest.Options{Model: e.model, Log: e.logs, Through: out.Through})
+	e.store, e.door, e.runner, e.srv, e.db = app.DB.Store, app.DB.Door, app.Runner, app.Server, app.DB.DB
+	owner, key := app.DB.Owner(t, "alice")
+	e.owner, e.key = owner.ID, key
+	v := e.chat("add milk")
+	if v.Status != steward.StatusSuspended {
+		t.Fatalf("chat: %s, want suspended", v.Status)
+	}
+
+	out.Down()
+	requests := []request{
+		{method: "GET", path: "/v1/conversations", key: e.key},
+		{method: "GET", path: "/v1/memory/facts", key: e.key},
+		{method: "POST", path: "/v1/chat", key: e.key, body: `{"message":"hello"}`},
+		{method: "POST", path: "/v1/turns/" + v.TurnID.String() + "/confirm", key: e.key, body: jsonOf(t, map[string]any{"decisions": approveAll(v)})},
+	}
+	for _, req := range requests {
+		start := time.Now()
+		resp := e.do(req)
+		if took := time.Since(start); took > store.ConnectTimeout+2*time.Second {
+			t.Errorf("%s %s took %v with the database down", req.method, req.path, took)
+		}
+		errorOf(t, resp, http.StatusServiceUnavailable, "unavailable")
+		if resp.header.Get("Retry-After") == "" {
+			t.Errorf("%s %s: 503 without Retry-After", req.method, req.path)
+		}
+	}
+	if resp := e.do(request{method: "GET", path: "/healthz"}); resp.status != http.StatusServiceUnavailable ||
+		!strings.Contains(string(resp.body), `"database":"unreachable"`) {
+		t.Errorf("/healthz with the database down: %d %s", resp.status, resp.body)
+	}
+
+	out.Up()
+	if resp := e.do(request{method: "GET", path: "/healthz"}); resp.status != http.StatusOK {
+		t.Errorf("/healthz once the database is back: %d %s", resp.status, resp.body)
+	}
+	done := viewOf(t, e.confirm(v.TurnID, approveAll(v)))
+	if done.Status != steward.StatusCompleted || done.Answer != "Added it." {
+		t.Fatalf("confirm once the database is back: %s %q %q", done.Status, done.Answer, done.Error)
+	}
+	errorOf(t, e.confirm(v.TurnID, approveAll(v)), http.StatusConflict, "conflict")
+	if n := len(e.tasks()); n != 1 {
+		t.Errorf("%d tasks, want exactly 1", n)
+	}
+	if turns, _ := e.counts(); turns != 1 {
+		t.Errorf("%d turns, want 1 (the chat refused during the outage started none)", turns)
 	}
 }

@@ -58,21 +58,29 @@ type Drained struct {
 	Skipped int // claimed by another worker first, or released on cancellation
 }
 
-// Run drains the outbox every Interval until ctx is done, then returns nil. Errors are logged.
+// Run drains the outbox every Interval until ctx is done, then returns nil. Errors are
+// logged; while drains fail (the database unavailable) the wait doubles up to maxRunBackoff,
+// and the first drain that succeeds brings it back to Interval (docs/ARCHITECTURE.md §10).
 func (w *Worker) Run(ctx context.Context) error {
-	t := time.NewTicker(orDefault(w.Interval, 5*time.Second))
-	defer t.Stop()
+	interval := orDefault(w.Interval, 5*time.Second)
+	wait := interval
 	for {
 		if _, err := w.Drain(ctx, 10*orDefault(w.Batch, 32)); err != nil && ctx.Err() == nil {
-			zerolog.Ctx(ctx).Error().Err(err).Msg("memory worker: drain failed")
+			wait = min(2*wait, max(interval, maxRunBackoff))
+			zerolog.Ctx(ctx).Error().Err(err).Dur("next_in", wait).Msg("memory worker: drain failed")
+		} else {
+			wait = interval
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-time.After(wait):
 		}
 	}
 }
+
+// maxRunBackoff is the longest wait between Run's drains while they fail.
+const maxRunBackoff = time.Minute
 
 // Drain ingests due items until none is due or max items were handled, and says what it did.
 // A cancelled ctx stops it early (with ctx's error) and releases the items in hand.

@@ -13,12 +13,14 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 
 	"github.com/google/uuid"
+	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/testdb"
 )
 
 // TestWorkerKilledMidBatchLosesNothing: the worker's context is cancelled inside the
@@ -434,4 +436,63 @@ func TestUnreadableItemStopsAfterMaxAttempts(t *testing.T) {
 	if b := e.backlog(owner); b.Failed != 1 || !strings.Contains(b.LastError, "load turn") {
 		t.Errorf("backlog = %+v, want the unreadable item failed with its error", b)
 	}
+}
+
+// TestWorkerBacksOffWhileTheDatabaseIsDown: with the database stopped, the running worker's
+// failed drains come further and further apart instead of every Interval; when it is back,
+// the next drain ingests what waited, without a restart.
+func TestWorkerBacksOffWhileTheDatabaseIsDown(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner := e.owner("alice")
+	out := testdb.NewOutage(t, e.db.DoorURL)
+	queue, err := store.OpenDoorLazy(out.Through(e.db.DoorURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(queue.Close)
+	var logs lockedBuffer
+	w := *e.worker
+	w.Queue, w.Interval = queue, 10*time.Millisecond
+	ctx, stop := context.WithCancel(zerolog.New(&logs).WithContext(e.ctx))
+	defer stop()
+	out.Down()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	time.Sleep(time.Second)
+	// Every 10 ms would be some 100 failed drains; backing off, 10 ms, 20, 40 … 640: 7.
+	if n := strings.Count(logs.String(), "drain failed"); n == 0 || n > 8 {
+		t.Errorf("%d failed drains logged in 1 s with the database down, want a handful", n)
+	}
+	out.Up()
+	e.turn(owner, nil, "the mooring fee is due in March", "Noted.")
+	deadline := time.Now().Add(5 * time.Second)
+	for e.backlog(owner).Pending != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the worker did not ingest the turn within 5 s of the database's return")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lockedBuffer is a log sink safe for the worker's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -141,6 +141,11 @@ func newPool(url string, maxConns int32) (*pgxpool.Pool, error) {
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
 	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// An unreachable database fails a request in seconds (503, lost.go), not after the
+		// kernel's TCP timeout; a URL's connect_timeout sets another bound.
+		cfg.ConnConfig.ConnectTimeout = ConnectTimeout
+	}
 	// A connection idle for a moment is used without a ping (pgxpool pings one idle over 1 s
 	// by default: a round trip on the hot path); only one idle longer than pingIdle is
 	// checked first (docs/ARCHITECTURE.md §6).
@@ -164,6 +169,9 @@ func ping(ctx context.Context, pool *pgxpool.Pool) error {
 	}
 	return nil
 }
+
+// ConnectTimeout bounds a new connection to the database unless its URL sets connect_timeout.
+const ConnectTimeout = 5 * time.Second
 
 // pingIdle is how long a pooled connection may sit idle before it is pinged on acquire.
 const pingIdle = 30 * time.Second

@@ -304,6 +304,10 @@ func (a *web) session(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		me, err := a.lookup(r)
 		if err != nil {
+			if store.Unavailable(err) {
+				a.fail(w, r, err)
+				return
+			}
 			if !errors.Is(err, store.ErrNotFound) && !errors.Is(err, http.ErrNoCookie) {
 				zerolog.Ctx(r.Context()).Error().Err(err).Msg("session lookup")
 				a.errorPage(w, r, http.StatusInternalServerError, "Something went wrong", "Steward could not check your sign-in. Try again in a moment.")
@@ -538,11 +542,23 @@ func (a *web) revokeSession(w http.ResponseWriter, r *http.Request) {
 
 // fail logs an internal error and answers 500 without detail: the error page, or for the
 // script's requests (chat, confirm) a line of text it shows.
+// A database that cannot be reached (a restart, a failover) is 503 with Retry-After and
+// words saying so.
 func (a *web) fail(w http.ResponseWriter, r *http.Request, err error) {
 	zerolog.Ctx(r.Context()).Error().Err(err).Msg("web app")
+	status, title, msg := http.StatusInternalServerError, "Something went wrong", "Steward could not show this page. Try again in a moment; nothing was changed."
+	line := "something went wrong"
+	if store.Unavailable(err) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(store.RetryUnavailable/time.Second)))
+		status, title, msg = http.StatusServiceUnavailable, "Steward is unavailable for a moment", unavailableText
+		line = unavailableText
+	}
 	if r.Method != http.MethodGet {
-		http.Error(w, "something went wrong", http.StatusInternalServerError)
+		http.Error(w, line, status)
 		return
 	}
-	a.errorPage(w, r, http.StatusInternalServerError, "Something went wrong", "Steward could not show this page. Try again in a moment; nothing was changed.")
+	a.errorPage(w, r, status, title, msg)
 }
+
+// unavailableText is what the owner reads while the database cannot be reached.
+const unavailableText = "Steward cannot reach its database right now (a restart or maintenance). Nothing was changed; try again in a few seconds."

@@ -1,0 +1,105 @@
+package testdb
+
+import (
+	"io"
+	"net"
+	"net/url"
+	"sync"
+	"testing"
+)
+
+// Outage is a TCP proxy in front of the test's PostgreSQL that a test can take down and bring
+// back, as a database stopped for maintenance or failing over is seen from Steward: while it
+// is down, every connection through it is cut and new ones are refused. (The dev server itself
+// is shared by every test package running at once, so tests stop this instead.)
+type Outage struct {
+	t      testing.TB
+	target string
+	addr   string
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[net.Conn]bool
+}
+
+// NewOutage starts a proxy to the server of dbURL (a postgres:// URL), up, closed when t ends.
+func NewOutage(t testing.TB, dbURL string) *Outage {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatalf("outage: %v", err)
+	}
+	o := &Outage{t: t, target: u.Host, addr: "127.0.0.1:0", conns: map[net.Conn]bool{}}
+	o.Up()
+	t.Cleanup(o.Down)
+	return o
+}
+
+// Through is dbURL connecting through the proxy.
+func (o *Outage) Through(dbURL string) string {
+	o.t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		o.t.Fatalf("outage: %v", err)
+	}
+	u.Host = o.addr
+	return u.String()
+}
+
+// Up listens again on the proxy's address.
+func (o *Outage) Up() {
+	o.t.Helper()
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		o.t.Fatalf("outage: listen: %v", err)
+	}
+	o.mu.Lock()
+	o.ln, o.addr = ln, ln.Addr().String()
+	o.mu.Unlock()
+	go o.accept(ln)
+}
+
+// Down cuts every connection through the proxy and refuses new ones.
+func (o *Outage) Down() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ln != nil {
+		o.ln.Close()
+		o.ln = nil
+	}
+	for c := range o.conns {
+		c.Close()
+	}
+	clear(o.conns)
+}
+
+func (o *Outage) accept(ln net.Listener) {
+	for {
+		client, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		server, err := net.Dial("tcp", o.target)
+		if err != nil {
+			client.Close()
+			continue
+		}
+		o.mu.Lock()
+		if o.ln != ln { // went down meanwhile
+			o.mu.Unlock()
+			client.Close()
+			server.Close()
+			return
+		}
+		o.conns[client], o.conns[server] = true, true
+		o.mu.Unlock()
+		go pipe(client, server)
+		go pipe(server, client)
+	}
+}
+
+// pipe copies src to dst until either ends, then closes both.
+func pipe(dst, src net.Conn) {
+	_, _ = io.Copy(dst, src)
+	dst.Close()
+	src.Close()
+}
