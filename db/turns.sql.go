@@ -206,8 +206,9 @@ func (q *Queries) CountPendingWrites(ctx context.Context, arg CountPendingWrites
 }
 
 const createTurn = `-- name: CreateTurn :one
-INSERT INTO turns (owner_id, conversation_id, trigger, model)
-VALUES ($1, $2, $3, $4)
+INSERT INTO turns (owner_id, conversation_id, trigger, model, lease_until)
+VALUES ($1, $2, $3, $4,
+    $5::timestamptz + make_interval(secs => $6::float8))
 RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at
 `
 
@@ -216,14 +217,20 @@ type CreateTurnParams struct {
 	ConversationID uuid.UUID
 	Trigger        string
 	Model          string
+	Now            time.Time
+	LeaseSeconds   float64
 }
 
+// A new turn runs under a lease: its process renews it while it waits on its model, and the
+// sweep fails a running turn whose lease lapsed (its process died).
 func (q *Queries) CreateTurn(ctx context.Context, arg CreateTurnParams) (Turn, error) {
 	row := q.db.QueryRow(ctx, createTurn,
 		arg.OwnerID,
 		arg.ConversationID,
 		arg.Trigger,
 		arg.Model,
+		arg.Now,
+		arg.LeaseSeconds,
 	)
 	var i Turn
 	err := row.Scan(
@@ -276,19 +283,21 @@ UPDATE turns SET status = CASE WHEN cancel_requested_at IS NULL THEN 'failed' EL
     error = CASE WHEN cancel_requested_at IS NULL THEN 'interrupted: the process running this turn stopped before it finished'
         ELSE 'cancelled by the owner' END
 WHERE owner_id = $1 AND status = 'running'
-    AND updated_at < $2
+    AND (updated_at < $2 OR lease_until < $3::timestamptz)
 `
 
 type FailStaleTurnsParams struct {
 	OwnerID uuid.UUID
 	Before  time.Time
+	Now     time.Time
 }
 
 // A turn still running long after any process could be working on it (the longest function
-// timeout is 15 minutes) died with its process: it is failed, so it does not linger.
+// timeout is 15 minutes), or whose lease lapsed at now (its process stopped renewing it), died
+// with its process: it is failed, so it does not linger.
 // One the owner had asked to stop ends cancelled.
 func (q *Queries) FailStaleTurns(ctx context.Context, arg FailStaleTurnsParams) (int64, error) {
-	result, err := q.db.Exec(ctx, failStaleTurns, arg.OwnerID, arg.Before)
+	result, err := q.db.Exec(ctx, failStaleTurns, arg.OwnerID, arg.Before, arg.Now)
 	if err != nil {
 		return 0, err
 	}
@@ -331,6 +340,39 @@ func (q *Queries) GetTurn(ctx context.Context, arg GetTurnParams) (Turn, error) 
 		&i.CancelRequestedAt,
 	)
 	return i, err
+}
+
+const lapsedResumingTurns = `-- name: LapsedResumingTurns :many
+SELECT id FROM turns WHERE owner_id = $1 AND status = 'resuming'
+    AND lease_until < $2::timestamptz
+ORDER BY updated_at, id LIMIT 20
+`
+
+type LapsedResumingTurnsParams struct {
+	OwnerID uuid.UUID
+	Now     time.Time
+}
+
+// Resuming turns whose claim's lease lapsed at now: the confirm that claimed them died. The
+// sweep recovers each through the claim (a call it left executing becomes unknown).
+func (q *Queries) LapsedResumingTurns(ctx context.Context, arg LapsedResumingTurnsParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, lapsedResumingTurns, arg.OwnerID, arg.Now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const listConversationTurns = `-- name: ListConversationTurns :many
@@ -491,6 +533,33 @@ func (q *Queries) ListTurnsByStatus(ctx context.Context, arg ListTurnsByStatusPa
 	return items, nil
 }
 
+const renewTurnLease = `-- name: RenewTurnLease :one
+UPDATE turns SET lease_until = greatest(lease_until, $1::timestamptz + make_interval(secs => $2::float8))
+WHERE owner_id = $3 AND id = $4 AND status IN ('running', 'resuming')
+RETURNING (cancel_requested_at IS NOT NULL)::boolean AS requested
+`
+
+type RenewTurnLeaseParams struct {
+	Now          time.Time
+	LeaseSeconds float64
+	OwnerID      uuid.UUID
+	ID           uuid.UUID
+}
+
+// A running or resuming turn's process is alive: its lease runs until now + lease_seconds
+// (never shortened). Returns whether the owner asked the turn to stop, as TurnCancelRequested.
+func (q *Queries) RenewTurnLease(ctx context.Context, arg RenewTurnLeaseParams) (bool, error) {
+	row := q.db.QueryRow(ctx, renewTurnLease,
+		arg.Now,
+		arg.LeaseSeconds,
+		arg.OwnerID,
+		arg.ID,
+	)
+	var requested bool
+	err := row.Scan(&requested)
+	return requested, err
+}
+
 const saveTurn = `-- name: SaveTurn :execrows
 UPDATE turns SET
     status = CASE WHEN cancel_requested_at IS NOT NULL AND $1::text IN ('suspended', 'continuing')
@@ -600,6 +669,8 @@ SELECT owner_id FROM turns WHERE status = 'suspended' AND expires_at <= $1::time
 UNION
 SELECT owner_id FROM turns WHERE status = 'running' AND updated_at < $2::timestamptz
 UNION
+SELECT owner_id FROM turns WHERE status IN ('running', 'resuming') AND lease_until < $1::timestamptz
+UNION
 SELECT owner_id FROM job_runs WHERE status = 'running' AND started_at < $2::timestamptz
 UNION
 SELECT requester_id FROM household_approvals WHERE status = 'pending' AND expires_at <= $1::timestamptz
@@ -613,7 +684,7 @@ type ScanSweepOwnersParams struct {
 
 // Cross-owner (the Door: turns.door, job_runs.door, household_approvals.door): the owners the
 // sweep has work for — a suspended turn or a pending household vote past its expiry, a turn
-// or job run running since before stale_before. A superset is harmless (the owner's own
+// or job run running since before stale_before, a running or resuming turn whose lease lapsed. A superset is harmless (the owner's own
 // sweep finds nothing); an owner outside it is not swept, and costs no transaction.
 func (q *Queries) ScanSweepOwners(ctx context.Context, arg ScanSweepOwnersParams) ([]uuid.UUID, error) {
 	rows, err := q.db.Query(ctx, scanSweepOwners, arg.Now, arg.StaleBefore)

@@ -1,7 +1,24 @@
 -- name: CreateTurn :one
-INSERT INTO turns (owner_id, conversation_id, trigger, model)
-VALUES (sqlc.arg(owner_id), sqlc.arg(conversation_id), sqlc.arg(trigger), sqlc.arg(model))
+-- A new turn runs under a lease: its process renews it while it waits on its model, and the
+-- sweep fails a running turn whose lease lapsed (its process died).
+INSERT INTO turns (owner_id, conversation_id, trigger, model, lease_until)
+VALUES (sqlc.arg(owner_id), sqlc.arg(conversation_id), sqlc.arg(trigger), sqlc.arg(model),
+    sqlc.arg(now)::timestamptz + make_interval(secs => sqlc.arg(lease_seconds)::float8))
 RETURNING *;
+
+-- name: RenewTurnLease :one
+-- A running or resuming turn's process is alive: its lease runs until now + lease_seconds
+-- (never shortened). Returns whether the owner asked the turn to stop, as TurnCancelRequested.
+UPDATE turns SET lease_until = greatest(lease_until, sqlc.arg(now)::timestamptz + make_interval(secs => sqlc.arg(lease_seconds)::float8))
+WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND status IN ('running', 'resuming')
+RETURNING (cancel_requested_at IS NOT NULL)::boolean AS requested;
+
+-- name: LapsedResumingTurns :many
+-- Resuming turns whose claim's lease lapsed at now: the confirm that claimed them died. The
+-- sweep recovers each through the claim (a call it left executing becomes unknown).
+SELECT id FROM turns WHERE owner_id = sqlc.arg(owner_id) AND status = 'resuming'
+    AND lease_until < sqlc.arg(now)::timestamptz
+ORDER BY updated_at, id LIMIT 20;
 
 -- name: GetTurn :one
 SELECT * FROM turns WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id);
@@ -61,14 +78,15 @@ ORDER BY created_at, id LIMIT sqlc.arg(max_rows);
 
 -- name: FailStaleTurns :execrows
 -- A turn still running long after any process could be working on it (the longest function
--- timeout is 15 minutes) died with its process: it is failed, so it does not linger.
+-- timeout is 15 minutes), or whose lease lapsed at now (its process stopped renewing it), died
+-- with its process: it is failed, so it does not linger.
 -- One the owner had asked to stop ends cancelled.
 UPDATE turns SET status = CASE WHEN cancel_requested_at IS NULL THEN 'failed' ELSE 'cancelled' END,
     version = version + 1, updated_at = now(), finished_at = now(), state = NULL,
     error = CASE WHEN cancel_requested_at IS NULL THEN 'interrupted: the process running this turn stopped before it finished'
         ELSE 'cancelled by the owner' END
 WHERE owner_id = sqlc.arg(owner_id) AND status = 'running'
-    AND updated_at < sqlc.arg(before);
+    AND (updated_at < sqlc.arg(before) OR lease_until < sqlc.arg(now)::timestamptz);
 
 -- name: ClaimContinuingTurn :one
 -- The exactly-once claim of a continuing turn (stopped before its function's deadline,
@@ -91,11 +109,13 @@ ORDER BY updated_at, id LIMIT sqlc.arg(max_rows);
 -- name: ScanSweepOwners :many
 -- Cross-owner (the Door: turns.door, job_runs.door, household_approvals.door): the owners the
 -- sweep has work for — a suspended turn or a pending household vote past its expiry, a turn
--- or job run running since before stale_before. A superset is harmless (the owner's own
+-- or job run running since before stale_before, a running or resuming turn whose lease lapsed. A superset is harmless (the owner's own
 -- sweep finds nothing); an owner outside it is not swept, and costs no transaction.
 SELECT owner_id FROM turns WHERE status = 'suspended' AND expires_at <= sqlc.arg(now)::timestamptz
 UNION
 SELECT owner_id FROM turns WHERE status = 'running' AND updated_at < sqlc.arg(stale_before)::timestamptz
+UNION
+SELECT owner_id FROM turns WHERE status IN ('running', 'resuming') AND lease_until < sqlc.arg(now)::timestamptz
 UNION
 SELECT owner_id FROM job_runs WHERE status = 'running' AND started_at < sqlc.arg(stale_before)::timestamptz
 UNION

@@ -25,7 +25,7 @@ func TestRuns(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		turn, err := tx.Turns.Create(ctx, conv.ID, steward.TriggerSchedule, "m")
+		turn, err := tx.Turns.Create(ctx, conv.ID, steward.TriggerSchedule, "m", time.Now(), time.Hour)
 		if err != nil {
 			return err
 		}

@@ -210,7 +210,7 @@ func (r *Runner) open(ctx context.Context, x *run, in Input, reads bool, vec []f
 			x.reg = r.registryWith(ctx, extra, toolsErr)
 		}
 		var err error
-		x.turn, err = tx.Turns.Create(ctx, conv.ID, in.Trigger, r.Model.Name())
+		x.turn, err = tx.Turns.Create(ctx, conv.ID, in.Trigger, r.Model.Name(), r.Now.Now(), r.lease())
 		if err != nil {
 			return err
 		}

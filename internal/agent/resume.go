@@ -46,6 +46,37 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 	return r.resume(ctx, x, cf.journal)
 }
 
+// Recover takes back a turn whose confirm died mid-way (resuming, its lease lapsed: the sweep
+// finds it): it is claimed again like a confirm whose decisions are those already journaled
+// — no vote is cast, nothing is decided anew —, a call the dead confirm left executing
+// becomes unknown and is never run again, and the turn goes on to its end. A turn that is
+// not resuming with a lapsed lease is a conflict (another recovery, or a confirm, took it).
+func (r *Runner) Recover(ctx context.Context, ownerID, turnID uuid.UUID) (steward.View, error) {
+	var pending []steward.PendingCall
+	err := r.Store.InOwner(ctx, ownerID, func(tx Tx) error {
+		t, err := tx.Turns.Get(ctx, turnID)
+		if err == nil && t.State != nil {
+			pending = t.State.Pending
+		}
+		return err
+	})
+	if err != nil {
+		return steward.View{}, fmt.Errorf("recover turn %s: %w", turnID, err)
+	}
+	decisions := make([]steward.Decision, len(pending))
+	for i, p := range pending {
+		// Each call was decided before the claim died (decide skips it): only its hash is read.
+		decisions[i] = steward.Decision{CallID: p.CallID, ArgsHash: p.ArgsHash, Approve: true}
+	}
+	x := &run{turn: steward.Turn{OwnerID: ownerID}}
+	cf := &confirmation{ownerID: ownerID, turnID: turnID, decisions: decisions, now: r.Now.Now(), recovering: true}
+	if err := r.claim(ctx, x, cf, false); err != nil {
+		return steward.View{}, claimError(turnID, err)
+	}
+	zerolog.Ctx(ctx).Info().Stringer("turn_id", turnID).Msg("recovering a turn whose confirm died")
+	return r.resume(ctx, x, cf.journal)
+}
+
 // confirmation is one confirm in flight: the owner's request, and what its claim found.
 type confirmation struct {
 	ownerID, turnID uuid.UUID
@@ -56,6 +87,9 @@ type confirmation struct {
 	// when the household holds it (Hooks.Hold).
 	journal map[string]steward.CallRecord
 	held    *steward.View
+	// recovering is Recover's claim: only a resuming turn whose lease lapsed is taken, and
+	// the household is not asked (its members' votes were counted before the first claim).
+	recovering bool
 }
 
 // spend runs inClaim, if any, in the claim's transaction (a link used for the decision is
@@ -84,9 +118,15 @@ func (r *Runner) claim(ctx context.Context, x *run, cf *confirmation, merge bool
 		if err != nil {
 			return err
 		}
-		story, held, err := r.hold(ctx, tx, cf, in.turn, byCall)
-		if err != nil || held {
-			return err
+		if cf.recovering && in.turn.Status != steward.StatusResuming {
+			return steward.Errorf(steward.CodeConflict, "turn %s is %s: nothing to recover", cf.turnID, in.turn.Status)
+		}
+		var story *steward.HouseholdStory
+		if !cf.recovering {
+			var held bool
+			if story, held, err = r.hold(ctx, tx, cf, in.turn, byCall); err != nil || held {
+				return err
+			}
 		}
 		if r.hooks.OwnerTools != nil {
 			x.reg = r.registryWith(ctx, in.extra, in.toolsErr)

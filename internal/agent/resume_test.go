@@ -286,7 +286,7 @@ func TestStaleRunningTurnIsFailed(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		turn, err = tx.Turns.Create(h.ctx, conv.ID, steward.TriggerChat, "m")
+		turn, err = tx.Turns.Create(h.ctx, conv.ID, steward.TriggerChat, "m", time.Now(), time.Hour)
 		return err
 	})
 	if err != nil {
@@ -296,7 +296,7 @@ func TestStaleRunningTurnIsFailed(t *testing.T) {
 		var n int64
 		if err := h.store.WithOwner(h.ctx, h.owner, func(tx *store.Tx) error {
 			var err error
-			n, err = tx.Sweep.FailStale(h.ctx, h.clock.Now().Add(-olderThan))
+			n, err = tx.Sweep.FailStale(h.ctx, h.clock.Now(), h.clock.Now().Add(-olderThan))
 			return err
 		}); err != nil {
 			t.Fatal(err)

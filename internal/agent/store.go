@@ -84,7 +84,9 @@ type Links interface {
 
 // Turns stores a turn's row: its status and suspended state.
 type Turns interface {
-	Create(ctx context.Context, conversationID uuid.UUID, trigger steward.Trigger, model string) (steward.Turn, error)
+	// Create starts a running turn leased until now+lease (its process renews the lease while
+	// the turn waits on its model; the sweep fails a running turn whose lease lapsed).
+	Create(ctx context.Context, conversationID uuid.UUID, trigger steward.Trigger, model string, now time.Time, lease time.Duration) (steward.Turn, error)
 	Get(ctx context.Context, id uuid.UUID) (steward.Turn, error)
 	Save(ctx context.Context, turn steward.Turn) (steward.Turn, error)
 	// Finish is Save deferred: it travels with the transaction's next statement or its
@@ -102,6 +104,9 @@ type Turns interface {
 	Cancel(ctx context.Context, id uuid.UUID, now time.Time) (steward.Turn, error)
 	// CancelRequested reports whether the owner asked the turn to stop.
 	CancelRequested(ctx context.Context, id uuid.UUID) (bool, error)
+	// RenewLease extends a running or resuming turn's lease to now+lease (never shortening it)
+	// and reports, as CancelRequested, whether the owner asked it to stop.
+	RenewLease(ctx context.Context, id uuid.UUID, now time.Time, lease time.Duration) (bool, error)
 }
 
 // Journal records every tool call's decision and outcome, and the turn's audit events.

@@ -14,7 +14,9 @@ const cancelPoll = time.Second
 // watchCancel returns the context for one model call: it is cancelled, with errCancelled as
 // its cause, when the owner asks the turn to stop while the call is in flight (Runner.Cancel
 // stores the request on the turn, whichever process serves it), so a long model call is
-// abandoned instead of awaited; with errStopping when the process shuts down (Runner.Stop). A watch reads the turn every cancelPoll in its own short
+// abandoned instead of awaited; with errStopping when the process shuts down (Runner.Stop).
+// The same look renews the turn's lease, so a turn waiting on a slow model is not taken for
+// one whose process died. A watch reads the turn every cancelPoll in its own short
 // transaction and touches nothing of the run; stop ends it.
 func (r *Runner) watchCancel(ctx context.Context, x *run) (watched context.Context, stop func()) {
 	if x.turn.ID == uuid.Nil {
@@ -22,6 +24,12 @@ func (r *Runner) watchCancel(ctx context.Context, x *run) (watched context.Conte
 	}
 	watched, cancel := context.WithCancelCause(ctx)
 	owner, id := x.turn.OwnerID, x.turn.ID
+	// The turn's lease as the run last knew it: renewed with the first look once a third of
+	// it is gone (the sweep fails a running turn whose lease lapsed, docs/ARCHITECTURE.md §2).
+	var leased time.Time
+	if x.turn.LeaseUntil != nil {
+		leased = *x.turn.LeaseUntil
+	}
 	done := make(chan struct{})
 	go func() {
 		tick := time.NewTicker(cancelPoll)
@@ -38,9 +46,17 @@ func (r *Runner) watchCancel(ctx context.Context, x *run) (watched context.Conte
 			case <-tick.C:
 			}
 			var asked bool
+			now, renew := r.Now.Now(), false
+			if renew = leased.Sub(now) < r.lease()*2/3; renew {
+				leased = now.Add(r.lease())
+			}
 			err := r.Store.InOwner(watched, owner, func(tx Tx) error {
 				var err error
-				asked, err = tx.Turns.CancelRequested(watched, id)
+				if renew {
+					asked, err = tx.Turns.RenewLease(watched, id, now, r.lease())
+				} else {
+					asked, err = tx.Turns.CancelRequested(watched, id)
+				}
 				return err
 			})
 			if err == nil && asked {

@@ -332,6 +332,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		// (docs/ARCHITECTURE.md §10); the scheduler's drain takes one whose message was lost.
 		ContinueMargin: cfg.ContinueMargin,
 		ModelTimeout:   cfg.ModelTimeout,
+		Lease:          cfg.Lease,
 	}, hooks)
 	a.Links = &links.Service{Issuer: issuer, Store: a.Store, Door: a.Door, Confirmer: a.Runner}
 	a.Household = &household.Service{Store: a.Store, Confirmer: a.Runner, Now: a.Now}
@@ -339,7 +340,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a.Channels = &channel.Service{Store: a.Store, Sealer: sealer, Sender: sender, Now: a.Now}
 	runs := &autonomy.Runner{Recorder: outcomes, Agent: a.Runner}
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
-	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now}
+	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now, Recover: a.recoverTurn}
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks,
 		Drainers: []autonomy.Drainer{a.Webhooks, a.Deliverer, drainer(a.drainMemory), drainer(a.continueStale), sweeper}}
 	a.Control = &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode, Now: a.Now}

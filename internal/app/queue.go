@@ -142,3 +142,12 @@ func (a *App) continueSaved(ctx context.Context, before time.Time) error {
 
 // continueAfter is how long a turn may wait as continuing before the drain takes it.
 const continueAfter = 3 * time.Minute
+
+// recoverTurn is the sweep's recovery of a resuming turn whose confirm died
+// (agent.Runner.Recover); one another process recovered first is skipped.
+func (a *App) recoverTurn(ctx context.Context, ownerID, turnID uuid.UUID) error {
+	if _, err := a.Runner.Recover(ctx, ownerID, turnID); err != nil && steward.ErrorCode(err) != steward.CodeConflict {
+		return err
+	}
+	return nil
+}

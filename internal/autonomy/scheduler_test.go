@@ -216,7 +216,7 @@ func TestMorningBriefingGathersContext(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		turn, err := tx.Turns.Create(h.ctx, conv.ID, steward.TriggerChat, "m")
+		turn, err := tx.Turns.Create(h.ctx, conv.ID, steward.TriggerChat, "m", time.Now(), time.Hour)
 		if err != nil {
 			return err
 		}

@@ -197,6 +197,11 @@ type Config struct {
 	// ModelTimeout bounds one model call of a turn, retries and fallbacks included; in a
 	// fallback chain each model but the last gets its share (STEWARD_MODEL_TIMEOUT, 2m).
 	ModelTimeout time.Duration
+	// Lease is how long a running or resuming turn is held by its process: renewed while the
+	// turn waits on its model; one whose lease lapsed is taken for dead by the sweep, which
+	// fails a running turn and recovers a resuming one (STEWARD_LEASE, 15m: a Lambda
+	// function's longest timeout).
+	Lease time.Duration
 	// ShutdownGrace is how long `steward serve` gives requests in flight on SIGTERM: half of
 	// it to finish, then running turns are saved to continue in the next process
 	// (STEWARD_SHUTDOWN_GRACE, 10s).
@@ -300,6 +305,7 @@ func Load(getenv func(string) string) (Config, error) {
 		ContinueMargin:             r.duration("STEWARD_CONTINUE_MARGIN", 30*time.Second),
 		ModelTimeout:               r.duration("STEWARD_MODEL_TIMEOUT", 2*time.Minute),
 		ShutdownGrace:              r.duration("STEWARD_SHUTDOWN_GRACE", 10*time.Second),
+		Lease:                      r.duration("STEWARD_LEASE", 15*time.Minute),
 		MaxDocumentBytes:           int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
 		DocumentBucket:             r.str("STEWARD_DOCUMENT_BUCKET", ""),
 		DocumentEndpoint:           r.str("STEWARD_DOCUMENT_ENDPOINT", ""),

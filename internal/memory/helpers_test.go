@@ -99,7 +99,7 @@ func (e *env) turnBy(owner uuid.UUID, conv *uuid.UUID, trigger steward.Trigger, 
 		} else {
 			convID = *conv
 		}
-		turn, err := tx.Turns.Create(e.ctx, convID, trigger, "scripted")
+		turn, err := tx.Turns.Create(e.ctx, convID, trigger, "scripted", time.Now(), time.Hour)
 		if err != nil {
 			return err
 		}

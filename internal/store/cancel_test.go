@@ -21,7 +21,7 @@ func TestSuspensionAfterCancelRequestIsCancelled(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		turn, err := tx.Turns.Create(ctx, conv.ID, steward.TriggerChat, "scripted")
+		turn, err := tx.Turns.Create(ctx, conv.ID, steward.TriggerChat, "scripted", time.Now(), time.Hour)
 		if err != nil {
 			return err
 		}

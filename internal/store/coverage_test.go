@@ -153,7 +153,7 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		covers("Conversations.AppendMessages", "Conversations.PinSummary", "Turns.Create", "Journal.AppendEvents", "Journal.RecordCall", "Safety.RecordSpend", "Conversations.EnqueueIngest", "Turns.StateSize",
 			"Memory.AddChunk", "Webhooks.Create", "Conversations.Create", "Tasks.CreateTask", "Tasks.CreateNotification", "Rules.Create",
 			"Schedules.Create", "Tasks.UpsertFact", "Memory.RememberFact", "Safety.SetCap", "Channels.SetWebhook", "Safety.SetKill", "Safety.SetMode",
-			"Sweep.Expire", "Sweep.FailStale", "Runs.FailStale", "Outbox.FailedIngests", "Channels.DeleteDefault", "Schedules.Delete",
+			"Sweep.Expire", "Sweep.FailStale", "Sweep.LapsedResuming", "Turns.RenewLease", "Runs.FailStale", "Outbox.FailedIngests", "Channels.DeleteDefault", "Schedules.Delete",
 			"Safety.Cap", "Safety.Controls", "Safety.Mode", "Safety.AdmitState")
 		msg := steward.Message{Role: steward.RoleUser, Parts: []steward.Part{{Text: "planted by bob"}}}
 		// Writes naming alice's rows: each savepoint keeps a refused write from aborting the rest.
@@ -163,7 +163,7 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 				return tx.Conversations.PinSummary(ctx, a.conv, steward.Summary{Text: "planted by bob", ThroughSeq: 1})
 			},
 			"turn in alice's conversation": func(tx *Tx) error {
-				_, err := tx.Turns.Create(ctx, a.conv, steward.TriggerChat, "scripted")
+				_, err := tx.Turns.Create(ctx, a.conv, steward.TriggerChat, "scripted", time.Now(), time.Hour)
 				return err
 			},
 			"call in alice's turn": func(tx *Tx) error {
@@ -210,6 +210,12 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		if n, err := tx.Turns.StateSize(ctx, a.turn); err == nil || n != 0 {
 			t.Errorf("state size of alice's turn: %d, %v; want not found", n, err)
 		}
+		if _, err := tx.Turns.RenewLease(ctx, a.turn, time.Now(), time.Hour); !errors.Is(err, ErrNotFound) {
+			t.Errorf("lease of alice's turn renewed by bob: %v; want not found", err)
+		}
+		if ids, err := tx.Sweep.LapsedResuming(ctx, time.Now().Add(48*time.Hour)); err != nil || len(ids) != 0 {
+			t.Errorf("bob's lapsed resuming turns: %v, %v; want none of alice's", ids, err)
+		}
 		// Bob's own rows and settings.
 		for what, err := range map[string]error{
 			"conversation": second(tx.Conversations.Create(ctx, "bob's")),
@@ -236,7 +242,7 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		// Sweeps and deletes scoped to bob.
 		for what, err := range map[string]error{
 			"expire turns":     second(tx.Sweep.Expire(ctx, time.Now())),
-			"fail stale turns": second(tx.Sweep.FailStale(ctx, time.Now())),
+			"fail stale turns": second(tx.Sweep.FailStale(ctx, time.Now(), time.Now())),
 			"fail stale runs":  second(tx.Runs.FailStale(ctx, time.Now())),
 			"delete channel":   tx.Channels.DeleteDefault(ctx),
 			"delete schedule":  tx.Schedules.Delete(ctx, "morning-briefing"),

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"time"
 	"context"
 	"testing"
 
@@ -40,7 +41,7 @@ func TestEveryExecModeServesOwners(t *testing.T) {
 				if conv, err = tx.Conversations.Create(ctx, "mode "+mode); err != nil {
 					return err
 				}
-				turn, err := tx.Turns.Create(ctx, conv.ID, steward.TriggerChat, "m")
+				turn, err := tx.Turns.Create(ctx, conv.ID, steward.TriggerChat, "m", time.Now(), time.Hour)
 				if err != nil {
 					return err
 				}

@@ -72,7 +72,7 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 			return err
 		}
 		sd.conv = conv.ID
-		turn, err := tx.Turns.Create(ctx, conv.ID, steward.TriggerChat, "scripted")
+		turn, err := tx.Turns.Create(ctx, conv.ID, steward.TriggerChat, "scripted", time.Now(), time.Hour)
 		if err != nil {
 			return err
 		}

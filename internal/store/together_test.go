@@ -261,7 +261,7 @@ func TestFinishTravelsWithCommit(t *testing.T) {
 	if err := o.Store.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
 		c, err := tx.Conversations.Create(ctx, "finish")
 		if err == nil {
-			turn, err = tx.Turns.Create(ctx, c.ID, steward.TriggerChat, "m")
+			turn, err = tx.Turns.Create(ctx, c.ID, steward.TriggerChat, "m", time.Now(), time.Hour)
 		}
 		return err
 	}); err != nil {

@@ -16,9 +16,9 @@ import (
 )
 
 // CreateTurn starts a running turn in a conversation.
-func (t Turns) Create(ctx context.Context, conversationID uuid.UUID, trigger steward.Trigger, model string) (steward.Turn, error) {
+func (t Turns) Create(ctx context.Context, conversationID uuid.UUID, trigger steward.Trigger, model string, now time.Time, lease time.Duration) (steward.Turn, error) {
 	r, err := t.q.CreateTurn(ctx, db.CreateTurnParams{OwnerID: t.ownerID, ConversationID: conversationID,
-		Trigger: string(trigger), Model: model})
+		Trigger: string(trigger), Model: model, Now: now, LeaseSeconds: lease.Seconds()})
 	if err != nil {
 		return steward.Turn{}, notFound("create turn", err)
 	}
@@ -146,6 +146,26 @@ func (t Turns) Cancel(ctx context.Context, id uuid.UUID, now time.Time) (steward
 }
 
 // CancelRequested reports whether the owner asked the turn to stop (the loop's check).
+// RenewLease extends a running or resuming turn's lease to now+lease (never shortening it) and
+// reports, as CancelRequested, whether the owner asked it to stop; an ended turn is
+// ErrNotFound.
+func (t Turns) RenewLease(ctx context.Context, id uuid.UUID, now time.Time, lease time.Duration) (bool, error) {
+	ok, err := t.q.RenewTurnLease(ctx, db.RenewTurnLeaseParams{OwnerID: t.ownerID, ID: id, Now: now, LeaseSeconds: lease.Seconds()})
+	if err != nil {
+		return false, notFound("renew lease of turn "+id.String(), err)
+	}
+	return ok, nil
+}
+
+// LapsedResuming lists the owner's resuming turns whose lease lapsed at now (at most 20).
+func (t Sweep) LapsedResuming(ctx context.Context, now time.Time) ([]uuid.UUID, error) {
+	ids, err := t.q.LapsedResumingTurns(ctx, db.LapsedResumingTurnsParams{OwnerID: t.ownerID, Now: now})
+	if err != nil {
+		return nil, fmt.Errorf("lapsed resuming turns: %w", err)
+	}
+	return ids, nil
+}
+
 func (t Turns) CancelRequested(ctx context.Context, id uuid.UUID) (bool, error) {
 	ok, err := t.q.TurnCancelRequested(ctx, db.TurnCancelRequestedParams{OwnerID: t.ownerID, ID: id})
 	if err != nil {
@@ -175,8 +195,8 @@ func (t Sweep) Expire(ctx context.Context, now time.Time) (int64, error) {
 
 // FailStale fails the owner's turns still running and last updated before before: their
 // process died.
-func (t Sweep) FailStale(ctx context.Context, before time.Time) (int64, error) {
-	n, err := t.q.FailStaleTurns(ctx, db.FailStaleTurnsParams{OwnerID: t.ownerID, Before: before})
+func (t Sweep) FailStale(ctx context.Context, now, before time.Time) (int64, error) {
+	n, err := t.q.FailStaleTurns(ctx, db.FailStaleTurnsParams{OwnerID: t.ownerID, Before: before, Now: now})
 	if err != nil {
 		return 0, fmt.Errorf("fail stale turns: %w", err)
 	}

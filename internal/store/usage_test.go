@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"time"
 	"context"
 	"sync"
 	"testing"
@@ -44,7 +45,7 @@ func TestDailyUsageCounter(t *testing.T) {
 		}
 		conv = c.ID
 		for i, trigger := range []steward.Trigger{steward.TriggerChat, steward.TriggerChat, steward.TriggerCLI, steward.TriggerWebhook, steward.TriggerSchedule} {
-			turn, err := tx.Turns.Create(ctx, conv, trigger, "scripted")
+			turn, err := tx.Turns.Create(ctx, conv, trigger, "scripted", time.Now(), time.Hour)
 			if err != nil {
 				return err
 			}
@@ -73,7 +74,7 @@ func TestDailyUsageCounter(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			err := s.WithOwner(ctx, owner.ID, func(tx *Tx) error {
-				_, err := tx.Turns.Create(ctx, conv, steward.TriggerChat, "scripted")
+				_, err := tx.Turns.Create(ctx, conv, steward.TriggerChat, "scripted", time.Now(), time.Hour)
 				return err
 			})
 			if err != nil {

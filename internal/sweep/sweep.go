@@ -1,12 +1,14 @@
 // Package sweep ends what a dead process or an absent owner left behind: suspended turns past
-// their expiry become expired, and turns and job runs still running long after any process
-// could be working on them are failed. The scheduler runs it as one of its drains (on Lambda
+// their expiry become expired, turns and job runs still running long after any process could
+// be working on them, or whose lease lapsed, are failed, and a resuming turn whose confirm
+// died (its lease lapsed) is recovered. The scheduler runs it as one of its drains (on Lambda
 // from the scheduled tick, under `steward serve` from the minute ticker). Every decision is
 // made by the injected clock, passed into the SQL (docs/ARCHITECTURE.md §9).
 package sweep
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -36,6 +38,10 @@ type Sweeper struct {
 	Now steward.Clock
 	// Stale overrides the package's Stale when positive.
 	Stale time.Duration
+	// Recover takes back a resuming turn whose lease lapsed (the confirm that claimed it
+	// died): agent.Runner.Recover. It runs after the owner's transaction; nil leaves such
+	// turns to the owner's next confirm.
+	Recover func(ctx context.Context, ownerID, turnID uuid.UUID) error
 }
 
 // Swept counts what one Sweep changed, across owners.
@@ -45,6 +51,7 @@ type Swept struct {
 	HouseholdExpired int64
 	StaleTurns       int64 // running turns failed as interrupted
 	StaleRuns        int64 // running job runs failed as interrupted
+	Recovered        int64 // resuming turns whose confirm died, taken back
 }
 
 // Drain sweeps once; it makes a Sweeper an autonomy.Drainer.
@@ -69,8 +76,14 @@ func (s *Sweeper) Sweep(ctx context.Context) (Swept, error) {
 	}
 	for _, owner := range owners {
 		var swept Swept
+		var lapsed []uuid.UUID
 		err := s.Store.WithOwner(ctx, owner, func(tx *store.Tx) error {
 			var err error
+			if s.Recover != nil {
+				if lapsed, err = tx.Sweep.LapsedResuming(ctx, now); err != nil {
+					return err
+				}
+			}
 			if swept.Expired, err = tx.Sweep.Expire(ctx, now); err != nil {
 				return err
 			}
@@ -78,7 +91,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Swept, error) {
 			if swept.HouseholdExpired, err = tx.Household.Expire(ctx, now); err != nil {
 				return err
 			}
-			if swept.StaleTurns, err = tx.Sweep.FailStale(ctx, now.Add(-stale)); err != nil {
+			if swept.StaleTurns, err = tx.Sweep.FailStale(ctx, now, now.Add(-stale)); err != nil {
 				return err
 			}
 			swept.StaleRuns, err = tx.Runs.FailStale(ctx, now.Add(-stale))
@@ -87,10 +100,17 @@ func (s *Sweeper) Sweep(ctx context.Context) (Swept, error) {
 		if err != nil {
 			return total, err
 		}
+		for _, id := range lapsed {
+			if err := s.Recover(ctx, owner, id); err != nil {
+				return total, fmt.Errorf("recover turn %s: %w", id, err)
+			}
+			swept.Recovered++
+		}
 		total.Expired += swept.Expired
 		total.HouseholdExpired += swept.HouseholdExpired
 		total.StaleTurns += swept.StaleTurns
 		total.StaleRuns += swept.StaleRuns
+		total.Recovered += swept.Recovered
 	}
 	return total, nil
 }

@@ -81,7 +81,7 @@ func suspended(t *testing.T, s *store.Store, owner uuid.UUID, expires time.Time)
 		if err != nil {
 			return err
 		}
-		turn, err := tx.Turns.Create(ctx, conv.ID, steward.TriggerChat, "m")
+		turn, err := tx.Turns.Create(ctx, conv.ID, steward.TriggerChat, "m", time.Now(), time.Hour)
 		if err != nil {
 			return err
 		}

@@ -57,7 +57,7 @@ func seedAnswer(t *testing.T, o testdb.Opened, owner store.Owner) string {
 		if err != nil {
 			return err
 		}
-		turn, err := tx.Turns.Create(ctx, conv.ID, steward.TriggerChat, "demo")
+		turn, err := tx.Turns.Create(ctx, conv.ID, steward.TriggerChat, "demo", time.Now(), time.Hour)
 		if err != nil {
 			return err
 		}

@@ -411,7 +411,7 @@ func TestBrowserHeldCard(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		turn, err := tx.Turns.Create(ctx, conv.ID, steward.TriggerChat, "m")
+		turn, err := tx.Turns.Create(ctx, conv.ID, steward.TriggerChat, "m", time.Now(), time.Hour)
 		if err != nil {
 			return err
 		}
