@@ -1,9 +1,9 @@
 package store_test
 
 import (
-	"time"
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/config"

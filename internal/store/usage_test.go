@@ -1,10 +1,10 @@
 package store_test
 
 import (
-	"time"
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
