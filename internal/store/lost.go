@@ -120,7 +120,12 @@ func (r retrying) Query(ctx context.Context, sql string, args ...any) (pgx.Rows,
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	return lostRows{rows}, nil
+	return &lostRows{Rows: rows, again: func() (pgx.Rows, error) {
+		if !retryable(ctx, r.pool, rows.Err()) {
+			return nil, rows.Err()
+		}
+		return r.pool.Query(ctx, sql, args...)
+	}}, nil
 }
 
 func (r retrying) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
@@ -143,10 +148,42 @@ func (row retryingRow) Scan(dest ...any) error {
 	return unavailable(err)
 }
 
-// lostRows are rows whose error, when the connection was lost while they came, is unavailable.
-type lostRows struct{ pgx.Rows }
+// lostRows are a statement's rows, which pgx reads only once asked for the first: when that
+// read finds the statement never ran (a dead pooled connection), the statement is sent once
+// more (again) before any row was handed out. Their error, when the connection was lost, is
+// unavailable.
+type lostRows struct {
+	pgx.Rows
+	again func() (pgx.Rows, error) // nil once a row came or the statement went again
+	err   error                    // again's error
+}
 
-func (r lostRows) Err() error { return unavailable(r.Rows.Err()) }
+func (r *lostRows) Next() bool {
+	if r.Rows.Next() {
+		r.again = nil
+		return true
+	}
+	if r.again == nil || r.Rows.Err() == nil {
+		return false
+	}
+	again := r.again
+	r.again = nil
+	r.Rows.Close()
+	rows, err := again()
+	if err != nil {
+		r.err = err
+		return false
+	}
+	r.Rows = rows
+	return r.Next()
+}
+
+func (r *lostRows) Err() error {
+	if r.err != nil {
+		return unavailable(r.err)
+	}
+	return unavailable(r.Rows.Err())
+}
 
 // beginTx begins a transaction on pool, once more on a fresh connection if the first one
 // was found dead: BEGIN is its first statement, so nothing of it had reached the server.
