@@ -307,7 +307,8 @@ func TestServeSIGKILLMidExternalWrite(t *testing.T) {
 	}
 	g := newFakeGemini(t)
 	env, key, d := processEnv(t, g)
-	env["STEWARD_LEASE"] = "3s"
+	const lease = 10 * time.Second // long enough for the next process to start within it
+	env["STEWARD_LEASE"] = lease.String()
 	env["STEWARD_EGRESS_ALLOW"] = mcpSrv.Addr().String()
 	env["SSL_CERT_FILE"] = certFile
 	a := serve(t, env)
@@ -327,6 +328,7 @@ func TestServeSIGKILLMidExternalWrite(t *testing.T) {
 	approve := fmt.Sprintf(`{"decisions":[{"call_id":%q,"approve":true,"args_hash":%q}]}`, pending["call_id"], pending["args_hash"])
 	go a.do(t, "POST", "/v1/turns/"+id+"/confirm", key, approve)
 	<-sending
+	claimed := time.Now()
 	if err := a.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -334,6 +336,9 @@ func TestServeSIGKILLMidExternalWrite(t *testing.T) {
 
 	g.set(reply(`[{"text":"I could not confirm the message reached bob."}]`))
 	b := serve(t, env) // within the dead confirm's lease
+	if took := time.Since(claimed); took > lease-time.Second {
+		t.Fatalf("the next process took %v to start: past the dead confirm's lease (%v)", took, lease)
+	}
 	code, v = b.do(t, "POST", "/v1/turns/"+id+"/confirm", key, approve)
 	if code != http.StatusConflict || !strings.Contains(fmt.Sprint(v), "not waiting for decisions") {
 		t.Fatalf("approving again: %d %v, want 409 in words", code, v)
@@ -342,7 +347,7 @@ func TestServeSIGKILLMidExternalWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-b.exited
-	time.Sleep(3 * time.Second) // the dead confirm's lease lapses
+	time.Sleep(time.Until(claimed.Add(lease + 500*time.Millisecond))) // the dead confirm's lease lapses
 	c := serve(t, env)
 	done := c.turnOf(t, key, id, "completed")
 	if done["answer"] != "I could not confirm the message reached bob." {
