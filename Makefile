@@ -43,7 +43,7 @@ TESTFLAGS ?=
 load_env = eval "$$(scripts/devdb env | sed 's/^/export /')"
 
 .PHONY: help run test axe lighthouse injection-report bench bench-cycle bench-soak bench-extract fuzz bench-recall bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
-.PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction build-WorkerFunction
+.PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction build-WorkerFunction build-MigrateFunction
 
 # ROOT is the module root (this Makefile's directory), wherever make runs from: `sam build`
 # may run the build-<LogicalId> targets from a scratch directory.
@@ -215,6 +215,8 @@ build-SchedulerFunction:
 	$(call sam_build,scheduler)
 build-WorkerFunction:
 	$(call sam_build,worker)
+build-MigrateFunction:
+	$(call sam_build,migrate)
 build-%Function:
 	@echo "no build target for $@: add one per function of template.yaml" >&2; exit 1
 
