@@ -155,7 +155,9 @@ func TestResolveSecretsNeedsCredentials(t *testing.T) {
 // without its URL yet fails naming the secret, never its password.
 func TestResolveGeneratedSecrets(t *testing.T) {
 	t.Parallel()
-	arn := func(name string) string { return "arn:aws:secretsmanager:eu-west-1:123456789012:secret:steward-" + name }
+	arn := func(name string) string {
+		return "arn:aws:secretsmanager:eu-west-1:123456789012:secret:steward-" + name
+	}
 	vapidHex := strings.Repeat("1f", 32)
 	sm := awsapitest.NewSecretsManager(t, map[string]string{
 		arn("app"):      `{"username":"steward_app","password":"pw-app","dbname":"steward","url":"postgres://steward_app:pw-app@db.example.com:5432/steward?sslmode=require"}`,

@@ -126,8 +126,12 @@ var resourceChecks = map[string]resourceCheck{
 			t.Errorf("%s: %s keeps its logs %v days, not LogRetentionDays", mode, id, r.Properties["RetentionInDays"])
 		}
 	},
-	"AWS::SQS::Queue":        func(t *testing.T, mode string, s stack, id string, r resource) { hasProperty(t, mode, id, r, "MessageRetentionPeriod") },
-	"AWS::CloudWatch::Alarm": func(t *testing.T, mode string, s stack, id string, r resource) { hasProperty(t, mode, id, r, "Dimensions") },
+	"AWS::SQS::Queue": func(t *testing.T, mode string, s stack, id string, r resource) {
+		hasProperty(t, mode, id, r, "MessageRetentionPeriod")
+	},
+	"AWS::CloudWatch::Alarm": func(t *testing.T, mode string, s stack, id string, r resource) {
+		hasProperty(t, mode, id, r, "Dimensions")
+	},
 	"AWS::S3::Bucket": func(t *testing.T, mode string, s stack, id string, r resource) {
 		hasProperty(t, mode, id, r, "BucketEncryption")
 		if fmt.Sprint(r.Properties["PublicAccessBlockConfiguration"]) != "map[BlockPublicAcls:true BlockPublicPolicy:true IgnorePublicAcls:true RestrictPublicBuckets:true]" || r.DeletionPolicy != "Retain" {
@@ -150,9 +154,9 @@ var resourceChecks = map[string]resourceCheck{
 			t.Errorf("%s: %s gives addresses a public IP", mode, id)
 		}
 	},
-	"AWS::EC2::InternetGateway":     func(t *testing.T, mode string, s stack, id string, r resource) {},
+	"AWS::EC2::InternetGateway":      func(t *testing.T, mode string, s stack, id string, r resource) {},
 	"AWS::EC2::VPCGatewayAttachment": func(t *testing.T, mode string, s stack, id string, r resource) { inVpc(t, mode, id, r) },
-	"AWS::EC2::RouteTable":          func(t *testing.T, mode string, s stack, id string, r resource) { inVpc(t, mode, id, r) },
+	"AWS::EC2::RouteTable":           func(t *testing.T, mode string, s stack, id string, r resource) { inVpc(t, mode, id, r) },
 	"AWS::EC2::SubnetRouteTableAssociation": func(t *testing.T, mode string, s stack, id string, r resource) {
 		subnet, table := str(r.Properties, "SubnetId"), str(r.Properties, "RouteTableId")
 		if strings.Contains(subnet, "Private") != strings.Contains(table, "Private") {
