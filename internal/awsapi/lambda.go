@@ -84,11 +84,15 @@ func (f *Function) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("invoke %s: %s: %s", f.name, code, e.Message+e.Message2)
 	}
-	if resp.Header.Get("X-Amz-Function-Error") != "" {
-		var e struct {
-			ErrorMessage string `json:"errorMessage"`
-		}
-		if json.Unmarshal(raw, &e) != nil || e.ErrorMessage == "" {
+	// Lambda marks a function's error with X-Amz-Function-Error; the Runtime Interface
+	// Emulator (sam local, tests) answers the same payload without it.
+	var e struct {
+		ErrorMessage string `json:"errorMessage"`
+		ErrorType    string `json:"errorType"`
+	}
+	isError := json.Unmarshal(raw, &e) == nil && e.ErrorMessage != "" && e.ErrorType != ""
+	if resp.Header.Get("X-Amz-Function-Error") != "" || isError {
+		if e.ErrorMessage == "" {
 			e.ErrorMessage = fmt.Sprintf("the function %s failed: %.300s", f.name, raw)
 		}
 		return nil, &FunctionError{Message: e.ErrorMessage}

@@ -68,7 +68,10 @@ type Work func(ctx context.Context, req Request) (physicalID string, err error)
 
 // Margin is how long before the invocation's deadline Handle gives up on the work and
 // answers FAILED: time for the answer's PUT and its retries.
-const Margin = 10 * time.Second
+const Margin = MarginSeconds * time.Second
+
+// MarginSeconds is Margin in seconds.
+const MarginSeconds = 10
 
 // maxReason bounds the reason: CloudFormation takes a response of at most 4 KB.
 const maxReason = 1500
