@@ -94,11 +94,11 @@ func migrateEvent(cf *fakeCloudFormation, requestType, version, oldVersion strin
 	return req
 }
 
-// deployment is what one migrate function under test works on: a database name of its own
+// testDeployment is what one migrate function under test works on: a database name of its own
 // on the development server, the three roles' secrets (the development roles' passwords, so
 // that the bootstrap's ALTER ROLE changes nothing others rely on) in a fake Secrets Manager,
 // and the administrator's URL in a fake SSM.
-type deployment struct {
+type testDeployment struct {
 	name      string
 	super     string // the superuser's URL, to the new database
 	secrets   *awsapitest.SecretsManager
@@ -107,7 +107,7 @@ type deployment struct {
 	passwords map[string]string
 }
 
-func newDeployment(t *testing.T, ssmParams map[string]string) *deployment {
+func newDeployment(t *testing.T, ssmParams map[string]string) *testDeployment {
 	t.Helper()
 	urls := map[string]string{}
 	for _, v := range []string{"SUPERUSER_DATABASE_URL", "DATABASE_URL", "APP_DATABASE_URL", "DOOR_DATABASE_URL"} {
@@ -117,7 +117,7 @@ func newDeployment(t *testing.T, ssmParams map[string]string) *deployment {
 	}
 	b := make([]byte, 5)
 	_, _ = rand.Read(b)
-	d := &deployment{name: "steward_deploy_" + hex.EncodeToString(b), roleARNs: map[string]string{}, passwords: map[string]string{}}
+	d := &testDeployment{name: "steward_deploy_" + hex.EncodeToString(b), roleARNs: map[string]string{}, passwords: map[string]string{}}
 	values := map[string]string{}
 	for role, v := range map[string]string{store.OwnerRole: "DATABASE_URL", store.AppRole: "APP_DATABASE_URL", store.DoorRole: "DOOR_DATABASE_URL"} {
 		u, err := url.Parse(urls[v])
@@ -138,24 +138,26 @@ func newDeployment(t *testing.T, ssmParams map[string]string) *deployment {
 	su, _ := url.Parse(urls["SUPERUSER_DATABASE_URL"])
 	su.Path = "/" + d.name
 	d.super = su.String()
-	t.Cleanup(func() {
-		sup, _ := url.Parse(urls["SUPERUSER_DATABASE_URL"])
-		conn, err := pgx.Connect(context.Background(), sup.String())
-		if err != nil {
-			t.Errorf("drop %s: %v", d.name, err)
-			return
-		}
-		defer conn.Close(context.Background())
-		if _, err := conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+d.name+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop %s: %v", d.name, err)
-		}
-	})
+	t.Cleanup(func() { dropDatabase(t, d.name) })
 	return d
+}
+
+// dropDatabase drops a database a test created on the development server.
+func dropDatabase(t *testing.T, name string) {
+	conn, err := pgx.Connect(context.Background(), os.Getenv("SUPERUSER_DATABASE_URL"))
+	if err != nil {
+		t.Errorf("drop %s: %v", name, err)
+		return
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		t.Errorf("drop %s: %v", name, err)
+	}
 }
 
 // env is the migrate function's environment as template.yaml sets it (Database=external),
 // pointing at the fakes, with adminParam as DatabaseUrlParameter.
-func (d *deployment) env(adminParam, version string, timeout int) []string {
+func (d *testDeployment) env(adminParam, version string, timeout int) []string {
 	return []string{
 		"AWS_REGION=" + awsapitest.Creds.Region, "AWS_ACCESS_KEY_ID=" + awsapitest.Creds.AccessKeyID,
 		"AWS_SECRET_ACCESS_KEY=" + awsapitest.Creds.SecretAccessKey, "AWS_SESSION_TOKEN=" + awsapitest.Creds.SessionToken,
@@ -171,7 +173,7 @@ func (d *deployment) env(adminParam, version string, timeout int) []string {
 }
 
 // storedURL is the URL the migrate function stored in role's secret.
-func (d *deployment) storedURL(t *testing.T, role string) string {
+func (d *testDeployment) storedURL(t *testing.T, role string) string {
 	t.Helper()
 	var s struct{ Username, Password, Dbname, URL string }
 	if err := json.Unmarshal([]byte(d.secrets.Value(d.roleARNs[role])), &s); err != nil || s.Username != role || s.Password != d.passwords[role] {
@@ -181,7 +183,7 @@ func (d *deployment) storedURL(t *testing.T, role string) string {
 }
 
 // schemaVersion is the database's goose version (-1 when it has none).
-func (d *deployment) schemaVersion(t *testing.T) int64 {
+func (d *testDeployment) schemaVersion(t *testing.T) int64 {
 	t.Helper()
 	conn, err := pgx.Connect(context.Background(), d.super)
 	if err != nil {
@@ -212,7 +214,7 @@ func latestMigration(t *testing.T) (int64, string) {
 }
 
 // migrateDown rolls the deployment's database back one migration, as steward_owner.
-func (d *deployment) migrateDown(t *testing.T) {
+func (d *testDeployment) migrateDown(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
 	m, err := admin.NewMigrator(ctx, d.storedURL(t, store.OwnerRole))
@@ -364,7 +366,7 @@ func TestMigrateFunctionRefusesBadInput(t *testing.T) {
 		name    string
 		param   string
 		value   string
-		setup   func(d *deployment)
+		setup   func(d *testDeployment)
 		timeout int
 		want    []string
 	}{
@@ -374,7 +376,7 @@ func TestMigrateFunctionRefusesBadInput(t *testing.T) {
 			[]string{"has no pgvector", "install pgvector"}},
 		{"a missing parameter", "/steward/not-there", "", nil, 60,
 			[]string{"SSM parameter /steward/not-there", "ParameterNotFound"}},
-		{"a missing role secret", "/steward/database-url", super, func(d *deployment) { d.roleARNs[store.AppRole] += "-gone" }, 60,
+		{"a missing role secret", "/steward/database-url", super, func(d *testDeployment) { d.roleARNs[store.AppRole] += "-gone" }, 60,
 			[]string{"steward_app role's secret", "ResourceNotFoundException"}},
 		{"a database that never answers", "/steward/database-url", "postgres://postgres:pw@" + hole + "/postgres?sslmode=disable", nil, customresource.MarginSeconds + 4,
 			[]string{"timed out after", "while connecting to the database at " + hole}},
