@@ -4,9 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"path"
 	"fmt"
 	"io"
+	"path"
 
 	"github.com/stewardhq/steward/internal/store"
 

@@ -81,8 +81,8 @@ func migrateEvent(cf *fakeCloudFormation, requestType, version, oldVersion strin
 	arn := "arn:aws:lambda:eu-west-1:123456789012:function:steward-migrate:"
 	req := customresource.Request{
 		RequestType: requestType, ResponseURL: cf.URL, ResourceType: "Custom::Migration", LogicalResourceID: "Migration",
-		StackID:   "arn:aws:cloudformation:eu-west-1:123456789012:stack/steward/0c1e6f0a-0000-0000-0000-000000000000",
-		RequestID: "req-" + requestType + "-" + version,
+		StackID:            "arn:aws:cloudformation:eu-west-1:123456789012:stack/steward/0c1e6f0a-0000-0000-0000-000000000000",
+		RequestID:          "req-" + requestType + "-" + version,
 		ResourceProperties: map[string]any{"ServiceToken": arn + "live", "ServiceTimeout": "960", "FunctionVersion": arn + version},
 	}
 	if requestType != customresource.Create {
@@ -508,5 +508,3 @@ func buildCLI(t *testing.T) string {
 	}
 	return out
 }
-
-
