@@ -152,7 +152,8 @@ func deployed(t *testing.T, params map[string]string) stack {
 }
 
 // symbolicRef resolves a Ref: a parameter to its value (a CommaDelimitedList to a list), a
-// pseudo parameter to a fixed value, anything else (a resource) to "Ref(X)".
+// pseudo parameter to a fixed value, an SSM parameter to its name (a !Sub of pseudo
+// parameters), anything else (a resource) to "Ref(X)".
 func symbolicRef(_ string, input, template any) any {
 	name, ok := input.(string)
 	if !ok {
@@ -173,6 +174,10 @@ func symbolicRef(_ string, input, template any) any {
 		return "amazonaws.com"
 	}
 	tpl, _ := template.(map[string]any)
+	if r, _ := dig(tpl, "Resources", name).(map[string]any); r["Type"] == "AWS::SSM::Parameter" {
+		// A parameter's Ref is its name.
+		return symbolicSub("Fn::Sub", dig(r, "Properties", "Name", "Fn::Sub"), template)
+	}
 	params, _ := tpl["Parameters"].(map[string]any)
 	if p, ok := params[name].(map[string]any); ok {
 		if p["Type"] == "CommaDelimitedList" {

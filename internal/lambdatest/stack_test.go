@@ -438,15 +438,29 @@ func TestTemplateOutputsAndPublicURL(t *testing.T) {
 				t.Errorf("%s: output %s = %q, want %q", mode, name, got, want)
 			}
 		}
-		env := s.env(s.functions()["ApiFunction"])
 		param, has := s.Resources["PublicUrlParameter"]
-		switch {
-		case params["PublicUrl"] != "":
-			if has || env["STEWARD_PUBLIC_URL"] != params["PublicUrl"] || env["STEWARD_PUBLIC_URL_SSM"] != "" {
-				t.Errorf("%s: with PublicUrl given, the functions are told it (%q) and read no parameter (%q)", mode, env["STEWARD_PUBLIC_URL"], env["STEWARD_PUBLIC_URL_SSM"])
+		for id, fn := range s.functions() {
+			if id == "MigrateFunction" {
+				continue
 			}
-		case !has || str(param.Properties, "Name") != env["STEWARD_PUBLIC_URL_SSM"] || env["STEWARD_PUBLIC_URL"] != "":
-			t.Errorf("%s: the functions read the public URL from %q, the stack writes it to %v", mode, env["STEWARD_PUBLIC_URL_SSM"], param.Properties)
+			env := s.env(fn)
+			switch {
+			case params["PublicUrl"] != "":
+				if has || env["STEWARD_PUBLIC_URL"] != params["PublicUrl"] || env["STEWARD_PUBLIC_URL_SSM"] != "" {
+					t.Errorf("%s: with PublicUrl given, %s is told it (%q) and reads no parameter (%q)", mode, id, env["STEWARD_PUBLIC_URL"], env["STEWARD_PUBLIC_URL_SSM"])
+				}
+			case !has || str(param.Properties, "Name") != env["STEWARD_PUBLIC_URL_SSM"] || env["STEWARD_PUBLIC_URL"] != "":
+				t.Errorf("%s: %s reads the public URL from %q, the stack writes it to %v", mode, id, env["STEWARD_PUBLIC_URL_SSM"], param.Properties)
+			}
+		}
+	}
+	// Every function but chat (whose URL it is) names the parameter with a Ref, so that it is
+	// created after the parameter: a tick or a webhook never starts one without it.
+	for name, fn := range rawFunctions(t) {
+		v := fn.Environment.Variables["STEWARD_PUBLIC_URL_SSM"]
+		isRef := v.Tag == "!If" && len(v.Content) == 3 && v.Content[1].Tag == "!Ref" && v.Content[1].Value == "PublicUrlParameter"
+		if want := name != "ChatFunction" && name != "MigrateFunction"; isRef != want {
+			t.Errorf("%s: STEWARD_PUBLIC_URL_SSM is a Ref to PublicUrlParameter: %v, want %v", name, isRef, want)
 		}
 	}
 }
