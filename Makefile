@@ -42,8 +42,8 @@ TESTFLAGS ?=
 # of the dev database into the recipe's shell (scripts/devdb env single-quotes the values).
 load_env = eval "$$(scripts/devdb env | sed 's/^/export /')"
 
-.PHONY: help run test axe lighthouse injection-report bench bench-cycle bench-soak bench-extract fuzz bench-recall bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
-.PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction build-WorkerFunction
+.PHONY: help run test cfn-lint axe lighthouse injection-report bench bench-cycle bench-soak bench-extract fuzz bench-recall bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
+.PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction build-WorkerFunction build-MigrateFunction
 
 # ROOT is the module root (this Makefile's directory), wherever make runs from: `sam build`
 # may run the build-<LogicalId> targets from a scratch directory.
@@ -176,6 +176,19 @@ lint: ## gofmt -l, go vet, staticcheck v0.8.2, gocyclo -over 15 on internal/agen
 	@if out="$$("$(GOCYCLO)" -ignore '_test\.go$$' -over 15 internal/agent)"; then :; else \
 		echo "gocyclo: functions of internal/agent above cyclomatic 15 (docs/ARCHITECTURE.md §2):"; echo "$$out"; exit 1; fi
 
+# cfn-lint (pip install cfn-lint; .ci/run installs it where missing) with warnings as
+# failures, on template.yaml as it is (Database=external) and on a copy whose Database
+# defaults to aurora, so that both modes' conditions are linted with their defaults.
+CFN_LINT ?= cfn-lint
+
+cfn-lint: ## lint template.yaml with cfn-lint in both Database modes (external, aurora); warnings fail
+	@command -v $(CFN_LINT) >/dev/null || { echo "cfn-lint not found: pip install cfn-lint (.ci/run does)" >&2; exit 1; }
+	@mkdir -p bin
+	@awk '/^  Database:$$/ {d = 1} d && /^    Default: external$$/ {sub(/external/, "aurora"); d = 0} {print}' template.yaml > bin/template-aurora.yaml
+	@grep -q '^    Default: aurora$$' bin/template-aurora.yaml || { echo "cfn-lint: no Database parameter defaulting to external in template.yaml" >&2; exit 1; }
+	$(CFN_LINT) --non-zero-exit-code warning template.yaml
+	$(CFN_LINT) --non-zero-exit-code warning bin/template-aurora.yaml
+
 vuln: ## govulncheck ./... against the vulnerability database module (no network but the module proxy)
 	@if ! $(call built,$(GOVULNCHECK),golang.org/x/vuln,$(GOVULNCHECK_VERSION)); then \
 		echo "installing govulncheck $(GOVULNCHECK_VERSION) ($(GOTOOLCHAIN)) into $(GOBIN)"; \
@@ -215,6 +228,8 @@ build-SchedulerFunction:
 	$(call sam_build,scheduler)
 build-WorkerFunction:
 	$(call sam_build,worker)
+build-MigrateFunction:
+	$(call sam_build,migrate)
 build-%Function:
 	@echo "no build target for $@: add one per function of template.yaml" >&2; exit 1
 

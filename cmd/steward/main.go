@@ -37,6 +37,8 @@ Commands:
   migrate up|down|status|reset   apply or roll back the schema (down and reset need --yes)
   owners add NAME [--json]       create an owner and print its first API key (shown once)
   owners list [--json]           list owners
+  remote owners add NAME         create an owner through a deployment's migrate function on AWS
+  remote migrate                 migrate a deployment's database (steward remote help)
   households …                   households of owners and their approval policies (steward households help)
   keys add --owner ID [--name N] [--json]
                                  create another API key for an owner (shown once)
@@ -105,6 +107,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"mcp":        runMCP,
 		"rules":      runRules,
 		"eval":       runEval,
+		"remote":     runRemote,
 	}
 	command, ok := commands[cmd]
 	if !ok {

@@ -3,8 +3,10 @@ package admin
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
+	"path"
 
 	"github.com/stewardhq/steward/internal/store"
 
@@ -49,6 +51,12 @@ func (m *Migrator) Up(ctx context.Context, w io.Writer) error {
 	res, err := m.provider.Up(ctx)
 	for _, r := range res {
 		fmt.Fprintf(w, "up   %s (%s)\n", r.Source.Path, r.Duration.Round(1e6))
+	}
+	var partial *goose.PartialError
+	if errors.As(err, &partial) && partial.Failed != nil {
+		// Name the file that failed; those before it are applied, it is not (each runs in a
+		// transaction).
+		return fmt.Errorf("migrate up: %s failed, nothing of it applied: %w", path.Base(partial.Failed.Source.Path), partial.Err)
 	}
 	if err != nil {
 		return fmt.Errorf("migrate up: %w", err)

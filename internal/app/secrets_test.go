@@ -2,6 +2,9 @@ package app
 
 import (
 	"context"
+	"crypto/ecdh"
+	"encoding/base64"
+	"encoding/hex"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +144,67 @@ func TestResolveSecretsNeedsCredentials(t *testing.T) {
 	}
 	if n := len(fake.Asked()); n != 0 {
 		t.Errorf("SSM was asked %d times without credentials", n)
+	}
+}
+
+// TestResolveGeneratedSecrets: what a deploy generates (docs/ARCHITECTURE.md §14) resolves
+// from Secrets Manager by ARN — a role's secret of JSON with the URL the migrate function
+// stored, the secret key and the VAPID private key in hex (the public key derived), the
+// Telegram secret, a Gemini key the template stored — and the public URL from the SSM
+// parameter the template writes, which moves the passkey origin along. A role's secret
+// without its URL yet fails naming the secret, never its password.
+func TestResolveGeneratedSecrets(t *testing.T) {
+	t.Parallel()
+	arn := func(name string) string {
+		return "arn:aws:secretsmanager:eu-west-1:123456789012:secret:steward-" + name
+	}
+	vapidHex := strings.Repeat("1f", 32)
+	sm := awsapitest.NewSecretsManager(t, map[string]string{
+		arn("app"):      `{"username":"steward_app","password":"pw-app","dbname":"steward","url":"postgres://steward_app:pw-app@db.example.com:5432/steward?sslmode=require"}`,
+		arn("door"):     `{"username":"steward_door","password":"pw-door","dbname":"steward"}`,
+		arn("key"):      strings.Repeat("ab", 32),
+		arn("vapid"):    vapidHex,
+		arn("telegram"): "Tg0123456789abcdefABCDEF",
+		arn("gemini"):   "AIza-from-the-template",
+	})
+	ssm := awsapitest.NewSSM(t, map[string]string{"/steward/public-url": "https://abc123.lambda-url.eu-west-1.on.aws/"})
+	a := testAWS
+	a.Endpoints = map[string]string{"secretsmanager": sm.URL + "/"}
+	in, err := config.Load(func(k string) string {
+		return map[string]string{
+			"APP_DATABASE_URL_SSM": arn("app"), "DOOR_DATABASE_URL_SSM": arn("door"), "STEWARD_SECRET_KEY_SSM": arn("key"),
+			"STEWARD_VAPID_PRIVATE_KEY_SSM": arn("vapid"), "STEWARD_TELEGRAM_WEBHOOK_SECRET_SSM": arn("telegram"),
+			"GEMINI_API_KEY_SSM": arn("gemini"), "STEWARD_PUBLIC_URL_SSM": "/steward/public-url",
+		}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.AWS = a
+	_, err = resolveSecrets(context.Background(), in, ssmAt(ssm))
+	if err == nil || !strings.Contains(err.Error(), arn("door")) || !strings.Contains(err.Error(), "no \"url\"") || strings.Contains(err.Error(), "pw-door") {
+		t.Fatalf("a role's secret without its URL: %v; want an error naming the secret and not the password", err)
+	}
+	sm.Set(arn("door"), `{"username":"steward_door","password":"pw-door","url":"postgres://steward_door:pw-door@db.example.com:5432/steward"}`)
+	got, err := resolveSecrets(context.Background(), in, ssmAt(ssm))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := hex.DecodeString(vapidHex)
+	k, _ := ecdh.P256().NewPrivateKey(raw)
+	for name, c := range map[string][2]string{
+		"APP_DATABASE_URL":          {got.AppDatabaseURL, "postgres://steward_app:pw-app@db.example.com:5432/steward?sslmode=require"},
+		"DOOR_DATABASE_URL":         {got.DoorDatabaseURL, "postgres://steward_door:pw-door@db.example.com:5432/steward"},
+		"STEWARD_SECRET_KEY":        {hex.EncodeToString(got.SecretKey), strings.Repeat("ab", 32)},
+		"STEWARD_VAPID_PRIVATE_KEY": {got.VAPIDPrivateKey, base64.RawURLEncoding.EncodeToString(raw)},
+		"STEWARD_VAPID_PUBLIC_KEY":  {got.VAPIDPublicKey, base64.RawURLEncoding.EncodeToString(k.PublicKey().Bytes())},
+		"GEMINI_API_KEY":            {got.GeminiAPIKey, "AIza-from-the-template"},
+		"STEWARD_PUBLIC_URL":        {got.PublicURL, "https://abc123.lambda-url.eu-west-1.on.aws"},
+		"passkey origin":            {got.PasskeyOrigin, "https://abc123.lambda-url.eu-west-1.on.aws"},
+		"VAPID subject":             {got.VAPIDSubject, "https://abc123.lambda-url.eu-west-1.on.aws"},
+	} {
+		if c[0] != c[1] {
+			t.Errorf("%s = %q, want %q", name, c[0], c[1])
+		}
 	}
 }

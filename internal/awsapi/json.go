@@ -30,8 +30,8 @@ type JSONClient struct {
 	Backoff time.Duration
 }
 
-// NewJSONClient makes a client of service at endpoint (empty: https://<service>.<region>.
-// amazonaws.com/). It fails, naming what is missing and why (the feature that needs AWS),
+// NewJSONClient makes a client of service at endpoint (empty: the one a.Endpoints names for
+// service, else https://<service>.<region>.amazonaws.com/). It fails, naming what is missing and why (the feature that needs AWS),
 // without a region and credentials.
 func NewJSONClient(a config.AWS, service, endpoint, contentType, why string) (*JSONClient, error) {
 	signer, err := NewSigner(a, why)
@@ -45,6 +45,9 @@ func NewJSONClient(a config.AWS, service, endpoint, contentType, why string) (*J
 		signer:      signer,
 		http:        &http.Client{Timeout: 10 * time.Second},
 		Backoff:     200 * time.Millisecond,
+	}
+	if c.endpoint == "" {
+		c.endpoint = a.Endpoints[service]
 	}
 	if c.endpoint == "" {
 		c.endpoint = Endpoint(service, a.Region)

@@ -1,8 +1,9 @@
 // Package awsapi holds every call Steward makes to AWS (docs/ARCHITECTURE.md §10), signed
 // with Signature Version 4 (the AWS SDK's signer, not its service clients: those bring every
 // operation of a service and the SDK's credential chain into each Lambda bootstrap, see
-// internal/lambdatest): SSM's GetParameter and SQS's SendMessage over one JSON-protocol
-// client, and the document bucket's objects in S3.
+// internal/lambdatest): SSM's GetParameter, Secrets Manager's GetSecretValue and
+// PutSecretValue and SQS's SendMessage over one JSON-protocol client, the document bucket's
+// objects in S3, and Lambda's Invoke for `steward remote`.
 package awsapi
 
 import (
@@ -24,7 +25,8 @@ import (
 type Signer struct {
 	Region string
 	creds  aws.Credentials
-	v4     *v4.Signer
+	v4     *v4.Signer // every service but S3: the path is escaped again, as SigV4 wants
+	s3     *v4.Signer // S3 signs the path as sent, without escaping it a second time
 }
 
 // NewSigner makes a signer of a's credentials. It fails, naming what is missing and why
@@ -45,16 +47,19 @@ func NewSigner(a config.AWS, why string) (*Signer, error) {
 	return &Signer{
 		Region: a.Region,
 		creds:  aws.Credentials{AccessKeyID: a.AccessKeyID, SecretAccessKey: a.SecretAccessKey, SessionToken: a.SessionToken},
-		// S3 signs the path as sent, without escaping it a second time; the JSON services
-		// post to "/", which no escaping changes.
-		v4: v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }),
+		v4:     v4.NewSigner(),
+		s3:     v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }),
 	}, nil
 }
 
 // Sign signs req, whose body hashes to payloadHash (PayloadHash), for service (ssm, sqs,
 // s3), now.
 func (s *Signer) Sign(ctx context.Context, req *http.Request, payloadHash, service string) error {
-	if err := s.v4.SignHTTP(ctx, s.creds, req, payloadHash, service, s.Region, time.Now()); err != nil {
+	signer := s.v4
+	if service == "s3" {
+		signer = s.s3
+	}
+	if err := signer.SignHTTP(ctx, s.creds, req, payloadHash, service, s.Region, time.Now()); err != nil {
 		return fmt.Errorf("sign the request: %w", err)
 	}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"crypto/ecdh"
 	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -81,11 +83,26 @@ type Config struct {
 	ModelFixtures     string
 	ModelFixturesMode string
 
-	// SSM parameter names (SecureString) holding the runtime's secrets, read once at cold
-	// start on Lambda instead of plain environment values: APP_DATABASE_URL_SSM,
-	// DOOR_DATABASE_URL_SSM, GEMINI_API_KEY_SSM. There is none for DATABASE_URL: the runtime
-	// never holds steward_owner's credentials.
-	AppDatabaseURLParam, DoorDatabaseURLParam, GeminiAPIKeyParam string
+	// Where the runtime's secrets are, read once at cold start on Lambda instead of plain
+	// environment values: an SSM parameter name (SecureString) or a Secrets Manager secret's
+	// ARN (APP_DATABASE_URL_SSM, DOOR_DATABASE_URL_SSM, GEMINI_API_KEY_SSM,
+	// OPENAI_API_KEY_SSM). A database URL's secret may hold JSON (DatabaseSecret). The
+	// functions are given none for DATABASE_URL: the runtime never holds steward_owner's
+	// credentials.
+	AppDatabaseURLParam, DoorDatabaseURLParam, GeminiAPIKeyParam, OpenAIAPIKeyParam string
+	// The migrate function's secrets (docs/ARCHITECTURE.md §14), by the same kind of
+	// reference: SUPERUSER_DATABASE_URL_SSM, the administrator's URL (a secret of JSON
+	// {"username","password"} fills the user and password into SUPERUSER_DATABASE_URL), and
+	// DATABASE_URL_SSM, steward_owner's secret.
+	SuperuserDatabaseURLParam, DatabaseURLParam string
+	// DBProxyHost is host[:port] the runtime roles connect through instead of the
+	// administrator's URL's host, RDS Proxy (STEWARD_DB_PROXY_HOST): the migrate function
+	// writes it into the URLs it stores for steward_app and steward_door.
+	DBProxyHost string
+	// PublicURLParam is an SSM parameter holding STEWARD_PUBLIC_URL (STEWARD_PUBLIC_URL_SSM),
+	// read at cold start: the template stores the deployed web app's URL there, which no
+	// function's environment can name without a circular reference. WithPublicURL applies it.
+	PublicURLParam string
 	// SecretKeyParam holds STEWARD_SECRET_KEY (STEWARD_SECRET_KEY_SSM), decoded with DecodeKey.
 	SecretKeyParam string
 	// VAPIDPrivateKeyParam holds STEWARD_VAPID_PRIVATE_KEY (STEWARD_VAPID_PRIVATE_KEY_SSM),
@@ -206,11 +223,20 @@ type Config struct {
 	// it to finish, then running turns are saved to continue in the next process
 	// (STEWARD_SHUTDOWN_GRACE, 10s).
 	ShutdownGrace time.Duration
+
+	// passkeyEnv is what STEWARD_PASSKEY_ORIGIN and STEWARD_PASSKEY_RP_ID said, for
+	// WithPublicURL to derive the passkey settings again.
+	passkeyEnv [2]string
 }
 
-// AWS is a region and the credentials of one role (temporary ones carry a session token).
+// AWS is a region and the credentials of one role (temporary ones carry a session token),
+// and the endpoints that replace a service's regional one: AWS's own variables
+// AWS_ENDPOINT_URL_SSM, AWS_ENDPOINT_URL_SECRETS_MANAGER and AWS_ENDPOINT_URL_LAMBDA, keyed
+// by the service's signing name (ssm, secretsmanager, lambda) — a LocalStack, or a test's
+// fake.
 type AWS struct {
 	Region, AccessKeyID, SecretAccessKey, SessionToken string
+	Endpoints                                          map[string]string
 }
 
 // Default Gemini models, when STEWARD_MODEL and STEWARD_FAST_MODEL are unset: the newest GA
@@ -278,6 +304,10 @@ func Load(getenv func(string) string) (Config, error) {
 		AppDatabaseURLParam:        r.str("APP_DATABASE_URL_SSM", ""),
 		DoorDatabaseURLParam:       r.str("DOOR_DATABASE_URL_SSM", ""),
 		GeminiAPIKeyParam:          r.str("GEMINI_API_KEY_SSM", ""),
+		OpenAIAPIKeyParam:          r.str("OPENAI_API_KEY_SSM", ""),
+		SuperuserDatabaseURLParam:  r.str("SUPERUSER_DATABASE_URL_SSM", ""),
+		DatabaseURLParam:           r.str("DATABASE_URL_SSM", ""),
+		DBProxyHost:                r.str("STEWARD_DB_PROXY_HOST", ""),
 		SecretKeyParam:             r.str("STEWARD_SECRET_KEY_SSM", ""),
 		AWS:                        r.aws(),
 		AllowAutoMode:              r.boolean("STEWARD_ALLOW_AUTO_MODE"),
@@ -293,6 +323,7 @@ func Load(getenv func(string) string) (Config, error) {
 		MCPTimeout:                 r.duration("STEWARD_MCP_TIMEOUT", 20*time.Second),
 		RunQueueURL:                r.str("STEWARD_RUN_QUEUE_URL", ""),
 		PublicURL:                  strings.TrimRight(r.str("STEWARD_PUBLIC_URL", ""), "/"),
+		PublicURLParam:             r.str("STEWARD_PUBLIC_URL_SSM", ""),
 		LinkTTL:                    r.duration("STEWARD_LINK_TTL", 24*time.Hour),
 		TrustedProxyHeader:         r.headerName("STEWARD_TRUSTED_PROXY_HEADER"),
 		UndoWindow:                 r.duration("STEWARD_UNDO_WINDOW", 10*time.Minute),
@@ -319,6 +350,7 @@ func Load(getenv func(string) string) (Config, error) {
 	r.httpURL("STEWARD_RUN_QUEUE_URL", c.RunQueueURL)
 	r.httpURL("STEWARD_PUBLIC_URL", c.PublicURL)
 	r.httpURL("STEWARD_DOCUMENT_ENDPOINT", c.DocumentEndpoint)
+	c.passkeyEnv = [2]string{r.str("STEWARD_PASSKEY_ORIGIN", ""), r.str("STEWARD_PASSKEY_RP_ID", "")}
 	c.PasskeyOrigin, c.PasskeyRPID = r.passkey(c.PublicURL, c.Addr)
 	if c.TelegramWebhookSecret != "" {
 		if err := CheckTelegramSecret(c.TelegramWebhookSecret); err != nil {
@@ -337,7 +369,7 @@ func Load(getenv func(string) string) (Config, error) {
 		case c.Replaying():
 		case m.Provider == ProviderGemini && c.GeminiAPIKey == "" && c.GeminiAPIKeyParam == "":
 			r.fail("STEWARD_MODELS", m.Provider+":"+m.Name, "names a Gemini model but GEMINI_API_KEY is not set")
-		case m.Provider == ProviderOpenAI && c.OpenAIAPIKey == "" && c.OpenAIBaseURL == "":
+		case m.Provider == ProviderOpenAI && c.OpenAIAPIKey == "" && c.OpenAIAPIKeyParam == "" && c.OpenAIBaseURL == "":
 			r.fail("STEWARD_MODELS", m.Provider+":"+m.Name, "names an OpenAI model but OPENAI_API_KEY is not set (a local server without a key needs OPENAI_BASE_URL)")
 		}
 	}
@@ -415,56 +447,148 @@ func CheckTelegramSecret(v string) error {
 	return nil
 }
 
-// vapid checks the Web Push settings: both keys or neither (the private one may come from
-// SSM, checked there), a pair that belongs together, and a subject to sign with.
+// vapid checks the Web Push settings: a private key (its public key may be left out: it is
+// derived), a public key only with its private one (which may come from SSM or Secrets
+// Manager, checked there), a pair that belongs together, and a subject to sign with.
 func (r *reader) vapid(c *Config) {
 	private := c.VAPIDPrivateKey != "" || c.VAPIDPrivateKeyParam != ""
 	switch {
 	case c.VAPIDPublicKey == "" && !private:
 		return
-	case c.VAPIDPublicKey == "":
-		r.fail("STEWARD_VAPID_PRIVATE_KEY", "(hidden)", "needs STEWARD_VAPID_PUBLIC_KEY, its public key (steward vapid-keys prints a pair)")
-		return
 	case !private:
 		r.fail("STEWARD_VAPID_PUBLIC_KEY", c.VAPIDPublicKey, "needs STEWARD_VAPID_PRIVATE_KEY, its private key (steward vapid-keys prints a pair)")
 		return
 	case c.VAPIDPrivateKey != "":
-		if err := CheckVAPID(c.VAPIDPublicKey, c.VAPIDPrivateKey); err != nil {
+		pub, priv, err := VAPIDKeys(c.VAPIDPublicKey, c.VAPIDPrivateKey)
+		if err != nil {
 			r.errs = append(r.errs, fmt.Errorf("STEWARD_VAPID_PUBLIC_KEY, STEWARD_VAPID_PRIVATE_KEY: %w", err))
 		}
+		c.VAPIDPublicKey, c.VAPIDPrivateKey = pub, priv
 	}
 	if c.VAPIDSubject == "" {
 		c.VAPIDSubject = c.PublicURL
 	}
-	switch {
-	case c.VAPIDSubject == "":
-		r.fail("STEWARD_VAPID_SUBJECT", "", "is needed with the VAPID keys (or STEWARD_PUBLIC_URL): mailto:you@example.com or an https URL, where a push service can reach the sender")
-	case !strings.HasPrefix(c.VAPIDSubject, "mailto:") && !strings.HasPrefix(c.VAPIDSubject, "https://"):
-		if c.VAPIDSubject == c.PublicURL {
-			r.fail("STEWARD_VAPID_SUBJECT", "", "is needed with the VAPID keys when STEWARD_PUBLIC_URL is not https: mailto:you@example.com or an https URL")
-		} else {
-			r.fail("STEWARD_VAPID_SUBJECT", c.VAPIDSubject, "must be mailto:you@example.com or an https URL")
-		}
+	if c.VAPIDSubject == "" && c.PublicURLParam != "" {
+		return // WithPublicURL checks the subject once the public URL is read
 	}
+	if err := checkSubject(c.VAPIDSubject, c.PublicURL); err != nil {
+		r.errs = append(r.errs, err)
+	}
+}
+
+// checkSubject checks the VAPID subject, which defaults to the public URL.
+func checkSubject(subject, publicURL string) error {
+	switch {
+	case subject == "":
+		return errors.New(`STEWARD_VAPID_SUBJECT="" is needed with the VAPID keys (or STEWARD_PUBLIC_URL): mailto:you@example.com or an https URL, where a push service can reach the sender`)
+	case !strings.HasPrefix(subject, "mailto:") && !strings.HasPrefix(subject, "https://"):
+		if subject == publicURL {
+			return errors.New(`STEWARD_VAPID_SUBJECT="" is needed with the VAPID keys when STEWARD_PUBLIC_URL is not https: mailto:you@example.com or an https URL`)
+		}
+		return fmt.Errorf("STEWARD_VAPID_SUBJECT=%q must be mailto:you@example.com or an https URL", subject)
+	}
+	return nil
 }
 
 // CheckVAPID checks a Web Push key pair: the public key an uncompressed P-256 point (65
 // bytes), the private key its 32-byte scalar, both base64url (padded or not), and the public
 // key the private key's. The error never quotes the private key.
 func CheckVAPID(public, private string) error {
-	pub, err1 := decodeB64URL(public)
-	priv, err2 := decodeB64URL(private)
-	if err1 != nil || len(pub) != 65 || pub[0] != 4 {
-		return errors.New("the public key is not an uncompressed P-256 point in base64url (65 bytes; steward vapid-keys prints a pair)")
+	if public == "" {
+		return errors.New("the public key is missing (steward vapid-keys prints a pair)")
 	}
-	if err2 != nil || len(priv) != 32 {
-		return errors.New("the private key is not a P-256 private key in base64url (32 bytes; steward vapid-keys prints a pair)")
+	_, _, err := VAPIDKeys(public, private)
+	return err
+}
+
+// VAPIDKeys checks a Web Push private key — its 32-byte P-256 scalar in base64url (padded or
+// not, as steward vapid-keys prints it) or in hex (64 digits, as a deploy generates it) — and
+// returns it in unpadded base64url with its public key: public, which must then belong to
+// it, or when public is empty the one derived from it. The error never quotes the private key.
+func VAPIDKeys(public, private string) (pub, priv string, err error) {
+	private = strings.TrimSpace(private)
+	raw, err := hex.DecodeString(private)
+	if err != nil || len(private) != 64 {
+		raw, err = decodeB64URL(private)
 	}
-	k, err := ecdh.P256().NewPrivateKey(priv)
-	if err != nil || !bytes.Equal(k.PublicKey().Bytes(), pub) {
-		return errors.New("the private key does not belong to the public key")
+	if err != nil || len(raw) != 32 {
+		return "", "", errors.New("the private key is not a P-256 private key in base64url or hex (32 bytes; steward vapid-keys prints a pair)")
 	}
-	return nil
+	k, err := ecdh.P256().NewPrivateKey(raw)
+	if err != nil {
+		return "", "", errors.New("the private key is not a P-256 scalar (zero, or not below the group order): generate another")
+	}
+	derived := k.PublicKey().Bytes()
+	if public != "" {
+		p, err := decodeB64URL(public)
+		if err != nil || len(p) != 65 || p[0] != 4 {
+			return "", "", errors.New("the public key is not an uncompressed P-256 point in base64url (65 bytes; steward vapid-keys prints a pair)")
+		}
+		if !bytes.Equal(p, derived) {
+			return "", "", errors.New("the private key does not belong to the public key")
+		}
+	}
+	return base64.RawURLEncoding.EncodeToString(derived), base64.RawURLEncoding.EncodeToString(raw), nil
+}
+
+// WithPublicURL is c with the public URL u read after Load (STEWARD_PUBLIC_URL_SSM): the
+// passkey origin and relying party and the VAPID subject that follow the public URL follow
+// u, and are checked as Load checks them. A public URL set in the environment wins.
+func (c Config) WithPublicURL(u string) (Config, error) {
+	if c.PublicURL != "" {
+		return c, nil
+	}
+	c.PublicURL = strings.TrimRight(strings.TrimSpace(u), "/")
+	r := reader{getenv: func(name string) string {
+		switch name {
+		case "STEWARD_PASSKEY_ORIGIN":
+			return c.passkeyEnv[0]
+		case "STEWARD_PASSKEY_RP_ID":
+			return c.passkeyEnv[1]
+		}
+		return ""
+	}}
+	r.httpURL("STEWARD_PUBLIC_URL", c.PublicURL)
+	c.PasskeyOrigin, c.PasskeyRPID = r.passkey(c.PublicURL, c.Addr)
+	if c.VAPIDPublicKey != "" || c.VAPIDPrivateKey != "" || c.VAPIDPrivateKeyParam != "" {
+		if c.VAPIDSubject == "" {
+			c.VAPIDSubject = c.PublicURL
+		}
+		if err := checkSubject(c.VAPIDSubject, c.PublicURL); err != nil {
+			r.errs = append(r.errs, err)
+		}
+	}
+	return c, errors.Join(r.errs...)
+}
+
+// DatabaseSecret is the database URL a secret's value gives: the value itself when it is a
+// URL; a JSON object's "url"; or, for a JSON object of "username" and "password" only (the
+// shape of an RDS master secret, and of a role's secret before a deploy stored its URL),
+// plain with that user and password. The error names variable, never a value.
+func DatabaseSecret(variable, plain, value string) (string, error) {
+	value = strings.TrimSpace(value)
+	if !strings.HasPrefix(value, "{") {
+		return value, nil
+	}
+	var s struct{ URL, Username, Password string }
+	if err := json.Unmarshal([]byte(value), &s); err != nil {
+		return "", fmt.Errorf("the secret of %s is JSON that does not parse: %w", variable, err)
+	}
+	if s.URL != "" {
+		return s.URL, nil
+	}
+	if s.Username == "" || s.Password == "" {
+		return "", fmt.Errorf(`the secret of %s holds neither "url" nor "username" and "password"`, variable)
+	}
+	if plain == "" {
+		return "", fmt.Errorf(`the secret of %s holds a user and password but no "url", and %s (its host and database) is not set: deploy again, and the migrate function stores the URL`, variable, variable)
+	}
+	u, err := url.Parse(plain)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+		return "", fmt.Errorf("%s is not a postgres:// URL to put the secret's user and password in", variable)
+	}
+	u.User = url.UserPassword(s.Username, s.Password)
+	return u.String(), nil
 }
 
 // decodeB64URL decodes base64url with or without padding.
@@ -472,12 +596,16 @@ func decodeB64URL(s string) ([]byte, error) {
 	return base64.RawURLEncoding.DecodeString(strings.TrimRight(strings.TrimSpace(s), "="))
 }
 
-// DecodeKey decodes STEWARD_SECRET_KEY: 32 bytes in standard base64. The error never
-// quotes the value.
+// DecodeKey decodes STEWARD_SECRET_KEY: 32 bytes in standard base64, or in hex (64
+// digits, as a deploy generates it). The error never quotes the value.
 func DecodeKey(v string) ([]byte, error) {
-	k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+	v = strings.TrimSpace(v)
+	if k, err := hex.DecodeString(v); err == nil && len(k) == 32 {
+		return k, nil
+	}
+	k, err := base64.StdEncoding.DecodeString(v)
 	if err != nil || len(k) != 32 {
-		return nil, errors.New("must be 32 bytes in standard base64 (e.g. openssl rand -base64 32)")
+		return nil, errors.New("must be 32 bytes in standard base64 or hex (e.g. openssl rand -base64 32)")
 	}
 	return k, nil
 }
@@ -491,8 +619,18 @@ func (r *reader) str(name, def string) string {
 
 // aws reads the region and credentials the Lambda runtime sets for the function's role.
 func (r *reader) aws() AWS {
-	return AWS{Region: r.str("AWS_REGION", ""), AccessKeyID: r.str("AWS_ACCESS_KEY_ID", ""),
+	a := AWS{Region: r.str("AWS_REGION", ""), AccessKeyID: r.str("AWS_ACCESS_KEY_ID", ""),
 		SecretAccessKey: r.str("AWS_SECRET_ACCESS_KEY", ""), SessionToken: r.str("AWS_SESSION_TOKEN", "")}
+	for service, name := range map[string]string{"ssm": "AWS_ENDPOINT_URL_SSM", "secretsmanager": "AWS_ENDPOINT_URL_SECRETS_MANAGER", "lambda": "AWS_ENDPOINT_URL_LAMBDA"} {
+		if v := r.str(name, ""); v != "" {
+			r.httpURL(name, v)
+			if a.Endpoints == nil {
+				a.Endpoints = map[string]string{}
+			}
+			a.Endpoints[service] = strings.TrimRight(v, "/") + "/"
+		}
+	}
+	return a
 }
 
 func (r *reader) dbURL(name string) string {

@@ -1,6 +1,9 @@
 package config
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"regexp"
 	"strings"
 	"testing"
@@ -216,6 +219,8 @@ func TestVAPID(t *testing.T) {
 		priv  = "tUfucXRsK5JSNG8NU2MuiiE3O11sFI3dtlM2Bxc2kmc"
 		other = "dfcQN2X0OFVG5Los9WFhUzgQX1-D606nyV976FV8HgM"
 	)
+	raw, _ := base64.RawURLEncoding.DecodeString(priv)
+	privHex := hex.EncodeToString(raw)
 	for _, c := range []struct {
 		name string
 		env  map[string]string
@@ -223,17 +228,23 @@ func TestVAPID(t *testing.T) {
 	}{
 		{"none", map[string]string{}, ""},
 		{"public only", map[string]string{"STEWARD_VAPID_PUBLIC_KEY": pub}, "needs STEWARD_VAPID_PRIVATE_KEY"},
-		{"private only", map[string]string{"STEWARD_VAPID_PRIVATE_KEY": priv}, "needs STEWARD_VAPID_PUBLIC_KEY"},
+		{"private only, no subject", map[string]string{"STEWARD_VAPID_PRIVATE_KEY": priv}, "STEWARD_VAPID_SUBJECT"},
+		{"private only", map[string]string{"STEWARD_VAPID_PRIVATE_KEY": priv, "STEWARD_VAPID_SUBJECT": "mailto:a@example.com"}, ""},
+		{"private in hex", map[string]string{"STEWARD_VAPID_PRIVATE_KEY": privHex, "STEWARD_VAPID_SUBJECT": "mailto:a@example.com"}, ""},
+		{"private neither", map[string]string{"STEWARD_VAPID_PRIVATE_KEY": "not-a-key", "STEWARD_VAPID_SUBJECT": "mailto:a@example.com"}, "base64url or hex"},
+		{"private from ssm, subject from the public URL's parameter", map[string]string{"STEWARD_VAPID_PRIVATE_KEY_SSM": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:vapid", "STEWARD_PUBLIC_URL_SSM": "/steward/public-url"}, ""},
 		{"no subject", map[string]string{"STEWARD_VAPID_PUBLIC_KEY": pub, "STEWARD_VAPID_PRIVATE_KEY": priv}, "STEWARD_VAPID_SUBJECT"},
 		{"http public url", map[string]string{"STEWARD_VAPID_PUBLIC_KEY": pub, "STEWARD_VAPID_PRIVATE_KEY": priv, "STEWARD_PUBLIC_URL": "http://127.0.0.1:8080"}, "when STEWARD_PUBLIC_URL is not https"},
 		{"mismatch", map[string]string{"STEWARD_VAPID_PUBLIC_KEY": pub, "STEWARD_VAPID_PRIVATE_KEY": other, "STEWARD_VAPID_SUBJECT": "mailto:a@example.com"}, "does not belong to the public key"},
 		{"from ssm", map[string]string{"STEWARD_VAPID_PUBLIC_KEY": pub, "STEWARD_VAPID_PRIVATE_KEY_SSM": "/steward/vapid", "STEWARD_PUBLIC_URL": "https://steward.example.com"}, ""},
 		{"good", map[string]string{"STEWARD_VAPID_PUBLIC_KEY": pub, "STEWARD_VAPID_PRIVATE_KEY": priv, "STEWARD_VAPID_SUBJECT": "mailto:a@example.com"}, ""},
 	} {
-		_, err := Load(func(k string) string { return c.env[k] })
+		cfg, err := Load(func(k string) string { return c.env[k] })
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)
+		case c.want == "" && c.env["STEWARD_VAPID_PRIVATE_KEY"] != "" && (cfg.VAPIDPublicKey != pub || cfg.VAPIDPrivateKey != priv):
+			t.Errorf("%s: keys %q, %q; want the pair in base64url, the public key derived", c.name, cfg.VAPIDPublicKey, cfg.VAPIDPrivateKey)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: err = %v; want %q", c.name, err, c.want)
 		case err != nil && (strings.Contains(err.Error(), priv) || strings.Contains(err.Error(), other)):
@@ -277,5 +288,94 @@ func TestLoadPasskey(t *testing.T) {
 				t.Fatalf("origin %q, RP ID %q, %v; want %q, %q", c.PasskeyOrigin, c.PasskeyRPID, err, tc.origin, tc.rpID)
 			}
 		})
+	}
+}
+
+// TestDecodeKey: STEWARD_SECRET_KEY is 32 bytes in standard base64 or in hex (what a deploy
+// generates); anything else is refused without quoting the value.
+func TestDecodeKey(t *testing.T) {
+	t.Parallel()
+	want := bytes.Repeat([]byte{0xab}, 32)
+	for _, v := range []string{base64.StdEncoding.EncodeToString(want), hex.EncodeToString(want), " " + hex.EncodeToString(want) + "\n"} {
+		if k, err := DecodeKey(v); err != nil || !bytes.Equal(k, want) {
+			t.Errorf("DecodeKey(%q) = %x, %v", v, k, err)
+		}
+	}
+	for _, v := range []string{"", "abc", hex.EncodeToString(want[:31]), strings.Repeat("g", 64), base64.StdEncoding.EncodeToString(want[:16])} {
+		if _, err := DecodeKey(v); err == nil || (v != "" && strings.Contains(err.Error(), v)) {
+			t.Errorf("DecodeKey(%q): %v; want a refusal that does not quote the value", v, err)
+		}
+	}
+}
+
+// TestDatabaseSecret: a database secret is a URL, JSON with a url, or JSON with a user and
+// password that fill the plain variable's URL; anything else is refused naming the
+// variable, never quoting the secret.
+func TestDatabaseSecret(t *testing.T) {
+	t.Parallel()
+	const plain = "postgres://db.example.com:5432/postgres?sslmode=require"
+	for _, c := range []struct {
+		plain, value, want, err string
+	}{
+		{"", "postgres://a:b@h/d", "postgres://a:b@h/d", ""},
+		{"", `{"username":"steward_app","password":"pw","url":"postgres://steward_app:pw@h/steward"}`, "postgres://steward_app:pw@h/steward", ""},
+		{plain, `{"username":"admin","password":"p@ss/word"}`, "postgres://admin:p%40ss%2Fword@db.example.com:5432/postgres?sslmode=require", ""},
+		{"", `{"username":"admin","password":"s3cret"}`, "", "SUPERUSER_DATABASE_URL (its host and database) is not set"},
+		{plain, `{"username":"admin"}`, "", "neither"},
+		{plain, `{"username":`, "", "does not parse"},
+		{"mysql://x", `{"username":"admin","password":"s3cret"}`, "", "not a postgres:// URL"},
+	} {
+		got, err := DatabaseSecret("SUPERUSER_DATABASE_URL", c.plain, c.value)
+		switch {
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("DatabaseSecret(%q, %q) = %q, %v; want %q", c.plain, c.value, got, err, c.want)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "SUPERUSER_DATABASE_URL") || strings.Contains(err.Error(), "s3cret")):
+			t.Errorf("DatabaseSecret(%q, %q): %v; want an error naming the variable and %q, not the password", c.plain, c.value, err, c.err)
+		}
+	}
+}
+
+// TestWithPublicURL: a public URL read after Load (STEWARD_PUBLIC_URL_SSM) moves the passkey
+// origin and relying party and the VAPID subject along, unless the environment set them.
+func TestWithPublicURL(t *testing.T) {
+	t.Parallel()
+	c, err := Load(env(map[string]string{"STEWARD_PUBLIC_URL_SSM": "/steward/public-url",
+		"STEWARD_VAPID_PRIVATE_KEY_SSM": "/steward/vapid"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.WithPublicURL("https://abc.lambda-url.eu-west-1.on.aws/")
+	if err != nil || got.PublicURL != "https://abc.lambda-url.eu-west-1.on.aws" || got.PasskeyOrigin != got.PublicURL ||
+		got.PasskeyRPID != "abc.lambda-url.eu-west-1.on.aws" || got.VAPIDSubject != got.PublicURL {
+		t.Fatalf("WithPublicURL = %q, origin %q, RP ID %q, subject %q, %v", got.PublicURL, got.PasskeyOrigin, got.PasskeyRPID, got.VAPIDSubject, err)
+	}
+	if _, err := c.WithPublicURL("http://10.0.0.1:8080"); err == nil || !strings.Contains(err.Error(), "STEWARD_VAPID_SUBJECT") {
+		t.Errorf("an http public URL as the VAPID subject: %v; want a refusal naming STEWARD_VAPID_SUBJECT", err)
+	}
+	if _, err := c.WithPublicURL("ftp://x"); err == nil || !strings.Contains(err.Error(), "STEWARD_PUBLIC_URL") {
+		t.Errorf("an ftp public URL: %v; want a refusal naming STEWARD_PUBLIC_URL", err)
+	}
+	explicit, err := Load(env(map[string]string{"STEWARD_PASSKEY_ORIGIN": "https://app.example.com"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := explicit.WithPublicURL("https://abc.lambda-url.eu-west-1.on.aws"); err != nil || got.PasskeyOrigin != "https://app.example.com" {
+		t.Errorf("an explicit passkey origin moved to %q (%v)", got.PasskeyOrigin, err)
+	}
+	set, _ := Load(env(map[string]string{"STEWARD_PUBLIC_URL": "https://steward.example.com"}))
+	if got, _ := set.WithPublicURL("https://other.example.com"); got.PublicURL != "https://steward.example.com" {
+		t.Errorf("the environment's public URL was replaced by %q", got.PublicURL)
+	}
+}
+
+// TestLoadEndpoints: AWS's own endpoint variables point a service's client elsewhere.
+func TestLoadEndpoints(t *testing.T) {
+	t.Parallel()
+	c, err := Load(env(map[string]string{"AWS_ENDPOINT_URL_SECRETS_MANAGER": "http://127.0.0.1:4566", "AWS_ENDPOINT_URL_LAMBDA": "http://127.0.0.1:9001/"}))
+	if err != nil || c.AWS.Endpoints["secretsmanager"] != "http://127.0.0.1:4566/" || c.AWS.Endpoints["lambda"] != "http://127.0.0.1:9001/" || c.AWS.Endpoints["ssm"] != "" {
+		t.Fatalf("endpoints %v, %v", c.AWS.Endpoints, err)
+	}
+	if _, err := Load(env(map[string]string{"AWS_ENDPOINT_URL_SSM": "localhost:4566"})); err == nil || !strings.Contains(err.Error(), "AWS_ENDPOINT_URL_SSM") {
+		t.Errorf("an endpoint without a scheme: %v", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/app"
 	"github.com/stewardhq/steward/internal/autonomy"
+	"github.com/stewardhq/steward/internal/deployment"
 )
 
 // sampleEvent reads events/<name>.json, the sample `sam local invoke` uses, into v, refusing
@@ -37,8 +38,7 @@ func sampleEvent(t *testing.T, name string, v any) []byte {
 }
 
 // TestSampleEvents: every function of the template has a sample event in events/ that
-// decodes as the event its function takes, and events/env.json only sets variables the
-// template declares (sam local ignores any other).
+// decodes as the event its function takes (TestLocalEnvironment checks events/env.json).
 func TestSampleEvents(t *testing.T) {
 	t.Parallel()
 	for name, fn := range rawFunctions(t) {
@@ -68,24 +68,12 @@ func TestSampleEvents(t *testing.T) {
 			if ev.RequestContext.HTTP.Method == "" || ev.RawPath == "" {
 				t.Errorf("events/%s.json: no method or path", base)
 			}
+		case "migrate":
+			if ev := (deployment.Event{}); sampleEvent(t, base, &ev) != nil && ev.Action != deployment.ActionMigrate {
+				t.Errorf("events/migrate.json: action %q, want %s", ev.Action, deployment.ActionMigrate)
+			}
 		default:
 			t.Errorf("%s (%s): no sample event kind known to this test", name, base)
-		}
-	}
-	raw, err := os.ReadFile(filepath.Join(repoRoot, "events", "env.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var env map[string]map[string]string
-	if err := json.Unmarshal(raw, &env); err != nil {
-		t.Fatalf("events/env.json: %v", err)
-	}
-	_, g := openTemplate(t)
-	for scope, vars := range env {
-		for k := range vars {
-			if _, ok := g.Environment.Variables[k]; !ok {
-				t.Errorf("events/env.json %s sets %s, which no function declares: sam local would ignore it", scope, k)
-			}
 		}
 	}
 }

@@ -90,7 +90,8 @@ func ref(n *yaml.Node) string {
 	case n == nil:
 		return ""
 	case n.Tag == "!Ref":
-		return n.Value
+		id, _, _ := strings.Cut(n.Value, ".") // SAM's Function.Alias and Function.Version
+		return id
 	case n.Tag == "!GetAtt" && n.Kind == yaml.ScalarNode:
 		id, _, _ := strings.Cut(n.Value, ".")
 		return id

@@ -75,8 +75,8 @@ func within(p, pkg string) bool { return p == pkg || strings.HasPrefix(p, pkg+"/
 
 // TestArchitecture enforces the import rules of docs/ARCHITECTURE.md: the domain package is a
 // leaf; the agent loop reaches no database, HTTP face or SDK; only the store imports the
-// generated db package; nothing imports a main; only the CLI (and the test databases) use the
-// operator's tools; the tools' framework imports no toolset, no document service and no store,
+// generated db package; nothing imports a main; only the CLI, the migrate function's
+// internal/deployment (and the test databases) use the operator's tools; the tools' framework imports no toolset, no document service and no store,
 // toolsets import neither each other nor the store, the ledger service does not import the
 // tools, and the web's adapter imports no service;
 // only internal/llm/gemini imports the Gemini SDK, and the retry policy no SDK at all; the
@@ -105,8 +105,10 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("%s imports db: only internal/store may", name)
 			case strings.HasPrefix(dep, "cmd/") || strings.HasPrefix(dep, "functions/"):
 				t.Errorf("%s imports %s: nothing imports a main", name, dep)
-			case dep == "internal/admin" && name != "cmd/steward" && name != "internal/testdb":
+			case dep == "internal/admin" && name != "cmd/steward" && name != "internal/testdb" && name != "internal/deployment":
 				t.Errorf("%s imports internal/admin: the operator's tools stay out of the runtime", name)
+			case dep == "internal/deployment" && name != "cmd/steward" && name != "functions/migrate":
+				t.Errorf("%s imports internal/deployment: only the migrate function and the CLI run the operator's deploy work (docs/ARCHITECTURE.md §14)", name)
 			case name == "internal/openaiapi" && (dep == "internal/store" || dep == "db"):
 				t.Errorf("internal/openaiapi imports %s: a face reads through the ports it declares (docs/ARCHITECTURE.md §7)", dep)
 			}

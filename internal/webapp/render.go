@@ -168,7 +168,9 @@ func signinBody(csrf, msg string) func(p *page) {
 		}
 		p.raw(`<form method="post" action="/signin">`).hidden(csrf).raw(`<label for="api_key">API key</label>` +
 			`<input id="api_key" name="api_key" type="password" autocomplete="current-password" required>` +
-			`<button type="submit">Sign in</button></form>`)
+			`<button type="submit">Sign in</button></form>` +
+			`<p class="meta">No key yet? Whoever runs this Steward makes one: <code>steward owners add NAME</code> on its server, ` +
+			`or <code>steward remote owners add NAME</code> for a deployment on AWS (docs/DEPLOY.md). The key is shown once.</p>`)
 	}
 }
 

@@ -293,3 +293,19 @@ func mustRequest(method, url string) *http.Request {
 	}
 	return req
 }
+
+// TestSigninSaysHowToGetAKey: someone at the sign-in page without a key reads how one is
+// made, on a server and on AWS (docs/DEPLOY.md), next to the form.
+func TestSigninSaysHowToGetAKey(t *testing.T) {
+	t.Parallel()
+	base, _ := signinServer(t)
+	a := roundTrip(t, newClient(), mustRequest("GET", base+"/signin"))
+	if a.status != http.StatusOK {
+		t.Fatalf("GET /signin = %d", a.status)
+	}
+	for _, want := range []string{"No key yet?", "<code>steward owners add NAME</code>", "<code>steward remote owners add NAME</code>"} {
+		if !strings.Contains(a.body, want) {
+			t.Errorf("the sign-in page does not say %q:\n%s", want, a.body)
+		}
+	}
+}

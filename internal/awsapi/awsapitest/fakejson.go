@@ -72,12 +72,16 @@ func (f *JSON) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, out)
 }
 
-// checkSigV4 signs again what arrived (method, host, path, the signed headers, the body's
-// hash) with Creds at the request's X-Amz-Date, for the fake's service, and compares.
-func (f *JSON) checkSigV4(r *http.Request, body []byte) error {
+// checkSigV4 checks a request to the fake's service (CheckSigV4).
+func (f *JSON) checkSigV4(r *http.Request, body []byte) error { return CheckSigV4(r, body, f.service) }
+
+// CheckSigV4 signs again what arrived (method, host, path, the signed headers, the body's
+// hash) with Creds at the request's X-Amz-Date, for service, and compares: a fake's proof that
+// the client signs what AWS would check.
+func CheckSigV4(r *http.Request, body []byte, service string) error {
 	auth := r.Header.Get("Authorization")
-	if !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential="+Creds.AccessKeyID+"/") || !strings.Contains(auth, "/"+Creds.Region+"/"+f.service+"/aws4_request") {
-		return fmt.Errorf("request is not SigV4-signed for %s in %s: %q", f.service, Creds.Region, auth)
+	if !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential="+Creds.AccessKeyID+"/") || !strings.Contains(auth, "/"+Creds.Region+"/"+service+"/aws4_request") {
+		return fmt.Errorf("request is not SigV4-signed for %s in %s: %q", service, Creds.Region, auth)
 	}
 	_, signed, _ := strings.Cut(auth, "SignedHeaders=")
 	signed, _, _ = strings.Cut(signed, ",")
@@ -85,7 +89,8 @@ func (f *JSON) checkSigV4(r *http.Request, body []byte) error {
 	if err != nil {
 		return fmt.Errorf("X-Amz-Date: %v", err)
 	}
-	again, _ := http.NewRequest(r.Method, "http://"+r.Host+r.URL.RequestURI(), bytes.NewReader(body))
+	again, _ := http.NewRequest(r.Method, "http://"+r.Host+r.URL.EscapedPath(), bytes.NewReader(body))
+	again.URL.RawQuery = r.URL.RawQuery
 	for _, h := range strings.Split(signed, ";") {
 		if h != "host" && h != "content-length" {
 			again.Header.Set(h, r.Header.Get(h))
@@ -93,7 +98,7 @@ func (f *JSON) checkSigV4(r *http.Request, body []byte) error {
 	}
 	sum := sha256.Sum256(body)
 	creds := aws.Credentials{AccessKeyID: Creds.AccessKeyID, SecretAccessKey: Creds.SecretAccessKey, SessionToken: Creds.SessionToken}
-	if err := v4.NewSigner().SignHTTP(context.Background(), creds, again, hex.EncodeToString(sum[:]), f.service, Creds.Region, when); err != nil {
+	if err := v4.NewSigner().SignHTTP(context.Background(), creds, again, hex.EncodeToString(sum[:]), service, Creds.Region, when); err != nil {
 		return err
 	}
 	if want := again.Header.Get("Authorization"); auth != want {
@@ -147,4 +152,60 @@ func (f *SSM) Asked() []GetParameterInput {
 		out = append(out, in)
 	}
 	return out
+}
+
+// SecretsManager is a fake of Secrets Manager holding secrets by ARN: GetSecretValue answers
+// from them, PutSecretValue replaces one (an unknown id is ResourceNotFoundException, as AWS
+// answers for a secret that does not exist or was deleted).
+type SecretsManager struct {
+	*JSON
+	mu     sync.Mutex
+	values map[string]string
+}
+
+// NewSecretsManager starts a fake of Secrets Manager holding values (ARN → SecretString); it
+// stops when t ends.
+func NewSecretsManager(t *testing.T, values map[string]string) *SecretsManager {
+	f := &SecretsManager{values: map[string]string{}}
+	for k, v := range values {
+		f.values[k] = v
+	}
+	f.JSON = NewJSON(t, "secretsmanager", "application/x-amz-json-1.1", func(target string, body []byte) (int, string) {
+		var in struct{ SecretId, SecretString string }
+		if json.Unmarshal(body, &in) != nil {
+			return http.StatusBadRequest, `{"__type":"InvalidRequestException","message":"not JSON"}`
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		value, ok := f.values[in.SecretId]
+		if !ok {
+			return http.StatusBadRequest, `{"__type":"ResourceNotFoundException","message":"Secrets Manager can't find the specified secret."}`
+		}
+		switch target {
+		case "secretsmanager.GetSecretValue":
+			out, _ := json.Marshal(map[string]any{"ARN": in.SecretId, "Name": in.SecretId, "SecretString": value, "VersionId": "v1"})
+			return http.StatusOK, string(out)
+		case "secretsmanager.PutSecretValue":
+			f.values[in.SecretId] = in.SecretString
+			out, _ := json.Marshal(map[string]any{"ARN": in.SecretId, "Name": in.SecretId, "VersionId": "v2"})
+			return http.StatusOK, string(out)
+		}
+		t.Errorf("fake Secrets Manager: %s, want GetSecretValue or PutSecretValue", target)
+		return http.StatusBadRequest, `{"__type":"InvalidAction","message":"not supported"}`
+	})
+	return f
+}
+
+// Value is the secret id's current SecretString ("" when there is none).
+func (f *SecretsManager) Value(id string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.values[id]
+}
+
+// Set makes value the secret id's SecretString, as an operator's put-secret-value would.
+func (f *SecretsManager) Set(id, value string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.values[id] = value
 }

@@ -1,6 +1,7 @@
 // Package awsapitest fakes the AWS services Steward calls, for tests: S3 (an httptest server
 // that refuses a request whose SigV4 Authorization header or payload hash is malformed, and
-// keeps objects in memory) and the JSON-protocol services, SSM and SQS (fakejson.go).
+// keeps objects in memory) and the JSON-protocol services, SSM, SQS and Secrets Manager
+// (fakejson.go), whose requests' signatures CheckSigV4 verifies.
 package awsapitest
 
 import (
