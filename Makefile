@@ -42,7 +42,7 @@ TESTFLAGS ?=
 # of the dev database into the recipe's shell (scripts/devdb env single-quotes the values).
 load_env = eval "$$(scripts/devdb env | sed 's/^/export /')"
 
-.PHONY: help run test axe lighthouse injection-report bench bench-cycle bench-soak bench-extract fuzz bench-recall bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
+.PHONY: help run test axe lighthouse injection-report bench bench-cycle bench-soak bench-cold bench-extract fuzz bench-recall bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
 .PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction build-WorkerFunction
 
 # ROOT is the module root (this Makefile's directory), wherever make runs from: `sam build`
@@ -120,6 +120,14 @@ SOAK ?= 10000
 bench-soak: build db ## RSS of steward serve over $(SOAK) suspend → approve cycles (at half and at the end)
 	$(GO) build -trimpath -o bin/benchcycle ./cmd/benchcycle
 	@$(load_env); bin/benchcycle -steward bin/steward -soak $(SOAK)
+
+COLD ?= 3
+# BASELINE: another steward binary for bench-cold to run in turn with bin/steward (e.g. one built from main)
+BASELINE ?=
+
+bench-cold: build db ## the first 100 cycles of a new steward serve (all its connections new), $(COLD) processes: p50/p99
+	$(GO) build -trimpath -o bin/benchcycle ./cmd/benchcycle
+	@$(load_env); bin/benchcycle -steward bin/steward -cold $(COLD) -cycles 100 $(if $(BASELINE),-baseline $(BASELINE))
 
 bench-extract: db ## the hostile documents: each reading's time and extra RSS, and another owner's latency while they are uploaded
 	@$(load_env); $(GO) test -run '^$$' -bench BenchmarkHostile -benchtime 3x ./internal/doctext/ && \
