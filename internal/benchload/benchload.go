@@ -364,7 +364,9 @@ func (r *Report) ok() bool {
 	return !slices.ContainsFunc(r.Checks, func(c Check) bool { return !c.OK })
 }
 
-func msText(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
+func msText(d time.Duration) string {
+	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+}
 
 // logLines are the lines of the log file that name one of ids, or are errors (the first 40).
 func logLines(path string, ids []string) []string {
