@@ -56,7 +56,8 @@ type load struct {
 	// still confirmed.
 	work, grace context.Context
 	cycles      atomic.Int64 // chats started
-	confirms    atomic.Int64
+	confirms    atomic.Int64 // confirms sent (every RaceEvery-th races)
+	decisions   atomic.Int64 // decisions made (every DenyEvery-th denies)
 	requests    atomic.Int64 // the X-Request-Id of each request
 }
 
@@ -142,8 +143,8 @@ func (l *load) conversation(o Owner, name string) {
 		default:
 			conv = v.ConversationID
 			l.ledger.chat(o.ID, v.TurnID, marker)
-			l.pause(l.work, jitter(l.w.Think)) // cut short at the Duration: the turn is confirmed now
-			l.resolve(o, v, n)
+			l.pause(l.grace, jitter(l.w.Think)) // the owner reads the card; past the Duration too
+			l.resolve(o, v)
 		}
 		if !l.pause(l.work, jitter(l.w.Think)) {
 			return
@@ -156,8 +157,8 @@ func (l *load) conversation(o Owner, name string) {
 // times at once. A 429 is retried after its Retry-After; a 5xx or no response is retried, and
 // a 409 after one of those is read as "an earlier attempt decided it" when the turn is
 // completed (a client that lost the answer).
-func (l *load) resolve(o Owner, v turnView, n int) {
-	approve := l.w.DenyEvery <= 0 || n%l.w.DenyEvery != 0
+func (l *load) resolve(o Owner, v turnView) {
+	approve := l.w.DenyEvery <= 0 || l.decisions.Add(1)%int64(l.w.DenyEvery) != 0
 	body, _ := json.Marshal(map[string]any{"decisions": []map[string]any{
 		{"call_id": v.Pending[0].CallID, "approve": approve, "args_hash": v.Pending[0].ArgsHash}}})
 	path := "/v1/turns/" + v.TurnID + "/confirm"
