@@ -242,8 +242,8 @@ func tableBytes(ctx context.Context, superURL, db string) (int64, error) {
 	return n, err
 }
 
-// freeAddr returns a free 127.0.0.1 port.
-func freeAddr() (string, error) {
+// FreeAddr returns a free 127.0.0.1 port.
+func FreeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
@@ -319,7 +319,7 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 		return r, err
 	}
 
-	debugAddr, err := freeAddr()
+	debugAddr, err := FreeAddr()
 	if err != nil {
 		return r, err
 	}
@@ -452,21 +452,34 @@ func waitHealthy(ctx context.Context, base string) error {
 	return errors.New("steward serve did not answer GET /healthz within 30 s")
 }
 
-// mallocs reads the serve process's cumulative heap allocations (expvar memstats.Mallocs).
-func mallocs(ctx context.Context, addr string) (uint64, error) {
+// MemStats are the runtime counters of a serve process the benchmarks read.
+type MemStats struct {
+	Mallocs   uint64 // cumulative heap allocations
+	HeapInuse uint64 // bytes in in-use heap spans
+}
+
+// ReadMemStats reads a serve process's runtime counters (expvar memstats, served on its
+// STEWARD_DEBUG_ADDR, addr).
+func ReadMemStats(ctx context.Context, addr string) (MemStats, error) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/vars", nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, err
+		return MemStats{}, err
 	}
 	defer resp.Body.Close()
 	var vars struct {
-		Memstats struct{ Mallocs uint64 } `json:"memstats"`
+		Memstats MemStats `json:"memstats"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&vars); err != nil {
-		return 0, fmt.Errorf("debug vars: %w", err)
+		return MemStats{}, fmt.Errorf("debug vars: %w", err)
 	}
-	return vars.Memstats.Mallocs, nil
+	return vars.Memstats, nil
+}
+
+// mallocs reads the serve process's cumulative heap allocations.
+func mallocs(ctx context.Context, addr string) (uint64, error) {
+	m, err := ReadMemStats(ctx, addr)
+	return m.Mallocs, err
 }
 
 // RSS is the resident set size of process pid, in MB (VmRSS of /proc/pid/status).

@@ -23,7 +23,7 @@ type Server struct {
 // chosen here), its stdout discarded and its stderr (the log) to log, and waits until GET
 // /healthz answers 200. The caller stops it with Stop.
 func StartServer(ctx context.Context, binary string, env []string, log io.Writer, kv ...string) (*Server, error) {
-	addr, err := freeAddr()
+	addr, err := FreeAddr()
 	if err != nil {
 		return nil, err
 	}

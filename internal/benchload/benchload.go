@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -70,21 +71,30 @@ func Run(ctx context.Context, o Options, w io.Writer) (*Report, error) {
 		return nil, err
 	}
 	defer logFile.Close()
-	serve, err := benchcycle.StartServer(ctx, o.Bench.Steward, env, logFile,
+	debugAddr, err := benchcycle.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	serve, err := benchcycle.StartServer(ctx, o.Bench.Steward, env, logFile, "STEWARD_DEBUG_ADDR", debugAddr,
 		"GEMINI_API_KEY", "fake", "GEMINI_BASE_URL", fake.URL, "STEWARD_LOG_LEVEL", "warn", "STEWARD_LOG_FORMAT", "json")
 	if err != nil {
 		return nil, err
 	}
 	defer serve.Stop() //nolint:errcheck // the error path only; the run stops it below
-	logf("steward serve up on %s (pid %d, log %s); %d owners × %d conversations for %s",
-		serve.Base, serve.PID(), o.ServerLog, len(owners), o.Workload.Conversations, o.Workload.Duration)
+	logf("steward serve up on %s (pid %d, log %s, profiles on http://%s/debug/pprof/); %d owners × %d conversations for %s",
+		serve.Base, serve.PID(), o.ServerLog, debugAddr, len(owners), o.Workload.Conversations, o.Workload.Duration)
 
-	rss := startRSS(serve.PID(), min(5*time.Second, max(o.Workload.Duration/20, 500*time.Millisecond)))
+	rss := startRSS(ctx, serve.PID(), debugAddr, min(5*time.Second, max(o.Workload.Duration/20, 500*time.Millisecond)))
+	// Heap profiles at the start of the RSS window and at the end of the load: what grew.
+	window := min(o.RSSWindow, o.Workload.Duration*4/5)
+	profiles := heapProfiles(ctx, debugAddr, strings.TrimSuffix(o.ServerLog, ".log"),
+		o.Workload.Duration-window, o.Workload.Duration-time.Second)
 	r, err := Drive(ctx, serve.Base, o.Bench.SuperuserDatabaseURL, o.Bench.Database, owners, o.Workload)
 	samples := rss.stop()
 	if err != nil {
 		return nil, err
 	}
+	r.Profiles = profiles()
 	r.ServerLog = o.ServerLog
 	r.RSS = samples
 	r.Checks = append(r.Checks, rssFlat(samples, o.Workload.Duration, o.RSSWindow))
@@ -214,6 +224,9 @@ type Report struct {
 	RSS         []RSSSample
 	// ServerLog is the file with steward serve's log (Run's): the 5xx's lines are quoted.
 	ServerLog string
+	// Profiles are the files of the serve process's heap profiles (Run's), at the start of
+	// the RSS window and at the end of the load.
+	Profiles []string
 
 	stats        *stats
 	ledger       *ledger
@@ -328,11 +341,17 @@ func (r *Report) Write(w io.Writer) {
 		fmt.Fprintf(w, "  %s %s — %s\n", verdict, c.Name, c.Detail)
 	}
 	if len(r.RSS) > 0 {
-		fmt.Fprintf(w, "\nRSS of steward serve (MB):")
-		for _, x := range r.RSS {
-			fmt.Fprintf(w, " %.0fs:%.1f", x.At.Seconds(), x.MB)
+		fmt.Fprintf(w, "\nsteward serve over the run (time: RSS MB / Go heap in use MB / open fds):")
+		step := max(len(r.RSS)/20, 1)
+		for i, x := range r.RSS {
+			if i%step == 0 || i == len(r.RSS)-1 {
+				fmt.Fprintf(w, " %.0fs: %.1f/%.1f/%d", x.At.Seconds(), x.MB, x.HeapMB, x.FDs)
+			}
 		}
 		fmt.Fprintln(w)
+	}
+	if len(r.Profiles) == 2 {
+		fmt.Fprintf(w, "heap profiles: %s, %s (what grew: go tool pprof -sample_index=inuse_space -top -diff_base %[1]s bin/steward %[2]s)\n", r.Profiles[0], r.Profiles[1])
 	}
 	if len(s.failed) > 0 {
 		fmt.Fprintf(w, "\n5xx and requests without an answer (the first %d):\n", len(s.failed))
@@ -387,10 +406,45 @@ func logLines(path string, ids []string) []string {
 	return out
 }
 
-// RSSSample is the serve process's VmRSS at a time since the load started.
+// heapProfiles saves the serve process's heap profile (after a garbage collection) at each of
+// the times since now to prefix-heap-<seconds>s.pb.gz; the returned func waits for them and
+// lists the files written.
+func heapProfiles(ctx context.Context, debugAddr, prefix string, at ...time.Duration) func() []string {
+	start := time.Now()
+	files := make([]string, len(at))
+	var wg sync.WaitGroup
+	for i, d := range at {
+		wg.Go(func() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Until(start.Add(d))):
+			}
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+debugAddr+"/debug/pprof/heap?gc=1", nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			name := fmt.Sprintf("%s-heap-%.0fs.pb.gz", prefix, d.Seconds())
+			if b, err := io.ReadAll(resp.Body); err == nil && resp.StatusCode == http.StatusOK && os.WriteFile(name, b, 0o644) == nil {
+				files[i] = name
+			}
+		})
+	}
+	return func() []string {
+		wg.Wait()
+		return slices.DeleteFunc(files, func(f string) bool { return f == "" })
+	}
+}
+
+// RSSSample is the serve process's VmRSS at a time since the load started, with its Go heap
+// in use and its open file descriptors (HTTP and database connections among them).
 type RSSSample struct {
-	At time.Duration
-	MB float64
+	At     time.Duration
+	MB     float64
+	HeapMB float64
+	FDs    int
 }
 
 type rssSampler struct {
@@ -399,8 +453,8 @@ type rssSampler struct {
 	samples []RSSSample
 }
 
-// startRSS samples process pid's RSS every period until stop.
-func startRSS(pid int, every time.Duration) *rssSampler {
+// startRSS samples process pid every period until stop; debugAddr is its STEWARD_DEBUG_ADDR.
+func startRSS(ctx context.Context, pid int, debugAddr string, every time.Duration) *rssSampler {
 	s := &rssSampler{done: make(chan struct{})}
 	start := time.Now()
 	s.wg.Go(func() {
@@ -408,7 +462,14 @@ func startRSS(pid int, every time.Duration) *rssSampler {
 		defer t.Stop()
 		for {
 			if mb, err := benchcycle.RSS(pid); err == nil {
-				s.samples = append(s.samples, RSSSample{time.Since(start), mb})
+				x := RSSSample{At: time.Since(start), MB: mb}
+				if m, err := benchcycle.ReadMemStats(ctx, debugAddr); err == nil {
+					x.HeapMB = float64(m.HeapInuse) / (1 << 20)
+				}
+				if fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
+					x.FDs = len(fds)
+				}
+				s.samples = append(s.samples, x)
 			}
 			select {
 			case <-s.done:
@@ -426,8 +487,10 @@ func (s *rssSampler) stop() []RSSSample {
 	return s.samples
 }
 
-// rssFlat checks that every sample over the last window of the load (at most 4/5 of it) is
-// within ±10 % of the first sample there.
+// rssFlat checks the RSS over the last window of the load (at most 4/5 of it): its trend
+// across the window is within ±10 % of its level at the window's start. The trend is the
+// Theil–Sen slope (the median of the slopes between every two samples), so that a sample
+// caught just before a garbage collection is not read as growth; the extremes are reported.
 func rssFlat(samples []RSSSample, load, window time.Duration) Check {
 	window = min(window, load*4/5)
 	c := Check{Name: fmt.Sprintf("RSS of steward serve flat (±10 %%) over the last %s of the load", window)}
@@ -437,17 +500,34 @@ func rssFlat(samples []RSSSample, load, window time.Duration) Check {
 			in = append(in, x)
 		}
 	}
-	if len(in) < 2 {
+	if len(in) < 4 {
 		c.Detail = fmt.Sprintf("%d samples in the window: too few to judge", len(in))
 		return c
 	}
-	lo, hi := in[0].MB, in[0].MB
-	for _, x := range in {
-		lo, hi = min(lo, x.MB), max(hi, x.MB)
+	var slopes, mbs []float64 // MB per second
+	for i, a := range in {
+		mbs = append(mbs, a.MB)
+		for _, b := range in[i+1:] {
+			slopes = append(slopes, (b.MB-a.MB)/(b.At-a.At).Seconds())
+		}
 	}
-	ref := in[0].MB
-	c.OK = lo >= ref*0.9 && hi <= ref*1.1
-	c.Detail = fmt.Sprintf("%.1f MB at %.0f s, %.1f MB at %.0f s; min %.1f, max %.1f (%+.1f %% / %+.1f %%)",
-		ref, in[0].At.Seconds(), in[len(in)-1].MB, in[len(in)-1].At.Seconds(), lo, hi, 100*(lo/ref-1), 100*(hi/ref-1))
+	slope := median(slopes)
+	// The level at the window's start: the line through the median point with that slope.
+	var offsets []float64
+	for _, x := range in {
+		offsets = append(offsets, x.MB-slope*(x.At-in[0].At).Seconds())
+	}
+	start, change := median(offsets), slope*window.Seconds()
+	c.OK = math.Abs(change) <= 0.1*start
+	c.Detail = fmt.Sprintf("trend %+.1f MB over the window from %.1f MB (%+.1f %%); samples %.1f–%.1f MB",
+		change, start, 100*change/start, slices.Min(mbs), slices.Max(mbs))
 	return c
+}
+
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -111,3 +111,36 @@ func countDenied(l *ledger) int {
 	}
 	return n
 }
+
+// TestRSSFlat: the RSS check reads the trend over the window robustly, so one sample caught
+// before a garbage collection passes and a steady growth or shrinkage of 12 % fails.
+func TestRSSFlat(t *testing.T) {
+	t.Parallel()
+	series := func(f func(i int) float64) []RSSSample {
+		var s []RSSSample
+		for i := 0; i <= 60; i++ { // every 5 s over 5 minutes
+			s = append(s, RSSSample{At: time.Duration(i) * 5 * time.Second, MB: f(i)})
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name    string
+		samples []RSSSample
+		ok      bool
+	}{
+		{"flat with a spike", series(func(i int) float64 {
+			if i == 58 {
+				return 70
+			}
+			return 50 + float64(i%3)
+		}), true},
+		{"growing 12 % over the window", series(func(i int) float64 { return 50 + 7.5*float64(i)/60 }), false},
+		{"shrinking 16 % over the window", series(func(i int) float64 { return 60 - 12*float64(i)/60 }), false},
+		{"too short", series(func(int) float64 { return 50 })[:14], false},
+		{"growing 6 % over the window", series(func(i int) float64 { return 50 + 3.75*float64(i)/60 + float64(i%2) }), true},
+	} {
+		if c := rssFlat(tc.samples, 5*time.Minute, 4*time.Minute); c.OK != tc.ok {
+			t.Errorf("%s: %t (%s), want %t", tc.name, c.OK, c.Detail, tc.ok)
+		}
+	}
+}
