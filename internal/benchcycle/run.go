@@ -36,6 +36,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -484,21 +485,37 @@ func mallocs(ctx context.Context, addr string) (uint64, error) {
 
 // RSS is the resident set size of process pid, in MB (VmRSS of /proc/pid/status).
 func RSS(pid int) (float64, error) {
-	f, err := os.Open(filepath.Join("/proc", fmt.Sprint(pid), "status"))
+	v, err := ProcStatus(pid, "VmRSS")
 	if err != nil {
 		return 0, err
 	}
+	return v[0], nil
+}
+
+// ProcStatus reads the named fields of /proc/pid/status, in kB there, as MB.
+func ProcStatus(pid int, names ...string) ([]float64, error) {
+	f, err := os.Open(filepath.Join("/proc", fmt.Sprint(pid), "status"))
+	if err != nil {
+		return nil, err
+	}
 	defer f.Close()
+	out := make([]float64, len(names))
+	found := 0
 	for sc := bufio.NewScanner(f); sc.Scan(); {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		name, v, _ := strings.Cut(sc.Text(), ":")
+		if i := slices.Index(names, name); i >= 0 {
 			var kb float64
 			if _, err := fmt.Sscanf(strings.TrimSpace(v), "%f kB", &kb); err != nil {
-				return 0, err
+				return nil, fmt.Errorf("/proc/%d/status %s: %w", pid, name, err)
 			}
-			return kb / 1024, nil
+			out[i] = kb / 1024
+			found++
 		}
 	}
-	return 0, errors.New("no VmRSS in /proc status")
+	if found < len(names) {
+		return nil, fmt.Errorf("/proc/%d/status: not all of %v", pid, names)
+	}
+	return out, nil
 }
 
 // driver runs cycles against steward serve over HTTP.

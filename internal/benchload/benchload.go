@@ -341,14 +341,15 @@ func (r *Report) Write(w io.Writer) {
 		fmt.Fprintf(w, "  %s %s — %s\n", verdict, c.Name, c.Detail)
 	}
 	if len(r.RSS) > 0 {
-		fmt.Fprintf(w, "\nsteward serve over the run (time: RSS MB / Go heap in use MB / open fds):")
+		fmt.Fprintf(w, "\nsteward serve over the run (MB; fds are its open files and connections):\n")
+		fmt.Fprintln(w, "| s | RSS | anonymous | file pages | Go heap in use | fds |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|")
 		step := max(len(r.RSS)/20, 1)
 		for i, x := range r.RSS {
 			if i%step == 0 || i == len(r.RSS)-1 {
-				fmt.Fprintf(w, " %.0fs: %.1f/%.1f/%d", x.At.Seconds(), x.MB, x.HeapMB, x.FDs)
+				fmt.Fprintf(w, "| %.0f | %.1f | %.1f | %.1f | %.1f | %d |\n", x.At.Seconds(), x.MB, x.AnonMB, x.FileMB, x.HeapMB, x.FDs)
 			}
 		}
-		fmt.Fprintln(w)
 	}
 	if len(r.Profiles) == 2 {
 		fmt.Fprintf(w, "heap profiles: %s, %s (what grew: go tool pprof -sample_index=inuse_space -top -diff_base %[1]s bin/steward %[2]s)\n", r.Profiles[0], r.Profiles[1])
@@ -438,13 +439,14 @@ func heapProfiles(ctx context.Context, debugAddr, prefix string, at ...time.Dura
 	}
 }
 
-// RSSSample is the serve process's VmRSS at a time since the load started, with its Go heap
-// in use and its open file descriptors (HTTP and database connections among them).
+// RSSSample is the serve process's VmRSS at a time since the load started, and its parts:
+// anonymous memory (the Go heap, stacks) and file pages (the binary's code, read as it runs),
+// with its Go heap in use and its open file descriptors (HTTP and database connections).
 type RSSSample struct {
-	At     time.Duration
-	MB     float64
-	HeapMB float64
-	FDs    int
+	At                 time.Duration
+	MB, AnonMB, FileMB float64
+	HeapMB             float64
+	FDs                int
 }
 
 type rssSampler struct {
@@ -461,8 +463,8 @@ func startRSS(ctx context.Context, pid int, debugAddr string, every time.Duratio
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
-			if mb, err := benchcycle.RSS(pid); err == nil {
-				x := RSSSample{At: time.Since(start), MB: mb}
+			if v, err := benchcycle.ProcStatus(pid, "VmRSS", "RssAnon", "RssFile"); err == nil {
+				x := RSSSample{At: time.Since(start), MB: v[0], AnonMB: v[1], FileMB: v[2]}
 				if m, err := benchcycle.ReadMemStats(ctx, debugAddr); err == nil {
 					x.HeapMB = float64(m.HeapInuse) / (1 << 20)
 				}
