@@ -521,8 +521,9 @@ func rssFlat(samples []RSSSample, load, window time.Duration) Check {
 	}
 	start, change := median(offsets), slope*window.Seconds()
 	c.OK = math.Abs(change) <= 0.1*start
-	c.Detail = fmt.Sprintf("trend %+.1f MB over the window from %.1f MB (%+.1f %%); samples %.1f–%.1f MB",
-		change, start, 100*change/start, slices.Min(mbs), slices.Max(mbs))
+	// Each open connection holds buffers and a goroutine: say how many there were.
+	c.Detail = fmt.Sprintf("trend %+.1f MB over the window from %.1f MB (%+.1f %%); samples %.1f–%.1f MB; open fds %d at its start, %d at its end",
+		change, start, 100*change/start, slices.Min(mbs), slices.Max(mbs), in[0].FDs, in[len(in)-1].FDs)
 	return c
 }
 
