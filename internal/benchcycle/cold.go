@@ -18,8 +18,8 @@ import (
 // then, runs times, for each binary in turn (so that a baseline and a candidate share the
 // machine's state), starts the binary's `steward serve` (directly on PostgreSQL, with the
 // fake Gemini), drives o.Cycles suspend → approve cycles with o.Clients clients from its first
-// request, and stops it. It writes one row per process and, per binary, the median of each
-// column over its runs.
+// request, then as many again on the now warm process (the reference), and stops it. It
+// writes one row per process and, per binary, the median of each column over its runs.
 func Cold(ctx context.Context, o Options, binaries []string, runs int, w io.Writer) error {
 	if len(binaries) == 0 || runs < 1 || o.Cycles < 1 || o.Clients < 1 {
 		return fmt.Errorf("cold: want a binary, a run, a cycle and a client (got %d, %d, %d, %d)", len(binaries), runs, o.Cycles, o.Clients)
@@ -34,8 +34,8 @@ func Cold(ctx context.Context, o Options, binaries []string, runs int, w io.Writ
 	fake := httptest.NewServer(gemini)
 	defer fake.Close()
 	type row struct {
-		binary string
-		p      phase
+		binary  string
+		p, warm phase
 	}
 	var rows []row
 	for run := 1; run <= runs; run++ {
@@ -47,8 +47,11 @@ func Cold(ctx context.Context, o Options, binaries []string, runs int, w io.Writ
 			}
 			client := &driver{base: serve.Base, key: apiKey, http: &http.Client{
 				Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}}
-			var p phase
+			var p, warm phase
 			err = client.run(ctx, o.Cycles, o.Clients, &p)
+			if err == nil { // the same again on the now warm process: the reference
+				err = client.run(ctx, o.Cycles, o.Clients, &warm)
+			}
 			if stopErr := serve.Stop(); err == nil && stopErr != nil {
 				err = fmt.Errorf("steward serve: %w", stopErr)
 			}
@@ -56,31 +59,33 @@ func Cold(ctx context.Context, o Options, binaries []string, runs int, w io.Writ
 				return fmt.Errorf("%s, run %d: %w", bin, run, err)
 			}
 			logf("run %d, %s: chat p99 %s, confirm p99 %s", run, bin, ms(Percentile(p.suspend, .99)), ms(Percentile(p.resume, .99)))
-			rows = append(rows, row{bin, p})
+			rows = append(rows, row{bin, p, warm})
 		}
 	}
 	if err := gemini.Err(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "The first %d cycles of a new steward serve, %d clients (chat → suspended, confirm → completed):\n\n", o.Cycles, o.Clients)
-	fmt.Fprintln(w, "| run | binary | chat p50 | chat p99 | confirm p50 | confirm p99 | cycles/s |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
-	cols := func(p phase) []float64 {
-		return []float64{float64(Percentile(p.suspend, .5)), float64(Percentile(p.suspend, .99)),
-			float64(Percentile(p.resume, .5)), float64(Percentile(p.resume, .99)), p.perSecond()}
+	fmt.Fprintf(w, "The first %d cycles of a new steward serve, %d clients (chat → suspended, confirm → completed), and the next %[1]d (warm):\n\n", o.Cycles, o.Clients)
+	fmt.Fprintln(w, "| run | binary | chat p50 | chat p99 | confirm p50 | confirm p99 | cycles/s | warm: chat p99 | warm: confirm p99 |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	cols := func(r row) []float64 {
+		return []float64{float64(Percentile(r.p.suspend, .5)), float64(Percentile(r.p.suspend, .99)),
+			float64(Percentile(r.p.resume, .5)), float64(Percentile(r.p.resume, .99)), r.p.perSecond(),
+			float64(Percentile(r.warm.suspend, .99)), float64(Percentile(r.warm.resume, .99))}
 	}
 	line := func(run, bin string, c []float64) {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %.1f |\n", run, bin,
-			ms(time.Duration(c[0])), ms(time.Duration(c[1])), ms(time.Duration(c[2])), ms(time.Duration(c[3])), c[4])
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %.1f | %s | %s |\n", run, bin,
+			ms(time.Duration(c[0])), ms(time.Duration(c[1])), ms(time.Duration(c[2])), ms(time.Duration(c[3])), c[4],
+			ms(time.Duration(c[5])), ms(time.Duration(c[6])))
 	}
 	for i, r := range rows {
-		line(fmt.Sprint(i/len(binaries)+1), r.binary, cols(r.p))
+		line(fmt.Sprint(i/len(binaries)+1), r.binary, cols(r))
 	}
 	for _, bin := range binaries {
-		var per [5][]float64
+		var per [7][]float64
 		for _, r := range rows {
 			if r.binary == bin {
-				for i, v := range cols(r.p) {
+				for i, v := range cols(r) {
 					per[i] = append(per[i], v)
 				}
 			}
