@@ -125,7 +125,7 @@ COLD ?= 3
 # BASELINE: another steward binary for bench-cold to run in turn with bin/steward (e.g. one built from main)
 BASELINE ?=
 
-bench-cold: build db ## the first 100 cycles of a new steward serve (all its connections new), $(COLD) processes: p50/p99
+bench-cold: build db ## the first 100 cycles of a new steward serve (its connections all new), COLD=3 times; BASELINE=binary in turn
 	$(GO) build -trimpath -o bin/benchcycle ./cmd/benchcycle
 	@$(load_env); bin/benchcycle -steward bin/steward -cold $(COLD) -cycles 100 $(if $(BASELINE),-baseline $(BASELINE))
 
