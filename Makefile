@@ -42,7 +42,7 @@ TESTFLAGS ?=
 # of the dev database into the recipe's shell (scripts/devdb env single-quotes the values).
 load_env = eval "$$(scripts/devdb env | sed 's/^/export /')"
 
-.PHONY: help run test cfn-lint axe lighthouse injection-report bench bench-cycle bench-soak bench-extract fuzz bench-recall bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
+.PHONY: help run test cfn-lint axe lighthouse injection-report bench bench-cycle bench-soak bench-cold bench-load bench-extract fuzz bench-recall bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
 .PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction build-WorkerFunction build-MigrateFunction
 
 # ROOT is the module root (this Makefile's directory), wherever make runs from: `sam build`
@@ -120,6 +120,21 @@ SOAK ?= 10000
 bench-soak: build db ## RSS of steward serve over $(SOAK) suspend → approve cycles (at half and at the end)
 	$(GO) build -trimpath -o bin/benchcycle ./cmd/benchcycle
 	@$(load_env); bin/benchcycle -steward bin/steward -soak $(SOAK)
+
+COLD ?= 3
+# BASELINE: another steward binary for bench-cold to run in turn with bin/steward (e.g. one built from main)
+BASELINE ?=
+
+bench-cold: build db ## the first 100 cycles of a new steward serve (its connections all new), COLD=3 times; BASELINE=binary in turn
+	$(GO) build -trimpath -o bin/benchcycle ./cmd/benchcycle
+	@$(load_env); bin/benchcycle -steward bin/steward -cold $(COLD) -cycles 100 $(if $(BASELINE),-baseline $(BASELINE))
+
+# LOAD_FLAGS: more flags for bin/benchload, e.g. "-owners 20 -duration 20s -think 1s" (a short run)
+LOAD_FLAGS ?=
+
+bench-load: build db ## 200 owners for 5 minutes against steward serve: throughput, p50/p99, statuses, invariants by SQL, RSS
+	$(GO) build -trimpath -o bin/benchload ./cmd/benchload
+	@$(load_env); bin/benchload -steward bin/steward $(LOAD_FLAGS)
 
 bench-extract: db ## the hostile documents: each reading's time and extra RSS, and another owner's latency while they are uploaded
 	@$(load_env); $(GO) test -run '^$$' -bench BenchmarkHostile -benchtime 3x ./internal/doctext/ && \

@@ -4,9 +4,12 @@
 //
 //	benchcycle [-steward bin/steward] [-peer DIR] [-cycles N] [-clients N]
 //	benchcycle -soak N [-steward bin/steward]
+//	benchcycle -cold N [-steward bin/steward] [-baseline OTHER] [-cycles 100] [-clients 8]
 //
 // With -soak N (make bench-soak) it runs only steward serve, N sequential cycles, and prints
-// the serve process's RSS at N/2 and N cycles (benchcycle.Soak).
+// the serve process's RSS at N/2 and N cycles (benchcycle.Soak). With -cold N (make
+// bench-cold) it starts a new steward serve N times (and the -baseline binary's, in turn) and
+// measures its first cycles, on a pool whose connections are all new (benchcycle.Cold).
 //
 // The database URLs are the dev database's (scripts/devdb env); the benchmark bootstraps and
 // resets databases of its own on that server.
@@ -33,6 +36,8 @@ func main() {
 	trace := flag.String("trace", "", "write one line per round trip of steward serve to PostgreSQL, naming its statements, to this file")
 	flag.BoolVar(&o.NoPeer, "no-peer", false, "skip the LangGraph.js peer")
 	soak := flag.Int("soak", 0, "run N cycles against steward serve only and print its RSS at N/2 and N (no peer)")
+	cold := flag.Int("cold", 0, "start a new steward serve N times and measure its first -cycles cycles (no peer, no warm-up)")
+	baseline := flag.String("baseline", "", "with -cold: another steward binary, run in turn with -steward (first)")
 	flag.Parse()
 	if *trace != "" {
 		f, err := os.Create(*trace)
@@ -58,6 +63,18 @@ func main() {
 	if *soak > 0 {
 		o.Database = "steward_bench_soak"
 		if _, err := benchcycle.Soak(ctx, o, *soak, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "benchcycle:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *cold > 0 {
+		o.Database = "steward_bench_cold"
+		bins := []string{o.Steward}
+		if *baseline != "" {
+			bins = []string{*baseline, o.Steward}
+		}
+		if err := benchcycle.Cold(ctx, o, bins, *cold, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "benchcycle:", err)
 			os.Exit(1)
 		}

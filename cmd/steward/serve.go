@@ -39,7 +39,7 @@ func runServe(ctx context.Context, e env, cfg config.Config, args []string) erro
 		return err
 	}
 	log := zerolog.Ctx(ctx)
-	a, err := app.New(ctx, cfg)
+	a, err := app.NewServer(ctx, cfg)
 	if errors.Is(err, app.ErrUnpriced) {
 		return err
 	}

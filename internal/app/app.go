@@ -134,6 +134,13 @@ func New(ctx context.Context, cfg config.Config) (*App, error) {
 	return build(ctx, cfg, settings{logOut: os.Stderr})
 }
 
+// NewServer is New for a long-lived server (steward serve): its application pool opens its
+// connections in the background and prepares the turn loop's statements on each as it opens
+// (store.WithWarmPool, docs/ARCHITECTURE.md §6), so no request pays for a new connection.
+func NewServer(ctx context.Context, cfg config.Config) (*App, error) {
+	return build(ctx, cfg, settings{logOut: os.Stderr, warm: true})
+}
+
 // NewLoggingTo is New with the log written to w: a CLI command's stderr.
 func NewLoggingTo(ctx context.Context, cfg config.Config, w io.Writer) (*App, error) {
 	return build(ctx, cfg, settings{logOut: w})
@@ -170,6 +177,8 @@ type settings struct {
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 	// lazy leaves App.check to the background and the first invocation (Lambda).
 	lazy bool
+	// warm keeps the application pool's connections open and warm (NewServer).
+	warm bool
 }
 
 // openTimeout bounds reading secrets and connecting at start, so a cold start facing an
@@ -213,6 +222,11 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}
 	if !s.lazy { // a long-lived process: its connections run enough turns to keep one plan
 		if appURL, err = store.WithGenericPlans(appURL); err != nil {
+			return nil, fmt.Errorf("APP_DATABASE_URL: %w", err)
+		}
+	}
+	if s.warm {
+		if appURL, err = store.WithWarmPool(appURL, cfg.DBMaxConns); err != nil {
 			return nil, fmt.Errorf("APP_DATABASE_URL: %w", err)
 		}
 	}

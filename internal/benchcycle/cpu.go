@@ -74,7 +74,7 @@ type cpuSampler struct {
 // sampleCPU starts sampling process appPID and the backends of database db, read through a
 // connection of its own to the postgres database (superURL).
 func sampleCPU(ctx context.Context, superURL string, appPID int, db string) (*cpuSampler, error) {
-	conn, err := connectTo(ctx, superURL, "postgres")
+	conn, err := Connect(ctx, superURL, "postgres")
 	if err != nil {
 		return nil, err
 	}

@@ -36,10 +36,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -100,7 +100,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("SUPERUSER_DATABASE_URL: %w", err)
 	}
-	monitor, err := connectTo(ctx, o.SuperuserDatabaseURL, "postgres")
+	monitor, err := Connect(ctx, o.SuperuserDatabaseURL, "postgres")
 	if err != nil {
 		return err
 	}
@@ -195,7 +195,8 @@ func withHost(rawURL, addr string) (string, error) {
 	return u.String(), nil
 }
 
-func connectTo(ctx context.Context, rawURL, db string) (*pgx.Conn, error) {
+// Connect connects to database db of the server rawURL names, as rawURL's user.
+func Connect(ctx context.Context, rawURL, db string) (*pgx.Conn, error) {
 	u, err := withDatabase(rawURL, db)
 	if err != nil {
 		return nil, err
@@ -230,7 +231,7 @@ func settle(ctx context.Context, monitor *pgx.Conn, db string) error {
 
 // tableBytes is the size of every table of the public schema of db, indexes and TOAST included.
 func tableBytes(ctx context.Context, superURL, db string) (int64, error) {
-	conn, err := connectTo(ctx, superURL, db)
+	conn, err := Connect(ctx, superURL, db)
 	if err != nil {
 		return 0, err
 	}
@@ -242,8 +243,8 @@ func tableBytes(ctx context.Context, superURL, db string) (int64, error) {
 	return n, err
 }
 
-// freeAddr returns a free 127.0.0.1 port.
-func freeAddr() (string, error) {
+// FreeAddr returns a free 127.0.0.1 port.
+func FreeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
@@ -252,9 +253,10 @@ func freeAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-// stewardCmd runs the steward CLI with env and returns its stdout.
-func stewardCmd(ctx context.Context, o Options, env []string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, o.Steward, args...)
+// Command runs the steward CLI binary with env and returns its stdout; its stderr is in the
+// error.
+func Command(ctx context.Context, binary string, env []string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -318,11 +320,7 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 		return r, err
 	}
 
-	addr, err := freeAddr()
-	if err != nil {
-		return r, err
-	}
-	debugAddr, err := freeAddr()
+	debugAddr, err := FreeAddr()
 	if err != nil {
 		return r, err
 	}
@@ -334,33 +332,18 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 	if err != nil {
 		return r, err
 	}
-	serve := exec.Command(o.Steward, "serve")
-	serve.Env = setEnv(env,
-		"APP_DATABASE_URL", appURL, "DOOR_DATABASE_URL", doorURL,
-		"STEWARD_ADDR", addr, "STEWARD_DEBUG_ADDR", debugAddr,
+	serve, err := StartServer(ctx, o.Steward, env, o.Log,
+		"APP_DATABASE_URL", appURL, "DOOR_DATABASE_URL", doorURL, "STEWARD_DEBUG_ADDR", debugAddr,
 		"GEMINI_API_KEY", "fake", "GEMINI_BASE_URL", fake.URL,
 		// One owner runs every client's turns: the per-owner cap must not refuse them.
 		"STEWARD_MAX_TURNS_PER_OWNER", fmt.Sprint(max(o.Clients*2, 4)),
 		"STEWARD_LOG_LEVEL", "warn")
-	serve.Stdout, serve.Stderr = io.Discard, o.Log
-	if err := serve.Start(); err != nil {
+	if err != nil {
 		return r, err
 	}
-	stopped := false
-	stop := func() error {
-		if stopped {
-			return nil
-		}
-		stopped = true
-		_ = serve.Process.Signal(syscall.SIGTERM)
-		return serve.Wait()
-	}
-	defer stop() //nolint:errcheck // the error path only
-	base := "http://" + addr
-	if err := waitHealthy(ctx, base); err != nil {
-		return r, err
-	}
-	logf("steward serve up on %s (profiles on http://%s/debug/pprof/; fake Gemini %s; PostgreSQL through the counting proxy %s)", addr, debugAddr, fake.URL, proxy.Addr())
+	defer serve.Stop() //nolint:errcheck // the error path only
+	base := serve.Base
+	logf("steward serve up on %s (profiles on http://%s/debug/pprof/; fake Gemini %s; PostgreSQL through the counting proxy %s)", base, debugAddr, fake.URL, proxy.Addr())
 
 	client := &driver{base: base, key: apiKey, http: &http.Client{
 		Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}}
@@ -375,7 +358,7 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 			return err
 		}
 		c0 := proxy.Counts()
-		cpu, err := sampleCPU(ctx, o.SuperuserDatabaseURL, serve.Process.Pid, o.Database)
+		cpu, err := sampleCPU(ctx, o.SuperuserDatabaseURL, serve.PID(), o.Database)
 		if err != nil {
 			return err
 		}
@@ -402,10 +385,10 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 	// Both phases: 2·Cycles cycles.
 	r.generate = float64(len(gemini.Requests())-gen0) / float64(2*o.Cycles)
 	r.embeds = float64(gemini.Embeds()-emb0) / float64(2*o.Cycles)
-	if r.rssMB, err = rss(serve.Process.Pid); err != nil {
+	if r.rssMB, err = RSS(serve.PID()); err != nil {
 		return r, err
 	}
-	if err := stop(); err != nil {
+	if err := serve.Stop(); err != nil {
 		return r, fmt.Errorf("steward serve: %w", err)
 	}
 	if err := gemini.Err(); err != nil {
@@ -434,40 +417,9 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 	return r, nil
 }
 
-// setUp prepares the benchmark's database with Steward's own commands — bootstrap (roles
-// and database, as superuser), a reset to empty, migrations — and adds one owner, named
-// name, with a budget that does not bind. It returns the environment the steward commands
-// run with and the owner's API key.
-func setUp(ctx context.Context, o Options, name string, logf func(string, ...any)) (env []string, apiKey string, err error) {
-	if env, err = benchEnv(o); err != nil {
-		return nil, "", err
-	}
-	logf("setting up database %s with bin/steward migrate and owners", o.Database)
-	for _, args := range [][]string{{"migrate", "bootstrap"}, {"migrate", "reset", "--yes"}, {"migrate", "up"}} {
-		if _, err := stewardCmd(ctx, o, env, args...); err != nil {
-			return nil, "", err
-		}
-	}
-	out, err := stewardCmd(ctx, o, env, "owners", "add", name, "--json")
-	if err != nil {
-		return nil, "", err
-	}
-	var owner struct {
-		OwnerID string `json:"owner_id"`
-		APIKey  string `json:"api_key"`
-	}
-	if err := json.Unmarshal(out, &owner); err != nil {
-		return nil, "", fmt.Errorf("owners add --json: %w: %s", err, out)
-	}
-	if _, err := stewardCmd(ctx, o, env, "owners", "budget", "--owner", owner.OwnerID, "--messages", "100000000", "--cost-usd", "1000000"); err != nil {
-		return nil, "", err
-	}
-	return env, owner.APIKey, nil
-}
-
-// benchEnv is this process's environment (inherited by the commands it runs) with the three
+// BenchEnv is this process's environment (inherited by the commands it runs) with the three
 // role URLs pointing at o.Database.
-func benchEnv(o Options) ([]string, error) {
+func BenchEnv(o Options) ([]string, error) {
 	var kv []string
 	for name, v := range map[string]string{"DATABASE_URL": o.DatabaseURL, "APP_DATABASE_URL": o.AppDatabaseURL, "DOOR_DATABASE_URL": o.DoorDatabaseURL} {
 		u, err := withDatabase(v, o.Database)
@@ -501,40 +453,69 @@ func waitHealthy(ctx context.Context, base string) error {
 	return errors.New("steward serve did not answer GET /healthz within 30 s")
 }
 
-// mallocs reads the serve process's cumulative heap allocations (expvar memstats.Mallocs).
-func mallocs(ctx context.Context, addr string) (uint64, error) {
+// MemStats are the runtime counters of a serve process the benchmarks read.
+type MemStats struct {
+	Mallocs   uint64 // cumulative heap allocations
+	HeapInuse uint64 // bytes in in-use heap spans
+}
+
+// ReadMemStats reads a serve process's runtime counters (expvar memstats, served on its
+// STEWARD_DEBUG_ADDR, addr).
+func ReadMemStats(ctx context.Context, addr string) (MemStats, error) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/vars", nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, err
+		return MemStats{}, err
 	}
 	defer resp.Body.Close()
 	var vars struct {
-		Memstats struct{ Mallocs uint64 } `json:"memstats"`
+		Memstats MemStats `json:"memstats"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&vars); err != nil {
-		return 0, fmt.Errorf("debug vars: %w", err)
+		return MemStats{}, fmt.Errorf("debug vars: %w", err)
 	}
-	return vars.Memstats.Mallocs, nil
+	return vars.Memstats, nil
 }
 
-// rss is the resident set size of process pid, in MB (VmRSS of /proc/pid/status).
-func rss(pid int) (float64, error) {
-	f, err := os.Open(filepath.Join("/proc", fmt.Sprint(pid), "status"))
+// mallocs reads the serve process's cumulative heap allocations.
+func mallocs(ctx context.Context, addr string) (uint64, error) {
+	m, err := ReadMemStats(ctx, addr)
+	return m.Mallocs, err
+}
+
+// RSS is the resident set size of process pid, in MB (VmRSS of /proc/pid/status).
+func RSS(pid int) (float64, error) {
+	v, err := ProcStatus(pid, "VmRSS")
 	if err != nil {
 		return 0, err
 	}
+	return v[0], nil
+}
+
+// ProcStatus reads the named fields of /proc/pid/status, in kB there, as MB.
+func ProcStatus(pid int, names ...string) ([]float64, error) {
+	f, err := os.Open(filepath.Join("/proc", fmt.Sprint(pid), "status"))
+	if err != nil {
+		return nil, err
+	}
 	defer f.Close()
+	out := make([]float64, len(names))
+	found := 0
 	for sc := bufio.NewScanner(f); sc.Scan(); {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		name, v, _ := strings.Cut(sc.Text(), ":")
+		if i := slices.Index(names, name); i >= 0 {
 			var kb float64
 			if _, err := fmt.Sscanf(strings.TrimSpace(v), "%f kB", &kb); err != nil {
-				return 0, err
+				return nil, fmt.Errorf("/proc/%d/status %s: %w", pid, name, err)
 			}
-			return kb / 1024, nil
+			out[i] = kb / 1024
+			found++
 		}
 	}
-	return 0, errors.New("no VmRSS in /proc status")
+	if found < len(names) {
+		return nil, fmt.Errorf("/proc/%d/status: not all of %v", pid, names)
+	}
+	return out, nil
 }
 
 // driver runs cycles against steward serve over HTTP.

@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
-	"syscall"
 	"time"
 
 	"github.com/stewardhq/steward/internal/llm/gemini/geminifake"
@@ -38,28 +36,16 @@ func Soak(ctx context.Context, o Options, n int, w io.Writer) (SoakResult, error
 	gemini := geminifake.New()
 	fake := httptest.NewServer(gemini)
 	defer fake.Close()
-	addr, err := freeAddr()
+	serve, err := StartServer(ctx, o.Steward, env, o.Log, "GEMINI_API_KEY", "fake", "GEMINI_BASE_URL", fake.URL, "STEWARD_LOG_LEVEL", "warn")
 	if err != nil {
 		return res, err
 	}
-	serve := exec.Command(o.Steward, "serve")
-	serve.Env = setEnv(env, "STEWARD_ADDR", addr, "GEMINI_API_KEY", "fake", "GEMINI_BASE_URL", fake.URL, "STEWARD_LOG_LEVEL", "warn")
-	serve.Stdout, serve.Stderr = io.Discard, o.Log
-	if err := serve.Start(); err != nil {
-		return res, err
-	}
-	defer func() {
-		_ = serve.Process.Signal(syscall.SIGTERM)
-		_ = serve.Wait()
-	}()
-	base := "http://" + addr
-	if err := waitHealthy(ctx, base); err != nil {
-		return res, err
-	}
+	defer serve.Stop() //nolint:errcheck // the process's exit is not what is measured
+	base := serve.Base
 	client := &driver{base: base, key: apiKey, http: &http.Client{
 		Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: time.Minute}}
 	sample := func(done int) error {
-		mb, err := rss(serve.Process.Pid)
+		mb, err := RSS(serve.PID())
 		if err != nil {
 			return err
 		}

@@ -41,7 +41,7 @@ func OpenDoor(ctx context.Context, url string) (*Door, error) {
 // OpenDoorLazy is OpenDoor without connecting: a malformed url fails here, an unreachable
 // database on Connect or on first use.
 func OpenDoorLazy(url string) (*Door, error) {
-	pool, err := newPool(url, 4)
+	pool, err := newPool(url, 4, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -30,3 +30,10 @@ func (s *Store) RawRow(ctx context.Context, sql string, args ...any) pgx.Row {
 func (s *Store) InOwnerTx(ctx context.Context, ownerID uuid.UUID, fn func(*Tx) error) error {
 	return inOwnerPipelined(ctx, s.pool, ownerID, fn)
 }
+
+// HotStatements are the statements a warm pool prepares on each new connection, and the reads
+// among them it runs (warm.go).
+func HotStatements() (prepare, run []string) {
+	h := hotStatements()
+	return h.prepare, h.run
+}

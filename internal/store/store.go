@@ -59,7 +59,7 @@ func Open(ctx context.Context, url string, maxConns int32) (*Store, error) {
 // on Connect or on first use. A Lambda cold start connects while it builds the rest
 // (internal/app).
 func OpenLazy(url string, maxConns int32) (*Store, error) {
-	pool, err := newPool(url, maxConns)
+	pool, err := newPool(url, maxConns, hotStatements())
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func withParam(dbURL, key, value string) (string, error) {
 // NewPool builds a pgx pool with the pgvector types and a direct google/uuid codec
 // (uuidcodec.go) registered on every connection, and checks the database answers.
 func NewPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
-	pool, err := newPool(url, maxConns)
+	pool, err := newPool(url, maxConns, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -132,8 +132,10 @@ func NewPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, er
 	return pool, nil
 }
 
-// newPool is NewPool without connecting (pgxpool connects on first use).
-func newPool(url string, maxConns int32) (*pgxpool.Pool, error) {
+// newPool is NewPool without connecting (pgxpool connects on first use). A pool that keeps
+// connections (pool_min_conns, WithWarmPool) warms each new one with hot (warm.go), and
+// recycles them one at a time rather than all together an hour after its start.
+func newPool(url string, maxConns int32, hot *hotSet) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
@@ -150,9 +152,17 @@ func newPool(url string, maxConns int32) (*pgxpool.Pool, error) {
 	// by default: a round trip on the hot path); only one idle longer than pingIdle is
 	// checked first (docs/ARCHITECTURE.md §6).
 	cfg.ShouldPing = func(_ context.Context, p pgxpool.ShouldPingParams) bool { return p.IdleDuration > pingIdle }
+	cfg.MinConns = min(cfg.MinConns, cfg.MaxConns)
+	warm := cfg.MinConns > 0 && hot != nil
+	if warm {
+		cfg.MaxConnLifetimeJitter = cfg.MaxConnLifetime / 5
+	}
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		registerUUID(conn.TypeMap())
-		return pgxvec.RegisterTypes(ctx, conn)
+		if err := pgxvec.RegisterTypes(ctx, conn); err != nil || !warm {
+			return err
+		}
+		return warmUp(ctx, conn, hot)
 	}
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {

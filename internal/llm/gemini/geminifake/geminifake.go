@@ -4,8 +4,9 @@
 // by looking at the request, the way a model would in the approval cycle:
 //
 //   - a request that declares record_facts (memory extraction) gets record_facts with no facts;
-//   - a request with no function response yet gets a create_task call for "buy milk";
-//   - a request carrying a function response gets a short text answer;
+//   - a request whose last content is not a function response (a new message, in a new
+//     conversation or one that goes on) gets a create_task call for "buy milk";
+//   - a request whose last content carries a function response gets a short text answer;
 //   - batchEmbedContents gets one unit vector of the asked dimension per text.
 //
 // It records every generateContent request and counts embedding requests.
@@ -33,10 +34,15 @@ const (
 
 // Server is the fake; it is an http.Handler (serve it with httptest.NewServer or net/http).
 type Server struct {
-	mu       sync.Mutex
-	requests []Request
-	embeds   int
-	errs     []error
+	// Forget keeps no request, only their count (Generates): for a long run
+	// (internal/benchload), whose requests would fill memory. Set it before serving.
+	Forget bool
+
+	mu        sync.Mutex
+	requests  []Request
+	generates int
+	embeds    int
+	errs      []error
 }
 
 // New returns an empty fake.
@@ -81,6 +87,20 @@ func (r Request) HasFunctionResponse() bool {
 	return false
 }
 
+// answersCall reports whether the request's last content carries a function response: the
+// model is to answer the tool's result (earlier turns of a conversation may hold others).
+func (r Request) answersCall() bool {
+	if len(r.Contents) == 0 {
+		return false
+	}
+	for _, p := range r.Contents[len(r.Contents)-1].Parts {
+		if p.FunctionResponse != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // declares reports whether the request declares the function name.
 func (r Request) declares(name string) bool {
 	for _, t := range r.Tools {
@@ -110,7 +130,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(fmt.Errorf("fake gemini: decode %s: %w", r.URL.Path, err))
 	}
 	s.mu.Lock()
-	s.requests = append(s.requests, req)
+	s.generates++
+	if !s.Forget {
+		s.requests = append(s.requests, req)
+	}
 	s.mu.Unlock()
 
 	var body string
@@ -120,7 +143,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			{"functionCall":{"name":"record_facts","args":{"facts":[]}}}]},
 			"finishReason":"STOP"}],
 			"usageMetadata":{"promptTokenCount":50,"candidatesTokenCount":5,"totalTokenCount":55}}`
-	case !req.HasFunctionResponse():
+	case !req.answersCall():
 		sig, _ := json.Marshal(ThoughtSignature)
 		body = fmt.Sprintf(`{"candidates":[{"content":{"role":"model","parts":[
 			{"functionCall":{"name":"create_task","args":{"title":"buy milk"}},"thoughtSignature":%s}]},
@@ -148,6 +171,13 @@ func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Request(nil), s.requests...)
+}
+
+// Generates returns how many generateContent requests the fake answered.
+func (s *Server) Generates() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.generates
 }
 
 // Embeds returns how many batchEmbedContents requests the fake answered.
