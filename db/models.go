@@ -12,6 +12,14 @@ import (
 	pgvector "github.com/pgvector/pgvector-go"
 )
 
+type Account struct {
+	OwnerID   uuid.UUID
+	Kind      string
+	Settings  []byte
+	Secret    []byte
+	CreatedAt time.Time
+}
+
 type ApiKey struct {
 	ID         uuid.UUID
 	OwnerID    uuid.UUID
