@@ -125,7 +125,8 @@ func (t capped) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // fail words an error of a step with the server.
 func (c *Client) fail(ctx context.Context, a Account, what string, err error) error {
-	if steward.ErrorCode(err) != "" {
+	var se *steward.Error
+	if errors.As(err, &se) {
 		return err
 	}
 	host := a.URL

@@ -120,7 +120,8 @@ func (c *Client) with(ctx context.Context, a Account, fn func(ctx context.Contex
 	}
 	defer s.close()
 	err = fn(ctx, s)
-	if err != nil && ctx.Err() != nil && steward.ErrorCode(err) == "" {
+	var se *steward.Error
+	if err != nil && ctx.Err() != nil && !errors.As(err, &se) {
 		e, _ := ParseURL(a.IMAPURL, "imap")
 		return c.failure(ctx, "IMAP", e, "a command", err)
 	}
