@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/stewardhq/steward/internal/accounts"
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/auth"
@@ -57,6 +58,7 @@ import (
 	"github.com/stewardhq/steward/internal/tools/builtin"
 	"github.com/stewardhq/steward/internal/tools/doctools"
 	"github.com/stewardhq/steward/internal/tools/ledgertools"
+	"github.com/stewardhq/steward/internal/tools/mailtools"
 	"github.com/stewardhq/steward/internal/tools/webtools"
 	"github.com/stewardhq/steward/internal/trace"
 	"github.com/stewardhq/steward/internal/undo"
@@ -85,6 +87,8 @@ type App struct {
 	Channels *channel.Service
 	// Deliverer sends the owners' stored notifications to their channels (internal/delivery).
 	Deliverer *delivery.Deliverer
+	// Accounts is the owner's mail and calendar accounts (internal/accounts, docs/MAIL.md).
+	Accounts *accounts.Service
 	// MCPServers is the owner's remote MCP servers and their tools (internal/mcpclient).
 	MCPServers *mcpclient.Service
 	// Rules is the owner's standing rules (internal/rules).
@@ -264,11 +268,12 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		a.Documents.Objects = bucket
 	}
 	a.MemoryWorker = &memory.Worker{Memory: a.Memory, Queue: a.Door}
-	reg, err := newTools(ctx, cfg, hc, a.Documents)
+	sealer, err := secret.NewSealer(cfg.SecretKey)
 	if err != nil {
 		return nil, err
 	}
-	sealer, err := secret.NewSealer(cfg.SecretKey)
+	a.Accounts = newAccounts(cfg, a.Store, sealer, s.lookup, a.Now)
+	reg, err := newTools(ctx, cfg, hc, a.Documents, a.Accounts)
 	if err != nil {
 		return nil, err
 	}
@@ -423,7 +428,7 @@ func checkPool(ctx context.Context, env string, p interface {
 // tools over docs (save_document fetching through the same guard), and web_search on SearXNG
 // when STEWARD_SEARCH_URL is set, else on Gemini with Google Search grounding when a key is
 // set (without either there is no web_search).
-func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs doctools.Documents) (*tools.Registry, error) {
+func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs *document.Service, acc mailtools.Accounts) (*tools.Registry, error) {
 	client := egress.NewClient(egress.Options{AllowHTTP: true, Allow: cfg.EgressAllow})
 	fetcher := &web.Fetcher{Client: client}
 	var search webtools.Searcher
@@ -442,6 +447,7 @@ func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs doct
 		ledgertools.Tools(),
 		webtools.Tools(fetcher, search),
 		doctools.Tools(docs, fetcher),
+		mailtools.Tools(acc, docs),
 	)...)
 }
 

@@ -15,6 +15,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -104,14 +105,27 @@ func (c *Client) Check(ctx context.Context, a Account) error {
 func (c *Client) http(a Account) webdav.HTTPClient {
 	hc := c.Guard.Client()
 	hc.Timeout = c.timeout()
-	hc.Transport = capped{hc.Transport}
+	hc.Transport = capped{base: hc.Transport, guard: c.Guard}
 	return webdav.HTTPClientWithBasicAuth(hc, a.Username, a.Password)
 }
 
-// capped limits every response body to maxResponseBytes.
-type capped struct{ base http.RoundTripper }
+// capped refuses plain http to an address that is not exempt (a redirect too: the login
+// rides on every request) and limits every response body to maxResponseBytes.
+type capped struct {
+	base  http.RoundTripper
+	guard *egress.Guard
+}
 
 func (t capped) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme != "https" {
+		port := req.URL.Port()
+		if port == "" {
+			port = "80"
+		}
+		if !t.guard.Exempt(req.Context(), net.JoinHostPort(req.URL.Hostname(), port)) {
+			return nil, fmt.Errorf("%w: plain http to %s (https only, unless STEWARD_EGRESS_ALLOW names the address)", egress.ErrBlocked, req.URL.Host)
+		}
+	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
