@@ -377,6 +377,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		OpenAI:           &openaiapi.Service{Runner: a.Runner, Conversations: a.Activity},
 		MCP:              &mcpserver.Server{Runner: a.Runner},
 		MCPServers:       mcpServers,
+		Accounts:         a.Accounts,
 		Undo:             a.Undo,
 		Household:        a.Household,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
