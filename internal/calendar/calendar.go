@@ -659,4 +659,3 @@ func ErrorOf(err error, id string) error {
 	}
 	return err
 }
-

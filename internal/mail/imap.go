@@ -52,7 +52,9 @@ type Query struct {
 }
 
 // ID is a message's handle for the tools: its folder and IMAP UID ("INBOX:42").
-func ID(folder string, uid imap.UID) string { return folder + ":" + strconv.FormatUint(uint64(uid), 10) }
+func ID(folder string, uid imap.UID) string {
+	return folder + ":" + strconv.FormatUint(uint64(uid), 10)
+}
 
 // ParseID splits an ID into its folder and UID.
 func ParseID(id string) (folder string, uid imap.UID, err error) {
