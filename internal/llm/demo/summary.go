@@ -44,6 +44,8 @@ func summariseOne(r steward.ToolResult, out any, args map[string]any) string {
 		return taskList(out)
 	case "search_mail":
 		return mailList(out, args)
+	case "notify":
+		return fmt.Sprintf("Sent the notification “%s”.", value("title"))
 	case "list_events":
 		return eventList(out, args)
 	case "send_mail":
