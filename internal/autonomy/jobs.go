@@ -55,7 +55,7 @@ func DefaultJobs() map[string]Job {
 			Gather: gatherBriefing, Compose: composeBriefing},
 		JobInboxScan: {Name: JobInboxScan, Description: "unread mail since the last scan; a notification only when something is urgent (schedule it hourly: 0 * * * *)",
 			Gather: gatherScan, Compose: composeScan},
-		JobWeeklyReview:    {Name: JobWeeklyReview, Description: "per project: progress, open tasks, risks, next actions", Compose: composeReview},
+		JobWeeklyReview: {Name: JobWeeklyReview, Description: "per project: progress, open tasks, risks, next actions", Compose: composeReview},
 	}
 }
 
@@ -143,7 +143,7 @@ func composeBriefing(ctx context.Context, tx *store.Tx, jc JobContext) (string, 
 	b := briefing{Date: now.Format("Monday, 2 January 2006"), TimeZone: loc.String(),
 		Overdue: []taskView{}, DueToday: []taskView{}, OpenUndated: []taskView{}, Memory: []string{},
 		Sources: map[string]string{"tasks": "connected", "approvals": "connected", "memory": "connected", "mail": "not connected", "calendar": "not connected"},
-		Events: []calendar.Event{}, Mail: []mail.Summary{}}
+		Events:  []calendar.Event{}, Mail: []mail.Summary{}}
 	if d := jc.Outside; d != nil {
 		b.Sources["mail"], b.Sources["calendar"], b.Events, b.Mail = d.Inbox, d.Calendar, d.Events, d.Mail
 	}
