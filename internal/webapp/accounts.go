@@ -61,7 +61,7 @@ func (a *web) accounts(w http.ResponseWriter, r *http.Request, status int, msg s
 			a.accountButtons(p, me, accounts.Mail)
 			p.raw(`</div>`)
 		} else {
-			p.raw(`<form method="post" action="` + addMailAction + `" class="account-form">`).formError(r, addMailAction, msg).
+			p.raw(`<form method="post" action="`+addMailAction+`" class="account-form">`).formError(r, addMailAction, msg).
 				raw(`<label for="ac-imap">IMAP server</label><input id="ac-imap" name="imap_url" type="text" required maxlength="2000" placeholder="imaps://imap.example.com" autocomplete="off"`)
 			val(addMailAction, "imap_url", "")
 			p.raw(`><label for="ac-smtp">SMTP server</label><input id="ac-smtp" name="smtp_url" type="text" required maxlength="2000" placeholder="smtps://smtp.example.com" autocomplete="off"`)
@@ -82,7 +82,7 @@ func (a *web) accounts(w http.ResponseWriter, r *http.Request, status int, msg s
 			a.accountButtons(p, me, accounts.Calendar)
 			p.raw(`</div>`)
 		} else {
-			p.raw(`<form method="post" action="` + addCalendarAction + `" class="account-form">`).formError(r, addCalendarAction, msg).
+			p.raw(`<form method="post" action="`+addCalendarAction+`" class="account-form">`).formError(r, addCalendarAction, msg).
 				raw(`<label for="ac-caldav">CalDAV URL</label><input id="ac-caldav" name="caldav_url" type="url" required maxlength="2000" placeholder="https://caldav.example.com/" autocomplete="off"`)
 			val(addCalendarAction, "caldav_url", "")
 			p.raw(`><label for="ac-cuser">Username</label><input id="ac-cuser" name="username" type="text" required maxlength="320" autocomplete="off"`)
