@@ -96,8 +96,9 @@ func Start() (*Servers, error) {
 // Stop stops every server started and removes their directory.
 func (s *Servers) Stop() {
 	if s.dovecot != "" {
-		_ = exec.Command("doveadm", "-c", s.dovecot, "stop").Run()
-		_ = exec.Command("dovecot", "-c", s.dovecot, "stop").Run()
+		if dovecot, err := binary("dovecot"); err == nil {
+			_ = exec.Command(dovecot, "-c", s.dovecot, "stop").Run()
+		}
 	}
 	if s.radicale != nil && s.radicale.Process != nil {
 		_ = s.radicale.Process.Kill()
@@ -107,6 +108,15 @@ func (s *Servers) Stop() {
 		_ = s.smtp.Close()
 	}
 	_ = os.RemoveAll(s.dir)
+}
+
+// binary finds a server's program on PATH or in /usr/sbin (Debian puts dovecot there, off an
+// ordinary user's PATH).
+func binary(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	return exec.LookPath(filepath.Join("/usr/sbin", name))
 }
 
 // freePort is a free loopback TCP port.
@@ -136,8 +146,12 @@ func waitFor(addr string, d time.Duration) error {
 // As root its processes run as Debian's dovecot and dovenull users (it refuses to log in as
 // root), else as the current user.
 func (s *Servers) startDovecot() error {
-	if _, err := exec.LookPath("dovecot"); err != nil {
+	dovecot, err := binary("dovecot")
+	if err != nil {
 		return errors.New("dovecot is not installed: apt-get install dovecot-imapd (.ci/run installs it)")
+	}
+	if v, err := exec.Command(dovecot, "--version").Output(); err != nil || !strings.HasPrefix(string(v), "2.3.") {
+		return fmt.Errorf("mailtest writes a Dovecot 2.3 configuration (Debian bookworm's dovecot-imapd); this is Dovecot %s", strings.TrimSpace(string(v)))
 	}
 	port, err := freePort()
 	if err != nil {
@@ -244,7 +258,7 @@ protocol imap {
 		return err
 	}
 	defer out.Close()
-	cmd := exec.Command("dovecot", "-c", s.dovecot)
+	cmd := exec.Command(dovecot, "-c", s.dovecot)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Run(); err != nil {
 		s.dovecot = ""
