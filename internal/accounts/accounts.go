@@ -291,7 +291,7 @@ func (s *Service) open(ctx context.Context, ownerID uuid.UUID, kind string, sett
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return "", steward.Errorf(steward.CodeNotFound, "no %s account is connected: the owner can add one in Settings → Accounts (or POST /v1/accounts/%s)", kind, kind)
+		return "", steward.Errorf(steward.CodeNotFound, "no %s account is connected: the owner can add one in Settings → Mail and calendar (or POST /v1/accounts/%s)", kind, kind)
 	}
 	if err != nil {
 		return "", err

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	gomail "github.com/emersion/go-message/mail"
+
 	"github.com/stewardhq/steward/internal/calendar"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/scripted"
@@ -176,5 +178,60 @@ func TestUpdateRacingAServerChange(t *testing.T) {
 	}
 	if left := day(); len(left) != 0 {
 		t.Errorf("after the delete: %+v", left)
+	}
+}
+
+// TestInvitationBySendMail: send_mail with invite_event_id carries the event as invite.ics
+// (METHOD:REQUEST) once the owner approves.
+func TestInvitationBySendMail(t *testing.T) {
+	t.Parallel()
+	var id string
+	model := scripted.New(
+		func(llm.Request) (llm.Response, error) {
+			return scripted.Calls(scripted.Call("s1", "send_mail",
+				fmt.Sprintf(`{"to":["ada@example.com"],"subject":"Planning","body":"See the invitation.","invite_event_id":%q}`, id))), nil
+		},
+		scripted.Reply(scripted.Text("Sent.")))
+	e := newEnv(t, "peggy", model, nil)
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	ev, err := e.App.Accounts.CreateEvent(context.Background(), e.owner, calendar.Draft{Title: "Planning", Start: time.Date(2026, 6, 1, 10, 0, 0, 0, berlin)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id = ev.ID
+	v := e.start(t, "invite Ada to the planning")
+	if v.Status != steward.StatusSuspended || len(v.Pending) != 1 {
+		t.Fatalf("turn: %+v", v)
+	}
+	if _, err := e.decide(t, v, true); err != nil {
+		t.Fatal(err)
+	}
+	got := servers.Sink.Messages("peggy")
+	if len(got) != 1 {
+		t.Fatalf("sent %d", len(got))
+	}
+	data := strings.ReplaceAll(string(got[0].Data), "\r\n", "\n")
+	for _, want := range []string{`filename=invite.ics`, "text/calendar", "See the invitation."} {
+		if !strings.Contains(data, want) {
+			t.Errorf("the invitation lacks %q:\n%s", want, data)
+		}
+	}
+	r, err := gomail.CreateReader(strings.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ics string
+	for {
+		p, err := r.NextPart()
+		if err != nil {
+			break
+		}
+		if _, ok := p.Header.(*gomail.AttachmentHeader); ok {
+			b, _ := io.ReadAll(p.Body)
+			ics = string(b)
+		}
+	}
+	if !strings.Contains(ics, "METHOD:REQUEST") || !strings.Contains(ics, "SUMMARY:Planning") || !strings.Contains(ics, "BEGIN:VEVENT") {
+		t.Errorf("invite.ics:\n%s", ics)
 	}
 }

@@ -1,6 +1,7 @@
 package mail
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -207,7 +208,14 @@ func (c *Client) Search(ctx context.Context, a Account, q Query) ([]Summary, err
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(x, y Summary) int { return y.Date.Compare(x.Date) })
+	slices.SortFunc(out, func(x, y Summary) int {
+		if c := y.Date.Compare(x.Date); c != 0 {
+			return c
+		}
+		_, ux, _ := ParseID(x.ID)
+		_, uy, _ := ParseID(y.ID)
+		return cmp.Compare(uy, ux) // the later arrival first
+	})
 	if len(out) > limit {
 		out = out[:limit]
 	}

@@ -98,6 +98,20 @@ func compose(a Account, out Outgoing, sent Sent, now time.Time) ([]byte, error) 
 		h.SetMsgIDList("References", sent.References)
 	}
 	var buf bytes.Buffer
+	if len(out.Attachments) == 0 { // one text part, no multipart around it
+		h.SetContentType("text/plain", map[string]string{"charset": "utf-8"})
+		w, err := gomail.CreateSingleInlineWriter(&buf, h)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := w.Write([]byte(out.Body)); err != nil {
+			return nil, err
+		}
+		if err := w.Close(); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	}
 	w, err := gomail.CreateWriter(&buf, h)
 	if err != nil {
 		return nil, err
