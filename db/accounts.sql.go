@@ -13,7 +13,7 @@ import (
 )
 
 const createAccount = `-- name: CreateAccount :one
-INSERT INTO accounts (owner_id, kind, settings, secret)
+INSERT INTO connected_accounts (owner_id, kind, settings, secret)
 VALUES ($1, $2, $3, $4)
 RETURNING kind, settings, secret, created_at
 `
@@ -50,7 +50,7 @@ func (q *Queries) CreateAccount(ctx context.Context, arg CreateAccountParams) (C
 }
 
 const deleteAccount = `-- name: DeleteAccount :execrows
-DELETE FROM accounts WHERE owner_id = $1 AND kind = $2
+DELETE FROM connected_accounts WHERE owner_id = $1 AND kind = $2
 `
 
 type DeleteAccountParams struct {
@@ -67,7 +67,7 @@ func (q *Queries) DeleteAccount(ctx context.Context, arg DeleteAccountParams) (i
 }
 
 const getAccount = `-- name: GetAccount :one
-SELECT kind, settings, secret, created_at FROM accounts
+SELECT kind, settings, secret, created_at FROM connected_accounts
 WHERE owner_id = $1 AND kind = $2
 `
 
@@ -96,7 +96,7 @@ func (q *Queries) GetAccount(ctx context.Context, arg GetAccountParams) (GetAcco
 }
 
 const listAccounts = `-- name: ListAccounts :many
-SELECT kind, settings, secret, created_at FROM accounts
+SELECT kind, settings, secret, created_at FROM connected_accounts
 WHERE owner_id = $1 ORDER BY kind
 `
 

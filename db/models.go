@@ -12,14 +12,6 @@ import (
 	pgvector "github.com/pgvector/pgvector-go"
 )
 
-type Account struct {
-	OwnerID   uuid.UUID
-	Kind      string
-	Settings  []byte
-	Secret    []byte
-	CreatedAt time.Time
-}
-
 type ApiKey struct {
 	ID         uuid.UUID
 	OwnerID    uuid.UUID
@@ -51,6 +43,14 @@ type AuditLog struct {
 	Seq       int32
 	Kind      string
 	Data      []byte
+	CreatedAt time.Time
+}
+
+type ConnectedAccount struct {
+	OwnerID   uuid.UUID
+	Kind      string
+	Settings  []byte
+	Secret    []byte
 	CreatedAt time.Time
 }
 

@@ -6,7 +6,7 @@
 -- (steward_app, forced row-level security) read or write a row; no door reads it.
 
 -- +goose Up
-CREATE TABLE accounts (
+CREATE TABLE connected_accounts (
     owner_id    uuid NOT NULL REFERENCES owners (id) ON DELETE CASCADE,
     kind        text NOT NULL CHECK (kind IN ('mail', 'calendar')),
     settings    jsonb NOT NULL CHECK (jsonb_typeof(settings) = 'object' AND length(settings::text) <= 8000),
@@ -14,12 +14,12 @@ CREATE TABLE accounts (
     created_at  timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (owner_id, kind)
 );
-ALTER TABLE accounts ENABLE ROW LEVEL SECURITY;
-ALTER TABLE accounts FORCE ROW LEVEL SECURITY;
-CREATE POLICY owner_isolation ON accounts
+ALTER TABLE connected_accounts ENABLE ROW LEVEL SECURITY;
+ALTER TABLE connected_accounts FORCE ROW LEVEL SECURITY;
+CREATE POLICY owner_isolation ON connected_accounts
     USING (owner_id = NULLIF(current_setting('app.owner_id', true), '')::uuid)
     WITH CHECK (owner_id = NULLIF(current_setting('app.owner_id', true), '')::uuid);
-GRANT SELECT, INSERT, DELETE ON accounts TO steward_app;
+GRANT SELECT, INSERT, DELETE ON connected_accounts TO steward_app;
 
 -- +goose Down
-DROP TABLE accounts;
+DROP TABLE connected_accounts;

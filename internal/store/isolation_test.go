@@ -20,10 +20,10 @@ import (
 )
 
 // ownerTables is every owner-scoped table; TestCatalogLint checks the list is complete.
-var ownerTables = []string{"accounts", "api_keys", "audit_log", "conversations", "documents", "job_runs", "ledger_accounts", "ledger_budgets",
+var ownerTables = []string{"api_keys", "audit_log", "conversations", "documents", "job_runs", "ledger_accounts", "ledger_budgets",
 	"ledger_postings", "ledger_transactions", "mcp_servers", "mcp_tools", "memory_chunks", "memory_facts",
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
-	"standing_rules", "tasks", "tool_calls", "turns", "approval_links", "web_sessions", "webhook_deliveries", "webhooks",
+	"standing_rules", "tasks", "tool_calls", "turns", "approval_links", "connected_accounts", "web_sessions", "webhook_deliveries", "webhooks",
 	"household_members", "household_approvals", "owner_usage", "passkeys", "device_links"}
 
 // seeded is what seed creates for one owner.
