@@ -338,6 +338,3 @@ func cmpOr(s, def string) string {
 	}
 	return strings.TrimSpace(s)
 }
-
-// errTooLarge is the refusal of a message or part past a cap.
-var errTooLarge = errors.New("too large")

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -351,6 +350,3 @@ func contains(flags []imap.Flag, f imap.Flag) bool {
 	}
 	return false
 }
-
-// mimeWord encodes a header value for a message Steward writes.
-func mimeWord(s string) string { return mime.QEncoding.Encode("utf-8", s) }
