@@ -105,7 +105,7 @@ type apiError struct {
 
 // TestAccountsThroughTheAPI: a mail and a calendar account added, listed without their
 // passwords, tested and removed; a second one is a conflict; a wrong password, an
-// unreachable host, a private address and plain IMAP to a public host are each refused in
+// unreachable host, a private address, a documentation address and plain http to a calendar not exempt are each refused in
 // words, and nothing is stored.
 func TestAccountsThroughTheAPI(t *testing.T) {
 	t.Parallel()
@@ -124,7 +124,7 @@ func TestAccountsThroughTheAPI(t *testing.T) {
 		{"wrong password", mailBody(servers.IMAPURL(), "not-her-password"), "refused the login of \"carol\""},
 		{"unreachable host", mailBody("imap://"+deadAddr, "carol-secret"), "cannot connect"},
 		{"private address", mailBody("imaps://10.1.2.3", "carol-secret"), "is refused"},
-		{"plain to a public host", mailBody("imap://192.0.2.10:143", "carol-secret"), "is refused"},
+		{"a documentation address", mailBody("imap://192.0.2.10:143", "carol-secret"), "is refused"},
 		{"not a URL", mailBody("mail.example.com", "carol-secret"), "is not a URL such as imaps://"},
 		{"no password", mailBody(servers.IMAPURL(), ""), "password is required"},
 	} {
@@ -153,6 +153,10 @@ func TestAccountsThroughTheAPI(t *testing.T) {
 	cal, _ := json.Marshal(map[string]string{"caldav_url": servers.CalDAVURL(), "username": "carol", "password": "carol-secret", "timezone": "Europe/Berlin"})
 	if code := e.api(t, "POST", "/v1/accounts/calendar", string(cal), nil); code != http.StatusCreated {
 		t.Fatalf("add calendar: %d", code)
+	}
+	plain := strings.Replace(string(cal), servers.CalDAVURL(), "http://calendar.example.com/", 1)
+	if code := e.api(t, "POST", "/v1/accounts/calendar", plain, &ae); code != http.StatusUnprocessableEntity || !strings.Contains(ae.Error.Message, "must use https") {
+		t.Errorf("plain http to a host not exempt: %d %+v, want https required", code, ae)
 	}
 	badZone := strings.Replace(string(cal), "Europe/Berlin", "Mars/Olympus", 1)
 	if code := e.api(t, "POST", "/v1/accounts/calendar", badZone, &ae); code != http.StatusUnprocessableEntity || !strings.Contains(ae.Error.Message, "IANA") {
