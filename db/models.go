@@ -46,6 +46,14 @@ type AuditLog struct {
 	CreatedAt time.Time
 }
 
+type ConnectedAccount struct {
+	OwnerID   uuid.UUID
+	Kind      string
+	Settings  []byte
+	Secret    []byte
+	CreatedAt time.Time
+}
+
 type Control struct {
 	ID                 bool
 	KilledAt           *time.Time

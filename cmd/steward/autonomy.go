@@ -21,8 +21,8 @@ const jobsUsage = `Usage:
   steward jobs remove NAME [--owner ID]
   steward jobs run NAME [--owner ID]
 
-Jobs: morning-briefing, weekly-review. A schedule is a cron expression (5 fields, e.g.
-"0 7 * * *") in an IANA time zone (default UTC). The first schedule of an owner also adds a
+Jobs: morning-briefing, weekly-review, inbox-scan (off unless scheduled; hourly is
+"0 * * * *"). A schedule is a cron expression (5 fields, e.g. "0 7 * * *") in an IANA time zone (default UTC). The first schedule of an owner also adds a
 standing rule allowing notify, so briefings can be delivered; it is printed and can be
 removed (DELETE /v1/rules/{id}). "run" runs a job now, as the scheduler would.
 --owner may be left out when there is exactly one owner.

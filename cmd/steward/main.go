@@ -48,10 +48,12 @@ Commands:
   serve                          run the HTTP server on STEWARD_ADDR
   chat [MESSAGE] [--json]        chat as an owner (STEWARD_API_KEY), approving writes inline
   control stop|resume|status     the kill switch, for the deployment or one owner (--owner)
-  jobs list|add|remove|run NAME  scheduled jobs (morning-briefing, weekly-review)
+  jobs list|add|remove|run NAME  scheduled jobs (morning-briefing, weekly-review, inbox-scan)
   webhooks add --source NAME     an incoming signed webhook (secret shown once)
   channels add|list|remove|test  notification channels (ntfy, telegram, slack, email, webhook, webpush)
   vapid-keys                     print a new Web Push key pair (STEWARD_VAPID_PUBLIC_KEY, _PRIVATE_KEY)
+  accounts add-mail|add-calendar|list|test|remove
+                                 the owner's mail (IMAP + SMTP) and calendar (CalDAV) (steward accounts help)
   mcp list|tool                  the owner's MCP servers; set one tool a write or disabled (steward mcp help)
   rules list|add|remove          the owner's standing rules, exact or pattern (steward rules help)
   memory consolidate             supersede near-duplicate memories, summarise old conversations
@@ -105,6 +107,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"ledger":     runLedger,
 		"channels":   runChannels,
 		"mcp":        runMCP,
+		"accounts":   runAccounts,
 		"rules":      runRules,
 		"eval":       runEval,
 		"remote":     runRemote,

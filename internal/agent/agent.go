@@ -159,6 +159,9 @@ type Input struct {
 	ConversationID *uuid.UUID
 	Message        string
 	Trigger        steward.Trigger
+	// Taint, when set, names untrusted content the message itself carries (a job's gathered
+	// mail, "job:morning-briefing"): the turn starts tainted (docs/ARCHITECTURE.md §3).
+	Taint string
 }
 
 // MaxMessageRunes caps an incoming message.

@@ -143,7 +143,10 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (steward.View, 
 		return steward.View{}, err
 	}
 	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", x.turn.ID) })
-	x.st.Taint = x.taint()
+	if x.st.Taint = x.taint(); x.st.Taint == "" && in.Taint != "" {
+		x.st.Taint = in.Taint
+		x.record("turn_tainted", map[string]any{"source": in.Taint})
+	}
 	// The client learns the turn's id before the first model call: to cancel it (Cancel).
 	started := steward.ViewOf(x.turn)
 	x.send(StreamEvent{Type: "started", Turn: &started})

@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/stewardhq/steward/internal/accounts"
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/auth"
@@ -57,6 +58,7 @@ import (
 	"github.com/stewardhq/steward/internal/tools/builtin"
 	"github.com/stewardhq/steward/internal/tools/doctools"
 	"github.com/stewardhq/steward/internal/tools/ledgertools"
+	"github.com/stewardhq/steward/internal/tools/mailtools"
 	"github.com/stewardhq/steward/internal/tools/webtools"
 	"github.com/stewardhq/steward/internal/trace"
 	"github.com/stewardhq/steward/internal/undo"
@@ -85,6 +87,8 @@ type App struct {
 	Channels *channel.Service
 	// Deliverer sends the owners' stored notifications to their channels (internal/delivery).
 	Deliverer *delivery.Deliverer
+	// Accounts is the owner's mail and calendar accounts (internal/accounts, docs/MAIL.md).
+	Accounts *accounts.Service
 	// MCPServers is the owner's remote MCP servers and their tools (internal/mcpclient).
 	MCPServers *mcpclient.Service
 	// Rules is the owner's standing rules (internal/rules).
@@ -278,11 +282,12 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		a.Documents.Objects = bucket
 	}
 	a.MemoryWorker = &memory.Worker{Memory: a.Memory, Queue: a.Door}
-	reg, err := newTools(ctx, cfg, hc, a.Documents)
+	sealer, err := secret.NewSealer(cfg.SecretKey)
 	if err != nil {
 		return nil, err
 	}
-	sealer, err := secret.NewSealer(cfg.SecretKey)
+	a.Accounts = newAccounts(cfg, a.Store, sealer, s.lookup, a.Now)
+	reg, err := newTools(ctx, cfg, hc, a.Documents, a.Accounts)
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +360,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	runs := &autonomy.Runner{Recorder: outcomes, Agent: a.Runner}
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
 	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now, Recover: a.recoverTurn}
-	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks,
+	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks, Outside: a.Accounts,
 		Drainers: []autonomy.Drainer{a.Webhooks, a.Deliverer, drainer(a.drainMemory), drainer(a.continueStale), sweeper}}
 	a.Control = &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode, Now: a.Now}
 	a.Rules = &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
@@ -388,12 +393,13 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		OpenAI:           &openaiapi.Service{Runner: a.Runner, Conversations: a.Activity},
 		MCP:              &mcpserver.Server{Runner: a.Runner},
 		MCPServers:       mcpServers,
+		Accounts:         a.Accounts,
 		Undo:             a.Undo,
 		Household:        a.Household,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
 			Sessions: a.Sessions, Activity: a.Activity, Passkeys: a.Passkeys,
 			PublicURL: cfg.PublicURL, Control: a.Control, Rules: a.Rules, Memory: a.Memory, Undo: a.Undo,
-			Household: a.Household, Documents: a.Documents, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers,
+			Household: a.Household, Documents: a.Documents, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts,
 			KeyFailures: keyFailures, TrustedProxyHeader: cfg.TrustedProxyHeader}),
 		Links:    webapp.LinkPages(a.Links, cfg.TrustedProxyHeader),
 		Telegram: telegram,
@@ -439,7 +445,7 @@ func checkPool(ctx context.Context, env string, p interface {
 // tools over docs (save_document fetching through the same guard), and web_search on SearXNG
 // when STEWARD_SEARCH_URL is set, else on Gemini with Google Search grounding when a key is
 // set (without either there is no web_search).
-func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs doctools.Documents) (*tools.Registry, error) {
+func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs *document.Service, acc mailtools.Accounts) (*tools.Registry, error) {
 	client := egress.NewClient(egress.Options{AllowHTTP: true, Allow: cfg.EgressAllow})
 	fetcher := &web.Fetcher{Client: client}
 	var search webtools.Searcher
@@ -458,6 +464,7 @@ func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs doct
 		ledgertools.Tools(),
 		webtools.Tools(fetcher, search),
 		doctools.Tools(docs, fetcher),
+		mailtools.Tools(acc, docs),
 	)...)
 }
 

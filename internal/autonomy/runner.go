@@ -106,7 +106,10 @@ type Compose func(ctx context.Context, tx *store.Tx) (string, error)
 // execute runs a claimed, running run's turn and records the outcome: the turn's status
 // (completed, suspended, aborted, failed), or skipped when the turn was refused admission (a
 // kill switch engaged since the claim, a budget exhausted).
-func (r *Runner) execute(ctx context.Context, run store.JobRun, trigger steward.Trigger, compose Compose) (store.JobRun, error) {
+// taint names untrusted content compose puts in the message (a job's gathered mail): the
+// turn starts tainted. A compose that returns no message has nothing to do: the run is
+// recorded skipped, without a turn.
+func (r *Runner) execute(ctx context.Context, run store.JobRun, trigger steward.Trigger, taint string, compose Compose) (store.JobRun, error) {
 	log := zerolog.Ctx(ctx).With().Stringer("run_id", run.ID).Stringer("owner_id", run.OwnerID).Str("job", run.Job).Logger()
 	ctx = log.WithContext(ctx)
 	var msg string
@@ -119,7 +122,10 @@ func (r *Runner) execute(ctx context.Context, run store.JobRun, trigger steward.
 		log.Error().Err(err).Msg("gathering the run's context failed")
 		return r.finish(ctx, run, store.RunFailed, nil, "gathering the run's context failed")
 	}
-	view, err := r.Agent.Start(ctx, agent.Input{OwnerID: run.OwnerID, Message: msg, Trigger: trigger}, nil)
+	if msg == "" {
+		return r.finish(ctx, run, store.RunSkipped, nil, "nothing to do")
+	}
+	view, err := r.Agent.Start(ctx, agent.Input{OwnerID: run.OwnerID, Message: msg, Trigger: trigger, Taint: taint}, nil)
 	if err != nil {
 		var e *steward.Error
 		if errors.As(err, &e) && (e.Code == steward.CodeKilled || e.Code == steward.CodeOverBudget) {

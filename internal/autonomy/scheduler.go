@@ -43,6 +43,8 @@ type Scheduler struct {
 	Concurrency int
 	// Drainers run after the due jobs of every tick (webhooks, notification delivery).
 	Drainers []Drainer
+	// Outside is the owner's mail and calendar the jobs gather from; nil: not connected.
+	Outside Outside
 	// Webhooks processes {"owner_id","run_id"} events (a webhook function handing its queued
 	// run to the scheduler function asynchronously); nil refuses them.
 	Webhooks *Webhooks
@@ -222,7 +224,18 @@ func (s *Scheduler) runScheduled(ctx context.Context, sc *store.Schedule, at tim
 		return run, true, err
 	}
 	jc := JobContext{Run: run, Payload: sc.Payload, Location: loc, Now: s.Runner.Now.Now()}
-	run, err = s.Runner.execute(ctx, run, triggerOf(trigger), func(ctx context.Context, tx *store.Tx) (string, error) {
+	taint := ""
+	if job.Gather != nil {
+		if jc.Outside, err = job.Gather(ctx, s.Runner.Store, s.Outside, jc); err != nil {
+			run, err = s.Runner.finish(ctx, run, store.RunFailed, nil, "gathering the run's context failed")
+			return run, true, err
+		}
+		if jc.Outside.tainting() {
+			// A stranger's mail rides in the message: the turn starts tainted (ARCHITECTURE.md §3).
+			taint = "job:" + job.Name
+		}
+	}
+	run, err = s.Runner.execute(ctx, run, triggerOf(trigger), taint, func(ctx context.Context, tx *store.Tx) (string, error) {
 		return job.Compose(ctx, tx, jc)
 	})
 	return run, true, err

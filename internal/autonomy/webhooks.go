@@ -166,7 +166,7 @@ func (w *Webhooks) Process(ctx context.Context, ownerID, runID uuid.UUID) (store
 	if err != nil || run.Status != store.RunRunning {
 		return run, err
 	}
-	return w.Runner.execute(ctx, run, steward.TriggerWebhook, func(ctx context.Context, tx *store.Tx) (string, error) {
+	return w.Runner.execute(ctx, run, steward.TriggerWebhook, "", func(ctx context.Context, tx *store.Tx) (string, error) {
 		ev, err := tx.Webhooks.EventOf(ctx, runID)
 		if err != nil {
 			return "", err

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -186,6 +187,31 @@ func (g *Guard) CheckDestination(ctx context.Context, raw string) (*url.URL, err
 		}
 	}
 	return u, nil
+}
+
+// Exempt reports whether addr (host:port) is exempt from the guard's address policy: every
+// address its host resolves to is one of Options.Allow (STEWARD_EGRESS_ALLOW). Only such a
+// destination may be spoken to without TLS by the mail and calendar clients (docs/MAIL.md);
+// a host that does not resolve is not exempt.
+func (g *Guard) Exempt(ctx context.Context, addr string) bool {
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	port, err := strconv.ParseUint(portStr, 10, 16)
+	if err != nil || len(g.opts.Allow) == 0 {
+		return false
+	}
+	ips, err := g.lookup(ctx, host)
+	if err != nil || len(ips) == 0 {
+		return false
+	}
+	for _, ip := range ips {
+		if !slices.Contains(g.opts.Allow, netip.AddrPortFrom(ip, uint16(port))) {
+			return false
+		}
+	}
+	return true
 }
 
 // Dial connects to addr (host:port) through the guard, as the HTTP client's connections do:

@@ -32,6 +32,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/accounts"
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/auth"
@@ -127,6 +128,8 @@ type Deps struct {
 	// MCPServers serves /v1/mcp/servers, the owner's remote MCP servers (internal/mcpclient);
 	// nil answers 404 there.
 	MCPServers *mcpclient.Service
+	// Accounts serves /v1/accounts, the owner's mail and calendar accounts (internal/accounts).
+	Accounts *accounts.Service
 	// Undo serves POST /v1/turns/{id}/calls/{call_id}/undo (the undo window); nil answers
 	// 404 there.
 	Undo *undo.Service
@@ -245,6 +248,11 @@ func (a *api) routesV1(r chi.Router) {
 	r.Post("/mcp/servers/{name}/approve", a.approveMCPServer)
 	r.With(requireJSON).Patch("/mcp/servers/{name}/tools/{tool}", a.setMCPTool)
 	r.Delete("/mcp/servers/{name}", a.deleteMCPServer)
+	r.Get("/accounts", a.listAccounts)
+	r.With(requireJSON).Post("/accounts/mail", a.addMailAccount)
+	r.With(requireJSON).Post("/accounts/calendar", a.addCalendarAccount)
+	r.Post("/accounts/{kind}/test", a.testAccount)
+	r.Delete("/accounts/{kind}", a.removeAccount)
 }
 
 // links hands an approval link's request to its pages, or answers 404 without them.

@@ -163,6 +163,7 @@ func TestUnconfiguredServicesAnswer404(t *testing.T) {
 		{method: "GET", path: "/v1/notifications"},
 		{method: "GET", path: "/v1/household/approvals"},
 		{method: "POST", path: "/v1/turns/" + id + "/calls/c1/undo"},
+		{method: "GET", path: "/v1/accounts"},
 	} {
 		req.key = "stw_anything"
 		e := errorOf(t, doHTTP(t, base, req), http.StatusNotFound, "not_found")

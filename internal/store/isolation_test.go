@@ -23,7 +23,7 @@ import (
 var ownerTables = []string{"api_keys", "audit_log", "conversations", "documents", "job_runs", "ledger_accounts", "ledger_budgets",
 	"ledger_postings", "ledger_transactions", "mcp_servers", "mcp_tools", "memory_chunks", "memory_facts",
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
-	"standing_rules", "tasks", "tool_calls", "turns", "approval_links", "web_sessions", "webhook_deliveries", "webhooks",
+	"standing_rules", "tasks", "tool_calls", "turns", "approval_links", "connected_accounts", "web_sessions", "webhook_deliveries", "webhooks",
 	"household_members", "household_approvals", "owner_usage", "passkeys", "device_links"}
 
 // seeded is what seed creates for one owner.
@@ -152,6 +152,9 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 		dh := sha256.Sum256([]byte("device link of " + name))
 		sd.deviceHash = dh[:]
 		if _, err := tx.DeviceLinks.Create(ctx, sd.deviceHash, time.Now().Add(10*time.Minute)); err != nil {
+			return err
+		}
+		if _, err := tx.Accounts.Create(ctx, StoredAccount{Kind: "mail", Settings: []byte(`{"username":"` + name + `"}`), Secret: []byte("sealed password of " + name)}); err != nil {
 			return err
 		}
 		if sd.auto, err = seedAutonomy(ctx, tx, name); err != nil {
@@ -403,6 +406,22 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 			t.Errorf("device_links create: %v", err)
 		}
 
+		// Alice's mail account: bob sees none and cannot remove it; his own is his.
+		covers("Accounts.Create", "Accounts.List", "Accounts.Get", "Accounts.Delete")
+		accts, err := tx.Accounts.List(ctx)
+		if err != nil || len(accts) != 1 || string(accts[0].Settings) != `{"username": "bob"}` {
+			t.Errorf("accounts list: %+v (err %v), want only bob's own", accts, err)
+		}
+		if own, err := tx.Accounts.Get(ctx, "mail"); err != nil || string(own.Secret) != "sealed password of bob" {
+			t.Errorf("accounts get: %+v (err %v), want bob's own", own, err)
+		}
+		if err := tx.Accounts.Delete(ctx, "mail"); err != nil {
+			t.Errorf("accounts delete of bob's own: %v", err)
+		}
+		if accts, err := tx.Accounts.List(ctx); err != nil || len(accts) != 0 {
+			t.Errorf("after deleting his own, bob lists %+v (err %v): alice's is not his", accts, err)
+		}
+
 		// Alice's approval link: bob can neither read nor use it, nor make one for her turn.
 		_, err = tx.Links.Get(ctx, a.linkHash)
 		refused("approval_links get", err)
@@ -456,6 +475,9 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		}
 		if l, err := tx.Links.Get(ctx, a.linkHash); err != nil || l.UsedAt != nil {
 			t.Errorf("alice's link after bob: %+v, %v", l, err)
+		}
+		if accts, err := tx.Accounts.List(ctx); err != nil || len(accts) != 1 || string(accts[0].Secret) != "sealed password of alice" {
+			t.Errorf("alice's accounts after bob: %+v, %v", accts, err)
 		}
 		if pks, err := tx.Passkeys.List(ctx); err != nil || len(pks) != 1 || pks[0].SignCount != 5 || pks[0].LastUsedAt != nil {
 			t.Errorf("alice's passkeys after bob: %+v, %v", pks, err)

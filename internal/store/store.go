@@ -268,6 +268,7 @@ type Tx struct {
 	Household     Household
 	Passkeys      Passkeys
 	DeviceLinks   DeviceLinks
+	Accounts      Accounts
 }
 
 func newTx(c *conn) *Tx {
@@ -275,7 +276,7 @@ func newTx(c *conn) *Tx {
 		Safety: Safety{c}, Rules: Rules{c}, Memory: Memory{c}, Outbox: Outbox{c}, Tasks: Tasks{c},
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Channels: Channels{c}, Deliveries: Deliveries{c},
 		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}, Links: Links{c},
-		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}}
+		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}, Accounts: Accounts{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.

@@ -10,6 +10,7 @@ import (
 	"github.com/stewardhq/steward/internal/tools/builtin"
 	"github.com/stewardhq/steward/internal/tools/doctools"
 	"github.com/stewardhq/steward/internal/tools/ledgertools"
+	"github.com/stewardhq/steward/internal/tools/mailtools"
 	"github.com/stewardhq/steward/internal/tools/webtools"
 )
 
@@ -17,7 +18,7 @@ import (
 // documents' (their dependencies are not needed to word a call).
 func everyTool() []tools.Tool {
 	return slices.Concat(builtin.Tools(), ledgertools.Tools(), []tools.Tool{webtools.Fetch(nil), webtools.Search(nil)},
-		doctools.Tools(nil, nil))
+		doctools.Tools(nil, nil), mailtools.Tools(nil, nil))
 }
 
 // TestEveryToolHasSummary: a tool added without its one-line summaries fails here (and in
@@ -79,6 +80,13 @@ func TestSummaryWords(t *testing.T) {
 		{"unknown", "nope", `{}`, "", false, "Call nope"},
 		{"bad args", "create_task", `[1,2]`, "", false, "Call create_task"},
 		{"no result words", "nope", `{}`, `{}`, false, "Done"},
+		{"send", "send_mail", `{"to":["ada@example.com","bob@example.com","cy@example.com"],"subject":"Lunch","body":"x"}`, "", false,
+			"Send mail “Lunch” to ada@example.com, bob@example.com and 1 other"},
+		{"reply", "send_mail", `{"to":["ada@example.com"],"reply_to_id":"INBOX:4","body":"x"}`, "", false, "Reply to ada@example.com"},
+		{"sent", "send_mail", `{}`, `{"sent":{"subject":"Lunch","to":["ada@example.com"]}}`, false, "Sent “Lunch” to ada@example.com"},
+		{"searched", "search_mail", `{"query":"school"}`, `{"messages":[{},{}]}`, false, "Found 2 messages"},
+		{"events", "list_events", `{}`, "", false, "List today's events"},
+		{"move", "move_mail", `{"id":"INBOX:4","folder":"Archive"}`, "", false, "Move message INBOX:4 to “Archive”"},
 	} {
 		var got string
 		if tc.out == "" {

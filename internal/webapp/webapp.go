@@ -34,6 +34,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/accounts"
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/auth"
@@ -106,6 +107,8 @@ type Deps struct {
 	Channels *channel.Service
 	// MCPServers serves /settings/mcp; nil leaves the page saying MCP servers are off.
 	MCPServers *mcpclient.Service
+	// Accounts serves /settings/accounts; nil leaves the page saying accounts are off.
+	Accounts *accounts.Service
 	// Household serves /household, the member's inbox of household approvals (the API's
 	// /v1/household/approvals uses the same service).
 	Household  *household.Service
@@ -209,6 +212,7 @@ func Routes(d Deps) func(chi.Router) {
 				r.Get("/money", w.moneyPage)
 				r.Get("/settings/channels", w.channelsPage)
 				r.Get("/settings/mcp", w.mcpPage)
+				r.Get("/settings/accounts", w.accountsPage)
 				r.Get(devicePath, w.devicePage)
 				r.Group(func(r chi.Router) {
 					r.Use(checkCSRF)
@@ -234,6 +238,10 @@ func Routes(d Deps) func(chi.Router) {
 					r.Post("/settings/channels/{name}/default", w.defaultChannel)
 					r.Post("/settings/push", w.subscribePush)
 					r.Post("/settings/mcp", w.addMCPServer)
+					r.Post(addMailAction, w.addMailAccount)
+					r.Post(addCalendarAction, w.addCalendarAccount)
+					r.Post("/settings/accounts/{kind}/test", w.testAccount)
+					r.Post("/settings/accounts/{kind}/remove", w.removeAccount)
 					r.Post("/settings/mcp/{name}/approve", w.approveMCPServer)
 					r.Post("/settings/mcp/{name}/tool", w.setMCPTool)
 					r.Post("/settings/mcp/{name}/delete", w.deleteMCPServer)

@@ -66,6 +66,12 @@ func respond(req llm.Request, now time.Time) llm.Response {
 		return text(summarise(results, req.Messages))
 	}
 	in, ok := parse(last.Text(), now) // the owner's words only, never the recalled memory block
+	if job, answer, isJob := parseJob(last.Text()); isJob {
+		if answer != "" {
+			return text(answer)
+		}
+		in, ok = job, true
+	}
 	if !ok {
 		return text(helpText)
 	}

@@ -316,3 +316,29 @@ func TestSpendQuestion(t *testing.T) {
 		}
 	}
 }
+
+// TestMailPhrasing: the mail and calendar phrasings become their calls; a "send" without an
+// address is not a send.
+func TestMailPhrasing(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ msg, tool, args string }{
+		{"Any new mail?", "search_mail", `{"unread":true}`},
+		{"what’s on my calendar today", "list_events", `{"from":"today"}`},
+		{"What's on my calendar tomorrow?", "list_events", `{"from":"tomorrow"}`},
+		{"send running late to ada@example.com", "send_mail", `{"body":"running late","subject":"running late","to":["ada@example.com"]}`},
+		{"Send an email to bob@example.com saying the keys are under the mat.", "send_mail",
+			`{"body":"the keys are under the mat","subject":"the keys are under the mat","to":["bob@example.com"]}`},
+		{"send the report to Bob", "", ""},
+	} {
+		in, ok := parse(clean(tc.msg), time.Now())
+		if tc.tool == "" {
+			if ok {
+				t.Errorf("%q: parsed as %s, want not understood", tc.msg, in.tool)
+			}
+			continue
+		}
+		if !ok || in.tool != tc.tool || string(in.args[0]) != tc.args {
+			t.Errorf("%q: %v %s %s, want %s %s", tc.msg, ok, in.tool, in.args, tc.tool, tc.args)
+		}
+	}
+}

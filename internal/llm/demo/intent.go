@@ -8,8 +8,9 @@ import (
 
 // helpText is the reply to anything the demo does not understand.
 const helpText = "I am the offline demo model (no GEMINI_API_KEY is set), so I only understand a few phrasings: " +
-	"“remind me to …”, “add a task …”, “remember that …”, “what time is it”, “list my tasks” and " +
-	"“how much did I spend on … [this month | last month | this year | in March]”. " +
+	"“remind me to …”, “add a task …”, “remember that …”, “what time is it”, “list my tasks”, " +
+	"“how much did I spend on … [this month | last month | this year | in March]”, “any new mail”, " +
+	"“what's on my calendar today” and “send … to someone@example.com”. " +
 	"Set GEMINI_API_KEY to talk to Gemini."
 
 // intent is a recognised request: the tool to call and its arguments, called once per
@@ -62,6 +63,9 @@ func parse(msg string, now time.Time) (intent, bool) {
 			args = append(args, a)
 		}
 		return intent{tool: "ledger_report", args: args}, true
+	}
+	if in, ok := parseMail(s); ok {
+		return in, true
 	}
 	for _, ap := range argPrefixes {
 		if !hasPrefixFold(s, ap.prefix) {

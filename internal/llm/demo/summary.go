@@ -42,6 +42,17 @@ func summariseOne(r steward.ToolResult, out any, args map[string]any) string {
 		return fmt.Sprintf("Done — I will remember that %s.", value("content"))
 	case "list_tasks":
 		return taskList(out)
+	case "search_mail":
+		return mailList(out, args)
+	case "notify":
+		return fmt.Sprintf("Sent the notification “%s”.", value("title"))
+	case "list_events":
+		return eventList(out, args)
+	case "send_mail":
+		if sent, ok := field(out, "sent").(map[string]any); ok {
+			to, _ := sent["to"].([]any)
+			return fmt.Sprintf("Sent “%s” to %s.", stringField(sent, "subject"), joinAny(to))
+		}
 	case "get_current_time":
 		for _, key := range []string{"time", "now", "current_time", "datetime", "local_time"} {
 			if v := stringField(out, key); v != "" {
@@ -62,6 +73,8 @@ func action(tool string, value func(string) string) string {
 		return fmt.Sprintf("add the task “%s”", value("title"))
 	case tool == "remember" && value("content") != "":
 		return fmt.Sprintf("remember that %s", value("content"))
+	case tool == "send_mail" && value("subject") != "":
+		return fmt.Sprintf("send “%s”", value("subject"))
 	default:
 		return "run " + tool
 	}
@@ -126,6 +139,17 @@ func taskList(out any) string {
 		b.WriteString("\n- " + title)
 	}
 	return b.String()
+}
+
+// joinAny joins a JSON list's strings with commas.
+func joinAny(list []any) string {
+	parts := make([]string, 0, len(list))
+	for _, v := range list {
+		if s, ok := v.(string); ok {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // render shows a JSON value briefly: an object as its scalar fields in key order, a list by

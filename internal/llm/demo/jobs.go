@@ -1,0 +1,152 @@
+package demo
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The scheduled jobs, offline (docs/MAIL.md, "Briefings"): the demo model reads the job's
+// data block and delivers a plain, correct listing with notify — the morning briefing
+// always, the inbox scan only when a message is marked urgent (by its sender, or "urgent" in
+// its subject) — so the jobs can be seen without a model.
+
+const (
+	briefingPrefix = "Scheduled job: morning briefing"
+	scanPrefix     = "Scheduled job: inbox scan"
+	maxNotify      = 2000
+)
+
+type jobItem struct {
+	Title    string `json:"title"`
+	From     string `json:"from"`
+	Subject  string `json:"subject"`
+	Start    string `json:"start"`
+	End      string `json:"end"`
+	AllDay   bool   `json:"all_day"`
+	Location string `json:"location"`
+	Urgent   bool   `json:"marked_urgent"`
+	Tool     string `json:"tool"`
+}
+
+type jobData struct {
+	Date      string            `json:"date"`
+	Events    []jobItem         `json:"events_today"`
+	Mail      []jobItem         `json:"mail_since_last_briefing"`
+	NewMail   []jobItem         `json:"new_unread_mail"`
+	Overdue   []jobItem         `json:"overdue_tasks"`
+	DueToday  []jobItem         `json:"due_today"`
+	Open      []jobItem         `json:"open_tasks_without_due_date"`
+	Approvals []jobItem         `json:"pending_approvals"`
+	Sources   map[string]string `json:"sources"`
+}
+
+// jobData reads a job message's data block.
+func readJob(msg string) (jobData, bool) {
+	i := strings.Index(msg, "<data source=")
+	if i < 0 {
+		return jobData{}, false
+	}
+	block := msg[i:]
+	start, end := strings.Index(block, ">\n"), strings.LastIndex(block, "\n</data>")
+	if start < 0 || end < start {
+		return jobData{}, false
+	}
+	var d jobData
+	if json.Unmarshal([]byte(block[start+2:end]), &d) != nil {
+		return jobData{}, false
+	}
+	return d, true
+}
+
+// parseJob recognises a scheduled job's message: the notify call it makes, or (an inbox
+// scan with nothing urgent) the answer without one.
+func parseJob(msg string) (intent, string, bool) {
+	switch {
+	case strings.HasPrefix(msg, briefingPrefix):
+		d, ok := readJob(msg)
+		if !ok {
+			return intent{}, "", false
+		}
+		return notifyIntent("Morning briefing", briefingText(d)), "", true
+	case strings.HasPrefix(msg, scanPrefix):
+		d, ok := readJob(msg)
+		if !ok {
+			return intent{}, "", false
+		}
+		var urgent []string
+		for _, m := range d.NewMail {
+			if m.Urgent || strings.Contains(strings.ToLower(m.Subject), "urgent") {
+				urgent = append(urgent, "- "+m.From+" — "+orDash(m.Subject))
+			}
+		}
+		if len(urgent) == 0 {
+			return intent{}, fmt.Sprintf("Nothing urgent in %d new %s; no notification.", len(d.NewMail), plural(len(d.NewMail), "message", "messages")), true
+		}
+		return notifyIntent("Urgent mail", strings.Join(urgent, "\n")), "", true
+	}
+	return intent{}, "", false
+}
+
+func notifyIntent(title, text string) intent {
+	if r := []rune(text); len(r) > maxNotify {
+		text = string(r[:maxNotify-1]) + "…"
+	}
+	args, _ := json.Marshal(map[string]string{"title": title, "message": text})
+	return intent{tool: "notify", args: []json.RawMessage{args}}
+}
+
+// briefingText is the morning briefing as a plain listing.
+func briefingText(d jobData) string {
+	var b strings.Builder
+	b.WriteString(d.Date)
+	section := func(title string, items []jobItem, line func(jobItem) string, source string) {
+		if st := d.Sources[source]; source != "" && st != "connected" {
+			fmt.Fprintf(&b, "\n\n%s: %s.", title, strings.TrimSpace(st))
+			return
+		}
+		if len(items) == 0 {
+			fmt.Fprintf(&b, "\n\n%s: none.", title)
+			return
+		}
+		fmt.Fprintf(&b, "\n\n%s:", title)
+		for _, it := range items {
+			b.WriteString("\n- " + line(it))
+		}
+	}
+	section("Today's events", d.Events, func(e jobItem) string {
+		s := eventSpan(e) + " " + orDash(e.Title)
+		if e.Location != "" {
+			s += " (" + e.Location + ")"
+		}
+		return s
+	}, "calendar")
+	section("Mail since the last briefing", d.Mail, func(m jobItem) string {
+		s := m.From + " — " + orDash(m.Subject)
+		if m.Urgent {
+			s += " [marked urgent]"
+		}
+		return s
+	}, "mail")
+	title := func(t jobItem) string { return t.Title }
+	section("Overdue tasks", d.Overdue, title, "")
+	section("Due today", d.DueToday, title, "")
+	section("Open tasks", d.Open, title, "")
+	if n := len(d.Approvals); n > 0 {
+		fmt.Fprintf(&b, "\n\nWaiting for your approval: %d.", n)
+	}
+	return b.String()
+}
+
+func eventSpan(e jobItem) string {
+	if e.AllDay {
+		return "all day"
+	}
+	start, err1 := time.Parse(time.RFC3339, e.Start)
+	end, err2 := time.Parse(time.RFC3339, e.End)
+	if err1 != nil || err2 != nil {
+		return e.Start
+	}
+	return start.Format("15:04") + "–" + end.Format("15:04")
+}

@@ -1,0 +1,352 @@
+package mail
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+	gomessage "github.com/emersion/go-message"
+	_ "github.com/emersion/go-message/charset" // the charsets of messages not in UTF-8
+	"github.com/emersion/go-message/mail"
+
+	"github.com/stewardhq/steward/internal/doctext"
+	"github.com/stewardhq/steward/internal/steward"
+)
+
+// Caps on what a message may make Steward read (docs/MAIL.md).
+const (
+	// MaxMessageBytes is the largest message read_mail opens.
+	MaxMessageBytes = 50 << 20
+	// maxTextPart and maxHTMLPart bound the body parts kept; MaxBodyChars the text returned.
+	maxTextPart  = 1 << 20
+	maxHTMLPart  = 4 << 20
+	MaxBodyChars = 20000
+	maxParts     = 200
+)
+
+// Attachment is a part a message carries as a file.
+type Attachment struct {
+	Name        string `json:"name"`
+	ContentType string `json:"content_type"`
+	Size        int64  `json:"size"`
+}
+
+// Message is a message as read_mail returns it: headers, the text of its body (HTML made
+// text), its attachments' names.
+type Message struct {
+	Summary
+	Cc          string       `json:"cc,omitempty"`
+	MessageID   string       `json:"message_id,omitempty"`
+	Text        string       `json:"text"`
+	Truncated   bool         `json:"truncated,omitempty"`
+	FromHTML    bool         `json:"from_html,omitempty"`
+	Attachments []Attachment `json:"attachments"`
+	// references are the Message-ID and References a reply threads on.
+	references []string
+}
+
+// fetchWhole streams message id's bytes into fn (at most MaxMessageBytes).
+func fetchWhole(s *session, id string, fn func(m *imapMessage) error) error {
+	folder, uid, err := ParseID(id)
+	if err != nil {
+		return steward.Errorf(steward.CodeInvalid, "%s", err.Error())
+	}
+	if err := selectFolder(s, folder, true); err != nil {
+		return err
+	}
+	sizes, err := s.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, RFC822Size: true}).Collect()
+	if err != nil {
+		return fmt.Errorf("fetch: %w", err)
+	}
+	if len(sizes) == 0 {
+		return steward.Errorf(steward.CodeNotFound, "there is no message %s (it may have been moved or deleted; search again)", id)
+	}
+	if sizes[0].RFC822Size > MaxMessageBytes {
+		return steward.Errorf(steward.CodeInvalid, "message %s is %d MB; Steward opens messages up to %d MB", id, sizes[0].RFC822Size>>20, MaxMessageBytes>>20)
+	}
+	cmd := s.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, Envelope: true, Flags: true, InternalDate: true,
+		BodySection: []*imap.FetchItemBodySection{{Peek: true}}})
+	defer cmd.Close()
+	msg := cmd.Next()
+	if msg == nil {
+		return steward.Errorf(steward.CodeNotFound, "there is no message %s", id)
+	}
+	m := &imapMessage{folder: folder}
+	for item := msg.Next(); item != nil; item = msg.Next() {
+		switch it := item.(type) {
+		case imapclient.FetchItemDataUID:
+			m.uid = it.UID
+		case imapclient.FetchItemDataEnvelope:
+			m.env = it.Envelope
+		case imapclient.FetchItemDataFlags:
+			m.flags = it.Flags
+		case imapclient.FetchItemDataInternalDate:
+			m.date = it.Time
+		case imapclient.FetchItemDataBodySection:
+			if it.Literal == nil {
+				continue
+			}
+			m.body = io.LimitReader(it.Literal, MaxMessageBytes)
+			if err := fn(m); err != nil {
+				return err
+			}
+			m.done = true
+		}
+	}
+	if !m.done {
+		return steward.Errorf(steward.CodeNotFound, "the server sent no body for message %s", id)
+	}
+	return cmd.Close()
+}
+
+// imapMessage is one fetched message as it streams.
+type imapMessage struct {
+	folder string
+	uid    imap.UID
+	env    *imap.Envelope
+	flags  []imap.Flag
+	date   time.Time
+	body   io.Reader
+	done   bool
+}
+
+// Read opens message id: its headers, the text of its body and its attachments' names.
+// An HTML-only body is made text by internal/doctext (sandboxed, bounded).
+func (c *Client) Read(ctx context.Context, a Account, id string) (Message, error) {
+	var out Message
+	var html []byte
+	err := c.with(ctx, a, func(ctx context.Context, s *session) error {
+		return fetchWhole(s, id, func(m *imapMessage) error {
+			var err error
+			out, html, err = parse(m)
+			return err
+		})
+	})
+	if err != nil {
+		return Message{}, err
+	}
+	if strings.TrimSpace(out.Text) == "" && len(html) > 0 {
+		ex, err := doctext.Extract(ctx, doctext.Source{Name: "message.html", ContentType: "text/html; charset=utf-8", Data: html})
+		if err != nil {
+			out.Text = "(the message's HTML body could not be read: " + err.Error() + ")"
+		} else {
+			out.Text, out.FromHTML = ex.Text(), true
+		}
+	}
+	out.Text, out.Truncated = cut(out.Text, MaxBodyChars)
+	return out, nil
+}
+
+// parse reads a streamed message: its first text/plain part, else its first text/html part,
+// and the names and sizes of its attachments (their bytes are counted, never kept).
+func parse(m *imapMessage) (Message, []byte, error) {
+	out := Message{Attachments: []Attachment{}}
+	out.Summary = Summary{ID: ID(m.folder, m.uid), Folder: m.folder, Date: m.date}
+	out.Unread = !contains(m.flags, imap.FlagSeen)
+	out.Flagged = contains(m.flags, imap.FlagFlagged)
+	r, err := mail.CreateReader(m.body)
+	if err != nil && !gomessage.IsUnknownCharset(err) {
+		return Message{}, nil, steward.Errorf(steward.CodeInvalid, "message %s cannot be read as MIME: %v", out.ID, err)
+	}
+	h := r.Header
+	out.Subject, _ = h.Subject()
+	out.From = headerAddresses(h, "From")
+	out.To = headerAddresses(h, "To")
+	out.Cc = headerAddresses(h, "Cc")
+	if d, err := h.Date(); err == nil {
+		out.Date = d
+	}
+	out.MessageID, _ = h.MessageID()
+	refs, _ := h.MsgIDList("References")
+	out.references = refs
+	out.Urgent = urgent(h.Header)
+	var html []byte
+	for n := 0; n < maxParts; n++ {
+		p, err := r.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if gomessage.IsUnknownCharset(err) || gomessage.IsUnknownEncoding(err) {
+				continue
+			}
+			break // a broken tail: keep what was read
+		}
+		switch ph := p.Header.(type) {
+		case *mail.InlineHeader:
+			ct, _, _ := ph.ContentType()
+			switch {
+			case ct == "text/plain" && out.Text == "":
+				b, _ := io.ReadAll(io.LimitReader(p.Body, maxTextPart))
+				out.Text = strings.ToValidUTF8(string(b), "\uFFFD")
+			case ct == "text/html" && html == nil:
+				html, _ = io.ReadAll(io.LimitReader(p.Body, maxHTMLPart))
+			default:
+				if name := partName(ph.Header); name != "" {
+					n, _ := io.Copy(io.Discard, p.Body)
+					out.Attachments = append(out.Attachments, Attachment{Name: name, ContentType: ct, Size: n})
+				}
+			}
+		case *mail.AttachmentHeader:
+			name, _ := ph.Filename()
+			ct, _, _ := ph.ContentType()
+			n, _ := io.Copy(io.Discard, p.Body)
+			out.Attachments = append(out.Attachments, Attachment{Name: cmpOr(name, "attachment"), ContentType: ct, Size: n})
+		}
+	}
+	return out, html, nil
+}
+
+// File is an attachment's bytes.
+type File struct {
+	Name, ContentType string
+	Data              []byte
+}
+
+// AttachmentFile returns the attachment called name of message id (the first one when name
+// is empty and there is one), at most max bytes.
+func (c *Client) AttachmentFile(ctx context.Context, a Account, id, name string, max int64) (File, error) {
+	var f File
+	var names []string
+	err := c.with(ctx, a, func(ctx context.Context, s *session) error {
+		return fetchWhole(s, id, func(m *imapMessage) error {
+			r, err := mail.CreateReader(m.body)
+			if err != nil && !gomessage.IsUnknownCharset(err) {
+				return steward.Errorf(steward.CodeInvalid, "message %s cannot be read as MIME: %v", id, err)
+			}
+			for n := 0; n < maxParts; n++ {
+				p, err := r.NextPart()
+				if err != nil {
+					if errors.Is(err, io.EOF) || !(gomessage.IsUnknownCharset(err) || gomessage.IsUnknownEncoding(err)) {
+						return nil
+					}
+					continue
+				}
+				var got, ct string
+				switch ph := p.Header.(type) {
+				case *mail.AttachmentHeader:
+					got, _ = ph.Filename()
+					ct, _, _ = ph.ContentType()
+				case *mail.InlineHeader:
+					got = partName(ph.Header)
+					ct, _, _ = ph.ContentType()
+				}
+				if got == "" {
+					continue
+				}
+				names = append(names, got)
+				if (name != "" && got != name) || f.Name != "" {
+					continue
+				}
+				data, err := io.ReadAll(io.LimitReader(p.Body, max+1))
+				if err != nil {
+					return steward.Errorf(steward.CodeInvalid, "attachment %q of message %s cannot be read: %v", got, id, err)
+				}
+				if int64(len(data)) > max {
+					return steward.Errorf(steward.CodeTooLarge, "attachment %q is larger than %d bytes, the largest document Steward keeps", got, max)
+				}
+				f = File{Name: got, ContentType: ct, Data: data}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return File{}, err
+	}
+	if f.Name == "" {
+		if len(names) == 0 {
+			return File{}, steward.Errorf(steward.CodeNotFound, "message %s has no attachment", id)
+		}
+		return File{}, steward.Errorf(steward.CodeNotFound, "message %s has no attachment named %q; its attachments: %s", id, name, strings.Join(names, ", "))
+	}
+	return f, nil
+}
+
+// partName is an inline part's file name (Content-Disposition's filename, else
+// Content-Type's name), "" for none.
+func partName(h gomessage.Header) string {
+	if _, params, err := h.ContentDisposition(); err == nil && params["filename"] != "" {
+		return params["filename"]
+	}
+	if _, params, err := h.ContentType(); err == nil && params["name"] != "" {
+		return params["name"]
+	}
+	return ""
+}
+
+// headerAddresses words an address header: "Name <a@b>, c@d"; an unparsable one as it is.
+func headerAddresses(h mail.Header, key string) string {
+	list, err := h.AddressList(key)
+	if err != nil {
+		v, _ := h.Text(key)
+		return v
+	}
+	parts := make([]string, len(list))
+	for i, a := range list {
+		parts[i] = a.Address
+		if a.Name != "" {
+			parts[i] = a.Name + " <" + a.Address + ">"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// urgent reads the sender's own urgency marking.
+func urgent(h gomessage.Header) bool {
+	imp := strings.ToLower(h.Get("Importance"))
+	prio := strings.TrimSpace(h.Get("X-Priority"))
+	return imp == "high" || strings.HasPrefix(prio, "1") || strings.HasPrefix(prio, "2")
+}
+
+// snippetOf is the start of a message's text (from its first bytes) and its urgency marking.
+func snippetOf(head []byte) (string, bool) {
+	r, err := mail.CreateReader(bytes.NewReader(head))
+	if err != nil && r == nil {
+		return "", false
+	}
+	isUrgent := urgent(r.Header.Header)
+	for n := 0; n < 20; n++ {
+		p, err := r.NextPart()
+		if err != nil {
+			if errors.Is(err, io.EOF) || !(gomessage.IsUnknownCharset(err) || gomessage.IsUnknownEncoding(err)) {
+				break
+			}
+			continue
+		}
+		ih, ok := p.Header.(*mail.InlineHeader)
+		if !ok {
+			continue
+		}
+		if ct, _, _ := ih.ContentType(); ct != "text/plain" {
+			continue
+		}
+		b, _ := io.ReadAll(io.LimitReader(p.Body, 4096))
+		s, _ := cut(strings.Join(strings.Fields(strings.ToValidUTF8(string(b), "")), " "), snippetChars)
+		return s, isUrgent
+	}
+	return "", isUrgent
+}
+
+// cut cuts s to at most n characters.
+func cut(s string, n int) (string, bool) {
+	if utf8.RuneCountInString(s) <= n {
+		return s, false
+	}
+	return string([]rune(s)[:n]), true
+}
+
+func contains(flags []imap.Flag, f imap.Flag) bool {
+	for _, x := range flags {
+		if strings.EqualFold(string(x), string(f)) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,266 @@
+package mail
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	gomail "github.com/emersion/go-message/mail"
+	"github.com/emersion/go-sasl"
+	"github.com/emersion/go-smtp"
+
+	"github.com/stewardhq/steward/internal/steward"
+)
+
+// Outgoing is a message to send. ReplyTo, when set, is the id of the message it answers:
+// its Message-ID becomes In-Reply-To, its References and Message-ID the References, and its
+// subject (with "Re: ") the default subject.
+type Outgoing struct {
+	To, Cc      []string
+	Subject     string
+	Body        string
+	ReplyTo     string
+	Attachments []File
+}
+
+// Sent is what a send did.
+type Sent struct {
+	MessageID  string   `json:"message_id"`
+	To         []string `json:"to"`
+	Cc         []string `json:"cc,omitempty"`
+	Subject    string   `json:"subject"`
+	InReplyTo  string   `json:"in_reply_to,omitempty"`
+	References []string `json:"references,omitempty"`
+}
+
+// Send writes out (threaded on the message it replies to) and sends it through a's SMTP
+// server: STARTTLS or implicit TLS, plain only to an exempt address, PLAIN authentication.
+func (c *Client) Send(ctx context.Context, a Account, out Outgoing, now time.Time) (Sent, error) {
+	sent := Sent{To: out.To, Cc: out.Cc, Subject: out.Subject}
+	if out.ReplyTo != "" {
+		orig, err := c.Read(ctx, a, out.ReplyTo)
+		if err != nil {
+			return Sent{}, err
+		}
+		if orig.MessageID != "" {
+			sent.InReplyTo = orig.MessageID
+			sent.References = append(append([]string{}, orig.references...), orig.MessageID)
+		}
+		if sent.Subject == "" {
+			sent.Subject = orig.Subject
+			if !strings.HasPrefix(strings.ToLower(sent.Subject), "re:") {
+				sent.Subject = "Re: " + sent.Subject
+			}
+		}
+	}
+	sent.MessageID = newMessageID(a.From)
+	body, err := compose(a, out, sent, now)
+	if err != nil {
+		return Sent{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout())
+	defer cancel()
+	if err := c.submit(ctx, a, append(append([]string{}, out.To...), out.Cc...), body); err != nil {
+		return Sent{}, err
+	}
+	return sent, nil
+}
+
+// compose writes the message: headers, a text part, and the attachments.
+func compose(a Account, out Outgoing, sent Sent, now time.Time) ([]byte, error) {
+	var h gomail.Header
+	from, err := gomail.ParseAddress(a.From)
+	if err != nil {
+		return nil, steward.Errorf(steward.CodeInvalid, "the account's from address %q is not an address", a.From)
+	}
+	h.SetAddressList("From", []*gomail.Address{from})
+	to, err := parseList(out.To)
+	if err != nil {
+		return nil, err
+	}
+	h.SetAddressList("To", to)
+	if len(out.Cc) > 0 {
+		cc, err := parseList(out.Cc)
+		if err != nil {
+			return nil, err
+		}
+		h.SetAddressList("Cc", cc)
+	}
+	h.SetSubject(sent.Subject)
+	h.SetDate(now)
+	h.SetMessageID(strings.Trim(sent.MessageID, "<>"))
+	if sent.InReplyTo != "" {
+		h.SetMsgIDList("In-Reply-To", []string{sent.InReplyTo})
+		h.SetMsgIDList("References", sent.References)
+	}
+	var buf bytes.Buffer
+	if len(out.Attachments) == 0 { // one text part, no multipart around it
+		h.SetContentType("text/plain", map[string]string{"charset": "utf-8"})
+		w, err := gomail.CreateSingleInlineWriter(&buf, h)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := w.Write([]byte(out.Body)); err != nil {
+			return nil, err
+		}
+		if err := w.Close(); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	}
+	w, err := gomail.CreateWriter(&buf, h)
+	if err != nil {
+		return nil, err
+	}
+	var th gomail.InlineHeader
+	th.Set("Content-Type", "text/plain; charset=utf-8")
+	tw, err := w.CreateSingleInline(th)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tw.Write([]byte(out.Body)); err != nil {
+		return nil, err
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	for _, f := range out.Attachments {
+		var ah gomail.AttachmentHeader
+		ah.Set("Content-Type", f.ContentType)
+		ah.SetFilename(f.Name)
+		aw, err := w.CreateAttachment(ah)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := aw.Write(f.Data); err != nil {
+			return nil, err
+		}
+		if err := aw.Close(); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func parseList(list []string) ([]*gomail.Address, error) {
+	out := make([]*gomail.Address, 0, len(list))
+	for _, s := range list {
+		a, err := gomail.ParseAddress(s)
+		if err != nil {
+			return nil, steward.Errorf(steward.CodeInvalid, "%q is not a mail address", s)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// newMessageID is a fresh <random@domain-of-from>.
+func newMessageID(from string) string {
+	domain := "steward.invalid"
+	if a, err := gomail.ParseAddress(from); err == nil {
+		if i := strings.LastIndexByte(a.Address, '@'); i >= 0 {
+			domain = a.Address[i+1:]
+		}
+	}
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return "<" + hex.EncodeToString(b) + "@" + domain + ">"
+}
+
+// smtpSession connects to a's SMTP server and greets it, with TLS as the rules say.
+func (c *Client) smtpSession(ctx context.Context, a Account) (*smtp.Client, func(), endpoint, error) {
+	e, err := ParseURL(a.SMTPURL, "smtp")
+	if err != nil {
+		return nil, nil, e, steward.Errorf(steward.CodeInvalid, "%s", err.Error())
+	}
+	conn, exempt, stop, err := c.dial(ctx, e, "SMTP")
+	if err != nil {
+		return nil, nil, e, err
+	}
+	var cl *smtp.Client
+	greet := e.implicit || exempt
+	if greet {
+		cl = smtp.NewClient(conn)
+	} else if cl, err = smtp.NewClientStartTLS(conn, c.tlsConfig(e)); err != nil {
+		// smtp:// outside STEWARD_EGRESS_ALLOW: STARTTLS or nothing (never a password in clear).
+		stop()
+		return nil, nil, e, c.failure(ctx, "SMTP", e, "STARTTLS failed (a server reached without TLS must offer it; smtps:// is implicit TLS)", err)
+	}
+	cl.CommandTimeout, cl.SubmissionTimeout = c.timeout(), c.timeout()
+	done := func() { _ = cl.Close(); stop() }
+	if greet {
+		if err := cl.Hello("steward.invalid"); err != nil {
+			done()
+			return nil, nil, e, c.failure(ctx, "SMTP", e, "greeting", err)
+		}
+	}
+	if a.Username != "" {
+		if err := cl.Auth(sasl.NewPlainClient("", a.Username, a.Password)); err != nil {
+			done()
+			if ctx.Err() != nil {
+				return nil, nil, e, c.failure(ctx, "SMTP", e, "log in", err)
+			}
+			return nil, nil, e, steward.Errorf(steward.CodeInvalid, "the SMTP server %s refused the login of %q: check the user name and password (%s)", e.addr(), a.Username, smtpText(err))
+		}
+	}
+	return cl, done, e, nil
+}
+
+// CheckSMTP connects and logs in to the SMTP server without sending: what "test" checks.
+func (c *Client) CheckSMTP(ctx context.Context, a Account) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout())
+	defer cancel()
+	cl, done, _, err := c.smtpSession(ctx, a)
+	if err != nil {
+		return err
+	}
+	defer done()
+	_ = cl.Quit()
+	return nil
+}
+
+// submit sends body to the recipients through a's SMTP server.
+func (c *Client) submit(ctx context.Context, a Account, rcpts []string, body []byte) error {
+	cl, done, e, err := c.smtpSession(ctx, a)
+	if err != nil {
+		return err
+	}
+	defer done()
+	from, _ := gomail.ParseAddress(a.From)
+	if err := cl.Mail(from.Address, nil); err != nil {
+		return c.failure(ctx, "SMTP", e, "MAIL FROM "+smtpText(err), err)
+	}
+	for _, r := range rcpts {
+		addr, _ := gomail.ParseAddress(r)
+		if err := cl.Rcpt(addr.Address, nil); err != nil {
+			return steward.Errorf(steward.CodeInvalid, "the SMTP server %s refused the recipient %s: %s", e.addr(), addr.Address, smtpText(err))
+		}
+	}
+	w, err := cl.Data()
+	if err != nil {
+		return c.failure(ctx, "SMTP", e, "DATA", err)
+	}
+	if _, err := w.Write(body); err != nil {
+		return c.failure(ctx, "SMTP", e, "sending the message", err)
+	}
+	if err := w.Close(); err != nil {
+		return c.failure(ctx, "SMTP", e, "sending the message", err)
+	}
+	_ = cl.Quit()
+	return nil
+}
+
+// smtpText is an SMTP error's message.
+func smtpText(err error) string {
+	if se, ok := err.(*smtp.SMTPError); ok {
+		return fmt.Sprintf("%d %s", se.Code, se.Message)
+	}
+	return err.Error()
+}
