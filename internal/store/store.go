@@ -215,6 +215,7 @@ type (
 	Ledger        struct{ *conn } // the double-entry ledger: accounts, transactions, budgets
 	Documents     struct{ *conn } // the owner's documents (their chunks are memory chunks)
 	MCPServers    struct{ *conn } // remote MCP servers and their approved tools
+	Skills        struct{ *conn } // the owner's skills, built-ins' switches, uses (§14)
 )
 
 // Tx is one owner's transaction: every repository reads and writes that owner's rows only.
@@ -243,6 +244,7 @@ type Tx struct {
 	Household     Household
 	Passkeys      Passkeys
 	DeviceLinks   DeviceLinks
+	Skills        Skills
 }
 
 func newTx(c *conn) *Tx {
@@ -250,7 +252,7 @@ func newTx(c *conn) *Tx {
 		Safety: Safety{c}, Rules: Rules{c}, Memory: Memory{c}, Outbox: Outbox{c}, Tasks: Tasks{c},
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Channels: Channels{c}, Deliveries: Deliveries{c},
 		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}, Links: Links{c},
-		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}}
+		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}, Skills: Skills{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.
