@@ -50,6 +50,7 @@ import (
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/sessions"
+	"github.com/stewardhq/steward/internal/skills"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/sweep"
@@ -57,6 +58,7 @@ import (
 	"github.com/stewardhq/steward/internal/tools/builtin"
 	"github.com/stewardhq/steward/internal/tools/doctools"
 	"github.com/stewardhq/steward/internal/tools/ledgertools"
+	"github.com/stewardhq/steward/internal/tools/skilltools"
 	"github.com/stewardhq/steward/internal/tools/webtools"
 	"github.com/stewardhq/steward/internal/trace"
 	"github.com/stewardhq/steward/internal/undo"
@@ -85,6 +87,8 @@ type App struct {
 	Channels *channel.Service
 	// Deliverer sends the owners' stored notifications to their channels (internal/delivery).
 	Deliverer *delivery.Deliverer
+	// Skills is the owner's skills and the built-ins (internal/skills).
+	Skills *skills.Service
 	// MCPServers is the owner's remote MCP servers and their tools (internal/mcpclient).
 	MCPServers *mcpclient.Service
 	// Rules is the owner's standing rules (internal/rules).
@@ -264,7 +268,10 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		a.Documents.Objects = bucket
 	}
 	a.MemoryWorker = &memory.Worker{Memory: a.Memory, Queue: a.Door}
-	reg, err := newTools(ctx, cfg, hc, a.Documents)
+	// The owner's skills (§14): fetched through the egress guard, ranked with memory's embedder.
+	a.Skills = &skills.Service{Store: a.Store, Embedder: a.Memory.Embedder, Documents: a.Documents, Logger: log, Now: a.Now,
+		Client: egress.NewClient(egress.Options{Allow: cfg.EgressAllow, Lookup: s.lookup, Timeout: skills.FetchTimeout})}
+	reg, err := newTools(ctx, cfg, hc, a.Documents, a.Skills)
 	if err != nil {
 		return nil, err
 	}
@@ -423,7 +430,7 @@ func checkPool(ctx context.Context, env string, p interface {
 // tools over docs (save_document fetching through the same guard), and web_search on SearXNG
 // when STEWARD_SEARCH_URL is set, else on Gemini with Google Search grounding when a key is
 // set (without either there is no web_search).
-func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs doctools.Documents) (*tools.Registry, error) {
+func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs doctools.Documents, sk skilltools.Skills) (*tools.Registry, error) {
 	client := egress.NewClient(egress.Options{AllowHTTP: true, Allow: cfg.EgressAllow})
 	fetcher := &web.Fetcher{Client: client}
 	var search webtools.Searcher
@@ -442,6 +449,7 @@ func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs doct
 		ledgertools.Tools(),
 		webtools.Tools(fetcher, search),
 		doctools.Tools(docs, fetcher),
+		skilltools.Tools(sk),
 	)...)
 }
 

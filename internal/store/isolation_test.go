@@ -232,7 +232,7 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		"Documents.Create", "Documents.List", "Documents.Get", "Documents.Content", "Documents.Delete",
 		"MCPServers.Approve", "MCPServers.List", "MCPServers.Get", "MCPServers.Tools", "MCPServers.Delete", "MCPServers.MarkChanged", "MCPServers.SetTool",
 		"Skills.Create", "Skills.List", "Skills.Get", "Skills.ByName", "Skills.ForCall", "Skills.Activate", "Skills.SetEnabled",
-		"Skills.Override", "Skills.Delete", "Skills.DropStaged", "Skills.Nearest", "Skills.Settings", "Skills.SetBuiltin", "Skills.Uses")
+		"Skills.Override", "Skills.Delete", "Skills.DropStaged", "Skills.Nearest", "SkillSettings.List", "SkillSettings.Set", "Skills.Uses")
 	none := func(what string, n int, err error) {
 		t.Helper()
 		if err != nil {
@@ -484,7 +484,7 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		if sk, err := tx.Skills.Get(ctx, a.skill); err != nil || !sk.Enabled || sk.OverriddenAt == nil || len(sk.Texts) != 1 {
 			t.Errorf("alice's skill after bob: %+v, %v", sk, err)
 		}
-		if set, err := tx.Skills.Settings(ctx); err != nil || len(set) != 1 || set["weekly-review"] {
+		if set, err := tx.SkillSettings.List(ctx); err != nil || len(set) != 1 || set["weekly-review"] {
 			t.Errorf("alice's skill settings after bob: %v, %v", set, err)
 		}
 		return nil

@@ -164,8 +164,8 @@ func (t Skills) Nearest(ctx context.Context, query []float32, limit int) ([]Skil
 	return out, nil
 }
 
-// Settings returns the owner's switches of built-in skills, by name.
-func (t Skills) Settings(ctx context.Context) (map[string]bool, error) {
+// List returns the owner's switches of built-in skills, by name.
+func (t SkillSettings) List(ctx context.Context) (map[string]bool, error) {
 	rows, err := t.q.ListSkillSettings(ctx, t.ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("skill settings: %w", err)
@@ -177,8 +177,8 @@ func (t Skills) Settings(ctx context.Context) (map[string]bool, error) {
 	return out, nil
 }
 
-// SetBuiltin stores the owner's switch of the built-in skill called name.
-func (t Skills) SetBuiltin(ctx context.Context, name string, enabled bool) error {
+// Set stores the owner's switch of the built-in skill called name.
+func (t SkillSettings) Set(ctx context.Context, name string, enabled bool) error {
 	return notFoundOrNil("set built-in skill", t.q.SetSkillSetting(ctx, db.SetSkillSettingParams{OwnerID: t.ownerID, Name: name, Enabled: enabled}))
 }
 

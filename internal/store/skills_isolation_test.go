@@ -28,7 +28,7 @@ func seedSkill(ctx context.Context, tx *Tx, name string, turn uuid.UUID, vec []f
 	if err := tx.Skills.Override(ctx, id, time.Now()); err != nil {
 		return uuid.Nil, err
 	}
-	if err := tx.Skills.SetBuiltin(ctx, "weekly-review", false); err != nil {
+	if err := tx.SkillSettings.Set(ctx, "weekly-review", false); err != nil {
 		return uuid.Nil, err
 	}
 	return id, nil
@@ -57,9 +57,9 @@ func probeSkills(t *testing.T, ctx context.Context, tx *Tx, a seeded, none func(
 	if len(near) == 1 && near[0].ID == a.skill {
 		t.Error("skills nearest returned alice's skill")
 	}
-	set, err := tx.Skills.Settings(ctx)
+	set, err := tx.SkillSettings.List(ctx)
 	none("skill settings", len(set), err)
-	if err := tx.Skills.SetBuiltin(ctx, "weekly-review", true); err != nil {
+	if err := tx.SkillSettings.Set(ctx, "weekly-review", true); err != nil {
 		t.Errorf("skills set built-in: %v", err)
 	}
 	uses, err := tx.Skills.Uses(ctx, 10)

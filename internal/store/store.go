@@ -215,7 +215,8 @@ type (
 	Ledger        struct{ *conn } // the double-entry ledger: accounts, transactions, budgets
 	Documents     struct{ *conn } // the owner's documents (their chunks are memory chunks)
 	MCPServers    struct{ *conn } // remote MCP servers and their approved tools
-	Skills        struct{ *conn } // the owner's skills, built-ins' switches, uses (§14)
+	Skills        struct{ *conn } // the owner's skills and their uses (§14)
+	SkillSettings struct{ *conn } // the owner's switches of the built-in skills
 )
 
 // Tx is one owner's transaction: every repository reads and writes that owner's rows only.
@@ -245,6 +246,7 @@ type Tx struct {
 	Passkeys      Passkeys
 	DeviceLinks   DeviceLinks
 	Skills        Skills
+	SkillSettings SkillSettings
 }
 
 func newTx(c *conn) *Tx {
@@ -252,7 +254,7 @@ func newTx(c *conn) *Tx {
 		Safety: Safety{c}, Rules: Rules{c}, Memory: Memory{c}, Outbox: Outbox{c}, Tasks: Tasks{c},
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Channels: Channels{c}, Deliveries: Deliveries{c},
 		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}, Links: Links{c},
-		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}, Skills: Skills{c}}
+		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}, Skills: Skills{c}, SkillSettings: SkillSettings{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.
