@@ -379,6 +379,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		OpenAI:           &openaiapi.Service{Runner: a.Runner, Conversations: a.Activity},
 		MCP:              &mcpserver.Server{Runner: a.Runner},
 		MCPServers:       mcpServers,
+		Skills:           a.Skills,
 		Undo:             a.Undo,
 		Household:        a.Household,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,

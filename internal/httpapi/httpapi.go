@@ -47,6 +47,7 @@ import (
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/openaiapi"
 	"github.com/stewardhq/steward/internal/rules"
+	"github.com/stewardhq/steward/internal/skills"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/undo"
 )
@@ -127,6 +128,8 @@ type Deps struct {
 	// MCPServers serves /v1/mcp/servers, the owner's remote MCP servers (internal/mcpclient);
 	// nil answers 404 there.
 	MCPServers *mcpclient.Service
+	// Skills serves /v1/skills, the owner's skills (internal/skills); nil answers 404 there.
+	Skills *skills.Service
 	// Undo serves POST /v1/turns/{id}/calls/{call_id}/undo (the undo window); nil answers
 	// 404 there.
 	Undo *undo.Service
@@ -188,6 +191,8 @@ func New(d Deps) http.Handler {
 		r.Use(a.authenticate)
 		// An upload is capped by the documents' own limit, every other body by MaxBodyBytes.
 		r.With(limitBody(a.documentLimit())).Post("/documents", a.uploadDocument)
+		// A skill's archive has its own bound (skillpack.MaxArchiveBytes).
+		r.With(configured(d.Skills != nil, "skills are"), limitBody(skillUploadLimit)).Post("/skills", a.addSkill)
 		r.Group(func(r chi.Router) {
 			r.Use(limitBody(d.MaxBodyBytes))
 			a.routesV1(r)
@@ -245,6 +250,13 @@ func (a *api) routesV1(r chi.Router) {
 	r.Post("/mcp/servers/{name}/approve", a.approveMCPServer)
 	r.With(requireJSON).Patch("/mcp/servers/{name}/tools/{tool}", a.setMCPTool)
 	r.Delete("/mcp/servers/{name}", a.deleteMCPServer)
+	skillset := configured(a.d.Skills != nil, "skills are")
+	r.With(skillset).Get("/skills", a.listSkills)
+	r.With(skillset).Get("/skills/{id}", a.getSkill)
+	r.With(skillset).Delete("/skills/{id}", a.deleteSkill)
+	r.With(skillset).Post("/skills/{id}/enable", a.setSkill(true))
+	r.With(skillset).Post("/skills/{id}/disable", a.setSkill(false))
+	r.With(skillset).Post("/skills/{id}/override", a.overrideSkill)
 }
 
 // links hands an approval link's request to its pages, or answers 404 without them.

@@ -9,7 +9,8 @@ import (
 // helpText is the reply to anything the demo does not understand.
 const helpText = "I am the offline demo model (no GEMINI_API_KEY is set), so I only understand a few phrasings: " +
 	"“remind me to …”, “add a task …”, “remember that …”, “what time is it”, “list my tasks” and " +
-	"“how much did I spend on … [this month | last month | this year | in March]”. " +
+	"“how much did I spend on … [this month | last month | this year | in March]”, " +
+	"“use the meeting notes skill on this: …” and “find a skill for …”. " +
 	"Set GEMINI_API_KEY to talk to Gemini."
 
 // intent is a recognised request: the tool to call and its arguments, called once per
