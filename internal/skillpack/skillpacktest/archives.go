@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io/fs"
+	"strconv"
 	"testing"
 )
 
@@ -22,7 +23,7 @@ type Entry struct {
 
 // SkillMD is a minimal valid SKILL.md with name and description, then body.
 func SkillMD(name, description, body string) string {
-	return "---\nname: " + name + "\ndescription: " + description + "\nversion: \"1.0\"\n---\n" + body + "\n"
+	return "---\nname: " + name + "\ndescription: " + strconv.Quote(description) + "\nversion: \"1.0\"\n---\n" + body + "\n"
 }
 
 // Zip builds a zip archive of entries.
