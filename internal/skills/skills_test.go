@@ -6,18 +6,23 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/apptest"
+	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/demo"
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/skillpack"
 	. "github.com/stewardhq/steward/internal/skillpack/skillpacktest"
+	"github.com/stewardhq/steward/internal/skills"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -362,3 +367,74 @@ func mustJSON(v any) []byte {
 	return b
 }
 
+
+// TestInstallSkillFromHTTPSWithApproval: install_skill with an https URL (a GitHub-style
+// tarball from a loopback TLS server, allowed by STEWARD_EGRESS_ALLOW) fetches and scans the
+// skill before the owner is asked: the approval card shows its name, description, files and
+// scan; approved, exactly that skill is installed. A URL answering with an oversize archive
+// is refused in words before anyone is asked.
+func TestInstallSkillFromHTTPSWithApproval(t *testing.T) {
+	t.Parallel()
+	md := SkillMD("receipts", "File receipts by month.", "# Receipts\nSort them by month.")
+	archive := TarGz(t, Entry{Name: "me-receipts-1a2b3c/SKILL.md", Text: md}, Entry{Name: "me-receipts-1a2b3c/months.csv", Text: "month\nJan\n"})
+	var hits atomic.Int32
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.URL.Path == "/big.tar.gz" {
+			w.Write(make([]byte, skillpack.MaxArchiveBytes+10))
+			return
+		}
+		w.Write(archive)
+	}))
+	t.Cleanup(srv.Close)
+	addr := strings.TrimPrefix(srv.URL, "https://")
+	model := scripted.New(
+		scripted.Reply(scripted.Calls(scripted.Call("c1", "install_skill", `{"url":"`+srv.URL+`/o/r/tar.gz/main"}`))),
+		scripted.Reply(scripted.Text("Installed.")),
+		scripted.Reply(scripted.Calls(scripted.Call("c2", "install_skill", `{"url":"`+srv.URL+`/big.tar.gz"}`))),
+		scripted.Reply(scripted.Text("It was refused.")),
+	)
+	e := apptest.New(t, apptest.Options{Model: model, Env: map[string]string{"STEWARD_EGRESS_ALLOW": addr}})
+	// The test server's certificate authority: the one thing production's graph cannot have.
+	e.Skills.Client = egress.NewClient(egress.Options{Allow: []netip.AddrPort{netip.MustParseAddrPort(addr)},
+		RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs, Timeout: skills.FetchTimeout})
+	o, key := e.DB.Owner(t, "ada")
+	c := client{t: t, url: e.Server.URL, key: key, owner: o.ID}
+	v := c.chat("install the receipts skill from " + srv.URL + "/o/r/tar.gz/main")
+	if v.Status != steward.StatusSuspended || len(v.Pending) != 1 {
+		t.Fatalf("turn = %s %+v, want install_skill waiting", v.Status, v.Pending)
+	}
+	card := v.Pending[0].Preview
+	for _, s := range []string{"Skill: receipts (version 1.0)", "Description: File receipts by month.", "Files: SKILL.md", "months.csv", "Scan: no findings."} {
+		if !strings.Contains(card, s) {
+			t.Errorf("card lacks %q:\n%s", s, card)
+		}
+	}
+	if v.Pending[0].AlwaysOffered {
+		t.Error("install_skill offers an always rule")
+	}
+	if code, b := c.json(http.MethodGet, "/v1/skills", nil); !strings.Contains(string(b), `"status":"staged"`) {
+		t.Errorf("before approval: %d %s, want the skill staged", code, b)
+	}
+	p := v.Pending[0]
+	code, b := c.json(http.MethodPost, "/v1/turns/"+v.TurnID.String()+"/confirm",
+		map[string]any{"decisions": []steward.Decision{{CallID: p.CallID, Approve: true, ArgsHash: p.ArgsHash}}})
+	if code != http.StatusOK {
+		t.Fatalf("confirm: %d %s", code, b)
+	}
+	sk, err := e.Skills.Get(t.Context(), o.ID, "receipts")
+	if err != nil || sk.Status != steward.SkillActive || !sk.Enabled || sk.Source != srv.URL+"/o/r/tar.gz/main" || len(sk.Files) != 2 {
+		t.Fatalf("installed = %+v, %v", sk, err)
+	}
+	if n := hits.Load(); n != 1 {
+		t.Errorf("the archive was fetched %d times, want once (what the card showed is what is installed)", n)
+	}
+	v = c.chat("install the big one from " + srv.URL + "/big.tar.gz")
+	if v.Status != steward.StatusCompleted || len(v.Pending) != 0 {
+		t.Fatalf("oversize: %s %+v, want refused before asking", v.Status, v.Pending)
+	}
+	reqs := model.Requests()
+	if got := string(mustJSON(reqs[len(reqs)-1].Messages[len(reqs[len(reqs)-1].Messages)-1])); !strings.Contains(got, "over 1024 KB") {
+		t.Errorf("the model was not told why: %s", got)
+	}
+}

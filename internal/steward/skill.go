@@ -115,7 +115,8 @@ type Skill struct {
 	Worst Severity `json:"worst"`
 	// OverriddenAt is when the owner let a blocked skill run despite its findings.
 	OverriddenAt *time.Time `json:"overridden_at,omitempty"`
-	CreatedAt    time.Time  `json:"created_at"`
+	// CreatedAt is when the owner's skill was stored (none for a built-in).
+	CreatedAt time.Time `json:"created_at,omitzero"`
 }
 
 // Usable reports whether find_skill and use_skill may offer the skill: enabled, and active
