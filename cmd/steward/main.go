@@ -52,6 +52,8 @@ Commands:
   vapid-keys                     print a new Web Push key pair (STEWARD_VAPID_PUBLIC_KEY, _PRIVATE_KEY)
   mcp list|tool                  the owner's MCP servers; set one tool a write or disabled (steward mcp help)
   rules list|add|remove          the owner's standing rules, exact or pattern (steward rules help)
+  skills list|add|scan|remove|enable|disable
+                                 the owner's skills; scan runs offline for CI (steward skills help)
   memory consolidate             supersede near-duplicate memories, summarise old conversations
   ledger import FILE --account NAME
                                  import a bank statement (CSV) into the ledger
@@ -104,6 +106,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"channels":   runChannels,
 		"mcp":        runMCP,
 		"rules":      runRules,
+		"skills":     runSkills,
 		"eval":       runEval,
 	}
 	command, ok := commands[cmd]

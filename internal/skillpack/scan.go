@@ -125,50 +125,75 @@ func (sc *scanner) file(f File, main bool) {
 	}
 	start := 0
 	for i := 0; i <= len(lines); i++ {
-		if i < len(lines) && strings.TrimSpace(lines[i]) != "" {
+		// A paragraph ends at a blank line and at front matter's "---".
+		if i < len(lines) && strings.TrimSpace(lines[i]) != "" && strings.TrimSpace(lines[i]) != "---" {
 			continue
 		}
 		if start < i {
-			sc.paragraph(f.Path, start+1, strings.Join(lines[start:i], "\n"), main)
+			sc.paragraph(f.Path, start+1, lines[start:i], main)
 		}
 		start = i + 1
 	}
 }
 
-// paragraph matches every pattern against one paragraph: NFKC-folded, lower case, without
-// invisible characters, its whitespace collapsed.
-func (sc *scanner) paragraph(path string, line int, raw string, main bool) {
-	text := strings.Map(func(r rune) rune {
-		if invisible(r) {
-			return -1
+// paragraph matches every pattern against one paragraph's lines: NFKC-folded, lower case,
+// without invisible characters, its whitespace collapsed into single spaces (so a phrase
+// broken over lines still matches); a finding names the line its match starts on.
+func (sc *scanner) paragraph(path string, first int, lines []string, main bool) {
+	var flat strings.Builder
+	var lineOf []int // the line of each byte of flat
+	for i, l := range lines {
+		l = strings.ToLower(norm.NFKC.String(strings.Map(func(r rune) rune {
+			if invisible(r) {
+				return -1
+			}
+			return r
+		}, l)))
+		for _, w := range strings.Fields(l) {
+			if flat.Len() > 0 {
+				flat.WriteByte(' ')
+				lineOf = append(lineOf, first+i)
+			}
+			flat.WriteString(w)
+			for range len(w) {
+				lineOf = append(lineOf, first+i)
+			}
 		}
-		return r
-	}, raw)
-	text = strings.ToLower(norm.NFKC.String(text))
-	flat := strings.Join(strings.Fields(text), " ")
+	}
+	text := flat.String()
 	for _, p := range patterns {
 		if p.refsOnly && main || p.mdOnly && !main {
 			continue
 		}
-		subject := flat
+		subject := text
 		if p.refsOnly {
-			subject = text // a shebang is at a line's start
+			subject = strings.ToLower(strings.Join(lines, "\n")) // a shebang is at a line's start
 		}
-		if loc := p.re.FindStringIndex(subject); loc != nil {
-			at := line + strings.Count(text[:min(loc[0], len(text))], "\n")
-			if !p.refsOnly {
-				at = line
-			}
-			sc.add(p.rule, p.severity, path, at, excerptAround(subject, loc), p.why)
+		loc := p.re.FindStringIndex(subject)
+		if loc == nil {
+			continue
 		}
+		at := first
+		if p.refsOnly {
+			at += strings.Count(subject[:loc[0]], "\n")
+		} else if loc[0] < len(lineOf) {
+			at = lineOf[loc[0]]
+		}
+		sc.add(p.rule, p.severity, path, at, excerptAround(subject, loc), p.why)
 	}
 }
 
 // excerptAround is the match with a little context.
 func excerptAround(s string, loc []int) string {
 	from, to := max(loc[0]-20, 0), min(loc[1]+20, len(s))
+	for from > 0 && from > loc[0]-40 && s[from-1] != ' ' && s[from-1] != '\n' {
+		from-- // to a word's start
+	}
 	for from > 0 && !utf8Start(s[from]) {
 		from--
+	}
+	for to < len(s) && to < loc[1]+40 && s[to] != ' ' && s[to] != '\n' {
+		to++
 	}
 	for to < len(s) && !utf8Start(s[to]) {
 		to++

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"path"
@@ -68,8 +69,10 @@ type Service struct {
 // an HTTPS URL, or one of the owner's documents. Own says the owner wrote it: its playbook
 // is then instructions, not data (§3); only a face sets it, never the model.
 type Source struct {
-	Archive    []byte
-	FileName   string
+	Archive  []byte
+	FileName string
+	// Dir is a folder holding SKILL.md (steward skills add PATH).
+	Dir        fs.FS
 	URL        string
 	DocumentID uuid.UUID
 	Own        bool
@@ -119,6 +122,8 @@ func (s *Service) load(ctx context.Context, ownerID uuid.UUID, src Source) (skil
 		sk, err = skillpack.FromMarkdown(page.Text)
 	case len(src.Archive) > 0:
 		sk, err = skillpack.Read(src.Archive, src.FileName)
+	case src.Dir != nil:
+		sk, err = skillpack.ReadDir(src.Dir)
 	default:
 		return sk, invalid("give a skill: a file (zip, tar.gz or SKILL.md), an https URL or a document id")
 	}
