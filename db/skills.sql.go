@@ -368,7 +368,9 @@ func (q *Queries) ListSkillSettings(ctx context.Context, ownerID uuid.UUID) ([]L
 const listSkillUses = `-- name: ListSkillUses :many
 SELECT a.turn_id, a.data, a.created_at,
        COALESCE((SELECT m.content FROM messages m WHERE m.owner_id = a.owner_id AND m.turn_id = a.turn_id AND m.role = 'user'
-                 ORDER BY m.seq LIMIT 1), '[]'::jsonb)::jsonb AS asked
+                 ORDER BY m.seq LIMIT 1),
+                (SELECT t.state -> 'messages' -> 0 FROM turns t WHERE t.owner_id = a.owner_id AND t.id = a.turn_id),
+                '{}'::jsonb)::jsonb AS asked
 FROM audit_log a
 WHERE a.owner_id = $1 AND a.kind = 'skill_used'
 ORDER BY a.id DESC LIMIT $2
@@ -387,7 +389,7 @@ type ListSkillUsesRow struct {
 }
 
 // The owner's latest uses of skills (audit events skill_used), each with the owner's message
-// that began its turn.
+// that began its turn (stored with the turn's messages once it ended, in its state before).
 func (q *Queries) ListSkillUses(ctx context.Context, arg ListSkillUsesParams) ([]ListSkillUsesRow, error) {
 	rows, err := q.db.Query(ctx, listSkillUses, arg.OwnerID, arg.MaxRows)
 	if err != nil {

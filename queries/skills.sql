@@ -70,10 +70,12 @@ ON CONFLICT (owner_id, name) DO UPDATE SET enabled = EXCLUDED.enabled;
 
 -- name: ListSkillUses :many
 -- The owner's latest uses of skills (audit events skill_used), each with the owner's message
--- that began its turn.
+-- that began its turn (stored with the turn's messages once it ended, in its state before).
 SELECT a.turn_id, a.data, a.created_at,
        COALESCE((SELECT m.content FROM messages m WHERE m.owner_id = a.owner_id AND m.turn_id = a.turn_id AND m.role = 'user'
-                 ORDER BY m.seq LIMIT 1), '[]'::jsonb)::jsonb AS asked
+                 ORDER BY m.seq LIMIT 1),
+                (SELECT t.state -> 'messages' -> 0 FROM turns t WHERE t.owner_id = a.owner_id AND t.id = a.turn_id),
+                '{}'::jsonb)::jsonb AS asked
 FROM audit_log a
 WHERE a.owner_id = sqlc.arg(owner_id) AND a.kind = 'skill_used'
 ORDER BY a.id DESC LIMIT sqlc.arg(max_rows);
