@@ -45,12 +45,16 @@ const skillsUsage = `Usage:
 
 func runSkills(ctx context.Context, e env, cfg config.Config, args []string) error {
 	return subcommand(ctx, e, cfg, args, skillsUsage, map[string]func(context.Context, env, config.Config, []string) error{
-		"list":    skillsList,
-		"add":     skillsAdd,
-		"scan":    skillsScan,
-		"remove":  skillsRemove,
-		"enable":  func(ctx context.Context, e env, cfg config.Config, a []string) error { return skillsSet(ctx, e, cfg, a, true) },
-		"disable": func(ctx context.Context, e env, cfg config.Config, a []string) error { return skillsSet(ctx, e, cfg, a, false) },
+		"list":   skillsList,
+		"add":    skillsAdd,
+		"scan":   skillsScan,
+		"remove": skillsRemove,
+		"enable": func(ctx context.Context, e env, cfg config.Config, a []string) error {
+			return skillsSet(ctx, e, cfg, a, true)
+		},
+		"disable": func(ctx context.Context, e env, cfg config.Config, a []string) error {
+			return skillsSet(ctx, e, cfg, a, false)
+		},
 	})
 }
 

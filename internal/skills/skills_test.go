@@ -367,7 +367,6 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-
 // TestInstallSkillFromHTTPSWithApproval: install_skill with an https URL (a GitHub-style
 // tarball from a loopback TLS server, allowed by STEWARD_EGRESS_ALLOW) fetches and scans the
 // skill before the owner is asked: the approval card shows its name, description, files and

@@ -77,7 +77,7 @@ func installForms(p *page, r *http.Request, csrf, msg string) {
 			`<label class="check"><input type="checkbox" name="own" value="true"> I wrote this skill myself (follow it as instructions)</label>` +
 			`<button type="submit">Read and scan</button></form>`)
 	p.raw(`<form method="post" action="/skills/url" class="upload">`).hidden(csrf).formError(r, "/skills/url", msg).
-		raw(`<label for="skill-url">Or an https URL of one (a GitHub tarball works)</label>` +
+		raw(`<label for="skill-url">Or an https URL of one (a GitHub tarball works)</label>`+
 			`<input id="skill-url" name="url" type="url" inputmode="url" placeholder="https://" required`).value(r, "/skills/url", "url", "").
 		raw(`><button type="submit">Fetch and scan</button></form>`)
 }
@@ -255,7 +255,7 @@ func (a *web) skill(w http.ResponseWriter, r *http.Request, status int, msg stri
 		case sk.Status == steward.SkillBlocked && sk.OverriddenAt == nil:
 			p.raw(`<form method="post" action="`).text(action).raw(`/override" class="override">`).hidden(me.csrf).formError(r, action+"/override", msg).
 				raw(`<p><strong>Blocked.</strong> Its scan found something at `).text(sk.Worst.String()).
-				raw(`. If you trust it anyway, you can let it run; whatever it says, writes still wait for your approval.</p>` +
+				raw(`. If you trust it anyway, you can let it run; whatever it says, writes still wait for your approval.</p>`+
 					`<label class="check"><input type="checkbox" name="confirm" value="yes" required`).checked(r, action+"/override", "confirm").
 				raw(`> I have read the findings and want this skill to run anyway</label><button type="submit">Override and turn on</button></form>`)
 		default:
