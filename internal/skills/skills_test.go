@@ -171,7 +171,7 @@ func TestMeetingNotesSkillWithTheDemoModel(t *testing.T) {
 	}
 	var done steward.View
 	json.Unmarshal(b, &done)
-	for _, s := range []string{"**Decisions**", "We agreed to move the launch to June", "**Action items**",
+	for _, s := range []string{"### Decisions", "We agreed to move the launch to June", "### Action items",
 		"Send the revised budget — owner: Priya — due: 2026-12-04", "Draft the press release — owner: Sam — due: no date"} {
 		if !strings.Contains(done.Answer, s) {
 			t.Errorf("answer lacks %q:\n%s", s, done.Answer)

@@ -366,7 +366,7 @@ func resolveDay(s string, now time.Time) string {
 // answer words the meeting: summary, decisions, action items with owners and dates.
 func (m meeting) answer() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Summary**\nA meeting of %s: %s and %s.\n\n**Decisions**\n", joinNames(m.people),
+	fmt.Fprintf(&b, "### Summary\n\nA meeting of %s: %s and %s.\n\n### Decisions\n\n", joinNames(m.people),
 		countOf(len(m.decisions), "decision"), countOf(len(m.actions), "action item"))
 	if len(m.decisions) == 0 {
 		b.WriteString("No decisions recorded.\n")
@@ -374,7 +374,7 @@ func (m meeting) answer() string {
 	for _, d := range m.decisions {
 		b.WriteString("- " + d + "\n")
 	}
-	b.WriteString("\n**Action items**\n")
+	b.WriteString("\n### Action items\n\n")
 	if len(m.actions) == 0 {
 		b.WriteString("No action items.\n")
 	}
