@@ -56,6 +56,24 @@ func TestBrowserSkills(t *testing.T) {
 		t.Errorf("after install:\n%s", page)
 	}
 
+	// A bomb is refused in words, inside the form, and nothing is staged.
+	bomb := filepath.Join(dir, "bomb.zip")
+	os.WriteFile(bomb, skillpacktest.Zip(t, skillpacktest.Entry{Name: "SKILL.md", Text: "x"},
+		skillpacktest.Entry{Name: "zeros.txt", Size: 30 << 20}), 0o600)
+	var refusal string
+	err = chromedp.Do(b, chromedp.Navigate(srv.URL+"/skills"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=file]`)),
+		chromedp.SetUploadFiles(chromedp.CSS(`input[name=file]`), []string{bomb}),
+		chromedp.Click(chromedp.Search(`//button[text()="Read and scan"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.upload .error`)),
+		browsertest.Into(&refusal, chromedp.Text(chromedp.CSS(`form.upload .error`))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(refusal, "zeros.txt: decompression_bomb") {
+		t.Errorf("the bomb's refusal says %q", refusal)
+	}
+
 	// A hostile skill: blocked; the override wants its box ticked.
 	err = chromedp.Do(b, chromedp.Navigate(srv.URL+"/skills"),
 		chromedp.WaitVisible(chromedp.CSS(`input[name=file]`)),
