@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -161,7 +162,7 @@ func (r *Runner) preview(ctx context.Context, x *run, calls []steward.ToolCall, 
 		if !v.gated || v.reject != "" || v.tool.Preview == nil {
 			continue
 		}
-		if x.taint() != "" && !x.ownerNamed(c.Args) {
+		if x.taint() != "" && urlArg(c.Args) != "" && !x.ownerNamed(c.Args) {
 			v.preview = "Not fetched yet: this turn has read outside content (" + x.taint() + "), so it is fetched and scanned only once you approve."
 			continue
 		}
@@ -180,6 +181,15 @@ func (r *Runner) preview(ctx context.Context, x *run, calls []steward.ToolCall, 
 		}
 	}
 	return nil
+}
+
+// urlArg is a call's "url" argument, "" for none.
+func urlArg(args json.RawMessage) string {
+	var a struct {
+		URL string `json:"url"`
+	}
+	_ = json.Unmarshal(args, &a)
+	return strings.TrimSpace(a.URL)
 }
 
 // gateBatch is the loop's gate decision, in one transaction: the kill switch and the gate's

@@ -110,16 +110,11 @@ func (s *Service) load(ctx context.Context, ownerID uuid.UUID, src Source) (skil
 		if s.Documents == nil {
 			return sk, invalid("documents are not configured on this server")
 		}
-		page, rerr := s.Documents.Read(ctx, ownerID, src.DocumentID, 0, skillpack.MaxFileBytes)
-		switch {
-		case errors.Is(rerr, steward.ErrNotFound):
-			return sk, steward.Errorf(steward.CodeNotFound, "no document with id %s", src.DocumentID)
-		case rerr != nil:
-			return sk, rerr
-		case page.NextOffset != 0:
-			return sk, invalid("the document is over %d KB: too long for a SKILL.md", skillpack.MaxFileBytes>>10)
+		var text string
+		if text, err = s.documentText(ctx, ownerID, src.DocumentID); err != nil {
+			return sk, err
 		}
-		sk, err = skillpack.FromMarkdown(page.Text)
+		sk, err = skillpack.FromMarkdown(text)
 	case len(src.Archive) > 0:
 		sk, err = skillpack.Read(src.Archive, src.FileName)
 	case src.Dir != nil:
@@ -137,6 +132,33 @@ func (s *Service) load(ctx context.Context, ownerID uuid.UUID, src Source) (skil
 		return sk, invalid("the name %q belongs to a built-in skill; give yours another name", sk.Manifest.Name)
 	}
 	return sk, nil
+}
+
+// documentPage is how many characters a document is read at a time (the document service's
+// largest page).
+const documentPage = 100_000
+
+// documentText reads a document's whole text, page by page, refusing one longer than a
+// SKILL.md may be.
+func (s *Service) documentText(ctx context.Context, ownerID, id uuid.UUID) (string, error) {
+	var b strings.Builder
+	for offset := 0; ; {
+		page, err := s.Documents.Read(ctx, ownerID, id, offset, documentPage)
+		switch {
+		case errors.Is(err, steward.ErrNotFound):
+			return "", steward.Errorf(steward.CodeNotFound, "no document with id %s", id)
+		case err != nil:
+			return "", err
+		}
+		b.WriteString(page.Text)
+		if b.Len() > skillpack.MaxFileBytes {
+			return "", invalid("the document is over %d KB: too long for a SKILL.md", skillpack.MaxFileBytes>>10)
+		}
+		if page.NextOffset == 0 {
+			return b.String(), nil
+		}
+		offset = page.NextOffset
+	}
 }
 
 // fetch downloads an archive over HTTPS through the egress guard, at most

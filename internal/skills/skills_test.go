@@ -286,7 +286,8 @@ func TestHostileSkillsBlockedAndGateHolds(t *testing.T) {
 }
 
 // TestRefusedArchives: a bomb and a traversal path are refused in words (422), with the
-// file and its reason; nothing is stored.
+// file and its reason, as are a plain-http URL, a refused address and a missing source;
+// nothing is stored.
 func TestRefusedArchives(t *testing.T) {
 	t.Parallel()
 	_, c := newEnv(t, demo.New())
@@ -304,6 +305,30 @@ func TestRefusedArchives(t *testing.T) {
 		if code != http.StatusUnprocessableEntity || !strings.Contains(string(b), tc.want) {
 			t.Errorf("%s: %d %s, want 422 naming %q", name, code, b, tc.want)
 		}
+	}
+	for _, tc := range []struct {
+		body any
+		code int
+		want string
+	}{
+		{map[string]any{"url": "http://example.com/s.zip"}, http.StatusUnprocessableEntity, "https only"},
+		{map[string]any{"url": "https://127.0.0.1/s.zip"}, http.StatusUnprocessableEntity, "could not be fetched"},
+		{map[string]any{"document_id": "nope"}, http.StatusUnprocessableEntity, "not a UUID"},
+		{map[string]any{"document_id": uuid.NewString()}, http.StatusNotFound, "no document"},
+		{map[string]any{}, http.StatusUnprocessableEntity, "give a skill"},
+		{map[string]any{"url": 7}, http.StatusBadRequest, "malformed"},
+	} {
+		if code, b := c.json(http.MethodPost, "/v1/skills", tc.body); code != tc.code || !strings.Contains(string(b), tc.want) {
+			t.Errorf("POST %v: %d %s, want %d saying %q", tc.body, code, b, tc.code, tc.want)
+		}
+	}
+	for _, path := range []string{"/v1/skills/nonsense", "/v1/skills/builtin:nonsense", "/v1/skills/" + uuid.NewString()} {
+		if code, b := c.json(http.MethodGet, path, nil); code != http.StatusNotFound {
+			t.Errorf("GET %s: %d %s, want 404", path, code, b)
+		}
+	}
+	if code, b := c.json(http.MethodPost, "/v1/skills/nonsense/override", nil); code != http.StatusNotFound {
+		t.Errorf("override nonsense: %d %s, want 404", code, b)
 	}
 	code, b := c.json(http.MethodGet, "/v1/skills", nil)
 	if code != http.StatusOK || strings.Contains(string(b), `"origin":"outside"`) {
@@ -392,6 +417,10 @@ func TestInstallSkillFromHTTPSWithApproval(t *testing.T) {
 		scripted.Reply(scripted.Text("Installed.")),
 		scripted.Reply(scripted.Calls(scripted.Call("c2", "install_skill", `{"url":"`+srv.URL+`/big.tar.gz"}`))),
 		scripted.Reply(scripted.Text("It was refused.")),
+		// An outside skill taints the turn; a URL the owner did not name is then not fetched
+		// before the owner's yes.
+		scripted.Reply(scripted.Calls(scripted.Call("c3", "use_skill", `{"id":"receipts"}`))),
+		scripted.Reply(scripted.Calls(scripted.Call("c4", "install_skill", `{"url":"`+srv.URL+`/o/r/tar.gz/v2?d=secret"}`))),
 	)
 	e := apptest.New(t, apptest.Options{Model: model, Env: map[string]string{"STEWARD_EGRESS_ALLOW": addr}})
 	// The test server's certificate authority: the one thing production's graph cannot have.
@@ -435,5 +464,46 @@ func TestInstallSkillFromHTTPSWithApproval(t *testing.T) {
 	reqs := model.Requests()
 	if got := string(mustJSON(reqs[len(reqs)-1].Messages[len(reqs[len(reqs)-1].Messages)-1])); !strings.Contains(got, "over 1024 KB") {
 		t.Errorf("the model was not told why: %s", got)
+	}
+	before := hits.Load()
+	v = c.chat("sort my receipts")
+	if v.Status != steward.StatusSuspended || len(v.Pending) != 1 || !strings.HasPrefix(v.Pending[0].Preview, "Not fetched yet") ||
+		v.Pending[0].Reason != steward.ReasonTainted {
+		t.Fatalf("tainted install: %s %+v, want it held without a fetch", v.Status, v.Pending)
+	}
+	if n := hits.Load(); n != before {
+		t.Errorf("a tainted turn fetched the URL before the owner's yes (%d requests)", n-before)
+	}
+}
+
+// TestInstallFromDocument: a SKILL.md the owner stored as a document installs from its id
+// (API) and through install_skill, whose card shows it before the owner says yes.
+func TestInstallFromDocument(t *testing.T) {
+	t.Parallel()
+	model := scripted.New()
+	e, c := newEnv(t, model)
+	md := SkillMD("gift-ideas", "Gift ideas by person and budget.", "# Gifts\nAsk the budget first.")
+	code, b := c.do(http.MethodPost, "/v1/documents?name=SKILL.md", "text/markdown", strings.NewReader(md))
+	if code != http.StatusCreated {
+		t.Fatalf("document upload: %d %s", code, b)
+	}
+	var doc struct {
+		Document steward.Document `json:"document"`
+	}
+	json.Unmarshal(b, &doc)
+	code, b = c.json(http.MethodPost, "/v1/skills", map[string]any{"document_id": doc.Document.ID.String()})
+	if code != http.StatusCreated || skillOf(t, b).Name != "gift-ideas" || skillOf(t, b).Source != "document:"+doc.Document.ID.String() {
+		t.Fatalf("install from document: %d %s", code, b)
+	}
+	if code, b := c.json(http.MethodDelete, "/v1/skills/"+skillOf(t, b).ID, nil); code != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", code, b)
+	}
+	*model = *scripted.New(scripted.Reply(scripted.Calls(scripted.Call("c1", "install_skill", `{"document_id":"`+doc.Document.ID.String()+`"}`))))
+	v := c.chat("install my gift ideas skill")
+	if v.Status != steward.StatusSuspended || len(v.Pending) != 1 || !strings.Contains(v.Pending[0].Preview, "Skill: gift-ideas (version 1.0)") {
+		t.Fatalf("turn = %s %+v, want install_skill waiting with its card", v.Status, v.Pending)
+	}
+	if sk, err := e.Skills.Get(t.Context(), c.owner, "gift-ideas"); err == nil {
+		t.Errorf("installed before the owner's yes: %+v", sk)
 	}
 }
