@@ -29,7 +29,8 @@ func TestReadAndScanAreBounded(t *testing.T) {
 	findings, worst := skillpack.Scan(s)
 	took := time.Since(start)
 	t.Logf("read and scanned %d files in %s: %d findings, worst %s", len(s.Files), took, len(findings), worst)
-	if took > 20*time.Second || len(findings) > 100 {
+	// About 1.5 s here; the bound leaves room for a loaded machine.
+	if took > slowdown*10*time.Second || len(findings) > 100 {
 		t.Errorf("took %s with %d findings", took, len(findings))
 	}
 }
