@@ -141,10 +141,12 @@ bench-extract: db ## the hostile documents: each reading's time and extra RSS, a
 	$(GO) test -run '^$$' -bench BenchmarkNeighbourDuringHostileUploads -benchtime 300x ./internal/httpapi/
 
 FUZZTIME ?= 30s
-fuzz: ## each document reader's fuzz target for $(FUZZTIME) (CI runs it for a bounded time)
-	@for target in $$($(GO) test -list '^Fuzz' ./internal/doctext/ | grep '^Fuzz'); do \
-		echo "fuzz $$target for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) ./internal/doctext/ || exit 1; \
+fuzz: ## each document reader's and the skill reader's fuzz target for $(FUZZTIME) (CI runs it for a bounded time)
+	@for pkg in ./internal/doctext/ ./internal/skillpack/; do \
+		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "fuzz $$pkg $$target for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
 	done
 
 bench-recall: db ## memory recall at 100,000 chunks under RLS: p50/p99 ms and recall@10 (data cached in its own database)

@@ -343,6 +343,36 @@ type Schedule struct {
 	CreatedAt time.Time
 }
 
+type Skill struct {
+	ID            uuid.UUID
+	OwnerID       uuid.UUID
+	Name          string
+	Description   string
+	Version       string
+	RiskLevel     string
+	Triggers      []string
+	RequiredTools []string
+	Origin        string
+	Source        string
+	Status        string
+	Enabled       bool
+	Sha256        string
+	Files         []byte
+	Findings      []byte
+	Worst         int16
+	OverriddenAt  *time.Time
+	TurnID        uuid.NullUUID
+	CallID        *string
+	Embedding     *pgvector.Vector
+	CreatedAt     time.Time
+}
+
+type SkillSetting struct {
+	OwnerID uuid.UUID
+	Name    string
+	Enabled bool
+}
+
 type SpendLedger struct {
 	ID          int64
 	OwnerID     uuid.UUID

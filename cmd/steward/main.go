@@ -56,6 +56,8 @@ Commands:
                                  the owner's mail (IMAP + SMTP) and calendar (CalDAV) (steward accounts help)
   mcp list|tool                  the owner's MCP servers; set one tool a write or disabled (steward mcp help)
   rules list|add|remove          the owner's standing rules, exact or pattern (steward rules help)
+  skills list|add|scan|remove|enable|disable
+                                 the owner's skills; scan runs offline for CI (steward skills help)
   memory consolidate             supersede near-duplicate memories, summarise old conversations
   ledger import FILE --account NAME
                                  import a bank statement (CSV) into the ledger
@@ -109,6 +111,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"mcp":        runMCP,
 		"accounts":   runAccounts,
 		"rules":      runRules,
+		"skills":     runSkills,
 		"eval":       runEval,
 		"remote":     runRemote,
 	}

@@ -666,7 +666,7 @@ func (r *Runner) saveSuspended(ctx context.Context, tx Tx, x *run) error {
 // turns tool errors into results for the model; other errors (the database) are returned.
 func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledger, x *run, c steward.ToolCall) (steward.ToolResult, error) {
 	start := time.Now()
-	env := tools.Env{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Now: r.Now, Data: data, Ledger: ledger,
+	env := tools.Env{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, CallID: c.ID, Now: r.Now, Data: data, Ledger: ledger,
 		Undo: func(inv steward.Inverse) {
 			if x.inverses == nil {
 				x.inverses = map[string]steward.Inverse{}
@@ -683,6 +683,9 @@ func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledg
 	var argErr *tools.ArgError
 	switch {
 	case err == nil:
+		if tool, _ := r.registry(x).Get(c.Name); tool.Playbook {
+			res.Instructions = x.usedPlaybook(c, out)
+		}
 	case errors.As(err, &argErr) || errors.Is(err, tools.ErrUnknownTool):
 		res = errorResult(c, err.Error())
 	default:
@@ -692,6 +695,25 @@ func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledg
 		Bytes: len(res.Output), DurationMS: time.Since(start).Milliseconds()})
 	x.send(StreamEvent{Type: "tool_result", Result: &res})
 	return res, nil
+}
+
+// usedPlaybook records a skill's use on the turn (skill_used: which skill, which version)
+// and reports whether its playbook reaches the model as instructions: only a built-in's or
+// the owner's own (§3, §16). Any other taints the turn like outside content, and an output
+// that is not a playbook is treated as such.
+func (x *run) usedPlaybook(c steward.ToolCall, out json.RawMessage) bool {
+	var p steward.Playbook
+	if json.Unmarshal(out, &p) != nil || p.Name == "" {
+		p = steward.Playbook{}
+	}
+	trusted := p.Trusted && (p.Origin == steward.SkillBuiltin || p.Origin == steward.SkillOwn)
+	x.record("skill_used", map[string]any{"call_id": c.ID, "skill_id": p.SkillID, "name": p.Name, "version": p.Version,
+		"origin": p.Origin, "trusted": trusted})
+	if !trusted && x.st.Taint == "" {
+		x.st.Taint = "skill:" + p.Name
+		x.record("turn_tainted", map[string]any{"call_id": c.ID, "source": x.st.Taint})
+	}
+	return trusted
 }
 
 // logError logs an internal error with secrets redacted.
@@ -819,7 +841,9 @@ func resultsMessage(calls []steward.ToolCall, results []*steward.ToolResult) ste
 	msg := steward.Message{Role: steward.RoleUser, Parts: make([]steward.Part, len(calls))}
 	for i := range calls {
 		res := *results[i]
-		res.Output, _ = json.Marshal(DataBlock("tool:"+res.Name, plainJSON(res.Output)))
+		if !res.Instructions {
+			res.Output, _ = json.Marshal(DataBlock("tool:"+res.Name, plainJSON(res.Output)))
+		}
 		msg.Parts[i] = steward.Part{ToolResult: &res}
 	}
 	return msg

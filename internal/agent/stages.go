@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -87,7 +88,11 @@ func (p *plan) settle(x *run) bool {
 // a human; otherwise the results were appended as one message in call order.
 func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall, refused map[string]string) (bool, error) {
 	p := &plan{calls: calls}
-	merged, err := r.gateBatch(ctx, x, p, r.vet(x, calls, refused))
+	vet := r.vet(x, calls, refused)
+	if err := r.preview(ctx, x, calls, vet); err != nil {
+		return false, err
+	}
+	merged, err := r.gateBatch(ctx, x, p, vet)
 	switch {
 	case err != nil:
 		return false, err
@@ -116,10 +121,11 @@ func (r *Runner) batch(ctx context.Context, x *run, calls []steward.ToolCall, re
 // vetted is what a call is before any statement: a known tool with valid arguments, and
 // whether it goes to the gate; so the gate's decisions are read together with the kill switch.
 type vetted struct {
-	tool   tools.Tool
-	reject string // "unknown tool" or "invalid arguments"; msg is the model's error
-	msg    string
-	gated  bool
+	tool    tools.Tool
+	reject  string // "unknown tool" or "invalid arguments"; msg is the model's error
+	msg     string
+	gated   bool
+	preview string // what the tool's Preview said, for the approval card
 }
 
 // vet vets each call of a batch (vetted).
@@ -143,6 +149,47 @@ func (r *Runner) vetCall(x *run, c steward.ToolCall, refused map[string]string) 
 		return vetted{tool: tool, reject: "invalid arguments", msg: err.Error()}
 	}
 	return vetted{tool: tool, gated: tool.Kind != steward.KindRead || r.heldEgress(x, tool, c)}
+}
+
+// preview runs the Preview of each gated call whose tool has one, outside any transaction,
+// before the gate: its words go on the approval card; an *ArgError refuses the call (the
+// model reads why). In a tainted turn a call whose URL the owner did not name gets no
+// preview: a preview may fetch, and the fetch would carry data out before anyone said yes
+// (§3); the card says so, and the call fetches only once approved.
+func (r *Runner) preview(ctx context.Context, x *run, calls []steward.ToolCall, vet []vetted) error {
+	for i, c := range calls {
+		v := &vet[i]
+		if !v.gated || v.reject != "" || v.tool.Preview == nil {
+			continue
+		}
+		if x.taint() != "" && urlArg(c.Args) != "" && !x.ownerNamed(c.Args) {
+			v.preview = "Not fetched yet: this turn has read outside content (" + x.taint() + "), so it is fetched and scanned only once you approve."
+			continue
+		}
+		env := tools.Env{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, CallID: c.ID, Now: r.Now}
+		text, err := v.tool.Preview(ctx, env, c.Args)
+		var argErr *tools.ArgError
+		switch {
+		case errors.As(err, &argErr):
+			v.reject, v.msg = "invalid arguments", err.Error()
+		case err != nil && ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil:
+			return fmt.Errorf("preview %s: %w", c.Name, err)
+		default:
+			v.preview = text
+		}
+	}
+	return nil
+}
+
+// urlArg is a call's "url" argument, "" for none.
+func urlArg(args json.RawMessage) string {
+	var a struct {
+		URL string `json:"url"`
+	}
+	_ = json.Unmarshal(args, &a)
+	return strings.TrimSpace(a.URL)
 }
 
 // gateBatch is the loop's gate decision, in one transaction: the kill switch and the gate's
@@ -247,7 +294,8 @@ func (r *Runner) journalDecision(ctx context.Context, tx Tx, x *run, p *plan, i 
 		rec.Status, rec.Result = steward.CallDenied, res.Output
 	default:
 		rec.Status, rec.DecidedBy = steward.CallPending, ""
-		pc := steward.PendingCall{CallID: c.ID, Tool: c.Name, Args: c.Args, ArgsHash: hash, AlwaysOffered: v.tool.AlwaysOffered(), Reversible: v.tool.Reversible}
+		pc := steward.PendingCall{CallID: c.ID, Tool: c.Name, Args: c.Args, ArgsHash: hash, AlwaysOffered: v.tool.AlwaysOffered(),
+			Reversible: v.tool.Reversible, Preview: v.preview}
 		if d.Reason == steward.ReasonTainted {
 			pc.Reason, pc.Taint = d.Reason, x.taint()
 		}

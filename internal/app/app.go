@@ -51,6 +51,7 @@ import (
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/sessions"
+	"github.com/stewardhq/steward/internal/skills"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/sweep"
@@ -59,6 +60,7 @@ import (
 	"github.com/stewardhq/steward/internal/tools/doctools"
 	"github.com/stewardhq/steward/internal/tools/ledgertools"
 	"github.com/stewardhq/steward/internal/tools/mailtools"
+	"github.com/stewardhq/steward/internal/tools/skilltools"
 	"github.com/stewardhq/steward/internal/tools/webtools"
 	"github.com/stewardhq/steward/internal/trace"
 	"github.com/stewardhq/steward/internal/undo"
@@ -89,6 +91,8 @@ type App struct {
 	Deliverer *delivery.Deliverer
 	// Accounts is the owner's mail and calendar accounts (internal/accounts, docs/MAIL.md).
 	Accounts *accounts.Service
+	// Skills is the owner's skills and the built-ins (internal/skills).
+	Skills *skills.Service
 	// MCPServers is the owner's remote MCP servers and their tools (internal/mcpclient).
 	MCPServers *mcpclient.Service
 	// Rules is the owner's standing rules (internal/rules).
@@ -282,12 +286,15 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		a.Documents.Objects = bucket
 	}
 	a.MemoryWorker = &memory.Worker{Memory: a.Memory, Queue: a.Door}
+	// The owner's skills (§16): fetched through the egress guard, ranked with memory's embedder.
+	a.Skills = &skills.Service{Store: a.Store, Embedder: a.Memory.Embedder, Documents: a.Documents, Logger: log, Now: a.Now,
+		Client: egress.NewClient(egress.Options{Allow: cfg.EgressAllow, Lookup: s.lookup, Timeout: skills.FetchTimeout})}
 	sealer, err := secret.NewSealer(cfg.SecretKey)
 	if err != nil {
 		return nil, err
 	}
 	a.Accounts = newAccounts(cfg, a.Store, sealer, s.lookup, a.Now)
-	reg, err := newTools(ctx, cfg, hc, a.Documents, a.Accounts)
+	reg, err := newTools(ctx, cfg, hc, a.Documents, a.Accounts, a.Skills)
 	if err != nil {
 		return nil, err
 	}
@@ -394,12 +401,13 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		MCP:              &mcpserver.Server{Runner: a.Runner},
 		MCPServers:       mcpServers,
 		Accounts:         a.Accounts,
+		Skills:           a.Skills,
 		Undo:             a.Undo,
 		Household:        a.Household,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
 			Sessions: a.Sessions, Activity: a.Activity, Passkeys: a.Passkeys,
 			PublicURL: cfg.PublicURL, Control: a.Control, Rules: a.Rules, Memory: a.Memory, Undo: a.Undo,
-			Household: a.Household, Documents: a.Documents, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts,
+			Household: a.Household, Documents: a.Documents, Skills: a.Skills, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts,
 			KeyFailures: keyFailures, TrustedProxyHeader: cfg.TrustedProxyHeader}),
 		Links:    webapp.LinkPages(a.Links, cfg.TrustedProxyHeader),
 		Telegram: telegram,
@@ -445,7 +453,7 @@ func checkPool(ctx context.Context, env string, p interface {
 // tools over docs (save_document fetching through the same guard), and web_search on SearXNG
 // when STEWARD_SEARCH_URL is set, else on Gemini with Google Search grounding when a key is
 // set (without either there is no web_search).
-func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs *document.Service, acc mailtools.Accounts) (*tools.Registry, error) {
+func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs *document.Service, acc mailtools.Accounts, sk skilltools.Skills) (*tools.Registry, error) {
 	client := egress.NewClient(egress.Options{AllowHTTP: true, Allow: cfg.EgressAllow})
 	fetcher := &web.Fetcher{Client: client}
 	var search webtools.Searcher
@@ -465,6 +473,7 @@ func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs *doc
 		webtools.Tools(fetcher, search),
 		doctools.Tools(docs, fetcher),
 		mailtools.Tools(acc, docs),
+		skilltools.Tools(sk),
 	)...)
 }
 

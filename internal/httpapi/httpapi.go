@@ -48,6 +48,7 @@ import (
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/openaiapi"
 	"github.com/stewardhq/steward/internal/rules"
+	"github.com/stewardhq/steward/internal/skills"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/undo"
 )
@@ -130,6 +131,8 @@ type Deps struct {
 	MCPServers *mcpclient.Service
 	// Accounts serves /v1/accounts, the owner's mail and calendar accounts (internal/accounts).
 	Accounts *accounts.Service
+	// Skills serves /v1/skills, the owner's skills (internal/skills); nil answers 404 there.
+	Skills *skills.Service
 	// Undo serves POST /v1/turns/{id}/calls/{call_id}/undo (the undo window); nil answers
 	// 404 there.
 	Undo *undo.Service
@@ -191,6 +194,8 @@ func New(d Deps) http.Handler {
 		r.Use(a.authenticate)
 		// An upload is capped by the documents' own limit, every other body by MaxBodyBytes.
 		r.With(limitBody(a.documentLimit())).Post("/documents", a.uploadDocument)
+		// A skill's archive has its own bound (skillpack.MaxArchiveBytes).
+		r.With(configured(d.Skills != nil, "skills are"), limitBody(skillUploadLimit)).Post("/skills", a.addSkill)
 		r.Group(func(r chi.Router) {
 			r.Use(limitBody(d.MaxBodyBytes))
 			a.routesV1(r)
@@ -253,6 +258,13 @@ func (a *api) routesV1(r chi.Router) {
 	r.With(requireJSON).Post("/accounts/calendar", a.addCalendarAccount)
 	r.Post("/accounts/{kind}/test", a.testAccount)
 	r.Delete("/accounts/{kind}", a.removeAccount)
+	skillset := configured(a.d.Skills != nil, "skills are")
+	r.With(skillset).Get("/skills", a.listSkills)
+	r.With(skillset).Get("/skills/{id}", a.getSkill)
+	r.With(skillset).Delete("/skills/{id}", a.deleteSkill)
+	r.With(skillset).Post("/skills/{id}/enable", a.setSkill(true))
+	r.With(skillset).Post("/skills/{id}/disable", a.setSkill(false))
+	r.With(skillset).Post("/skills/{id}/override", a.overrideSkill)
 }
 
 // links hands an approval link's request to its pages, or answers 404 without them.

@@ -52,6 +52,9 @@ type ToolResult struct {
 	// Output is a JSON value (usually an object) the model reads.
 	Output  json.RawMessage `json:"output"`
 	IsError bool            `json:"is_error,omitempty"`
+	// Instructions marks a playbook Steward vouches for (a built-in skill or the owner's
+	// own, §3): it reaches the model as instructions, not inside a data block.
+	Instructions bool `json:"instructions,omitempty"`
 }
 
 // Usage counts tokens of one or more model calls.

@@ -138,6 +138,9 @@ type PendingCall struct {
 	Reason string `json:"reason,omitempty"`
 	// Taint is the source that tainted the turn, with Reason "tainted".
 	Taint string `json:"taint,omitempty"`
+	// Preview is what the tool's Preview said the call will do, one fact a line (a skill's
+	// name, files and scan for install_skill); shown on the card as plain text.
+	Preview string `json:"preview,omitempty"`
 }
 
 // CallStatus is the journal status of one tool call.

@@ -24,7 +24,7 @@ var ownerTables = []string{"api_keys", "audit_log", "conversations", "documents"
 	"ledger_postings", "ledger_transactions", "mcp_servers", "mcp_tools", "memory_chunks", "memory_facts",
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
 	"standing_rules", "tasks", "tool_calls", "turns", "approval_links", "connected_accounts", "web_sessions", "webhook_deliveries", "webhooks",
-	"household_members", "household_approvals", "owner_usage", "passkeys", "device_links"}
+	"household_members", "household_approvals", "owner_usage", "passkeys", "device_links", "skills", "skill_settings"}
 
 // seeded is what seed creates for one owner.
 type seeded struct {
@@ -51,6 +51,8 @@ type seeded struct {
 	passkey     uuid.UUID
 	passkeyCred []byte
 	deviceHash  []byte
+	// skill is the owner's skill (blocked, overridden), staged for the call "skill-call" of turn.
+	skill uuid.UUID
 }
 
 // seed gives an owner one row in every owner-scoped table, through the store's own methods.
@@ -97,7 +99,7 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 			return err
 		}
 		sd.rule = rule.ID
-		if err := tx.Journal.AppendEvents(ctx, &turn.ID, []steward.NewEvent{{Seq: 1, Kind: "model_call", Data: []byte(`{}`)}}); err != nil {
+		if err := tx.Journal.AppendEvents(ctx, &turn.ID, []steward.NewEvent{{Seq: 1, Kind: "skill_used", Data: []byte(`{"name":"weekly-review"}`)}}); err != nil {
 			return err
 		}
 		task, err := tx.Tasks.CreateTask(ctx, steward.NewTask{Title: "secret task of " + name})
@@ -158,6 +160,9 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 			return err
 		}
 		if sd.auto, err = seedAutonomy(ctx, tx, name); err != nil {
+			return err
+		}
+		if sd.skill, err = seedSkill(ctx, tx, name, sd.turn, sd.vector); err != nil {
 			return err
 		}
 		sd.ledger, err = seedLedger(ctx, tx, name)
@@ -228,7 +233,9 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		"Sessions.Create", "Sessions.List", "Sessions.Revoke", "Turns.ClaimContinuing",
 		"Links.Notifiable", "Links.Create", "Links.Get", "Links.Use",
 		"Documents.Create", "Documents.List", "Documents.Get", "Documents.Content", "Documents.Delete",
-		"MCPServers.Approve", "MCPServers.List", "MCPServers.Get", "MCPServers.Tools", "MCPServers.Delete", "MCPServers.MarkChanged", "MCPServers.SetTool")
+		"MCPServers.Approve", "MCPServers.List", "MCPServers.Get", "MCPServers.Tools", "MCPServers.Delete", "MCPServers.MarkChanged", "MCPServers.SetTool",
+		"Skills.Create", "Skills.List", "Skills.Get", "Skills.ByName", "Skills.ForCall", "Skills.Activate", "Skills.SetEnabled",
+		"Skills.Override", "Skills.Delete", "Skills.DropStaged", "Skills.Nearest", "SkillSettings.List", "SkillSettings.Set", "Skills.Uses")
 	none := func(what string, n int, err error) {
 		t.Helper()
 		if err != nil {
@@ -377,6 +384,8 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 			t.Errorf("mcp approve under alice's name: %v", err)
 		}
 
+		probeSkills(t, ctx, tx, a, none, refused)
+
 		caps, err := tx.Safety.Caps(ctx)
 		none("spending_caps list", len(caps), err)
 		spent, err := tx.Safety.SpentInWindow(ctx, "EUR", time.Hour)
@@ -493,6 +502,12 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		}
 		if mt, err := tx.MCPServers.Tools(ctx); err != nil || len(mt) != 1 || mt[0].ChangedAt != nil || mt[0].WriteOverride || !mt[0].Enabled {
 			t.Errorf("alice's mcp tools after bob: %+v, %v", mt, err)
+		}
+		if sk, err := tx.Skills.Get(ctx, a.skill); err != nil || !sk.Enabled || sk.OverriddenAt == nil || len(sk.Texts) != 1 {
+			t.Errorf("alice's skill after bob: %+v, %v", sk, err)
+		}
+		if set, err := tx.SkillSettings.List(ctx); err != nil || len(set) != 1 || set["weekly-review"] {
+			t.Errorf("alice's skill settings after bob: %v, %v", set, err)
 		}
 		return nil
 	})

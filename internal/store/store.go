@@ -240,6 +240,8 @@ type (
 	Ledger        struct{ *conn } // the double-entry ledger: accounts, transactions, budgets
 	Documents     struct{ *conn } // the owner's documents (their chunks are memory chunks)
 	MCPServers    struct{ *conn } // remote MCP servers and their approved tools
+	Skills        struct{ *conn } // the owner's skills and their uses (§16)
+	SkillSettings struct{ *conn } // the owner's switches of the built-in skills
 )
 
 // Tx is one owner's transaction: every repository reads and writes that owner's rows only.
@@ -269,6 +271,8 @@ type Tx struct {
 	Passkeys      Passkeys
 	DeviceLinks   DeviceLinks
 	Accounts      Accounts
+	Skills        Skills
+	SkillSettings SkillSettings
 }
 
 func newTx(c *conn) *Tx {
@@ -276,7 +280,7 @@ func newTx(c *conn) *Tx {
 		Safety: Safety{c}, Rules: Rules{c}, Memory: Memory{c}, Outbox: Outbox{c}, Tasks: Tasks{c},
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Channels: Channels{c}, Deliveries: Deliveries{c},
 		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}, Links: Links{c},
-		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}, Accounts: Accounts{c}}
+		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}, Accounts: Accounts{c}, Skills: Skills{c}, SkillSettings: SkillSettings{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.

@@ -11,14 +11,15 @@ import (
 	"github.com/stewardhq/steward/internal/tools/doctools"
 	"github.com/stewardhq/steward/internal/tools/ledgertools"
 	"github.com/stewardhq/steward/internal/tools/mailtools"
+	"github.com/stewardhq/steward/internal/tools/skilltools"
 	"github.com/stewardhq/steward/internal/tools/webtools"
 )
 
-// everyTool is every tool of every toolset: the built-ins, the ledger's, the web's and the
-// documents' (their dependencies are not needed to word a call).
+// everyTool is every tool of every toolset: the built-ins, the ledger's, the web's, the
+// documents' and the skills' (their dependencies are not needed to word a call).
 func everyTool() []tools.Tool {
 	return slices.Concat(builtin.Tools(), ledgertools.Tools(), []tools.Tool{webtools.Fetch(nil), webtools.Search(nil)},
-		doctools.Tools(nil, nil), mailtools.Tools(nil, nil))
+		doctools.Tools(nil, nil), mailtools.Tools(nil, nil), skilltools.Tools(nil))
 }
 
 // TestEveryToolHasSummary: a tool added without its one-line summaries fails here (and in

@@ -30,8 +30,9 @@ import (
 type Env struct {
 	// OwnerID is the owner the turn runs for.
 	OwnerID uuid.UUID
-	// TurnID is the turn that called the tool.
+	// TurnID is the turn that called the tool; CallID the call.
 	TurnID uuid.UUID
+	CallID string
 	// Now is the clock (nil: the system clock).
 	Now steward.Clock
 	// Data is the owner-scoped persistence of the built-in tools; nil if the caller has none.
@@ -103,6 +104,15 @@ type Tool struct {
 	// its inverse to Env.Undo: it can be undone within the undo window. Writes with effects
 	// outside the database (notify, web requests, MCP tools) are not.
 	Reversible bool
+	// Playbook marks a read whose output is a steward.Playbook (use_skill): the loop records
+	// the use on the turn, gives a trusted playbook to the model as instructions and any
+	// other inside a data block, tainting the turn (docs/ARCHITECTURE.md §3, §16).
+	Playbook bool
+	// Preview, when set, words what a write will do for its approval card, from more than
+	// its arguments (install_skill: the skill it fetched and scanned). The loop runs it
+	// outside any transaction before the gate, and not in a tainted turn for a URL the
+	// owner did not name; an *ArgError it returns refuses the call.
+	Preview func(ctx context.Context, env Env, args json.RawMessage) (string, error)
 
 	params json.RawMessage // canonical JSON Schema of the arguments
 	args   []string        // the arguments' names, in declaration order
@@ -111,6 +121,25 @@ type Tool struct {
 	err    error // a construction error, reported by NewRegistry
 	// summary words the tool's calls and results for a person (Say); nil: generically.
 	summary *summary
+}
+
+// WithPreview returns t with its Preview: preview gets the call's decoded arguments (A, as
+// the tool's run gets them).
+func WithPreview[A any](t Tool, preview func(ctx context.Context, env Env, args A) (string, error)) Tool {
+	t.Preview = func(ctx context.Context, env Env, raw json.RawMessage) (string, error) {
+		var a A
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return "", &ArgError{Msg: "unreadable arguments", Err: err}
+		}
+		if c, ok := any(&a).(Checker); ok {
+			if err := c.Check(); err != nil {
+				return "", t.named(err)
+			}
+		}
+		s, err := preview(ctx, env, a)
+		return s, t.named(err)
+	}
+	return t
 }
 
 // MoneyArgs names a tool's amount and currency arguments.

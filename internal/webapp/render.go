@@ -36,7 +36,7 @@ func (p *page) hidden(csrf string) *page {
 
 var nav = []struct{ page, href, label string }{{"chat", "/", "Chat"}, {"conversations", "/conversations", "Chats"}, {"approvals", "/approvals", "Approvals"},
 	{"household", "/household", "Household"}, {"activity", "/activity", "Activity"}, {"memory", "/memory", "Memory"}, {"money", "/money", "Money"},
-	{"documents", "/documents", "Documents"}, {"settings", "/settings", "Settings"}}
+	{"documents", "/documents", "Documents"}, {"skills", "/skills", "Skills"}, {"settings", "/settings", "Settings"}}
 
 // badge is the approvals link's count of writes waiting (app.js keeps it current from
 // /approvals/count); hidden at zero. id is its element id ("" for none).
@@ -191,6 +191,9 @@ func card(p *page, reg *tools.Registry, turnID uuid.UUID, pending []steward.Pend
 			p.raw(`<p class="final" role="note">`).text(cantUndo).raw(`</p>`)
 		}
 		fields(p, reg, c.Tool, c.Args)
+		if c.Preview != "" { // what the tool found before asking (install_skill: the skill and its scan)
+			p.raw(`<pre class="preview">`).text(steward.Visible(c.Preview)).raw(`</pre>`)
+		}
 		p.raw(`<details class="exact"><summary>Exact arguments</summary><p class="meta">Tool <code class="tool">`).text(c.Tool).
 			raw(`</code></p><pre class="args">`).text(steward.Visible(string(c.Args))).raw(`</pre>`)
 		p.raw(`<p class="hash">args hash <code>`).text(short(c.ArgsHash)).raw(`</code></p></details>`)

@@ -49,6 +49,7 @@ import (
 	"github.com/stewardhq/steward/internal/ratelimit"
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/sessions"
+	"github.com/stewardhq/steward/internal/skills"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/undo"
@@ -100,6 +101,8 @@ type Deps struct {
 	Undo *undo.Service
 	// Documents serves /documents; nil leaves the page saying documents are off.
 	Documents *document.Service
+	// Skills serves /skills; nil leaves the page saying skills are off.
+	Skills *skills.Service
 	// Ledger serves /money (accounts, import, report, budgets); nil leaves the page saying
 	// the ledger is off.
 	Ledger *ledger.Service
@@ -209,6 +212,10 @@ func Routes(d Deps) func(chi.Router) {
 				r.Get("/documents/{id}/content", w.documentContent)
 				// Multipart: the handler checks the CSRF token, the form's first part.
 				r.Post("/documents", w.uploadDocument)
+				r.Get("/skills", w.skillsPage)
+				r.Get("/skills/{id}", w.skillPage)
+				// Multipart: the handler checks the CSRF token, the form's first part.
+				r.Post("/skills/upload", w.uploadSkill)
 				r.Get("/money", w.moneyPage)
 				r.Get("/settings/channels", w.channelsPage)
 				r.Get("/settings/mcp", w.mcpPage)
@@ -231,6 +238,12 @@ func Routes(d Deps) func(chi.Router) {
 					r.Post("/memory/facts", w.addFact)
 					r.Post("/memory/facts/{id}/forget", w.forgetFact)
 					r.Post("/documents/{id}/delete", w.deleteDocument)
+					r.Post("/skills/url", w.fetchSkill)
+					r.Post("/skills/{id}/install", w.installSkill)
+					r.Post("/skills/{id}/override", w.overrideSkill)
+					r.Post("/skills/{id}/enable", w.setSkill(true))
+					r.Post("/skills/{id}/disable", w.setSkill(false))
+					r.Post("/skills/{id}/delete", w.deleteSkill)
 					r.Post("/money/import", w.importStatement)
 					r.Post("/settings/channels", w.addChannel)
 					r.Post("/settings/channels/{name}/remove", w.removeChannel)

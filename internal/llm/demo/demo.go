@@ -63,7 +63,13 @@ func respond(req llm.Request, now time.Time) llm.Response {
 		return text(helpText)
 	}
 	if results := toolResults(last); len(results) > 0 {
+		if resp, ok := skillStep(req, results, now); ok {
+			return resp
+		}
 		return text(summarise(results, req.Messages))
+	}
+	if sr, ok := parseSkillRequest(last.Text()); ok && !req.NoToolCalls && declared(req.Tools, "find_skill") {
+		return calls(req.Messages, call{"find_skill", args(map[string]any{"query": sr.skill})})
 	}
 	in, ok := parse(last.Text(), now) // the owner's words only, never the recalled memory block
 	if job, answer, isJob := parseJob(last.Text()); isJob {

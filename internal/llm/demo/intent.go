@@ -10,7 +10,8 @@ import (
 const helpText = "I am the offline demo model (no GEMINI_API_KEY is set), so I only understand a few phrasings: " +
 	"“remind me to …”, “add a task …”, “remember that …”, “what time is it”, “list my tasks”, " +
 	"“how much did I spend on … [this month | last month | this year | in March]”, “any new mail”, " +
-	"“what's on my calendar today” and “send … to someone@example.com”. " +
+	"“what's on my calendar today”, “send … to someone@example.com”, " +
+	"“use the meeting notes skill on this: …” and “find a skill for …”. " +
 	"Set GEMINI_API_KEY to talk to Gemini."
 
 // intent is a recognised request: the tool to call and its arguments, called once per

@@ -14,25 +14,25 @@ import (
 
 // mailQuestions map whole messages (lower case, no end punctuation) to a call.
 var mailQuestions = map[string]intent{
-	"any new mail":                    call("search_mail", `{"unread":true}`),
-	"any new mails":                   call("search_mail", `{"unread":true}`),
-	"any new email":                   call("search_mail", `{"unread":true}`),
-	"do i have new mail":              call("search_mail", `{"unread":true}`),
-	"check my mail":                   call("search_mail", `{"unread":true}`),
-	"new mail":                        call("search_mail", `{"unread":true}`),
-	"show my mail":                    call("search_mail", `{}`),
-	"what's on my calendar today":     call("list_events", `{"from":"today"}`),
-	"whats on my calendar today":      call("list_events", `{"from":"today"}`),
-	"what is on my calendar today":    call("list_events", `{"from":"today"}`),
-	"what's on today":                 call("list_events", `{"from":"today"}`),
-	"what's on my calendar":           call("list_events", `{"from":"today"}`),
-	"what's on my calendar tomorrow":  call("list_events", `{"from":"tomorrow"}`),
-	"whats on my calendar tomorrow":   call("list_events", `{"from":"tomorrow"}`),
-	"what is on my calendar tomorrow": call("list_events", `{"from":"tomorrow"}`),
-	"what's on tomorrow":              call("list_events", `{"from":"tomorrow"}`),
+	"any new mail":                    mailIntent("search_mail", `{"unread":true}`),
+	"any new mails":                   mailIntent("search_mail", `{"unread":true}`),
+	"any new email":                   mailIntent("search_mail", `{"unread":true}`),
+	"do i have new mail":              mailIntent("search_mail", `{"unread":true}`),
+	"check my mail":                   mailIntent("search_mail", `{"unread":true}`),
+	"new mail":                        mailIntent("search_mail", `{"unread":true}`),
+	"show my mail":                    mailIntent("search_mail", `{}`),
+	"what's on my calendar today":     mailIntent("list_events", `{"from":"today"}`),
+	"whats on my calendar today":      mailIntent("list_events", `{"from":"today"}`),
+	"what is on my calendar today":    mailIntent("list_events", `{"from":"today"}`),
+	"what's on today":                 mailIntent("list_events", `{"from":"today"}`),
+	"what's on my calendar":           mailIntent("list_events", `{"from":"today"}`),
+	"what's on my calendar tomorrow":  mailIntent("list_events", `{"from":"tomorrow"}`),
+	"whats on my calendar tomorrow":   mailIntent("list_events", `{"from":"tomorrow"}`),
+	"what is on my calendar tomorrow": mailIntent("list_events", `{"from":"tomorrow"}`),
+	"what's on tomorrow":              mailIntent("list_events", `{"from":"tomorrow"}`),
 }
 
-func call(tool, args string) intent {
+func mailIntent(tool, args string) intent {
 	return intent{tool: tool, args: []json.RawMessage{json.RawMessage(args)}}
 }
 
