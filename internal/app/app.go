@@ -55,6 +55,7 @@ import (
 	"github.com/stewardhq/steward/internal/sweep"
 	"github.com/stewardhq/steward/internal/tools"
 	"github.com/stewardhq/steward/internal/tools/builtin"
+	"github.com/stewardhq/steward/internal/tools/codetools"
 	"github.com/stewardhq/steward/internal/tools/doctools"
 	"github.com/stewardhq/steward/internal/tools/ledgertools"
 	"github.com/stewardhq/steward/internal/tools/webtools"
@@ -444,6 +445,7 @@ func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs doct
 		ledgertools.Tools(),
 		webtools.Tools(fetcher, search),
 		doctools.Tools(docs, fetcher),
+		codetools.Tools(docs),
 	)...)
 }
 

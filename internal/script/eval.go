@@ -42,7 +42,7 @@ func Eval(ctx context.Context, req Request) (Result, error) {
 	})
 	defer stop()
 
-	env, err := predeclared(thread, req.Inputs)
+	env, err := predeclared(thread, req)
 	if err != nil {
 		return Result{}, &Error{"the inputs could not be passed in: " + err.Error()}
 	}
@@ -89,22 +89,31 @@ func explain(err error) string {
 	return msg
 }
 
-// predeclared is the library plus each input bound to its name, converted from JSON.
-func predeclared(thread *starlark.Thread, inputs map[string]any) (starlark.StringDict, error) {
+// predeclared is the library plus each input bound to its name: converted from JSON, or a
+// CSV text parsed to rows.
+func predeclared(thread *starlark.Thread, req Request) (starlark.StringDict, error) {
 	env := library()
-	for name, v := range inputs {
+	bind := func(name string, fn starlark.Value, arg string) error {
 		if _, taken := env[name]; taken {
-			return nil, fmt.Errorf("the input name %q is taken by the library; choose another", name)
+			return fmt.Errorf("the input name %q is taken; choose another", name)
 		}
+		v, err := starlark.Call(thread, fn, starlark.Tuple{starlark.String(arg)}, nil)
+		env[name] = v
+		return err
+	}
+	for name, v := range req.Inputs {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return nil, err
 		}
-		sv, err := starlark.Call(thread, jsonDecode, starlark.Tuple{starlark.String(b)}, nil)
-		if err != nil {
+		if err := bind(name, jsonDecode, string(b)); err != nil {
 			return nil, err
 		}
-		env[name] = sv
+	}
+	for name, text := range req.CSV {
+		if err := bind(name, csvDictsFn, text); err != nil {
+			return nil, err
+		}
 	}
 	return env, nil
 }

@@ -22,6 +22,7 @@ import (
 var (
 	jsonEncode = starjson.Module.Members["encode"]
 	jsonDecode = starjson.Module.Members["decode"]
+	csvDictsFn = starlark.NewBuiltin("csv.dicts", csvDicts)
 )
 
 // library is what every run finds predeclared besides Starlark's builtins: math, json,

@@ -49,10 +49,12 @@ const (
 	maxStderr = 4 << 10
 )
 
-// Request is one run: the code and the values bound to names before it runs.
+// Request is one run: the code and the values bound to names before it runs — Inputs as
+// their JSON, CSV texts as their rows (csv.dicts, parsed inside the sandbox).
 type Request struct {
 	Code   string
 	Inputs map[string]any
+	CSV    map[string]string
 }
 
 // Result is what a run gave: the printed text and the value of the global "result" (or of
@@ -103,7 +105,7 @@ func run(ctx context.Context, req Request) (Result, int64, error) {
 	if len(req.Code) > MaxCode {
 		return Result{}, 0, &Error{fmt.Sprintf("the code is %d bytes; at most %d are allowed", len(req.Code), MaxCode)}
 	}
-	inputs, err := json.Marshal(req.Inputs)
+	inputs, err := json.Marshal([]any{req.Inputs, req.CSV})
 	if err != nil {
 		return Result{}, 0, fmt.Errorf("encode the inputs: %w", err)
 	}

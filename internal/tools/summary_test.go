@@ -8,6 +8,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/tools"
 	"github.com/stewardhq/steward/internal/tools/builtin"
+	"github.com/stewardhq/steward/internal/tools/codetools"
 	"github.com/stewardhq/steward/internal/tools/doctools"
 	"github.com/stewardhq/steward/internal/tools/ledgertools"
 	"github.com/stewardhq/steward/internal/tools/webtools"
@@ -17,7 +18,7 @@ import (
 // documents' (their dependencies are not needed to word a call).
 func everyTool() []tools.Tool {
 	return slices.Concat(builtin.Tools(), ledgertools.Tools(), []tools.Tool{webtools.Fetch(nil), webtools.Search(nil)},
-		doctools.Tools(nil, nil))
+		doctools.Tools(nil, nil), codetools.Tools(nil))
 }
 
 // TestEveryToolHasSummary: a tool added without its one-line summaries fails here (and in
