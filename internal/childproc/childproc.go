@@ -24,7 +24,7 @@ var Executable = sync.OnceValue(func() string {
 	return exe
 })
 
-// CappedBuffer keeps up to Max bytes and notes that more came (Over); the child is not
+// CappedBuffer keeps the first Max bytes and notes that more came (Over); the child is not
 // blocked on a full pipe.
 type CappedBuffer struct {
 	Buf  bytes.Buffer
@@ -33,8 +33,9 @@ type CappedBuffer struct {
 }
 
 func (c *CappedBuffer) Write(p []byte) (int, error) {
-	if c.Buf.Len()+len(p) > c.Max {
+	if room := c.Max - c.Buf.Len(); len(p) > room {
 		c.Over = true
+		c.Buf.Write(p[:max(0, room)])
 		return len(p), nil
 	}
 	return c.Buf.Write(p)

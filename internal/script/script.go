@@ -145,11 +145,11 @@ func run(ctx context.Context, req Request) (Result, int64, error) {
 		return Result{}, 0, &Error{fmt.Sprintf("the code ran longer than %v and was stopped", Timeout)}
 	case runErr != nil && cmd.ProcessState == nil:
 		return Result{}, 0, fmt.Errorf("start the code runner: %w", runErr)
-	case runErr != nil && (bytes.Contains(stderr.Buf.Bytes(), []byte("out of memory")) ||
-		bytes.Contains(stderr.Buf.Bytes(), []byte("cannot allocate memory"))):
+	case runErr != nil && outOfMemory(stderr.Buf.Bytes()):
 		return Result{}, 0, &Error{fmt.Sprintf("the code needed more memory than Steward allows (%d MB) and was stopped", Memory>>20)}
 	case runErr != nil:
-		return Result{}, 0, fmt.Errorf("the code runner failed (%v): %s", cmd.ProcessState, childproc.FirstLine(stderr.Buf.Bytes()))
+		// The child runs nothing but the interpreter on the code: its end is the code's doing.
+		return Result{}, 0, &Error{fmt.Sprintf("the code was stopped: its runner ended (%v): %s", cmd.ProcessState, childproc.FirstLine(stderr.Buf.Bytes()))}
 	case out.Over:
 		return Result{}, 0, errors.New("the code runner's answer was too long")
 	}
@@ -188,4 +188,16 @@ func serveChild(in io.Reader, out io.Writer) int {
 		return 5
 	}
 	return 0
+}
+
+// outOfMemory reports whether a child's standard error says it ran out of memory: the
+// runtime's refusal, or the segmentation fault of a mapping the kernel refused it
+// (RLIMIT_DATA).
+func outOfMemory(stderr []byte) bool {
+	for _, words := range []string{"out of memory", "cannot allocate memory", "SIGSEGV"} {
+		if bytes.Contains(stderr, []byte(words)) {
+			return true
+		}
+	}
+	return false
 }
