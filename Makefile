@@ -126,11 +126,13 @@ bench-extract: db ## the hostile documents: each reading's time and extra RSS, a
 	$(GO) test -run '^$$' -bench BenchmarkNeighbourDuringHostileUploads -benchtime 300x ./internal/httpapi/
 
 FUZZTIME ?= 30s
-fuzz: ## each document reader's fuzz target for $(FUZZTIME) (CI runs it for a bounded time)
+fuzz: ## each document reader's fuzz target and run_code's for $(FUZZTIME) (CI runs it for a bounded time)
 	@for target in $$($(GO) test -list '^Fuzz' ./internal/doctext/ | grep '^Fuzz'); do \
 		echo "fuzz $$target for $(FUZZTIME)"; \
 		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) ./internal/doctext/ || exit 1; \
 	done
+	@echo "fuzz FuzzRun (run_code's sandbox) for $(FUZZTIME)"; \
+	$(GO) test -run '^$$' -fuzz '^FuzzRun$$' -fuzztime $(FUZZTIME) ./internal/script/
 
 bench-recall: db ## memory recall at 100,000 chunks under RLS: p50/p99 ms and recall@10 (data cached in its own database)
 	@$(load_env); $(GO) test -run '^$$' -bench BenchmarkRecall100k -benchtime 1000x -timeout 60m ./internal/memory/
