@@ -28,7 +28,7 @@ import (
 )
 
 // Classes of tasks, in report order.
-var Classes = []string{"tasks", "memory", "documents", "ledger", "web", "composition", "fabrication", "injection", "approvals", "timezones"}
+var Classes = []string{"tasks", "memory", "documents", "ledger", "web", "composition", "fabrication", "injection", "approvals", "timezones", "compute"}
 
 // Task is one eval task.
 type Task struct {

@@ -9,7 +9,8 @@ import (
 // helpText is the reply to anything the demo does not understand.
 const helpText = "I am the offline demo model (no GEMINI_API_KEY is set), so I only understand a few phrasings: " +
 	"“remind me to …”, “add a task …”, “remember that …”, “what time is it”, “list my tasks” and " +
-	"“how much did I spend on … [this month | last month | this year | in March]”. " +
+	"“how much did I spend on … [this month | last month | this year | in March]”, " +
+	"“calculate 12*(3+4)”, “compute the average of 3, 5 and 10” and “compute my average monthly spending on groceries”. " +
 	"Set GEMINI_API_KEY to talk to Gemini."
 
 // intent is a recognised request: the tool to call and its arguments, called once per
@@ -62,6 +63,9 @@ func parse(msg string, now time.Time) (intent, bool) {
 			args = append(args, a)
 		}
 		return intent{tool: "ledger_report", args: args}, true
+	}
+	if args, ok := parseCompute(s); ok {
+		return intent{tool: "run_code", args: []json.RawMessage{args}}, true
 	}
 	for _, ap := range argPrefixes {
 		if !hasPrefixFold(s, ap.prefix) {

@@ -42,6 +42,8 @@ func summariseOne(r steward.ToolResult, out any, args map[string]any) string {
 		return fmt.Sprintf("Done — I will remember that %s.", value("content"))
 	case "list_tasks":
 		return taskList(out)
+	case "run_code":
+		return computeAnswer(out)
 	case "get_current_time":
 		for _, key := range []string{"time", "now", "current_time", "datetime", "local_time"} {
 			if v := stringField(out, key); v != "" {
