@@ -12,3 +12,6 @@ func KilledForCPU(*os.ProcessState) bool { return false }
 
 // PeakRSS is unknown (0) here.
 func PeakRSS() int64 { return 0 }
+
+// RSS is unknown (0) here.
+func RSS() int64 { return 0 }

@@ -55,6 +55,9 @@ func DataSegment() int64 {
 // set when the child is forked.
 func PeakRSS() int64 { return procStatus("VmHWM") }
 
+// RSS is this process's resident set now, in bytes (0 when unknown).
+func RSS() int64 { return procStatus("VmRSS") }
+
 // procStatus is a field of /proc/self/status given in kB, in bytes (0 when not there).
 func procStatus(field string) int64 {
 	f, err := os.Open("/proc/self/status")

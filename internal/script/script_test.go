@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/childproc"
 	"github.com/stewardhq/steward/internal/script"
 )
 
@@ -114,4 +115,21 @@ func FuzzRun(f *testing.F) {
 			t.Fatalf("invalid JSON result %q", res.Result)
 		}
 	})
+}
+
+// TestRunMemoryStaysInTheChild: the attacks' memory is the child's: each child's peak stays
+// near its limit, and this process's resident set does not grow with them.
+func TestRunMemoryStaysInTheChild(t *testing.T) {
+	before := childproc.RSS()
+	for _, code := range []string{"x = [0]\nfor i in range(64):\n    x = x + x", "s = 'x' * (1 << 29)", "result = len('x' * (50 << 20))"} {
+		start := time.Now()
+		_, peak, err := script.RunMeasured(context.Background(), script.Request{Code: code})
+		t.Logf("%q: peak %d MB in %v: %v", firstLine(code), peak>>20, time.Since(start).Round(time.Millisecond), err)
+		if peak > script.Memory+64<<20 {
+			t.Errorf("the child peaked at %d MB", peak>>20)
+		}
+	}
+	if after := childproc.RSS(); after > before+32<<20 {
+		t.Errorf("this process grew from %d MB to %d MB", before>>20, after>>20)
+	}
 }
