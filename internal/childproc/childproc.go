@@ -2,7 +2,7 @@
 // (Executable), the kernel limits a child puts on itself (LimitSelf: RLIMIT_DATA, RLIMIT_CPU,
 // RLIMIT_FSIZE), how it was stopped (KilledForCPU), its peak resident set (PeakRSS), and a
 // capped buffer for its output. The document readers (internal/doctext) and run_code
-// (internal/script) run their untrusted work in such children (docs/ARCHITECTURE.md §3).
+// (internal/script) run their untrusted work in such children (docs/ARCHITECTURE.md §3, §14).
 package childproc
 
 import (

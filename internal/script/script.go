@@ -1,5 +1,5 @@
 // Package script runs a model's Starlark code over values it is given, with no I/O at all
-// (docs/ARCHITECTURE.md §3, "Code execution"): no load, no files, no network, no environment,
+// (docs/ARCHITECTURE.md §14): no load, no files, no network, no environment,
 // no clock. Run evaluates in a child process — this same executable started again with
 // childEnv set — that the kernel bounds like the document readers' (internal/childproc): its
 // data segment (the memory bound Starlark itself lacks), its CPU seconds, no file writes;

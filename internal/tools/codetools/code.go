@@ -1,7 +1,7 @@
 // Package codetools is the code toolset: run_code, which runs the model's Starlark code over
-// the owner's data passed in as values, in internal/script's sandbox (docs/ARCHITECTURE.md §3,
-// "Code execution"). It is a read: it changes nothing, so it runs without approval; what it
-// returns is data for the model, and since its inputs may be documents, it taints the turn.
+// the owner's data passed in as values, in internal/script's sandbox (docs/ARCHITECTURE.md
+// §14). It is a read: it changes nothing, so it runs without approval; what it returns is
+// data for the model, and since its inputs may be documents, it taints the turn.
 package codetools
 
 import (
