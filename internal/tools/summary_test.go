@@ -11,6 +11,7 @@ import (
 	"github.com/stewardhq/steward/internal/tools/codetools"
 	"github.com/stewardhq/steward/internal/tools/doctools"
 	"github.com/stewardhq/steward/internal/tools/ledgertools"
+	"github.com/stewardhq/steward/internal/tools/shelltools"
 	"github.com/stewardhq/steward/internal/tools/webtools"
 )
 
@@ -18,7 +19,7 @@ import (
 // documents' (their dependencies are not needed to word a call).
 func everyTool() []tools.Tool {
 	return slices.Concat(builtin.Tools(), ledgertools.Tools(), []tools.Tool{webtools.Fetch(nil), webtools.Search(nil)},
-		doctools.Tools(nil, nil), codetools.Tools(nil))
+		doctools.Tools(nil, nil), codetools.Tools(nil), shelltools.Tools(nil, false))
 }
 
 // TestEveryToolHasSummary: a tool added without its one-line summaries fails here (and in
