@@ -1,12 +1,12 @@
 package httpapi_test
 
 import (
-	"maps"
 	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
