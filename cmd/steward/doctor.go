@@ -88,7 +88,22 @@ func diagnose(ctx context.Context, cfg config.Config) []doctorCheck {
 			checks = append(checks, doctorCheck{c.Name, status, oneLine(c.Detail)})
 		}
 	}
-	return append(checks, modelCheck(cfg))
+	return append(checks, shellCheck(ctx, cfg), modelCheck(cfg))
+}
+
+// shellCheck says whether run_command is on and its sandbox (bubblewrap) available here; off
+// is only a note (docs/CODE.md).
+func shellCheck(ctx context.Context, cfg config.Config) doctorCheck {
+	err := app.ShellSandbox(cfg).Check(ctx)
+	switch {
+	case !cfg.Shell && err != nil:
+		return doctorCheck{"shell", statusOK, "run_command off (STEWARD_SHELL); its sandbox is not available here: " + oneLine(err.Error())}
+	case !cfg.Shell:
+		return doctorCheck{"shell", statusOK, "run_command off (STEWARD_SHELL); its sandbox (bubblewrap) is available"}
+	case err != nil:
+		return doctorCheck{"shell", statusFail, "STEWARD_SHELL=on but " + oneLine(err.Error())}
+	}
+	return doctorCheck{"shell", statusOK, "run_command on, under bubblewrap; workspaces in " + app.ShellSandbox(cfg).Root}
 }
 
 // modelCheck says which models answer and at what price. The offline demo model is a

@@ -36,7 +36,7 @@ func doctorLines(t *testing.T, stdout string) map[string]string {
 		}
 		name := strings.TrimSpace(l[len(f[0]):])
 		for _, n := range []string{"database as steward_owner", "database as steward_app", "database as steward_door", "pgvector", "migrations",
-			"row-level security", "roles", "api keys", "security definer", "views", "audit log", "app role without owner", "model", "configuration"} {
+			"row-level security", "roles", "api keys", "security definer", "views", "audit log", "app role without owner", "model", "shell", "configuration"} {
 			if strings.HasPrefix(name, n+" ") {
 				lines[n] = l
 			}
@@ -65,6 +65,10 @@ func TestDoctorGreenOnMigratedDatabase(t *testing.T) {
 		t.Errorf("model without a key: want a warning, got %q", got)
 	}
 
+	if got := lines["shell"]; !strings.Contains(got, "run_command off (STEWARD_SHELL); its sandbox (bubblewrap) is available") {
+		t.Errorf("shell line: %q; want run_command off with its sandbox available", got)
+	}
+
 	env["GEMINI_API_KEY"] = "test-key"
 	r = runCLI(t, env, "doctor", "--json")
 	wantOK(t, r)
@@ -72,7 +76,7 @@ func TestDoctorGreenOnMigratedDatabase(t *testing.T) {
 		OK     bool `json:"ok"`
 		Checks []struct{ Name, Status, Detail string }
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || !report.OK || len(report.Checks) != 15 {
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || !report.OK || len(report.Checks) != 16 {
 		t.Fatalf("doctor --json = %s (%v)", r.stdout, err)
 	}
 	// gemini-3.8-flash's price depends on the date (an introductory price until 2027).
@@ -97,7 +101,7 @@ func TestDoctorRedWhenRowLevelSecurityBroken(t *testing.T) {
 			d := testdb.New(t)
 			execAs(t, d.OwnerURL, tc.sql) // the owner role owns the tables: no superuser needed
 			r := runCLI(t, dbEnv(d), "doctor")
-			wantOneLineError(t, r, "doctor: 1 of 15 checks failed")
+			wantOneLineError(t, r, "doctor: 1 of 16 checks failed")
 			line := doctorLines(t, r.stdout)["row-level security"]
 			if !strings.HasPrefix(line, "✘ ") || !strings.Contains(line, tc.want) {
 				t.Fatalf("want a ✘ line saying %q, got %q\n%s", tc.want, line, r.stdout)
@@ -114,7 +118,7 @@ func TestDoctorRedWhenModelUnpriced(t *testing.T) {
 	env["GEMINI_API_KEY"] = "test-key"
 	env["STEWARD_FAST_MODEL"] = "gemini-9-lite"
 	r := runCLI(t, env, "doctor")
-	wantOneLineError(t, r, "doctor: 1 of 15 checks failed")
+	wantOneLineError(t, r, "doctor: 1 of 16 checks failed")
 	line := doctorLines(t, r.stdout)["model"]
 	for _, want := range []string{"✘ ", "STEWARD_FAST_MODEL=gemini-9-lite has no price", "STEWARD_MODEL_PRICES=gemini-9-lite="} {
 		if !strings.Contains(line, want) {

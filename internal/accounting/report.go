@@ -193,3 +193,30 @@ func BudgetLines(budgets []steward.Budget, entries []steward.LedgerEntry) []Budg
 	}
 	return out
 }
+
+// Filter picks ledger entries as search_transactions and run_code's ledger inputs do: every
+// word of Words in the description or merchant, an amount (either direction, minor units)
+// within [Min, Max] where set, and the account called Account where set.
+type Filter struct {
+	Words    string
+	Min, Max *int64
+	Account  string
+}
+
+// Match reports whether e passes the filter.
+func (f Filter) Match(e steward.LedgerEntry) bool {
+	amount := max(e.AmountMinor, -e.AmountMinor)
+	if f.Min != nil && amount < *f.Min || f.Max != nil && amount > *f.Max {
+		return false
+	}
+	if f.Account != "" && !strings.EqualFold(f.Account, e.Account) {
+		return false
+	}
+	text := strings.ToLower(e.Description + " " + e.Merchant)
+	for _, w := range strings.Fields(strings.ToLower(f.Words)) {
+		if !strings.Contains(text, w) {
+			return false
+		}
+	}
+	return true
+}

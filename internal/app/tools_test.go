@@ -33,7 +33,7 @@ func TestNewToolsWeb(t *testing.T) {
 		{"searxng", config.Config{SearchURL: "https://searx.example.org"}, true},
 		{"gemini", config.Config{GeminiAPIKey: "k", FastModel: "gemini-fast"}, true},
 	} {
-		reg, err := newTools(context.Background(), tc.cfg, nil, nil, nil)
+		reg, err := newTools(context.Background(), tc.cfg, nil, nil, nil, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

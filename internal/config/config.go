@@ -155,6 +155,12 @@ type Config struct {
 	// SearchURL is a SearXNG instance web_search queries instead of Gemini with Google Search
 	// grounding (STEWARD_SEARCH_URL).
 	SearchURL string
+	// Shell turns on run_command under bubblewrap for `steward serve` on Linux
+	// (STEWARD_SHELL=on; off by default); ShellRules lets standing rules allow it
+	// (STEWARD_SHELL_RULES=on); ShellRoot holds the owners' workspaces (STEWARD_SHELL_ROOT,
+	// empty: <temp dir>/steward-workspaces). docs/CODE.md.
+	Shell, ShellRules bool
+	ShellRoot         string
 	// MCPTimeout bounds listing a remote MCP server's tools and each call of one
 	// (STEWARD_MCP_TIMEOUT, 20s by default).
 	MCPTimeout time.Duration
@@ -320,6 +326,9 @@ func Load(getenv func(string) string) (Config, error) {
 		EgressAllow:                r.addrPorts("STEWARD_EGRESS_ALLOW"),
 		SecretKey:                  r.key32("STEWARD_SECRET_KEY"),
 		SearchURL:                  r.str("STEWARD_SEARCH_URL", ""),
+		Shell:                      r.boolean("STEWARD_SHELL"),
+		ShellRules:                 r.boolean("STEWARD_SHELL_RULES"),
+		ShellRoot:                  r.str("STEWARD_SHELL_ROOT", ""),
 		MCPTimeout:                 r.duration("STEWARD_MCP_TIMEOUT", 20*time.Second),
 		RunQueueURL:                r.str("STEWARD_RUN_QUEUE_URL", ""),
 		PublicURL:                  strings.TrimRight(r.str("STEWARD_PUBLIC_URL", ""), "/"),
@@ -776,12 +785,12 @@ func (r *reader) models(name string) []ModelRef {
 
 func (r *reader) boolean(name string) bool {
 	switch v := strings.ToLower(r.str(name, "false")); v {
-	case "1", "true", "yes":
+	case "1", "true", "yes", "on":
 		return true
-	case "0", "false", "no":
+	case "0", "false", "no", "off":
 		return false
 	default:
-		r.fail(name, v, "must be true or false")
+		r.fail(name, v, "must be on or off (true or false)")
 		return false
 	}
 }

@@ -13,9 +13,9 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
-	"sync"
 	"time"
 
+	"github.com/stewardhq/steward/internal/childproc"
 	"github.com/stewardhq/steward/internal/steward"
 )
 
@@ -144,11 +144,11 @@ func (r *Readers) sandboxed(ctx context.Context, mt string, src Source) (Extract
 	}
 	var frame [4]byte
 	binary.BigEndian.PutUint32(frame[:], uint32(len(head)))
-	cmd := exec.CommandContext(rctx, executable())
+	cmd := exec.CommandContext(rctx, childproc.Executable())
 	// GORACE: a race-detector build (tests) would otherwise sleep a second as each child exits.
 	cmd.Env = []string{childEnv + "=1", "GOMAXPROCS=1", "GOTRACEBACK=none", "GORACE=atexit_sleep_ms=0"}
 	cmd.Stdin = io.MultiReader(bytes.NewReader(frame[:]), bytes.NewReader(head), bytes.NewReader(src.Data))
-	out, stderr := &cappedBuffer{max: maxAnswer}, &cappedBuffer{max: maxStderr}
+	out, stderr := &childproc.CappedBuffer{Max: maxAnswer}, &childproc.CappedBuffer{Max: maxStderr}
 	cmd.Stdout, cmd.Stderr = out, stderr
 	cmd.WaitDelay = time.Second
 	start := time.Now()
@@ -161,17 +161,17 @@ func (r *Readers) sandboxed(ctx context.Context, mt string, src Source) (Extract
 		return Extracted{}, u, overran(timeout)
 	case runErr != nil && cmd.ProcessState == nil:
 		return Extracted{}, u, fmt.Errorf("start the document reader: %w", runErr)
-	case runErr != nil && bytes.Contains(stderr.buf.Bytes(), []byte("out of memory")):
+	case runErr != nil && bytes.Contains(stderr.Buf.Bytes(), []byte("out of memory")):
 		return Extracted{}, u, refuse(ReasonTooComplex, "reading the document needs more memory than Steward allows one reading (%d MB), so it was stopped", req.Memory>>20)
-	case runErr != nil && killedForCPU(cmd.ProcessState):
+	case runErr != nil && childproc.KilledForCPU(cmd.ProcessState):
 		return Extracted{}, u, overran(timeout)
 	case runErr != nil:
-		return Extracted{}, u, fmt.Errorf("the document reader failed (%v): %s", cmd.ProcessState, firstLine(stderr.buf.Bytes()))
-	case out.over:
+		return Extracted{}, u, fmt.Errorf("the document reader failed (%v): %s", cmd.ProcessState, childproc.FirstLine(stderr.Buf.Bytes()))
+	case out.Over:
 		return Extracted{}, u, overText("document")
 	}
 	var ans childAnswer
-	if err := gob.NewDecoder(&out.buf).Decode(&ans); err != nil {
+	if err := gob.NewDecoder(&out.Buf).Decode(&ans); err != nil {
 		return Extracted{}, u, fmt.Errorf("read the document reader's answer: %w", err)
 	}
 	u.PeakRSS = ans.PeakRSS
@@ -181,12 +181,6 @@ func (r *Readers) sandboxed(ctx context.Context, mt string, src Source) (Extract
 	return ans.Extracted, u, nil
 }
 
-// firstLine is the first line of a child's standard error.
-func firstLine(b []byte) string {
-	line, _, _ := bytes.Cut(bytes.TrimSpace(b), []byte("\n"))
-	return string(line)
-}
-
 // overran is the refusal of a reading that ran out of time.
 func overran(timeout time.Duration) error {
 	return refuse(ReasonTimeout, "reading the document took longer than %v, so it was stopped; a simpler or smaller copy may work", timeout)
@@ -194,35 +188,6 @@ func overran(timeout time.Duration) error {
 
 // childMemoryFor is the data segment a child may use for a document of n bytes.
 func childMemoryFor(n int) int64 { return ChildMemory + 2*int64(n) + raceMemory }
-
-// executable is this program, to start again as a child: /proc/self/exe on Linux (still
-// there when the file was replaced by an upgrade), else os.Executable; found once.
-var executable = sync.OnceValue(func() string {
-	if _, err := os.Stat("/proc/self/exe"); err == nil {
-		return "/proc/self/exe"
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return os.Args[0]
-	}
-	return exe
-})
-
-// cappedBuffer keeps up to max bytes and notes that more came (the child is not blocked on a
-// full pipe; its answer is refused).
-type cappedBuffer struct {
-	buf  bytes.Buffer
-	max  int
-	over bool
-}
-
-func (c *cappedBuffer) Write(p []byte) (int, error) {
-	if c.buf.Len()+len(p) > c.max {
-		c.over = true
-		return len(p), nil
-	}
-	return c.buf.Write(p)
-}
 
 // serveChild is the child's side: it reads the request and the document from in, limits
 // itself, reads the document and writes its answer to out. The exit status is 0 when an
@@ -244,7 +209,7 @@ func serveChild(in io.Reader, out io.Writer) int {
 	if err := json.Unmarshal(head, &req); err != nil || req.Size < 0 || req.Size > 1<<30 {
 		return 3
 	}
-	if err := limitSelf(req.Memory, req.CPU); err != nil {
+	if err := childproc.LimitSelf(req.Memory, req.CPU); err != nil {
 		return 4
 	}
 	// The Go heap collects harder as it nears the limit, before the kernel refuses it memory.
@@ -258,7 +223,7 @@ func serveChild(in io.Reader, out io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), req.Timeout)
 	defer cancel()
 	ex, err := extract(ctx, req.MediaType, Source{Name: req.Name, ContentType: req.ContentType, URL: req.URL, Data: data})
-	ans := childAnswer{PeakRSS: peakRSS()}
+	ans := childAnswer{PeakRSS: childproc.PeakRSS()}
 	var se *steward.Error
 	switch {
 	case err == nil:

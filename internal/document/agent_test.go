@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,11 +21,13 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/codetools"
 	"github.com/stewardhq/steward/internal/tools/doctools"
 	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
 
-// agentEnv is a runner with the built-ins and the document tools over real Postgres.
+// agentEnv is a runner with the built-ins, the ledger's, the document tools and run_code over
+// real Postgres.
 type agentEnv struct {
 	db    testdb.Opened
 	owner uuid.UUID
@@ -40,7 +43,7 @@ func newAgentEnv(t *testing.T) agentEnv {
 
 func (e agentEnv) run(t *testing.T, model *scripted.Model, message string) steward.View {
 	t.Helper()
-	reg, err := tools.NewRegistry(append(toolstest.Tools(), doctools.Tools(e.docs, nil)...)...)
+	reg, err := tools.NewRegistry(slices.Concat(toolstest.Tools(), doctools.Tools(e.docs, nil), codetools.Tools(e.docs))...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ import (
 )
 
 // Classes of tasks, in report order.
-var Classes = []string{"tasks", "memory", "documents", "ledger", "web", "composition", "fabrication", "injection", "approvals", "timezones", "skills"}
+var Classes = []string{"tasks", "memory", "documents", "ledger", "web", "composition", "fabrication", "injection", "approvals", "timezones", "skills", "compute"}
 
 // Task is one eval task.
 type Task struct {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -56,9 +57,16 @@ type env struct {
 // the API handler (tests use it to observe requests from the server side).
 func newEnv(t *testing.T, wrap func(http.Handler) http.Handler, steps ...scripted.Step) *env {
 	t.Helper()
+	return newEnvConfigured(t, wrap, nil, steps...)
+}
+
+// newEnvConfigured is newEnv with configuration variables set besides its own.
+func newEnvConfigured(t *testing.T, wrap func(http.Handler) http.Handler, vars map[string]string, steps ...scripted.Step) *env {
+	t.Helper()
 	e := &env{t: t, ctx: context.Background(), model: scripted.New(steps...), logs: &logBuffer{}}
-	app := apptest.New(t, apptest.Options{Model: e.model, Log: e.logs, Wrap: wrap,
-		Env: map[string]string{"STEWARD_MAX_ITERATIONS": "4", "STEWARD_SUSPEND_TTL": "1h"}})
+	config := map[string]string{"STEWARD_MAX_ITERATIONS": "4", "STEWARD_SUSPEND_TTL": "1h"}
+	maps.Copy(config, vars)
+	app := apptest.New(t, apptest.Options{Model: e.model, Log: e.logs, Wrap: wrap, Env: config})
 	e.store, e.door, e.runner, e.srv, e.db = app.DB.Store, app.DB.Door, app.Runner, app.Server, app.DB.DB
 	owner, key := app.DB.Owner(t, "alice")
 	e.owner, e.key = owner.ID, key

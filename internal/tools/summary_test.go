@@ -8,10 +8,12 @@ import (
 
 	"github.com/stewardhq/steward/internal/tools"
 	"github.com/stewardhq/steward/internal/tools/builtin"
+	"github.com/stewardhq/steward/internal/tools/codetools"
 	"github.com/stewardhq/steward/internal/tools/doctools"
 	"github.com/stewardhq/steward/internal/tools/ledgertools"
 	"github.com/stewardhq/steward/internal/tools/mailtools"
 	"github.com/stewardhq/steward/internal/tools/skilltools"
+	"github.com/stewardhq/steward/internal/tools/shelltools"
 	"github.com/stewardhq/steward/internal/tools/webtools"
 )
 
@@ -19,7 +21,7 @@ import (
 // documents' and the skills' (their dependencies are not needed to word a call).
 func everyTool() []tools.Tool {
 	return slices.Concat(builtin.Tools(), ledgertools.Tools(), []tools.Tool{webtools.Fetch(nil), webtools.Search(nil)},
-		doctools.Tools(nil, nil), mailtools.Tools(nil, nil), skilltools.Tools(nil))
+		doctools.Tools(nil, nil), mailtools.Tools(nil, nil), skilltools.Tools(nil), codetools.Tools(nil), shelltools.Tools(nil, false))
 }
 
 // TestEveryToolHasSummary: a tool added without its one-line summaries fails here (and in

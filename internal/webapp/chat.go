@@ -2,6 +2,7 @@ package webapp
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -221,10 +222,37 @@ func chip(p *page, reg *tools.Registry, c activity.ToolCall, res activity.ToolRe
 	if done {
 		p.raw(`<span aria-hidden="true">→ </span>`)
 	}
-	p.text(state).raw(`</span></summary><div class="chip-body"><p class="meta">Tool <code class="tool">`).text(c.Tool).
+	p.text(state).raw(`</span></summary><div class="chip-body">`)
+	codeBlocks(p, c, res, done)
+	p.raw(`<p class="meta">Tool <code class="tool">`).text(c.Tool).
 		raw(`</code> · arguments</p><pre class="args">`).text(steward.Visible(string(c.Args))).raw(`</pre>`)
 	if done {
 		p.raw(`<p class="meta">Result</p><pre class="args result">`).text(steward.Visible(string(res.Output))).raw(`</pre>`)
 	}
 	p.raw(`</div></details>`)
+}
+
+// codeBlocks shows a call that ran code (run_code) as a person reads it: the code as written,
+// then what it printed and the value it returned, above the exact arguments and result.
+func codeBlocks(p *page, c activity.ToolCall, res activity.ToolResult, done bool) {
+	var args struct {
+		Code string `json:"code"`
+	}
+	if c.Tool != "run_code" || json.Unmarshal(c.Args, &args) != nil || args.Code == "" {
+		return
+	}
+	p.raw(`<p class="meta">Code</p><pre class="code">`).text(steward.Visible(args.Code)).raw(`</pre>`)
+	var out struct {
+		Printed string          `json:"printed"`
+		Result  json.RawMessage `json:"result"`
+	}
+	if !done || res.IsError || json.Unmarshal(agent.DataContent(res.Output), &out) != nil {
+		return
+	}
+	if out.Printed != "" {
+		p.raw(`<p class="meta">Printed</p><pre class="code output">`).text(steward.Visible(out.Printed)).raw(`</pre>`)
+	}
+	if len(out.Result) > 0 && string(out.Result) != "null" {
+		p.raw(`<p class="meta">Returned</p><pre class="code output">`).text(steward.Visible(string(out.Result))).raw(`</pre>`)
+	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 var allTools = []llm.ToolDecl{
-	{Name: "create_task"}, {Name: "remember"}, {Name: "get_current_time"}, {Name: "list_tasks"},
+	{Name: "create_task"}, {Name: "remember"}, {Name: "get_current_time"}, {Name: "list_tasks"}, {Name: "run_code"},
 }
 
 func user(s string) steward.Message {
@@ -44,6 +44,10 @@ func TestGenerateUserText(t *testing.T) {
 			&steward.ToolCall{ID: "demo_1", Name: "get_current_time", Args: json.RawMessage(`{}`)}, ""},
 		{"time in a sentence", []steward.Message{user("hey, what time is it in here?")}, allTools,
 			&steward.ToolCall{ID: "demo_1", Name: "get_current_time", Args: json.RawMessage(`{}`)}, ""},
+		{"calculate an expression", []steward.Message{user("Calculate (2 + 3) * 4.")}, allTools,
+			&steward.ToolCall{ID: "demo_1", Name: "run_code", Args: json.RawMessage(`{"code":"(2 + 3) * 4"}`)}, ""},
+		{"compute an average", []steward.Message{user("compute the average of 3, 5 and 10")}, allTools,
+			&steward.ToolCall{ID: "demo_1", Name: "run_code", Args: json.RawMessage(`{"code":"statistics.mean([3, 5, 10])"}`)}, ""},
 		{"list", []steward.Message{user("List my tasks")}, allTools,
 			&steward.ToolCall{ID: "demo_1", Name: "list_tasks", Args: json.RawMessage(`{}`)}, ""},
 		{"what are my tasks", []steward.Message{user("what are my tasks?")}, allTools,

@@ -53,6 +53,8 @@ func summariseOne(r steward.ToolResult, out any, args map[string]any) string {
 			to, _ := sent["to"].([]any)
 			return fmt.Sprintf("Sent “%s” to %s.", stringField(sent, "subject"), joinAny(to))
 		}
+	case "run_code":
+		return computeAnswer(out)
 	case "get_current_time":
 		for _, key := range []string{"time", "now", "current_time", "datetime", "local_time"} {
 			if v := stringField(out, key); v != "" {

@@ -125,20 +125,7 @@ func (a *searchTransactionsArgs) Check() error {
 }
 
 func (a *searchTransactionsArgs) match(e steward.LedgerEntry) bool {
-	amount := max(e.AmountMinor, -e.AmountMinor)
-	if a.Min != nil && amount < *a.Min || a.Max != nil && amount > *a.Max {
-		return false
-	}
-	if a.Account != "" && !strings.EqualFold(a.Account, e.Account) {
-		return false
-	}
-	text := strings.ToLower(e.Description + " " + e.Merchant)
-	for _, w := range strings.Fields(strings.ToLower(a.Query)) {
-		if !strings.Contains(text, w) {
-			return false
-		}
-	}
-	return true
+	return accounting.Filter{Words: a.Query, Min: a.Min, Max: a.Max, Account: a.Account}.Match(e)
 }
 
 func searchTransactionsTool() tools.Tool {

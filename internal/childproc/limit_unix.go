@@ -1,6 +1,6 @@
 //go:build unix
 
-package doctext
+package childproc
 
 import (
 	"bufio"
@@ -10,12 +10,12 @@ import (
 	"syscall"
 )
 
-// limitSelf bounds this (child) process: its data segment to memory bytes more than it
+// LimitSelf bounds this (child) process: its data segment to memory bytes more than it
 // already uses (the runtime and the package variables initialised before this package: the
 // larger the binary, the more), its CPU to cpu seconds (then SIGXCPU, and SIGKILL a second
 // later), and file writes to nothing.
-func limitSelf(memory, cpu int64) error {
-	limit := uint64(dataSegment() + memory)
+func LimitSelf(memory, cpu int64) error {
+	limit := uint64(DataSegment() + memory)
 	for _, l := range []struct {
 		res      int
 		cur, max uint64
@@ -31,9 +31,9 @@ func limitSelf(memory, cpu int64) error {
 	return nil
 }
 
-// killedForCPU reports whether a child was stopped for its CPU time (SIGXCPU, or the SIGKILL
+// KilledForCPU reports whether a child was stopped for its CPU time (SIGXCPU, or the SIGKILL
 // that follows it at the hard limit).
-func killedForCPU(ps *os.ProcessState) bool {
+func KilledForCPU(ps *os.ProcessState) bool {
 	ws, ok := ps.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled() && (ws.Signal() == syscall.SIGXCPU || ws.Signal() == syscall.SIGKILL)
 }
@@ -42,18 +42,21 @@ func killedForCPU(ps *os.ProcessState) bool {
 // program of Steward's size uses at start.
 const unknownDataSegment = 256 << 20
 
-// dataSegment is this process's data segment now, in bytes: what RLIMIT_DATA counts.
-func dataSegment() int64 {
+// DataSegment is this process's data segment now, in bytes: what RLIMIT_DATA counts.
+func DataSegment() int64 {
 	if n := procStatus("VmData"); n > 0 {
 		return n
 	}
 	return unknownDataSegment
 }
 
-// peakRSS is this process's peak resident set in bytes (0 when unknown). Not getrusage's
+// PeakRSS is this process's peak resident set in bytes (0 when unknown). Not getrusage's
 // ru_maxrss of the child as its parent sees it: Linux starts that at the parent's resident
 // set when the child is forked.
-func peakRSS() int64 { return procStatus("VmHWM") }
+func PeakRSS() int64 { return procStatus("VmHWM") }
+
+// RSS is this process's resident set now, in bytes (0 when unknown).
+func RSS() int64 { return procStatus("VmRSS") }
 
 // procStatus is a field of /proc/self/status given in kB, in bytes (0 when not there).
 func procStatus(field string) int64 {

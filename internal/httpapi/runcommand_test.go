@@ -1,0 +1,46 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stewardhq/steward/internal/llm/scripted"
+	"github.com/stewardhq/steward/internal/steward"
+)
+
+// TestRunCommandWaitsForTheOwner: with STEWARD_SHELL=on, run_command is a write: the turn
+// waits (even with a standing allow rule for it), its pending call carries the exact command line, and
+// once approved the command runs in the owner's workspace and its output reaches the model.
+func TestRunCommandWaitsForTheOwner(t *testing.T) {
+	t.Parallel()
+	root, err := os.MkdirTemp("", "steward-ws-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	command := `echo "$((6*7))" > answer.txt && cat answer.txt && python3 -c 'print("py ok")'`
+	e := newEnvConfigured(t, nil, map[string]string{"STEWARD_SHELL": "on", "STEWARD_SHELL_ROOT": root},
+		scripted.Reply(scripted.Calls(scripted.Call("w1", "run_command", jsonOf(t, map[string]string{"command": command})))),
+		text("Ran it."))
+	// A standing allow rule for it is stored, but never lifts the question.
+	if resp := e.do(request{method: "POST", path: "/v1/rules", key: e.key, body: `{"tool":"run_command","effect":"allow"}`}); resp.status != http.StatusCreated {
+		t.Fatalf("rule: %d %s", resp.status, resp.body)
+	}
+	v := e.chat("run the answer script")
+	if v.Status != steward.StatusSuspended || len(v.Pending) != 1 || !strings.Contains(string(v.Pending[0].Args), "python3 -c") {
+		t.Fatalf("turn %+v; want it waiting on the exact command", v)
+	}
+	if resp := e.confirm(v.TurnID, approveAll(v)); resp.status != http.StatusOK {
+		t.Fatalf("confirm: %d %s", resp.status, resp.body)
+	}
+	msgs := e.model.Requests()[1].Messages
+	res := msgs[len(msgs)-1].Parts[0].ToolResult
+	if res == nil || res.IsError || !strings.Contains(string(res.Output), `42`) || !strings.Contains(string(res.Output), "py ok") {
+		t.Fatalf("the model got %+v", res)
+	}
+}
