@@ -93,6 +93,9 @@ type Tool struct {
 	// NoAlways marks a write that no standing allow rule may ever run without asking, besides
 	// money and External tools, which never offer it (see AlwaysOffered).
 	NoAlways bool
+	// RulesMayAllow lets standing allow rules run an External write all the same: an
+	// operator's explicit choice (run_command with STEWARD_SHELL_RULES=on).
+	RulesMayAllow bool
 	// Egress marks a read that sends its "url" argument out (web_fetch): in a tainted turn
 	// it waits for the owner unless the owner's own message named that URL, and an approved
 	// one runs outside any transaction like an External write.
@@ -197,7 +200,7 @@ func New[A any](name, description string, kind steward.ToolKind, run func(ctx co
 // never offer it: their calls are asked every time, and no rule lifts a cap
 // (docs/SECURITY.md, "Safety, in code").
 func (t Tool) AlwaysOffered() bool {
-	return !t.NoAlways && t.Money == nil && !t.External && !t.Egress
+	return !t.NoAlways && t.Money == nil && (!t.External || t.RulesMayAllow) && !t.Egress
 }
 
 // Parameters returns the tool's argument schema as canonical JSON (sorted keys, no

@@ -28,7 +28,10 @@ const maxCommand = 8 << 10
 // Tools returns run_command over r; rules says whether standing allow rules may run it.
 func Tools(r Runner, rules bool) []tools.Tool {
 	t := runCommandTool(r)
-	t.NoAlways = !rules
+	// Its effect is outside Postgres (files, processes): journaled executing before it runs,
+	// outside any transaction, never run twice.
+	t.External = true
+	t.NoAlways, t.RulesMayAllow = !rules, rules
 	// Its output is whatever the command printed: files the owner put there, or that
 	// another command fetched.
 	t.Untrusted = true
