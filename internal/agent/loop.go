@@ -296,45 +296,27 @@ func (r *Runner) loop(ctx context.Context, x *run) (steward.View, error) {
 	}
 	calls := x.st.Iterations
 	for {
-		if x.st.Iterations > calls && r.nearDeadline(ctx) {
-			return r.continueLater(ctx, x)
-		}
-		if r.shuttingDown() {
+		if (x.st.Iterations > calls && r.nearDeadline(ctx)) || r.shuttingDown() {
 			return r.continueLater(ctx, x)
 		}
 		final := x.st.Iterations >= maxIter
 		resp, err := r.call(ctx, x, !final)
-		switch {
-		case errors.Is(err, errCancelled):
-			return r.finish(ctx, x, steward.StatusCancelled, "", steward.CancelledNote)
-		case errors.Is(err, errStopping):
-			return r.continueLater(ctx, x)
-		case err != nil:
-			logError(ctx, err, "model call failed")
-			return r.finish(ctx, x, steward.StatusFailed, "", r.modelFailure(err))
+		if ended, err := r.ends(err); ended != nil {
+			if errors.Is(err, errStopping) {
+				return r.continueLater(ctx, x)
+			}
+			if err != nil {
+				logError(ctx, err, "model call failed")
+			}
+			return r.finish(ctx, x, ended.status, ended.answer, ended.note)
 		}
 		uniqueCallIDs(x.st.Messages, resp.Message)
 		refused := unstorable(resp.Message)
 		x.st.Messages = append(x.st.Messages, resp.Message)
-		switch resp.Finish {
-		case llm.FinishBlocked:
-			return r.finish(ctx, x, steward.StatusFailed, "", "the model's answer was blocked ("+resp.FinishDetail+")")
-		case llm.FinishMaxTokens:
-			return r.finish(ctx, x, steward.StatusFailed, "", "the answer was cut off at the output token limit")
-		case llm.FinishRefused:
-			return r.finish(ctx, x, steward.StatusFailed, "", "the model declined to answer ("+resp.FinishDetail+")")
+		if ended := answered(resp, final); ended != nil {
+			return r.finish(ctx, x, ended.status, ended.answer, ended.note)
 		}
-		calls := resp.ToolCalls()
-		if len(calls) == 0 && strings.TrimSpace(resp.Text()) == "" {
-			return r.finish(ctx, x, steward.StatusFailed, "", "the model answered with nothing; try again")
-		}
-		if final {
-			return r.finish(ctx, x, steward.StatusCompleted, resp.Text(), steward.IterationLimitNote)
-		}
-		if len(calls) == 0 {
-			return r.finish(ctx, x, steward.StatusCompleted, resp.Text(), "")
-		}
-		suspended, err := r.batch(ctx, x, calls, refused)
+		suspended, err := r.batch(ctx, x, resp.ToolCalls(), refused)
 		if err != nil {
 			return r.stop(ctx, x, err)
 		}
@@ -342,6 +324,50 @@ func (r *Runner) loop(ctx context.Context, x *run) (steward.View, error) {
 			return r.suspend(ctx, x)
 		}
 	}
+}
+
+// ending is how a turn ends after a model call: its status, answer and note.
+type ending struct {
+	status       steward.Status
+	answer, note string
+}
+
+// ends is the turn's ending when its model call failed (nil when it answered): cancelled by
+// its owner, failed in words — or, for a shutdown (errStopping, returned), none: it continues.
+func (r *Runner) ends(err error) (*ending, error) {
+	switch {
+	case err == nil:
+		return nil, nil
+	case errors.Is(err, errCancelled):
+		return &ending{status: steward.StatusCancelled, note: steward.CancelledNote}, nil
+	case errors.Is(err, errStopping):
+		return &ending{}, err
+	}
+	return &ending{status: steward.StatusFailed, note: r.modelFailure(err)}, err
+}
+
+// answered is the turn's ending when the model's answer ends it: blocked, cut off, declined,
+// empty, its final answer after the iteration cap, or an answer without calls; nil when it
+// calls tools.
+func answered(resp llm.Response, final bool) *ending {
+	switch resp.Finish {
+	case llm.FinishBlocked:
+		return &ending{status: steward.StatusFailed, note: "the model's answer was blocked (" + resp.FinishDetail + ")"}
+	case llm.FinishMaxTokens:
+		return &ending{status: steward.StatusFailed, note: "the answer was cut off at the output token limit"}
+	case llm.FinishRefused:
+		return &ending{status: steward.StatusFailed, note: "the model declined to answer (" + resp.FinishDetail + ")"}
+	}
+	calls := resp.ToolCalls()
+	switch {
+	case len(calls) == 0 && strings.TrimSpace(resp.Text()) == "":
+		return &ending{status: steward.StatusFailed, note: "the model answered with nothing; try again"}
+	case final:
+		return &ending{status: steward.StatusCompleted, answer: resp.Text(), note: steward.IterationLimitNote}
+	case len(calls) == 0:
+		return &ending{status: steward.StatusCompleted, answer: resp.Text()}
+	}
+	return nil
 }
 
 // uniqueCallIDs gives every call of msg an id unique within the turn: a call without an id,

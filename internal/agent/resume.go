@@ -118,15 +118,9 @@ func (r *Runner) claim(ctx context.Context, x *run, cf *confirmation, merge bool
 		if err != nil {
 			return err
 		}
-		if cf.recovering && in.turn.Status != steward.StatusResuming {
-			return steward.Errorf(steward.CodeConflict, "turn %s is %s: nothing to recover", cf.turnID, in.turn.Status)
-		}
-		var story *steward.HouseholdStory
-		if !cf.recovering {
-			var held bool
-			if story, held, err = r.hold(ctx, tx, cf, in.turn, byCall); err != nil || held {
-				return err
-			}
+		story, held, err := r.holdOrRecover(ctx, tx, cf, in.turn, byCall)
+		if err != nil || held {
+			return err
 		}
 		if r.hooks.OwnerTools != nil {
 			x.reg = r.registryWith(ctx, in.extra, in.toolsErr)
@@ -218,6 +212,18 @@ func (r *Runner) checkConfirm(turn steward.Turn, decisions []steward.Decision) (
 		return nil, err
 	}
 	return byCall, r.checkAlways(turn.State.Pending, byCall)
+}
+
+// holdOrRecover is hold for a confirm; a recovery (Recover) asks no household and takes only
+// a resuming turn.
+func (r *Runner) holdOrRecover(ctx context.Context, tx Tx, cf *confirmation, turn steward.Turn, byCall map[string]steward.Decision) (*steward.HouseholdStory, bool, error) {
+	if !cf.recovering {
+		return r.hold(ctx, tx, cf, turn, byCall)
+	}
+	if turn.Status != steward.StatusResuming {
+		return nil, false, steward.Errorf(steward.CodeConflict, "turn %s is %s: nothing to recover", cf.turnID, turn.Status)
+	}
+	return nil, false, nil
 }
 
 // hold asks the household (Hooks.Hold) whether the turn waits for more votes. A held turn
