@@ -5,15 +5,12 @@
 package app
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
 	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -54,7 +51,6 @@ import (
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/sessions"
-	"github.com/stewardhq/steward/internal/shell"
 	"github.com/stewardhq/steward/internal/skills"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
@@ -65,7 +61,6 @@ import (
 	"github.com/stewardhq/steward/internal/tools/doctools"
 	"github.com/stewardhq/steward/internal/tools/ledgertools"
 	"github.com/stewardhq/steward/internal/tools/mailtools"
-	"github.com/stewardhq/steward/internal/tools/shelltools"
 	"github.com/stewardhq/steward/internal/tools/skilltools"
 	"github.com/stewardhq/steward/internal/tools/webtools"
 	"github.com/stewardhq/steward/internal/trace"
@@ -483,21 +478,6 @@ func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs *doc
 		codetools.Tools(docs),
 		shellTools(cfg),
 	)...)
-}
-
-// shellTools is run_command when the operator turned it on (STEWARD_SHELL=on) in `steward
-// serve` on Linux, and nothing otherwise: never in a Lambda function (docs/ARCHITECTURE.md §17).
-func shellTools(cfg config.Config) []tools.Tool {
-	if !cfg.Shell || runtime.GOOS != "linux" || os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
-		return nil
-	}
-	return shelltools.Tools(ShellSandbox(cfg), cfg.ShellRules)
-}
-
-// ShellSandbox is the sandbox run_command uses, under cfg.ShellRoot (by default
-// <temp dir>/steward-workspaces).
-func ShellSandbox(cfg config.Config) *shell.Sandbox {
-	return &shell.Sandbox{Root: cmp.Or(cfg.ShellRoot, filepath.Join(os.TempDir(), "steward-workspaces"))}
 }
 
 // newMemory builds recall and ingestion: Gemini embeddings and the fast model for fact

@@ -520,3 +520,25 @@ func TestTemplateMakefileTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestBootstrapsLeaveTheShellOut: run_command runs only under `steward serve`; its sandbox
+// (internal/shell) and tool are not built into any Lambda bootstrap (internal/app's
+// shell_lambda.go), so no function can run a command whatever its configuration says.
+func TestBootstrapsLeaveTheShellOut(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(goTool(t), "list", "-deps", "-tags", lambdaTags, "./functions/...")
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasSuffix(pkg, "/internal/shell") || strings.HasSuffix(pkg, "/internal/tools/shelltools") {
+			t.Errorf("a Lambda bootstrap links %s", pkg)
+		}
+	}
+	if !strings.Contains(string(out), "/internal/app") {
+		t.Fatal("go list found no internal/app among the functions' dependencies: the check is broken")
+	}
+}
