@@ -31,4 +31,3 @@ func shellTools(cfg config.Config) []tools.Tool {
 func ShellSandbox(cfg config.Config) *shell.Sandbox {
 	return &shell.Sandbox{Root: cmp.Or(cfg.ShellRoot, filepath.Join(os.TempDir(), "steward-workspaces"))}
 }
-
