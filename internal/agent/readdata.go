@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -116,4 +117,8 @@ func (readLedger) Categorize(context.Context, []uuid.UUID, uuid.UUID) (int64, er
 
 func (readLedger) SetBudget(context.Context, steward.Budget) (steward.Budget, error) {
 	return steward.Budget{}, errReadOnly
+}
+
+func (d readData) CallResult(ctx context.Context, turnID uuid.UUID, callID string) (json.RawMessage, error) {
+	return query(ctx, d, func(data tools.Data) (json.RawMessage, error) { return data.CallResult(ctx, turnID, callID) })
 }

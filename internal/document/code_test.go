@@ -69,3 +69,38 @@ func TestRunCodeOverDocumentsAndLedger(t *testing.T) {
 		t.Fatalf("the endless loop reached the model as %+v, want an error about its steps", res)
 	}
 }
+
+// TestRunCodeOverAnEarlierResult: run_code takes the result an earlier call of the same turn
+// returned (by its call id) as a value; a call that does not exist in the turn is an error
+// the model reads.
+func TestRunCodeOverAnEarlierResult(t *testing.T) {
+	t.Parallel()
+	e := newAgentEnv(t)
+	err := e.db.Store.WithOwner(context.Background(), e.owner, func(tx *store.Tx) error {
+		for _, title := range []string{"milk", "bread", "eggs"} {
+			if _, err := tx.Tasks.CreateTask(context.Background(), steward.NewTask{Title: title}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := scripted.New(
+		scripted.Reply(scripted.Calls(scripted.Call("c1", "list_tasks", `{}`))),
+		scripted.Reply(scripted.Calls(scripted.Call("c2", "run_code",
+			`{"code":"result = sorted([t['title'] for t in tasks['tasks']])","inputs":[{"name":"tasks","result":"c1"}]}`))),
+		scripted.Reply(scripted.Calls(scripted.Call("c3", "run_code", `{"code":"x","inputs":[{"name":"x","result":"c9"}]}`))),
+		scripted.Reply(scripted.Text("Done.")))
+	if v := e.run(t, model, "sort my tasks"); v.Status != steward.StatusCompleted {
+		t.Fatalf("turn %+v", v)
+	}
+	if block := lastToolBlock(t, model.Requests()[2]); !strings.Contains(block, `["bread","eggs","milk"]`) {
+		t.Fatalf("the model got %s", block)
+	}
+	msgs := model.Requests()[3].Messages
+	if res := msgs[len(msgs)-1].Parts[0].ToolResult; res == nil || !res.IsError || !strings.Contains(string(res.Output), "no earlier call") {
+		t.Fatalf("an unknown call reached the model as %+v", res)
+	}
+}

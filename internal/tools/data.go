@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -30,6 +31,9 @@ type Data interface {
 	ForgetFact(ctx context.Context, id uuid.UUID) (steward.Fact, error)
 	// CreateNotification stores a notification for the owner.
 	CreateNotification(ctx context.Context, channel, title, message string) (steward.Notification, error)
+	// CallResult is the result an earlier call of the turn was journaled with (its output as
+	// the tool returned it); ErrNotFound when the turn has no such call, or none that ran.
+	CallResult(ctx context.Context, turnID uuid.UUID, callID string) (json.RawMessage, error)
 }
 
 // Ledger is the owner's double-entry book as the ledger tools see it (docs/ARCHITECTURE.md

@@ -6,6 +6,7 @@ package codetools
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -43,12 +44,13 @@ type runCodeArgs struct {
 	Inputs []input `json:"inputs,omitempty" jsonschema:"the owner's data to pass in, each bound to a variable named name"`
 }
 
-// input is one value passed in: exactly one of document, csv and ledger.
+// input is one value passed in: exactly one of document, csv, ledger and result.
 type input struct {
 	Name     string       `json:"name" jsonschema:"the variable the value is bound to, e.g. rows"`
 	Document string       `json:"document,omitempty" jsonschema:"a document's id: its text, as a string"`
 	CSV      string       `json:"csv,omitempty" jsonschema:"a CSV document's id: a list of dicts, one per row after the header"`
 	Ledger   *ledgerInput `json:"ledger,omitempty" jsonschema:"ledger transactions matching these filters (all optional): a list of dicts with date, description, merchant, account, category, amount_minor (negative: money out), currency"`
+	Result   string       `json:"result,omitempty" jsonschema:"the id of an earlier tool call of this turn: its result, as the value it returned"`
 
 	doc uuid.UUID
 }
@@ -87,13 +89,13 @@ func (a *runCodeArgs) Check() error {
 		}
 		names = append(names, in.Name)
 		sources := 0
-		for _, set := range []bool{in.Document != "", in.CSV != "", in.Ledger != nil} {
+		for _, set := range []bool{in.Document != "", in.CSV != "", in.Ledger != nil, in.Result != ""} {
 			if set {
 				sources++
 			}
 		}
 		if sources != 1 {
-			return tools.ArgErrorf(field, "must name exactly one of document, csv and ledger")
+			return tools.ArgErrorf(field, "must name exactly one of document, csv, ledger and result")
 		}
 		var err error
 		switch {
@@ -101,6 +103,7 @@ func (a *runCodeArgs) Check() error {
 			in.doc, err = tools.ParseID(field+".document", in.Document)
 		case in.CSV != "":
 			in.doc, err = tools.ParseID(field+".csv", in.CSV)
+		case in.Result != "":
 		default:
 			err = in.Ledger.check(field + ".ledger")
 		}
@@ -178,6 +181,13 @@ func gather(ctx context.Context, env tools.Env, d Documents, ins []input) (scrip
 				return out, err
 			}
 			out.Inputs[in.Name] = rows
+		case in.Result != "":
+			res, err := callResult(ctx, env, field, in.Result, budget)
+			if err != nil {
+				return out, err
+			}
+			budget -= len(res)
+			out.Inputs[in.Name] = res
 		default:
 			text, err := documentText(ctx, env, d, in.doc, budget)
 			if errors.Is(err, steward.ErrNotFound) {
@@ -217,6 +227,26 @@ func documentText(ctx context.Context, env tools.Env, d Documents, id uuid.UUID,
 		}
 		offset = page.NextOffset
 	}
+}
+
+// callResult is the result an earlier call of the turn returned, refusing one longer than max
+// bytes.
+func callResult(ctx context.Context, env tools.Env, field, callID string, max int) (json.RawMessage, error) {
+	data, err := env.RequireData()
+	if err != nil {
+		return nil, err
+	}
+	res, err := data.CallResult(ctx, env.TurnID, callID)
+	if errors.Is(err, steward.ErrNotFound) {
+		return nil, tools.ArgErrorf(field+".result", "no earlier call %s with a result in this turn", tools.QuoteValue(callID))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run code: %w", err)
+	}
+	if len(res) > max {
+		return nil, tools.ArgErrorf(field+".result", "the result of %s is longer than run_code takes (%d KB in all)", tools.QuoteValue(callID), script.MaxInputs>>10)
+	}
+	return res, nil
 }
 
 // ledgerRows is the transactions matching l, oldest first.
