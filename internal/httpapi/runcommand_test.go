@@ -44,3 +44,30 @@ func TestRunCommandWaitsForTheOwner(t *testing.T) {
 		t.Fatalf("the model got %+v", res)
 	}
 }
+
+// TestRunCommandRulesWhenTheOperatorAllows: with STEWARD_SHELL_RULES=on, a standing allow
+// rule lets run_command run without asking — journaled as an external write that ran once.
+func TestRunCommandRulesWhenTheOperatorAllows(t *testing.T) {
+	t.Parallel()
+	root, err := os.MkdirTemp("", "steward-ws-") // readable by nobody, whom commands run as under root
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvConfigured(t, nil, map[string]string{"STEWARD_SHELL": "on", "STEWARD_SHELL_RULES": "on", "STEWARD_SHELL_ROOT": root},
+		scripted.Reply(scripted.Calls(scripted.Call("w1", "run_command", `{"command":"echo ruled"}`))),
+		text("Ran it."))
+	if resp := e.do(request{method: "POST", path: "/v1/rules", key: e.key, body: `{"tool":"run_command","effect":"allow"}`}); resp.status != http.StatusCreated {
+		t.Fatalf("rule: %d %s", resp.status, resp.body)
+	}
+	if v := e.chat("say ruled"); v.Status != steward.StatusCompleted {
+		t.Fatalf("turn %s %q, want completed under the operator's rule", v.Status, v.Error)
+	}
+	msgs := e.model.Requests()[1].Messages
+	if res := msgs[len(msgs)-1].Parts[0].ToolResult; res == nil || res.IsError || !strings.Contains(string(res.Output), "ruled") {
+		t.Fatalf("the model got %+v", res)
+	}
+}
