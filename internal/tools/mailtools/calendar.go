@@ -80,25 +80,41 @@ func (a *listEventsArgs) Check() error {
 	return tools.CheckLength("to", a.To, 0, 40)
 }
 
+// between is a span of the owner's calendar: their zone, its ends and its events.
+type between struct {
+	loc      *time.Location
+	from, to time.Time
+	events   []calendar.Event
+}
+
+// window reads the events from from to to (as the tools take them) in the owner's zone.
+func window(ctx context.Context, c Calendar, env tools.Env, fromArg, toArg string) (between, error) {
+	loc, err := c.Zone(ctx, env.OwnerID)
+	if err != nil {
+		return between{}, failed(ctx, "from", err)
+	}
+	from, to, err := span(fromArg, toArg, loc, env.Time())
+	if err != nil {
+		return between{}, err
+	}
+	evs, err := c.Events(ctx, env.OwnerID, from, to)
+	if err != nil {
+		return between{}, failed(ctx, "from", err)
+	}
+	return between{loc: loc, from: from, to: to, events: evs}, nil
+}
+
 func listEventsTool(c Calendar) tools.Tool {
 	return tools.Say(tools.New("list_events",
 		"List the events on the owner's calendar from from to to, recurring events as their occurrences, times in the owner's "+
 			"time zone; each has the id and etag update_event and delete_event need.",
 		steward.KindRead,
 		func(ctx context.Context, env tools.Env, a listEventsArgs) (any, error) {
-			loc, err := c.Zone(ctx, env.OwnerID)
-			if err != nil {
-				return nil, failed(ctx, "from", err)
-			}
-			from, to, err := span(a.From, a.To, loc, env.Time())
+			w, err := window(ctx, c, env, a.From, a.To)
 			if err != nil {
 				return nil, err
 			}
-			evs, err := c.Events(ctx, env.OwnerID, from, to)
-			if err != nil {
-				return nil, failed(ctx, "from", err)
-			}
-			return map[string]any{"time_zone": loc.String(), "from": from, "to": to, "events": evs}, nil
+			return map[string]any{"time_zone": w.loc.String(), "from": w.from, "to": w.to, "events": w.events}, nil
 		}), sayListEvents, saidListEvents)
 }
 
@@ -159,26 +175,18 @@ func findFreeTimeTool(c Calendar) tools.Tool {
 			"(09:00–18:00 unless given), in the owner's time zone.",
 		steward.KindRead,
 		func(ctx context.Context, env tools.Env, a findFreeTimeArgs) (any, error) {
-			loc, err := c.Zone(ctx, env.OwnerID)
-			if err != nil {
-				return nil, failed(ctx, "from", err)
-			}
-			from, to, err := span(a.From, a.To, loc, env.Time())
+			w, err := window(ctx, c, env, a.From, a.To)
 			if err != nil {
 				return nil, err
 			}
-			evs, err := c.Events(ctx, env.OwnerID, from, to)
-			if err != nil {
-				return nil, failed(ctx, "from", err)
-			}
-			busy := evs[:0:0]
-			for _, e := range evs {
+			busy := w.events[:0:0]
+			for _, e := range w.events {
 				if !e.AllDay {
 					busy = append(busy, e)
 				}
 			}
-			free := calendar.FreeTime(busy, from, to, time.Duration(a.DurationMinutes)*time.Minute, a.start, a.end, loc, 10)
-			return map[string]any{"time_zone": loc.String(), "free": free}, nil
+			free := calendar.FreeTime(busy, w.from, w.to, time.Duration(a.DurationMinutes)*time.Minute, a.start, a.end, w.loc, 10)
+			return map[string]any{"time_zone": w.loc.String(), "free": free}, nil
 		}), sayFindFreeTime, saidFindFreeTime)
 }
 
