@@ -191,10 +191,10 @@ func serveChild(in io.Reader, out io.Writer) int {
 }
 
 // outOfMemory reports whether a child's standard error says it ran out of memory: the
-// runtime's refusal, or the segmentation fault of a mapping the kernel refused it
-// (RLIMIT_DATA).
+// runtime's refusal, the segmentation fault of a mapping the kernel refused it
+// (RLIMIT_DATA), or — in a race-detector build — the detector's allocator's refusal.
 func outOfMemory(stderr []byte) bool {
-	for _, words := range []string{"out of memory", "cannot allocate memory", "SIGSEGV"} {
+	for _, words := range []string{"out of memory", "cannot allocate memory", "SIGSEGV", "ThreadSanitizer failed to allocate"} {
 		if bytes.Contains(stderr, []byte(words)) {
 			return true
 		}
