@@ -692,7 +692,7 @@ func (r *Runner) saveSuspended(ctx context.Context, tx Tx, x *run) error {
 // turns tool errors into results for the model; other errors (the database) are returned.
 func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledger, x *run, c steward.ToolCall) (steward.ToolResult, error) {
 	start := time.Now()
-	env := tools.Env{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, CallID: c.ID, Now: r.Now, Data: data, Ledger: ledger,
+	env := tools.Env{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, CallID: c.ID, Now: r.Now, Data: data, Ledger: ledger, Calls: readData{r: r, x: x},
 		Undo: func(inv steward.Inverse) {
 			if x.inverses == nil {
 				x.inverses = map[string]steward.Inverse{}

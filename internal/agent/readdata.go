@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,7 +20,10 @@ type readData struct {
 	x *run
 }
 
-var _ tools.Data = readData{}
+var (
+	_ tools.Data  = readData{}
+	_ tools.Calls = readData{}
+)
 
 // errReadOnly is what a read tool gets when it tries to write.
 var errReadOnly = steward.Errorf(steward.CodeInvalid, "a read tool cannot write")
@@ -119,6 +123,21 @@ func (readLedger) SetBudget(context.Context, steward.Budget) (steward.Budget, er
 	return steward.Budget{}, errReadOnly
 }
 
+// CallResult reads an earlier call's result from the turn's journal (tools.Calls).
 func (d readData) CallResult(ctx context.Context, turnID uuid.UUID, callID string) (json.RawMessage, error) {
-	return query(ctx, d, func(data tools.Data) (json.RawMessage, error) { return data.CallResult(ctx, turnID, callID) })
+	var out json.RawMessage
+	err := d.r.inOwner(ctx, d.x, func(tx Tx) error {
+		calls, err := tx.Journal.Calls(ctx, turnID)
+		if err != nil {
+			return err
+		}
+		for _, c := range calls {
+			if c.CallID == callID && c.Status == steward.CallSucceeded && len(c.Result) > 0 {
+				out = c.Result
+				return nil
+			}
+		}
+		return fmt.Errorf("call %s has no result in turn %s: %w", callID, turnID, steward.ErrNotFound)
+	})
+	return out, err
 }

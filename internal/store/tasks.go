@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -170,18 +169,6 @@ func (t Memory) AddChunk(ctx context.Context, sourceKind, sourceID, origin, text
 		return uuid.Nil, notFound("add chunk", err)
 	}
 	return row.ID, nil
-}
-
-// CallResult is the journaled result of a call of the owner's turn that succeeded.
-func (t Tasks) CallResult(ctx context.Context, turnID uuid.UUID, callID string) (json.RawMessage, error) {
-	r, err := t.q.GetToolCall(ctx, db.GetToolCallParams{OwnerID: t.ownerID, TurnID: turnID, CallID: callID})
-	if err != nil {
-		return nil, notFound("call "+callID, err)
-	}
-	if r.Status != string(steward.CallSucceeded) || len(r.Result) == 0 {
-		return nil, fmt.Errorf("call %s has no result: %w", callID, ErrNotFound)
-	}
-	return json.RawMessage(r.Result), nil
 }
 
 // CreateNotification records a notification for the owner, to the channel named channel

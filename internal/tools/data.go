@@ -31,6 +31,10 @@ type Data interface {
 	ForgetFact(ctx context.Context, id uuid.UUID) (steward.Fact, error)
 	// CreateNotification stores a notification for the owner.
 	CreateNotification(ctx context.Context, channel, title, message string) (steward.Notification, error)
+}
+
+// Calls reads the turn's call journal for a read tool (run_code's inputs).
+type Calls interface {
 	// CallResult is the result an earlier call of the turn was journaled with (its output as
 	// the tool returned it); ErrNotFound when the turn has no such call, or none that ran.
 	CallResult(ctx context.Context, turnID uuid.UUID, callID string) (json.RawMessage, error)

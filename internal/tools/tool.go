@@ -39,6 +39,9 @@ type Env struct {
 	Data Data
 	// Ledger is the owner's double-entry book; nil if the caller has none.
 	Ledger Ledger
+	// Calls reads the turn's call journal, each read in its own short transaction; nil if the
+	// caller has none.
+	Calls Calls
 	// Undo receives the inverse of what a Reversible write changed, for the journal (the
 	// undo window, docs/ARCHITECTURE.md §2); nil when the caller keeps none.
 	Undo func(steward.Inverse)

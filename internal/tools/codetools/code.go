@@ -232,11 +232,10 @@ func documentText(ctx context.Context, env tools.Env, d Documents, id uuid.UUID,
 // callResult is the result an earlier call of the turn returned, refusing one longer than max
 // bytes.
 func callResult(ctx context.Context, env tools.Env, field, callID string, max int) (json.RawMessage, error) {
-	data, err := env.RequireData()
-	if err != nil {
-		return nil, err
+	if env.Calls == nil {
+		return nil, errors.New("run code: no call journal")
 	}
-	res, err := data.CallResult(ctx, env.TurnID, callID)
+	res, err := env.Calls.CallResult(ctx, env.TurnID, callID)
 	if errors.Is(err, steward.ErrNotFound) {
 		return nil, tools.ArgErrorf(field+".result", "no earlier call %s with a result in this turn", tools.QuoteValue(callID))
 	}

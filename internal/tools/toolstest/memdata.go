@@ -2,8 +2,6 @@ package toolstest
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -140,9 +138,4 @@ func (m *MemData) CreateNotification(_ context.Context, channel, title, message 
 	n := steward.Notification{ID: uuid.New(), Channel: channel, Title: title, Message: message, CreatedAt: m.now}
 	m.Notifications = append(m.Notifications, n)
 	return n, nil
-}
-
-// CallResult finds no earlier call: MemData keeps no journal.
-func (m *MemData) CallResult(_ context.Context, _ uuid.UUID, callID string) (json.RawMessage, error) {
-	return nil, fmt.Errorf("call %s: %w", callID, steward.ErrNotFound)
 }
