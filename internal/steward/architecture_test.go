@@ -242,26 +242,7 @@ func TestNoRunnerFieldAssigned(t *testing.T) {
 		t.Fatalf("read agent.Config's fields %v; the check reads nothing", config)
 	}
 	runnerNames := map[string]bool{"runner": true, "Runner": true, "Agent": true, "run": true, "ag": true}
-	checked := 0
-	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path == filepath.Join("../..", "internal", "agent") || d.Name() == ".git" || d.Name() == "node_modules" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") {
-			return nil
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		checked++
+	moduleGo(t, "agent", true, func(fset *token.FileSet, f *ast.File) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			as, ok := n.(*ast.AssignStmt)
 			if !ok {
@@ -285,14 +266,7 @@ func TestNoRunnerFieldAssigned(t *testing.T) {
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if checked < 100 {
-		t.Fatalf("read %d Go files; the check reads nothing", checked)
-	}
 }
 
 // structFields are the names of the fields of the struct type name declared in path.
@@ -325,26 +299,7 @@ func structFields(t *testing.T, path, name string) []string {
 // code outside internal/steward has a field of type func() time.Time — the shape each package
 // used to carry with a fallback of its own.
 func TestOneClock(t *testing.T) {
-	checked := 0
-	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path == filepath.Join("../..", "internal", "steward") || d.Name() == ".git" || d.Name() == "node_modules" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		checked++
+	moduleGo(t, "steward", false, func(fset *token.FileSet, f *ast.File) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			st, ok := n.(*ast.StructType)
 			if !ok {
@@ -357,14 +312,7 @@ func TestOneClock(t *testing.T) {
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if checked < 100 {
-		t.Fatalf("read %d Go files; the check reads nothing", checked)
-	}
 }
 
 // isTimeFunc is true for the type expression func() time.Time.
@@ -400,26 +348,7 @@ func TestOnlyAppBuildsServices(t *testing.T) {
 			ours[d.Name()] = true
 		}
 	}
-	checked := 0
-	err = filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path == filepath.Join("../..", "internal", "app") || d.Name() == ".git" || d.Name() == "node_modules" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		checked++
+	moduleGo(t, "app", false, func(fset *token.FileSet, f *ast.File) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			var sel *ast.SelectorExpr
 			switch x := n.(type) {
@@ -446,6 +375,35 @@ func TestOnlyAppBuildsServices(t *testing.T) {
 			t.Errorf("%s builds %s.%s: only internal/app builds services; take it as a dependency (docs/ARCHITECTURE.md §7)", fset.Position(sel.Pos()), p.Name, sel.Sel.Name)
 			return true
 		})
+	})
+}
+
+// moduleGo parses every Go file of the module outside internal/<skip> — test files too when
+// tests is set — and hands each to visit; it fails when it read fewer than 100 files (a check
+// that reads nothing).
+func moduleGo(t *testing.T, skip string, tests bool, visit func(*token.FileSet, *ast.File)) {
+	t.Helper()
+	checked := 0
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path == filepath.Join("../..", "internal", skip) || d.Name() == ".git" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || (!tests && strings.HasSuffix(path, "_test.go")) {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		checked++
+		visit(fset, f)
 		return nil
 	})
 	if err != nil {
