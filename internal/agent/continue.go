@@ -41,16 +41,9 @@ func (r *Runner) nearDeadline(ctx context.Context) bool {
 func (r *Runner) continueLater(ctx context.Context, x *run) (steward.View, error) {
 	x.turn.Status, x.turn.State, x.turn.ExpiresAt = steward.StatusContinuing, x.st, nil
 	r.account(x)
-	sctx, cancel := saveContext(ctx)
-	defer cancel()
-	err := r.saveEnd(sctx, x, func(tx Tx) error {
+	err := r.saveEnd(ctx, x, func(ctx context.Context, tx Tx) error {
 		x.record("turn_continuing", map[string]any{"iterations": x.st.Iterations})
-		saved, err := tx.Turns.Save(sctx, x.turn)
-		if err != nil {
-			return err
-		}
-		x.turn = saved
-		return x.flush(sctx, tx)
+		return x.save(ctx, tx)
 	})
 	if err != nil {
 		return r.failUnsaved(ctx, x, fmt.Errorf("save continuing turn %s: %w", x.turn.ID, err))

@@ -528,9 +528,7 @@ func (r *Runner) finish(ctx context.Context, x *run, status steward.Status, answ
 	x.turn.Status, x.turn.Answer, x.turn.Error = status, answer, errMsg
 	x.turn.State, x.turn.ExpiresAt = nil, nil
 	r.account(x)
-	ctx, cancel := saveContext(ctx)
-	defer cancel()
-	err := r.saveEnd(ctx, x, func(tx Tx) error {
+	err := r.saveEnd(ctx, x, func(ctx context.Context, tx Tx) error {
 		if status == steward.StatusCompleted {
 			if err := r.checkHonesty(ctx, tx, x, answer); err != nil {
 				return err
@@ -578,20 +576,18 @@ const unsavedError = "the turn's result could not be saved"
 // not cancel them, and a database briefly unavailable (a failover, a restart) is waited for.
 const saveTimeout = 30 * time.Second
 
-// saveContext is ctx for a turn's final save: not cancelled with ctx, bounded by saveTimeout.
-func saveContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
-}
-
-// saveEnd runs save, the transaction that ends x's run in this process, on ctx (saveContext).
-// While the database is unavailable it is run again, waiting 1 s, then 2 s, 4 s…, until ctx
-// ends: a live process does not leave its turn running while it can still write it
-// (docs/ARCHITECTURE.md §2). save must keep its effects in the transaction (inOwner restores
-// the turn and its events when it does not commit).
-func (r *Runner) saveEnd(ctx context.Context, x *run, save func(Tx) error) error {
+// saveEnd runs save, the transaction that ends x's run in this process, on a context ctx's
+// cancellation does not reach, bounded by saveTimeout. While the database is unavailable it
+// is run again, waiting 1 s, then 2 s, 4 s…, until that context ends: a live process does not
+// leave its turn running while it can still write it (docs/ARCHITECTURE.md §2). save must keep
+// its effects in the transaction (inOwner restores the turn and its events when it does not
+// commit).
+func (r *Runner) saveEnd(ctx context.Context, x *run, save func(context.Context, Tx) error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
 	wait := time.Second
 	for {
-		err := r.inOwner(ctx, x, save)
+		err := r.inOwner(ctx, x, func(tx Tx) error { return save(ctx, tx) })
 		if steward.ErrorCode(err) != steward.CodeUnavailable {
 			return err
 		}
@@ -617,22 +613,23 @@ func (r *Runner) failUnsaved(ctx context.Context, x *run, cause error) (steward.
 	x.turn.State, x.turn.ExpiresAt = nil, nil
 	x.events = nil
 	x.record("turn_failed", map[string]any{"error": unsavedError, "iterations": x.st.Iterations, "usage": x.st.Usage})
-	ctx, cancel := saveContext(ctx)
-	defer cancel()
-	err := r.saveEnd(ctx, x, func(tx Tx) error {
-		saved, err := tx.Turns.Save(ctx, x.turn)
-		if err != nil {
-			return err
-		}
-		x.turn = saved
-		return x.flush(ctx, tx)
-	})
+	err := r.saveEnd(ctx, x, x.save)
 	if err != nil {
 		return steward.View{}, fmt.Errorf("fail unsaved turn %s: %w (after %w)", x.turn.ID, err, cause)
 	}
 	v := steward.ViewOf(x.turn)
 	x.send(StreamEvent{Type: "error", Turn: &v, Text: unsavedError})
 	return v, nil
+}
+
+// save saves x's turn as it is, with its queued events, in tx.
+func (x *run) save(ctx context.Context, tx Tx) error {
+	saved, err := tx.Turns.Save(ctx, x.turn)
+	if err != nil {
+		return err
+	}
+	x.turn = saved
+	return x.flush(ctx, tx)
 }
 
 // account copies the run's usage onto the turn.
@@ -644,13 +641,11 @@ func (r *Runner) account(x *run) {
 // The batch's transaction may have saved it already (batch).
 func (r *Runner) suspend(ctx context.Context, x *run) (steward.View, error) {
 	if x.turn.Status != steward.StatusSuspended {
-		sctx, cancel := saveContext(ctx)
-		defer cancel()
-		err := r.saveEnd(sctx, x, func(tx Tx) error {
-			if err := r.saveSuspended(sctx, tx, x); err != nil {
+		err := r.saveEnd(ctx, x, func(ctx context.Context, tx Tx) error {
+			if err := r.saveSuspended(ctx, tx, x); err != nil {
 				return err
 			}
-			return x.flush(sctx, tx)
+			return x.flush(ctx, tx)
 		})
 		if err != nil {
 			return r.failUnsaved(ctx, x, fmt.Errorf("suspend turn %s: %w", x.turn.ID, err))
