@@ -71,9 +71,6 @@ func unavailable(err error) error {
 		Message: "the database is unavailable (a restart or failover); nothing was changed, try again in a few seconds"}, err)
 }
 
-// Unavailable reports whether err is the database being unreachable (CodeUnavailable).
-func Unavailable(err error) bool { return steward.ErrorCode(err) == steward.CodeUnavailable }
-
 // retryable reports whether a statement or transaction that failed with err may be sent again
 // on a fresh connection: it never ran (neverRan) and its caller still waits. The pool is
 // emptied of its dead connections first (the one that failed is not the only one a failover

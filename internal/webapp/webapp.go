@@ -325,7 +325,7 @@ func (a *web) session(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		me, err := a.lookup(r)
 		if err != nil {
-			if store.Unavailable(err) {
+			if steward.ErrorCode(err) == steward.CodeUnavailable {
 				a.fail(w, r, err)
 				return
 			}
@@ -569,8 +569,8 @@ func (a *web) fail(w http.ResponseWriter, r *http.Request, err error) {
 	zerolog.Ctx(r.Context()).Error().Err(err).Msg("web app")
 	status, title, msg := http.StatusInternalServerError, "Something went wrong", "Steward could not show this page. Try again in a moment; nothing was changed."
 	line := "something went wrong"
-	if store.Unavailable(err) {
-		w.Header().Set("Retry-After", strconv.Itoa(int(store.RetryUnavailable/time.Second)))
+	if steward.ErrorCode(err) == steward.CodeUnavailable {
+		w.Header().Set("Retry-After", strconv.Itoa(steward.RetrySeconds(err)))
 		status, title, msg = http.StatusServiceUnavailable, "Steward is unavailable for a moment", unavailableText
 		line = unavailableText
 	}
