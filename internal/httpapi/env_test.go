@@ -63,10 +63,20 @@ func newEnv(t *testing.T, wrap func(http.Handler) http.Handler, steps ...scripte
 // newEnvConfigured is newEnv with configuration variables set besides its own.
 func newEnvConfigured(t *testing.T, wrap func(http.Handler) http.Handler, vars map[string]string, steps ...scripted.Step) *env {
 	t.Helper()
-	e := &env{t: t, ctx: context.Background(), model: scripted.New(steps...), logs: &logBuffer{}}
+	model := scripted.New(steps...)
 	config := map[string]string{"STEWARD_MAX_ITERATIONS": "4", "STEWARD_SUSPEND_TTL": "1h"}
 	maps.Copy(config, vars)
-	app := apptest.New(t, apptest.Options{Model: e.model, Log: e.logs, Wrap: wrap, Env: config})
+	e := appEnv(t, apptest.Options{Model: model, Wrap: wrap, Env: config})
+	e.model = model
+	return e
+}
+
+// appEnv is the env of production's graph built with o (its log kept in the env), and alice.
+func appEnv(t *testing.T, o apptest.Options) *env {
+	t.Helper()
+	e := &env{t: t, ctx: context.Background(), logs: &logBuffer{}}
+	o.Log = e.logs
+	app := apptest.New(t, o)
 	e.store, e.door, e.runner, e.srv, e.db = app.DB.Store, app.DB.Door, app.Runner, app.Server, app.DB.DB
 	owner, key := app.DB.Owner(t, "alice")
 	e.owner, e.key = owner.ID, key

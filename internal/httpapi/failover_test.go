@@ -92,11 +92,7 @@ func TestConnectionLossIsRetried(t *testing.T) {
 // turn is approved and runs its write exactly once.
 func TestDatabaseOutage(t *testing.T) {
 	out := testdb.NewOutage(t, os.Getenv("APP_DATABASE_URL"))
-	e := &env{t: t, ctx: context.Background(), model: scripted.New(createTask("c1", "buy milk"), text("Added it.")), logs: &logBuffer{}}
-	app := apptest.New(t, apptest.Options{Model: e.model, Log: e.logs, Through: out.Through})
-	e.store, e.door, e.runner, e.srv, e.db = app.DB.Store, app.DB.Door, app.Runner, app.Server, app.DB.DB
-	owner, key := app.DB.Owner(t, "alice")
-	e.owner, e.key = owner.ID, key
+	e := appEnv(t, apptest.Options{Model: scripted.New(createTask("c1", "buy milk"), text("Added it.")), Through: out.Through})
 	v := e.chat("add milk")
 	if v.Status != steward.StatusSuspended {
 		t.Fatalf("chat: %s, want suspended", v.Status)

@@ -34,13 +34,8 @@ func faultyGemini(t *testing.T, fault func(w http.ResponseWriter, r *http.Reques
 // bounded by timeout.
 func geminiEnv(t *testing.T, url string, timeout time.Duration) *env {
 	t.Helper()
-	e := &env{t: t, ctx: t.Context(), logs: &logBuffer{}}
-	app := apptest.New(t, apptest.Options{Log: e.logs, Env: map[string]string{
+	return appEnv(t, apptest.Options{Env: map[string]string{
 		"GEMINI_API_KEY": "test-key", "GEMINI_BASE_URL": url, "STEWARD_MODEL_TIMEOUT": timeout.String()}})
-	e.store, e.door, e.runner, e.srv, e.db = app.DB.Store, app.DB.Door, app.Runner, app.Server, app.DB.DB
-	owner, key := app.DB.Owner(t, "alice")
-	e.owner, e.key = owner.ID, key
-	return e
 }
 
 // answer writes body as the API's answer: the JSON itself, or one server-sent event of it to
