@@ -313,3 +313,29 @@ func TestAnotherOwnerSeesNone(t *testing.T) {
 		t.Errorf("the owner's accounts after the other's tries: %+v", list)
 	}
 }
+
+// TestNoAccountIsARefusalTheModelCanPassOn: search_mail with no mail account connected
+// reaches the model as the tool not being able to run, in words to tell the owner — not as
+// arguments to correct (which would send it retrying other queries).
+func TestNoAccountIsARefusalTheModelCanPassOn(t *testing.T) {
+	t.Parallel()
+	model := scripted.New(
+		scripted.Reply(scripted.Calls(scripted.Call("m1", "search_mail", `{"query":"invoice"}`))),
+		scripted.Reply(scripted.Text("You have no mail account connected.")))
+	e := newEnv(t, "", model, nil)
+	if v := e.start(t, "any invoices in my mail?"); v.Status != steward.StatusCompleted {
+		t.Fatalf("turn %+v", v)
+	}
+	msgs := model.Requests()[1].Messages
+	res := msgs[len(msgs)-1].Parts[0].ToolResult
+	if res == nil || !res.IsError {
+		t.Fatalf("the model got %+v, want an error result", msgs[len(msgs)-1])
+	}
+	var said string
+	if err := json.Unmarshal(res.Output, &said); err != nil {
+		t.Fatalf("result %s: %v", res.Output, err)
+	}
+	if !strings.Contains(said, "search_mail could not run: no mail account is connected") || strings.Contains(said, "invalid arguments") {
+		t.Errorf("the model read %q, want search_mail could not run: no mail account is connected…", said)
+	}
+}

@@ -701,13 +701,12 @@ func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledg
 		x.record("turn_tainted", map[string]any{"call_id": c.ID, "source": x.st.Taint})
 	}
 	res := steward.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: out}
-	var argErr *tools.ArgError
 	switch {
 	case err == nil:
 		if tool, _ := r.registry(x).Get(c.Name); tool.Playbook {
 			res.Instructions = x.usedPlaybook(c, out)
 		}
-	case errors.As(err, &argErr) || errors.Is(err, tools.ErrUnknownTool):
+	case tools.ForModel(err) || errors.Is(err, tools.ErrUnknownTool):
 		res = errorResult(c, err.Error())
 	default:
 		return res, fmt.Errorf("run %s: %w", c.Name, err)

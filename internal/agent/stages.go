@@ -152,8 +152,8 @@ func (r *Runner) vetCall(x *run, c steward.ToolCall, refused map[string]string) 
 }
 
 // preview runs the Preview of each gated call whose tool has one, outside any transaction,
-// before the gate: its words go on the approval card; an *ArgError refuses the call (the
-// model reads why). In a tainted turn a call whose URL the owner did not name gets no
+// before the gate: its words go on the approval card; an *ArgError or a *Refusal refuses the
+// call (the model reads why). In a tainted turn a call whose URL the owner did not name gets no
 // preview: a preview may fetch, and the fetch would carry data out before anyone said yes
 // (§3); the card says so, and the call fetches only once approved.
 func (r *Runner) preview(ctx context.Context, x *run, calls []steward.ToolCall, vet []vetted) error {
@@ -168,9 +168,8 @@ func (r *Runner) preview(ctx context.Context, x *run, calls []steward.ToolCall, 
 		}
 		env := tools.Env{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, CallID: c.ID, Now: r.Now}
 		text, err := v.tool.Preview(ctx, env, c.Args)
-		var argErr *tools.ArgError
 		switch {
-		case errors.As(err, &argErr):
+		case tools.ForModel(err):
 			v.reject, v.msg = "invalid arguments", err.Error()
 		case err != nil && ctx.Err() != nil:
 			return ctx.Err()

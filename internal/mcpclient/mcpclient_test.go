@@ -272,7 +272,8 @@ func TestDescriptionChangeDisablesTool(t *testing.T) {
 		t.Fatalf("turn %+v", v)
 	}
 	res := lastResult(t, model.Requests()[1])
-	if !res.IsError || !strings.Contains(string(res.Output), "changed since the owner approved it") {
+	if !res.IsError || !strings.Contains(string(res.Output), "mcp_fake_lookup could not run: tool") ||
+		!strings.Contains(string(res.Output), "changed since the owner approved it") {
 		t.Fatalf("the model got %s, want the tool refused as changed", res.Output)
 	}
 	if f.lookups.Load() != 0 {
@@ -343,7 +344,8 @@ func TestHangingServerTimesOut(t *testing.T) {
 		t.Fatalf("turn %+v after %s, want completed soon after the 1s timeout", v, time.Since(start))
 	}
 	res := lastResult(t, model.Requests()[1])
-	if !res.IsError || !strings.Contains(string(res.Output), "did not answer within 1s") {
+	if !res.IsError || !strings.Contains(string(res.Output), "mcp_fake_lookup could not run: MCP server") ||
+		!strings.Contains(string(res.Output), "did not answer within 1s") {
 		t.Fatalf("the model got %s, want a timeout error", res.Output)
 	}
 	if openTx != 0 {

@@ -75,7 +75,7 @@ func (s *Service) Tools(ctx context.Context, tx agent.Tx) ([]tools.Tool, error) 
 
 // changedError is what the model reads when it calls a tool whose hash changed.
 func changedError(t store.MCPTool) error {
-	return &tools.ArgError{Msg: fmt.Sprintf("tool %q of MCP server %q changed since the owner approved it (its name, description or input schema differs), so it is disabled until the owner approves the server again; tell the owner", t.Name, t.Server)}
+	return &tools.Refusal{Msg: fmt.Sprintf("tool %q of MCP server %q changed since the owner approved it (its name, description or input schema differs), so it is disabled until the owner approves the server again; tell the owner", t.Name, t.Server)}
 }
 
 // call runs an approved tool: it connects, lists the server's tools and compares the tool's
@@ -89,7 +89,7 @@ func (s *Service) call(ctx context.Context, ownerID uuid.UUID, srv store.MCPServ
 		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 			msg = fmt.Sprintf("MCP server %q did not answer within %s", t.Server, s.timeout())
 		}
-		return &tools.ArgError{Msg: msg, Err: err}
+		return &tools.Refusal{Msg: msg, Err: err}
 	}
 	cs, err := s.session(ctx, ownerID, srv)
 	if err != nil {
@@ -107,7 +107,7 @@ func (s *Service) call(ctx context.Context, ownerID uuid.UUID, srv store.MCPServ
 		}
 	}
 	if now == nil {
-		return nil, &tools.ArgError{Msg: fmt.Sprintf("MCP server %q no longer offers tool %q", t.Server, t.Name)}
+		return nil, tools.Refusedf("MCP server %q no longer offers tool %q", t.Server, t.Name)
 	}
 	schema, _ := json.Marshal(now.InputSchema)
 	readOnlyNow := now.Annotations != nil && now.Annotations.ReadOnlyHint

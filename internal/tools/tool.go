@@ -230,8 +230,8 @@ func (t Tool) Validate(args json.RawMessage) error {
 }
 
 // Run validates args, runs the tool and returns its output as JSON. Invalid arguments give
-// an *ArgError (also when the tool itself rejects them, e.g. an unknown task id); other
-// errors are failures of the tool.
+// an *ArgError (also when the tool itself rejects them, e.g. an unknown task id), a call it
+// could not carry out a *Refusal; other errors are failures of the tool.
 func (t Tool) Run(ctx context.Context, env Env, args json.RawMessage) (json.RawMessage, error) {
 	if t.err != nil {
 		return nil, t.err
@@ -250,10 +250,13 @@ func (t Tool) Run(ctx context.Context, env Env, args json.RawMessage) (json.RawM
 	return b, nil
 }
 
-// named fills in the tool name of an *ArgError; other errors pass unchanged.
+// named fills in the tool name of an *ArgError or a *Refusal; other errors pass unchanged.
 func (t Tool) named(err error) error {
 	if ae, ok := errors.AsType[*ArgError](err); ok && ae.Tool == "" {
 		ae.Tool = t.Name
+	}
+	if re, ok := errors.AsType[*Refusal](err); ok && re.Tool == "" {
+		re.Tool = t.Name
 	}
 	return err
 }
@@ -287,3 +290,60 @@ func (e *ArgError) Error() string {
 
 // Unwrap returns the underlying cause.
 func (e *ArgError) Unwrap() error { return e.Err }
+
+// Refusal reports a call the tool could not carry out for a reason outside its arguments: no
+// account connected, a server that does not answer, a login refused, a limit reached. The
+// model reads it as the call's result and can tell the owner; unlike an *ArgError, changing
+// the arguments will not help.
+type Refusal struct {
+	// Tool is the tool that refused.
+	Tool string
+	// Msg says why, in words the model can pass on.
+	Msg string
+	// Err is the underlying cause, if any.
+	Err error
+}
+
+// Error returns the readable message, e.g. "search_mail could not run: no mail account is
+// connected".
+func (e *Refusal) Error() string {
+	if e.Tool == "" {
+		return "could not run: " + e.Msg
+	}
+	return e.Tool + " could not run: " + e.Msg
+}
+
+// Unwrap returns the underlying cause.
+func (e *Refusal) Unwrap() error { return e.Err }
+
+// Refusedf returns a *Refusal with a formatted message.
+func Refusedf(format string, a ...any) *Refusal {
+	return &Refusal{Msg: fmt.Sprintf(format, a...)}
+}
+
+// ServiceError turns a service's error in words into one the model reads: an invalid
+// argument (steward.CodeInvalid) as an *ArgError about field, any other refusal in words (not
+// found, a conflict, unavailable…) as a *Refusal. An internal error or a cancelled ctx passes
+// unchanged, as does nil.
+func ServiceError(ctx context.Context, field string, err error) error {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	var se *steward.Error
+	switch {
+	case !errors.As(err, &se) || se.Code == steward.CodeInternal:
+		return err
+	case se.Code == steward.CodeInvalid:
+		return &ArgError{Field: field, Msg: se.Message, Err: err}
+	default:
+		return &Refusal{Msg: se.Message, Err: err}
+	}
+}
+
+// ForModel reports whether err is one the model reads as the call's result (an *ArgError or
+// a *Refusal) rather than a failure of the tool.
+func ForModel(err error) bool {
+	var ae *ArgError
+	var re *Refusal
+	return errors.As(err, &ae) || errors.As(err, &re)
+}

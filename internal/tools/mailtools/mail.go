@@ -72,18 +72,11 @@ func Tools(a Accounts, docs Documents) []tools.Tool {
 	return out
 }
 
-// failed is a port's error for the model: a client error (no account, a refused login, a
-// missing message, a changed event) as an argument error it can read and tell the owner;
-// anything else as it is.
+// failed is a port's error for the model: an invalid argument as an argument error, another
+// refusal in words (no account, a refused login, a missing message, a changed event) as a
+// refusal it can tell the owner; anything else as it is.
 func failed(ctx context.Context, field string, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	var se *steward.Error
-	if errors.As(err, &se) && se.Code != steward.CodeInternal {
-		return &tools.ArgError{Field: field, Msg: se.Message, Err: err}
-	}
-	return err
+	return tools.ServiceError(ctx, field, err)
 }
 
 // searchMailArgs are the arguments of search_mail.

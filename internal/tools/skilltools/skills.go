@@ -5,7 +5,6 @@ package skilltools
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -144,17 +143,14 @@ func installSkillTool(s Skills) tools.Tool {
 		}), sayInstallSkill, saidInstallSkill)
 }
 
-// clientError turns a refusal in words (a bad archive, an unknown skill) into an
-// *ArgError the model reads; other errors pass.
+// clientError turns a refusal in words (a bad archive, an unknown skill) into an error the
+// model reads; other errors pass.
 func clientError(field string, err error) error {
-	var se *steward.Error
-	if errors.As(err, &se) && se.Code != steward.CodeInternal {
-		return &tools.ArgError{Field: field, Msg: se.Message, Err: err}
-	}
-	if err != nil {
+	err = tools.ServiceError(context.Background(), field, err)
+	if err != nil && !tools.ForModel(err) {
 		return fmt.Errorf("skills: %w", err)
 	}
-	return nil
+	return err
 }
 
 func sayFindSkill(a findSkillArgs) string { return "Find a skill for " + tools.Quote(a.Query) }
