@@ -65,6 +65,7 @@ import (
 	"github.com/stewardhq/steward/internal/tools/webtools"
 	"github.com/stewardhq/steward/internal/trace"
 	"github.com/stewardhq/steward/internal/undo"
+	"github.com/stewardhq/steward/internal/voice"
 	"github.com/stewardhq/steward/internal/web"
 	"github.com/stewardhq/steward/internal/webapp"
 )
@@ -108,6 +109,8 @@ type App struct {
 	// Sessions is the web app's sessions and device links; Passkeys its passkeys.
 	Sessions *sessions.Service
 	Passkeys *passkeys.Service
+	// Voice transcribes and speaks (internal/voice, docs/ARCHITECTURE.md §18).
+	Voice *voice.Service
 	// Links is the one-tap approval links (internal/links).
 	Links *links.Service
 	// Scheduler runs due jobs, queued webhook runs and the drains (functions/scheduler,
@@ -340,12 +343,17 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if a.runs != nil {
 		hooks.Continue = a.sendContinue
 	}
+	// One admission for turns and voice calls: kill switches, budgets, the deployment's cap.
+	admit := &safety.Control{GlobalCost: a.Door.GlobalCostToday, GlobalCostTTL: 10 * time.Second}
+	if a.Voice, err = newVoice(ctx, cfg, hc, a.Store, admit); err != nil {
+		return nil, err
+	}
 	a.Runner = agent.New(agent.Config{
 		Model:         model,
 		Tools:         reg,
 		Store:         a.Store,
 		Gate:          &safety.Gate{AllowAuto: cfg.AllowAutoMode},
-		Control:       &safety.Control{GlobalCost: a.Door.GlobalCostToday, GlobalCostTTL: 10 * time.Second},
+		Control:       admit,
 		Memory:        a.Memory,
 		MaxIterations: cfg.MaxIterations,
 		ContextTokens: cfg.ContextTokens,
