@@ -46,7 +46,7 @@ func newEnv(t *testing.T) (env, string) {
 
 func (e env) service(tr llm.Transcriber, sp llm.Speaker, limits voice.Limits) *voice.Service {
 	return &voice.Service{Store: e.db.Store, Control: &safety.Control{GlobalCost: e.db.Door.GlobalCostToday},
-		Prices: trace.NewPrices(map[string]trace.Price{"gemini-tts-test": {Input: 0.5, Output: 10}, "tts-test": {Input: 1, Output: 12}}, nil),
+		Prices:      trace.NewPrices(map[string]trace.Price{"gemini-tts-test": {Input: 0.5, Output: 10}, "tts-test": {Input: 1, Output: 12}}, nil),
 		Transcriber: tr, Speaker: sp, Limits: limits}
 }
 
