@@ -413,6 +413,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Skills:           a.Skills,
 		Undo:             a.Undo,
 		Household:        a.Household,
+		Voice:            a.Voice,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
 			Sessions: a.Sessions, Activity: a.Activity, Passkeys: a.Passkeys,
 			PublicURL: cfg.PublicURL, Control: a.Control, Rules: a.Rules, Memory: a.Memory, Undo: a.Undo,

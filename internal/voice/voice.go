@@ -111,6 +111,9 @@ type Audio struct {
 	DurationMS  int64  `json:"duration_ms"`
 }
 
+// MaxBytes is the largest recording the service takes: a face caps a body at it.
+func (s *Service) MaxBytes() int { return s.limits().MaxBytes }
+
 // CanTranscribe reports whether a transcription backend is configured.
 func (s *Service) CanTranscribe() bool { return s != nil && s.Transcriber != nil }
 
