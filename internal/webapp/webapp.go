@@ -51,9 +51,9 @@ import (
 	"github.com/stewardhq/steward/internal/sessions"
 	"github.com/stewardhq/steward/internal/skills"
 	"github.com/stewardhq/steward/internal/steward"
-	"github.com/stewardhq/steward/internal/voice"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/undo"
+	"github.com/stewardhq/steward/internal/voice"
 )
 
 //go:embed assets
