@@ -281,7 +281,15 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}
 	a.Memory.Now = a.Now
 	a.Ledger = &ledger.Service{Store: a.Store}
+	// One admission for turns and voice calls: kill switches, budgets, the deployment's cap.
+	admit := &safety.Control{GlobalCost: a.Door.GlobalCostToday, GlobalCostTTL: 10 * time.Second}
+	if a.Voice, err = newVoice(ctx, cfg, hc, a.Store, admit); err != nil {
+		return nil, err
+	}
 	a.Documents = &document.Service{Store: a.Store, MaxBytes: cfg.MaxDocumentBytes, Embedder: a.Memory.Embedder, Logger: log}
+	if a.Voice.CanTranscribe() { // a recording uploaded is a document of its transcript (§18)
+		a.Documents.Transcribe = a.Voice.TranscribeText
+	}
 	if cfg.DocumentBucket != "" {
 		bucket, err := awsapi.NewBucket(cfg.AWS, cfg.DocumentBucket, cfg.DocumentEndpoint)
 		if err != nil {
@@ -342,11 +350,6 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}
 	if a.runs != nil {
 		hooks.Continue = a.sendContinue
-	}
-	// One admission for turns and voice calls: kill switches, budgets, the deployment's cap.
-	admit := &safety.Control{GlobalCost: a.Door.GlobalCostToday, GlobalCostTTL: 10 * time.Second}
-	if a.Voice, err = newVoice(ctx, cfg, hc, a.Store, admit); err != nil {
-		return nil, err
 	}
 	a.Runner = agent.New(agent.Config{
 		Model:         model,

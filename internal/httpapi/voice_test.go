@@ -162,7 +162,7 @@ type chatAnswer struct {
 func TestVoiceChat(t *testing.T) {
 	t.Parallel()
 	const answer = "Two things: water the plants and call Sam."
-	e, fake := voiceEnv(t, nil, scripted.Reply(scripted.Text(answer)), scripted.Reply(scripted.Text(answer)))
+	e, fake := voiceEnv(t, nil, scripted.Reply(scripted.Text(answer)), scripted.Reply(scripted.Text(answer)), scripted.Reply(scripted.Text(answer)))
 	wav := audiotest.Read(t, audiotest.Speech(t, heardText))
 	body, ct := form(t, wav, "audio/wav", map[string]string{"speak": "true"})
 	resp := e.do(request{method: "POST", path: "/v1/chat", key: e.key, body: body, header: map[string]string{"Content-Type": ct}})
@@ -197,6 +197,30 @@ func TestVoiceChat(t *testing.T) {
 	if resp.status != http.StatusOK || json.Unmarshal(resp.body, &got) != nil || got.Transcript != nil || got.Speech == nil || got.Speech.ContentType != audio.Ogg {
 		t.Fatalf("text with speak: %d %.300s", resp.status, resp.body)
 	}
+
+	// A recording uploaded as a document is a document of its transcript; its id is a voice
+	// message. A document that is not a recording is refused in words.
+	up := e.do(request{method: "POST", path: "/v1/documents?name=note.wav", key: e.key, body: string(wav), header: map[string]string{"Content-Type": "audio/wav"}})
+	var doc struct {
+		Document struct {
+			ID          string `json:"id"`
+			ContentType string `json:"content_type"`
+			TextChars   int    `json:"text_chars"`
+		} `json:"document"`
+	}
+	if up.status != http.StatusCreated || json.Unmarshal(up.body, &doc) != nil || doc.Document.ContentType != audio.WAV || doc.Document.TextChars != len(heardText) {
+		t.Fatalf("upload a recording: %d %s", up.status, up.body)
+	}
+	resp = e.do(request{method: "POST", path: "/v1/chat", key: e.key, body: `{"audio_document_id":"` + doc.Document.ID + `"}`})
+	got = chatAnswer{}
+	if resp.status != http.StatusOK || json.Unmarshal(resp.body, &got) != nil || got.Transcript == nil || got.Transcript.Text != heardText || got.Speech != nil {
+		t.Fatalf("audio_document_id: %d %.300s", resp.status, resp.body)
+	}
+	up = e.do(request{method: "POST", path: "/v1/documents?name=list.txt", key: e.key, body: "milk, eggs", header: map[string]string{"Content-Type": "text/plain"}})
+	if up.status != http.StatusCreated || json.Unmarshal(up.body, &doc) != nil {
+		t.Fatalf("upload text: %d %s", up.status, up.body)
+	}
+	errorOf(t, e.do(request{method: "POST", path: "/v1/chat", key: e.key, body: `{"audio_document_id":"` + doc.Document.ID + `"}`}), 422, "invalid")
 
 	// Refused before any turn: a message and a recording, speak with a stream, a recording
 	// that is not one, an unknown audio document.

@@ -186,6 +186,12 @@ func (s *Service) Transcribe(ctx context.Context, ownerID uuid.UUID, recording [
 	return Transcript{Text: text, Language: heard.Language, DurationMS: clip.DurationMS}, nil
 }
 
+// TranscribeText is Transcribe's text alone (document.Service.Transcribe).
+func (s *Service) TranscribeText(ctx context.Context, ownerID uuid.UUID, recording []byte, declaredType string) (string, error) {
+	t, err := s.Transcribe(ctx, ownerID, recording, declaredType)
+	return t.Text, err
+}
+
 // voiceName is what a voice may be called: a backend's names are short words.
 var voiceName = regexp.MustCompile(`^[A-Za-z0-9_-]{0,40}$`)
 
