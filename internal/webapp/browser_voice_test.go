@@ -75,7 +75,7 @@ func TestBrowserVoice(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#log .msg.assistant + button[data-play]`)),
 		browsertest.Into(&sent, chromedp.Text(chromedp.CSS(`#log .msg.user`))),
 		chromedp.Click(chromedp.CSS(`#log button[data-play]`)),
-		chromedp.Poll[chromedp.Void](`(document.querySelector("#log button[data-play]").textContent === "Stop") || !document.getElementById("voice-note").hidden && document.getElementById("voice-note").textContent.indexOf("aloud") >= 0`, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Poll[chromedp.Void](`(document.querySelector("#log button[data-play]").textContent === "Stop reading") || !document.getElementById("voice-note").hidden && document.getElementById("voice-note").textContent.indexOf("aloud") >= 0`, chromedp.WithPollingTimeout(20*time.Second)),
 		browsertest.Into(&playLabel, chromedp.Text(chromedp.CSS(`#log button[data-play]`))),
 		browsertest.Into(&note, chromedp.Text(chromedp.CSS(`#voice-note`))),
 	); err != nil {
@@ -84,7 +84,7 @@ func TestBrowserVoice(t *testing.T) {
 	if sent != spoken+" and eggs" {
 		t.Errorf("the owner's message reads %q", sent)
 	}
-	if s := fake.Spoken(); len(s) != 1 || s[0].Text == "" || playLabel != "Stop" {
+	if s := fake.Spoken(); len(s) != 1 || s[0].Text == "" || playLabel != "Stop reading" {
 		t.Errorf("Play: spoken %+v, the button says %q, the note %q", s, playLabel, note)
 	}
 }

@@ -349,6 +349,7 @@
       var msg = box.value.trim();
       if (!msg || busy) return;
       box.value = "";
+      voiceNote("");
       send(msg);
     });
     box.addEventListener("keydown", function (ev) {
@@ -460,7 +461,7 @@
         var audio = new Audio(URL.createObjectURL(blob));
         playing = audio;
         button.dataset.state = "playing";
-        button.textContent = "Stop";
+        button.textContent = "Stop reading";
         audio.addEventListener("ended", function () { button.dataset.state = ""; button.textContent = "Play"; URL.revokeObjectURL(audio.src); });
         return audio.play();
       })
