@@ -21,7 +21,7 @@ import (
 // voiceStatus is the HTTP status of a voice call's refusal.
 var voiceStatus = map[steward.Code]int{steward.CodeInvalid: http.StatusUnprocessableEntity,
 	steward.CodeTooLarge: http.StatusRequestEntityTooLarge, steward.CodeNotFound: http.StatusNotFound,
-	steward.CodeOverBudget: http.StatusTooManyRequests, steward.CodeKilled: http.StatusForbidden,
+	steward.CodeOverBudget: http.StatusTooManyRequests, steward.CodeKilled: http.StatusLocked,
 	steward.CodeUnavailable: http.StatusServiceUnavailable}
 
 // voiceError answers a voice call's failure in words, as JSON.
