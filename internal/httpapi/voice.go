@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -96,7 +97,9 @@ func (a *api) transcribe(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, errorf(http.StatusBadRequest, steward.CodeInvalid, `the multipart body has no "audio" field`))
 		return
 	}
+	answer := a.longCall(w)
 	t, err := a.d.Voice.Transcribe(r.Context(), principal(r.Context()).OwnerID, data, declared)
+	answer()
 	if err != nil {
 		fail(w, r, err)
 		return
@@ -123,7 +126,9 @@ func (a *api) speak(w http.ResponseWriter, r *http.Request) {
 	if body.Format == "" && strings.Contains(r.Header.Get("Accept"), "audio/ogg") {
 		body.Format = voice.FormatOgg
 	}
+	answer := a.longCall(w)
 	out, err := a.d.Voice.Speak(r.Context(), principal(r.Context()).OwnerID, body.Text, body.Voice, body.Format)
+	answer()
 	if err != nil {
 		fail(w, r, err)
 		return
@@ -134,6 +139,15 @@ func (a *api) speak(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out.Data)
+}
+
+// longCall lifts the server's write deadline (WriteTimeout counts from the request, and a
+// backend may take up to the voice service's timeout) while a voice backend works; the
+// returned func gives the answer a write deadline of its own, as a turn's has.
+func (a *api) longCall(w http.ResponseWriter) func() {
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // not supported by every writer (lambdaurl): fine
+	return func() { _ = rc.SetWriteDeadline(time.Now().Add(a.d.StreamWriteTimeout)) }
 }
 
 // recordingError turns a failure to read a recording's body into its 4xx.

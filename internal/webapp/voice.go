@@ -6,10 +6,12 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/voice"
 )
 
 // Voice in the web app (docs/ARCHITECTURE.md §18): the composer's microphone records with
@@ -50,6 +52,7 @@ func (a *web) transcribe(w http.ResponseWriter, r *http.Request) {
 		err = steward.Errorf(steward.CodeInvalid, "the recording was cut off on its way; try again")
 	}
 	if err == nil {
+		liftWriteDeadline(w)
 		var t any
 		if t, err = a.d.Voice.Transcribe(r.Context(), current(r).OwnerID, data, r.Header.Get("Content-Type")); err == nil {
 			writeJSON(w, http.StatusOK, t)
@@ -70,6 +73,7 @@ func (a *web) speak(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "send {\"text\": …}"})
 		return
 	}
+	liftWriteDeadline(w)
 	out, err := a.d.Voice.Speak(r.Context(), current(r).OwnerID, body.Text, "", "")
 	if err != nil {
 		voiceError(w, r, err)
@@ -79,4 +83,10 @@ func (a *web) speak(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(out.Data)))
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write(out.Data)
+}
+
+// liftWriteDeadline lifts the server's write deadline (WriteTimeout counts from the request)
+// while a voice backend works, up to the voice service's own timeout.
+func liftWriteDeadline(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(voice.DefaultTimeout + 30*time.Second))
 }
