@@ -65,6 +65,7 @@ import (
 	"github.com/stewardhq/steward/internal/tools/webtools"
 	"github.com/stewardhq/steward/internal/trace"
 	"github.com/stewardhq/steward/internal/undo"
+	"github.com/stewardhq/steward/internal/voice"
 	"github.com/stewardhq/steward/internal/web"
 	"github.com/stewardhq/steward/internal/webapp"
 )
@@ -108,6 +109,8 @@ type App struct {
 	// Sessions is the web app's sessions and device links; Passkeys its passkeys.
 	Sessions *sessions.Service
 	Passkeys *passkeys.Service
+	// Voice transcribes and speaks (internal/voice, docs/ARCHITECTURE.md §18).
+	Voice *voice.Service
 	// Links is the one-tap approval links (internal/links).
 	Links *links.Service
 	// Scheduler runs due jobs, queued webhook runs and the drains (functions/scheduler,
@@ -278,7 +281,15 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}
 	a.Memory.Now = a.Now
 	a.Ledger = &ledger.Service{Store: a.Store}
+	// One admission for turns and voice calls: kill switches, budgets, the deployment's cap.
+	admit := &safety.Control{GlobalCost: a.Door.GlobalCostToday, GlobalCostTTL: 10 * time.Second}
+	if a.Voice, err = newVoice(ctx, cfg, hc, a.Store, admit); err != nil {
+		return nil, err
+	}
 	a.Documents = &document.Service{Store: a.Store, MaxBytes: cfg.MaxDocumentBytes, Embedder: a.Memory.Embedder, Logger: log}
+	if a.Voice.CanTranscribe() { // a recording uploaded is a document of its transcript (§18)
+		a.Documents.Transcribe = a.Voice.TranscribeText
+	}
 	if cfg.DocumentBucket != "" {
 		bucket, err := awsapi.NewBucket(cfg.AWS, cfg.DocumentBucket, cfg.DocumentEndpoint)
 		if err != nil {
@@ -345,7 +356,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Tools:         reg,
 		Store:         a.Store,
 		Gate:          &safety.Gate{AllowAuto: cfg.AllowAutoMode},
-		Control:       &safety.Control{GlobalCost: a.Door.GlobalCostToday, GlobalCostTTL: 10 * time.Second},
+		Control:       admit,
 		Memory:        a.Memory,
 		MaxIterations: cfg.MaxIterations,
 		ContextTokens: cfg.ContextTokens,
@@ -405,10 +416,11 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Skills:           a.Skills,
 		Undo:             a.Undo,
 		Household:        a.Household,
+		Voice:            a.Voice,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
 			Sessions: a.Sessions, Activity: a.Activity, Passkeys: a.Passkeys,
 			PublicURL: cfg.PublicURL, Control: a.Control, Rules: a.Rules, Memory: a.Memory, Undo: a.Undo,
-			Household: a.Household, Documents: a.Documents, Skills: a.Skills, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts,
+			Household: a.Household, Documents: a.Documents, Skills: a.Skills, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts, Voice: a.Voice,
 			KeyFailures: keyFailures, TrustedProxyHeader: cfg.TrustedProxyHeader}),
 		Links:    webapp.LinkPages(a.Links, cfg.TrustedProxyHeader),
 		Telegram: telegram,

@@ -24,7 +24,7 @@ var ownerTables = []string{"api_keys", "audit_log", "conversations", "documents"
 	"ledger_postings", "ledger_transactions", "mcp_servers", "mcp_tools", "memory_chunks", "memory_facts",
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
 	"standing_rules", "tasks", "tool_calls", "turns", "approval_links", "connected_accounts", "web_sessions", "webhook_deliveries", "webhooks",
-	"household_members", "household_approvals", "owner_usage", "passkeys", "device_links", "skills", "skill_settings"}
+	"household_members", "household_approvals", "owner_usage", "passkeys", "device_links", "skills", "skill_settings", "voice_calls"}
 
 // seeded is what seed creates for one owner.
 type seeded struct {
@@ -157,6 +157,9 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 			return err
 		}
 		if _, err := tx.Accounts.Create(ctx, StoredAccount{Kind: "mail", Settings: []byte(`{"username":"` + name + `"}`), Secret: []byte("sealed password of " + name)}); err != nil {
+			return err
+		}
+		if err := tx.Voice.Record(ctx, VoiceCall{Kind: "transcribe", Model: "whisper-1", DurationMS: 1000, CostMicros: 100}); err != nil {
 			return err
 		}
 		if sd.auto, err = seedAutonomy(ctx, tx, name); err != nil {
@@ -431,6 +434,15 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 			t.Errorf("after deleting his own, bob lists %+v (err %v): alice's is not his", accts, err)
 		}
 
+		// Alice's voice calls: bob's day counts only his own; his call is recorded as his.
+		covers("Voice.Record", "Voice.Today")
+		if calls, cost, err := tx.Voice.Today(ctx); err != nil || calls != 1 || cost != 100 {
+			t.Errorf("voice calls today: %d calls, %d µ$ (err %v), want bob's one", calls, cost, err)
+		}
+		if err := tx.Voice.Record(ctx, VoiceCall{Kind: "speak", Model: "tts-1", DurationMS: 500, CostMicros: 7}); err != nil {
+			t.Errorf("voice record: %v", err)
+		}
+
 		// Alice's approval link: bob can neither read nor use it, nor make one for her turn.
 		_, err = tx.Links.Get(ctx, a.linkHash)
 		refused("approval_links get", err)
@@ -508,6 +520,9 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		}
 		if set, err := tx.SkillSettings.List(ctx); err != nil || len(set) != 1 || set["weekly-review"] {
 			t.Errorf("alice's skill settings after bob: %v, %v", set, err)
+		}
+		if calls, cost, err := tx.Voice.Today(ctx); err != nil || calls != 1 || cost != 100 {
+			t.Errorf("alice's voice calls after bob: %d, %d µ$, %v", calls, cost, err)
 		}
 		return nil
 	})

@@ -3,6 +3,7 @@ package webapp_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/voice/voicefake"
 )
 
 // axeSource is axe-core's axe.min.js: the file STEWARD_AXE names (make test sets it after
@@ -53,7 +55,12 @@ func newA11yEnv(t *testing.T) a11yEnv {
 	t.Helper()
 	ctx := context.Background()
 	// The channel's server is example.com, which the test's resolver knows as 127.0.0.1.
-	app := apptest.New(t, apptest.Options{Lookup: egresstest.Lookup, Env: map[string]string{"STEWARD_EGRESS_ALLOW": "127.0.0.1:443"}})
+	// Voice on (a fake backend no page calls): the composer's microphone and the answers'
+	// Play buttons are on the pages axe reads.
+	voices := httptest.NewServer(voicefake.New(""))
+	t.Cleanup(voices.Close)
+	app := apptest.New(t, apptest.Options{Lookup: egresstest.Lookup, Env: map[string]string{"STEWARD_EGRESS_ALLOW": "127.0.0.1:443",
+		"STEWARD_VOICE_OPENAI_BASE_URL": voices.URL + "/v1", "STEWARD_VOICE_SPEECH_MODEL": "tts-1"}})
 	o, runner, ledgers, docs, mem, channels := app.DB, app.Runner, app.Ledger, app.Documents, app.Memory, app.Channels
 
 	ada, key := o.Owner(t, "ada")

@@ -53,6 +53,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/undo"
+	"github.com/stewardhq/steward/internal/voice"
 )
 
 //go:embed assets
@@ -112,6 +113,9 @@ type Deps struct {
 	MCPServers *mcpclient.Service
 	// Accounts serves /settings/accounts; nil leaves the page saying accounts are off.
 	Accounts *accounts.Service
+	// Voice is the composer's microphone and the answers' Play buttons (§18); nil, or a
+	// service without the backend, shows neither.
+	Voice *voice.Service
 	// Household serves /household, the member's inbox of household approvals (the API's
 	// /v1/household/approvals uses the same service).
 	Household  *household.Service
@@ -132,7 +136,7 @@ const (
 )
 
 // csp allows only the app's own script, style and connections.
-const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; media-src 'self' blob:; " +
 	"manifest-src 'self'; worker-src 'self'; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
@@ -225,6 +229,8 @@ func Routes(d Deps) func(chi.Router) {
 					r.Use(checkCSRF)
 					r.Post("/signout", w.signout)
 					r.Post("/chat", w.chat)
+					r.Post("/voice/transcribe", w.transcribe)
+					r.Post("/voice/speak", w.speak)
 					r.Post("/turns/{id}/confirm", w.confirm)
 					r.Post("/turns/{id}/cancel", w.cancelTurn)
 					r.Post("/household/{id}", w.decideHousehold)
