@@ -55,6 +55,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/sweep"
+	"github.com/stewardhq/steward/internal/telegram"
 	"github.com/stewardhq/steward/internal/tools"
 	"github.com/stewardhq/steward/internal/tools/builtin"
 	"github.com/stewardhq/steward/internal/tools/codetools"
@@ -110,6 +111,9 @@ type App struct {
 	Passkeys *passkeys.Service
 	// Links is the one-tap approval links (internal/links).
 	Links *links.Service
+	// Telegram is the deployment's bot serving linked chats (internal/telegram,
+	// STEWARD_TELEGRAM_BOT_TOKEN); nil without a token.
+	Telegram *telegram.Service
 	// Scheduler runs due jobs, queued webhook runs and the drains (functions/scheduler,
 	// and the ticker of `steward serve`); Webhooks receives signed deliveries.
 	Scheduler *autonomy.Scheduler
@@ -363,7 +367,15 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}, hooks)
 	a.Links = &links.Service{Issuer: issuer, Store: a.Store, Door: a.Door, Confirmer: a.Runner}
 	a.Household = &household.Service{Store: a.Store, Confirmer: a.Runner, Now: a.Now}
-	telegram := &links.Telegram{Links: a.Links, Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}
+	tgCallback := &links.Telegram{Links: a.Links, Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}
+	if cfg.TelegramBotToken != "" {
+		// Two-way Telegram (docs/ARCHITECTURE.md §19): the deployment's bot serves the chats
+		// owners linked; their updates arrive on the same callback.
+		a.Telegram = &telegram.Service{Store: a.Store, Door: a.Door, Sender: sender, Runner: a.Runner,
+			Bot:       channel.Target{Name: "telegram bot", Kind: channel.Telegram, URL: cfg.TelegramAPIURL, Secrets: channel.Secrets{Token: cfg.TelegramBotToken}},
+			Documents: a.Documents, Buttons: a.Links, Hand: a.handTelegram, Now: a.Now}
+		tgCallback.Messages = a.Telegram
+	}
 	a.Channels = &channel.Service{Store: a.Store, Sealer: sealer, Sender: sender, Now: a.Now}
 	runs := &autonomy.Runner{Recorder: outcomes, Agent: a.Runner}
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
@@ -411,7 +423,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 			Household: a.Household, Documents: a.Documents, Skills: a.Skills, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts,
 			KeyFailures: keyFailures, TrustedProxyHeader: cfg.TrustedProxyHeader}),
 		Links:    webapp.LinkPages(a.Links, cfg.TrustedProxyHeader),
-		Telegram: telegram,
+		Telegram: tgCallback,
 
 		KeyFailures:        keyFailures,
 		TrustedProxyHeader: cfg.TrustedProxyHeader,
@@ -532,6 +544,37 @@ func (a *App) processWebhook(ctx context.Context, ownerID, runID uuid.UUID) {
 		return
 	}
 	log.Info().Stringer("run_id", runID).Msg("run sent to the run queue")
+}
+
+// handTelegram hands a stored Telegram update on (telegram.Service.Hand), as processWebhook
+// does a run: under `steward serve` it runs in this process under RunBackground's group,
+// after the callback's 200; on Lambda it goes to the run queue for functions/worker; with
+// neither (a Lambda without a queue, a test's handler) it runs before the callback answers.
+func (a *App) handTelegram(ctx context.Context, ownerID uuid.UUID, updateID int64) {
+	process := func(ctx context.Context) {
+		if err := a.Telegram.Process(ctx, ownerID, updateID); err != nil && ctx.Err() == nil {
+			zerolog.Ctx(ctx).Warn().Str("error", trace.Redact(err.Error())).Int64("update_id", updateID).Msg("telegram update failed")
+		}
+	}
+	a.mu.Lock()
+	if a.background != nil {
+		bg := a.Logger.WithContext(a.bgCtx)
+		a.background.Go(func() error { process(bg); return nil })
+		a.mu.Unlock()
+		return
+	}
+	a.mu.Unlock()
+	if a.runs != nil {
+		sctx, cancel := context.WithTimeout(ctx, runQueueTimeout)
+		defer cancel()
+		err := a.runs.send(sctx, RunMessage{OwnerID: ownerID, TelegramUpdate: updateID})
+		if err == nil {
+			zerolog.Ctx(ctx).Info().Int64("update_id", updateID).Msg("telegram update sent to the run queue")
+			return
+		}
+		zerolog.Ctx(ctx).Warn().Str("error", trace.Redact(err.Error())).Int64("update_id", updateID).Msg("run queue send failed; the telegram update runs now")
+	}
+	process(context.WithoutCancel(ctx))
 }
 
 // processInBackground runs the turn under RunBackground's group, if it runs.
