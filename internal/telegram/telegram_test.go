@@ -9,12 +9,14 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
@@ -417,5 +419,54 @@ func TestTelegramDocument(t *testing.T) {
 	}
 	if docs, _ := e.Documents.List(context.Background(), e.owner); len(docs) != 1 {
 		t.Errorf("%d documents, want still 1", len(docs))
+	}
+}
+
+// TestTelegramOnLambda: with a run queue (STEWARD_RUN_QUEUE_URL, as on Lambda) the callback
+// answers at once — no turn yet, nothing sent — and puts {"owner_id","telegram_update"} on
+// the queue; functions/worker's handler (App.HandleRunMessages) runs the turn and the answer
+// arrives; the message delivered again runs nothing more.
+func TestTelegramOnLambda(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var bodies []string
+	sqs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m struct{ QueueUrl, MessageBody string }
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		if r.Header.Get("X-Amz-Target") != "AmazonSQS.SendMessage" || !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") {
+			t.Errorf("fake SQS: target %q, authorization %q", r.Header.Get("X-Amz-Target"), r.Header.Get("Authorization"))
+		}
+		mu.Lock()
+		bodies = append(bodies, m.MessageBody)
+		mu.Unlock()
+		_, _ = io.WriteString(w, `{"MessageId":"m-1"}`)
+	}))
+	t.Cleanup(sqs.Close)
+	e := newTGEnv(t, scripted.New(scripted.Reply(scripted.Text("Queued and answered."))), map[string]string{
+		"STEWARD_RUN_QUEUE_URL": sqs.URL + "/123456789012/steward-RunQueue", "AWS_REGION": "eu-west-1",
+		"AWS_ACCESS_KEY_ID": "AKIDTEST", "AWS_SECRET_ACCESS_KEY": "secret"})
+	e.link()
+	e.send(ownerChat, "hello from the queue")
+	mu.Lock()
+	queued := append([]string(nil), bodies...)
+	mu.Unlock()
+	if len(queued) != 1 || !strings.Contains(queued[0], `"owner_id":"`+e.owner.String()+`"`) || !strings.Contains(queued[0], `"telegram_update":`) {
+		t.Fatalf("run queue got %q, want one {owner_id, telegram_update}", queued)
+	}
+	if n := e.count(`SELECT count(*) FROM turns`); n != 0 || len(e.bot.texts()) != 0 {
+		t.Fatalf("%d turns and %d messages before the worker ran, want none", n, len(e.bot.texts()))
+	}
+	ev := events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m-1", Body: queued[0]}}}
+	for range 2 { // the second is SQS delivering the message again
+		resp, err := e.HandleRunMessages(context.Background(), ev)
+		if err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("worker: %+v, %v", resp, err)
+		}
+	}
+	if texts := e.bot.texts(); len(texts) != 1 || texts[0] != `Queued and answered\.` {
+		t.Fatalf("messages = %q, want the answer once", texts)
+	}
+	if n := e.count(`SELECT count(*) FROM turns`); n != 1 {
+		t.Fatalf("%d turns, want 1", n)
 	}
 }
