@@ -72,7 +72,9 @@ func probeTelegram(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 	bob("update take", func(tx *Tx) error { _, _, err := tx.Telegram.Take(ctx, telegramUpdate(a.owner.Name)); return err }, notFound)
 	bob("chat link of alice's chat", func(tx *Tx) error { return tx.Telegram.Link(ctx, alice, "mine now") },
 		func(err error) bool { return errors.Is(err, ErrConflict) })
-	bob("code of alice's hash", func(tx *Tx) error { return tx.Telegram.CreateCode(ctx, telegramCode(a.owner.Name), time.Now().Add(time.Hour)) }, refused)
+	bob("code of alice's hash", func(tx *Tx) error {
+		return tx.Telegram.CreateCode(ctx, telegramCode(a.owner.Name), time.Now().Add(time.Hour))
+	}, refused)
 	bob("update in alice's chat", func(tx *Tx) error {
 		_, err := tx.Telegram.Receive(ctx, 1, alice, []byte(`{"kind":"text","text":"x"}`))
 		return err
