@@ -35,6 +35,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/accounts"
+	"github.com/stewardhq/steward/internal/telegram"
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/auth"
@@ -112,6 +113,9 @@ type Deps struct {
 	MCPServers *mcpclient.Service
 	// Accounts serves /settings/accounts; nil leaves the page saying accounts are off.
 	Accounts *accounts.Service
+	// Telegram serves /settings/telegram (link codes, linked chats); nil leaves the page
+	// saying two-way Telegram is off.
+	Telegram *telegram.Service
 	// Household serves /household, the member's inbox of household approvals (the API's
 	// /v1/household/approvals uses the same service).
 	Household  *household.Service
@@ -220,6 +224,7 @@ func Routes(d Deps) func(chi.Router) {
 				r.Get("/settings/channels", w.channelsPage)
 				r.Get("/settings/mcp", w.mcpPage)
 				r.Get("/settings/accounts", w.accountsPage)
+				r.Get("/settings/telegram", w.telegramPage)
 				r.Get(devicePath, w.devicePage)
 				r.Group(func(r chi.Router) {
 					r.Use(checkCSRF)
@@ -255,6 +260,8 @@ func Routes(d Deps) func(chi.Router) {
 					r.Post(addCalendarAction, w.addCalendarAccount)
 					r.Post("/settings/accounts/{kind}/test", w.testAccount)
 					r.Post("/settings/accounts/{kind}/remove", w.removeAccount)
+					r.Post(telegramCodeAction, w.makeTelegramCode)
+					r.Post("/settings/telegram/{chat}/unlink", w.unlinkTelegram)
 					r.Post("/settings/mcp/{name}/approve", w.approveMCPServer)
 					r.Post("/settings/mcp/{name}/tool", w.setMCPTool)
 					r.Post("/settings/mcp/{name}/delete", w.deleteMCPServer)
