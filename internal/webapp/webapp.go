@@ -35,7 +35,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/accounts"
-	"github.com/stewardhq/steward/internal/telegram"
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/auth"
@@ -53,6 +52,7 @@ import (
 	"github.com/stewardhq/steward/internal/skills"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/telegram"
 	"github.com/stewardhq/steward/internal/undo"
 )
 
