@@ -490,6 +490,20 @@ type Turn struct {
 	CancelRequestedAt *time.Time
 }
 
+type VoiceCall struct {
+	ID           int64
+	OwnerID      uuid.UUID
+	Kind         string
+	Model        string
+	DurationMs   int64
+	InputTokens  int64
+	OutputTokens int64
+	AudioTokens  int64
+	Estimated    bool
+	CostMicros   int64
+	CreatedAt    time.Time
+}
+
 type WebSession struct {
 	ID        uuid.UUID
 	OwnerID   uuid.UUID

@@ -66,6 +66,7 @@ import (
 	"github.com/stewardhq/steward/internal/tools/webtools"
 	"github.com/stewardhq/steward/internal/trace"
 	"github.com/stewardhq/steward/internal/undo"
+	"github.com/stewardhq/steward/internal/voice"
 	"github.com/stewardhq/steward/internal/web"
 	"github.com/stewardhq/steward/internal/webapp"
 )
@@ -109,6 +110,8 @@ type App struct {
 	// Sessions is the web app's sessions and device links; Passkeys its passkeys.
 	Sessions *sessions.Service
 	Passkeys *passkeys.Service
+	// Voice transcribes and speaks (internal/voice, docs/ARCHITECTURE.md §18).
+	Voice *voice.Service
 	// Links is the one-tap approval links (internal/links).
 	Links *links.Service
 	// Telegram is the deployment's bot serving linked chats (internal/telegram,
@@ -344,12 +347,17 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if a.runs != nil {
 		hooks.Continue = a.sendContinue
 	}
+	// One admission for turns and voice calls: kill switches, budgets, the deployment's cap.
+	admit := &safety.Control{GlobalCost: a.Door.GlobalCostToday, GlobalCostTTL: 10 * time.Second}
+	if a.Voice, err = newVoice(ctx, cfg, hc, a.Store, admit); err != nil {
+		return nil, err
+	}
 	a.Runner = agent.New(agent.Config{
 		Model:         model,
 		Tools:         reg,
 		Store:         a.Store,
 		Gate:          &safety.Gate{AllowAuto: cfg.AllowAutoMode},
-		Control:       &safety.Control{GlobalCost: a.Door.GlobalCostToday, GlobalCostTTL: 10 * time.Second},
+		Control:       admit,
 		Memory:        a.Memory,
 		MaxIterations: cfg.MaxIterations,
 		ContextTokens: cfg.ContextTokens,
@@ -373,7 +381,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		// owners linked; their updates arrive on the same callback.
 		a.Telegram = &telegram.Service{Store: a.Store, Door: a.Door, Sender: sender, Runner: a.Runner,
 			Bot:       channel.Target{Name: "telegram bot", Kind: channel.Telegram, URL: cfg.TelegramAPIURL, Secrets: channel.Secrets{Token: cfg.TelegramBotToken}},
-			Documents: a.Documents, Buttons: a.Links, Hand: a.handTelegram, Now: a.Now}
+			Documents: a.Documents, Buttons: a.Links, Voice: a.Voice, Hand: a.handTelegram, Now: a.Now}
 		tgCallback.Messages = a.Telegram
 	}
 	a.Channels = &channel.Service{Store: a.Store, Sealer: sealer, Sender: sender, Now: a.Now}

@@ -22,7 +22,7 @@ var ErrUnpriced = errors.New("a model has no price")
 func Prices(cfg config.Config) *trace.Prices {
 	op := make(map[string]trace.Price, len(cfg.ModelPrices))
 	for m, p := range cfg.ModelPrices {
-		op[m] = trace.Price{Input: p.Input, CachedInput: p.CachedInput, Output: p.Output}
+		op[m] = trace.Price{Input: p.Input, CachedInput: p.CachedInput, Output: p.Output, AudioInput: p.AudioInput}
 	}
 	return trace.NewPrices(op, nil)
 }
@@ -32,7 +32,7 @@ type ModelUse struct{ Variable, Model string }
 
 // Models returns the models cfg calls: every model of STEWARD_MODELS when it is set, else
 // STEWARD_MODEL with Gemini; STEWARD_FAST_MODEL with Gemini; without either, the offline demo
-// model (free by name).
+// model (free by name); and the voice models (§18).
 func Models(cfg config.Config) []ModelUse {
 	var out []ModelUse
 	for _, m := range cfg.Models {
@@ -46,6 +46,13 @@ func Models(cfg config.Config) []ModelUse {
 	}
 	if len(out) == 0 {
 		out = append(out, ModelUse{"model", demo.Name})
+	}
+	transcribe, speak := voiceModels(cfg)
+	if transcribe != "" {
+		out = append(out, ModelUse{"STEWARD_VOICE_TRANSCRIBE_MODEL", transcribe})
+	}
+	if speak != "" {
+		out = append(out, ModelUse{"STEWARD_VOICE_SPEECH_MODEL", speak})
 	}
 	return out
 }

@@ -83,6 +83,20 @@ type Config struct {
 	ModelFixtures     string
 	ModelFixturesMode string
 
+	// Voice (docs/ARCHITECTURE.md §18, docs/VOICE.md). VoiceOpenAIBaseURL, when set, sends
+	// transcription and speech to an OpenAI-compatible /audio/transcriptions and
+	// /audio/speech there (STEWARD_VOICE_OPENAI_BASE_URL; key STEWARD_VOICE_OPENAI_API_KEY,
+	// else OPENAI_API_KEY); else Gemini does both when GEMINI_API_KEY is set.
+	// VoiceTranscribeModel (STEWARD_VOICE_TRANSCRIBE_MODEL) is by default the fast model
+	// with Gemini and whisper-1 with an OpenAI-compatible server; VoiceSpeechModel
+	// (STEWARD_VOICE_SPEECH_MODEL) has no default: speech is off until it names a model.
+	// Every voice model must have a price, like any other model.
+	VoiceOpenAIBaseURL, VoiceOpenAIAPIKey  string
+	VoiceTranscribeModel, VoiceSpeechModel string
+	// VoiceMaxBytes and VoiceMaxSeconds bound one recording (STEWARD_VOICE_MAX_BYTES,
+	// 20 MB; STEWARD_VOICE_MAX_SECONDS, 600).
+	VoiceMaxBytes, VoiceMaxSeconds int
+
 	// Where the runtime's secrets are, read once at cold start on Lambda instead of plain
 	// environment values: an SSM parameter name (SecureString) or a Secrets Manager secret's
 	// ARN (APP_DATABASE_URL_SSM, DOOR_DATABASE_URL_SSM, GEMINI_API_KEY_SSM,
@@ -285,10 +299,12 @@ type ModelRef struct {
 // ModelPrice is an operator's price for a model, in US dollars per million tokens.
 type ModelPrice struct {
 	Input, Output, CachedInput float64
+	// AudioInput prices audio input tokens (the fourth field; zero: at Input), §18.
+	AudioInput float64
 }
 
 // pricesFormat is how STEWARD_MODEL_PRICES is written, for error messages.
-const pricesFormat = "must be model=input:output[:cached], USD per 1M tokens, comma-separated (e.g. gemini-3.8-flash=0.75:3.75:0.075)"
+const pricesFormat = "must be model=input:output[:cached[:audio_input]], USD per 1M tokens, comma-separated (e.g. gemini-3.8-flash=0.75:3.75:0.075)"
 
 // Load reads the configuration through getenv (os.Getenv in mains, a map in tests). The
 // error names every variable that is malformed.
@@ -317,6 +333,12 @@ func Load(getenv func(string) string) (Config, error) {
 		ModelPrices:                r.prices("STEWARD_MODEL_PRICES"),
 		ModelFixtures:              r.str("STEWARD_MODEL_FIXTURES", ""),
 		ModelFixturesMode:          r.oneOf("STEWARD_MODEL_FIXTURES_MODE", "replay", "replay", "record"),
+		VoiceOpenAIBaseURL:         r.str("STEWARD_VOICE_OPENAI_BASE_URL", ""),
+		VoiceOpenAIAPIKey:          r.str("STEWARD_VOICE_OPENAI_API_KEY", ""),
+		VoiceTranscribeModel:       r.str("STEWARD_VOICE_TRANSCRIBE_MODEL", ""),
+		VoiceSpeechModel:           r.str("STEWARD_VOICE_SPEECH_MODEL", ""),
+		VoiceMaxBytes:              r.intIn("STEWARD_VOICE_MAX_BYTES", 20<<20, 1024, 100<<20),
+		VoiceMaxSeconds:            r.intIn("STEWARD_VOICE_MAX_SECONDS", 600, 5, 4*3600),
 		AppDatabaseURLParam:        r.str("APP_DATABASE_URL_SSM", ""),
 		DoorDatabaseURLParam:       r.str("DOOR_DATABASE_URL_SSM", ""),
 		GeminiAPIKeyParam:          r.str("GEMINI_API_KEY_SSM", ""),
@@ -742,11 +764,11 @@ func (r *reader) prices(name string) map[string]ModelPrice {
 		model, nums, ok := strings.Cut(entry, "=")
 		model = strings.TrimSpace(model)
 		f := strings.Split(nums, ":")
-		if !ok || model == "" || len(f) < 2 || len(f) > 3 {
+		if !ok || model == "" || len(f) < 2 || len(f) > 4 {
 			r.fail(name, entry, pricesFormat)
 			continue
 		}
-		var p [3]float64
+		var p [4]float64
 		bad := false
 		for i, s := range f {
 			x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
@@ -766,7 +788,7 @@ func (r *reader) prices(name string) map[string]ModelPrice {
 			r.fail(name, entry, "has a price that is not a non-negative number; "+pricesFormat)
 			continue
 		}
-		out[model] = ModelPrice{Input: p[0], Output: p[1], CachedInput: p[2]}
+		out[model] = ModelPrice{Input: p[0], Output: p[1], CachedInput: p[2], AudioInput: p[3]}
 	}
 	return out
 }

@@ -73,7 +73,7 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		"negative price":          {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:-2"}, "STEWARD_MODEL_PRICES"},
 		"infinite price":          {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:Inf"}, "STEWARD_MODEL_PRICES"},
 		"price twice":             {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:2,gemini-x=3:4"}, "STEWARD_MODEL_PRICES"},
-		"too many prices":         {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:2:0.1:9"}, "STEWARD_MODEL_PRICES"},
+		"too many prices":         {map[string]string{"STEWARD_MODEL_PRICES": "gemini-x=1:2:0.1:9:5"}, "STEWARD_MODEL_PRICES"},
 		"egress allow name":       {map[string]string{"STEWARD_EGRESS_ALLOW": "intranet.example:80"}, "STEWARD_EGRESS_ALLOW"},
 		"egress allow no port":    {map[string]string{"STEWARD_EGRESS_ALLOW": "10.0.0.5"}, "STEWARD_EGRESS_ALLOW"},
 		"bad search url":          {map[string]string{"STEWARD_SEARCH_URL": "searx.local"}, "STEWARD_SEARCH_URL"},

@@ -14,6 +14,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/trace"
+	"github.com/stewardhq/steward/internal/voice"
 )
 
 // download fetches a file the bot received (getFile, then the file), at most max bytes:
@@ -40,7 +41,7 @@ func (s *Service) download(ctx context.Context, chatID int64, st Stored, max int
 // voiceNote transcribes a voice note and runs its transcript as the owner's message; the
 // answer is text, and a voice note too when the chat turned voice replies on.
 func (s *Service) voiceNote(ctx context.Context, owner uuid.UUID, chat store.TelegramChat, st Stored) error {
-	if s.Voice == nil {
+	if !s.Voice.CanTranscribe() {
 		return s.say(ctx, chat.ChatID, noVoice)
 	}
 	audio, err := s.download(ctx, chat.ChatID, st, MaxVoiceBytes)
@@ -54,7 +55,8 @@ func (s *Service) voiceNote(ctx context.Context, owner uuid.UUID, chat store.Tel
 	if ct == "" {
 		ct = "audio/ogg"
 	}
-	text, err := s.Voice.Transcribe(ctx, owner, audio, ct)
+	tr, err := s.Voice.Transcribe(ctx, owner, audio, ct)
+	text := tr.Text
 	if err != nil {
 		return s.say(ctx, chat.ChatID, "I could not understand that voice note: "+wordsOf(err))
 	}
@@ -67,36 +69,31 @@ func (s *Service) voiceNote(ctx context.Context, owner uuid.UUID, chat store.Tel
 	return s.turn(ctx, owner, chat, text, chat.Voice)
 }
 
-// speak sends text as a voice note (sendVoice); a failure is logged, the text answer was
-// sent already.
+// speak sends text as a voice note (sendVoice, Ogg/Opus) when the speech backend makes
+// Ogg/Opus, else as a WAV file (sendDocument: Telegram plays only Ogg/Opus as a voice note);
+// a failure is logged, the text answer was sent already.
 func (s *Service) speak(ctx context.Context, owner uuid.UUID, chatID int64, text string) {
-	if s.Voice == nil {
+	if !s.Voice.CanSpeak() {
 		return
 	}
 	log := zerolog.Ctx(ctx)
-	audio, ct, err := s.Voice.Speak(ctx, owner, text)
+	text = cutRunes(text, voice.DefaultMaxText)
+	spoken, err := s.Voice.Speak(ctx, owner, text, "", voice.FormatOgg)
+	if steward.ErrorCode(err) == steward.CodeInvalid {
+		spoken, err = s.Voice.Speak(ctx, owner, text, "", voice.FormatWAV) // a backend that makes WAV only
+	}
 	if err != nil {
 		log.Warn().Str("error", trace.Redact(err.Error())).Msg("telegram: speaking the answer failed")
 		return
 	}
 	method, field, name := "sendVoice", "voice", "answer.ogg"
-	if !strings.HasPrefix(ct, "audio/ogg") {
-		// Telegram shows only Ogg/Opus as a voice note; anything else goes as audio.
-		method, field, name = "sendAudio", "audio", "answer"+extension(ct)
+	if !strings.HasPrefix(spoken.ContentType, "audio/ogg") {
+		method, field, name = "sendDocument", "document", "answer.wav"
 	}
-	if err := s.Sender.BotUpload(ctx, s.target(chatID), method, map[string]string{"chat_id": fmt.Sprint(chatID)}, field, name, ct, audio, nil); err != nil {
+	if err := s.Sender.BotUpload(ctx, s.target(chatID), method, map[string]string{"chat_id": fmt.Sprint(chatID)}, field, name,
+		spoken.ContentType, spoken.Data, nil); err != nil {
 		log.Warn().Str("error", trace.Redact(err.Error())).Msg("telegram: sending the spoken answer failed")
 	}
-}
-
-func extension(contentType string) string {
-	switch {
-	case strings.HasPrefix(contentType, "audio/wav"), strings.HasPrefix(contentType, "audio/x-wav"):
-		return ".wav"
-	case strings.HasPrefix(contentType, "audio/mpeg"):
-		return ".mp3"
-	}
-	return ""
 }
 
 // document stores a document or photo sent to the bot as a document of the owner's, and

@@ -34,6 +34,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/trace"
+	"github.com/stewardhq/steward/internal/voice"
 )
 
 // Door finds, across owners, whose a link code or a chat is. *store.Door implements it.
@@ -58,14 +59,6 @@ type Buttons interface {
 	TurnButtons(ctx context.Context, owner, turnID uuid.UUID) ([]channel.Button, error)
 }
 
-// Voice transcribes and speaks; nil answers voice notes that speech is not configured.
-type Voice interface {
-	// Transcribe returns what the recording says.
-	Transcribe(ctx context.Context, owner uuid.UUID, audio []byte, contentType string) (string, error)
-	// Speak returns text as audio and its content type (Ogg/Opus is a Telegram voice note).
-	Speak(ctx context.Context, owner uuid.UUID, text string) ([]byte, string, error)
-}
-
 // Service is the deployment's bot serving linked chats.
 type Service struct {
 	Store *store.Store
@@ -76,10 +69,11 @@ type Service struct {
 	Sender *channel.Sender
 	Runner Runner
 	// Documents stores documents and photos; Buttons makes a waiting write's buttons;
-	// Voice transcribes voice notes (nil: not configured).
+	// Voice transcribes voice notes and speaks answers (internal/voice; without a
+	// transcriber a voice note is answered that speech is not configured).
 	Documents Documents
 	Buttons   Buttons
-	Voice     Voice
+	Voice     *voice.Service
 	// Hand runs a stored update (Process) where this deployment runs work: in-process
 	// under `steward serve`, through the run queue on Lambda (internal/app).
 	Hand func(ctx context.Context, owner uuid.UUID, updateID int64)
@@ -104,6 +98,7 @@ const (
 	takenChat   = "This chat is already linked to someone else's Steward. They can unlink it in their settings first."
 	unsupported = "I can read text messages, voice notes, documents and photos. That kind of message I can't use, sorry."
 	noVoice     = "Voice notes need speech configured on this Steward deployment, and it is not. Please write your message instead."
+	noSpeech    = "Spoken answers need speech configured on this Steward deployment, and it is not; I answer in text."
 	voiceOn     = "Voice replies are on: I answer your voice notes with a voice note too (/voice off to stop)."
 	voiceOff    = "Voice replies are off: I answer in text (/voice on to hear them)."
 )
@@ -377,8 +372,8 @@ func (s *Service) command(ctx context.Context, owner uuid.UUID, chatID int64, cm
 		if !on && !strings.EqualFold(arg, "off") {
 			return reply(chatID, "Say /voice on to have voice notes answered by voice, /voice off for text only."), nil
 		}
-		if on && s.Voice == nil {
-			return reply(chatID, noVoice), nil
+		if on && !s.Voice.CanSpeak() {
+			return reply(chatID, noSpeech), nil
 		}
 		err := s.Store.WithOwner(ctx, owner, func(tx *store.Tx) error { return tx.Telegram.SetVoice(ctx, chatID, on) })
 		if err != nil {

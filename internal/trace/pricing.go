@@ -15,6 +15,10 @@ import (
 // Price is a model's list price in US dollars per million tokens, until a date.
 type Price struct {
 	Input, CachedInput, Output float64
+	// AudioInput is the price of audio input tokens (a recording a model transcribes,
+	// docs/ARCHITECTURE.md §18); zero prices them at Input. A text-to-speech model's output
+	// tokens are audio and Output is their price.
+	AudioInput float64
 	// Until is when this price ends (exclusive, UTC); zero means it has no announced end.
 	Until time.Time
 }
@@ -55,6 +59,15 @@ var ListPrices = map[string][]Price{
 	// bills them. Any other OpenAI-compatible model is priced with STEWARD_MODEL_PRICES.
 	"gpt-5.4-mini": {{Input: 0.75, CachedInput: 0.075, Output: 4.50}},
 	"gpt-5-mini":   {{Input: 0.25, CachedInput: 0.025, Output: 2.00}},
+
+	// OpenAI's audio models, by the unit OpenAI bills (developers.openai.com model pages, read
+	// 2026-12-04 from stored copies), turned into tokens as internal/voice counts them when a
+	// server reports no usage (docs/ARCHITECTURE.md §18): whisper-1 is $0.006 a minute of
+	// audio, and Steward counts 32 audio tokens a second (1,920 a minute), so $3.125 per 1M
+	// audio tokens; tts-1 is $15 per 1M characters, and Steward counts a token per four
+	// characters, so $60 per 1M input tokens (its audio output is not billed apart).
+	"whisper-1": {{AudioInput: 3.125}},
+	"tts-1":     {{Input: 60}},
 }
 
 // Free names the models that cost nothing: the offline demo model (internal/llm/demo) and the
@@ -141,6 +154,19 @@ func (pr Price) Micros(u steward.Usage) int64 {
 	// $/Mtok × tokens = micro-dollars.
 	cost := pr.Input*float64(u.InputTokens-cached) + pr.CachedInput*float64(cached) + pr.Output*float64(u.OutputTokens)
 	return int64(math.Round(cost))
+}
+
+// AudioMicros is Micros with audio of the input tokens priced at the audio rate (AudioInput,
+// or Input when the price names none).
+func (pr Price) AudioMicros(u steward.Usage, audio int64) int64 {
+	audio = min(max(audio, 0), u.InputTokens)
+	rate := pr.AudioInput
+	if rate == 0 {
+		rate = pr.Input
+	}
+	text := u
+	text.InputTokens -= audio
+	return pr.Micros(text) + int64(math.Round(rate*float64(audio)))
 }
 
 func normalize(model string) string { return strings.TrimPrefix(strings.TrimSpace(model), "models/") }

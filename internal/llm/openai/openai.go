@@ -64,15 +64,25 @@ var _ llm.Model = (*Model)(nil)
 
 // New returns a Model for cfg. It makes no request.
 func New(cfg Config) (*Model, error) {
+	client, p, err := newClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{chat: client, name: cfg.Model, retry: p}, nil
+}
+
+// newClient is the SDK's client for cfg and the retry policy of its calls: the chat model
+// and the audio endpoints (audio.go) each build theirs with it.
+func newClient(cfg Config) (*openai.Client, retry.Policy, error) {
 	if cfg.Model == "" {
-		return nil, errors.New("openai: model is required")
+		return nil, retry.Policy{}, errors.New("openai: model is required")
 	}
 	base := cfg.BaseURL
 	if base == "" {
 		base = DefaultBaseURL
 	}
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
-		return nil, fmt.Errorf("openai: base URL %q must start with http:// or https://", base)
+		return nil, retry.Policy{}, fmt.Errorf("openai: base URL %q must start with http:// or https://", base)
 	}
 	// An empty key sends no Authorization header.
 	oc := openai.DefaultConfig(cfg.APIKey)
@@ -80,7 +90,7 @@ func New(cfg Config) (*Model, error) {
 	oc.HTTPClient = retry.Client(cfg.HTTPClient)
 	p := cfg.Retry
 	p.Retryable = Retryable
-	return &Model{chat: openai.NewClientWithConfig(oc), name: cfg.Model, retry: p}, nil
+	return openai.NewClientWithConfig(oc), p, nil
 }
 
 // Name returns the configured model name.
