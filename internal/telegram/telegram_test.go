@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/stewardhq/steward/internal/apptest"
+	"github.com/stewardhq/steward/internal/audio/audiotest"
 	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/egress/egresstest"
@@ -468,5 +469,87 @@ func TestTelegramOnLambda(t *testing.T) {
 	}
 	if n := e.count(`SELECT count(*) FROM turns`); n != 1 {
 		t.Fatalf("%d turns, want 1", n)
+	}
+}
+
+// TestTelegramVoiceNote: a voice note (espeak-ng speech, made Ogg by sox) sent to the bot is
+// fetched, transcribed by the OpenAI-compatible audio server (which checks it got those
+// Ogg bytes), shown back, and its transcript is the owner's message: the turn answers in
+// text and — after /voice on — also as a voice note (sendVoice, Ogg/Opus).
+func TestTelegramVoiceNote(t *testing.T) {
+	t.Parallel()
+	note := audiotest.Read(t, audiotest.Convert(t, audiotest.Speech(t, "What is on my list today?"), "ogg"))
+	spoken := audiotest.OggOpus(1.5)
+	var mu sync.Mutex
+	var heard [][]byte
+	audioSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/audio/transcriptions"):
+			f, _, err := r.FormFile("file")
+			if err != nil {
+				t.Errorf("fake audio server: no file: %v", err)
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
+			data, _ := io.ReadAll(f)
+			mu.Lock()
+			heard = append(heard, data)
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"text":"What is on my list today?","language":"english","duration":1.5}`)
+		case strings.HasSuffix(r.URL.Path, "/audio/speech"):
+			w.Header().Set("Content-Type", "audio/ogg")
+			_, _ = w.Write(spoken)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	t.Cleanup(audioSrv.Close)
+	model := scripted.New(scripted.Reply(scripted.Text("Your list is empty today.")))
+	e := newTGEnv(t, model, map[string]string{"STEWARD_VOICE_OPENAI_BASE_URL": audioSrv.URL + "/v1",
+		"STEWARD_VOICE_OPENAI_API_KEY": "sk-test", "STEWARD_VOICE_SPEECH_MODEL": "tts-1"})
+	e.link()
+	if text, _ := e.send(ownerChat, "/voice on")["text"].(string); !strings.Contains(text, "Voice replies are on") {
+		t.Fatalf("/voice on answered %q", text)
+	}
+	e.bot.mu.Lock()
+	e.bot.files["voice-1"] = note
+	e.bot.mu.Unlock()
+	code, _ := e.post(e.message(ownerChat, map[string]any{"voice": map[string]any{"file_id": "voice-1", "file_unique_id": "v1",
+		"duration": 2, "mime_type": "audio/ogg", "file_size": len(note)}}))
+	if code != http.StatusOK {
+		t.Fatalf("voice note: %d", code)
+	}
+	mu.Lock()
+	got := heard
+	mu.Unlock()
+	if len(got) != 1 || !bytes.Equal(got[0], note) || !bytes.HasPrefix(got[0], []byte("OggS")) {
+		t.Fatalf("the audio server heard %d recordings, want the Ogg voice note once", len(got))
+	}
+	texts := e.bot.texts()
+	if len(texts) != 2 || !strings.Contains(texts[0], "What is on my list today?") || texts[1] != `Your list is empty today\.` {
+		t.Fatalf("messages = %q, want the transcript, then the answer", texts)
+	}
+	if reqs := model.Requests(); len(reqs) != 1 || !strings.Contains(fmt.Sprint(reqs[0].Messages[len(reqs[0].Messages)-1]), "What is on my list today?") {
+		t.Errorf("the model was not asked the transcript as the owner's message")
+	}
+	voices := e.bot.called("sendVoice")
+	if len(voices) != 1 || !bytes.Equal(voices[0].File, spoken) || voices[0].Params["chat_id"] != fmt.Sprint(ownerChat) {
+		t.Fatalf("sendVoice calls = %d, want the spoken answer (Ogg/Opus) once", len(voices))
+	}
+}
+
+// TestTelegramVoiceNoteWithoutSpeech: with no speech configured a voice note is answered in
+// words that it cannot be used, and no turn runs.
+func TestTelegramVoiceNoteWithoutSpeech(t *testing.T) {
+	t.Parallel()
+	e := newTGEnv(t, scripted.New(), nil)
+	e.link()
+	e.post(e.message(ownerChat, map[string]any{"voice": map[string]any{"file_id": "voice-1", "file_unique_id": "v1", "duration": 2, "mime_type": "audio/ogg"}}))
+	if texts := e.bot.texts(); len(texts) != 1 || !strings.Contains(texts[0], "Voice notes need speech configured") {
+		t.Fatalf("messages = %q, want speech not configured, in words", texts)
+	}
+	if n := e.count(`SELECT count(*) FROM turns`); n != 0 {
+		t.Errorf("%d turns, want none", n)
 	}
 }
