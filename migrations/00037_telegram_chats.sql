@@ -6,9 +6,10 @@
 -- (telegram_updates, keyed by the Bot API's update_id, so Telegram's retries of a delivery
 -- never make a second turn) and taken once by whoever runs it (status queued → taken).
 -- Nothing is stored about a chat that is not linked. The webhook finds a code's and a
--- chat's owner before it knows the owner, a read across owners, so it goes through the door
--- (steward_door, FOR SELECT, only the columns those lookups read); everything else runs as
--- steward_app in the owner's transaction, under forced row-level security.
+-- chat's owner before it knows the owner, and the scheduler's drain the updates left
+-- queued, reads across owners, so they go through the door (steward_door, FOR SELECT, only
+-- the columns those reads name); everything else runs as steward_app in the owner's
+-- transaction, under forced row-level security.
 
 -- +goose Up
 CREATE TABLE telegram_link_codes (
@@ -67,8 +68,13 @@ ALTER TABLE telegram_updates FORCE ROW LEVEL SECURITY;
 CREATE POLICY owner_isolation ON telegram_updates
     USING (owner_id = NULLIF(current_setting('app.owner_id', true), '')::uuid)
     WITH CHECK (owner_id = NULLIF(current_setting('app.owner_id', true), '')::uuid);
+CREATE POLICY door ON telegram_updates FOR SELECT TO steward_door USING (true);
 GRANT SELECT, INSERT ON telegram_updates TO steward_app;
 GRANT UPDATE (status, turn_id) ON telegram_updates TO steward_app;
+-- The scheduler's drain finds the updates whose hand-off was lost (still queued a minute
+-- later) across owners; each is then taken in its owner's own transaction.
+GRANT SELECT (owner_id, update_id, status, created_at) ON telegram_updates TO steward_door;
+CREATE INDEX telegram_updates_queued ON telegram_updates (created_at) WHERE status = 'queued';
 
 -- +goose Down
 DROP TABLE telegram_updates;

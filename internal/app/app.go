@@ -6,6 +6,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -389,7 +390,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
 	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now, Recover: a.recoverTurn}
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks, Outside: a.Accounts,
-		Drainers: []autonomy.Drainer{a.Webhooks, a.Deliverer, drainer(a.drainMemory), drainer(a.continueStale), sweeper}}
+		Drainers: []autonomy.Drainer{a.Webhooks, a.Deliverer, drainer(a.drainMemory), drainer(a.continueStale), drainer(a.drainTelegram), sweeper}}
 	a.Control = &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode, Now: a.Now}
 	a.Rules = &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
 	a.Activity = &activity.Service{Store: a.Store, Now: a.Now}
@@ -583,6 +584,27 @@ func (a *App) handTelegram(ctx context.Context, ownerID uuid.UUID, updateID int6
 		zerolog.Ctx(ctx).Warn().Str("error", trace.Redact(err.Error())).Int64("update_id", updateID).Msg("run queue send failed; the telegram update runs now")
 	}
 	process(context.WithoutCancel(ctx))
+}
+
+// drainTelegram is the scheduler's drain of Telegram updates whose hand-off was lost (a
+// run queue message that never arrived, a server that stopped before it ran them): one
+// door-side scan finds the updates queued for over a minute, and each is taken once in its
+// owner's own transactions (one another process took meanwhile is skipped).
+func (a *App) drainTelegram(ctx context.Context) error {
+	if a.Telegram == nil {
+		return nil
+	}
+	refs, err := a.Door.ScanQueuedTelegram(ctx, a.Now().Add(-time.Minute), 20)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, u := range refs {
+		if err := a.Telegram.Process(ctx, u.OwnerID, u.UpdateID); err != nil {
+			errs = append(errs, fmt.Errorf("telegram update %d of owner %s: %w", u.UpdateID, u.OwnerID, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // processInBackground runs the turn under RunBackground's group, if it runs.

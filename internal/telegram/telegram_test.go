@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/apptest"
 	"github.com/stewardhq/steward/internal/audio/audiotest"
+	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/egress/egresstest"
@@ -155,7 +157,7 @@ type tgEnv struct {
 	t     *testing.T
 }
 
-func newTGEnv(t *testing.T, model llm.Model, extra map[string]string) *tgEnv {
+func newTGEnv(t *testing.T, model llm.Model, extra map[string]string, opts ...func(*apptest.Options)) *tgEnv {
 	t.Helper()
 	bot := newFakeBot(t)
 	env := map[string]string{
@@ -167,7 +169,11 @@ func newTGEnv(t *testing.T, model llm.Model, extra map[string]string) *tgEnv {
 	for k, v := range extra {
 		env[k] = v
 	}
-	e := apptest.New(t, apptest.Options{Model: model, Lookup: egresstest.Lookup, Env: env})
+	o := apptest.Options{Model: model, Lookup: egresstest.Lookup, Env: env}
+	for _, f := range opts {
+		f(&o)
+	}
+	e := apptest.New(t, o)
 	// The bot's sender trusts the fake's certificate (egress options are the test's seam).
 	e.Telegram.Sender = &channel.Sender{Options: egress.Options{Lookup: egresstest.Lookup, Allow: []netip.AddrPort{bot.Addr()},
 		RootCAs: bot.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}, Timeout: 5 * time.Second}
@@ -426,7 +432,9 @@ func TestTelegramDocument(t *testing.T) {
 // TestTelegramOnLambda: with a run queue (STEWARD_RUN_QUEUE_URL, as on Lambda) the callback
 // answers at once — no turn yet, nothing sent — and puts {"owner_id","telegram_update"} on
 // the queue; functions/worker's handler (App.HandleRunMessages) runs the turn and the answer
-// arrives; the message delivered again runs nothing more.
+// arrives; the message delivered again runs nothing more. A message the queue loses leaves
+// the update queued, and the scheduler's tick takes it a minute later — once, whatever the
+// late message then does.
 func TestTelegramOnLambda(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -443,9 +451,13 @@ func TestTelegramOnLambda(t *testing.T) {
 		_, _ = io.WriteString(w, `{"MessageId":"m-1"}`)
 	}))
 	t.Cleanup(sqs.Close)
-	e := newTGEnv(t, scripted.New(scripted.Reply(scripted.Text("Queued and answered."))), map[string]string{
-		"STEWARD_RUN_QUEUE_URL": sqs.URL + "/123456789012/steward-RunQueue", "AWS_REGION": "eu-west-1",
-		"AWS_ACCESS_KEY_ID": "AKIDTEST", "AWS_SECRET_ACCESS_KEY": "secret"})
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	e := newTGEnv(t, scripted.New(scripted.Reply(scripted.Text("Queued and answered.")), scripted.Reply(scripted.Text("Drained and answered."))),
+		map[string]string{"STEWARD_RUN_QUEUE_URL": sqs.URL + "/123456789012/steward-RunQueue", "AWS_REGION": "eu-west-1",
+			"AWS_ACCESS_KEY_ID": "AKIDTEST", "AWS_SECRET_ACCESS_KEY": "secret"},
+		func(o *apptest.Options) { o.Now = now })
 	e.link()
 	e.send(ownerChat, "hello from the queue")
 	mu.Lock()
@@ -469,6 +481,34 @@ func TestTelegramOnLambda(t *testing.T) {
 	}
 	if n := e.count(`SELECT count(*) FROM turns`); n != 1 {
 		t.Fatalf("%d turns, want 1", n)
+	}
+
+	// The queue loses the next message: a minute later the scheduler's tick takes the update.
+	e.send(ownerChat, "and this one?")
+	mu.Lock()
+	lost := bodies[len(bodies)-1]
+	mu.Unlock()
+	if _, err := e.Scheduler.Handle(context.Background(), autonomy.Event{ScheduledTime: now()}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.bot.texts()); n != 1 {
+		t.Fatalf("%d messages before the update was a minute old, want still 1", n)
+	}
+	clock.Add(int64(2 * time.Minute))
+	if _, err := e.Scheduler.Handle(context.Background(), autonomy.Event{ScheduledTime: now()}); err != nil {
+		t.Fatal(err)
+	}
+	if texts := e.bot.texts(); len(texts) != 2 {
+		t.Fatalf("messages after the tick = %q, want the drained update answered", texts)
+	}
+	if resp, err := e.HandleRunMessages(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m-2", Body: lost}}}); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("late message: %+v, %v", resp, err)
+	}
+	if texts := e.bot.texts(); len(texts) != 2 || texts[1] != `Drained and answered\.` {
+		t.Fatalf("messages = %q, want the drained update answered once", texts)
+	}
+	if n := e.count(`SELECT count(*) FROM turns`); n != 2 {
+		t.Fatalf("%d turns, want 2", n)
 	}
 }
 
