@@ -468,7 +468,12 @@ func (s *Service) answer(ctx context.Context, owner uuid.UUID, chatID int64, v s
 		if strings.TrimSpace(text) == "" {
 			text = "Done."
 		}
-		return s.send(ctx, chatID, "", text, nil)
+		for _, part := range split(text, partRunes) {
+			if err := s.send(ctx, chatID, "", part, nil); err != nil {
+				return err
+			}
+		}
+		return nil
 	case steward.StatusSuspended:
 		if v.Awaiting != "" {
 			return s.say(ctx, chatID, "Your decision is recorded; Steward is "+v.Awaiting+".")
@@ -554,6 +559,35 @@ func (s *Service) Decided(ctx context.Context, owner uuid.UUID, b links.Pressed,
 		}
 	}
 	return true
+}
+
+// partRunes bounds one message of a long answer: Telegram takes 4,096 characters after
+// MarkdownV2's escapes, which can double a text full of punctuation.
+const partRunes = 2000
+
+// split cuts a long answer into parts of at most n characters, at a paragraph break, else
+// a line break, else a space, else anywhere; a short one is one part.
+func split(text string, n int) []string {
+	var parts []string
+	for {
+		r := []rune(text)
+		if len(r) <= n {
+			return append(parts, text)
+		}
+		head := string(r[:n])
+		cut := -1
+		for _, sep := range []string{"\n\n", "\n", " "} {
+			if i := strings.LastIndex(head, sep); i > len(head)/2 {
+				cut = i
+				break
+			}
+		}
+		if cut < 0 {
+			cut = len(head)
+		}
+		parts = append(parts, strings.TrimRight(head[:cut], " \n"))
+		text = strings.TrimLeft(text[cut:], " \n")
+	}
 }
 
 func cutRunes(s string, n int) string {

@@ -265,6 +265,7 @@ func TestTelegramConversation(t *testing.T) {
 		scripted.Reply(scripted.Text("Hello **Ada**. 1+1=2 (really).")),
 		scripted.Reply(scripted.Calls(scripted.Call("c1", "create_task", `{"title":"Buy milk"}`))),
 		scripted.Reply(scripted.Text("Added the task.")),
+		scripted.Reply(scripted.Text(long)),
 	)
 	e := newTGEnv(t, model, nil)
 	code, _, err := e.Telegram.Code(context.Background(), e.owner)
@@ -356,7 +357,32 @@ func TestTelegramConversation(t *testing.T) {
 	if n := len(e.bot.called("editMessageReplyMarkup")); n < 1 {
 		t.Errorf("the buttons were not removed after the decision")
 	}
+
+	// An answer longer than a Telegram message arrives whole, in parts cut at paragraphs.
+	e.send(ownerChat, "tell me everything")
+	parts := e.bot.texts()[3:]
+	if len(parts) < 3 {
+		t.Fatalf("a %d-character answer came as %d messages, want it in parts", len(long), len(parts))
+	}
+	for i, p := range parts {
+		if len([]rune(p)) > 4096 || strings.HasSuffix(p, "…") || !strings.HasPrefix(p, "Paragraph") {
+			t.Errorf("part %d (%d characters) is cut short or does not start at a paragraph: …%q", i, len([]rune(p)), p[max(0, len(p)-40):])
+		}
+	}
+	if got := strings.Join(parts, "\n\n"); !strings.Contains(got, "Paragraph 1:") || !strings.Contains(got, "Paragraph 40: the end\\.") {
+		t.Errorf("the parts do not carry the whole answer")
+	}
 }
+
+// long is an answer of 40 paragraphs full of MarkdownV2's special characters (each escaped).
+var long = func() string {
+	var b strings.Builder
+	for i := 1; i < 40; i++ {
+		fmt.Fprintf(&b, "Paragraph %d: %s\n\n", i, strings.Repeat("a.b-c (d)! ", 12))
+	}
+	b.WriteString("Paragraph 40: the end.")
+	return b.String()
+}()
 
 // TestTelegramStrangerIsRefused: a chat that is not linked gets one polite refusal in the
 // webhook's own reply, and nothing about it is stored — no update, no turn, no chat, no
