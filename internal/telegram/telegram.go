@@ -96,6 +96,7 @@ const (
 	linked      = "This chat is linked to your Steward. Write to me here as you would in the app; I ask before I change anything."
 	badCode     = "That code is not valid (it may have expired or been used already). Make a new one in Steward (Settings → Telegram, or `steward telegram link`) and send it here."
 	takenChat   = "This chat is already linked to someone else's Steward. They can unlink it in their settings first."
+	groupChat   = "Only a private chat with me can be linked (everyone in a group would speak as you). Open a chat with me and send the code there; the code still works."
 	unsupported = "I can read text messages, voice notes, documents and photos. That kind of message I can't use, sorry."
 	noVoice     = "Voice notes need speech configured on this Steward deployment, and it is not. Please write your message instead."
 	noSpeech    = "Spoken answers need speech configured on this Steward deployment, and it is not; I answer in text."
@@ -314,6 +315,10 @@ func (s *Service) stranger(ctx context.Context, m *message) map[string]any {
 	code, ok := normalCode(text)
 	if !ok {
 		return reply(m.Chat.ID, refusal)
+	}
+	if m.Chat.Type != "private" {
+		// Everyone in a group would speak as the owner: only a private chat is linked.
+		return reply(m.Chat.ID, groupChat)
 	}
 	if err := s.link(ctx, code, m); err != nil {
 		switch steward.ErrorCode(err) {

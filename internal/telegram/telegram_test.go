@@ -401,6 +401,23 @@ func TestTelegramStrangerIsRefused(t *testing.T) {
 			t.Errorf("%d rows in %s after a stranger's message, want none", n, table)
 		}
 	}
+	// A group cannot be linked, even with a valid code (everyone in it would speak as the
+	// owner), and the code still works in a private chat.
+	code, _, err := e.Telegram.Code(context.Background(), e.owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := e.message(-100123, map[string]any{"text": code})
+	group["message"].(map[string]any)["chat"] = map[string]any{"id": -100123, "type": "group", "title": "Family"}
+	if _, reply := e.post(group); !strings.Contains(fmt.Sprint(reply["text"]), "Only a private chat") {
+		t.Errorf("a group sending a code: %v, want it refused", reply)
+	}
+	if n := e.count(`SELECT count(*) FROM telegram_chats`); n != 0 {
+		t.Errorf("%d chats linked after a group sent a code, want none", n)
+	}
+	if text, _ := e.send(ownerChat, code)["text"].(string); !strings.Contains(text, "linked to your Steward") {
+		t.Errorf("the code in a private chat after the group: %q", text)
+	}
 	e.bot.mu.Lock()
 	n := len(e.bot.calls)
 	e.bot.mu.Unlock()
