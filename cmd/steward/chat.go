@@ -21,7 +21,7 @@ import (
 )
 
 const chatUsage = `Usage:
-  steward chat [--url URL] [--key KEY] [--conversation ID] [--json] [MESSAGE]
+  steward chat [--url URL] [--key KEY] [--conversation ID] [--json] [--voice FILE] [MESSAGE]
 
 Chat with Steward as an owner, over the HTTP API (STEWARD_URL, default the local server;
 STEWARD_API_KEY). Answers stream as they are written; at each pending write you are asked
@@ -32,6 +32,10 @@ With MESSAGE, one turn runs and the command exits; without, it reads messages li
 until end of input or "exit".
 
 --json prints one JSON object (the TurnView) per turn instead of streaming text.
+
+--voice FILE sends a recording (WAV, Ogg, WebM, MP3 or M4A) as the message: the server
+transcribes it (printed as "heard: …"), the transcript is the message, and the turn runs as
+with MESSAGE (docs/VOICE.md).
 
 Exit status of a turn: 0 answered, 1 error, 2 iteration limit reached, 3 over budget,
 4 stopped by the kill switch.
@@ -58,6 +62,7 @@ func runChat(ctx context.Context, e env, cfg config.Config, args []string) error
 	key := fs.String("key", cfg.APIKey, "API key")
 	conv := fs.String("conversation", "", "continue this conversation")
 	asJSON := fs.Bool("json", false, "one JSON object per turn")
+	recording := fs.String("voice", "", "a recording to send as the first message")
 	pos, err := parseFlags(fs, args, chatUsage, 0, 1)
 	if err != nil {
 		return err
@@ -74,7 +79,12 @@ func runChat(ctx context.Context, e env, cfg config.Config, args []string) error
 		}
 		c.conversation = &id
 	}
-	if len(pos) == 1 {
+	switch {
+	case *recording != "" && len(pos) == 1:
+		return usageError{msg: "send a MESSAGE or --voice FILE, not both", usage: chatUsage}
+	case *recording != "":
+		return c.voiceTurn(ctx, *recording)
+	case len(pos) == 1:
 		return c.turn(ctx, pos[0])
 	}
 	for {
@@ -115,6 +125,11 @@ func (c *chatClient) turn(ctx context.Context, msg string) error {
 		body["conversation_id"] = c.conversation
 	}
 	v, err := c.post(ctx, "/v1/chat", body)
+	return c.follow(ctx, v, err)
+}
+
+// follow takes a turn's view (or the error of its request) through every approval to its end.
+func (c *chatClient) follow(ctx context.Context, v steward.View, err error) error {
 	for err == nil && v.Status == steward.StatusSuspended {
 		var decisions []steward.Decision
 		decisions, err = c.decide(v)

@@ -47,6 +47,8 @@ Commands:
   doctor [--json]                check the database, roles, row-level security and model setup
   serve                          run the HTTP server on STEWARD_ADDR
   chat [MESSAGE] [--json]        chat as an owner (STEWARD_API_KEY), approving writes inline
+                                 (--voice FILE: a recording as the first message)
+  speak TEXT > out.wav           read TEXT aloud with the server's speech model (docs/VOICE.md)
   control stop|resume|status     the kill switch, for the deployment or one owner (--owner)
   jobs list|add|remove|run NAME  scheduled jobs (morning-briefing, weekly-review, inbox-scan)
   webhooks add --source NAME     an incoming signed webhook (secret shown once)
@@ -103,6 +105,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"doctor":     runDoctor,
 		"serve":      runServe,
 		"chat":       runChat,
+		"speak":      runSpeak,
 		"control":    runControl,
 		"jobs":       runJobs,
 		"webhooks":   runWebhooks,

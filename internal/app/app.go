@@ -286,7 +286,15 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}
 	a.Memory.Now = a.Now
 	a.Ledger = &ledger.Service{Store: a.Store}
+	// One admission for turns and voice calls: kill switches, budgets, the deployment's cap.
+	admit := &safety.Control{GlobalCost: a.Door.GlobalCostToday, GlobalCostTTL: 10 * time.Second}
+	if a.Voice, err = newVoice(ctx, cfg, hc, a.Store, admit); err != nil {
+		return nil, err
+	}
 	a.Documents = &document.Service{Store: a.Store, MaxBytes: cfg.MaxDocumentBytes, Embedder: a.Memory.Embedder, Logger: log}
+	if a.Voice.CanTranscribe() { // a recording uploaded is a document of its transcript (§18)
+		a.Documents.Transcribe = a.Voice.TranscribeText
+	}
 	if cfg.DocumentBucket != "" {
 		bucket, err := awsapi.NewBucket(cfg.AWS, cfg.DocumentBucket, cfg.DocumentEndpoint)
 		if err != nil {
@@ -347,11 +355,6 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}
 	if a.runs != nil {
 		hooks.Continue = a.sendContinue
-	}
-	// One admission for turns and voice calls: kill switches, budgets, the deployment's cap.
-	admit := &safety.Control{GlobalCost: a.Door.GlobalCostToday, GlobalCostTTL: 10 * time.Second}
-	if a.Voice, err = newVoice(ctx, cfg, hc, a.Store, admit); err != nil {
-		return nil, err
 	}
 	a.Runner = agent.New(agent.Config{
 		Model:         model,
@@ -426,10 +429,11 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Skills:           a.Skills,
 		Undo:             a.Undo,
 		Household:        a.Household,
+		Voice:            a.Voice,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
 			Sessions: a.Sessions, Activity: a.Activity, Passkeys: a.Passkeys,
 			PublicURL: cfg.PublicURL, Control: a.Control, Rules: a.Rules, Memory: a.Memory, Undo: a.Undo,
-			Household: a.Household, Documents: a.Documents, Skills: a.Skills, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts, Telegram: a.Telegram,
+			Household: a.Household, Documents: a.Documents, Skills: a.Skills, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts, Voice: a.Voice, Telegram: a.Telegram,
 			KeyFailures: keyFailures, TrustedProxyHeader: cfg.TrustedProxyHeader}),
 		Links:    webapp.LinkPages(a.Links, cfg.TrustedProxyHeader),
 		Telegram: tgCallback,

@@ -52,20 +52,21 @@ func Inspect(data []byte) (Info, error) {
 		info Info
 		err  error
 	)
-	switch {
-	case len(data) >= 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WAVE":
+	switch Kind(data) {
+	case WAV:
 		info, err = readWAV(data)
-	case bytes.HasPrefix(data, []byte("OggS")):
+	case Ogg:
 		info, err = readOgg(data)
-	case bytes.HasPrefix(data, []byte{0x1A, 0x45, 0xDF, 0xA3}):
+	case WebM:
 		info, err = readWebM(data)
-	case len(data) >= 8 && string(data[4:8]) == "ftyp":
+	case M4A:
 		info, err = readM4A(data)
-	case bytes.HasPrefix(data, []byte("ID3")) || len(data) >= 2 && data[0] == 0xFF && data[1]&0xE0 == 0xE0:
+	case MP3:
 		info, err = readMP3(data)
-	case len(data) == 0:
-		return Info{}, steward.Errorf(steward.CodeInvalid, "the recording is empty")
 	default:
+		if len(data) == 0 {
+			return Info{}, steward.Errorf(steward.CodeInvalid, "the recording is empty")
+		}
 		return Info{}, steward.Errorf(steward.CodeInvalid, "this is not a recording Steward reads: send %s", Accepted)
 	}
 	if err != nil {
@@ -75,6 +76,24 @@ func Inspect(data []byte) (Info, error) {
 		return Info{}, steward.Errorf(steward.CodeInvalid, "the %s recording holds no sound", name(info.Type))
 	}
 	return info, nil
+}
+
+// Kind is the type data's first bytes announce (WAV, Ogg, WebM, M4A, MP3), or "" when they
+// announce none of them: a sniff that reads nothing further (Inspect reads the rest).
+func Kind(data []byte) string {
+	switch {
+	case len(data) >= 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WAVE":
+		return WAV
+	case bytes.HasPrefix(data, []byte("OggS")):
+		return Ogg
+	case bytes.HasPrefix(data, []byte{0x1A, 0x45, 0xDF, 0xA3}):
+		return WebM
+	case len(data) >= 8 && string(data[4:8]) == "ftyp":
+		return M4A
+	case bytes.HasPrefix(data, []byte("ID3")) || len(data) >= 2 && data[0] == 0xFF && data[1]&0xE0 == 0xE0:
+		return MP3
+	}
+	return ""
 }
 
 // name is a type's name in messages.

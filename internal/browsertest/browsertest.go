@@ -19,12 +19,20 @@ import (
 // test.
 func Start(t testing.TB, width, height int, timeout time.Duration) context.Context {
 	t.Helper()
+	return StartWith(t, width, height, timeout)
+}
+
+// StartWith is Start with more of Chromium's flags (say, a fake microphone:
+// chromedp.Flag("use-fake-device-for-media-stream", true)).
+func StartWith(t testing.TB, width, height int, timeout time.Duration, flags ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Fatalf("the browser tests need Debian's chromium package (apt-get install chromium; .ci/run installs it): %v", err)
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
 		chromedp.Flag("headless", "new"), chromedp.WindowSize(width, height))
+	opts = append(opts, flags...)
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancel)
 	ctx, cancel2 := chromedp.NewContext(actx)

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/audio"
 	"github.com/stewardhq/steward/internal/doctext"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
@@ -51,6 +52,10 @@ type Service struct {
 	Logger zerolog.Logger
 	// Readers bounds the uploads read at once; nil means the process's (doctext.ProcessReaders).
 	Readers *doctext.Readers
+	// Transcribe turns an uploaded recording (its bytes sniffed as audio, internal/audio)
+	// into the document's text: the voice service's Transcribe (§18), priced and budgeted as
+	// every voice call. Nil refuses recordings like any type Steward does not read.
+	Transcribe func(ctx context.Context, ownerID uuid.UUID, recording []byte, declaredType string) (string, error)
 }
 
 // Objects is where the original bytes of documents go when not in PostgreSQL: an object
@@ -89,6 +94,9 @@ func (s *Service) Upload(ctx context.Context, ownerID uuid.UUID, name, contentTy
 	if int64(len(data)) > s.maxBytes() {
 		return steward.Document{}, steward.Errorf(steward.CodeTooLarge, "the document is larger than %d bytes", s.maxBytes())
 	}
+	if kind := audio.Kind(data); kind != "" && s.Transcribe != nil {
+		return s.uploadRecording(ctx, ownerID, name, kind, contentType, data)
+	}
 	readers := s.Readers
 	if readers == nil {
 		readers = doctext.ProcessReaders
@@ -102,6 +110,21 @@ func (s *Service) Upload(ctx context.Context, ownerID uuid.UUID, name, contentTy
 		return steward.Document{}, err
 	}
 	return s.create(ctx, ownerID, store.NewDocument{Name: name, ContentType: ex.ContentType, Content: data, Text: ex.Text(),
+		Source: store.DocumentSourceUpload}, chunks)
+}
+
+// uploadRecording stores a recording as a document whose text is its transcript: searchable
+// and recalled by what was said, its bytes kept (POST /v1/chat's audio_document_id reads them).
+func (s *Service) uploadRecording(ctx context.Context, ownerID uuid.UUID, name, kind, declared string, data []byte) (steward.Document, error) {
+	text, err := s.Transcribe(ctx, ownerID, data, declared)
+	if err != nil {
+		return steward.Document{}, err
+	}
+	chunks, err := s.embedChunks(ctx, name, []doctext.Section{{Text: text}})
+	if err != nil {
+		return steward.Document{}, err
+	}
+	return s.create(ctx, ownerID, store.NewDocument{Name: name, ContentType: kind, Content: data, Text: text,
 		Source: store.DocumentSourceUpload}, chunks)
 }
 

@@ -6,7 +6,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"path"
 	"strconv"
+	"strings"
 
 	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/steward"
@@ -95,7 +97,7 @@ func multipartFile(r *http.Request) (name, declared string, data []byte, err err
 // checkDocumentType refuses, before the body is read, a named upload of a type Steward does
 // not read (415).
 func checkDocumentType(name, declared string) error {
-	if name != "" && doctext.TypeOf(name, declared) == "" {
+	if name != "" && doctext.TypeOf(name, declared) == "" && !recordingName(name, declared) {
 		return errorf(http.StatusUnsupportedMediaType, steward.CodeInvalid,
 			"%q (%s) is not a type Steward reads: PDF, DOCX, XLSX, CSV, TXT, Markdown or HTML", name, declared)
 	}
@@ -204,4 +206,17 @@ func queryInt(r *http.Request, name string) (int, error) {
 		return 0, errorf(http.StatusBadRequest, steward.CodeInvalid, "%s must be an integer", name)
 	}
 	return n, nil
+}
+
+// recordingName reports whether an upload is named or declared a recording: the documents
+// service transcribes one when voice is configured (§18), and sniffs its bytes either way.
+func recordingName(name, declared string) bool {
+	if strings.HasPrefix(strings.ToLower(declared), "audio/") {
+		return true
+	}
+	switch strings.ToLower(path.Ext(name)) {
+	case ".wav", ".ogg", ".oga", ".opus", ".webm", ".mp3", ".m4a":
+		return true
+	}
+	return false
 }

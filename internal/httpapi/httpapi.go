@@ -51,6 +51,7 @@ import (
 	"github.com/stewardhq/steward/internal/skills"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/undo"
+	"github.com/stewardhq/steward/internal/voice"
 )
 
 // Authenticator finds the owner of an API key; an unknown or revoked key is an error
@@ -138,6 +139,9 @@ type Deps struct {
 	Undo *undo.Service
 	// Household serves /v1/household/approvals (household approvals); nil answers 404 there.
 	Household *household.Service
+	// Voice serves /v1/voice/transcribe and /v1/voice/speak, and a voice message or speak
+	// on POST /v1/chat (docs/ARCHITECTURE.md §18); nil answers 404 there.
+	Voice *voice.Service
 	// KeyFailures counts unknown API keys per client and key prefix, and slows them down
 	// (shared with the web app's sign-in); nil builds one for this router.
 	KeyFailures *auth.Failures
@@ -196,6 +200,11 @@ func New(d Deps) http.Handler {
 		r.With(limitBody(a.documentLimit())).Post("/documents", a.uploadDocument)
 		// A skill's archive has its own bound (skillpack.MaxArchiveBytes).
 		r.With(configured(d.Skills != nil, "skills are"), limitBody(skillUploadLimit)).Post("/skills", a.addSkill)
+		// A recording is capped by the voice service's limit (§18), as is a chat carrying one.
+		voices := configured(d.Voice != nil, "voice is")
+		r.With(voices, limitBody(a.voiceLimit())).Post("/voice/transcribe", a.transcribe)
+		r.With(voices, limitBody(d.MaxBodyBytes), requireJSON).Post("/voice/speak", a.speak)
+		r.With(a.limitChat).Post("/chat", a.chat)
 		r.Group(func(r chi.Router) {
 			r.Use(limitBody(d.MaxBodyBytes))
 			a.routesV1(r)
@@ -211,7 +220,6 @@ func (a *api) routesV1(r chi.Router) {
 	households := configured(a.d.Household != nil, "household approvals are")
 	controls := configured(a.d.Control != nil, "the control is")
 	ruleset := configured(a.d.Rules != nil, "rules are")
-	r.With(requireJSON).Post("/chat", a.chat)
 	r.Get("/turns/{id}", a.turn)
 	r.With(requireJSON).Post("/turns/{id}/confirm", a.confirm)
 	r.Post("/turns/{id}/cancel", a.cancel)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"mime"
 	"net/http"
 	"time"
 
@@ -19,12 +20,38 @@ type chatRequest struct {
 	Message string `json:"message"`
 	// ConversationID continues a conversation; absent, null or "" starts a new one.
 	ConversationID *string `json:"conversation_id"`
+	// AudioDocumentID names a document holding a recording: its transcript is the message
+	// (docs/ARCHITECTURE.md §18). Speak asks for the answer read aloud too, in Voice and
+	// Format ("wav", "ogg").
+	AudioDocumentID string `json:"audio_document_id"`
+	Speak           bool   `json:"speak"`
+	Voice           string `json:"voice"`
+	Format          string `json:"format"`
 }
 
 // chat starts a turn: POST /v1/chat → TurnView, or events with Accept: text/event-stream.
+// The body is JSON, or multipart/form-data carrying a recording (the field "audio") whose
+// transcript is the message; with a recording or speak the answer is a voiceView.
 func (a *api) chat(w http.ResponseWriter, r *http.Request) {
-	var body chatRequest
-	if err := decode(r, &body); err != nil {
+	var (
+		body chatRequest
+		v    voiceChat
+		err  error
+	)
+	switch mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt {
+	case "application/json":
+		if err = decode(r, &body); err == nil {
+			v, err = body.voice()
+		}
+	case "multipart/form-data":
+		body, v, err = chatForm(r)
+	default:
+		err = errorf(http.StatusUnsupportedMediaType, steward.CodeInvalid, "Content-Type must be application/json, or multipart/form-data with a recording")
+	}
+	if err == nil {
+		err = a.checkVoice(r, body.Message, v)
+	}
+	if err != nil {
 		fail(w, r, err)
 		return
 	}
@@ -36,6 +63,10 @@ func (a *api) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		in.ConversationID = &id
+	}
+	if v.audio != nil || v.document != nil || v.speak {
+		a.voiceTurn(w, r, in, v)
+		return
 	}
 	a.runTurn(w, r, func(ctx context.Context, emit agent.Emit) (steward.View, error) {
 		return a.d.Runner.Start(ctx, in, emit)
@@ -104,6 +135,12 @@ func (a *api) confirm(w http.ResponseWriter, r *http.Request) {
 // at once (a request waits briefly for a slot, then 429 rate_limited). A turn outlasts the server's WriteTimeout, so its
 // response has its own write deadline (Deps.StreamWriteTimeout, per write when streaming).
 func (a *api) runTurn(w http.ResponseWriter, r *http.Request, run func(context.Context, agent.Emit) (steward.View, error)) {
+	a.runTurnThen(w, r, run, nil)
+}
+
+// runTurnThen is runTurn whose JSON answer is then(view) when then is set (a voice chat's,
+// with the transcript and the answer spoken); a stream ends as runTurn's does.
+func (a *api) runTurnThen(w http.ResponseWriter, r *http.Request, run func(context.Context, agent.Emit) (steward.View, error), then func(context.Context, steward.View) any) {
 	release, err := a.admit(r.Context(), principal(r.Context()).OwnerID)
 	if err != nil {
 		fail(w, r, err)
@@ -125,6 +162,10 @@ func (a *api) runTurn(w http.ResponseWriter, r *http.Request, run func(context.C
 		_ = rc.SetWriteDeadline(time.Now().Add(a.d.StreamWriteTimeout))
 		if err != nil {
 			fail(w, r, err)
+			return
+		}
+		if then != nil {
+			writeJSON(w, http.StatusOK, then(ctx, v))
 			return
 		}
 		writeJSON(w, http.StatusOK, v)

@@ -31,10 +31,10 @@ type Heard struct {
 // "audio/ogg"), the model that answered and what it used (Estimated as in Heard; the output
 // tokens are audio).
 type Spoken struct {
-	Data                []byte
+	Data               []byte
 	ContentType, Model string
-	Usage               steward.Usage
-	Estimated           bool
+	Usage              steward.Usage
+	Estimated          bool
 }
 
 // Transcriber turns speech into text: Gemini with audio input (internal/llm/gemini) or an

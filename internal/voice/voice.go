@@ -111,6 +111,9 @@ type Audio struct {
 	DurationMS  int64  `json:"duration_ms"`
 }
 
+// MaxBytes is the largest recording the service takes: a face caps a body at it.
+func (s *Service) MaxBytes() int { return s.limits().MaxBytes }
+
 // CanTranscribe reports whether a transcription backend is configured.
 func (s *Service) CanTranscribe() bool { return s != nil && s.Transcriber != nil }
 
@@ -181,6 +184,12 @@ func (s *Service) Transcribe(ctx context.Context, ownerID uuid.UUID, recording [
 		return Transcript{}, steward.Errorf(steward.CodeInvalid, "no words could be heard in the recording")
 	}
 	return Transcript{Text: text, Language: heard.Language, DurationMS: clip.DurationMS}, nil
+}
+
+// TranscribeText is Transcribe's text alone (document.Service.Transcribe).
+func (s *Service) TranscribeText(ctx context.Context, ownerID uuid.UUID, recording []byte, declaredType string) (string, error) {
+	t, err := s.Transcribe(ctx, ownerID, recording, declaredType)
+	return t.Text, err
 }
 
 // voiceName is what a voice may be called: a backend's names are short words.

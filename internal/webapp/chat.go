@@ -73,20 +73,29 @@ func (a *web) chatView(w http.ResponseWriter, r *http.Request, id uuid.UUID) {
 			p.raw(`<p class="empty" id="empty">Ask Steward anything: it answers, and asks you before it changes anything.</p>`)
 		}
 		for _, t := range turns {
-			chatTurn(p, a.words(), t, now)
+			chatTurn(p, a.words(), t, now, a.d.Voice.CanSpeak())
 		}
-		p.raw(`</div><form id="chat" class="composer" method="post" action="/chat">` +
+		p.raw(`</div><form id="chat" class="composer" method="post" action="/chat"`)
+		if a.d.Voice.CanSpeak() {
+			p.raw(` data-speak`) // app.js adds a Play button to each new answer
+		}
+		p.raw(`>` +
 			`<label for="message" class="sr-only">Message</label>` +
 			`<textarea id="message" name="message" rows="2" required maxlength="32000" placeholder="Message Steward" aria-describedby="composer-hint"></textarea>` +
 			`<input type="hidden" name="conversation_id" value="`)
 		if id != uuid.Nil {
 			p.text(id.String())
 		}
-		p.raw(`"><div class="composer-bar"><span id="composer-hint" class="meta hint">Enter sends · Shift+Enter new line</span>` +
-			`<span id="working" class="working" role="status" hidden>Working…</span>` +
+		p.raw(`"><div class="composer-bar"><span id="composer-hint" class="meta hint">Enter sends · Shift+Enter new line</span>`)
+		if a.d.Voice.CanTranscribe() {
+			// The microphone (app.js's recorder): tap to record, tap again to stop; the
+			// transcript lands in the box. What went wrong is said in #voice-note.
+			p.raw(`<button type="button" id="mic" class="secondary mic" aria-pressed="false" hidden>Record</button>`)
+		}
+		p.raw(`<span id="working" class="working" role="status" hidden>Working…</span>` +
 			// Stop, shown while a turn runs, cancels it (POST /turns/{id}/cancel; app.js's setBusy).
 			`<button type="button" id="stop" class="secondary" hidden>Stop</button>` +
-			`<button type="submit" id="send">Send</button></div></form></section></div>`)
+			`<button type="submit" id="send">Send</button></div><p id="voice-note" class="meta voice-note" role="status" hidden></p></form></section></div>`)
 	})
 }
 
@@ -152,7 +161,7 @@ func titleOf(c steward.Conversation) string {
 // chatTurn writes one turn of the history: the owner's message, the answers, a chip per tool
 // call with how a person decided it, then how the turn stands — a live approval card while
 // it can be decided.
-func chatTurn(p *page, reg *tools.Registry, t activity.ChatTurn, now time.Time) {
+func chatTurn(p *page, reg *tools.Registry, t activity.ChatTurn, now time.Time, speak bool) {
 	v := t.Turn
 	results := map[string]activity.ToolResult{}
 	for _, m := range t.Messages {
@@ -172,6 +181,9 @@ func chatTurn(p *page, reg *tools.Registry, t activity.ChatTurn, now time.Time) 
 		case "assistant":
 			if m.Text != "" {
 				p.raw(`<div class="msg assistant md">`).raw(markdown.HTML(m.Text)).raw(`</div>`)
+				if speak {
+					playButton(p)
+				}
 			}
 			for _, c := range m.ToolCalls {
 				res, done := results[c.CallID]
@@ -255,4 +267,9 @@ func codeBlocks(p *page, c activity.ToolCall, res activity.ToolResult, done bool
 	if len(out.Result) > 0 && string(out.Result) != "null" {
 		p.raw(`<p class="meta">Returned</p><pre class="code output">`).text(steward.Visible(string(out.Result))).raw(`</pre>`)
 	}
+}
+
+// playButton reads the answer before it aloud (app.js posts its text to /voice/speak).
+func playButton(p *page) {
+	p.raw(`<button type="button" class="play secondary" data-play>Play</button>`)
 }

@@ -105,7 +105,7 @@ func TestChatTurnStates(t *testing.T) {
 	pending := []steward.PendingCall{{CallID: "c1", Tool: "create_task", Args: call.Args, ArgsHash: "h"}}
 	render := func(ct activity.ChatTurn) string {
 		var p page
-		chatTurn(&p, toolstest.Registry(), ct, now)
+		chatTurn(&p, toolstest.Registry(), ct, now, false)
 		return p.String()
 	}
 

@@ -54,6 +54,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/telegram"
 	"github.com/stewardhq/steward/internal/undo"
+	"github.com/stewardhq/steward/internal/voice"
 )
 
 //go:embed assets
@@ -116,6 +117,9 @@ type Deps struct {
 	// Telegram serves /settings/telegram (link codes, linked chats); nil leaves the page
 	// saying two-way Telegram is off.
 	Telegram *telegram.Service
+	// Voice is the composer's microphone and the answers' Play buttons (§18); nil, or a
+	// service without the backend, shows neither.
+	Voice *voice.Service
 	// Household serves /household, the member's inbox of household approvals (the API's
 	// /v1/household/approvals uses the same service).
 	Household  *household.Service
@@ -136,7 +140,7 @@ const (
 )
 
 // csp allows only the app's own script, style and connections.
-const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; media-src 'self' blob:; " +
 	"manifest-src 'self'; worker-src 'self'; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
@@ -230,6 +234,8 @@ func Routes(d Deps) func(chi.Router) {
 					r.Use(checkCSRF)
 					r.Post("/signout", w.signout)
 					r.Post("/chat", w.chat)
+					r.Post("/voice/transcribe", w.transcribe)
+					r.Post("/voice/speak", w.speak)
 					r.Post("/turns/{id}/confirm", w.confirm)
 					r.Post("/turns/{id}/cancel", w.cancelTurn)
 					r.Post("/household/{id}", w.decideHousehold)

@@ -221,6 +221,7 @@
         } else if (!answer && e.turn.answer) {
           container.appendChild(el("div", "msg assistant md", e.turn.answer));
         }
+        playButton(answer || container.querySelector(".msg.assistant:last-of-type"));
         var a = el("a", "story", "The turn's story"); a.href = "/turns/" + e.turn.turn_id; container.appendChild(a);
       } else if (e.type === "continuing") {
         // The turn stopped before the server's deadline and goes on in the background: say
@@ -348,6 +349,7 @@
       var msg = box.value.trim();
       if (!msg || busy) return;
       box.value = "";
+      voiceNote("");
       send(msg);
     });
     box.addEventListener("keydown", function (ev) {
@@ -356,6 +358,129 @@
         chat.requestSubmit();
       }
     });
+  }
+
+  // voiceNote says, in words, what happened to a recording or a reading (#voice-note).
+  function voiceNote(text, alert) {
+    var n = document.getElementById("voice-note");
+    if (!n) return;
+    n.textContent = text;
+    n.hidden = !text;
+    n.setAttribute("role", alert ? "alert" : "status");
+  }
+
+  // errorOf reads a voice answer's {"error": words}, or says what the status means.
+  function errorOf(res) {
+    return res.json().then(function (b) { return b.error || res.statusText; }, function () { return res.statusText || "HTTP " + res.status; });
+  }
+
+  // recorder is the composer's microphone (docs/VOICE.md): tap Record to start (the browser
+  // asks for the microphone the first time), tap Stop to end; the recording is posted to
+  // /voice/transcribe and the transcript is put in the box, to edit and send. No microphone,
+  // a refused permission or a browser without MediaRecorder is said in words.
+  function recorder(chat) {
+    var mic = document.getElementById("mic"), box = chat.message;
+    if (!mic) return;
+    mic.hidden = false;
+    var rec = null, chunks = [];
+    function idle() {
+      rec = null;
+      mic.textContent = "Record";
+      mic.setAttribute("aria-pressed", "false");
+      mic.classList.remove("recording");
+    }
+    function send(blob) {
+      voiceNote("Transcribing…");
+      mic.disabled = true;
+      fetch("/voice/transcribe", { method: "POST", credentials: "same-origin", body: blob,
+        headers: { "X-CSRF-Token": csrf, "Accept": "application/json", "Content-Type": blob.type || "application/octet-stream" } })
+        .then(function (res) {
+          if (!res.ok) return errorOf(res).then(function (m) { throw new Error(m); });
+          return res.json();
+        })
+        .then(function (t) {
+          box.value = box.value.trim() ? box.value.trim() + " " + t.text : t.text;
+          voiceNote("Transcribed: check the text, then send it.");
+          box.focus();
+        })
+        .catch(function (err) { voiceNote("Could not transcribe the recording: " + err.message, true); })
+        .then(function () { mic.disabled = false; });
+    }
+    function start() {
+      if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia || typeof MediaRecorder === "undefined") {
+        voiceNote("This browser cannot record audio here (it needs a secure connection and a microphone). Type your message instead.", true);
+        return;
+      }
+      navigator.mediaDevices.getUserMedia({ audio: true }).then(function (stream) {
+        chunks = [];
+        rec = new MediaRecorder(stream);
+        rec.addEventListener("dataavailable", function (e) { if (e.data && e.data.size) chunks.push(e.data); });
+        rec.addEventListener("stop", function () {
+          stream.getTracks().forEach(function (t) { t.stop(); });
+          var blob = new Blob(chunks, { type: (rec && rec.mimeType) || "audio/webm" });
+          idle();
+          if (blob.size) send(blob); else voiceNote("Nothing was recorded. Try again.", true);
+        });
+        rec.start();
+        mic.textContent = "Stop recording";
+        mic.setAttribute("aria-pressed", "true");
+        mic.classList.add("recording");
+        voiceNote("Recording… tap Stop recording when you are done.");
+      }, function (err) {
+        var name = err && err.name;
+        if (name === "NotAllowedError" || name === "SecurityError") {
+          voiceNote("Steward may not use the microphone: allow it in the browser's site settings, or type your message.", true);
+        } else if (name === "NotFoundError" || name === "OverconstrainedError") {
+          voiceNote("No microphone was found. Connect one, or type your message.", true);
+        } else {
+          voiceNote("The microphone could not be started (" + (name || "unknown error") + "). Type your message instead.", true);
+        }
+      });
+    }
+    mic.addEventListener("click", function () {
+      if (rec && rec.state === "recording") rec.stop(); else if (!rec) start();
+    });
+  }
+
+  // play reads an answer aloud: its Play button posts the answer's text to /voice/speak and
+  // plays the audio; a second tap stops it.
+  var playing = null;
+  function play(button) {
+    if (playing) { playing.pause(); playing = null; }
+    var msg = button.previousElementSibling;
+    if (!msg || button.dataset.state === "playing") { button.dataset.state = ""; button.textContent = "Play"; return; }
+    button.disabled = true;
+    button.textContent = "Loading…";
+    fetch("/voice/speak", { method: "POST", credentials: "same-origin", body: JSON.stringify({ text: msg.textContent }),
+      headers: { "X-CSRF-Token": csrf, "Content-Type": "application/json" } })
+      .then(function (res) {
+        if (!res.ok) return errorOf(res).then(function (m) { throw new Error(m); });
+        return res.blob();
+      })
+      .then(function (blob) {
+        var audio = new Audio(URL.createObjectURL(blob));
+        playing = audio;
+        button.dataset.state = "playing";
+        button.textContent = "Stop reading";
+        audio.addEventListener("ended", function () { button.dataset.state = ""; button.textContent = "Play"; URL.revokeObjectURL(audio.src); });
+        return audio.play();
+      })
+      .catch(function (err) {
+        button.dataset.state = "";
+        button.textContent = "Play";
+        voiceNote("Could not read the answer aloud: " + err.message, true);
+      })
+      .then(function () { button.disabled = false; });
+  }
+
+  // playButton follows a new answer when the server reads answers aloud (#chat[data-speak]).
+  function playButton(answer) {
+    var chat = document.getElementById("chat");
+    if (!chat || !chat.hasAttribute("data-speak") || !answer || (answer.nextElementSibling && answer.nextElementSibling.matches("[data-play]"))) return;
+    var b = el("button", "play secondary", "Play");
+    b.type = "button";
+    b.setAttribute("data-play", "");
+    answer.after(b);
   }
 
   // The theme: the system's unless the owner chose (a cookie the server reads, so the page
@@ -422,7 +547,11 @@
       poll(p.dataset.poll, function (e) { p.remove(); view(e); });
     });
     var chat = document.getElementById("chat");
-    if (chat) composer(chat);
+    if (chat) { composer(chat); recorder(chat); }
+    document.addEventListener("click", function (ev) {
+      var b = ev.target.closest("button[data-play]");
+      if (b) play(b);
+    });
     var log = document.getElementById("log");
     if (log && log.lastElementChild) log.lastElementChild.scrollIntoView({ block: "end" });
   });

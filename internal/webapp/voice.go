@@ -1,0 +1,82 @@
+package webapp
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/rs/zerolog"
+
+	"github.com/stewardhq/steward/internal/steward"
+)
+
+// Voice in the web app (docs/ARCHITECTURE.md §18): the composer's microphone records with
+// MediaRecorder and posts the recording to POST /voice/transcribe, whose transcript app.js
+// puts in the box for the owner to edit and send; an answer's Play button posts its text to
+// POST /voice/speak and plays the audio. Both take the X-CSRF-Token header and answer errors
+// as {"error": words}.
+
+// voiceStatus is the HTTP status of a voice call's refusal.
+var voiceStatus = map[steward.Code]int{steward.CodeInvalid: http.StatusUnprocessableEntity,
+	steward.CodeTooLarge: http.StatusRequestEntityTooLarge, steward.CodeNotFound: http.StatusNotFound,
+	steward.CodeOverBudget: http.StatusTooManyRequests, steward.CodeKilled: http.StatusForbidden,
+	steward.CodeUnavailable: http.StatusServiceUnavailable}
+
+// voiceError answers a voice call's failure in words, as JSON.
+func voiceError(w http.ResponseWriter, r *http.Request, err error) {
+	msg, ok := invalid(err)
+	status := voiceStatus[steward.ErrorCode(err)]
+	if !ok || status == 0 {
+		zerolog.Ctx(r.Context()).Error().Err(err).Msg("web app: voice")
+		status, msg = http.StatusInternalServerError, "Something went wrong with the voice service; try again."
+	}
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// transcribe is POST /voice/transcribe: the body is the recording (its Content-Type the
+// browser's, only quoted in errors) → {"text","language","duration_ms"}.
+func (a *web) transcribe(w http.ResponseWriter, r *http.Request) {
+	if !a.d.Voice.CanTranscribe() {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "Voice messages are not set up on this server."})
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, int64(a.d.Voice.MaxBytes())+1)
+	data, err := io.ReadAll(r.Body)
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		err = steward.Errorf(steward.CodeTooLarge, "the recording is too long; keep it under %d MB", a.d.Voice.MaxBytes()>>20)
+	} else if err != nil {
+		err = steward.Errorf(steward.CodeInvalid, "the recording was cut off on its way; try again")
+	}
+	if err == nil {
+		var t any
+		if t, err = a.d.Voice.Transcribe(r.Context(), current(r).OwnerID, data, r.Header.Get("Content-Type")); err == nil {
+			writeJSON(w, http.StatusOK, t)
+			return
+		}
+	}
+	voiceError(w, r, err)
+}
+
+// speak is POST /voice/speak {"text"} → the audio (audio/wav).
+func (a *web) speak(w http.ResponseWriter, r *http.Request) {
+	if !a.d.Voice.CanSpeak() {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "Reading answers aloud is not set up on this server."})
+		return
+	}
+	var body struct{ Text string }
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&body); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "send {\"text\": …}"})
+		return
+	}
+	out, err := a.d.Voice.Speak(r.Context(), current(r).OwnerID, body.Text, "", "")
+	if err != nil {
+		voiceError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", out.ContentType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(out.Data)))
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(out.Data)
+}
