@@ -124,7 +124,19 @@ func (a *App) continueTurn(ctx context.Context, m RunMessage) bool {
 		return false
 	}
 	log.Info().Stringer("turn_id", m.TurnID).Bool("taken", true).Str("status", string(v.Status)).Msg("continuing turn processed")
+	a.telegramContinued(ctx, m.OwnerID, v)
 	return true
+}
+
+// telegramContinued sends a continued turn's outcome to its Telegram chat, when it is one
+// (docs/ARCHITECTURE.md §19); a failure is logged, the turn is saved either way.
+func (a *App) telegramContinued(ctx context.Context, ownerID uuid.UUID, v steward.View) {
+	if a.Telegram == nil {
+		return
+	}
+	if err := a.Telegram.Continued(ctx, ownerID, v); err != nil {
+		zerolog.Ctx(ctx).Warn().Str("error", trace.Redact(err.Error())).Stringer("turn_id", v.TurnID).Msg("telegram: sending a continued turn's answer failed")
+	}
 }
 
 // processTelegram runs a Telegram update the message names, exactly once (telegram.Service
@@ -169,8 +181,12 @@ func (a *App) continueSaved(ctx context.Context, before time.Time) error {
 	}
 	var errs []error
 	for _, t := range turns {
-		if _, err := a.Runner.ContinueTurn(ctx, t.OwnerID, t.ID); err != nil && steward.ErrorCode(err) != steward.CodeConflict {
+		v, err := a.Runner.ContinueTurn(ctx, t.OwnerID, t.ID)
+		if err != nil && steward.ErrorCode(err) != steward.CodeConflict {
 			errs = append(errs, fmt.Errorf("continue turn %s of owner %s: %w", t.ID, t.OwnerID, err))
+		}
+		if err == nil {
+			a.telegramContinued(ctx, t.OwnerID, v)
 		}
 	}
 	return errors.Join(errs...)

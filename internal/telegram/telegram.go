@@ -501,7 +501,7 @@ func (s *Service) answer(ctx context.Context, owner uuid.UUID, chatID int64, v s
 		}
 		return s.send(ctx, chatID, "Approval needed", b.String(), buttons)
 	case steward.StatusContinuing, steward.StatusRunning, steward.StatusResuming:
-		return s.say(ctx, chatID, "Still working on it; the answer will be in the Steward app.")
+		return s.say(ctx, chatID, "Still working on it; the answer follows.")
 	case steward.StatusCancelled:
 		return s.say(ctx, chatID, "Stopped: nothing more was done.")
 	default:
@@ -511,6 +511,25 @@ func (s *Service) answer(ctx context.Context, owner uuid.UUID, chatID int64, v s
 		}
 		return s.say(ctx, chatID, msg)
 	}
+}
+
+// Continued sends the outcome of a turn that continued past its invocation (§2) to the
+// linked chat whose conversation it is; a turn of any other conversation is not the bot's.
+func (s *Service) Continued(ctx context.Context, owner uuid.UUID, v steward.View) error {
+	var chatID int64
+	err := s.Store.WithOwner(ctx, owner, func(tx *store.Tx) error {
+		chats, err := tx.Telegram.Chats(ctx)
+		for _, c := range chats {
+			if c.ConversationID != nil && *c.ConversationID == v.ConversationID {
+				chatID = c.ChatID
+			}
+		}
+		return err
+	})
+	if err != nil || chatID == 0 {
+		return err
+	}
+	return s.answer(ctx, owner, chatID, v)
 }
 
 // target is the deployment's bot sending to chatID.

@@ -636,3 +636,55 @@ func TestTelegramVoiceNoteWithoutSpeech(t *testing.T) {
 		t.Errorf("%d turns, want none", n)
 	}
 }
+
+// TestTelegramContinuedTurn: on Lambda a turn about to outlive the worker's invocation
+// continues in another (docs/ARCHITECTURE.md §2): the chat hears it is still working, and
+// when the continued turn ends its answer arrives in the chat too.
+func TestTelegramContinuedTurn(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var bodies []string
+	sqs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m struct{ MessageBody string }
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		mu.Lock()
+		bodies = append(bodies, m.MessageBody)
+		mu.Unlock()
+		_, _ = io.WriteString(w, `{"MessageId":"m"}`)
+	}))
+	t.Cleanup(sqs.Close)
+	model := scripted.New(scripted.Reply(scripted.Calls(scripted.Call("c1", "get_current_time", `{}`))),
+		scripted.Reply(scripted.Text("It is later than you think.")))
+	e := newTGEnv(t, model, map[string]string{"STEWARD_RUN_QUEUE_URL": sqs.URL + "/123456789012/steward-RunQueue",
+		"AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "AKIDTEST", "AWS_SECRET_ACCESS_KEY": "secret",
+		"STEWARD_CONTINUE_MARGIN": "10m"})
+	e.link()
+	e.send(ownerChat, "what time is it?")
+	worker := func(body string) {
+		t.Helper()
+		// The worker's invocation has less time left than the margin: the turn continues.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		resp, err := e.HandleRunMessages(ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m", Body: body}}})
+		if err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("worker: %+v, %v", resp, err)
+		}
+	}
+	mu.Lock()
+	first := bodies[0]
+	mu.Unlock()
+	worker(first)
+	mu.Lock()
+	queued := append([]string(nil), bodies...)
+	mu.Unlock()
+	if len(queued) != 2 || !strings.Contains(queued[1], `"turn_id"`) {
+		t.Fatalf("run queue = %q, want the turn continuing", queued)
+	}
+	if texts := e.bot.texts(); len(texts) != 1 || !strings.Contains(texts[0], "Still working") {
+		t.Fatalf("messages = %q, want still working", texts)
+	}
+	worker(queued[1])
+	if texts := e.bot.texts(); len(texts) != 2 || texts[1] != `It is later than you think\.` {
+		t.Fatalf("messages = %q, want the continued turn's answer", texts)
+	}
+}
