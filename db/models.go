@@ -418,6 +418,33 @@ type Task struct {
 	CompletedAt  *time.Time
 }
 
+type TelegramChat struct {
+	OwnerID        uuid.UUID
+	ChatID         int64
+	Title          string
+	ConversationID uuid.NullUUID
+	Voice          bool
+	LinkedAt       time.Time
+}
+
+type TelegramLinkCode struct {
+	OwnerID   uuid.UUID
+	Hash      []byte
+	ExpiresAt time.Time
+	UsedAt    *time.Time
+	CreatedAt time.Time
+}
+
+type TelegramUpdate struct {
+	OwnerID   uuid.UUID
+	UpdateID  int64
+	ChatID    int64
+	Message   []byte
+	Status    string
+	TurnID    uuid.NullUUID
+	CreatedAt time.Time
+}
+
 type ToolCall struct {
 	ID              uuid.UUID
 	OwnerID         uuid.UUID

@@ -53,6 +53,7 @@ Commands:
   jobs list|add|remove|run NAME  scheduled jobs (morning-briefing, weekly-review, inbox-scan)
   webhooks add --source NAME     an incoming signed webhook (secret shown once)
   channels add|list|remove|test  notification channels (ntfy, telegram, slack, email, webhook, webpush)
+  telegram link|list|unlink      link a Telegram chat to the deployment's bot (docs/TELEGRAM.md)
   vapid-keys                     print a new Web Push key pair (STEWARD_VAPID_PUBLIC_KEY, _PRIVATE_KEY)
   accounts add-mail|add-calendar|list|test|remove
                                  the owner's mail (IMAP + SMTP) and calendar (CalDAV) (steward accounts help)
@@ -111,6 +112,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"memory":     runMemory,
 		"ledger":     runLedger,
 		"channels":   runChannels,
+		"telegram":   runTelegram,
 		"mcp":        runMCP,
 		"accounts":   runAccounts,
 		"rules":      runRules,

@@ -26,7 +26,9 @@ var (
 		"schedules.directory", "job_runs.directory", "webhooks.directory", "notification_channels.directory",
 		"household_members.directory", "household_approvals.directory"}
 	DoorPolicies = []string{"owners.door", "api_keys.door", "turns.door", "memory_outbox.door",
-		"schedules.door", "job_runs.door", "webhooks.door", "notification_channels.door", "web_sessions.door", "approval_links.door", "passkeys.door", "device_links.door", "household_approvals.door", "voice_calls.door"}
+		"schedules.door", "job_runs.door", "webhooks.door", "notification_channels.door", "web_sessions.door", "approval_links.door", "passkeys.door", "device_links.door", "household_approvals.door", "voice_calls.door",
+		// Two-way Telegram (docs/ARCHITECTURE.md §19): a code's and a chat's owner, the updates left queued.
+		"telegram_link_codes.door", "telegram_chats.door", "telegram_updates.door"}
 )
 
 // SecurityDefinerAllowlist lists the reviewed SECURITY DEFINER functions: the household

@@ -6,6 +6,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -55,6 +56,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/sweep"
+	"github.com/stewardhq/steward/internal/telegram"
 	"github.com/stewardhq/steward/internal/tools"
 	"github.com/stewardhq/steward/internal/tools/builtin"
 	"github.com/stewardhq/steward/internal/tools/codetools"
@@ -113,6 +115,9 @@ type App struct {
 	Voice *voice.Service
 	// Links is the one-tap approval links (internal/links).
 	Links *links.Service
+	// Telegram is the deployment's bot serving linked chats (internal/telegram,
+	// STEWARD_TELEGRAM_BOT_TOKEN); nil without a token.
+	Telegram *telegram.Service
 	// Scheduler runs due jobs, queued webhook runs and the drains (functions/scheduler,
 	// and the ticker of `steward serve`); Webhooks receives signed deliveries.
 	Scheduler *autonomy.Scheduler
@@ -374,13 +379,21 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}, hooks)
 	a.Links = &links.Service{Issuer: issuer, Store: a.Store, Door: a.Door, Confirmer: a.Runner}
 	a.Household = &household.Service{Store: a.Store, Confirmer: a.Runner, Now: a.Now}
-	telegram := &links.Telegram{Links: a.Links, Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}
+	tgCallback := &links.Telegram{Links: a.Links, Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}
+	if cfg.TelegramBotToken != "" {
+		// Two-way Telegram (docs/ARCHITECTURE.md §19): the deployment's bot serves the chats
+		// owners linked; their updates arrive on the same callback.
+		a.Telegram = &telegram.Service{Store: a.Store, Door: a.Door, Sender: sender, Runner: a.Runner,
+			Bot:       channel.Target{Name: "telegram bot", Kind: channel.Telegram, URL: cfg.TelegramAPIURL, Secrets: channel.Secrets{Token: cfg.TelegramBotToken}},
+			Documents: a.Documents, Buttons: a.Links, Voice: a.Voice, Hand: a.handTelegram, Now: a.Now}
+		tgCallback.Messages = a.Telegram
+	}
 	a.Channels = &channel.Service{Store: a.Store, Sealer: sealer, Sender: sender, Now: a.Now}
 	runs := &autonomy.Runner{Recorder: outcomes, Agent: a.Runner}
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
 	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now, Recover: a.recoverTurn}
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks, Outside: a.Accounts,
-		Drainers: []autonomy.Drainer{a.Webhooks, a.Deliverer, drainer(a.drainMemory), drainer(a.continueStale), sweeper}}
+		Drainers: []autonomy.Drainer{a.Webhooks, a.Deliverer, drainer(a.drainMemory), drainer(a.continueStale), drainer(a.drainTelegram), sweeper}}
 	a.Control = &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode, Now: a.Now}
 	a.Rules = &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
 	a.Activity = &activity.Service{Store: a.Store, Now: a.Now}
@@ -420,10 +433,10 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
 			Sessions: a.Sessions, Activity: a.Activity, Passkeys: a.Passkeys,
 			PublicURL: cfg.PublicURL, Control: a.Control, Rules: a.Rules, Memory: a.Memory, Undo: a.Undo,
-			Household: a.Household, Documents: a.Documents, Skills: a.Skills, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts, Voice: a.Voice,
+			Household: a.Household, Documents: a.Documents, Skills: a.Skills, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts, Voice: a.Voice, Telegram: a.Telegram,
 			KeyFailures: keyFailures, TrustedProxyHeader: cfg.TrustedProxyHeader}),
 		Links:    webapp.LinkPages(a.Links, cfg.TrustedProxyHeader),
-		Telegram: telegram,
+		Telegram: tgCallback,
 
 		KeyFailures:        keyFailures,
 		TrustedProxyHeader: cfg.TrustedProxyHeader,
@@ -544,6 +557,58 @@ func (a *App) processWebhook(ctx context.Context, ownerID, runID uuid.UUID) {
 		return
 	}
 	log.Info().Stringer("run_id", runID).Msg("run sent to the run queue")
+}
+
+// handTelegram hands a stored Telegram update on (telegram.Service.Hand), as processWebhook
+// does a run: under `steward serve` it runs in this process under RunBackground's group,
+// after the callback's 200; on Lambda it goes to the run queue for functions/worker; with
+// neither (a Lambda without a queue, a test's handler) it runs before the callback answers.
+func (a *App) handTelegram(ctx context.Context, ownerID uuid.UUID, updateID int64) {
+	process := func(ctx context.Context) {
+		if err := a.Telegram.Process(ctx, ownerID, updateID); err != nil && ctx.Err() == nil {
+			zerolog.Ctx(ctx).Warn().Str("error", trace.Redact(err.Error())).Int64("update_id", updateID).Msg("telegram update failed")
+		}
+	}
+	a.mu.Lock()
+	if a.background != nil {
+		bg := a.Logger.WithContext(a.bgCtx)
+		a.background.Go(func() error { process(bg); return nil })
+		a.mu.Unlock()
+		return
+	}
+	a.mu.Unlock()
+	if a.runs != nil {
+		sctx, cancel := context.WithTimeout(ctx, runQueueTimeout)
+		defer cancel()
+		err := a.runs.send(sctx, RunMessage{OwnerID: ownerID, TelegramUpdate: updateID})
+		if err == nil {
+			zerolog.Ctx(ctx).Info().Int64("update_id", updateID).Msg("telegram update sent to the run queue")
+			return
+		}
+		zerolog.Ctx(ctx).Warn().Str("error", trace.Redact(err.Error())).Int64("update_id", updateID).Msg("run queue send failed; the telegram update runs now")
+	}
+	process(context.WithoutCancel(ctx))
+}
+
+// drainTelegram is the scheduler's drain of Telegram updates whose hand-off was lost (a
+// run queue message that never arrived, a server that stopped before it ran them): one
+// door-side scan finds the updates queued for over a minute, and each is taken once in its
+// owner's own transactions (one another process took meanwhile is skipped).
+func (a *App) drainTelegram(ctx context.Context) error {
+	if a.Telegram == nil {
+		return nil
+	}
+	refs, err := a.Door.ScanQueuedTelegram(ctx, a.Now().Add(-time.Minute), 20)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, u := range refs {
+		if err := a.Telegram.Process(ctx, u.OwnerID, u.UpdateID); err != nil {
+			errs = append(errs, fmt.Errorf("telegram update %d of owner %s: %w", u.UpdateID, u.OwnerID, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // processInBackground runs the turn under RunBackground's group, if it runs.

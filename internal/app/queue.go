@@ -21,12 +21,25 @@ import (
 
 // RunMessage is the body of a message on the run queue (STEWARD_RUN_QUEUE_URL), for
 // functions/worker to take (docs/ARCHITECTURE.md §10): a webhook's queued run (RunID), or a
-// turn that stopped before its invocation's deadline (TurnID, continuing). Exactly one of
-// the two is set.
+// turn that stopped before its invocation's deadline (TurnID, continuing), or a Telegram
+// update a linked chat sent (TelegramUpdate, docs/ARCHITECTURE.md §19). Exactly one of the
+// three is set.
 type RunMessage struct {
-	OwnerID uuid.UUID `json:"owner_id"`
-	RunID   uuid.UUID `json:"run_id,omitzero"`
-	TurnID  uuid.UUID `json:"turn_id,omitzero"`
+	OwnerID        uuid.UUID `json:"owner_id"`
+	RunID          uuid.UUID `json:"run_id,omitzero"`
+	TurnID         uuid.UUID `json:"turn_id,omitzero"`
+	TelegramUpdate int64     `json:"telegram_update,omitzero"`
+}
+
+// names is how many things m names.
+func (m RunMessage) names() int {
+	n := 0
+	for _, set := range []bool{m.RunID != uuid.Nil, m.TurnID != uuid.Nil, m.TelegramUpdate != 0} {
+		if set {
+			n++
+		}
+	}
+	return n
 }
 
 // runQueue sends RunMessages to the run queue (awsapi.Queue).
@@ -63,9 +76,15 @@ func (a *App) HandleRunMessages(ctx context.Context, ev events.SQSEvent) (events
 		var m RunMessage
 		dec := json.NewDecoder(bytes.NewReader([]byte(rec.Body)))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&m); err != nil || m.OwnerID == uuid.Nil || (m.RunID == uuid.Nil) == (m.TurnID == uuid.Nil) || dec.More() {
-			rlog.Error().Int("bytes", len(rec.Body)).Msg("run queue message is not {owner_id, run_id} nor {owner_id, turn_id}")
+		if err := dec.Decode(&m); err != nil || m.OwnerID == uuid.Nil || m.names() != 1 || dec.More() {
+			rlog.Error().Int("bytes", len(rec.Body)).Msg("run queue message is not {owner_id, run_id}, {owner_id, turn_id} nor {owner_id, telegram_update}")
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+			continue
+		}
+		if m.TelegramUpdate != 0 {
+			if !a.processTelegram(rlog.WithContext(ctx), m) {
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+			}
 			continue
 		}
 		if m.TurnID != uuid.Nil {
@@ -105,6 +124,35 @@ func (a *App) continueTurn(ctx context.Context, m RunMessage) bool {
 		return false
 	}
 	log.Info().Stringer("turn_id", m.TurnID).Bool("taken", true).Str("status", string(v.Status)).Msg("continuing turn processed")
+	a.telegramContinued(ctx, m.OwnerID, v)
+	return true
+}
+
+// telegramContinued sends a continued turn's outcome to its Telegram chat, when it is one
+// (docs/ARCHITECTURE.md §19); a failure is logged, the turn is saved either way.
+func (a *App) telegramContinued(ctx context.Context, ownerID uuid.UUID, v steward.View) {
+	if a.Telegram == nil {
+		return
+	}
+	if err := a.Telegram.Continued(ctx, ownerID, v); err != nil {
+		zerolog.Ctx(ctx).Warn().Str("error", trace.Redact(err.Error())).Stringer("turn_id", v.TurnID).Msg("telegram: sending a continued turn's answer failed")
+	}
+}
+
+// processTelegram runs a Telegram update the message names, exactly once (telegram.Service
+// takes it once: a redelivery finds it taken and does nothing). It reports false when the
+// message should return to the queue.
+func (a *App) processTelegram(ctx context.Context, m RunMessage) bool {
+	log := zerolog.Ctx(ctx)
+	if a.Telegram == nil {
+		log.Error().Int64("update_id", m.TelegramUpdate).Msg("a telegram update on the run queue, and no STEWARD_TELEGRAM_BOT_TOKEN here")
+		return false
+	}
+	if err := a.Telegram.Process(ctx, m.OwnerID, m.TelegramUpdate); err != nil {
+		log.Error().Str("error", trace.Redact(err.Error())).Int64("update_id", m.TelegramUpdate).Msg("telegram update failed")
+		return false
+	}
+	log.Info().Int64("update_id", m.TelegramUpdate).Msg("telegram update processed")
 	return true
 }
 
@@ -133,8 +181,12 @@ func (a *App) continueSaved(ctx context.Context, before time.Time) error {
 	}
 	var errs []error
 	for _, t := range turns {
-		if _, err := a.Runner.ContinueTurn(ctx, t.OwnerID, t.ID); err != nil && steward.ErrorCode(err) != steward.CodeConflict {
+		v, err := a.Runner.ContinueTurn(ctx, t.OwnerID, t.ID)
+		if err != nil && steward.ErrorCode(err) != steward.CodeConflict {
 			errs = append(errs, fmt.Errorf("continue turn %s of owner %s: %w", t.ID, t.OwnerID, err))
+		}
+		if err == nil {
+			a.telegramContinued(ctx, t.OwnerID, v)
 		}
 	}
 	return errors.Join(errs...)

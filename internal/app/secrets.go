@@ -43,6 +43,7 @@ func resolveSecrets(ctx context.Context, cfg config.Config, s ssmSettings) (conf
 		{"OPENAI_API_KEY", cfg.OpenAIAPIKeyParam, &cfg.OpenAIAPIKey},
 		{"STEWARD_SECRET_KEY", cfg.SecretKeyParam, &secretKey},
 		{"STEWARD_TELEGRAM_WEBHOOK_SECRET", cfg.TelegramWebhookSecretParam, &cfg.TelegramWebhookSecret},
+		{"STEWARD_TELEGRAM_BOT_TOKEN", cfg.TelegramBotTokenParam, &cfg.TelegramBotToken},
 		{"STEWARD_VAPID_PRIVATE_KEY", cfg.VAPIDPrivateKeyParam, &cfg.VAPIDPrivateKey},
 		{"STEWARD_PUBLIC_URL", cfg.PublicURLParam, &publicURL},
 	}
@@ -113,6 +114,12 @@ func checkResolved(cfg config.Config, secretKey, publicURL, appPlain, doorPlain 
 		if err := config.CheckTelegramSecret(cfg.TelegramWebhookSecret); err != nil {
 			errs = append(errs, fmt.Errorf("STEWARD_TELEGRAM_WEBHOOK_SECRET from %s %w", cfg.TelegramWebhookSecretParam, err))
 			cfg.TelegramWebhookSecret = ""
+		}
+	}
+	if cfg.TelegramBotTokenParam != "" && cfg.TelegramBotToken != "" {
+		if err := config.CheckTelegramToken(cfg.TelegramBotToken); err != nil {
+			errs = append(errs, fmt.Errorf("STEWARD_TELEGRAM_BOT_TOKEN from %s %w", cfg.TelegramBotTokenParam, err))
+			cfg.TelegramBotToken = ""
 		}
 	}
 	if cfg.VAPIDPrivateKeyParam != "" && cfg.VAPIDPrivateKey != "" {

@@ -176,20 +176,10 @@ func (s *Sender) Send(ctx context.Context, t Target, m Message) (final bool, err
 }
 
 // BotAPI calls a Telegram Bot API method (answerCallbackQuery, editMessageReplyMarkup) with
-// t's bot token, through the same guard as a send. The caller holds no transaction open.
+// t's bot token, through the same guard as a send (BotCall, its result not read). The caller
+// holds no transaction open.
 func (s *Sender) BotAPI(ctx context.Context, t Target, method string, params any) error {
-	if t.Kind != Telegram {
-		return fmt.Errorf("channel %s is not a Telegram channel", t.Name)
-	}
-	s.init()
-	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
-	defer cancel()
-	body, err := json.Marshal(params)
-	if err != nil {
-		return err
-	}
-	_, err = s.post(ctx, t, t.URL+"/bot"+t.Secrets.Token+"/"+method, http.Header{"Content-Type": {"application/json"}}, body)
-	return err
+	return s.BotCall(ctx, t, method, params, nil)
 }
 
 // post sends one request and sorts the answer.

@@ -125,6 +125,9 @@ type Config struct {
 	// TelegramWebhookSecretParam holds STEWARD_TELEGRAM_WEBHOOK_SECRET
 	// (STEWARD_TELEGRAM_WEBHOOK_SECRET_SSM), checked with CheckTelegramSecret.
 	TelegramWebhookSecretParam string
+	// TelegramBotTokenParam holds STEWARD_TELEGRAM_BOT_TOKEN (STEWARD_TELEGRAM_BOT_TOKEN_SSM),
+	// checked with CheckTelegramToken.
+	TelegramBotTokenParam string
 	// AWS is the region and credentials those parameters are read with: the variables the
 	// Lambda runtime sets for the function's role (AWS_REGION, AWS_ACCESS_KEY_ID,
 	// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN).
@@ -212,6 +215,13 @@ type Config struct {
 	// a callback without it in X-Telegram-Bot-Api-Secret-Token is refused. Empty: the route
 	// answers 404 and Telegram notifications carry no buttons.
 	TelegramWebhookSecret string
+	// TelegramBotToken is the deployment's Telegram bot (STEWARD_TELEGRAM_BOT_TOKEN, from
+	// @BotFather): it serves the chats owners link to their Steward (docs/TELEGRAM.md). Empty:
+	// the bot answers only the approval buttons. It needs TelegramWebhookSecret.
+	TelegramBotToken string
+	// TelegramAPIURL is the Bot API's base URL (STEWARD_TELEGRAM_API_URL, default
+	// https://api.telegram.org; a local Bot API server, or a test's fake).
+	TelegramAPIURL string
 	// VAPIDPublicKey and VAPIDPrivateKey are the deployment's Web Push key pair
 	// (STEWARD_VAPID_PUBLIC_KEY: the uncompressed P-256 point, 65 bytes; STEWARD_VAPID_PRIVATE_KEY:
 	// its 32-byte scalar, on Lambda from SSM; both unpadded base64url, as `steward vapid-keys`
@@ -360,6 +370,9 @@ func Load(getenv func(string) string) (Config, error) {
 		UndoWindow:                 r.duration("STEWARD_UNDO_WINDOW", 10*time.Minute),
 		TelegramWebhookSecret:      r.str("STEWARD_TELEGRAM_WEBHOOK_SECRET", ""),
 		TelegramWebhookSecretParam: r.str("STEWARD_TELEGRAM_WEBHOOK_SECRET_SSM", ""),
+		TelegramBotToken:           r.str("STEWARD_TELEGRAM_BOT_TOKEN", ""),
+		TelegramBotTokenParam:      r.str("STEWARD_TELEGRAM_BOT_TOKEN_SSM", ""),
+		TelegramAPIURL:             strings.TrimRight(r.str("STEWARD_TELEGRAM_API_URL", "https://api.telegram.org"), "/"),
 		VAPIDPublicKey:             r.str("STEWARD_VAPID_PUBLIC_KEY", ""),
 		VAPIDPrivateKey:            r.str("STEWARD_VAPID_PRIVATE_KEY", ""),
 		VAPIDPrivateKeyParam:       r.str("STEWARD_VAPID_PRIVATE_KEY_SSM", ""),
@@ -387,6 +400,15 @@ func Load(getenv func(string) string) (Config, error) {
 		if err := CheckTelegramSecret(c.TelegramWebhookSecret); err != nil {
 			r.fail("STEWARD_TELEGRAM_WEBHOOK_SECRET", "(hidden)", err.Error())
 		}
+	}
+	r.httpURL("STEWARD_TELEGRAM_API_URL", c.TelegramAPIURL)
+	if c.TelegramBotToken != "" {
+		if err := CheckTelegramToken(c.TelegramBotToken); err != nil {
+			r.fail("STEWARD_TELEGRAM_BOT_TOKEN", "(hidden)", err.Error())
+		}
+	}
+	if (c.TelegramBotToken != "" || c.TelegramBotTokenParam != "") && c.TelegramWebhookSecret == "" && c.TelegramWebhookSecretParam == "" {
+		r.fail("STEWARD_TELEGRAM_BOT_TOKEN", "(hidden)", "needs STEWARD_TELEGRAM_WEBHOOK_SECRET too: the bot's updates reach Steward only through its webhook")
 	}
 	r.vapid(&c)
 	if c.DocumentEndpoint != "" && c.DocumentBucket == "" {
@@ -474,6 +496,24 @@ func CheckTelegramSecret(v string) error {
 	}
 	if bad {
 		return errors.New("is 1–256 characters of A-Z, a-z, 0-9, _ and - (Telegram's secret_token)")
+	}
+	return nil
+}
+
+// CheckTelegramToken checks STEWARD_TELEGRAM_BOT_TOKEN, from the environment or SSM: the
+// shape @BotFather gives (<digits>:<at least 30 of A-Z, a-z, 0-9, _ and ->). The error never
+// quotes the value.
+func CheckTelegramToken(v string) error {
+	id, rest, ok := strings.Cut(v, ":")
+	bad := !ok || id == "" || len(rest) < 30 || len(v) > 256
+	for i := 0; i < len(id) && !bad; i++ {
+		bad = id[i] < '0' || id[i] > '9'
+	}
+	if !bad && CheckTelegramSecret(rest) != nil {
+		bad = true
+	}
+	if bad {
+		return errors.New("does not have the shape <digits>:<at least 30 letters, digits, - or _> (a bot token from @BotFather)")
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/secret"
 	"github.com/stewardhq/steward/internal/steward"
@@ -33,6 +34,33 @@ type Telegram struct {
 	// Sealer opens the owner's Telegram channel's bot token; Sender calls the Bot API.
 	Sealer *secret.Sealer
 	Sender *channel.Sender
+	// Messages serves the rest of the bot's updates — the messages of linked chats, and
+	// the buttons of the answers it sent them (docs/ARCHITECTURE.md §19); nil ignores them.
+	Messages Messages
+}
+
+// Messages is the two-way Telegram service (internal/telegram) as the callback uses it.
+type Messages interface {
+	// Receive handles an update that is not a button press; the reply, when not nil, is
+	// the webhook's answer (a Bot API method for Telegram to run).
+	Receive(ctx context.Context, body []byte) (map[string]any, error)
+	// Decided answers a button pressed in a linked chat of owner's with the deployment's bot
+	// (the answer text, the buttons removed when done) and sends the decided turn's outcome
+	// (v, nil when nothing was decided) to the chat; false when the chat is not one of its
+	// own or the bot could not answer, and the owner's channel is tried next.
+	Decided(ctx context.Context, owner uuid.UUID, b Pressed, v *steward.View) bool
+}
+
+// Pressed is a button press as the callback decided it.
+type Pressed struct {
+	QueryID   string
+	ChatID    int64
+	MessageID int64
+	// Text is the answer to show (at most 199 characters); Alert shows it as an alert (a
+	// refusal); Done removes the buttons (decided, or no longer decidable).
+	Text  string
+	Alert bool
+	Done  bool
 }
 
 // The refusals of the route: no secret configured, or a wrong or missing header.
@@ -74,10 +102,13 @@ func (t *Telegram) Callback(ctx context.Context, header string, body []byte) (ma
 	}
 	q := u.CallbackQuery
 	if q == nil || q.ID == "" {
+		if t.Messages != nil {
+			return t.Messages.Receive(ctx, body)
+		}
 		return nil, nil // not a button press: acknowledged, nothing to do
 	}
 	token, _ := strings.CutPrefix(q.Data, callbackPrefix)
-	owner, link, _, err := t.Links.decide(ctx, token)
+	owner, link, view, err := t.Links.decide(ctx, token)
 	var text string
 	var se *steward.Error
 	switch {
@@ -93,6 +124,16 @@ func (t *Telegram) Callback(ctx context.Context, header string, body []byte) (ma
 	text = cut(text, 199)
 	alert := err != nil
 	done := err == nil || steward.ErrorCode(err) == steward.CodeConflict
+	if owner != uuid.Nil && q.Message != nil && t.Messages != nil {
+		var v *steward.View
+		if err == nil {
+			v = &view
+		}
+		if t.Messages.Decided(ctx, owner, Pressed{QueryID: q.ID, ChatID: q.Message.Chat.ID, MessageID: q.Message.MessageID,
+			Text: text, Alert: alert, Done: done}, v) {
+			return nil, nil
+		}
+	}
 	if owner != uuid.Nil && q.Message != nil && t.Sender != nil && t.Sealer != nil {
 		target, ok, err := t.bot(ctx, owner, q.Message.Chat.ID, q.Message.Chat.Username)
 		log := zerolog.Ctx(ctx)
@@ -141,4 +182,47 @@ func (t *Telegram) bot(ctx context.Context, owner uuid.UUID, chatID int64, usern
 		}
 	}
 	return channel.Target{}, false, nil
+}
+
+// TurnButtons are the Approve and Deny buttons of a suspended turn's pending calls, for an
+// answer the deployment's bot sends to a linked chat (docs/ARCHITECTURE.md §19): a pair of
+// one-tap links made now, bound like a notification's to the turn, the suspension and the
+// calls' args hashes, each button carrying its link's token — the same single-use claim
+// decides them. A turn no longer suspended, or no key, has none.
+func (s *Service) TurnButtons(ctx context.Context, owner, turnID uuid.UUID) ([]channel.Button, error) {
+	if len(s.Key) == 0 {
+		return nil, nil
+	}
+	var out []channel.Button
+	err := s.Store.WithOwner(ctx, owner, func(tx *store.Tx) error {
+		turn, err := tx.Turns.Get(ctx, turnID)
+		if err != nil {
+			return err
+		}
+		if turn.Status != steward.StatusSuspended || turn.State == nil || len(turn.State.Pending) == 0 || turn.ExpiresAt == nil {
+			return nil
+		}
+		calls := make([]steward.LinkCall, len(turn.State.Pending))
+		for i, p := range turn.State.Pending {
+			calls[i] = steward.LinkCall{CallID: p.CallID, ArgsHash: p.ArgsHash}
+		}
+		exp := s.Now.Now().Add(s.ttl())
+		if turn.ExpiresAt.Before(exp) {
+			exp = *turn.ExpiresAt
+		}
+		for _, approve := range []bool{true, false} {
+			id := uuid.New()
+			if err := tx.Links.Create(ctx, steward.NewLink{TurnID: turn.ID, Hash: auth.Hash(s.token(id)), Approve: approve,
+				Calls: calls, SuspendedUntil: *turn.ExpiresAt, ExpiresAt: exp}); err != nil {
+				return err
+			}
+			label := "✅ Approve"
+			if !approve {
+				label = "❌ Deny"
+			}
+			out = append(out, channel.Button{Text: label, Data: callbackPrefix + s.token(id)})
+		}
+		return nil
+	})
+	return out, err
 }

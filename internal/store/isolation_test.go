@@ -24,7 +24,8 @@ var ownerTables = []string{"api_keys", "audit_log", "conversations", "documents"
 	"ledger_postings", "ledger_transactions", "mcp_servers", "mcp_tools", "memory_chunks", "memory_facts",
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
 	"standing_rules", "tasks", "tool_calls", "turns", "approval_links", "connected_accounts", "web_sessions", "webhook_deliveries", "webhooks",
-	"household_members", "household_approvals", "owner_usage", "passkeys", "device_links", "skills", "skill_settings", "voice_calls"}
+	"household_members", "household_approvals", "owner_usage", "passkeys", "device_links", "skills", "skill_settings", "voice_calls",
+	"telegram_link_codes", "telegram_chats", "telegram_updates"}
 
 // seeded is what seed creates for one owner.
 type seeded struct {
@@ -162,6 +163,9 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 		if err := tx.Voice.Record(ctx, VoiceCall{Kind: "transcribe", Model: "whisper-1", DurationMS: 1000, CostMicros: 100}); err != nil {
 			return err
 		}
+		if err := seedTelegram(ctx, tx, name, conv.ID); err != nil {
+			return err
+		}
 		if sd.auto, err = seedAutonomy(ctx, tx, name); err != nil {
 			return err
 		}
@@ -223,6 +227,7 @@ func TestIsolation(t *testing.T) {
 			t.Run("autonomy queries", func(t *testing.T) { probeAutonomy(t, ctx, s, a, b) })
 			t.Run("ledger queries", func(t *testing.T) { probeLedger(t, ctx, s, a, b) })
 			t.Run("writes naming alice's rows", func(t *testing.T) { probeWrites(t, ctx, s, a, b) })
+			t.Run("telegram queries", func(t *testing.T) { probeTelegram(t, ctx, s, a, b) })
 			if pass.rls {
 				t.Run("row-level security", func(t *testing.T) { probeRLS(t, ctx, s, a, b) })
 			}

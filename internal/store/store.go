@@ -274,6 +274,7 @@ type Tx struct {
 	Voice         Voice
 	Skills        Skills
 	SkillSettings SkillSettings
+	Telegram      Telegram
 }
 
 func newTx(c *conn) *Tx {
@@ -281,7 +282,8 @@ func newTx(c *conn) *Tx {
 		Safety: Safety{c}, Rules: Rules{c}, Memory: Memory{c}, Outbox: Outbox{c}, Tasks: Tasks{c},
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Channels: Channels{c}, Deliveries: Deliveries{c},
 		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}, Links: Links{c},
-		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}, Accounts: Accounts{c}, Voice: Voice{c}, Skills: Skills{c}, SkillSettings: SkillSettings{c}}
+		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}, Accounts: Accounts{c}, Voice: Voice{c}, Skills: Skills{c}, SkillSettings: SkillSettings{c},
+		Telegram: Telegram{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.

@@ -60,7 +60,8 @@ func newA11yEnv(t *testing.T) a11yEnv {
 	voices := httptest.NewServer(voicefake.New(""))
 	t.Cleanup(voices.Close)
 	app := apptest.New(t, apptest.Options{Lookup: egresstest.Lookup, Env: map[string]string{"STEWARD_EGRESS_ALLOW": "127.0.0.1:443",
-		"STEWARD_VOICE_OPENAI_BASE_URL": voices.URL + "/v1", "STEWARD_VOICE_SPEECH_MODEL": "tts-1"}})
+		"STEWARD_VOICE_OPENAI_BASE_URL": voices.URL + "/v1", "STEWARD_VOICE_SPEECH_MODEL": "tts-1",
+		"STEWARD_TELEGRAM_BOT_TOKEN": "123456789:AAbbCCddEEffGGhhIIjjKKllMMnnOOppQQ", "STEWARD_TELEGRAM_WEBHOOK_SECRET": "a11y-secret"}})
 	o, runner, ledgers, docs, mem, channels := app.DB, app.Runner, app.Ledger, app.Documents, app.Memory, app.Channels
 
 	ada, key := o.Owner(t, "ada")
@@ -153,7 +154,7 @@ func report(vs []violation) string {
 // TestAccessibility runs axe-core (the version make axe pins) inside Chromium over every page
 // of the web app — sign-in, a new chat, chats with history, a Markdown answer and a pending
 // approval card, the conversation list, approvals with a card, a turn's story, money,
-// documents and one document, settings, channels, memory, activity, the household inbox with
+// documents and one document, settings, channels, Telegram, memory, activity, the household inbox with
 // a request, the 404 page, a refused form and the phone's open menu — signed in, at phone (390×844) and
 // desktop (1280×800) width, in light and dark mode, and wants no serious or critical
 // violation. Each one found is printed with its rule, impact, element and help.
@@ -162,7 +163,7 @@ func TestAccessibility(t *testing.T) {
 	src := axeSource(t)
 	e := newA11yEnv(t)
 	pages := []string{"/", "/c/" + e.history, "/c/" + e.markdown, "/c/" + e.pending, "/c/" + e.decided, "/conversations", "/approvals", "/turns/" + e.story,
-		"/money", "/documents", "/documents/" + e.docID, "/skills", "/skills/builtin:meeting-notes", "/settings", "/settings/channels", "/settings/accounts", "/memory", "/activity", "/household", "/no/such/page"}
+		"/money", "/documents", "/documents/" + e.docID, "/skills", "/skills/builtin:meeting-notes", "/settings", "/settings/channels", "/settings/accounts", "/settings/telegram", "/memory", "/activity", "/household", "/no/such/page"}
 	// The documentation's screenshots (docs/WEBAPP.md), taken before axe opens the disclosures.
 	shots := map[string]string{"/c/" + e.decided: "chat", "/conversations": "conversations", "/approvals": "approvals",
 		"/turns/" + e.story: "story", "/settings": "settings"}

@@ -52,6 +52,7 @@ import (
 	"github.com/stewardhq/steward/internal/skills"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/telegram"
 	"github.com/stewardhq/steward/internal/undo"
 	"github.com/stewardhq/steward/internal/voice"
 )
@@ -113,6 +114,9 @@ type Deps struct {
 	MCPServers *mcpclient.Service
 	// Accounts serves /settings/accounts; nil leaves the page saying accounts are off.
 	Accounts *accounts.Service
+	// Telegram serves /settings/telegram (link codes, linked chats); nil leaves the page
+	// saying two-way Telegram is off.
+	Telegram *telegram.Service
 	// Voice is the composer's microphone and the answers' Play buttons (§18); nil, or a
 	// service without the backend, shows neither.
 	Voice *voice.Service
@@ -224,6 +228,7 @@ func Routes(d Deps) func(chi.Router) {
 				r.Get("/settings/channels", w.channelsPage)
 				r.Get("/settings/mcp", w.mcpPage)
 				r.Get("/settings/accounts", w.accountsPage)
+				r.Get("/settings/telegram", w.telegramPage)
 				r.Get(devicePath, w.devicePage)
 				r.Group(func(r chi.Router) {
 					r.Use(checkCSRF)
@@ -261,6 +266,8 @@ func Routes(d Deps) func(chi.Router) {
 					r.Post(addCalendarAction, w.addCalendarAccount)
 					r.Post("/settings/accounts/{kind}/test", w.testAccount)
 					r.Post("/settings/accounts/{kind}/remove", w.removeAccount)
+					r.Post(telegramCodeAction, w.makeTelegramCode)
+					r.Post("/settings/telegram/{chat}/unlink", w.unlinkTelegram)
 					r.Post("/settings/mcp/{name}/approve", w.approveMCPServer)
 					r.Post("/settings/mcp/{name}/tool", w.setMCPTool)
 					r.Post("/settings/mcp/{name}/delete", w.deleteMCPServer)
