@@ -54,6 +54,10 @@ type Options struct {
 	Steward, PeerDir string
 	// Cycles per phase, after Warmup cycles; Clients is the concurrent phase's client count.
 	Cycles, Warmup, Clients int
+	// Owners is how many owners the concurrent phase's clients drive, client i the owner
+	// i mod Owners (1, the default: every client on one owner, queueing on its admission
+	// lock; Owners = Clients: each client an owner of its own, the realistic load).
+	Owners int
 	// The dev database's URLs (scripts/devdb env, through internal/config); the benchmark
 	// uses databases of its own on that server: Database (Steward) and PeerDatabase.
 	DatabaseURL, AppDatabaseURL, DoorDatabaseURL string
@@ -67,6 +71,9 @@ type Options struct {
 	// NoPeer skips the LangGraph.js peer (its column stays empty).
 	NoPeer bool
 }
+
+// ownerWarmup is the warm-up cycles of each owner after the first, with Options.Owners.
+const ownerWarmup = 3
 
 // phase is one measured run of cycles.
 type phase struct {
@@ -148,6 +155,9 @@ func rows(o Options, s, p result) []Row {
 		return lat(name, per(sp), per(pp))
 	}
 	c := fmt.Sprintf("%d clients", o.Clients)
+	if o.Owners > 1 {
+		c += fmt.Sprintf(" on %d owners", o.Owners)
+	}
 	return []Row{
 		num("cycles/s, sequential", "%.1f", s.seq.perSecond(), p.seq.perSecond(), true),
 		num("cycles/s, "+c, "%.1f", s.conc.perSecond(), p.conc.perSecond(), true),
@@ -295,6 +305,14 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 	if err != nil {
 		return r, err
 	}
+	keys := []string{apiKey}
+	for i := 1; i < o.Owners; i++ {
+		owner, err := AddOwner(ctx, o, env, fmt.Sprintf("bench %d", i))
+		if err != nil {
+			return r, err
+		}
+		keys = append(keys, owner.APIKey)
+	}
 
 	gemini := geminifake.New()
 	fake := httptest.NewServer(gemini)
@@ -345,11 +363,20 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 	base := serve.Base
 	logf("steward serve up on %s (profiles on http://%s/debug/pprof/; fake Gemini %s; PostgreSQL through the counting proxy %s)", base, debugAddr, fake.URL, proxy.Addr())
 
-	client := &driver{base: base, key: apiKey, http: &http.Client{
+	client := &driver{base: base, key: apiKey, keys: keys, http: &http.Client{
 		Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}}
 	warm := phase{}
 	if err := client.run(ctx, o.Warmup, 1, &warm); err != nil {
 		return r, fmt.Errorf("warm-up: %w", err)
+	}
+	// Every other owner's first cycles (its memory's first exchange) are warm-up too.
+	extraWarm := ownerWarmup * (len(keys) - 1)
+	for _, key := range keys[1:] {
+		for range ownerWarmup {
+			if _, _, err := client.cycle(ctx, key); err != nil {
+				return r, fmt.Errorf("warm-up: %w", err)
+			}
+		}
 	}
 	gen0, emb0 := len(gemini.Requests()), gemini.Embeds()
 	measure := func(clients int, p *phase) error {
@@ -378,7 +405,7 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 	if err := measure(1, &r.seq); err != nil {
 		return r, fmt.Errorf("sequential: %w", err)
 	}
-	logf("steward: %d cycles, %d clients", o.Cycles, o.Clients)
+	logf("steward: %d cycles, %d clients on %d owner(s)", o.Cycles, o.Clients, len(keys))
 	if err := measure(o.Clients, &r.conc); err != nil {
 		return r, fmt.Errorf("%d clients: %w", o.Clients, err)
 	}
@@ -406,7 +433,7 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 	if err != nil {
 		return r, err
 	}
-	total := o.Warmup + 2*o.Cycles
+	total := o.Warmup + extraWarm + 2*o.Cycles
 	r.txPerRequest = float64(txAfter-txBefore) / float64(2*total)
 	r.rtPerRequest = float64(r.seq.rt.RoundTrips+r.conc.rt.RoundTrips) / float64(4*o.Cycles)
 	r.bytesPerCycle = float64(bytesAfter-bytesBefore) / float64(total)
@@ -518,9 +545,11 @@ func ProcStatus(pid int, names ...string) ([]float64, error) {
 	return out, nil
 }
 
-// driver runs cycles against steward serve over HTTP.
+// driver runs cycles against steward serve over HTTP, as the owner whose API key is key; in
+// run, with keys, client i as the owner keys[i mod len(keys)].
 type driver struct {
 	base, key string
+	keys      []string
 	http      *http.Client
 }
 
@@ -542,10 +571,14 @@ func (d *driver) run(ctx context.Context, n, clients int, p *phase) error {
 	var mu sync.Mutex
 	errs := make(chan error, clients)
 	start := time.Now()
-	for range clients {
+	for i := range clients {
+		key := d.key
+		if len(d.keys) > 0 {
+			key = d.keys[i%len(d.keys)]
+		}
 		go func() {
 			for next.Add(1) <= int64(n) {
-				s, r, err := d.cycle(ctx)
+				s, r, err := d.cycle(ctx, key)
 				if err != nil {
 					errs <- err
 					return
@@ -566,10 +599,10 @@ func (d *driver) run(ctx context.Context, n, clients int, p *phase) error {
 }
 
 // cycle is one chat → suspended, confirm (approve) → completed.
-func (d *driver) cycle(ctx context.Context) (suspend, resume time.Duration, err error) {
+func (d *driver) cycle(ctx context.Context, key string) (suspend, resume time.Duration, err error) {
 	t0 := time.Now()
 	var v turnView
-	if err := d.post(ctx, "/v1/chat", map[string]any{"message": "remind me to buy milk"}, &v); err != nil {
+	if err := d.post(ctx, key, "/v1/chat", map[string]any{"message": "remind me to buy milk"}, &v); err != nil {
 		return 0, 0, fmt.Errorf("chat: %w", err)
 	}
 	suspend = time.Since(t0)
@@ -580,7 +613,7 @@ func (d *driver) cycle(ctx context.Context) (suspend, resume time.Duration, err 
 		{"call_id": v.Pending[0].CallID, "approve": true, "args_hash": v.Pending[0].ArgsHash}}}
 	t0 = time.Now()
 	var done turnView
-	if err := d.post(ctx, "/v1/turns/"+v.TurnID+"/confirm", decision, &done); err != nil {
+	if err := d.post(ctx, key, "/v1/turns/"+v.TurnID+"/confirm", decision, &done); err != nil {
 		return 0, 0, fmt.Errorf("confirm: %w", err)
 	}
 	resume = time.Since(t0)
@@ -590,13 +623,13 @@ func (d *driver) cycle(ctx context.Context) (suspend, resume time.Duration, err 
 	return suspend, resume, nil
 }
 
-func (d *driver) post(ctx context.Context, path string, body, out any) error {
+func (d *driver) post(ctx context.Context, key, path string, body, out any) error {
 	raw, _ := json.Marshal(body)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.base+path, bytes.NewReader(raw))
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+d.key)
+	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := d.http.Do(req)
 	if err != nil {
