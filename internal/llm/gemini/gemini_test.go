@@ -528,3 +528,21 @@ func TestSchemasSharedAcrossRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestToolParametersNotJSON: a tool whose parameters are not JSON is an error naming the tool,
+// and nothing is sent (the declarations are encoded by the adapter, not by the SDK, which
+// would not report it).
+func TestToolParametersNotJSON(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, jsonReply(`{"candidates":[{"content":{"role":"model","parts":[{"text":"hi"}]},"finishReason":"STOP"}]}`))
+	_, err := f.model().Generate(context.Background(), llm.Request{
+		Messages: []steward.Message{userText("hi")},
+		Tools:    []llm.ToolDecl{{Name: "broken", Description: "Broken.", Parameters: json.RawMessage(`{"type":`)}},
+	}, nil)
+	if err == nil || !strings.Contains(err.Error(), "tool broken parameters") {
+		t.Fatalf("err = %v, want one naming the tool's parameters", err)
+	}
+	if n := len(f.requests()); n != 0 {
+		t.Errorf("%d requests sent, want none", n)
+	}
+}

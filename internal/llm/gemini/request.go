@@ -30,19 +30,18 @@ func toConfig(req llm.Request, model string) (*genai.GenerateContentConfig, erro
 		config.MaxOutputTokens = int32(min(req.MaxOutputTokens, math.MaxInt32))
 	}
 	if len(req.Tools) > 0 {
-		decls := make([]*genai.FunctionDeclaration, 0, len(req.Tools))
-		for _, t := range req.Tools {
-			decl := &genai.FunctionDeclaration{Name: t.Name, Description: t.Description}
-			if len(t.Parameters) > 0 {
-				schema, err := schemas.decode(t.Parameters)
-				if err != nil {
-					return nil, fmt.Errorf("tool %s parameters: %w", t.Name, err)
-				}
-				decl.ParametersJsonSchema = schema
-			}
-			decls = append(decls, decl)
+		decls, err := toolJSON.encode(req.Tools)
+		if err != nil {
+			return nil, err
 		}
-		config.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+		// The declarations go into the body as the JSON encoded once for this tool set, after
+		// the SDK built it: in the config, the SDK would marshal them to JSON, decode that into
+		// maps and marshal the maps again for every request (the largest part of a request's
+		// CPU). Gemini reads the same "tools" either way.
+		config.HTTPOptions = &genai.HTTPOptions{ExtrasRequestProvider: func(body map[string]any) map[string]any {
+			body["tools"] = decls
+			return body
+		}}
 		switch {
 		case req.ForceTool != "":
 			config.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{
@@ -245,36 +244,56 @@ func decodeJSON(raw json.RawMessage) (any, error) {
 	return v, nil
 }
 
-// schemaCache holds decoded tool parameter schemas by their JSON text: the same declarations
-// go out with every request, and decoding them was a tenth of a request's CPU. A decoded
-// schema is shared by concurrent requests and only read (the SDK marshals it). The cache is
-// emptied when it reaches maxSchemas entries, which bounds it when MCP servers change.
-type schemaCache struct {
+// toolCache holds the JSON of a request's tool declarations — [{"functionDeclarations":
+// [...]}], as Gemini takes them in "tools" — by the declarations themselves: the same tools go
+// out with every request. An entry is shared by concurrent requests and only read. The cache
+// is emptied when it reaches maxToolSets entries, which bounds it when MCP servers change.
+type toolCache struct {
 	mu sync.RWMutex
-	m  map[string]any
+	m  map[string]json.RawMessage
 }
 
-const maxSchemas = 1024
+const maxToolSets = 256
 
-var schemas schemaCache
+var toolJSON toolCache
 
-// decode is decodeJSON(raw), from the cache when raw was decoded before.
-func (c *schemaCache) decode(raw json.RawMessage) (any, error) {
+// encode returns the JSON of tools' declarations, from the cache when they were encoded
+// before. A tool whose parameters are not JSON is an error.
+func (c *toolCache) encode(tools []llm.ToolDecl) (json.RawMessage, error) {
+	var key strings.Builder
+	for _, t := range tools {
+		for _, s := range []string{t.Name, t.Description, string(t.Parameters)} {
+			key.WriteString(strconv.Itoa(len(s)))
+			key.WriteByte(':')
+			key.WriteString(s)
+		}
+	}
 	c.mu.RLock()
-	v, ok := c.m[string(raw)]
+	v, ok := c.m[key.String()]
 	c.mu.RUnlock()
 	if ok {
 		return v, nil
 	}
-	v, err := decodeJSON(raw)
+	decls := make([]*genai.FunctionDeclaration, 0, len(tools))
+	for _, t := range tools {
+		decl := &genai.FunctionDeclaration{Name: t.Name, Description: t.Description}
+		if len(bytes.TrimSpace(t.Parameters)) > 0 {
+			if _, err := decodeJSON(t.Parameters); err != nil {
+				return nil, fmt.Errorf("tool %s parameters: %w", t.Name, err)
+			}
+			decl.ParametersJsonSchema = t.Parameters
+		}
+		decls = append(decls, decl)
+	}
+	v, err := json.Marshal([]*genai.Tool{{FunctionDeclarations: decls}})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tool declarations: %w", err)
 	}
 	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxSchemas {
-		c.m = make(map[string]any)
+	if c.m == nil || len(c.m) >= maxToolSets {
+		c.m = make(map[string]json.RawMessage)
 	}
-	c.m[string(raw)] = v
+	c.m[key.String()] = v
 	c.mu.Unlock()
 	return v, nil
 }
