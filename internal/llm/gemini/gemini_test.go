@@ -493,8 +493,8 @@ func TestContextPartsAreSentAsText(t *testing.T) {
 }
 
 // TestSchemasSharedAcrossRequests: concurrent requests declaring the same tools (whose
-// decoded schemas are cached and shared) each send the declared schema; under -race a
-// request that mutated a shared schema would fail.
+// encoded declarations are cached and shared) each send the declared schema; under -race a
+// request that mutated a shared entry would fail.
 func TestSchemasSharedAcrossRequests(t *testing.T) {
 	t.Parallel()
 	const n = 8
@@ -544,5 +544,27 @@ func TestToolParametersNotJSON(t *testing.T) {
 	}
 	if n := len(f.requests()); n != 0 {
 		t.Errorf("%d requests sent, want none", n)
+	}
+}
+
+// TestToolSetsKeptApart: requests with different tools, and a tool changed in place after a
+// request (the cache keeps its own copy), each declare exactly their own tools.
+func TestToolSetsKeptApart(t *testing.T) {
+	t.Parallel()
+	ok := jsonReply(`{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP"}]}`)
+	f := newFake(t, ok, ok, ok, ok)
+	m := f.model()
+	a := []llm.ToolDecl{{Name: "alpha", Description: "A.", Parameters: json.RawMessage(`{"type":"object"}`)}}
+	b := []llm.ToolDecl{{Name: "beta", Description: "B.", Parameters: json.RawMessage(`{"type":"object"}`)}}
+	for i, tools := range [][]llm.ToolDecl{a, b, a, a} {
+		if i == 3 {
+			a[0].Parameters[2] = 'T' // same length, other bytes: {"Type":"object"}
+		}
+		generate(t, m, llm.Request{Messages: []steward.Message{userText("hi")}, Tools: tools})
+		d := f.last().body.Tools
+		if len(d) != 1 || len(d[0].FunctionDeclarations) != 1 || d[0].FunctionDeclarations[0].Name != tools[0].Name ||
+			!jsonEqual(t, d[0].FunctionDeclarations[0].ParametersJsonSchema, tools[0].Parameters) {
+			t.Errorf("request %d declared %+v, want only %s with %s", i, d, tools[0].Name, tools[0].Parameters)
+		}
 	}
 }

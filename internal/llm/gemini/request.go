@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -245,36 +247,48 @@ func decodeJSON(raw json.RawMessage) (any, error) {
 }
 
 // toolCache holds the JSON of a request's tool declarations — [{"functionDeclarations":
-// [...]}], as Gemini takes them in "tools" — by the declarations themselves: the same tools go
-// out with every request. An entry is shared by concurrent requests and only read. The cache
-// is emptied when it reaches maxToolSets entries, which bounds it when MCP servers change.
+// [...]}], as Gemini takes them in "tools" — by a hash of the declarations, with the
+// declarations themselves to compare: the same tools go out with every request. An entry is
+// shared by concurrent requests and only read. The cache is emptied when it reaches
+// maxToolSets entries, which bounds it when MCP servers change.
 type toolCache struct {
-	mu sync.RWMutex
-	m  map[string]json.RawMessage
+	seed maphash.Seed
+	mu   sync.RWMutex
+	m    map[uint64]toolSet
+}
+
+// toolSet is one cached entry: the declarations (a copy) and their JSON.
+type toolSet struct {
+	tools []llm.ToolDecl
+	json  json.RawMessage
 }
 
 const maxToolSets = 256
 
-var toolJSON toolCache
+var toolJSON = toolCache{seed: maphash.MakeSeed()}
 
 // encode returns the JSON of tools' declarations, from the cache when they were encoded
 // before. A tool whose parameters are not JSON is an error.
 func (c *toolCache) encode(tools []llm.ToolDecl) (json.RawMessage, error) {
-	var key strings.Builder
+	var h maphash.Hash
+	h.SetSeed(c.seed)
 	for _, t := range tools {
-		for _, s := range []string{t.Name, t.Description, string(t.Parameters)} {
-			key.WriteString(strconv.Itoa(len(s)))
-			key.WriteByte(':')
-			key.WriteString(s)
+		for _, s := range []string{t.Name, t.Description} {
+			maphash.WriteComparable(&h, len(s))
+			h.WriteString(s)
 		}
+		maphash.WriteComparable(&h, len(t.Parameters))
+		h.Write(t.Parameters)
 	}
+	key := h.Sum64()
 	c.mu.RLock()
-	v, ok := c.m[key.String()]
+	e, ok := c.m[key]
 	c.mu.RUnlock()
-	if ok {
-		return v, nil
+	if ok && slices.EqualFunc(e.tools, tools, sameDecl) {
+		return e.json, nil
 	}
 	decls := make([]*genai.FunctionDeclaration, 0, len(tools))
+	kept := make([]llm.ToolDecl, 0, len(tools))
 	for _, t := range tools {
 		decl := &genai.FunctionDeclaration{Name: t.Name, Description: t.Description}
 		if len(bytes.TrimSpace(t.Parameters)) > 0 {
@@ -284,6 +298,8 @@ func (c *toolCache) encode(tools []llm.ToolDecl) (json.RawMessage, error) {
 			decl.ParametersJsonSchema = t.Parameters
 		}
 		decls = append(decls, decl)
+		t.Parameters = slices.Clone(t.Parameters)
+		kept = append(kept, t)
 	}
 	v, err := json.Marshal([]*genai.Tool{{FunctionDeclarations: decls}})
 	if err != nil {
@@ -291,11 +307,16 @@ func (c *toolCache) encode(tools []llm.ToolDecl) (json.RawMessage, error) {
 	}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= maxToolSets {
-		c.m = make(map[string]json.RawMessage)
+		c.m = make(map[uint64]toolSet)
 	}
-	c.m[key.String()] = v
+	c.m[key] = toolSet{tools: kept, json: v}
 	c.mu.Unlock()
 	return v, nil
+}
+
+// sameDecl reports whether two declarations are the same.
+func sameDecl(a, b llm.ToolDecl) bool {
+	return a.Name == b.Name && a.Description == b.Description && bytes.Equal(a.Parameters, b.Parameters)
 }
 
 // skipSignature is the thought signature Gemini documents for a function call whose own
