@@ -82,7 +82,8 @@ type phase struct {
 	suspend, resume []time.Duration
 	rt              Counts
 	mallocs         uint64
-	cpu             cpuUse // CPU of the phase: the application process and its backends
+	cpu             cpuUse        // CPU of the phase: the application process and its backends
+	driver          time.Duration // CPU of this process in the phase: the clients and the fake Gemini
 }
 
 func (p phase) perSecond() float64 { return float64(p.cycles) / p.wall.Seconds() }
@@ -177,12 +178,21 @@ func rows(o Options, s, p result) []Row {
 		cpu("CPU per cycle, sequential: its PostgreSQL backends", s.seq, p.seq, func(u cpuUse) time.Duration { return u.db }),
 		cpu("CPU per cycle, "+c+": the process", s.conc, p.conc, func(u cpuUse) time.Duration { return u.app }),
 		cpu("CPU per cycle, "+c+": its PostgreSQL backends", s.conc, p.conc, func(u cpuUse) time.Duration { return u.db }),
+		lat("CPU per cycle, "+c+": the benchmark's clients and fake Gemini", perCycle(s.conc.driver, s.conc.cycles), 0),
 		num("allocations per cycle, sequential (serve process)", "%.0f", s.allocsSeq, 0, false),
 		num("allocations per cycle, "+c+" (serve process)", "%.0f", s.allocsConc, 0, false),
 		num("RSS after the run", "%.1f MB", s.rssMB, 0, false),
 		num("Gemini generateContent requests per cycle", "%.2f", s.generate, 0, false),
 		num("Gemini batchEmbedContents requests per cycle", "%.2f", s.embeds, 0, false),
 	}
+}
+
+// perCycle is d per cycle, 0 without cycles.
+func perCycle(d time.Duration, cycles int) time.Duration {
+	if cycles == 0 {
+		return 0
+	}
+	return d / time.Duration(cycles)
 }
 
 // withDatabase returns rawURL with its database replaced by db.
@@ -385,6 +395,10 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 			return err
 		}
 		c0 := proxy.Counts()
+		d0, err := cpuTime(os.Getpid())
+		if err != nil {
+			return err
+		}
 		cpu, err := sampleCPU(ctx, o.SuperuserDatabaseURL, serve.PID(), o.Database)
 		if err != nil {
 			return err
@@ -396,6 +410,11 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 		if p.cpu, err = cpu.stop(); err != nil {
 			return err
 		}
+		d1, err := cpuTime(os.Getpid())
+		if err != nil {
+			return err
+		}
+		p.driver = d1 - d0
 		p.rt = proxy.Counts().Sub(c0)
 		m1, err := mallocs(ctx, debugAddr)
 		p.mallocs = m1 - m0
