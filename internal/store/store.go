@@ -357,7 +357,17 @@ const (
 // If rolling back to the savepoint fails too (a deferred write that went with fn's
 // statements failed, so the savepoint never was), the error says so and the transaction
 // stays failed: its next statement, or COMMIT, fails. Not nested.
+//
+// In a group's rounds (Tx.Together) fn sets no savepoint of its own: the group's stands for
+// it. A statement of the group's batch that fails rolls the group back to that savepoint,
+// and its fns run again one at a time, each try then under its own; a fn whose statements
+// all succeeded and that fails anyway (its rows did not decode) leaves its reads behind, as
+// rolling back to its savepoint would have done for reads.
 func (t *Tx) try(ctx context.Context, fn func() error) error {
+	if p, ok := t.tx.(*pipe); ok && p.g != nil {
+		p.g.save = true
+		return fn()
+	}
 	if _, err := t.tx.Exec(ctx, savepointSQL); err != nil {
 		return fmt.Errorf("try: %w", err)
 	}

@@ -172,6 +172,48 @@ func TestTogetherFailingReadFailsAlone(t *testing.T) {
 	}
 }
 
+// TestTogetherTriesShareTheGroupSavepoint: in a group, the fns under Try set no savepoint of
+// their own in the batch: the group's one stands for them all (a failing one still fails
+// alone: TestTogetherFailingReadFailsAlone).
+func TestTogetherTriesShareTheGroupSavepoint(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	o, proxy, trace := counted(t)
+	owner, _ := o.Owner(t, "tries")
+	before := len(trace.String())
+	n := roundTrips(t, ctx, o, proxy, owner.ID, func(tx agent.Tx) error {
+		try := func(read func() error) func() error {
+			return func() error { return tx.Try(ctx, read) }
+		}
+		return tx.Together(ctx, try(func() error {
+			_, err := tx.Rules.For(ctx, "create_task")
+			return err
+		}), try(func() error {
+			_, err := tx.Safety.Controls(ctx)
+			return err
+		}), func() error {
+			_, err := tx.Conversations.Create(ctx, "beside the tries")
+			return err
+		})
+	})
+	got := trace.String()[before:]
+	saves := 0 // SAVEPOINTs sent (not prepared)
+	for _, line := range strings.Split(got, "\n") {
+		_, stmts, _ := strings.Cut(line, ": ")
+		for _, st := range strings.Split(stmts, ", ") {
+			if st == "Savepoint" {
+				saves++
+			}
+		}
+	}
+	if saves != 2 { // roundTrips runs the transaction twice
+		t.Errorf("%d savepoints in two transactions, want one per transaction (the group's):\n%s", saves, got)
+	}
+	if n != 2 {
+		t.Errorf("%d round trips, want 2 (the group's, then COMMIT with the release)", n)
+	}
+}
+
 // TestTogetherRefusesDependentFns: a fn that runs another statement than it sent before
 // (it read another fn's result) fails the group instead of being answered wrongly.
 func TestTogetherRefusesDependentFns(t *testing.T) {
