@@ -212,6 +212,10 @@ type conn struct {
 	// transaction: the loop's kill-switch check and the gate's guards and mode share one
 	// read (docs/ARCHITECTURE.md §6); nil until read, and in other transactions.
 	control *db.ControlStateRow
+	// notifiable is whether the owner has an enabled default channel, as the gate's
+	// ControlState read it in this pipelined transaction (Links.Notifiable); nil until then,
+	// after a channel write, and when the control state came from admission.
+	notifiable *bool
 	// votes are the household votes on one turn read in a pipelined transaction
 	// (Household.Votes), until it writes one; nil otherwise.
 	votes     map[uuid.UUID][]steward.HouseholdVote

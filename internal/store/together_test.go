@@ -256,6 +256,38 @@ func TestHouseholdFileTravelsWithTheNextRead(t *testing.T) {
 	}
 }
 
+// TestNotifiableReadWithTheControlState: in the turn loop's transaction, whether a suspension
+// notifies the owner comes with the gate's control state — no read of its own — and says
+// what the owner's channels say.
+func TestNotifiableReadWithTheControlState(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	o, proxy, trace := counted(t)
+	owner, _ := o.Owner(t, "notified")
+	for _, channel := range []bool{false, true} {
+		if channel {
+			if err := o.Store.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
+				_, err := tx.Channels.SetWebhook(ctx, "https://hooks.example.com/notified", "")
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var notifiable bool
+		n := roundTrips(t, ctx, o, proxy, owner.ID, func(tx agent.Tx) error {
+			if _, err := tx.Safety.Controls(ctx); err != nil {
+				return err
+			}
+			var err error
+			notifiable, err = tx.Links.Notifiable(ctx)
+			return err
+		})
+		if notifiable != channel || n != 2 {
+			t.Errorf("with a channel %v: notifiable %v in %d round trips, want %v in 2 (the control state, COMMIT); trace:\n%s", channel, notifiable, n, channel, trace)
+		}
+	}
+}
+
 // TestTogetherNestedJoinsTheRound: a group nested in a group's fn (memory recall's two reads
 // in a turn's start) sends its fns' first statements in the outer group's first round.
 func TestTogetherNestedJoinsTheRound(t *testing.T) {
