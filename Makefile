@@ -100,6 +100,9 @@ bench-lambda: db rie ## a Lambda cold start under the Runtime Interface Emulator
 # bin/peer-langgraph, where npm installs its pinned dependencies once (the source stays clean).
 PEER_LANGGRAPH ?= $(abspath $(ROOT)/../shared/peer-langgraph)
 CYCLES ?= 300
+# CLIENTS: the concurrent phase's clients; OWNERS: how many owners they drive (OWNERS=8: one each)
+CLIENTS ?= 8
+OWNERS ?= 1
 # BENCH_FLAGS: more flags for bin/benchcycle, e.g. "-no-peer -trace FILE" (one line per round trip to PostgreSQL)
 BENCH_FLAGS ?=
 
@@ -113,7 +116,7 @@ bench-cycle: build db ## steward serve vs LangGraph.js, suspend → approve over
 	fi
 	@cp "$(PEER_LANGGRAPH)/bench.mjs" bin/peer-langgraph/
 	$(GO) build -trimpath -o bin/benchcycle ./cmd/benchcycle
-	@$(load_env); bin/benchcycle -steward bin/steward -peer bin/peer-langgraph -cycles $(CYCLES) $(BENCH_FLAGS)
+	@$(load_env); bin/benchcycle -steward bin/steward -peer bin/peer-langgraph -cycles $(CYCLES) -clients $(CLIENTS) -owners $(OWNERS) $(BENCH_FLAGS)
 
 SOAK ?= 10000
 

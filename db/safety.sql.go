@@ -58,7 +58,9 @@ func (q *Queries) AdmitState(ctx context.Context, ownerID uuid.UUID) (AdmitState
 
 const controlState = `-- name: ControlState :one
 SELECT o.killed_at AS owner_killed_at, o.kill_reason AS owner_kill_reason,
-    c.killed_at AS global_killed_at, c.kill_reason AS global_kill_reason, o.mode AS owner_mode
+    c.killed_at AS global_killed_at, c.kill_reason AS global_kill_reason, o.mode AS owner_mode,
+    EXISTS (SELECT 1 FROM notification_channels n
+        WHERE n.owner_id = o.id AND n.is_default AND n.enabled) AS notifiable
 FROM owners o CROSS JOIN controls c WHERE o.id = $1
 `
 
@@ -68,10 +70,12 @@ type ControlStateRow struct {
 	GlobalKilledAt   *time.Time
 	GlobalKillReason string
 	OwnerMode        string
+	Notifiable       bool
 }
 
-// The kill switches that apply to the current owner (their own and the deployment's), and
-// the owner's gate mode: the gate's reads in one statement.
+// The kill switches that apply to the current owner (their own and the deployment's), the
+// owner's gate mode, and whether a suspension notifies them (an enabled default channel,
+// notification_channels_one_default): the gate's reads in one statement.
 func (q *Queries) ControlState(ctx context.Context, ownerID uuid.UUID) (ControlStateRow, error) {
 	row := q.db.QueryRow(ctx, controlState, ownerID)
 	var i ControlStateRow
@@ -81,6 +85,7 @@ func (q *Queries) ControlState(ctx context.Context, ownerID uuid.UUID) (ControlS
 		&i.GlobalKilledAt,
 		&i.GlobalKillReason,
 		&i.OwnerMode,
+		&i.Notifiable,
 	)
 	return i, err
 }

@@ -2,7 +2,7 @@
 // against a fake Gemini, then the LangGraph.js peer, on the same PostgreSQL server, printed
 // as one table (internal/benchcycle says what is measured and how).
 //
-//	benchcycle [-steward bin/steward] [-peer DIR] [-cycles N] [-clients N]
+//	benchcycle [-steward bin/steward] [-peer DIR] [-cycles N] [-clients N] [-owners N]
 //	benchcycle -soak N [-steward bin/steward]
 //	benchcycle -cold N [-steward bin/steward] [-baseline OTHER] [-cycles 100] [-clients 8]
 //
@@ -33,6 +33,9 @@ func main() {
 	flag.IntVar(&o.Cycles, "cycles", 300, "cycles per phase (sequential, concurrent)")
 	flag.IntVar(&o.Warmup, "warmup", 20, "warm-up cycles before measuring")
 	flag.IntVar(&o.Clients, "clients", 8, "clients of the concurrent phase")
+	flag.IntVar(&o.Owners, "owners", 1, "owners the concurrent phase's clients drive (client i the owner i mod N); -owners 8 -clients 8: one owner each")
+	flag.StringVar(&o.Database, "db", o.Database, "Steward's database on the dev server (made afresh)")
+	flag.StringVar(&o.PeerDatabase, "peer-db", o.PeerDatabase, "the peer's database on the dev server (made afresh)")
 	trace := flag.String("trace", "", "write one line per round trip of steward serve to PostgreSQL, naming its statements, to this file")
 	flag.BoolVar(&o.NoPeer, "no-peer", false, "skip the LangGraph.js peer")
 	soak := flag.Int("soak", 0, "run N cycles against steward serve only and print its RSS at N/2 and N (no peer)")

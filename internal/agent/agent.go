@@ -87,11 +87,13 @@ type Hooks struct {
 	// leaves the turn with Tools alone.
 	OwnerTools func(ctx context.Context, tx Tx) ([]tools.Tool, error)
 	// Suspended run in order in the transaction that saves a suspended turn (the household's
-	// filing, the notification with one-tap links); an error rolls the save back.
-	Suspended []func(ctx context.Context, tx Tx, turn steward.Turn) error
-	// AfterSuspend runs once a suspended turn's save committed, outside any transaction: the
-	// owner's notification (stored by Suspended in that transaction) goes out at once rather
-	// than at the scheduler's next tick (internal/app).
+	// filing, the notification with one-tap links); an error rolls the save back. notify is
+	// true when the hook stored a notification for the owner.
+	Suspended []func(ctx context.Context, tx Tx, turn steward.Turn) (notify bool, err error)
+	// AfterSuspend runs once a suspended turn's save committed, outside any transaction, when
+	// a Suspended hook stored a notification in that transaction: it goes out at once rather
+	// than at the scheduler's next tick (internal/app). A suspension that stored none costs no
+	// transaction more.
 	AfterSuspend func(ctx context.Context, ownerID, turnID uuid.UUID)
 	// Continue hands a turn saved as continuing to a fresh invocation (the run queue on
 	// Lambda), which calls ContinueTurn; nil means turns never stop before a deadline.

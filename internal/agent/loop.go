@@ -43,6 +43,9 @@ type run struct {
 	// inverses are the inverses the run's writes handed over, by call id, for the journal
 	// (the undo window, docs/ARCHITECTURE.md §2).
 	inverses map[string]steward.Inverse
+	// notify is set when a Suspended hook stored a notification with the turn's suspension:
+	// AfterSuspend then runs.
+	notify bool
 }
 
 // event is an audit row waiting for the run's next transaction.
@@ -653,7 +656,7 @@ func (r *Runner) suspend(ctx context.Context, x *run) (steward.View, error) {
 	}
 	v := steward.ViewOf(x.turn)
 	x.send(StreamEvent{Type: "suspended", Turn: &v})
-	if r.hooks.AfterSuspend != nil {
+	if r.hooks.AfterSuspend != nil && x.notify {
 		r.hooks.AfterSuspend(ctx, x.turn.OwnerID, x.turn.ID)
 	}
 	return v, nil
@@ -675,10 +678,13 @@ func (r *Runner) saveSuspended(ctx context.Context, tx Tx, x *run) error {
 		return err
 	}
 	x.turn = saved
+	x.notify = false
 	for _, suspended := range r.hooks.Suspended {
-		if err := suspended(ctx, tx, saved); err != nil {
+		notify, err := suspended(ctx, tx, saved)
+		if err != nil {
 			return err
 		}
+		x.notify = x.notify || notify
 	}
 	return nil
 }

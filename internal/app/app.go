@@ -346,7 +346,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	outcomes := autonomy.Recorder{Store: a.Store, Notifier: a.Deliverer, Now: a.Now}
 	hooks := agent.Hooks{
 		OwnerTools: mcpServers.Tools,
-		Suspended:  []func(context.Context, agent.Tx, steward.Turn) error{householdHooks.Suspended, issuer.Suspended},
+		Suspended:  []func(context.Context, agent.Tx, steward.Turn) (bool, error){householdHooks.Suspended, issuer.Suspended},
 		Hold:       householdHooks.Hold,
 		// A suspended turn's notification goes out at once, whatever started the turn.
 		AfterSuspend: a.notifySuspended,

@@ -54,6 +54,10 @@ type Options struct {
 	Steward, PeerDir string
 	// Cycles per phase, after Warmup cycles; Clients is the concurrent phase's client count.
 	Cycles, Warmup, Clients int
+	// Owners is how many owners the concurrent phase's clients drive, client i the owner
+	// i mod Owners (1, the default: every client on one owner, queueing on its admission
+	// lock; Owners = Clients: each client an owner of its own, the realistic load).
+	Owners int
 	// The dev database's URLs (scripts/devdb env, through internal/config); the benchmark
 	// uses databases of its own on that server: Database (Steward) and PeerDatabase.
 	DatabaseURL, AppDatabaseURL, DoorDatabaseURL string
@@ -68,6 +72,9 @@ type Options struct {
 	NoPeer bool
 }
 
+// ownerWarmup is the warm-up cycles of each owner after the first, with Options.Owners.
+const ownerWarmup = 3
+
 // phase is one measured run of cycles.
 type phase struct {
 	cycles          int
@@ -75,7 +82,8 @@ type phase struct {
 	suspend, resume []time.Duration
 	rt              Counts
 	mallocs         uint64
-	cpu             cpuUse // CPU of the phase: the application process and its backends
+	cpu             cpuUse        // CPU of the phase: the application process and its backends
+	driver          time.Duration // CPU of this process in the phase: the clients and the fake Gemini
 }
 
 func (p phase) perSecond() float64 { return float64(p.cycles) / p.wall.Seconds() }
@@ -148,6 +156,9 @@ func rows(o Options, s, p result) []Row {
 		return lat(name, per(sp), per(pp))
 	}
 	c := fmt.Sprintf("%d clients", o.Clients)
+	if o.Owners > 1 {
+		c += fmt.Sprintf(" on %d owners", o.Owners)
+	}
 	return []Row{
 		num("cycles/s, sequential", "%.1f", s.seq.perSecond(), p.seq.perSecond(), true),
 		num("cycles/s, "+c, "%.1f", s.conc.perSecond(), p.conc.perSecond(), true),
@@ -167,12 +178,21 @@ func rows(o Options, s, p result) []Row {
 		cpu("CPU per cycle, sequential: its PostgreSQL backends", s.seq, p.seq, func(u cpuUse) time.Duration { return u.db }),
 		cpu("CPU per cycle, "+c+": the process", s.conc, p.conc, func(u cpuUse) time.Duration { return u.app }),
 		cpu("CPU per cycle, "+c+": its PostgreSQL backends", s.conc, p.conc, func(u cpuUse) time.Duration { return u.db }),
+		lat("CPU per cycle, "+c+": the benchmark's clients and fake Gemini", perCycle(s.conc.driver, s.conc.cycles), 0),
 		num("allocations per cycle, sequential (serve process)", "%.0f", s.allocsSeq, 0, false),
 		num("allocations per cycle, "+c+" (serve process)", "%.0f", s.allocsConc, 0, false),
 		num("RSS after the run", "%.1f MB", s.rssMB, 0, false),
 		num("Gemini generateContent requests per cycle", "%.2f", s.generate, 0, false),
 		num("Gemini batchEmbedContents requests per cycle", "%.2f", s.embeds, 0, false),
 	}
+}
+
+// perCycle is d per cycle, 0 without cycles.
+func perCycle(d time.Duration, cycles int) time.Duration {
+	if cycles == 0 {
+		return 0
+	}
+	return d / time.Duration(cycles)
 }
 
 // withDatabase returns rawURL with its database replaced by db.
@@ -295,6 +315,14 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 	if err != nil {
 		return r, err
 	}
+	keys := []string{apiKey}
+	for i := 1; i < o.Owners; i++ {
+		owner, err := AddOwner(ctx, o, env, fmt.Sprintf("bench %d", i))
+		if err != nil {
+			return r, err
+		}
+		keys = append(keys, owner.APIKey)
+	}
 
 	gemini := geminifake.New()
 	fake := httptest.NewServer(gemini)
@@ -345,11 +373,20 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 	base := serve.Base
 	logf("steward serve up on %s (profiles on http://%s/debug/pprof/; fake Gemini %s; PostgreSQL through the counting proxy %s)", base, debugAddr, fake.URL, proxy.Addr())
 
-	client := &driver{base: base, key: apiKey, http: &http.Client{
+	client := &driver{base: base, key: apiKey, keys: keys, http: &http.Client{
 		Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}}
 	warm := phase{}
 	if err := client.run(ctx, o.Warmup, 1, &warm); err != nil {
 		return r, fmt.Errorf("warm-up: %w", err)
+	}
+	// Every other owner's first cycles (its memory's first exchange) are warm-up too.
+	extraWarm := ownerWarmup * (len(keys) - 1)
+	for _, key := range keys[1:] {
+		for range ownerWarmup {
+			if _, _, err := client.cycle(ctx, key); err != nil {
+				return r, fmt.Errorf("warm-up: %w", err)
+			}
+		}
 	}
 	gen0, emb0 := len(gemini.Requests()), gemini.Embeds()
 	measure := func(clients int, p *phase) error {
@@ -358,6 +395,10 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 			return err
 		}
 		c0 := proxy.Counts()
+		d0, err := cpuTime(os.Getpid())
+		if err != nil {
+			return err
+		}
 		cpu, err := sampleCPU(ctx, o.SuperuserDatabaseURL, serve.PID(), o.Database)
 		if err != nil {
 			return err
@@ -369,6 +410,11 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 		if p.cpu, err = cpu.stop(); err != nil {
 			return err
 		}
+		d1, err := cpuTime(os.Getpid())
+		if err != nil {
+			return err
+		}
+		p.driver = d1 - d0
 		p.rt = proxy.Counts().Sub(c0)
 		m1, err := mallocs(ctx, debugAddr)
 		p.mallocs = m1 - m0
@@ -378,7 +424,7 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 	if err := measure(1, &r.seq); err != nil {
 		return r, fmt.Errorf("sequential: %w", err)
 	}
-	logf("steward: %d cycles, %d clients", o.Cycles, o.Clients)
+	logf("steward: %d cycles, %d clients on %d owner(s)", o.Cycles, o.Clients, len(keys))
 	if err := measure(o.Clients, &r.conc); err != nil {
 		return r, fmt.Errorf("%d clients: %w", o.Clients, err)
 	}
@@ -406,7 +452,7 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 	if err != nil {
 		return r, err
 	}
-	total := o.Warmup + 2*o.Cycles
+	total := o.Warmup + extraWarm + 2*o.Cycles
 	r.txPerRequest = float64(txAfter-txBefore) / float64(2*total)
 	r.rtPerRequest = float64(r.seq.rt.RoundTrips+r.conc.rt.RoundTrips) / float64(4*o.Cycles)
 	r.bytesPerCycle = float64(bytesAfter-bytesBefore) / float64(total)
@@ -518,9 +564,11 @@ func ProcStatus(pid int, names ...string) ([]float64, error) {
 	return out, nil
 }
 
-// driver runs cycles against steward serve over HTTP.
+// driver runs cycles against steward serve over HTTP, as the owner whose API key is key; in
+// run, with keys, client i as the owner keys[i mod len(keys)].
 type driver struct {
 	base, key string
+	keys      []string
 	http      *http.Client
 }
 
@@ -542,10 +590,14 @@ func (d *driver) run(ctx context.Context, n, clients int, p *phase) error {
 	var mu sync.Mutex
 	errs := make(chan error, clients)
 	start := time.Now()
-	for range clients {
+	for i := range clients {
+		key := d.key
+		if len(d.keys) > 0 {
+			key = d.keys[i%len(d.keys)]
+		}
 		go func() {
 			for next.Add(1) <= int64(n) {
-				s, r, err := d.cycle(ctx)
+				s, r, err := d.cycle(ctx, key)
 				if err != nil {
 					errs <- err
 					return
@@ -566,10 +618,10 @@ func (d *driver) run(ctx context.Context, n, clients int, p *phase) error {
 }
 
 // cycle is one chat → suspended, confirm (approve) → completed.
-func (d *driver) cycle(ctx context.Context) (suspend, resume time.Duration, err error) {
+func (d *driver) cycle(ctx context.Context, key string) (suspend, resume time.Duration, err error) {
 	t0 := time.Now()
 	var v turnView
-	if err := d.post(ctx, "/v1/chat", map[string]any{"message": "remind me to buy milk"}, &v); err != nil {
+	if err := d.post(ctx, key, "/v1/chat", map[string]any{"message": "remind me to buy milk"}, &v); err != nil {
 		return 0, 0, fmt.Errorf("chat: %w", err)
 	}
 	suspend = time.Since(t0)
@@ -580,7 +632,7 @@ func (d *driver) cycle(ctx context.Context) (suspend, resume time.Duration, err 
 		{"call_id": v.Pending[0].CallID, "approve": true, "args_hash": v.Pending[0].ArgsHash}}}
 	t0 = time.Now()
 	var done turnView
-	if err := d.post(ctx, "/v1/turns/"+v.TurnID+"/confirm", decision, &done); err != nil {
+	if err := d.post(ctx, key, "/v1/turns/"+v.TurnID+"/confirm", decision, &done); err != nil {
 		return 0, 0, fmt.Errorf("confirm: %w", err)
 	}
 	resume = time.Since(t0)
@@ -590,13 +642,13 @@ func (d *driver) cycle(ctx context.Context) (suspend, resume time.Duration, err 
 	return suspend, resume, nil
 }
 
-func (d *driver) post(ctx context.Context, path string, body, out any) error {
+func (d *driver) post(ctx context.Context, key, path string, body, out any) error {
 	raw, _ := json.Marshal(body)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.base+path, bytes.NewReader(raw))
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+d.key)
+	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := d.http.Do(req)
 	if err != nil {

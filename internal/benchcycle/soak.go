@@ -59,7 +59,7 @@ func Soak(ctx context.Context, o Options, n int, w io.Writer) (SoakResult, error
 	step := max(n/10, 1)
 	start := time.Now()
 	for done := 1; done <= n; done++ {
-		if _, _, err := client.cycle(ctx); err != nil {
+		if _, _, err := client.cycle(ctx, client.key); err != nil {
 			return res, fmt.Errorf("cycle %d: %w", done, err)
 		}
 		if done%step == 0 || done == n/2 || done == n {

@@ -49,10 +49,11 @@ type Service struct {
 const InboxLimit = 100
 
 // Suspended is an agent.Hooks.Suspended: it files the turn's pending calls for the
-// household's approval when a policy of the owner's household matches one of them.
-func (h Hooks) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) error {
+// household's approval when a policy of the owner's household matches one of them. It
+// stores no notification.
+func (h Hooks) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) (notify bool, err error) {
 	if turn.State == nil || len(turn.State.Pending) == 0 || turn.ExpiresAt == nil {
-		return nil
+		return false, nil
 	}
 	calls := make([]steward.HouseholdCall, len(turn.State.Pending))
 	for i, p := range turn.State.Pending {
@@ -68,7 +69,7 @@ func (h Hooks) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) er
 		}
 		calls[i] = c
 	}
-	return tx.Household.File(ctx, turn.ID, calls, *turn.ExpiresAt)
+	return false, tx.Household.File(ctx, turn.ID, calls, *turn.ExpiresAt)
 }
 
 // onBehalf marks a confirm the service makes for the requester after a member's vote: it

@@ -61,7 +61,7 @@ func setup(t *testing.T, approvers ...string) *env {
 	hooks := household.Hooks{Tools: reg, Now: c.Now}
 	issuer := links.Issuer{PublicURL: "https://steward.example", Key: []byte("0123456789abcdef0123456789abcdef"), Now: c.Now}
 	run := agent.New(agent.Config{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Now: c.Now},
-		agent.Hooks{Suspended: []func(context.Context, agent.Tx, steward.Turn) error{hooks.Suspended, issuer.Suspended}, Hold: hooks.Hold})
+		agent.Hooks{Suspended: []func(context.Context, agent.Tx, steward.Turn) (bool, error){hooks.Suspended, issuer.Suspended}, Hold: hooks.Hold})
 	svc := &household.Service{Store: o.Store, Confirmer: run, Now: c.Now}
 	door, err := store.OpenDoor(ctx, o.DoorURL)
 	if err != nil {

@@ -82,14 +82,14 @@ var (
 const tokenLen = 43
 
 // Suspended is an agent.Hooks.Suspended: in the transaction that saves a suspended turn, it
-// stores the notification (and the links) for an owner with a default channel.
-func (s *Issuer) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) error {
+// stores the notification (and the links) for an owner with a default channel (notify).
+func (s *Issuer) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) (notify bool, err error) {
 	if turn.State == nil || len(turn.State.Pending) == 0 || turn.ExpiresAt == nil {
-		return nil
+		return false, nil
 	}
 	ok, err := tx.Links.Notifiable(ctx)
 	if err != nil || !ok {
-		return err
+		return false, err
 	}
 	pending := turn.State.Pending
 	var b strings.Builder
@@ -117,7 +117,7 @@ func (s *Issuer) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) 
 			id := uuid.New()
 			if err := tx.Links.Create(ctx, steward.NewLink{TurnID: turn.ID, Hash: auth.Hash(s.token(id)), Approve: approve,
 				Calls: calls, SuspendedUntil: *turn.ExpiresAt, ExpiresAt: exp}); err != nil {
-				return err
+				return false, err
 			}
 			label := "Approve"
 			if !approve {
@@ -127,8 +127,10 @@ func (s *Issuer) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) 
 		}
 		fmt.Fprintf(&b, "\n\nEach link opens a page to confirm; it works once, until %s.", exp.UTC().Format("2006-01-02 15:04 MST"))
 	}
-	_, err = tx.Data.CreateNotification(ctx, "", "Approval needed", b.String())
-	return err
+	if _, err := tx.Data.CreateNotification(ctx, "", "Approval needed", b.String()); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 func (s *Issuer) ttl() time.Duration {

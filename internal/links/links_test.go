@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,6 +58,8 @@ type env struct {
 	clock *clock
 	owner store.Owner
 	key   string
+	// afterSuspend counts the runner's AfterSuspend calls (the app delivers then).
+	afterSuspend *atomic.Int32
 }
 
 // setup serves the API with the link pages on a fresh database, the demo model, and an owner
@@ -83,8 +86,10 @@ func setupBehind(t *testing.T, channel bool, header string) *env {
 	// URL once the server listens, no key) reach the links it writes.
 	svc := &links.Service{Store: o.Store, Door: door,
 		Issuer: links.Issuer{TTL: 30 * time.Minute, Key: []byte("0123456789abcdef0123456789abcdef"), Now: c.now}}
+	afterSuspend := new(atomic.Int32)
 	run := agent.New(agent.Config{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Now: c.now},
-		agent.Hooks{Suspended: []func(context.Context, agent.Tx, steward.Turn) error{svc.Suspended}})
+		agent.Hooks{Suspended: []func(context.Context, agent.Tx, steward.Turn) (bool, error){svc.Suspended},
+			AfterSuspend: func(context.Context, uuid.UUID, uuid.UUID) { afterSuspend.Add(1) }})
 	svc.Confirmer = run
 	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: run, Store: o.Store, Auth: door, Logger: zerolog.Nop(),
 		Links: webapp.LinkPages(svc, header),
@@ -104,7 +109,7 @@ func setupBehind(t *testing.T, channel bool, header string) *env {
 			t.Fatal(err)
 		}
 	}
-	return &env{o: o, srv: srv, svc: svc, run: run, clock: c, owner: owner, key: key}
+	return &env{o: o, srv: srv, svc: svc, run: run, clock: c, owner: owner, key: key, afterSuspend: afterSuspend}
 }
 
 // suspend starts a turn whose create_task waits for approval and returns it with the
@@ -446,6 +451,27 @@ func TestWithoutChannelNoNotification(t *testing.T) {
 	}
 	if n := e.notifications(t); len(n) != 0 {
 		t.Fatalf("notifications = %+v; want none without a default channel", n)
+	}
+}
+
+// TestDeliveryOnlyAfterANotification: a suspension runs the delivery hook (AfterSuspend) when
+// it stored a notification, and not when the owner has no channel (nothing to deliver: no
+// transaction more).
+func TestDeliveryOnlyAfterANotification(t *testing.T) {
+	t.Parallel()
+	for _, channel := range []bool{false, true} {
+		e := setup(t, channel)
+		v, err := e.run.Start(context.Background(), agent.Input{OwnerID: e.owner.ID, Message: "remind me to buy milk"}, nil)
+		if err != nil || v.Status != steward.StatusSuspended {
+			t.Fatalf("start = %+v, %v; want suspended", v, err)
+		}
+		want := int32(0)
+		if channel {
+			want = 1
+		}
+		if n, got := len(e.notifications(t)), e.afterSuspend.Load(); got != want || int32(n) != want {
+			t.Errorf("with a channel %v: %d notifications stored, AfterSuspend ran %d times; want %d and %d", channel, n, got, want, want)
+		}
 	}
 }
 

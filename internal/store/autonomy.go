@@ -395,6 +395,7 @@ func (t Webhooks) EventOf(ctx context.Context, runID uuid.UUID) (WebhookEvent, e
 // SetWebhook sets (or replaces) the owner's channel named "webhook" and makes it the default.
 // Only notifications created from now on are delivered to it.
 func (t Channels) SetWebhook(ctx context.Context, url, topic string) (Channel, error) {
+	t.notifiable = nil // Links.Notifiable reads the channels again
 	if err := t.q.ClearDefaultChannel(ctx, t.ownerID); err != nil {
 		return Channel{}, fmt.Errorf("set channel: %w", err)
 	}
@@ -416,6 +417,7 @@ func (t Channels) Default(ctx context.Context) (Channel, error) {
 
 // DeleteDefault removes the owner's default channel; the oldest other one becomes the default.
 func (t Channels) DeleteDefault(ctx context.Context) error {
+	t.notifiable = nil // Links.Notifiable reads the channels again
 	n, err := t.q.DeleteChannel(ctx, t.ownerID)
 	if err := rowsOrNotFound("delete channel", n, err); err != nil {
 		return err
@@ -425,6 +427,7 @@ func (t Channels) DeleteDefault(ctx context.Context) error {
 
 // Create adds a channel; a second channel of the same name is ErrConflict.
 func (t Channels) Create(ctx context.Context, c NewChannel) (Channel, error) {
+	t.notifiable = nil // Links.Notifiable reads the channels again
 	if c.MakeDefault {
 		if err := t.q.ClearDefaultChannel(ctx, t.ownerID); err != nil {
 			return Channel{}, fmt.Errorf("create channel: %w", err)
@@ -463,6 +466,7 @@ func (t Channels) Named(ctx context.Context, name string) (Channel, error) {
 // Delete removes one channel; when it was the default, the oldest other one
 // becomes the default.
 func (t Channels) Delete(ctx context.Context, name string) error {
+	t.notifiable = nil // Links.Notifiable reads the channels again
 	n, err := t.q.DeleteChannelByName(ctx, db.DeleteChannelByNameParams{OwnerID: t.ownerID, Name: name})
 	if err := rowsOrNotFound("delete channel "+name, n, err); err != nil {
 		return err
@@ -474,6 +478,7 @@ func (t Channels) Delete(ctx context.Context, name string) error {
 // the caller's transaction (one default per owner). An unknown name is ErrNotFound; the
 // caller's transaction then rolls back, so the old default stays.
 func (t Channels) MakeDefault(ctx context.Context, name string) (Channel, error) {
+	t.notifiable = nil // Links.Notifiable reads the channels again
 	if err := t.q.ClearDefaultChannel(ctx, t.ownerID); err != nil {
 		return Channel{}, fmt.Errorf("make channel %s the default: %w", name, err)
 	}
@@ -493,6 +498,7 @@ func toChannel(r db.NotificationChannel) Channel {
 // Push subscription's 404 or 410), recording since when; a channel already gone keeps its
 // first time.
 func (t Channels) MarkGone(ctx context.Context, name string, at time.Time) error {
+	t.notifiable = nil // Links.Notifiable reads the channels again
 	_, err := t.q.MarkChannelGone(ctx, db.MarkChannelGoneParams{OwnerID: t.ownerID, Name: name, GoneAt: &at})
 	return err
 }

@@ -18,8 +18,13 @@ import (
 // created in the transaction that saves a suspended turn, marked used in the claim's.
 type Links struct{ *conn }
 
-// Notifiable is true when the owner has an enabled default notification channel.
+// Notifiable is true when the owner has an enabled default notification channel; in a
+// pipelined transaction whose gate read the control state, as that read said (one statement
+// and one round trip fewer for a suspension).
 func (t Links) Notifiable(ctx context.Context) (bool, error) {
+	if t.notifiable != nil && !t.grouped() {
+		return *t.notifiable, nil
+	}
 	c, err := t.q.GetChannel(ctx, t.ownerID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil

@@ -32,6 +32,8 @@ func (t Safety) controlState(ctx context.Context) (db.ControlStateRow, error) {
 	}
 	if t.pipelined {
 		t.control = &r
+		notifiable := r.Notifiable
+		t.notifiable = &notifiable
 	}
 	return r, nil
 }

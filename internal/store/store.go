@@ -212,6 +212,10 @@ type conn struct {
 	// transaction: the loop's kill-switch check and the gate's guards and mode share one
 	// read (docs/ARCHITECTURE.md §6); nil until read, and in other transactions.
 	control *db.ControlStateRow
+	// notifiable is whether the owner has an enabled default channel, as the gate's
+	// ControlState read it in this pipelined transaction (Links.Notifiable); nil until then,
+	// after a channel write, and when the control state came from admission.
+	notifiable *bool
 	// votes are the household votes on one turn read in a pipelined transaction
 	// (Household.Votes), until it writes one; nil otherwise.
 	votes     map[uuid.UUID][]steward.HouseholdVote
@@ -360,7 +364,17 @@ const (
 // If rolling back to the savepoint fails too (a deferred write that went with fn's
 // statements failed, so the savepoint never was), the error says so and the transaction
 // stays failed: its next statement, or COMMIT, fails. Not nested.
+//
+// In a group's rounds (Tx.Together) fn sets no savepoint of its own: the group's stands for
+// it. A statement of the group's batch that fails rolls the group back to that savepoint,
+// and its fns run again one at a time, each try then under its own; a fn whose statements
+// all succeeded and that fails anyway (its rows did not decode) leaves its reads behind, as
+// rolling back to its savepoint would have done for reads.
 func (t *Tx) try(ctx context.Context, fn func() error) error {
+	if p, ok := t.tx.(*pipe); ok && p.g != nil {
+		p.g.save = true
+		return fn()
+	}
 	if _, err := t.tx.Exec(ctx, savepointSQL); err != nil {
 		return fmt.Errorf("try: %w", err)
 	}

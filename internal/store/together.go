@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -104,6 +103,7 @@ type group struct {
 	pos     int            // its next statement in logs[cur]
 	nested  int            // the groups nested in the running top fn so far
 	stopped bool           // the fn needs a result not fetched yet: it runs again next round
+	save    bool           // a fn ran under Tx.try: the group sets its savepoint
 	fresh   []*sent        // the statements of this round, for its batch
 	slab    []sent         // where alloc takes sents from
 	broken  error          // a fn ran another statement than it had sent: fns depend on each other
@@ -131,10 +131,10 @@ type fetched struct {
 }
 
 // together runs the rounds of Tx.Together. The group's savepoint, needed only to let a
-// failed statement fail alone (under Tx.try), is set when a fn's first round opens a savepoint
-// of its own (saved); without it a failed statement fails the transaction, as it would have
-// when run alone — unless a fn opens its savepoint after its first statement, which no caller
-// does.
+// failed statement fail alone (under Tx.try), is set when a fn runs under Tx.try in the first
+// round (saved), and stands for the try's own savepoint in the rounds; without it a failed
+// statement fails the transaction, as it would have when run alone — unless a fn enters
+// Tx.try after its first round, which no caller does.
 func (p *pipe) together(ctx context.Context, fns []func() error) (saved bool, err error) {
 	g := &group{logs: make([][]*sent, len(fns)), fresh: make([]*sent, 0, 8)}
 	p.g = g
@@ -159,7 +159,7 @@ func (p *pipe) together(ctx context.Context, fns []func() error) (saved bool, er
 			}
 			done[i], errs[i] = true, err
 		}
-		if round == 0 && slices.ContainsFunc(g.fresh, func(s *sent) bool { return s.name == "Savepoint" }) {
+		if round == 0 && g.save {
 			saved = true
 			p.queue = append(p.queue, queued{name: "Savepoint", sql: groupSavepointSQL})
 		}

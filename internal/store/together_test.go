@@ -172,6 +172,48 @@ func TestTogetherFailingReadFailsAlone(t *testing.T) {
 	}
 }
 
+// TestTogetherTriesShareTheGroupSavepoint: in a group, the fns under Try set no savepoint of
+// their own in the batch: the group's one stands for them all (a failing one still fails
+// alone: TestTogetherFailingReadFailsAlone).
+func TestTogetherTriesShareTheGroupSavepoint(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	o, proxy, trace := counted(t)
+	owner, _ := o.Owner(t, "tries")
+	before := len(trace.String())
+	n := roundTrips(t, ctx, o, proxy, owner.ID, func(tx agent.Tx) error {
+		try := func(read func() error) func() error {
+			return func() error { return tx.Try(ctx, read) }
+		}
+		return tx.Together(ctx, try(func() error {
+			_, err := tx.Rules.For(ctx, "create_task")
+			return err
+		}), try(func() error {
+			_, err := tx.Safety.Controls(ctx)
+			return err
+		}), func() error {
+			_, err := tx.Conversations.Create(ctx, "beside the tries")
+			return err
+		})
+	})
+	got := trace.String()[before:]
+	saves := 0 // SAVEPOINTs sent (not prepared)
+	for _, line := range strings.Split(got, "\n") {
+		_, stmts, _ := strings.Cut(line, ": ")
+		for _, st := range strings.Split(stmts, ", ") {
+			if st == "Savepoint" {
+				saves++
+			}
+		}
+	}
+	if saves != 2 { // roundTrips runs the transaction twice
+		t.Errorf("%d savepoints in two transactions, want one per transaction (the group's):\n%s", saves, got)
+	}
+	if n != 2 {
+		t.Errorf("%d round trips, want 2 (the group's, then COMMIT with the release)", n)
+	}
+}
+
 // TestTogetherRefusesDependentFns: a fn that runs another statement than it sent before
 // (it read another fn's result) fails the group instead of being answered wrongly.
 func TestTogetherRefusesDependentFns(t *testing.T) {
@@ -211,6 +253,38 @@ func TestHouseholdFileTravelsWithTheNextRead(t *testing.T) {
 	})
 	if n != 2 {
 		t.Errorf("file and read: %d round trips, want 2 (with COMMIT); trace:\n%s", n, trace)
+	}
+}
+
+// TestNotifiableReadWithTheControlState: in the turn loop's transaction, whether a suspension
+// notifies the owner comes with the gate's control state — no read of its own — and says
+// what the owner's channels say.
+func TestNotifiableReadWithTheControlState(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	o, proxy, trace := counted(t)
+	owner, _ := o.Owner(t, "notified")
+	for _, channel := range []bool{false, true} {
+		if channel {
+			if err := o.Store.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {
+				_, err := tx.Channels.SetWebhook(ctx, "https://hooks.example.com/notified", "")
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var notifiable bool
+		n := roundTrips(t, ctx, o, proxy, owner.ID, func(tx agent.Tx) error {
+			if _, err := tx.Safety.Controls(ctx); err != nil {
+				return err
+			}
+			var err error
+			notifiable, err = tx.Links.Notifiable(ctx)
+			return err
+		})
+		if notifiable != channel || n != 2 {
+			t.Errorf("with a channel %v: notifiable %v in %d round trips, want %v in 2 (the control state, COMMIT); trace:\n%s", channel, notifiable, n, channel, trace)
+		}
 	}
 }
 

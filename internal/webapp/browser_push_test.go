@@ -79,7 +79,7 @@ func TestBrowserPushApprove(t *testing.T) {
 	// listens reaches the links it writes.
 	approvals := &links.Service{Store: o.Store, Door: door, Issuer: links.Issuer{Key: key, TTL: 30 * time.Minute}}
 	runner := agent.New(agent.Config{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: o.Door.GlobalCostToday}},
-		agent.Hooks{Suspended: []func(context.Context, agent.Tx, steward.Turn) error{approvals.Suspended}})
+		agent.Hooks{Suspended: []func(context.Context, agent.Tx, steward.Turn) (bool, error){approvals.Suspended}})
 	approvals.Confirmer = runner
 	public, private := pushtest.VAPIDKeys(t)
 	push := pushtest.NewService(t, public)

@@ -493,8 +493,8 @@ func TestContextPartsAreSentAsText(t *testing.T) {
 }
 
 // TestSchemasSharedAcrossRequests: concurrent requests declaring the same tools (whose
-// decoded schemas are cached and shared) each send the declared schema; under -race a
-// request that mutated a shared schema would fail.
+// encoded declarations are cached and shared) each send the declared schema; under -race a
+// request that mutated a shared entry would fail.
 func TestSchemasSharedAcrossRequests(t *testing.T) {
 	t.Parallel()
 	const n = 8
@@ -525,6 +525,46 @@ func TestSchemasSharedAcrossRequests(t *testing.T) {
 	for _, r := range f.received {
 		if d := r.body.Tools; len(d) != 1 || len(d[0].FunctionDeclarations) != 1 || !jsonEqual(t, d[0].FunctionDeclarations[0].ParametersJsonSchema, params) {
 			t.Errorf("declared tools = %+v, want the schema %s", d, params)
+		}
+	}
+}
+
+// TestToolParametersNotJSON: a tool whose parameters are not JSON is an error naming the tool,
+// and nothing is sent (the declarations are encoded by the adapter, not by the SDK, which
+// would not report it).
+func TestToolParametersNotJSON(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, jsonReply(`{"candidates":[{"content":{"role":"model","parts":[{"text":"hi"}]},"finishReason":"STOP"}]}`))
+	_, err := f.model().Generate(context.Background(), llm.Request{
+		Messages: []steward.Message{userText("hi")},
+		Tools:    []llm.ToolDecl{{Name: "broken", Description: "Broken.", Parameters: json.RawMessage(`{"type":`)}},
+	}, nil)
+	if err == nil || !strings.Contains(err.Error(), "tool broken parameters") {
+		t.Fatalf("err = %v, want one naming the tool's parameters", err)
+	}
+	if n := len(f.requests()); n != 0 {
+		t.Errorf("%d requests sent, want none", n)
+	}
+}
+
+// TestToolSetsKeptApart: requests with different tools, and a tool changed in place after a
+// request (the cache keeps its own copy), each declare exactly their own tools.
+func TestToolSetsKeptApart(t *testing.T) {
+	t.Parallel()
+	ok := jsonReply(`{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP"}]}`)
+	f := newFake(t, ok, ok, ok, ok)
+	m := f.model()
+	a := []llm.ToolDecl{{Name: "alpha", Description: "A.", Parameters: json.RawMessage(`{"type":"object"}`)}}
+	b := []llm.ToolDecl{{Name: "beta", Description: "B.", Parameters: json.RawMessage(`{"type":"object"}`)}}
+	for i, tools := range [][]llm.ToolDecl{a, b, a, a} {
+		if i == 3 {
+			a[0].Parameters[2] = 'T' // same length, other bytes: {"Type":"object"}
+		}
+		generate(t, m, llm.Request{Messages: []steward.Message{userText("hi")}, Tools: tools})
+		d := f.last().body.Tools
+		if len(d) != 1 || len(d[0].FunctionDeclarations) != 1 || d[0].FunctionDeclarations[0].Name != tools[0].Name ||
+			!jsonEqual(t, d[0].FunctionDeclarations[0].ParametersJsonSchema, tools[0].Parameters) {
+			t.Errorf("request %d declared %+v, want only %s with %s", i, d, tools[0].Name, tools[0].Parameters)
 		}
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,19 +32,18 @@ func toConfig(req llm.Request, model string) (*genai.GenerateContentConfig, erro
 		config.MaxOutputTokens = int32(min(req.MaxOutputTokens, math.MaxInt32))
 	}
 	if len(req.Tools) > 0 {
-		decls := make([]*genai.FunctionDeclaration, 0, len(req.Tools))
-		for _, t := range req.Tools {
-			decl := &genai.FunctionDeclaration{Name: t.Name, Description: t.Description}
-			if len(t.Parameters) > 0 {
-				schema, err := schemas.decode(t.Parameters)
-				if err != nil {
-					return nil, fmt.Errorf("tool %s parameters: %w", t.Name, err)
-				}
-				decl.ParametersJsonSchema = schema
-			}
-			decls = append(decls, decl)
+		decls, err := toolJSON.encode(req.Tools)
+		if err != nil {
+			return nil, err
 		}
-		config.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+		// The declarations go into the body as the JSON encoded once for this tool set, after
+		// the SDK built it: in the config, the SDK would marshal them to JSON, decode that into
+		// maps and marshal the maps again for every request (the largest part of a request's
+		// CPU). Gemini reads the same "tools" either way.
+		config.HTTPOptions = &genai.HTTPOptions{ExtrasRequestProvider: func(body map[string]any) map[string]any {
+			body["tools"] = decls
+			return body
+		}}
 		switch {
 		case req.ForceTool != "":
 			config.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{
@@ -245,38 +246,77 @@ func decodeJSON(raw json.RawMessage) (any, error) {
 	return v, nil
 }
 
-// schemaCache holds decoded tool parameter schemas by their JSON text: the same declarations
-// go out with every request, and decoding them was a tenth of a request's CPU. A decoded
-// schema is shared by concurrent requests and only read (the SDK marshals it). The cache is
-// emptied when it reaches maxSchemas entries, which bounds it when MCP servers change.
-type schemaCache struct {
-	mu sync.RWMutex
-	m  map[string]any
+// toolCache holds the JSON of a request's tool declarations — [{"functionDeclarations":
+// [...]}], as Gemini takes them in "tools" — by a hash of the declarations, with the
+// declarations themselves to compare: the same tools go out with every request. An entry is
+// shared by concurrent requests and only read. The cache is emptied when it reaches
+// maxToolSets entries, which bounds it when MCP servers change.
+type toolCache struct {
+	seed maphash.Seed
+	mu   sync.RWMutex
+	m    map[uint64]toolSet
 }
 
-const maxSchemas = 1024
+// toolSet is one cached entry: the declarations (a copy) and their JSON.
+type toolSet struct {
+	tools []llm.ToolDecl
+	json  json.RawMessage
+}
 
-var schemas schemaCache
+const maxToolSets = 256
 
-// decode is decodeJSON(raw), from the cache when raw was decoded before.
-func (c *schemaCache) decode(raw json.RawMessage) (any, error) {
-	c.mu.RLock()
-	v, ok := c.m[string(raw)]
-	c.mu.RUnlock()
-	if ok {
-		return v, nil
+var toolJSON = toolCache{seed: maphash.MakeSeed()}
+
+// encode returns the JSON of tools' declarations, from the cache when they were encoded
+// before. A tool whose parameters are not JSON is an error.
+func (c *toolCache) encode(tools []llm.ToolDecl) (json.RawMessage, error) {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	for _, t := range tools {
+		for _, s := range []string{t.Name, t.Description} {
+			maphash.WriteComparable(&h, len(s))
+			h.WriteString(s)
+		}
+		maphash.WriteComparable(&h, len(t.Parameters))
+		h.Write(t.Parameters)
 	}
-	v, err := decodeJSON(raw)
+	key := h.Sum64()
+	c.mu.RLock()
+	e, ok := c.m[key]
+	c.mu.RUnlock()
+	if ok && slices.EqualFunc(e.tools, tools, sameDecl) {
+		return e.json, nil
+	}
+	decls := make([]*genai.FunctionDeclaration, 0, len(tools))
+	kept := make([]llm.ToolDecl, 0, len(tools))
+	for _, t := range tools {
+		decl := &genai.FunctionDeclaration{Name: t.Name, Description: t.Description}
+		if len(bytes.TrimSpace(t.Parameters)) > 0 {
+			if _, err := decodeJSON(t.Parameters); err != nil {
+				return nil, fmt.Errorf("tool %s parameters: %w", t.Name, err)
+			}
+			decl.ParametersJsonSchema = t.Parameters
+		}
+		decls = append(decls, decl)
+		t.Parameters = slices.Clone(t.Parameters)
+		kept = append(kept, t)
+	}
+	v, err := json.Marshal([]*genai.Tool{{FunctionDeclarations: decls}})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tool declarations: %w", err)
 	}
 	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxSchemas {
-		c.m = make(map[string]any)
+	if c.m == nil || len(c.m) >= maxToolSets {
+		c.m = make(map[uint64]toolSet)
 	}
-	c.m[string(raw)] = v
+	c.m[key] = toolSet{tools: kept, json: v}
 	c.mu.Unlock()
 	return v, nil
+}
+
+// sameDecl reports whether two declarations are the same.
+func sameDecl(a, b llm.ToolDecl) bool {
+	return a.Name == b.Name && a.Description == b.Description && bytes.Equal(a.Parameters, b.Parameters)
 }
 
 // skipSignature is the thought signature Gemini documents for a function call whose own
