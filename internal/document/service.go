@@ -4,10 +4,16 @@
 package document
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"image"
+	_ "image/gif" // picture reads the headers of GIF, JPEG and PNG pictures
+	_ "image/jpeg"
+	_ "image/png"
+	"net/http"
 	"net/url"
 	"path"
 	"strings"
@@ -97,6 +103,14 @@ func (s *Service) Upload(ctx context.Context, ownerID uuid.UUID, name, contentTy
 	if kind := audio.Kind(data); kind != "" && s.Transcribe != nil {
 		return s.uploadRecording(ctx, ownerID, name, kind, contentType, data)
 	}
+	if kind, text, ok := picture(name, data); ok {
+		chunks, err := s.embedChunks(ctx, name, []doctext.Section{{Text: text}})
+		if err != nil {
+			return steward.Document{}, err
+		}
+		return s.create(ctx, ownerID, store.NewDocument{Name: name, ContentType: kind, Content: data, Text: text,
+			Source: store.DocumentSourceUpload}, chunks)
+	}
 	readers := s.Readers
 	if readers == nil {
 		readers = doctext.ProcessReaders
@@ -126,6 +140,24 @@ func (s *Service) uploadRecording(ctx context.Context, ownerID uuid.UUID, name, 
 	}
 	return s.create(ctx, ownerID, store.NewDocument{Name: name, ContentType: kind, Content: data, Text: text,
 		Source: store.DocumentSourceUpload}, chunks)
+}
+
+// picture reports whether data is a JPEG, PNG or GIF picture (a photo sent to the Telegram
+// bot, a scan uploaded in the web app) by its first bytes and its header, with its type and
+// the text it is stored and found by: what it is, its size and its name. Only the header is
+// read (image.DecodeConfig), never the pixels, so a hostile header costs nothing; SVG, which
+// could carry script, is not a picture here (and every download is sandboxed, serve.go).
+func picture(name string, data []byte) (kind, text string, ok bool) {
+	kind = http.DetectContentType(data)
+	if kind != "image/jpeg" && kind != "image/png" && kind != "image/gif" {
+		return "", "", false
+	}
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 {
+		return "", "", false
+	}
+	return kind, fmt.Sprintf("A picture (%s, %d×%d pixels) named %s. Its content has not been read as text.",
+		strings.ToUpper(format), cfg.Width, cfg.Height, name), true
 }
 
 // SavePage stores a page the save_document tool fetched (its text, already extracted) as a

@@ -97,7 +97,7 @@ func multipartFile(r *http.Request) (name, declared string, data []byte, err err
 // checkDocumentType refuses, before the body is read, a named upload of a type Steward does
 // not read (415).
 func checkDocumentType(name, declared string) error {
-	if name != "" && doctext.TypeOf(name, declared) == "" && !recordingName(name, declared) {
+	if name != "" && doctext.TypeOf(name, declared) == "" && !mediaName(name, declared) {
 		return errorf(http.StatusUnsupportedMediaType, steward.CodeInvalid,
 			"%q (%s) is not a type Steward reads: PDF, DOCX, XLSX, CSV, TXT, Markdown or HTML", name, declared)
 	}
@@ -208,14 +208,19 @@ func queryInt(r *http.Request, name string) (int, error) {
 	return n, nil
 }
 
-// recordingName reports whether an upload is named or declared a recording: the documents
-// service transcribes one when voice is configured (§18), and sniffs its bytes either way.
-func recordingName(name, declared string) bool {
+// mediaName reports whether an upload is named or declared a recording or a picture: the
+// documents service sniffs its bytes, transcribes a recording when voice is configured (§18)
+// and keeps a JPEG, PNG or GIF picture as it is.
+func mediaName(name, declared string) bool {
+	switch strings.ToLower(declared) {
+	case "image/jpeg", "image/png", "image/gif":
+		return true
+	}
 	if strings.HasPrefix(strings.ToLower(declared), "audio/") {
 		return true
 	}
 	switch strings.ToLower(path.Ext(name)) {
-	case ".wav", ".ogg", ".oga", ".opus", ".webm", ".mp3", ".m4a":
+	case ".wav", ".ogg", ".oga", ".opus", ".webm", ".mp3", ".m4a", ".jpg", ".jpeg", ".png", ".gif":
 		return true
 	}
 	return false

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/jpeg"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -29,6 +31,7 @@ import (
 	"github.com/stewardhq/steward/internal/egress/egresstest"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/scripted"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 const (
@@ -469,6 +472,35 @@ func TestTelegramDocument(t *testing.T) {
 	}
 	if docs, _ := e.Documents.List(context.Background(), e.owner); len(docs) != 1 {
 		t.Errorf("%d documents, want still 1", len(docs))
+	}
+
+	// A photo (Telegram lists its sizes smallest first; the largest is fetched) is a document too.
+	var jpg bytes.Buffer
+	if err := jpeg.Encode(&jpg, image.NewRGBA(image.Rect(0, 0, 64, 48)), nil); err != nil {
+		t.Fatal(err)
+	}
+	e.bot.mu.Lock()
+	e.bot.files["photo-big"] = jpg.Bytes()
+	e.bot.mu.Unlock()
+	e.post(e.message(ownerChat, map[string]any{"photo": []map[string]any{
+		{"file_id": "photo-small", "file_unique_id": "p1", "width": 32, "height": 24, "file_size": 300},
+		{"file_id": "photo-big", "file_unique_id": "p2", "width": 64, "height": 48, "file_size": jpg.Len()}}}))
+	if texts := e.bot.texts(); len(texts) != 3 || !strings.Contains(texts[2], "Saved \"photo-") {
+		t.Fatalf("messages = %q, want the photo saved", texts)
+	}
+	docs, _ = e.Documents.List(context.Background(), e.owner)
+	if len(docs) != 2 {
+		t.Fatalf("documents = %+v, want the photo beside boiler.txt", docs)
+	}
+	var photo steward.Document
+	for _, d := range docs {
+		if d.Name != "boiler.txt" {
+			photo = d
+		}
+	}
+	f, err := e.Documents.Content(context.Background(), e.owner, photo.ID)
+	if err != nil || f.ContentType != "image/jpeg" || !bytes.Equal(f.Data, jpg.Bytes()) {
+		t.Errorf("the photo's file: %s, %d bytes, %v; want the JPEG as sent", f.ContentType, len(f.Data), err)
 	}
 }
 

@@ -41,8 +41,8 @@ func (a *web) documents(w http.ResponseWriter, r *http.Request, status int, msg 
 		// upload says why inside the form.
 		p.raw(`<h2>Upload</h2><form method="post" action="/documents" enctype="multipart/form-data" class="upload">`).hidden(me.csrf).
 			formError(r, "/documents", msg).
-			raw(`<label for="file">PDF, DOCX, XLSX, CSV, TXT, Markdown or HTML (up to `).text(fmt.Sprintf("%d MB", a.d.Documents.Limit()>>20)).
-			raw(`)</label><input id="file" name="file" type="file" required accept=".pdf,.docx,.xlsx,.csv,.txt,.md,.markdown,.html,.htm">` +
+			raw(`<label for="file">PDF, DOCX, XLSX, CSV, TXT, Markdown, HTML or a picture (up to `).text(fmt.Sprintf("%d MB", a.d.Documents.Limit()>>20)).
+			raw(`)</label><input id="file" name="file" type="file" required accept=".pdf,.docx,.xlsx,.csv,.txt,.md,.markdown,.html,.htm,.jpg,.jpeg,.png,.gif">` +
 				`<button type="submit">Upload</button></form>`)
 		p.raw(`<h2>Your documents</h2>`)
 		if len(docs) == 0 {
