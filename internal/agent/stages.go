@@ -416,16 +416,30 @@ func (r *Runner) executeExternal(ctx context.Context, x *run, c steward.ToolCall
 		}
 	}
 	res, err = r.runTool(ctx, nil, nil, x, c)
-	if err != nil {
+	unknown := errors.Is(err, steward.ErrOutcomeUnknown)
+	switch {
+	case unknown:
+		// Sent without an answer (a broker's timeout): unknown, never sent again (§2, §20).
+		res = errorResult(c, outcomeUnknown)
+	case err != nil:
 		res = errorResult(c, "the tool failed unexpectedly")
 	}
 	return res, r.inOwner(ctx, x, func(tx Tx) error {
-		if err := r.journalResult(ctx, tx, x, c, steward.CallExecuting, res); err != nil {
+		var err error
+		if unknown {
+			err = tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallExecuting, To: steward.CallUnknown, Result: res.Output})
+		} else {
+			err = r.journalResult(ctx, tx, x, c, steward.CallExecuting, res)
+		}
+		if err != nil {
 			return err
 		}
 		return x.flush(ctx, tx)
 	})
 }
+
+// outcomeUnknown is what the model reads of a call whose outcome is unknown.
+const outcomeUnknown = "outcome unknown: this action was interrupted while running; it may or may not have happened and was not retried. Tell the owner to check."
 
 // executeLocal runs an approved database-local write in tx with its journal row: the kill
 // switch and caps once more, the tool on tx's data, then approved → succeeded or failed. No
@@ -525,7 +539,7 @@ func decidedPlan(x *run, journal map[string]steward.CallRecord) (*plan, error) {
 		case steward.CallDenied:
 			res = refusal(c, "the owner", j.Message)
 		case steward.CallUnknown:
-			res = errorResult(c, "outcome unknown: this action was interrupted while running; it may or may not have happened and was not retried. Tell the owner to check.")
+			res = errorResult(c, outcomeUnknown)
 		case steward.CallSucceeded, steward.CallFailed:
 			res = steward.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: j.Result, IsError: j.Status == steward.CallFailed}
 		default:

@@ -63,6 +63,7 @@ import (
 	"github.com/stewardhq/steward/internal/tools/mailtools"
 	"github.com/stewardhq/steward/internal/tools/skilltools"
 	"github.com/stewardhq/steward/internal/tools/webtools"
+	"github.com/stewardhq/steward/internal/trading"
 	"github.com/stewardhq/steward/internal/trace"
 	"github.com/stewardhq/steward/internal/undo"
 	"github.com/stewardhq/steward/internal/web"
@@ -94,6 +95,8 @@ type App struct {
 	Accounts *accounts.Service
 	// Skills is the owner's skills and the built-ins (internal/skills).
 	Skills *skills.Service
+	// Trading is the owner's brokerage (internal/trading, docs/TRADING.md); nil when off.
+	Trading *trading.Service
 	// MCPServers is the owner's remote MCP servers and their tools (internal/mcpclient).
 	MCPServers *mcpclient.Service
 	// Rules is the owner's standing rules (internal/rules).
@@ -295,7 +298,8 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		return nil, err
 	}
 	a.Accounts = newAccounts(cfg, a.Store, sealer, s.lookup, a.Now)
-	reg, err := newTools(ctx, cfg, hc, a.Documents, a.Accounts, a.Skills)
+	a.Trading = newTrading(cfg, a.Store, sealer, s.lookup, a.Now)
+	reg, err := newTools(ctx, cfg, hc, a.Documents, a.Accounts, a.Skills, a.Trading)
 	if err != nil {
 		return nil, err
 	}
@@ -454,7 +458,7 @@ func checkPool(ctx context.Context, env string, p interface {
 // tools over docs (save_document fetching through the same guard), and web_search on SearXNG
 // when STEWARD_SEARCH_URL is set, else on Gemini with Google Search grounding when a key is
 // set (without either there is no web_search).
-func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs *document.Service, acc mailtools.Accounts, sk skilltools.Skills) (*tools.Registry, error) {
+func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs *document.Service, acc mailtools.Accounts, sk skilltools.Skills, tr *trading.Service) (*tools.Registry, error) {
 	client := egress.NewClient(egress.Options{AllowHTTP: true, Allow: cfg.EgressAllow})
 	fetcher := &web.Fetcher{Client: client}
 	var search webtools.Searcher
@@ -477,6 +481,7 @@ func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs *doc
 		skilltools.Tools(sk),
 		codetools.Tools(docs),
 		shellTools(cfg),
+		tradingTools(tr),
 	)...)
 }
 

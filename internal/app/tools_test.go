@@ -33,7 +33,7 @@ func TestNewToolsWeb(t *testing.T) {
 		{"searxng", config.Config{SearchURL: "https://searx.example.org"}, true},
 		{"gemini", config.Config{GeminiAPIKey: "k", FastModel: "gemini-fast"}, true},
 	} {
-		reg, err := newTools(context.Background(), tc.cfg, nil, nil, nil, nil)
+		reg, err := newTools(context.Background(), tc.cfg, nil, nil, nil, nil, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -52,7 +52,7 @@ func TestNewToolsWeb(t *testing.T) {
 // fails here; an owner's MCP tool alone is worded generically.
 func TestEveryRegisteredToolHasSummary(t *testing.T) {
 	t.Parallel()
-	reg, err := newTools(context.Background(), config.Config{SearchURL: "https://searx.example.org"}, nil, nil, nil, nil)
+	reg, err := newTools(context.Background(), config.Config{SearchURL: "https://searx.example.org"}, nil, nil, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestWebFetchResultIsData(t *testing.T) {
 	}))
 	defer page.Close()
 	allow := netip.MustParseAddrPort(page.Listener.Addr().String())
-	reg, err := newTools(context.Background(), config.Config{EgressAllow: []netip.AddrPort{allow}}, nil, nil, nil, nil)
+	reg, err := newTools(context.Background(), config.Config{EgressAllow: []netip.AddrPort{allow}}, nil, nil, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
