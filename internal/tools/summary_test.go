@@ -13,8 +13,8 @@ import (
 	"github.com/stewardhq/steward/internal/tools/ledgertools"
 	"github.com/stewardhq/steward/internal/tools/mailtools"
 	"github.com/stewardhq/steward/internal/tools/shelltools"
-	"github.com/stewardhq/steward/internal/tools/tradingtools"
 	"github.com/stewardhq/steward/internal/tools/skilltools"
+	"github.com/stewardhq/steward/internal/tools/tradingtools"
 	"github.com/stewardhq/steward/internal/tools/webtools"
 )
 
