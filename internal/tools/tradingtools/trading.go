@@ -39,8 +39,9 @@ func Tools(b Broker) []tools.Tool {
 	out := []tools.Tool{getAccountTool(b), getPositionsTool(b), getQuoteTool(b), listOrdersTool(b), place, cancelOrderTool(b)}
 	for i := range out {
 		if out[i].Kind == steward.KindWrite {
-			// An order leaves Postgres: journaled executing first, never run twice, asked every time.
-			out[i].External, out[i].NoAlways = true, true
+			// An order leaves Postgres: journaled executing first, never run twice, and only the
+			// owner's yes runs it (no rule, no auto mode).
+			out[i].External, out[i].AlwaysAsk = true, true
 		}
 	}
 	return out
