@@ -263,7 +263,9 @@ func TestAlpacaRetryAfterCrashLooksUp(t *testing.T) {
 		t.Fatalf("retried: %+v, %v; posts %d placed %d lookups %d", o, err, f.posts.Load(), f.placed(), f.lookups.Load())
 	}
 	// Alpaca itself refuses a second order under the id: looked up, not placed.
-	f.set(func(f *fakeAlpaca) { f.orders["call-10"] = map[string]any{"id": "a10", "client_order_id": "call-10", "status": "accepted", "symbol": "AAPL"} })
+	f.set(func(f *fakeAlpaca) {
+		f.orders["call-10"] = map[string]any{"id": "a10", "client_order_id": "call-10", "status": "accepted", "symbol": "AAPL"}
+	})
 	o, err = e.App.Trading.PlaceOrder(ctx, e.owner, "call-10", req)
 	if err != nil || o.Status != "accepted" || o.BrokerOrderID != "a10" || f.placed() != 2 {
 		t.Fatalf("already at Alpaca: %+v, %v", o, err)
