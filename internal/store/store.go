@@ -274,6 +274,8 @@ type Tx struct {
 	Skills        Skills
 	SkillSettings SkillSettings
 	Trading       Trading
+	TradeOrders   TradeOrders
+	Prices        Prices
 }
 
 func newTx(c *conn) *Tx {
@@ -281,7 +283,7 @@ func newTx(c *conn) *Tx {
 		Safety: Safety{c}, Rules: Rules{c}, Memory: Memory{c}, Outbox: Outbox{c}, Tasks: Tasks{c},
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Channels: Channels{c}, Deliveries: Deliveries{c},
 		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}, Links: Links{c},
-		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}, Accounts: Accounts{c}, Skills: Skills{c}, SkillSettings: SkillSettings{c}, Trading: Trading{c}}
+		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}, Accounts: Accounts{c}, Skills: Skills{c}, SkillSettings: SkillSettings{c}, Trading: Trading{c}, TradeOrders: TradeOrders{c}, Prices: Prices{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.

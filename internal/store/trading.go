@@ -14,10 +14,15 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 )
 
-// Trading is the owner's paper broker and order log (migrations/00039_trading.sql,
-// docs/ARCHITECTURE.md §20): the account with its cash and settings, the price table, the
-// positions and every order placed with either broker.
+// Trading is the owner's trading account (migrations/00039_trading.sql, docs/ARCHITECTURE.md
+// §20): the paper broker's cash and positions, the owner's settings and sealed Alpaca keys.
 type Trading struct{ *conn }
+
+// TradeOrders is every order Steward placed for the owner, with either broker.
+type TradeOrders struct{ *conn }
+
+// Prices is the owner's price table, the paper broker's quotes.
+type Prices struct{ *conn }
 
 func int8Of(p *int64) pgtype.Int8 {
 	if p == nil {
@@ -89,14 +94,14 @@ func (t Trading) SetKeys(ctx context.Context, sealed []byte) error {
 	return rowsOrNotFound("trading keys", n, err)
 }
 
-// SetPrice sets a symbol's price in the owner's price table.
-func (t Trading) SetPrice(ctx context.Context, p steward.Price) error {
+// Set sets a symbol's price in the owner's price table.
+func (t Prices) Set(ctx context.Context, p steward.Price) error {
 	err := t.q.SetTradingPrice(ctx, db.SetTradingPriceParams{OwnerID: t.ownerID, Symbol: p.Symbol, PriceMinor: p.PriceMinor, UpdatedAt: p.UpdatedAt})
 	return notFoundOrNil("set price", err)
 }
 
-// Price reads a symbol's price; none is ErrNotFound.
-func (t Trading) Price(ctx context.Context, symbol string) (steward.Price, error) {
+// Get reads a symbol's price; none is ErrNotFound.
+func (t Prices) Get(ctx context.Context, symbol string) (steward.Price, error) {
 	r, err := t.q.GetTradingPrice(ctx, db.GetTradingPriceParams{OwnerID: t.ownerID, Symbol: symbol})
 	if err != nil {
 		return steward.Price{}, notFound("price", err)
@@ -104,8 +109,8 @@ func (t Trading) Price(ctx context.Context, symbol string) (steward.Price, error
 	return steward.Price{Symbol: r.Symbol, PriceMinor: r.PriceMinor, UpdatedAt: r.UpdatedAt}, nil
 }
 
-// Prices lists the owner's price table.
-func (t Trading) Prices(ctx context.Context) ([]steward.Price, error) {
+// List lists the owner's price table.
+func (t Prices) List(ctx context.Context) ([]steward.Price, error) {
 	rows, err := t.q.ListTradingPrices(ctx, t.ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("list prices: %w", err)
@@ -153,7 +158,7 @@ func (t Trading) SetPosition(ctx context.Context, p steward.Position) error {
 }
 
 // AddOrder records a new order; a second with the same client order id is ErrConflict.
-func (t Trading) AddOrder(ctx context.Context, o steward.Order) (steward.Order, error) {
+func (t TradeOrders) AddOrder(ctx context.Context, o steward.Order) (steward.Order, error) {
 	r, err := t.q.InsertTradingOrder(ctx, db.InsertTradingOrderParams{OwnerID: t.ownerID, ClientOrderID: o.ClientOrderID, Broker: o.Broker,
 		Symbol: o.Symbol, Side: o.Side, Qty: int8Of(o.Qty), NotionalMinor: int8Of(o.NotionalMinor), Type: o.Type,
 		LimitPriceMinor: int8Of(o.LimitPriceMinor), TimeInForce: o.TimeInForce, Status: o.Status, EstimateMinor: o.EstimateMinor,
@@ -165,7 +170,7 @@ func (t Trading) AddOrder(ctx context.Context, o steward.Order) (steward.Order, 
 }
 
 // Order reads an order by its id; none (or not an id) is ErrNotFound.
-func (t Trading) Order(ctx context.Context, id string) (steward.Order, error) {
+func (t TradeOrders) Order(ctx context.Context, id string) (steward.Order, error) {
 	u, err := uuid.Parse(id)
 	if err != nil {
 		return steward.Order{}, fmt.Errorf("order %q: %w", id, ErrNotFound)
@@ -178,7 +183,7 @@ func (t Trading) Order(ctx context.Context, id string) (steward.Order, error) {
 }
 
 // OrderByClientID reads an order by its client order id; none is ErrNotFound.
-func (t Trading) OrderByClientID(ctx context.Context, clientID string) (steward.Order, error) {
+func (t TradeOrders) OrderByClientID(ctx context.Context, clientID string) (steward.Order, error) {
 	r, err := t.q.GetTradingOrderByClientID(ctx, db.GetTradingOrderByClientIDParams{OwnerID: t.ownerID, ClientOrderID: clientID})
 	if err != nil {
 		return steward.Order{}, notFound("order", err)
@@ -187,7 +192,7 @@ func (t Trading) OrderByClientID(ctx context.Context, clientID string) (steward.
 }
 
 // Orders lists the newest orders first.
-func (t Trading) Orders(ctx context.Context, limit int) ([]steward.Order, error) {
+func (t TradeOrders) Orders(ctx context.Context, limit int) ([]steward.Order, error) {
 	rows, err := t.q.ListTradingOrders(ctx, db.ListTradingOrdersParams{OwnerID: t.ownerID, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("list orders: %w", err)
@@ -200,7 +205,7 @@ func (t Trading) Orders(ctx context.Context, limit int) ([]steward.Order, error)
 }
 
 // UpdateOrder records what the broker said of an order.
-func (t Trading) UpdateOrder(ctx context.Context, id string, u steward.OrderUpdate) (steward.Order, error) {
+func (t TradeOrders) UpdateOrder(ctx context.Context, id string, u steward.OrderUpdate) (steward.Order, error) {
 	oid, err := uuid.Parse(id)
 	if err != nil {
 		return steward.Order{}, fmt.Errorf("order %q: %w", id, ErrNotFound)
@@ -221,7 +226,7 @@ func (t Trading) UpdateOrder(ctx context.Context, id string, u steward.OrderUpda
 }
 
 // NotionalSince sums the estimates of the orders placed since (the rejected aside).
-func (t Trading) NotionalSince(ctx context.Context, since time.Time) (int64, error) {
+func (t TradeOrders) NotionalSince(ctx context.Context, since time.Time) (int64, error) {
 	n, err := t.q.TradingNotionalSince(ctx, db.TradingNotionalSinceParams{OwnerID: t.ownerID, Since: since})
 	if err != nil {
 		return 0, fmt.Errorf("day's notional: %w", err)

@@ -22,7 +22,7 @@ func seedTrading(ctx context.Context, tx *Tx, name string) (string, error) {
 	if err := tx.Trading.SetKeys(ctx, []byte("sealed keys of "+name)); err != nil {
 		return "", err
 	}
-	if err := tx.Trading.SetPrice(ctx, steward.Price{Symbol: "AAPL", PriceMinor: 187_20, UpdatedAt: time.Now()}); err != nil {
+	if err := tx.Prices.Set(ctx, steward.Price{Symbol: "AAPL", PriceMinor: 187_20, UpdatedAt: time.Now()}); err != nil {
 		return "", err
 	}
 	if err := tx.Trading.SetPosition(ctx, steward.Position{Symbol: "AAPL", Qty: 3, CostMinor: 500_00}); err != nil {
@@ -32,7 +32,7 @@ func seedTrading(ctx context.Context, tx *Tx, name string) (string, error) {
 		return "", err
 	}
 	qty := int64(3)
-	o, err := tx.Trading.AddOrder(ctx, steward.Order{ClientOrderID: "order-call", Broker: "paper", Symbol: "AAPL", Side: "buy", Qty: &qty,
+	o, err := tx.TradeOrders.AddOrder(ctx, steward.Order{ClientOrderID: "order-call", Broker: "paper", Symbol: "AAPL", Side: "buy", Qty: &qty,
 		Type: "market", TimeInForce: "day", Status: "new", EstimateMinor: 561_60, CreatedAt: time.Now()})
 	return o.ID, err
 }
@@ -40,31 +40,31 @@ func seedTrading(ctx context.Context, tx *Tx, name string) (string, error) {
 // probeTrading: bob reads none of alice's trading rows and changes none; what he writes is his.
 func probeTrading(t *testing.T, ctx context.Context, tx *Tx, a seeded, none func(string, int, error), refused func(string, error)) {
 	t.Helper()
-	covers("Trading.Account", "Trading.SetSettings", "Trading.SetCash", "Trading.SetKeys", "Trading.SetPrice", "Trading.Price",
-		"Trading.Prices", "Trading.Positions", "Trading.Position", "Trading.SetPosition", "Trading.AddOrder", "Trading.Order",
-		"Trading.OrderByClientID", "Trading.Orders", "Trading.UpdateOrder", "Trading.NotionalSince")
+	covers("Trading.Account", "Trading.SetSettings", "Trading.SetCash", "Trading.SetKeys", "Prices.Set", "Prices.Get",
+		"Prices.List", "Trading.Positions", "Trading.Position", "Trading.SetPosition", "TradeOrders.AddOrder", "TradeOrders.Order",
+		"TradeOrders.OrderByClientID", "TradeOrders.Orders", "TradeOrders.UpdateOrder", "TradeOrders.NotionalSince")
 	acct, err := tx.Trading.Account(ctx, 1, true)
 	if err != nil || acct.CashMinor != 42_00 || string(acct.Keys) != "sealed keys of bob" {
 		t.Errorf("trading account: %+v, %v: want bob's own", acct, err)
 	}
-	prices, err := tx.Trading.Prices(ctx)
+	prices, err := tx.Prices.List(ctx)
 	none("trading prices", len(prices), err)
 	ps, err := tx.Trading.Positions(ctx)
 	none("trading positions", len(ps), err)
-	os, err := tx.Trading.Orders(ctx, 100)
+	os, err := tx.TradeOrders.Orders(ctx, 100)
 	none("trading orders", len(os), err)
-	_, err = tx.Trading.Order(ctx, a.order)
+	_, err = tx.TradeOrders.Order(ctx, a.order)
 	refused("trading order", err)
-	_, err = tx.Trading.UpdateOrder(ctx, a.order, steward.OrderUpdate{Status: "canceled", At: time.Now()})
+	_, err = tx.TradeOrders.UpdateOrder(ctx, a.order, steward.OrderUpdate{Status: "canceled", At: time.Now()})
 	refused("trading update order", err)
-	if n, err := tx.Trading.NotionalSince(ctx, time.Now().Add(-time.Hour)); err != nil || n != 561_60 {
+	if n, err := tx.TradeOrders.NotionalSince(ctx, time.Now().Add(-time.Hour)); err != nil || n != 561_60 {
 		t.Errorf("trading notional: %d, %v: want bob's own 561.60", n, err)
 	}
 	// His own writes under alice's names stay his.
-	if err := tx.Trading.SetPrice(ctx, steward.Price{Symbol: "AAPL", PriceMinor: 1, UpdatedAt: time.Now()}); err != nil {
+	if err := tx.Prices.Set(ctx, steward.Price{Symbol: "AAPL", PriceMinor: 1, UpdatedAt: time.Now()}); err != nil {
 		t.Errorf("trading set price: %v", err)
 	}
-	if p, err := tx.Trading.Price(ctx, "AAPL"); err != nil || p.PriceMinor != 1 {
+	if p, err := tx.Prices.Get(ctx, "AAPL"); err != nil || p.PriceMinor != 1 {
 		t.Errorf("trading price: %+v, %v", p, err)
 	}
 	if err := tx.Trading.SetPosition(ctx, steward.Position{Symbol: "AAPL", Qty: 0}); err != nil {
@@ -76,7 +76,7 @@ func probeTrading(t *testing.T, ctx context.Context, tx *Tx, a seeded, none func
 	if err := tx.Trading.SetPosition(ctx, steward.Position{Symbol: "MSFT", Qty: 1, CostMinor: 1}); err != nil {
 		t.Errorf("trading set position: %v", err)
 	}
-	if o, err := tx.Trading.OrderByClientID(ctx, "order-call"); err != nil || o.ID == a.order {
+	if o, err := tx.TradeOrders.OrderByClientID(ctx, "order-call"); err != nil || o.ID == a.order {
 		t.Errorf("trading order by client id: %+v, %v: want bob's own", o, err)
 	}
 	if err := tx.Trading.SetSettings(ctx, steward.TradingSettings{}); err != nil {
@@ -97,13 +97,13 @@ func checkTrading(t *testing.T, ctx context.Context, tx *Tx, a seeded) {
 	if err != nil || acct.CashMinor != 42_00 || string(acct.Keys) != "sealed keys of alice" || acct.Settings.OrderCapMinor == nil || len(acct.Settings.Symbols) != 1 {
 		t.Errorf("alice's trading account after bob: %+v, %v", acct, err)
 	}
-	if p, err := tx.Trading.Price(ctx, "AAPL"); err != nil || p.PriceMinor != 187_20 {
+	if p, err := tx.Prices.Get(ctx, "AAPL"); err != nil || p.PriceMinor != 187_20 {
 		t.Errorf("alice's price after bob: %+v, %v", p, err)
 	}
 	if p, err := tx.Trading.Position(ctx, "AAPL"); err != nil || p.Qty != 3 {
 		t.Errorf("alice's position after bob: %+v, %v", p, err)
 	}
-	if o, err := tx.Trading.Order(ctx, a.order); err != nil || o.Status != "new" {
+	if o, err := tx.TradeOrders.Order(ctx, a.order); err != nil || o.Status != "new" {
 		t.Errorf("alice's order after bob: %+v, %v", o, err)
 	}
 }

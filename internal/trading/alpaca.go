@@ -303,7 +303,7 @@ func (s *Service) record(ctx context.Context, ownerID uuid.UUID, o steward.Order
 	defer cancel()
 	werr := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var e error
-		o, e = tx.Trading.UpdateOrder(ctx, o.ID, u)
+		o, e = tx.TradeOrders.UpdateOrder(ctx, o.ID, u)
 		return e
 	})
 	return o, errors.Join(err, werr)

@@ -85,12 +85,12 @@ func (s *Service) fill(ctx context.Context, tx *store.Tx, acct *steward.PaperAcc
 		}
 		acct.CashMinor = f.Cash
 	}
-	return tx.Trading.UpdateOrder(ctx, o.ID, u)
+	return tx.TradeOrders.UpdateOrder(ctx, o.ID, u)
 }
 
 // fillOpen fills the open paper orders of a symbol whose price was just set.
 func (s *Service) fillOpen(ctx context.Context, tx *store.Tx, acct *steward.PaperAccount, p steward.Price) error {
-	orders, err := tx.Trading.Orders(ctx, 500)
+	orders, err := tx.TradeOrders.Orders(ctx, 500)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func (s *Service) paperAccount(ctx context.Context, ownerID uuid.UUID) (Account,
 		if err != nil {
 			return err
 		}
-		prices, err := tx.Trading.Prices(ctx)
+		prices, err := tx.Prices.List(ctx)
 		if err != nil {
 			return err
 		}

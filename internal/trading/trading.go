@@ -173,7 +173,7 @@ func (s *Service) caps(ctx context.Context, tx *store.Tx, set steward.TradingSet
 	if set.DailyCapMinor != nil && *set.DailyCapMinor < c.DailyCapMinor {
 		c.DailyCapMinor = *set.DailyCapMinor
 	}
-	used, err := tx.Trading.NotionalSince(ctx, s.dayStart())
+	used, err := tx.TradeOrders.NotionalSince(ctx, s.dayStart())
 	if err != nil {
 		return Caps{}, err
 	}
@@ -224,7 +224,7 @@ func (s *Service) Quote(ctx context.Context, ownerID uuid.UUID, symbol string) (
 	}
 	var p steward.Price
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		p, err = tx.Trading.Price(ctx, symbol)
+		p, err = tx.Prices.Get(ctx, symbol)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -252,7 +252,7 @@ func (s *Service) SetPrice(ctx context.Context, ownerID uuid.UUID, symbol, price
 	}
 	p := steward.Price{Symbol: sym, PriceMinor: cents, UpdatedAt: s.Now.Now()}
 	return p, s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		if err := tx.Trading.SetPrice(ctx, p); err != nil {
+		if err := tx.Prices.Set(ctx, p); err != nil {
 			return err
 		}
 		if s.Config.Mode != Paper {
@@ -271,7 +271,7 @@ func (s *Service) Prices(ctx context.Context, ownerID uuid.UUID) ([]steward.Pric
 	var out []steward.Price
 	err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.Trading.Prices(ctx)
+		out, err = tx.Prices.List(ctx)
 		return err
 	})
 	return out, err
@@ -339,7 +339,7 @@ func (s *Service) PlaceOrder(ctx context.Context, ownerID uuid.UUID, clientID st
 		if err != nil {
 			return err
 		}
-		if o, err = tx.Trading.OrderByClientID(ctx, clientID); !errors.Is(err, store.ErrNotFound) {
+		if o, err = tx.TradeOrders.OrderByClientID(ctx, clientID); !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		est := estimate(r, q.PriceMinor)
@@ -364,7 +364,7 @@ func (s *Service) PlaceOrder(ctx context.Context, ownerID uuid.UUID, clientID st
 		if s.Config.Mode == Paper {
 			o.Status = "new"
 		}
-		if o, err = tx.Trading.AddOrder(ctx, o); err != nil {
+		if o, err = tx.TradeOrders.AddOrder(ctx, o); err != nil {
 			return err
 		}
 		fresh = true
@@ -390,7 +390,7 @@ func (s *Service) CancelOrder(ctx context.Context, ownerID uuid.UUID, id string)
 		if _, err = tx.Trading.Account(ctx, s.Config.StartingCashMinor, true); err != nil {
 			return err
 		}
-		if o, err = tx.Trading.Order(ctx, id); err != nil {
+		if o, err = tx.TradeOrders.Order(ctx, id); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return steward.Errorf(steward.CodeNotFound, "no order %q: list_orders gives the ids", id)
 			}
@@ -400,7 +400,7 @@ func (s *Service) CancelOrder(ctx context.Context, ownerID uuid.UUID, id string)
 			return steward.Errorf(steward.CodeConflict, "order %s is %s: only an open order can be cancelled", id, o.Status)
 		}
 		if o.Broker == Paper {
-			o, err = tx.Trading.UpdateOrder(ctx, o.ID, steward.OrderUpdate{Status: "canceled", Reason: "cancelled by the owner", At: s.Now.Now()})
+			o, err = tx.TradeOrders.UpdateOrder(ctx, o.ID, steward.OrderUpdate{Status: "canceled", Reason: "cancelled by the owner", At: s.Now.Now()})
 		}
 		return err
 	})
@@ -425,7 +425,7 @@ func (s *Service) Orders(ctx context.Context, ownerID uuid.UUID, limit int) ([]s
 	read := func() error {
 		return s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 			var err error
-			out, err = tx.Trading.Orders(ctx, limit)
+			out, err = tx.TradeOrders.Orders(ctx, limit)
 			return err
 		})
 	}
