@@ -21,6 +21,7 @@ import (
 type env struct {
 	*apptest.Env
 	owner uuid.UUID
+	key   string
 }
 
 func newEnv(t *testing.T, model llm.Model, vars map[string]string) env {
@@ -30,8 +31,8 @@ func newEnv(t *testing.T, model llm.Model, vars map[string]string) env {
 		all[k] = v
 	}
 	e := apptest.New(t, apptest.Options{Model: model, Env: all})
-	o, _ := e.DB.Owner(t, "trader-"+uuid.NewString()[:8])
-	return env{Env: e, owner: o.ID}
+	o, key := e.DB.Owner(t, "trader-"+uuid.NewString()[:8])
+	return env{Env: e, owner: o.ID, key: key}
 }
 
 func (e env) start(t *testing.T, message string) steward.View {
