@@ -2,6 +2,10 @@ package app
 
 import (
 	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/accounts"
 	"net/netip"
 	"strings"
 	"time"
@@ -38,4 +42,16 @@ func tradingTools(t *trading.Service) []tools.Tool {
 		return nil
 	}
 	return tradingtools.Tools(t)
+}
+
+// outside is what the jobs gather from: the owner's mail and calendar, and — trading on —
+// the portfolio line of the morning briefing (autonomy.Portfolio).
+type outside struct {
+	*accounts.Service
+	trading *trading.Service
+}
+
+// PortfolioLine is the trading service's, "" when trading is off.
+func (o outside) PortfolioLine(ctx context.Context, ownerID uuid.UUID) (string, error) {
+	return o.trading.PortfolioLine(ctx, ownerID)
 }

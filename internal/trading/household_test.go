@@ -2,10 +2,13 @@ package trading_test
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -49,5 +52,30 @@ func TestHouseholdSecondYes(t *testing.T) {
 	os := e.orders(t)
 	if len(os) != 1 || os[0].Status != "filled" {
 		t.Fatalf("after bob's yes: %+v", os)
+	}
+}
+
+// TestBriefingPortfolioLine: with trading on, the morning briefing carries the account in one
+// line (the offline demo model writes it as it is).
+func TestBriefingPortfolioLine(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, nil, map[string]string{"STEWARD_TRADING_PAPER_CASH": "10000"})
+	e.price(t, "AAPL", "187.20")
+	if _, err := e.App.Trading.PlaceOrder(ctx, e.owner, "b1", steward.OrderRequest{Symbol: "AAPL", Side: "buy", Qty: 2}); err != nil {
+		t.Fatal(err)
+	}
+	e.price(t, "AAPL", "190")
+	if _, _, err := e.App.Scheduler.AddSchedule(ctx, e.owner, autonomy.JobMorningBriefing, "0 7 * * *", "UTC", nil); err != nil {
+		t.Fatal(err)
+	}
+	run, _, err := e.App.Scheduler.RunJob(ctx, e.owner, autonomy.JobMorningBriefing, time.Now().Truncate(time.Second), store.RunByCLI)
+	if err != nil || run.Status != store.RunCompleted {
+		t.Fatalf("briefing run: %+v, %v", run, err)
+	}
+	notes, err := e.App.Activity.Notifications(ctx, e.owner)
+	want := "Portfolio: paper account: equity 10005.60 USD (cash 9625.60 USD), unrealised P&L +5.60 USD, 1 position, 1 order today."
+	if err != nil || len(notes) != 1 || !strings.Contains(notes[0].Message, want) {
+		t.Fatalf("briefing: %+v, %v; want %q", notes, err, want)
 	}
 }

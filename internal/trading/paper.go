@@ -172,3 +172,39 @@ func (s *Service) Portfolio(ctx context.Context, ownerID uuid.UUID) (Account, []
 	}
 	return s.paperAccount(ctx, ownerID)
 }
+
+// PortfolioLine is the account in one line for the morning briefing (autonomy.Portfolio):
+// equity, cash, unrealised P&L, positions and today's orders; "" when trading is off.
+func (s *Service) PortfolioLine(ctx context.Context, ownerID uuid.UUID) (string, error) {
+	if !s.On() {
+		return "", nil
+	}
+	a, hs, err := s.Portfolio(ctx, ownerID)
+	if err != nil {
+		return "", err
+	}
+	orders, err := s.Orders(ctx, ownerID, 100)
+	if err != nil {
+		return "", err
+	}
+	today := 0
+	for _, o := range orders {
+		if !o.CreatedAt.Before(s.dayStart()) {
+			today++
+		}
+	}
+	pnl := Money(a.PnLMinor)
+	if a.PnLMinor > 0 {
+		pnl = "+" + pnl
+	}
+	return fmt.Sprintf("%s account: equity %s (cash %s), unrealised P&L %s, %s, %s today.",
+		a.Broker, Money(a.EquityMinor), Money(a.CashMinor), pnl, count(len(hs), "position"), count(today, "order")), nil
+}
+
+// count words n things: 1 order, 2 orders.
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
