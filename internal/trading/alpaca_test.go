@@ -201,7 +201,7 @@ func TestAlpacaConfirmsPlaceOnce(t *testing.T) {
 		t.Fatalf("won %d, lost %d, posts %d, placed %d", won.Load(), lost.Load(), f.posts.Load(), f.placed())
 	}
 	os := e.orders(t)
-	if len(os) != 1 || os[0].Status != "filled" || os[0].ClientOrderID != "o1" || os[0].BrokerOrderID == "" || *os[0].FilledPriceMinor != 187_20 {
+	if len(os) != 1 || os[0].Status != "filled" || os[0].ClientOrderID != v.TurnID.String()+"/o1" || os[0].BrokerOrderID == "" || *os[0].FilledPriceMinor != 187_20 {
 		t.Fatalf("orders: %+v", os)
 	}
 	if c := e.call(t, v.TurnID, "o1"); c.Status != steward.CallSucceeded {

@@ -132,7 +132,7 @@ func TestPaperOrderAsksThenFills(t *testing.T) {
 		t.Fatalf("confirm: %+v, %v", done, err)
 	}
 	os := e.orders(t)
-	if len(os) != 1 || os[0].Status != "filled" || os[0].FilledQty != 5 || *os[0].FilledPriceMinor != 187_20 || os[0].ClientOrderID != "o1" {
+	if len(os) != 1 || os[0].Status != "filled" || os[0].FilledQty != 5 || *os[0].FilledPriceMinor != 187_20 || os[0].ClientOrderID != v.TurnID.String()+"/o1" {
 		t.Fatalf("orders: %+v", os)
 	}
 	a, hs, err := e.App.Trading.Portfolio(context.Background(), e.owner)
@@ -345,4 +345,26 @@ func TestPaperBooksAddUp(t *testing.T) {
 func dollars(cents int64) string {
 	b, _ := json.Marshal(float64(cents) / 100)
 	return string(b)
+}
+
+// TestSameCallIDInTwoTurns: a model's call ids are unique only within a turn; two turns whose
+// calls are both "o1" place two orders (the key is the turn's and the call's).
+func TestSameCallIDInTwoTurns(t *testing.T) {
+	t.Parallel()
+	model := scripted.New(
+		scripted.Reply(scripted.Calls(scripted.Call("o1", "place_order", `{"symbol":"AAPL","side":"buy","qty":1}`))),
+		scripted.Reply(scripted.Text("Bought one.")),
+		scripted.Reply(scripted.Calls(scripted.Call("o1", "place_order", `{"symbol":"AAPL","side":"buy","qty":2}`))),
+		scripted.Reply(scripted.Text("Bought two.")))
+	e := newEnv(t, model, nil)
+	e.price(t, "AAPL", "187.20")
+	for range 2 {
+		if _, err := e.decide(e.start(t, "buy apple"), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os := e.orders(t)
+	if len(os) != 2 || *os[0].Qty != 2 || *os[1].Qty != 1 || os[0].Status != "filled" {
+		t.Fatalf("orders: %+v", os)
+	}
 }

@@ -9,6 +9,8 @@ package tradingtools
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -187,12 +189,23 @@ func placeOrderTool(b Broker) tools.Tool {
 			"checked at the current quote before that, and a refusal names the cap). Read get_quote and get_account first.",
 		steward.KindWrite,
 		func(ctx context.Context, env tools.Env, a placeOrderArgs) (any, error) {
-			o, err := b.PlaceOrder(ctx, env.OwnerID, env.CallID, a.request())
+			o, err := b.PlaceOrder(ctx, env.OwnerID, ClientOrderID(env), a.request())
 			if err != nil {
 				return nil, failed(ctx, "qty", err)
 			}
 			return map[string]any{"order": o}, nil
 		}), sayPlaceOrder, saidPlaceOrder)
+}
+
+// ClientOrderID is a call's idempotency key at the broker: its turn and its journaled id (a
+// model's call ids are unique only within a turn), within Alpaca's 128 characters.
+func ClientOrderID(env tools.Env) string {
+	id := env.CallID
+	if len(id) > 64 {
+		sum := sha256.Sum256([]byte(id))
+		id = hex.EncodeToString(sum[:16])
+	}
+	return env.TurnID.String() + "/" + id
 }
 
 func sayPlaceOrder(a placeOrderArgs) string {
