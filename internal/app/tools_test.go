@@ -18,6 +18,7 @@ import (
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/testdb"
+	"github.com/stewardhq/steward/internal/trading"
 )
 
 // TestNewToolsWeb: web_fetch is always offered; web_search only with a backend (SearXNG or
@@ -52,9 +53,14 @@ func TestNewToolsWeb(t *testing.T) {
 // fails here; an owner's MCP tool alone is worded generically.
 func TestEveryRegisteredToolHasSummary(t *testing.T) {
 	t.Parallel()
-	reg, err := newTools(context.Background(), config.Config{SearchURL: "https://searx.example.org"}, nil, nil, nil, nil, nil)
+	// Trading on: its tools are registered too.
+	reg, err := newTools(context.Background(), config.Config{SearchURL: "https://searx.example.org"}, nil, nil, nil, nil,
+		&trading.Service{Config: trading.Config{Mode: trading.Paper}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, ok := reg.Get("place_order"); !ok {
+		t.Fatal("place_order is not registered with trading on")
 	}
 	for _, name := range reg.Names() {
 		if tool, _ := reg.Get(name); !tool.Summarized() {

@@ -156,7 +156,7 @@ func (a *AlpacaClient) once(ctx context.Context, keys Keys, method, u string, bo
 		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("Alpaca's answer is not what its API says: %w", err)
+		return fmt.Errorf("the answer is not what Alpaca's API says: %w", err)
 	}
 	return nil
 }
