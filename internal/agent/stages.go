@@ -126,6 +126,8 @@ type vetted struct {
 	msg     string
 	gated   bool
 	preview string // what the tool's Preview said, for the approval card
+	// estimate is what the tool's Estimate said the call moves (household minimums).
+	estimate *steward.Money
 }
 
 // vet vets each call of a batch (vetted).
@@ -178,6 +180,9 @@ func (r *Runner) preview(ctx context.Context, x *run, calls []steward.ToolCall, 
 			return fmt.Errorf("preview %s: %w", c.Name, err)
 		default:
 			v.preview = text
+		}
+		if v.tool.Estimate != nil && v.reject == "" {
+			v.estimate, _ = v.tool.Estimate(ctx, env, c.Args) // unknown stays nil: a minimum matches
 		}
 	}
 	return nil
@@ -295,7 +300,7 @@ func (r *Runner) journalDecision(ctx context.Context, tx Tx, x *run, p *plan, i 
 	default:
 		rec.Status, rec.DecidedBy = steward.CallPending, ""
 		pc := steward.PendingCall{CallID: c.ID, Tool: c.Name, Args: c.Args, ArgsHash: hash, AlwaysOffered: v.tool.AlwaysOffered(),
-			Reversible: v.tool.Reversible, Preview: v.preview}
+			Reversible: v.tool.Reversible, Preview: v.preview, Estimate: v.estimate}
 		if d.Reason == steward.ReasonTainted {
 			pc.Reason, pc.Taint = d.Reason, x.taint()
 		}

@@ -122,6 +122,10 @@ type Tool struct {
 	// outside any transaction before the gate, and not in a tainted turn for a URL the
 	// owner did not name; an *ArgError it returns refuses the call.
 	Preview func(ctx context.Context, env Env, args json.RawMessage) (string, error)
+	// Estimate, when set, is what a write will move (an order's notional at the quote), read
+	// with Preview before the gate: a household policy's minimum is compared with it. An
+	// error leaves it unknown (a policy's minimum then matches).
+	Estimate func(ctx context.Context, env Env, args json.RawMessage) (*steward.Money, error)
 
 	params json.RawMessage // canonical JSON Schema of the arguments
 	args   []string        // the arguments' names, in declaration order

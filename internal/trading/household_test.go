@@ -9,18 +9,24 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/autonomy"
+	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
 
-// TestHouseholdSecondYes: a household policy on place_order (the existing mechanism) holds an
-// order after its owner's yes until the member it names says yes too; only then is it placed.
-// An order's amount is not an argument the household can read, so a policy's minimum covers
-// every order (it fails closed, as for any call whose amount is unreadable).
+// TestHouseholdSecondYes: a household policy on place_order above 500 USD (the existing
+// mechanism, compared with the order's notional at the quote) holds an order of about 748.80
+// USD after its owner's yes until the member it names says yes too; only then is it placed.
+// An order of about 374.40 USD, under the minimum, needs only the owner's yes.
 func TestHouseholdSecondYes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, orderModel(`{"symbol":"AAPL","side":"buy","qty":2}`), nil)
+	model := scripted.New(
+		scripted.Reply(scripted.Calls(scripted.Call("o1", "place_order", `{"symbol":"AAPL","side":"buy","qty":2}`))),
+		scripted.Reply(scripted.Text("Done.")),
+		scripted.Reply(scripted.Calls(scripted.Call("o1", "place_order", `{"symbol":"AAPL","side":"buy","qty":4}`))),
+		scripted.Reply(scripted.Text("Done.")))
+	e := newEnv(t, model, nil)
 	e.price(t, "AAPL", "187.20")
 	bob, _ := e.DB.Owner(t, "bob-"+uuid.NewString()[:8])
 	name := "family-" + uuid.NewString()[:8]
@@ -37,20 +43,24 @@ func TestHouseholdSecondYes(t *testing.T) {
 		Approvers: []uuid.UUID{bob.ID}}); err != nil {
 		t.Fatal(err)
 	}
-	v := e.start(t, "buy two apple")
+	small, err := e.decide(e.start(t, "buy two apple"), true)
+	if err != nil || small.Status != steward.StatusCompleted || len(e.orders(t)) != 1 {
+		t.Fatalf("an order under the minimum: %+v, %v; orders %+v", small, err, e.orders(t))
+	}
+	v := e.start(t, "buy four apple")
 	held, err := e.decide(v, true)
-	if err != nil || held.Status != steward.StatusSuspended || held.Awaiting == "" || len(e.orders(t)) != 0 {
+	if err != nil || held.Status != steward.StatusSuspended || held.Awaiting == "" || len(e.orders(t)) != 1 {
 		t.Fatalf("after the owner's yes: %+v, %v; orders %+v", held, err, e.orders(t))
 	}
 	inbox, err := e.App.Household.Inbox(ctx, bob.ID)
-	if err != nil || len(inbox) != 1 || inbox[0].Tool != "place_order" {
+	if err != nil || len(inbox) != 1 || inbox[0].Tool != "place_order" || inbox[0].Amount != "748.80 USD" {
 		t.Fatalf("bob's inbox: %+v, %v", inbox, err)
 	}
 	if _, err := e.App.Household.Decide(ctx, bob.ID, inbox[0].ID, true, ""); err != nil {
 		t.Fatalf("bob's yes: %v", err)
 	}
 	os := e.orders(t)
-	if len(os) != 1 || os[0].Status != "filled" {
+	if len(os) != 2 || os[0].Status != "filled" || *os[0].Qty != 4 {
 		t.Fatalf("after bob's yes: %+v", os)
 	}
 }

@@ -315,6 +315,22 @@ func (s *Service) Preview(ctx context.Context, ownerID uuid.UUID, r OrderRequest
 		Describe(r), where, Money(est), q.Price, q.Source, CapsWords(c)), nil
 }
 
+// Estimate is an order's notional at the current quote (a household policy's minimum is
+// compared with it); no quote is an error.
+func (s *Service) Estimate(ctx context.Context, ownerID uuid.UUID, r OrderRequest) (*steward.Money, error) {
+	if err := s.on(); err != nil {
+		return nil, err
+	}
+	if err := CheckOrder(&r, s.Config.Mode); err != nil {
+		return nil, err
+	}
+	q, err := s.Quote(ctx, ownerID, r.Symbol)
+	if err != nil {
+		return nil, err
+	}
+	return &steward.Money{Minor: estimate(r, q.PriceMinor), Currency: "USD"}, nil
+}
+
 // PlaceOrder places the order of call clientID once: the caps checked again at the quote
 // under the owner's account lock, the order recorded with clientID, then filled by the
 // paper broker in that transaction or sent to Alpaca. A second call with the same clientID

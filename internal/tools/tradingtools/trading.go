@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -28,6 +29,7 @@ type Broker interface {
 	Quote(ctx context.Context, ownerID uuid.UUID, symbol string) (steward.Quote, error)
 	Orders(ctx context.Context, ownerID uuid.UUID, limit int) ([]steward.Order, error)
 	Preview(ctx context.Context, ownerID uuid.UUID, r steward.OrderRequest) (string, error)
+	Estimate(ctx context.Context, ownerID uuid.UUID, r steward.OrderRequest) (*steward.Money, error)
 	PlaceOrder(ctx context.Context, ownerID uuid.UUID, clientID string, r steward.OrderRequest) (steward.Order, error)
 	CancelOrder(ctx context.Context, ownerID uuid.UUID, id string) (steward.Order, error)
 }
@@ -38,6 +40,17 @@ func Tools(b Broker) []tools.Tool {
 		s, err := b.Preview(ctx, env.OwnerID, a.request())
 		return s, failed(ctx, "qty", err)
 	})
+	// The order's notional at the quote, for a household policy's minimum.
+	place.Estimate = func(ctx context.Context, env tools.Env, raw json.RawMessage) (*steward.Money, error) {
+		var a placeOrderArgs
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return nil, err
+		}
+		if err := a.Check(); err != nil {
+			return nil, err
+		}
+		return b.Estimate(ctx, env.OwnerID, a.request())
+	}
 	out := []tools.Tool{getAccountTool(b), getPositionsTool(b), getQuoteTool(b), listOrdersTool(b), place, cancelOrderTool(b)}
 	for i := range out {
 		if out[i].Kind == steward.KindWrite {
