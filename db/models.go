@@ -466,6 +466,55 @@ type ToolCall struct {
 	UndoneBy        *string
 }
 
+type TradingAccount struct {
+	OwnerID         uuid.UUID
+	CashMinor       int64
+	OrderCapMinor   pgtype.Int8
+	DailyCapMinor   pgtype.Int8
+	Symbols         []string
+	CommissionMinor int64
+	AlpacaKeys      []byte
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
+type TradingOrder struct {
+	OwnerID          uuid.UUID
+	ID               uuid.UUID
+	ClientOrderID    string
+	Broker           string
+	BrokerOrderID    *string
+	Symbol           string
+	Side             string
+	Qty              pgtype.Int8
+	NotionalMinor    pgtype.Int8
+	Type             string
+	LimitPriceMinor  pgtype.Int8
+	TimeInForce      string
+	Status           string
+	EstimateMinor    int64
+	FilledQty        int64
+	FilledPriceMinor pgtype.Int8
+	CommissionMinor  int64
+	Reason           *string
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+}
+
+type TradingPosition struct {
+	OwnerID   uuid.UUID
+	Symbol    string
+	Qty       int64
+	CostMinor int64
+}
+
+type TradingPrice struct {
+	OwnerID    uuid.UUID
+	Symbol     string
+	PriceMinor int64
+	UpdatedAt  time.Time
+}
+
 type Turn struct {
 	ID                uuid.UUID
 	OwnerID           uuid.UUID

@@ -84,6 +84,10 @@ func runEval(ctx context.Context, e env, cfg config.Config, args []string) error
 	// No *_SSM parameter may lead the App back to the user's database.
 	cfg.AppDatabaseURLParam, cfg.DoorDatabaseURLParam = "", ""
 	cfg.DatabaseURL, cfg.AppDatabaseURL, cfg.DoorDatabaseURL = scratch.URLs.Owner, scratch.URLs.App, scratch.URLs.Door
+	if cfg.Trading.Mode != "paper" {
+		// The trading tasks run on the paper broker of the scratch database, never a real one.
+		cfg.Trading = config.Trading{Mode: "paper", OrderCap: 1000, DailyCap: 5000, StartingCash: 100_000}
+	}
 	door, err := openDoor(ctx, cfg)
 	if err != nil {
 		return err
@@ -96,7 +100,7 @@ func runEval(ctx context.Context, e env, cfg config.Config, args []string) error
 	defer a.Close()
 	fmt.Fprintf(e.stdout, "model: %s\n", modelNote(a.Runner.Model.Name(), cfg))
 	fmt.Fprintf(e.stdout, "database: %s, a scratch database dropped at the end (your data is not touched)\n", scratch.Name)
-	rep := eval.Run(ctx, eval.Env{Runner: a.Runner, Store: a.Store, Documents: a.Documents, Ledger: a.Ledger,
+	rep := eval.Run(ctx, eval.Env{Runner: a.Runner, Store: a.Store, Documents: a.Documents, Ledger: a.Ledger, Trading: a.Trading,
 		NewOwner: func(ctx context.Context, name string) (uuid.UUID, error) {
 			o, _, err := door.CreateOwner(ctx, name+"-"+uuid.NewString()[:8])
 			return o.ID, err

@@ -61,6 +61,8 @@ Commands:
   rules list|add|remove          the owner's standing rules, exact or pattern (steward rules help)
   skills list|add|scan|remove|enable|disable
                                  the owner's skills; scan runs offline for CI (steward skills help)
+  trading price|account|positions|orders|caps|keys
+                                 the owner's brokerage, paper first (steward trading help; docs/TRADING.md)
   memory consolidate             supersede near-duplicate memories, summarise old conversations
   ledger import FILE --account NAME
                                  import a bank statement (CSV) into the ledger
@@ -117,6 +119,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"accounts":   runAccounts,
 		"rules":      runRules,
 		"skills":     runSkills,
+		"trading":    runTrading,
 		"eval":       runEval,
 		"remote":     runRemote,
 	}

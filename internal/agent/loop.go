@@ -854,6 +854,7 @@ func (r *Runner) gateRequest(x *run, c steward.ToolCall) steward.GateRequest {
 	tool, ok := r.registry(x).Get(c.Name)
 	req.Egress = !ok || tool.External || (tool.Egress && !x.ownerNamed(c.Args))
 	req.NoAllowRules = !ok || !tool.AlwaysOffered()
+	req.AlwaysAsk = !ok || tool.AlwaysAsk
 	if ok && tool.Money != nil {
 		req.MovesMoney = true
 		req.Money, _ = tool.MoneyIn(c.Args) // nil when unreadable: the gate denies it (ARCHITECTURE.md §2)

@@ -126,6 +126,8 @@ type vetted struct {
 	msg     string
 	gated   bool
 	preview string // what the tool's Preview said, for the approval card
+	// estimate is what the tool's Estimate said the call moves (household minimums).
+	estimate *steward.Money
 }
 
 // vet vets each call of a batch (vetted).
@@ -177,6 +179,9 @@ func (r *Runner) preview(ctx context.Context, x *run, calls []steward.ToolCall, 
 			return fmt.Errorf("preview %s: %w", c.Name, err)
 		default:
 			v.preview = text
+		}
+		if v.tool.Estimate != nil && v.reject == "" {
+			v.estimate, _ = v.tool.Estimate(ctx, env, c.Args) // unknown stays nil: a minimum matches
 		}
 	}
 	return nil
@@ -294,7 +299,7 @@ func (r *Runner) journalDecision(ctx context.Context, tx Tx, x *run, p *plan, i 
 	default:
 		rec.Status, rec.DecidedBy = steward.CallPending, ""
 		pc := steward.PendingCall{CallID: c.ID, Tool: c.Name, Args: c.Args, ArgsHash: hash, AlwaysOffered: v.tool.AlwaysOffered(),
-			Reversible: v.tool.Reversible, Preview: v.preview}
+			Reversible: v.tool.Reversible, Preview: v.preview, Estimate: v.estimate}
 		if d.Reason == steward.ReasonTainted {
 			pc.Reason, pc.Taint = d.Reason, x.taint()
 		}
@@ -415,16 +420,30 @@ func (r *Runner) executeExternal(ctx context.Context, x *run, c steward.ToolCall
 		}
 	}
 	res, err = r.runTool(ctx, nil, nil, x, c)
-	if err != nil {
+	unknown := errors.Is(err, steward.ErrOutcomeUnknown)
+	switch {
+	case unknown:
+		// Sent without an answer (a broker's timeout): unknown, never sent again (§2, §20).
+		res = errorResult(c, outcomeUnknown)
+	case err != nil:
 		res = errorResult(c, "the tool failed unexpectedly")
 	}
 	return res, r.inOwner(ctx, x, func(tx Tx) error {
-		if err := r.journalResult(ctx, tx, x, c, steward.CallExecuting, res); err != nil {
+		var err error
+		if unknown {
+			err = tx.Journal.UpdateCall(ctx, steward.CallUpdate{TurnID: x.turn.ID, CallID: c.ID, From: steward.CallExecuting, To: steward.CallUnknown, Result: res.Output})
+		} else {
+			err = r.journalResult(ctx, tx, x, c, steward.CallExecuting, res)
+		}
+		if err != nil {
 			return err
 		}
 		return x.flush(ctx, tx)
 	})
 }
+
+// outcomeUnknown is what the model reads of a call whose outcome is unknown.
+const outcomeUnknown = "outcome unknown: this action was interrupted while running; it may or may not have happened and was not retried. Tell the owner to check."
 
 // executeLocal runs an approved database-local write in tx with its journal row: the kill
 // switch and caps once more, the tool on tx's data, then approved → succeeded or failed. No
@@ -524,7 +543,7 @@ func decidedPlan(x *run, journal map[string]steward.CallRecord) (*plan, error) {
 		case steward.CallDenied:
 			res = refusal(c, "the owner", j.Message)
 		case steward.CallUnknown:
-			res = errorResult(c, "outcome unknown: this action was interrupted while running; it may or may not have happened and was not retried. Tell the owner to check.")
+			res = errorResult(c, outcomeUnknown)
 		case steward.CallSucceeded, steward.CallFailed:
 			res = steward.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: j.Result, IsError: j.Status == steward.CallFailed}
 		default:

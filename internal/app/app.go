@@ -66,6 +66,7 @@ import (
 	"github.com/stewardhq/steward/internal/tools/skilltools"
 	"github.com/stewardhq/steward/internal/tools/webtools"
 	"github.com/stewardhq/steward/internal/trace"
+	"github.com/stewardhq/steward/internal/trading"
 	"github.com/stewardhq/steward/internal/undo"
 	"github.com/stewardhq/steward/internal/voice"
 	"github.com/stewardhq/steward/internal/web"
@@ -97,6 +98,8 @@ type App struct {
 	Accounts *accounts.Service
 	// Skills is the owner's skills and the built-ins (internal/skills).
 	Skills *skills.Service
+	// Trading is the owner's brokerage (internal/trading, docs/TRADING.md); nil when off.
+	Trading *trading.Service
 	// MCPServers is the owner's remote MCP servers and their tools (internal/mcpclient).
 	MCPServers *mcpclient.Service
 	// Rules is the owner's standing rules (internal/rules).
@@ -311,7 +314,8 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		return nil, err
 	}
 	a.Accounts = newAccounts(cfg, a.Store, sealer, s.lookup, a.Now)
-	reg, err := newTools(ctx, cfg, hc, a.Documents, a.Accounts, a.Skills)
+	a.Trading = newTrading(cfg, a.Store, sealer, s.lookup, a.Now)
+	reg, err := newTools(ctx, cfg, hc, a.Documents, a.Accounts, a.Skills, a.Trading)
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +396,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	runs := &autonomy.Runner{Recorder: outcomes, Agent: a.Runner}
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
 	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now, Recover: a.recoverTurn}
-	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks, Outside: a.Accounts,
+	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks, Outside: outside{a.Accounts, a.Trading},
 		Drainers: []autonomy.Drainer{a.Webhooks, a.Deliverer, drainer(a.drainMemory), drainer(a.continueStale), drainer(a.drainTelegram), sweeper}}
 	a.Control = &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode, Now: a.Now}
 	a.Rules = &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
@@ -433,7 +437,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
 			Sessions: a.Sessions, Activity: a.Activity, Passkeys: a.Passkeys,
 			PublicURL: cfg.PublicURL, Control: a.Control, Rules: a.Rules, Memory: a.Memory, Undo: a.Undo,
-			Household: a.Household, Documents: a.Documents, Skills: a.Skills, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts, Voice: a.Voice, Telegram: a.Telegram,
+			Household: a.Household, Documents: a.Documents, Skills: a.Skills, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts, Voice: a.Voice, Telegram: a.Telegram, Trading: a.Trading,
 			KeyFailures: keyFailures, TrustedProxyHeader: cfg.TrustedProxyHeader}),
 		Links:    webapp.LinkPages(a.Links, cfg.TrustedProxyHeader),
 		Telegram: tgCallback,
@@ -479,7 +483,7 @@ func checkPool(ctx context.Context, env string, p interface {
 // tools over docs (save_document fetching through the same guard), and web_search on SearXNG
 // when STEWARD_SEARCH_URL is set, else on Gemini with Google Search grounding when a key is
 // set (without either there is no web_search).
-func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs *document.Service, acc mailtools.Accounts, sk skilltools.Skills) (*tools.Registry, error) {
+func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs *document.Service, acc mailtools.Accounts, sk skilltools.Skills, tr *trading.Service) (*tools.Registry, error) {
 	client := egress.NewClient(egress.Options{AllowHTTP: true, Allow: cfg.EgressAllow})
 	fetcher := &web.Fetcher{Client: client}
 	var search webtools.Searcher
@@ -502,6 +506,7 @@ func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs *doc
 		skilltools.Tools(sk),
 		codetools.Tools(docs),
 		shellTools(cfg),
+		tradingTools(tr),
 	)...)
 }
 

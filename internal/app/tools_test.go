@@ -18,6 +18,7 @@ import (
 	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/testdb"
+	"github.com/stewardhq/steward/internal/trading"
 )
 
 // TestNewToolsWeb: web_fetch is always offered; web_search only with a backend (SearXNG or
@@ -33,7 +34,7 @@ func TestNewToolsWeb(t *testing.T) {
 		{"searxng", config.Config{SearchURL: "https://searx.example.org"}, true},
 		{"gemini", config.Config{GeminiAPIKey: "k", FastModel: "gemini-fast"}, true},
 	} {
-		reg, err := newTools(context.Background(), tc.cfg, nil, nil, nil, nil)
+		reg, err := newTools(context.Background(), tc.cfg, nil, nil, nil, nil, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -52,9 +53,14 @@ func TestNewToolsWeb(t *testing.T) {
 // fails here; an owner's MCP tool alone is worded generically.
 func TestEveryRegisteredToolHasSummary(t *testing.T) {
 	t.Parallel()
-	reg, err := newTools(context.Background(), config.Config{SearchURL: "https://searx.example.org"}, nil, nil, nil, nil)
+	// Trading on: its tools are registered too.
+	reg, err := newTools(context.Background(), config.Config{SearchURL: "https://searx.example.org"}, nil, nil, nil, nil,
+		&trading.Service{Config: trading.Config{Mode: trading.Paper}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, ok := reg.Get("place_order"); !ok {
+		t.Fatal("place_order is not registered with trading on")
 	}
 	for _, name := range reg.Names() {
 		if tool, _ := reg.Get(name); !tool.Summarized() {
@@ -74,7 +80,7 @@ func TestWebFetchResultIsData(t *testing.T) {
 	}))
 	defer page.Close()
 	allow := netip.MustParseAddrPort(page.Listener.Addr().String())
-	reg, err := newTools(context.Background(), config.Config{EgressAllow: []netip.AddrPort{allow}}, nil, nil, nil, nil)
+	reg, err := newTools(context.Background(), config.Config{EgressAllow: []netip.AddrPort{allow}}, nil, nil, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

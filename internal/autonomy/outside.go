@@ -20,6 +20,13 @@ type Outside interface {
 	Events(ctx context.Context, ownerID uuid.UUID, from, to time.Time) ([]calendar.Event, error)
 }
 
+// Portfolio is the owner's brokerage account in one line, for the morning briefing
+// (internal/trading, docs/TRADING.md): an Outside that also implements it gives the briefing
+// its portfolio line; "" for none (trading off).
+type Portfolio interface {
+	PortfolioLine(ctx context.Context, ownerID uuid.UUID) (string, error)
+}
+
 // outsideData is what a job gathered: the day's events and the mail since its last run, and
 // each source's state ("connected", "not connected", or what went wrong).
 type outsideData struct {
@@ -27,6 +34,8 @@ type outsideData struct {
 	Mail     []mail.Summary
 	Calendar string
 	Inbox    string
+	// Portfolio is the brokerage account's line ("" for none).
+	Portfolio string
 	// Since is when the mail gathered starts.
 	Since time.Time
 }

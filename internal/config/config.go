@@ -178,6 +178,8 @@ type Config struct {
 	// empty: <temp dir>/steward-workspaces). docs/CODE.md.
 	Shell, ShellRules bool
 	ShellRoot         string
+	// Trading is the owner's brokerage, off by default (docs/TRADING.md).
+	Trading Trading
 	// MCPTimeout bounds listing a remote MCP server's tools and each call of one
 	// (STEWARD_MCP_TIMEOUT, 20s by default).
 	MCPTimeout time.Duration
@@ -411,6 +413,7 @@ func Load(getenv func(string) string) (Config, error) {
 		r.fail("STEWARD_TELEGRAM_BOT_TOKEN", "(hidden)", "needs STEWARD_TELEGRAM_WEBHOOK_SECRET too: the bot's updates reach Steward only through its webhook")
 	}
 	r.vapid(&c)
+	c.Trading = r.trading()
 	if c.DocumentEndpoint != "" && c.DocumentBucket == "" {
 		r.fail("STEWARD_DOCUMENT_ENDPOINT", c.DocumentEndpoint, "needs STEWARD_DOCUMENT_BUCKET, the bucket on that server")
 	}
@@ -955,4 +958,37 @@ func (r *reader) addr(name, def string) string {
 		return def
 	}
 	return v
+}
+
+// Trading is the brokerage's settings (docs/TRADING.md, docs/ARCHITECTURE.md §20).
+type Trading struct {
+	// Mode is off (the default: no trading tool is registered), paper or alpaca
+	// (STEWARD_TRADING).
+	Mode string
+	// OrderCap and DailyCap are the notional caps in whole dollars (STEWARD_TRADING_ORDER_CAP,
+	// 1000; STEWARD_TRADING_DAILY_CAP, 5000); an owner's own may only be lower.
+	OrderCap, DailyCap int
+	// StartingCash is a new paper account's cash in dollars (STEWARD_TRADING_PAPER_CASH, 100000).
+	StartingCash int
+	// AlpacaURL is the Trading API's base URL (STEWARD_ALPACA_URL, Alpaca's paper API by
+	// default; https://api.alpaca.markets is live). AlpacaDataURL is the market data API
+	// quotes come from (STEWARD_ALPACA_DATA_URL; unset: the owner's price table).
+	AlpacaURL, AlpacaDataURL string
+	// Timeout bounds each call to Alpaca (STEWARD_ALPACA_TIMEOUT, 10s).
+	Timeout time.Duration
+}
+
+func (r *reader) trading() Trading {
+	t := Trading{
+		Mode:          r.oneOf("STEWARD_TRADING", "off", "off", "paper", "alpaca"),
+		OrderCap:      r.intIn("STEWARD_TRADING_ORDER_CAP", 1000, 0, 10_000_000),
+		DailyCap:      r.intIn("STEWARD_TRADING_DAILY_CAP", 5000, 0, 10_000_000),
+		StartingCash:  r.intIn("STEWARD_TRADING_PAPER_CASH", 100_000, 0, 10_000_000),
+		AlpacaURL:     strings.TrimRight(r.str("STEWARD_ALPACA_URL", "https://paper-api.alpaca.markets"), "/"),
+		AlpacaDataURL: strings.TrimRight(r.str("STEWARD_ALPACA_DATA_URL", ""), "/"),
+		Timeout:       r.duration("STEWARD_ALPACA_TIMEOUT", 10*time.Second),
+	}
+	r.httpURL("STEWARD_ALPACA_URL", t.AlpacaURL)
+	r.httpURL("STEWARD_ALPACA_DATA_URL", t.AlpacaDataURL)
+	return t
 }

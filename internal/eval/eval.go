@@ -25,10 +25,11 @@ import (
 	"github.com/stewardhq/steward/internal/ledger"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/trading"
 )
 
 // Classes of tasks, in report order.
-var Classes = []string{"tasks", "memory", "documents", "ledger", "web", "composition", "fabrication", "injection", "approvals", "timezones", "skills", "compute"}
+var Classes = []string{"tasks", "memory", "documents", "ledger", "web", "composition", "fabrication", "injection", "approvals", "timezones", "skills", "compute", "trading"}
 
 // Task is one eval task.
 type Task struct {
@@ -49,6 +50,8 @@ type Setup struct {
 	Documents []Document `json:"documents,omitempty"`
 	// Ledger seeds the demo ledger (internal/ledger SeedHistory).
 	Ledger bool `json:"ledger,omitempty"`
+	// Prices sets the paper broker's price table (symbol → dollars, docs/TRADING.md).
+	Prices map[string]string `json:"prices,omitempty"`
 }
 
 // Document is a plain-text document to upload.
@@ -100,6 +103,8 @@ type Env struct {
 	Store     *store.Store
 	Documents *document.Service
 	Ledger    *ledger.Service
+	// Trading is the paper broker (the suite runs with STEWARD_TRADING=paper).
+	Trading *trading.Service
 	// NewOwner creates a fresh owner for one task.
 	NewOwner func(ctx context.Context, name string) (uuid.UUID, error)
 }
@@ -333,6 +338,14 @@ func setup(ctx context.Context, env Env, owner uuid.UUID, s Setup) error {
 			return err
 		}
 	}
+	for sym, price := range s.Prices {
+		if !env.Trading.On() {
+			return errors.New("no trading service (STEWARD_TRADING=paper)")
+		}
+		if _, err := env.Trading.SetPrice(ctx, owner, sym, price); err != nil {
+			return err
+		}
+	}
 	if s.Ledger {
 		if env.Ledger == nil {
 			return errors.New("no ledger service")
@@ -373,6 +386,17 @@ func readState(ctx context.Context, tx *store.Tx) (state, error) {
 	}
 	for _, d := range docs {
 		st["documents"] = append(st["documents"], d.Name)
+	}
+	orders, err := tx.TradeOrders.Orders(ctx, 100)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range orders {
+		what := o.Symbol
+		if o.Qty != nil {
+			what = fmt.Sprintf("%d %s", *o.Qty, o.Symbol)
+		}
+		st["orders"] = append(st["orders"], o.Side+" "+what+" "+o.Status)
 	}
 	return st, nil
 }

@@ -35,7 +35,7 @@ func TestSuiteAgainstBaseline(t *testing.T) {
 	}
 	db := testdb.New(t)
 	cfg, err := config.Load(func(k string) string {
-		return map[string]string{"APP_DATABASE_URL": db.AppURL, "DOOR_DATABASE_URL": db.DoorURL, "STEWARD_LOG_LEVEL": "error"}[k]
+		return map[string]string{"APP_DATABASE_URL": db.AppURL, "DOOR_DATABASE_URL": db.DoorURL, "STEWARD_LOG_LEVEL": "error", "STEWARD_TRADING": "paper"}[k]
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestSuiteAgainstBaseline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer door.Close()
-	rep := eval.Run(ctx, eval.Env{Runner: a.Runner, Store: a.Store, Documents: a.Documents, Ledger: a.Ledger,
+	rep := eval.Run(ctx, eval.Env{Runner: a.Runner, Store: a.Store, Documents: a.Documents, Ledger: a.Ledger, Trading: a.Trading,
 		NewOwner: func(ctx context.Context, name string) (uuid.UUID, error) {
 			o, _, err := door.CreateOwner(ctx, name)
 			return o.ID, err

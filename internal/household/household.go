@@ -58,7 +58,10 @@ func (h Hooks) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) (n
 	calls := make([]steward.HouseholdCall, len(turn.State.Pending))
 	for i, p := range turn.State.Pending {
 		c := steward.HouseholdCall{CallID: p.CallID, ArgsHash: p.ArgsHash, Tool: p.Tool, Summary: links.Summary(p.Args)}
-		if h.Tools != nil {
+		if m := p.Estimate; m != nil { // the tool's own estimate (an order's notional, §20)
+			minor := m.Minor
+			c.AmountMinor, c.Currency, c.Amount = &minor, m.Currency, steward.FormatMoney(m.Minor, m.Currency)
+		} else if h.Tools != nil {
 			if tool, ok := h.Tools.Get(p.Tool); ok && tool.Money != nil {
 				// An unreadable amount stays nil, and a policy's minimum then matches.
 				if m, err := tool.MoneyIn(p.Args); err == nil && m != nil {

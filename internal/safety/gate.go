@@ -45,7 +45,7 @@ func (g *Gate) Decide(ctx context.Context, tx agent.Tx, req steward.GateRequest)
 	case "deny":
 		return steward.GateDecision{Verdict: steward.Deny, By: "mode:deny", Reason: "the owner has Steward in read-only mode"}, nil
 	case "auto":
-		if g.AllowAuto && !untrusted(req) && !tainted(req) {
+		if g.AllowAuto && !untrusted(req) && !tainted(req) && !req.AlwaysAsk {
 			return steward.GateDecision{Verdict: steward.Allow, By: "mode:auto"}, nil
 		}
 	}

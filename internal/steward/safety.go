@@ -122,6 +122,9 @@ type GateRequest struct {
 	// NoAllowRules is set for tools that do not offer "always" (money and egress): no
 	// standing allow rule runs them without asking.
 	NoAllowRules bool
+	// AlwaysAsk is set for tools only the owner's yes runs (tools.Tool.AlwaysAsk): auto mode
+	// does not run them either.
+	AlwaysAsk bool
 	// Egress is set for calls that can carry data to a destination the owner did not fix in
 	// advance (an External tool, or web_fetch of a URL not in the owner's message).
 	Egress bool

@@ -141,6 +141,9 @@ type PendingCall struct {
 	// Preview is what the tool's Preview said the call will do, one fact a line (a skill's
 	// name, files and scan for install_skill); shown on the card as plain text.
 	Preview string `json:"preview,omitempty"`
+	// Estimate is what the call will move as its tool estimated it before asking (an
+	// order's notional at the quote, §20): a household policy's minimum is compared with it.
+	Estimate *Money `json:"estimate,omitempty"`
 }
 
 // CallStatus is the journal status of one tool call.

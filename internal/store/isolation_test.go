@@ -23,7 +23,7 @@ import (
 var ownerTables = []string{"api_keys", "audit_log", "conversations", "documents", "job_runs", "ledger_accounts", "ledger_budgets",
 	"ledger_postings", "ledger_transactions", "mcp_servers", "mcp_tools", "memory_chunks", "memory_facts",
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
-	"standing_rules", "tasks", "tool_calls", "turns", "approval_links", "connected_accounts", "web_sessions", "webhook_deliveries", "webhooks",
+	"standing_rules", "tasks", "tool_calls", "trading_accounts", "trading_orders", "trading_positions", "trading_prices", "turns", "approval_links", "connected_accounts", "web_sessions", "webhook_deliveries", "webhooks",
 	"household_members", "household_approvals", "owner_usage", "passkeys", "device_links", "skills", "skill_settings", "voice_calls",
 	"telegram_link_codes", "telegram_chats", "telegram_updates"}
 
@@ -54,6 +54,8 @@ type seeded struct {
 	deviceHash  []byte
 	// skill is the owner's skill (blocked, overridden), staged for the call "skill-call" of turn.
 	skill uuid.UUID
+	// order is the owner's paper order (client id "order-call").
+	order string
 }
 
 // seed gives an owner one row in every owner-scoped table, through the store's own methods.
@@ -170,6 +172,9 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 			return err
 		}
 		if sd.skill, err = seedSkill(ctx, tx, name, sd.turn, sd.vector); err != nil {
+			return err
+		}
+		if sd.order, err = seedTrading(ctx, tx, name); err != nil {
 			return err
 		}
 		sd.ledger, err = seedLedger(ctx, tx, name)
@@ -393,6 +398,7 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		}
 
 		probeSkills(t, ctx, tx, a, none, refused)
+		probeTrading(t, ctx, tx, a, none, refused)
 
 		caps, err := tx.Safety.Caps(ctx)
 		none("spending_caps list", len(caps), err)
@@ -502,6 +508,7 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		if l, err := tx.Links.Get(ctx, a.linkHash); err != nil || l.UsedAt != nil {
 			t.Errorf("alice's link after bob: %+v, %v", l, err)
 		}
+		checkTrading(t, ctx, tx, a)
 		if accts, err := tx.Accounts.List(ctx); err != nil || len(accts) != 1 || string(accts[0].Secret) != "sealed password of alice" {
 			t.Errorf("alice's accounts after bob: %+v, %v", accts, err)
 		}

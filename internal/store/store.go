@@ -279,6 +279,9 @@ type Tx struct {
 	Skills        Skills
 	SkillSettings SkillSettings
 	Telegram      Telegram
+	Trading       Trading
+	TradeOrders   TradeOrders
+	Prices        Prices
 }
 
 func newTx(c *conn) *Tx {
@@ -287,7 +290,7 @@ func newTx(c *conn) *Tx {
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Channels: Channels{c}, Deliveries: Deliveries{c},
 		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}, Links: Links{c},
 		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}, Accounts: Accounts{c}, Voice: Voice{c}, Skills: Skills{c}, SkillSettings: SkillSettings{c},
-		Telegram: Telegram{c}}
+		Telegram: Telegram{c}, Trading: Trading{c}, TradeOrders: TradeOrders{c}, Prices: Prices{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.

@@ -14,14 +14,15 @@ import (
 	"github.com/stewardhq/steward/internal/tools/mailtools"
 	"github.com/stewardhq/steward/internal/tools/shelltools"
 	"github.com/stewardhq/steward/internal/tools/skilltools"
+	"github.com/stewardhq/steward/internal/tools/tradingtools"
 	"github.com/stewardhq/steward/internal/tools/webtools"
 )
 
 // everyTool is every tool of every toolset: the built-ins, the ledger's, the web's, the
-// documents' and the skills' (their dependencies are not needed to word a call).
+// documents', the skills' and trading's (their dependencies are not needed to word a call).
 func everyTool() []tools.Tool {
 	return slices.Concat(builtin.Tools(), ledgertools.Tools(), []tools.Tool{webtools.Fetch(nil), webtools.Search(nil)},
-		doctools.Tools(nil, nil), mailtools.Tools(nil, nil), skilltools.Tools(nil), codetools.Tools(nil), shelltools.Tools(nil, false))
+		doctools.Tools(nil, nil), mailtools.Tools(nil, nil), skilltools.Tools(nil), codetools.Tools(nil), shelltools.Tools(nil, false), tradingtools.Tools(nil))
 }
 
 // TestEveryToolHasSummary: a tool added without its one-line summaries fails here (and in

@@ -96,6 +96,9 @@ type Tool struct {
 	// NoAlways marks a write that no standing allow rule may ever run without asking, besides
 	// money and External tools, which never offer it (see AlwaysOffered).
 	NoAlways bool
+	// AlwaysAsk marks a write that nothing but the owner's yes runs: neither a standing rule
+	// nor auto mode (an order to a broker, §20).
+	AlwaysAsk bool
 	// RulesMayAllow lets standing allow rules run an External write all the same: an
 	// operator's explicit choice (run_command with STEWARD_SHELL_RULES=on).
 	RulesMayAllow bool
@@ -119,6 +122,10 @@ type Tool struct {
 	// outside any transaction before the gate, and not in a tainted turn for a URL the
 	// owner did not name; an *ArgError it returns refuses the call.
 	Preview func(ctx context.Context, env Env, args json.RawMessage) (string, error)
+	// Estimate, when set, is what a write will move (an order's notional at the quote), read
+	// with Preview before the gate: a household policy's minimum is compared with it. An
+	// error leaves it unknown (a policy's minimum then matches).
+	Estimate func(ctx context.Context, env Env, args json.RawMessage) (*steward.Money, error)
 
 	params json.RawMessage // canonical JSON Schema of the arguments
 	args   []string        // the arguments' names, in declaration order
@@ -203,7 +210,7 @@ func New[A any](name, description string, kind steward.ToolKind, run func(ctx co
 // never offer it: their calls are asked every time, and no rule lifts a cap
 // (docs/SECURITY.md, "Safety, in code").
 func (t Tool) AlwaysOffered() bool {
-	return !t.NoAlways && t.Money == nil && (!t.External || t.RulesMayAllow) && !t.Egress
+	return !t.NoAlways && !t.AlwaysAsk && t.Money == nil && (!t.External || t.RulesMayAllow) && !t.Egress
 }
 
 // Parameters returns the tool's argument schema as canonical JSON (sorted keys, no

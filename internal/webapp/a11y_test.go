@@ -61,7 +61,8 @@ func newA11yEnv(t *testing.T) a11yEnv {
 	t.Cleanup(voices.Close)
 	app := apptest.New(t, apptest.Options{Lookup: egresstest.Lookup, Env: map[string]string{"STEWARD_EGRESS_ALLOW": "127.0.0.1:443",
 		"STEWARD_VOICE_OPENAI_BASE_URL": voices.URL + "/v1", "STEWARD_VOICE_SPEECH_MODEL": "tts-1",
-		"STEWARD_TELEGRAM_BOT_TOKEN": "123456789:AAbbCCddEEffGGhhIIjjKKllMMnnOOppQQ", "STEWARD_TELEGRAM_WEBHOOK_SECRET": "a11y-secret"}})
+		"STEWARD_TELEGRAM_BOT_TOKEN": "123456789:AAbbCCddEEffGGhhIIjjKKllMMnnOOppQQ", "STEWARD_TELEGRAM_WEBHOOK_SECRET": "a11y-secret",
+		"STEWARD_TRADING": "paper"}})
 	o, runner, ledgers, docs, mem, channels := app.DB, app.Runner, app.Ledger, app.Documents, app.Memory, app.Channels
 
 	ada, key := o.Owner(t, "ada")
@@ -73,6 +74,15 @@ func newA11yEnv(t *testing.T) a11yEnv {
 			t.Fatalf("%q: %+v, %v; want %s", msg, v, err, want)
 		}
 		return v
+	}
+	// The Trading page: a price, a filled order and an open one.
+	if _, err := app.Trading.SetPrice(ctx, ada.ID, "AAPL", "187.20"); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range []steward.OrderRequest{{Symbol: "AAPL", Side: "buy", Qty: 2}, {Symbol: "AAPL", Side: "buy", Qty: 1, Type: "limit", LimitPriceMinor: 150_00}} {
+		if _, err := app.Trading.PlaceOrder(ctx, ada.ID, fmt.Sprint("a11y-", i), r); err != nil {
+			t.Fatal(err)
+		}
 	}
 	done := start(ada.ID, "what time is it", steward.StatusCompleted)
 	e.history = done.ConversationID.String()
@@ -163,7 +173,7 @@ func TestAccessibility(t *testing.T) {
 	src := axeSource(t)
 	e := newA11yEnv(t)
 	pages := []string{"/", "/c/" + e.history, "/c/" + e.markdown, "/c/" + e.pending, "/c/" + e.decided, "/conversations", "/approvals", "/turns/" + e.story,
-		"/money", "/documents", "/documents/" + e.docID, "/skills", "/skills/builtin:meeting-notes", "/settings", "/settings/channels", "/settings/accounts", "/settings/telegram", "/memory", "/activity", "/household", "/no/such/page"}
+		"/money", "/documents", "/documents/" + e.docID, "/skills", "/skills/builtin:meeting-notes", "/settings", "/settings/channels", "/settings/accounts", "/settings/telegram", "/memory", "/activity", "/household", "/trading", "/no/such/page"}
 	// The documentation's screenshots (docs/WEBAPP.md), taken before axe opens the disclosures.
 	shots := map[string]string{"/c/" + e.decided: "chat", "/conversations": "conversations", "/approvals": "approvals",
 		"/turns/" + e.story: "story", "/settings": "settings"}

@@ -40,6 +40,9 @@ func (a *web) money(w http.ResponseWriter, r *http.Request, status int, msg stri
 	}
 	a.write(w, r, "money", status, func(p *page) {
 		p.raw(`<h1>Money</h1>`).pageError(r, msg, imp)
+		if a.d.Trading.On() {
+			p.raw(`<p><a href="/trading">Trading: your brokerage account, positions and orders</a></p>`)
+		}
 		if f, ok := takeFlash(w, r); ok {
 			f.show(p)
 		}

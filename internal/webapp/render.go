@@ -66,7 +66,7 @@ func pendingLink(p *page, n int) {
 }
 
 // titles names the pages outside the navigation; the others are named by their nav label.
-var titles = map[string]string{"signin": "Sign in", "story": "Turn story", "error": "Error", "conversations": "Chats"}
+var titles = map[string]string{"signin": "Sign in", "story": "Turn story", "error": "Error", "conversations": "Chats", "trading": "Trading"}
 
 // title is the document title of page name: "Approvals · Steward".
 func title(name string, status int) string {

@@ -53,6 +53,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/telegram"
+	"github.com/stewardhq/steward/internal/trading"
 	"github.com/stewardhq/steward/internal/undo"
 	"github.com/stewardhq/steward/internal/voice"
 )
@@ -112,6 +113,8 @@ type Deps struct {
 	Channels *channel.Service
 	// MCPServers serves /settings/mcp; nil leaves the page saying MCP servers are off.
 	MCPServers *mcpclient.Service
+	// Trading serves /trading (docs/TRADING.md); nil leaves the page saying trading is off.
+	Trading *trading.Service
 	// Accounts serves /settings/accounts; nil leaves the page saying accounts are off.
 	Accounts *accounts.Service
 	// Telegram serves /settings/telegram (link codes, linked chats); nil leaves the page
@@ -225,6 +228,7 @@ func Routes(d Deps) func(chi.Router) {
 				// Multipart: the handler checks the CSRF token, the form's first part.
 				r.Post("/skills/upload", w.uploadSkill)
 				r.Get("/money", w.moneyPage)
+				r.Get("/trading", w.tradingPage)
 				r.Get("/settings/channels", w.channelsPage)
 				r.Get("/settings/mcp", w.mcpPage)
 				r.Get("/settings/accounts", w.accountsPage)
@@ -244,6 +248,7 @@ func Routes(d Deps) func(chi.Router) {
 					r.Post("/settings/rules", w.addRule)
 					r.Post("/settings/rules/{id}/delete", w.deleteRule)
 					r.Post("/settings/mode", w.setMode)
+					r.Post(priceAction, w.setPrice)
 					r.Post("/settings/stop", w.stop)
 					r.Post("/settings/resume", w.resume)
 					r.Post("/memory/facts", w.addFact)

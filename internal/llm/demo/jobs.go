@@ -40,6 +40,7 @@ type jobData struct {
 	Open      []jobItem         `json:"open_tasks_without_due_date"`
 	Approvals []jobItem         `json:"pending_approvals"`
 	Sources   map[string]string `json:"sources"`
+	Portfolio string            `json:"portfolio"`
 }
 
 // jobData reads a job message's data block.
@@ -135,6 +136,9 @@ func briefingText(d jobData) string {
 	section("Open tasks", d.Open, title, "")
 	if n := len(d.Approvals); n > 0 {
 		fmt.Fprintf(&b, "\n\nWaiting for your approval: %d.", n)
+	}
+	if d.Portfolio != "" {
+		b.WriteString("\n\nPortfolio: " + d.Portfolio)
 	}
 	return b.String()
 }
