@@ -2,14 +2,13 @@ package app
 
 import (
 	"context"
-
-	"github.com/google/uuid"
-
-	"github.com/stewardhq/steward/internal/accounts"
 	"net/netip"
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/accounts"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/secret"
@@ -41,7 +40,7 @@ func tradingTools(t *trading.Service) []tools.Tool {
 	if !t.On() {
 		return nil
 	}
-	return tradingtools.Tools(t)
+	return tradingtools.Tools(t, t.Config.Mode == trading.Alpaca)
 }
 
 // outside is what the jobs gather from: the owner's mail and calendar, and — trading on —

@@ -22,7 +22,7 @@ import (
 // documents', the skills' and trading's (their dependencies are not needed to word a call).
 func everyTool() []tools.Tool {
 	return slices.Concat(builtin.Tools(), ledgertools.Tools(), []tools.Tool{webtools.Fetch(nil), webtools.Search(nil)},
-		doctools.Tools(nil, nil), mailtools.Tools(nil, nil), skilltools.Tools(nil), codetools.Tools(nil), shelltools.Tools(nil, false), tradingtools.Tools(nil))
+		doctools.Tools(nil, nil), mailtools.Tools(nil, nil), skilltools.Tools(nil), codetools.Tools(nil), shelltools.Tools(nil, false), tradingtools.Tools(nil, false))
 }
 
 // TestEveryToolHasSummary: a tool added without its one-line summaries fails here (and in

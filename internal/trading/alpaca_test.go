@@ -364,3 +364,35 @@ func TestAutoModeStillAsks(t *testing.T) {
 		t.Fatalf("auto mode: %+v, orders %+v", v, e.orders(t))
 	}
 }
+
+// TestAlpacaAnswersAreData: what Alpaca answers is a stranger's text (a rejection's reason, a
+// symbol's name), so reading it reaches the model fenced as data and taints the turn: an
+// order proposed after it waits with the tainted reason (§3). The paper broker's answers are
+// the owner's own and taint nothing.
+func TestAlpacaAnswersAreData(t *testing.T) {
+	t.Parallel()
+	model := func() *scripted.Model {
+		return scripted.New(
+			scripted.Reply(scripted.Calls(scripted.Call("q1", "get_quote", `{"symbol":"AAPL"}`))),
+			scripted.Reply(scripted.Calls(scripted.Call("o1", "place_order", `{"symbol":"AAPL","side":"buy","qty":1}`))),
+			scripted.Reply(scripted.Text("Done.")))
+	}
+	remote := model()
+	e := alpacaEnv(t, newFake(t), remote, nil)
+	v := e.start(t, "what is Apple at? buy one")
+	if v.Status != steward.StatusSuspended || len(v.Pending) != 1 || v.Pending[0].Reason != steward.ReasonTainted || v.Pending[0].Taint != "tool:get_quote" {
+		t.Fatalf("with Alpaca: %+v, want the order waiting as tainted by get_quote", v)
+	}
+	msgs := remote.Requests()[1].Messages
+	if out := string(msgs[len(msgs)-1].Parts[0].ToolResult.Output); !strings.Contains(out, `data source=\"tool:get_quote\"`) {
+		t.Errorf("the model read %s, want the quote fenced as data", out)
+	}
+
+	paper := newEnv(t, model(), map[string]string{"STEWARD_TRADING": "paper"})
+	if _, err := paper.App.Trading.SetPrice(context.Background(), paper.owner, "AAPL", "187.20"); err != nil {
+		t.Fatal(err)
+	}
+	if v := paper.start(t, "what is Apple at? buy one"); len(v.Pending) != 1 || v.Pending[0].Taint != "" {
+		t.Fatalf("paper: %+v, want the order waiting untainted", v)
+	}
+}

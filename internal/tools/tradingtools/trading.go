@@ -34,8 +34,10 @@ type Broker interface {
 	CancelOrder(ctx context.Context, ownerID uuid.UUID, id string) (steward.Order, error)
 }
 
-// Tools returns the trading tools over b.
-func Tools(b Broker) []tools.Tool {
+// Tools returns the trading tools over b. With a broker outside (Alpaca: remote says so)
+// every tool's output is a stranger's text — a rejection's reason, a symbol's name — and
+// taints the turn that reads it (§3); the paper broker's is the owner's own data.
+func Tools(b Broker, remote bool) []tools.Tool {
 	place := tools.WithPreview(placeOrderTool(b), func(ctx context.Context, env tools.Env, a placeOrderArgs) (string, error) {
 		s, err := b.Preview(ctx, env.OwnerID, a.request())
 		return s, failed(ctx, "qty", err)
@@ -53,6 +55,7 @@ func Tools(b Broker) []tools.Tool {
 	}
 	out := []tools.Tool{getAccountTool(b), getPositionsTool(b), getQuoteTool(b), listOrdersTool(b), place, cancelOrderTool(b)}
 	for i := range out {
+		out[i].Untrusted = remote
 		if out[i].Kind == steward.KindWrite {
 			// An order leaves Postgres: journaled executing first, never run twice, and only the
 			// owner's yes runs it (no rule, no auto mode).
@@ -62,21 +65,14 @@ func Tools(b Broker) []tools.Tool {
 	return out
 }
 
-// failed is a broker's error for the model: a client error (a cap, no quote, a bad symbol)
-// as an argument error it can read and tell the owner; an unknown outcome and anything else
-// as it is.
+// failed is a broker's error for the model: a bad argument or a refusal in words (a cap, no
+// quote, an unknown symbol) it can read and tell the owner (tools.ServiceError); an unknown
+// outcome and anything else as it is.
 func failed(ctx context.Context, field string, err error) error {
-	if err == nil {
-		return nil
+	if errors.Is(err, steward.ErrOutcomeUnknown) {
+		return err
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	var se *steward.Error
-	if errors.As(err, &se) && se.Code != steward.CodeInternal && !errors.Is(err, steward.ErrOutcomeUnknown) {
-		return &tools.ArgError{Field: field, Msg: se.Message, Err: err}
-	}
-	return err
+	return tools.ServiceError(ctx, field, err)
 }
 
 func money(cents int64) string { return tools.Money(cents, "USD") }
