@@ -175,8 +175,20 @@ func TestBrowserChat(t *testing.T) {
 		// A write waits on a card; a reload keeps it live; approved, it says so, also after a reload.
 		var buttons int
 		var decision string
-		step("a pending card survives a reload", send("remind me to buy milk"), chromedp.WaitVisible(chromedp.CSS(`fieldset.card`)),
-			chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`fieldset.card button[data-choice=approve]`)))
+		// The card arrives scrolled into view with its Approve clear of the sticky composer: a
+		// tap lands on the button, not on the box above it.
+		var onTop string
+		step("a pending card in view", send("remind me to buy milk"), chromedp.WaitVisible(chromedp.CSS(`fieldset.card button[data-choice=approve]`)),
+			chromedp.Sleep(300*time.Millisecond),
+			browsertest.Into(&onTop, chromedp.Evaluate[string](`(() => {
+				const b = document.querySelector("fieldset.card button[data-choice=approve]"), r = b.getBoundingClientRect();
+				const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+				return at === b || b.contains(at) ? "approve" : (at ? at.tagName + "." + at.className : "nothing (off screen)");
+			})()`)))
+		if onTop != "approve" {
+			t.Errorf("%s: at the Approve button's centre the page has %s; want the button itself, in view and not under the composer", size.name, onTop)
+		}
+		step("a pending card survives a reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`fieldset.card button[data-choice=approve]`)))
 		browsertest.Shot(t, ctx, "chat-pending-"+size.name+".png")
 		var badge string
 		step("the badge counts the write", browsertest.Into(&badge, chromedp.Evaluate[string](
