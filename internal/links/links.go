@@ -98,9 +98,7 @@ func (s *Issuer) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) 
 	} else {
 		fmt.Fprintf(&b, "Steward is waiting for your approval of %d actions (the links decide them all):\n", len(pending))
 	}
-	calls := make([]steward.LinkCall, len(pending))
-	for i, p := range pending {
-		calls[i] = steward.LinkCall{CallID: p.CallID, ArgsHash: p.ArgsHash}
+	for _, p := range pending {
 		fmt.Fprintf(&b, "• %s: %s\n", p.Tool, Summary(p.Args))
 	}
 	switch {
@@ -109,28 +107,39 @@ func (s *Issuer) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) 
 	case len(s.Key) == 0:
 		b.WriteString("\nOne-tap links are off on this deployment (STEWARD_SECRET_KEY is not set): approve or deny in the web app or the API.")
 	default:
-		exp := s.Now.Now().Add(s.ttl())
-		if turn.ExpiresAt.Before(exp) {
-			exp = *turn.ExpiresAt
+		ids, exp, err := s.pair(ctx, tx.Links, turn)
+		if err != nil {
+			return false, err
 		}
-		for _, approve := range []bool{true, false} {
-			id := uuid.New()
-			if err := tx.Links.Create(ctx, steward.NewLink{TurnID: turn.ID, Hash: auth.Hash(s.token(id)), Approve: approve,
-				Calls: calls, SuspendedUntil: *turn.ExpiresAt, ExpiresAt: exp}); err != nil {
-				return false, err
-			}
-			label := "Approve"
-			if !approve {
-				label = "Deny"
-			}
-			fmt.Fprintf(&b, "\n%s: %s%s]", label, placeholder, id)
-		}
+		fmt.Fprintf(&b, "\nApprove: %s%s]\nDeny: %s%s]", placeholder, ids[0], placeholder, ids[1])
 		fmt.Fprintf(&b, "\n\nEach link opens a page to confirm; it works once, until %s.", exp.UTC().Format("2006-01-02 15:04 MST"))
 	}
 	if _, err := tx.Data.CreateNotification(ctx, "", "Approval needed", b.String()); err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// pair stores a suspended turn's two one-tap links, Approve then Deny (ids), bound to the
+// turn, its suspension and its pending calls' args hashes, and says until when they work:
+// the link TTL, or the suspension's end if sooner. A link's token is s.token(id).
+func (s *Issuer) pair(ctx context.Context, links agent.Links, turn steward.Turn) (ids [2]uuid.UUID, exp time.Time, err error) {
+	calls := make([]steward.LinkCall, len(turn.State.Pending))
+	for i, p := range turn.State.Pending {
+		calls[i] = steward.LinkCall{CallID: p.CallID, ArgsHash: p.ArgsHash}
+	}
+	exp = s.Now.Now().Add(s.ttl())
+	if turn.ExpiresAt.Before(exp) {
+		exp = *turn.ExpiresAt
+	}
+	for i, approve := range []bool{true, false} {
+		ids[i] = uuid.New()
+		if err := links.Create(ctx, steward.NewLink{TurnID: turn.ID, Hash: auth.Hash(s.token(ids[i])), Approve: approve,
+			Calls: calls, SuspendedUntil: *turn.ExpiresAt, ExpiresAt: exp}); err != nil {
+			return ids, exp, err
+		}
+	}
+	return ids, exp, nil
 }
 
 func (s *Issuer) ttl() time.Duration {

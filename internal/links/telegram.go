@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
-	"github.com/stewardhq/steward/internal/auth"
 	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/secret"
 	"github.com/stewardhq/steward/internal/steward"
@@ -202,26 +201,11 @@ func (s *Service) TurnButtons(ctx context.Context, owner, turnID uuid.UUID) ([]c
 		if turn.Status != steward.StatusSuspended || turn.State == nil || len(turn.State.Pending) == 0 || turn.ExpiresAt == nil {
 			return nil
 		}
-		calls := make([]steward.LinkCall, len(turn.State.Pending))
-		for i, p := range turn.State.Pending {
-			calls[i] = steward.LinkCall{CallID: p.CallID, ArgsHash: p.ArgsHash}
+		ids, _, err := s.pair(ctx, tx.Links, turn)
+		if err != nil {
+			return err
 		}
-		exp := s.Now.Now().Add(s.ttl())
-		if turn.ExpiresAt.Before(exp) {
-			exp = *turn.ExpiresAt
-		}
-		for _, approve := range []bool{true, false} {
-			id := uuid.New()
-			if err := tx.Links.Create(ctx, steward.NewLink{TurnID: turn.ID, Hash: auth.Hash(s.token(id)), Approve: approve,
-				Calls: calls, SuspendedUntil: *turn.ExpiresAt, ExpiresAt: exp}); err != nil {
-				return err
-			}
-			label := "✅ Approve"
-			if !approve {
-				label = "❌ Deny"
-			}
-			out = append(out, channel.Button{Text: label, Data: callbackPrefix + s.token(id)})
-		}
+		out = []channel.Button{{Text: "✅ Approve", Data: callbackPrefix + s.token(ids[0])}, {Text: "❌ Deny", Data: callbackPrefix + s.token(ids[1])}}
 		return nil
 	})
 	return out, err
