@@ -16,13 +16,13 @@ type target struct {
 	size    string // "empty", "small", "medium", "large"
 	ownerID string
 	apiKey  string
-	turns  int64 // the owner's turns before the run
+	turns   int64 // the owner's turns before the run
 }
 
 // sample is what one operation measured for one owner: each request's latency at the client
 // and the CPU the batch used, in the serve process and in its PostgreSQL backends.
 type sample struct {
-	latencies   []time.Duration
+	latencies     []time.Duration
 	appCPU, dbCPU time.Duration
 }
 

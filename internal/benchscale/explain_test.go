@@ -1,0 +1,203 @@
+package benchscale
+
+import (
+	"context"
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// hotPath are the statements the approval cycle and the read routes run in an owner's
+// transaction, by sqlc name: what the trace of steward serve (benchcycle -trace, or a proxy
+// with SetTrace over bench-scale's operations) names for chat → suspended → confirm →
+// completed, the memory worker's ingest of the turn, and GET /v1/conversations, /v1/approvals,
+// /v1/activity, /v1/turns/{id}/events, /v1/ledger/report and /v1/memory/search.
+var hotPath = []string{
+	// the cycle
+	"AdmitState", "LockOwner", "ControlState", "CreateConversation", "GetConversation", "CreateTurn", "GetTurn",
+	"ClaimTurn", "TurnCancelRequested", "ListMessages", "InsertMessages", "TouchConversation",
+	"InsertToolCall", "ListToolCalls", "UpdateToolCall", "MarkUnknownToolCalls", "RulesForTool", "AppendAuditBatch",
+	"CreateTask", "EnqueueIngest", "ListMCPTools", "ListChannels", "GetChannel", "NearestChunks", "MatchFacts",
+	// the memory worker's ingest of a turn
+	"ClaimIngest", "CurrentChunkTexts", "CompleteIngest",
+	// the read routes
+	"ListConversations", "ListTurnsByStatus", "ListTurns", "ListTurnAudit", "LedgerEntries",
+}
+
+// doorPath are the cross-owner statements of the background drains, run as steward_door.
+var doorPath = []string{"DueIngests", "ScanContinuingTurns", "ScanSweepOwners"}
+
+// TestHotPathIsIndexed: every hot-path statement can be served by an index on every table
+// that holds owners' rows (docs/PERFORMANCE.md "At scale"). Over a generated database
+// (fill.go, ANALYZEd), each statement's generic plan (EXPLAIN (GENERIC_PLAN), the plan a
+// prepared statement settles on) is read as the app role under row-level security for the
+// largest owner — or as the door for the cross-owner drains — with enable_seqscan off: the
+// planner then takes a sequential scan only where no index can serve the access. At a test's
+// sizes its choice between a small table's scan and an index says little; whether an index
+// exists for every access is what stays true as the data grows.
+func TestHotPathIsIndexed(t *testing.T) {
+	d := filled(t, 0.01)
+	ctx := context.Background()
+	queries := sqlcQueries(t)
+	su, err := pgx.Connect(ctx, d.SuperURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer su.Close(ctx)
+	rows, err := su.Query(ctx, `SELECT DISTINCT table_name::text FROM information_schema.columns
+		WHERE table_schema = 'public' AND column_name IN ('owner_id', 'requester_id') UNION SELECT 'owners'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownerTables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// tables with rows, and partial indexes: a walk of a whole index counts against a
+	// statement only when it is not partial (a partial index holds one state's rows, such as
+	// the due outbox items, not the history) and its table has rows (over an empty table the
+	// planner's pick among indexes means nothing).
+	names := func(sql string) []string {
+		rows, err := su.Query(ctx, sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	w := walks{populated: names(`SELECT relname::text FROM pg_class WHERE relkind = 'r' AND reltuples > 0`),
+		partial: names(`SELECT indexrelid::regclass::text FROM pg_index WHERE indpred IS NOT NULL`), leading: map[string]string{}}
+	for _, pair := range names(`SELECT i.indexrelid::regclass::text || ' ' || a.attname FROM pg_index i
+		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]`) {
+		ix, col, _ := strings.Cut(pair, " ")
+		w.leading[ix] = col
+	}
+	explain := func(t *testing.T, url, begin, name string) {
+		sql, ok := queries[name]
+		if !ok {
+			t.Fatalf("no sqlc query %s in db/", name)
+		}
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx) //nolint:errcheck // nothing was written
+		if _, err := tx.Exec(ctx, begin+"; SET LOCAL enable_seqscan = off"); err != nil {
+			t.Fatal(err)
+		}
+		// The simple protocol: the statement's $n stay parameters of the generic plan.
+		res, err := tx.Conn().PgConn().Exec(ctx, "EXPLAIN (FORMAT JSON, GENERIC_PLAN) "+sql).ReadAll()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var plan []map[string]any
+		if err := json.Unmarshal(res[0].Rows[0][0], &plan); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, rel := range w.whole(plan[0]["Plan"]) {
+			if slices.Contains(ownerTables, rel) {
+				raw, _ := json.MarshalIndent(plan, "", " ")
+				t.Errorf("%s scans %s sequentially: no index serves it\n%s", name, rel, raw)
+			}
+		}
+	}
+	owner := md5UUID("1/owner/1") // the largest owner
+	for _, name := range hotPath {
+		t.Run(name, func(t *testing.T) {
+			explain(t, d.AppURL, "SELECT set_config('app.owner_id', '"+owner+"', true), "+
+				"set_config('hnsw.iterative_scan', 'relaxed_order', true)", name)
+		})
+	}
+	for _, name := range doorPath {
+		t.Run(name, func(t *testing.T) { explain(t, d.DoorURL, "SELECT 1", name) })
+	}
+}
+
+// walks finds the relations a plan reads whole.
+type walks struct {
+	populated, partial []string
+	leading            map[string]string // index → its first column
+}
+
+// whole is the relations a plan node and its children read whole: a sequential scan, an
+// index scan with neither a condition nor an order, or one whose condition leaves out the
+// index's first column (with enable_seqscan off the planner may walk an unrelated index end
+// to end instead of the table).
+func (w walks) whole(node any) []string {
+	n, ok := node.(map[string]any)
+	if !ok {
+		return nil
+	}
+	var out []string
+	switch n["Node Type"] {
+	case "Seq Scan":
+		out = append(out, n["Relation Name"].(string))
+	case "Index Scan", "Index Only Scan":
+		rel, _ := n["Relation Name"].(string)
+		ix, _ := n["Index Name"].(string)
+		cond, _ := n["Index Cond"].(string)
+		if cond == "" && n["Order By"] == nil && slices.Contains(w.populated, rel) && !slices.Contains(w.partial, ix) {
+			out = append(out, rel)
+		}
+		// A condition on a later column of a btree does not narrow the scan: PostgreSQL reads
+		// the whole index and checks it on each entry.
+		if col := w.leading[ix]; cond != "" && col != "" && !strings.Contains(cond, "("+col+" ") && !slices.Contains(w.partial, ix) {
+			out = append(out, rel)
+		}
+	}
+	children, _ := n["Plans"].([]any)
+	for _, c := range children {
+		out = append(out, w.whole(c)...)
+	}
+	return out
+}
+
+// sqlcQueries are the statements sqlc generated (db/*.sql.go), by name: the SQL the store
+// runs, with its $n parameters.
+func sqlcQueries(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob("../../db/*.sql.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no db/*.sql.go: %v", err)
+	}
+	out := map[string]string{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				return true
+			}
+			if rest, ok := strings.CutPrefix(s, "-- name: "); ok {
+				name, _, _ := strings.Cut(rest, " ")
+				out[name] = s
+			}
+			return true
+		})
+	}
+	return out
+}
