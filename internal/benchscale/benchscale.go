@@ -70,7 +70,32 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", filled, err)
 	}
+	if err := describe(ctx, o, filled, w); err != nil {
+		return err
+	}
 	return writeTable(w, empty["empty"], owners, full)
+}
+
+// describe writes what the filled database holds: its rows per table (the planner's counts,
+// after VACUUM ANALYZE) and its size.
+func describe(ctx context.Context, o Options, db string, w io.Writer) error {
+	conn, err := benchcycle.Connect(ctx, o.SuperuserDatabaseURL, db)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var line string
+	err = conn.QueryRow(ctx, `SELECT string_agg(to_char(n, 'FM999,999,999') || ' ' || t, ', ' ORDER BY o) || '; '
+		|| pg_size_pretty(pg_database_size(current_database()))
+		FROM (SELECT o, t, (SELECT coalesce(sum(c.reltuples), 0)::bigint FROM pg_class c
+			WHERE c.relname = t OR c.relname LIKE t || '\_p%') AS n
+			FROM unnest(ARRAY['owners', 'turns', 'tool_calls', 'messages', 'audit_log', 'memory_chunks', 'documents',
+				'ledger_postings', 'job_runs']) WITH ORDINALITY AS x (t, o)) r`).Scan(&line)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s holds %s.\n\n", db, line)
+	return err
 }
 
 // cycleOptions are o as internal/benchcycle's options on database db.
