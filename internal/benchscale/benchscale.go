@@ -88,7 +88,7 @@ func describe(ctx context.Context, o Options, db string, w io.Writer) error {
 	err = conn.QueryRow(ctx, `SELECT string_agg(to_char(n, 'FM999,999,999') || ' ' || t, ', ' ORDER BY o) || '; '
 		|| pg_size_pretty(pg_database_size(current_database()))
 		FROM (SELECT o, t, (SELECT coalesce(sum(c.reltuples), 0)::bigint FROM pg_class c
-			WHERE c.relname = t OR c.relname LIKE t || '\_p%') AS n
+			WHERE c.relkind = 'r' AND (c.relname = t OR c.relname ~ ('^' || t || '_p[0-9]+$'))) AS n
 			FROM unnest(ARRAY['owners', 'turns', 'tool_calls', 'messages', 'audit_log', 'memory_chunks', 'documents',
 				'ledger_postings', 'job_runs']) WITH ORDINALITY AS x (t, o)) r`).Scan(&line)
 	if err != nil {
