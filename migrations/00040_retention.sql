@@ -14,8 +14,34 @@
 -- the hot path's inserts). Job runs have uuid ids: a partial index on finished_at finds the
 -- finished ones; the newest run of each schedule is kept, as the scheduler counts the next
 -- occurrence from it.
+--
+-- nearest_chunks is memory recall's search (queries/memory_worker.sql NearestChunks),
+-- planned at each call with its owner known (EXECUTE … USING). As a prepared statement,
+-- after five runs PostgreSQL settled on a generic plan made for the average owner: read all
+-- of the owner's chunks and sort them by distance — 1.2 s and 300 ms of CPU for an owner
+-- with 30,000 chunks — instead of the HNSW index (docs/PERFORMANCE.md "At scale"). Planned
+-- with the owner known it takes the index for a large owner and the sort for a small one.
+-- SECURITY INVOKER: row-level security applies as it did to the statement it replaces.
+--
+-- audit_log_turn gains owner_id between turn_id and seq: with only (turn_id, seq), the
+-- generic plan of a turn's events (ListTurnAudit, the story) ANDed it with the owner's index
+-- — a bitmap of every audit event of the owner, 337 ms for an owner with a million — where
+-- one index now answers both conditions (0.06 ms). Same index count on the hot path.
 
 -- +goose Up
+-- +goose StatementBegin
+CREATE FUNCTION nearest_chunks(query vector, owner uuid, kinds text[], max_rows int) RETURNS SETOF memory_chunks
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, public AS $$
+BEGIN
+    RETURN QUERY EXECUTE
+        'SELECT * FROM memory_chunks
+        WHERE owner_id = $2 AND superseded_at IS NULL AND (cardinality($3) = 0 OR source_kind = ANY ($3))
+        ORDER BY embedding::halfvec(768) <=> $1::halfvec(768)
+        LIMIT $4'
+        USING query, owner, kinds, max_rows;
+END
+$$;
+-- +goose StatementEnd
 -- +goose StatementBegin
 CREATE OR REPLACE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -36,6 +62,9 @@ CREATE POLICY retention_delete ON memory_outbox FOR DELETE TO steward_owner USIN
 CREATE POLICY retention_delete ON job_runs FOR DELETE TO steward_owner USING (true);
 
 CREATE INDEX job_runs_finished ON job_runs (finished_at) WHERE finished_at IS NOT NULL;
+
+DROP INDEX audit_log_turn;
+CREATE INDEX audit_log_turn ON audit_log (turn_id, owner_id, seq) WHERE turn_id IS NOT NULL;
 
 -- +goose StatementBegin
 CREATE FUNCTION retire_audit(before timestamptz, batch int) RETURNS bigint
@@ -95,10 +124,13 @@ GRANT EXECUTE ON FUNCTION retire_audit(timestamptz, int), retire_webhook_deliver
     retire_memory_outbox(timestamptz, int), retire_job_runs(timestamptz, int) TO steward_door;
 
 -- +goose Down
+DROP FUNCTION nearest_chunks(vector, uuid, text[], int);
 DROP FUNCTION retire_job_runs(timestamptz, int);
 DROP FUNCTION retire_memory_outbox(timestamptz, int);
 DROP FUNCTION retire_webhook_deliveries(timestamptz, int);
 DROP FUNCTION retire_audit(timestamptz, int);
+DROP INDEX audit_log_turn;
+CREATE INDEX audit_log_turn ON audit_log (turn_id, seq) WHERE turn_id IS NOT NULL;
 DROP INDEX job_runs_finished;
 DROP POLICY retention_delete ON job_runs;
 DROP POLICY retention_delete ON memory_outbox;
