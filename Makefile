@@ -42,7 +42,7 @@ TESTFLAGS ?=
 # of the dev database into the recipe's shell (scripts/devdb env single-quotes the values).
 load_env = eval "$$(scripts/devdb env | sed 's/^/export /')"
 
-.PHONY: help run test cfn-lint axe lighthouse injection-report bench bench-cycle bench-soak bench-cold bench-load bench-extract fuzz bench-recall bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
+.PHONY: help run test cfn-lint axe lighthouse injection-report bench bench-cycle bench-soak bench-cold bench-load bench-scale bench-extract fuzz bench-recall bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
 .PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction build-WorkerFunction build-MigrateFunction
 
 # ROOT is the module root (this Makefile's directory), wherever make runs from: `sam build`
@@ -138,6 +138,13 @@ LOAD_FLAGS ?=
 bench-load: build db ## 200 owners for 5 minutes against steward serve: throughput, p50/p99, statuses, invariants by SQL, RSS
 	$(GO) build -trimpath -o bin/benchload ./cmd/benchload
 	@$(load_env); bin/benchload -steward bin/steward $(LOAD_FLAGS)
+
+# SCALE_FLAGS: more flags for bin/benchscale, e.g. "-scale 0.05 -samples 50" (a quick run)
+SCALE_FLAGS ?=
+
+bench-scale: build db ## a year of 10,000 households (generated, kept between runs) vs empty: cycle and read routes, p50/p99 and CPU per operation
+	$(GO) build -trimpath -o bin/benchscale ./cmd/benchscale
+	@$(load_env); bin/benchscale -steward bin/steward $(SCALE_FLAGS)
 
 bench-extract: db ## the hostile documents: each reading's time and extra RSS, and another owner's latency while they are uploaded
 	@$(load_env); $(GO) test -run '^$$' -bench BenchmarkHostile -benchtime 3x ./internal/doctext/ && \

@@ -461,13 +461,9 @@ func (q *Queries) MatchFacts(ctx context.Context, arg MatchFactsParams) ([]Match
 }
 
 const nearestChunks = `-- name: NearestChunks :many
-SELECT id, source_kind, source_id, text, created_at, origin,
-    (embedding <=> $1::vector)::float8 AS distance
-FROM memory_chunks
-WHERE owner_id = $2 AND superseded_at IS NULL
-    AND (cardinality($3::text[]) = 0 OR source_kind = ANY ($3::text[]))
-ORDER BY embedding::halfvec(768) <=> $1::vector::halfvec(768)
-LIMIT $4
+SELECT c.id, c.source_kind, c.source_id, c.text, c.created_at, c.origin,
+    (c.embedding <=> $1::vector)::float8 AS distance
+FROM nearest_chunks($1::vector, $2::uuid, $3::text[], $4::int) c
 `
 
 type NearestChunksParams struct {
@@ -487,9 +483,10 @@ type NearestChunksRow struct {
 	Distance   float64
 }
 
-// The k current chunks nearest to the query (cosine), optionally of some kinds only. Under
-// hnsw.iterative_scan the index keeps scanning until k rows pass the filters; with
-// relaxed_order the caller re-sorts by distance.
+// The k current chunks nearest to the query (cosine), optionally of some kinds only, found by
+// nearest_chunks (migrations/00040_retention.sql), which plans the search at each call with
+// the owner known. Under hnsw.iterative_scan the index keeps scanning until k rows pass the
+// filters; with relaxed_order the caller re-sorts by distance.
 func (q *Queries) NearestChunks(ctx context.Context, arg NearestChunksParams) ([]NearestChunksRow, error) {
 	rows, err := q.db.Query(ctx, nearestChunks,
 		arg.Query,

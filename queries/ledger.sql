@@ -25,16 +25,23 @@ VALUES (sqlc.arg(owner_id), sqlc.arg(transaction_id), sqlc.arg(account_id), sqlc
 
 -- name: LedgerEntries :many
 -- One row per posting to an asset or liability account (the money side of a transaction),
--- with its category: the expense or income account(s) of the same transaction.
-SELECT t.id, t.date, t.description, t.merchant, t.source, a.name AS account, p.amount_minor, p.currency,
-    COALESCE((SELECT string_agg(ca.name, ', ' ORDER BY ca.name) FROM ledger_postings cp
-        JOIN ledger_accounts ca ON ca.owner_id = cp.owner_id AND ca.id = cp.account_id
-        WHERE cp.owner_id = t.owner_id AND cp.transaction_id = t.id AND ca.kind IN ('expense', 'income')), '')::text AS category
+-- with its category: the expense or income account(s) of the same transaction. Each of the
+-- window's transactions reads its own postings (ledger_postings_transaction) in a LATERAL
+-- subquery that the planner cannot flatten into a join (it has a window function), so the
+-- report costs what the window holds, never the account's whole history (docs/ARCHITECTURE.md
+-- §21).
+SELECT t.id, t.date, t.description, t.merchant, t.source, m.name AS account, m.amount_minor, m.currency,
+    COALESCE(m.category, '')::text AS category
 FROM ledger_transactions t
-JOIN ledger_postings p ON p.owner_id = t.owner_id AND p.transaction_id = t.id
-JOIN ledger_accounts a ON a.owner_id = p.owner_id AND a.id = p.account_id
-WHERE t.owner_id = sqlc.arg(owner_id) AND a.kind IN ('asset', 'liability')
-    AND t.date >= sqlc.arg(from_date) AND t.date < sqlc.arg(to_date)
+CROSS JOIN LATERAL (
+    SELECT a.name, a.kind, p.amount_minor, p.currency,
+        string_agg(a.name, ', ') FILTER (WHERE a.kind IN ('expense', 'income'))
+            OVER (ORDER BY a.name ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS category
+    FROM ledger_postings p JOIN ledger_accounts a ON a.owner_id = p.owner_id AND a.id = p.account_id
+    WHERE p.owner_id = t.owner_id AND p.transaction_id = t.id
+) m
+WHERE t.owner_id = sqlc.arg(owner_id) AND t.date >= sqlc.arg(from_date) AND t.date < sqlc.arg(to_date)
+    AND m.kind IN ('asset', 'liability')
 ORDER BY t.date, t.created_at, t.id;
 
 -- name: RepointCategory :execrows

@@ -58,16 +58,13 @@ WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND attempts = sqlc.ar
     AND done_at IS NULL AND failed_at IS NULL;
 
 -- name: NearestChunks :many
--- The k current chunks nearest to the query (cosine), optionally of some kinds only. Under
--- hnsw.iterative_scan the index keeps scanning until k rows pass the filters; with
--- relaxed_order the caller re-sorts by distance.
-SELECT id, source_kind, source_id, text, created_at, origin,
-    (embedding <=> sqlc.arg(query)::vector)::float8 AS distance
-FROM memory_chunks
-WHERE owner_id = sqlc.arg(owner_id) AND superseded_at IS NULL
-    AND (cardinality(sqlc.arg(kinds)::text[]) = 0 OR source_kind = ANY (sqlc.arg(kinds)::text[]))
-ORDER BY embedding::halfvec(768) <=> sqlc.arg(query)::vector::halfvec(768)
-LIMIT sqlc.arg(max_rows);
+-- The k current chunks nearest to the query (cosine), optionally of some kinds only, found by
+-- nearest_chunks (migrations/00040_retention.sql), which plans the search at each call with
+-- the owner known. Under hnsw.iterative_scan the index keeps scanning until k rows pass the
+-- filters; with relaxed_order the caller re-sorts by distance.
+SELECT c.id, c.source_kind, c.source_id, c.text, c.created_at, c.origin,
+    (c.embedding <=> sqlc.arg(query)::vector)::float8 AS distance
+FROM nearest_chunks(sqlc.arg(query)::vector, sqlc.arg(owner_id)::uuid, sqlc.arg(kinds)::text[], sqlc.arg(max_rows)::int) c;
 
 -- name: AddFactChunk :execrows
 -- A fact's embedding; a no-op when the fact already has a current one, or is no longer

@@ -24,7 +24,10 @@ type Check struct {
 var (
 	DirectoryPolicies = []string{"owners.directory", "api_keys.directory", "turns.directory", "memory_outbox.directory",
 		"schedules.directory", "job_runs.directory", "webhooks.directory", "notification_channels.directory",
-		"household_members.directory", "household_approvals.directory"}
+		"household_members.directory", "household_approvals.directory",
+		// retention's deletes across owners, inside the door-only retire_* functions (§21)
+		"audit_log.retention", "audit_log.retention_delete", "webhook_deliveries.retention", "webhook_deliveries.retention_delete",
+		"memory_outbox.retention_delete", "job_runs.retention_delete"}
 	DoorPolicies = []string{"owners.door", "api_keys.door", "turns.door", "memory_outbox.door",
 		"schedules.door", "job_runs.door", "webhooks.door", "notification_channels.door", "web_sessions.door", "approval_links.door", "passkeys.door", "device_links.door", "household_approvals.door", "voice_calls.door",
 		// Two-way Telegram (docs/ARCHITECTURE.md §19): a code's and a chat's owner, the updates left queued.
@@ -33,8 +36,10 @@ var (
 
 // SecurityDefinerAllowlist lists the reviewed SECURITY DEFINER functions: the household
 // approvals' writes across owners, each keyed on the caller's own app.owner_id
-// (migrations/00021_households.sql, docs/ARCHITECTURE.md §5).
-var SecurityDefinerAllowlist = []string{"household_request", "household_votes", "household_close", "household_expire"}
+// (migrations/00021_households.sql, docs/ARCHITECTURE.md §5), and retention's bounded
+// deletes of old rows, callable by steward_door only (migrations/00040_retention.sql, §21).
+var SecurityDefinerAllowlist = []string{"household_request", "household_votes", "household_close", "household_expire",
+	"retire_audit", "retire_webhook_deliveries", "retire_memory_outbox", "retire_job_runs"}
 
 // OwnerPredicate is the expression every owner_isolation policy must use.
 const OwnerPredicate = "NULLIF(current_setting('app.owner_id'::text, true), ''::text))::uuid"

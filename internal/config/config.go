@@ -255,6 +255,9 @@ type Config struct {
 	// it to finish, then running turns are saved to continue in the next process
 	// (STEWARD_SHUTDOWN_GRACE, 10s).
 	ShutdownGrace time.Duration
+	// Retention is how long the sweep keeps the rows that only grow (docs/CONFIGURATION.md
+	// "Retention", docs/ARCHITECTURE.md §21); zero keeps them forever.
+	Retention Retention
 
 	// passkeyEnv is what STEWARD_PASSKEY_ORIGIN and STEWARD_PASSKEY_RP_ID said, for
 	// WithPublicURL to derive the passkey settings again.
@@ -380,12 +383,18 @@ func Load(getenv func(string) string) (Config, error) {
 		VAPIDPrivateKeyParam:       r.str("STEWARD_VAPID_PRIVATE_KEY_SSM", ""),
 		VAPIDSubject:               r.str("STEWARD_VAPID_SUBJECT", ""),
 		ContinueMargin:             r.duration("STEWARD_CONTINUE_MARGIN", 30*time.Second),
-		ModelTimeout:               r.duration("STEWARD_MODEL_TIMEOUT", 2*time.Minute),
-		ShutdownGrace:              r.duration("STEWARD_SHUTDOWN_GRACE", 10*time.Second),
-		Lease:                      r.duration("STEWARD_LEASE", 15*time.Minute),
-		MaxDocumentBytes:           int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
-		DocumentBucket:             r.str("STEWARD_DOCUMENT_BUCKET", ""),
-		DocumentEndpoint:           r.str("STEWARD_DOCUMENT_ENDPOINT", ""),
+		Retention: Retention{
+			Audit:             r.retention("STEWARD_RETAIN_AUDIT", 365*day, 30*day),
+			WebhookDeliveries: r.retention("STEWARD_RETAIN_WEBHOOKS", 30*day, day),
+			MemoryOutbox:      r.retention("STEWARD_RETAIN_OUTBOX", 7*day, time.Hour),
+			JobRuns:           r.retention("STEWARD_RETAIN_JOB_RUNS", 90*day, day),
+		},
+		ModelTimeout:     r.duration("STEWARD_MODEL_TIMEOUT", 2*time.Minute),
+		ShutdownGrace:    r.duration("STEWARD_SHUTDOWN_GRACE", 10*time.Second),
+		Lease:            r.duration("STEWARD_LEASE", 15*time.Minute),
+		MaxDocumentBytes: int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
+		DocumentBucket:   r.str("STEWARD_DOCUMENT_BUCKET", ""),
+		DocumentEndpoint: r.str("STEWARD_DOCUMENT_ENDPOINT", ""),
 	}
 	if c.ServerURL == "" {
 		c.ServerURL = "http://" + c.Addr
@@ -871,6 +880,50 @@ func (r *reader) duration(name string, def time.Duration) time.Duration {
 		return def
 	}
 	return d
+}
+
+// Retention is how long the sweep keeps each kind of row that only grows; zero: forever.
+type Retention struct {
+	Audit             time.Duration // STEWARD_RETAIN_AUDIT: audit events (365d; at least 30d)
+	WebhookDeliveries time.Duration // STEWARD_RETAIN_WEBHOOKS: webhook deliveries and their bodies (30d)
+	MemoryOutbox      time.Duration // STEWARD_RETAIN_OUTBOX: memory outbox items done or failed (7d)
+	JobRuns           time.Duration // STEWARD_RETAIN_JOB_RUNS: finished job runs (90d)
+}
+
+const day = 24 * time.Hour
+
+// retention reads a retention: a number of days (400d), a Go duration (720h), or off (or 0)
+// to keep forever; less than least is refused.
+func (r *reader) retention(name string, def, least time.Duration) time.Duration {
+	v := strings.ToLower(r.str(name, ""))
+	switch v {
+	case "":
+		return def
+	case "off", "0":
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		var n int
+		n, err = strconv.Atoi(days)
+		d = time.Duration(n) * day
+		if n > 36500 {
+			err = strconv.ErrRange
+		}
+	}
+	if err != nil || d < least {
+		r.fail(name, v, fmt.Sprintf("must be a number of days such as 90d (at least %s) or off", formatDays(least)))
+		return def
+	}
+	return d
+}
+
+// formatDays prints d in days when it is whole days, else as a duration.
+func formatDays(d time.Duration) string {
+	if d%day == 0 {
+		return strconv.Itoa(int(d/day)) + "d"
+	}
+	return d.String()
 }
 
 func (r *reader) oneOf(name, def string, allowed ...string) string {

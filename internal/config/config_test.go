@@ -379,3 +379,28 @@ func TestLoadEndpoints(t *testing.T) {
 		t.Errorf("an endpoint without a scheme: %v", err)
 	}
 }
+
+// TestLoadRetention: STEWARD_RETAIN_* take days, a Go duration or off; below a kind's least,
+// or malformed, the error names the variable and says what is allowed.
+func TestLoadRetention(t *testing.T) {
+	t.Parallel()
+	c, err := Load(env(nil))
+	if want := (Retention{Audit: 365 * day, WebhookDeliveries: 30 * day, MemoryOutbox: 7 * day, JobRuns: 90 * day}); err != nil || c.Retention != want {
+		t.Fatalf("defaults %+v, %v; want %+v", c.Retention, err, want)
+	}
+	c, err = Load(env(map[string]string{"STEWARD_RETAIN_AUDIT": "off", "STEWARD_RETAIN_WEBHOOKS": "48h",
+		"STEWARD_RETAIN_OUTBOX": "0", "STEWARD_RETAIN_JOB_RUNS": "400D"}))
+	if want := (Retention{WebhookDeliveries: 2 * day, JobRuns: 400 * day}); err != nil || c.Retention != want {
+		t.Fatalf("set %+v, %v; want %+v", c.Retention, err, want)
+	}
+	for v, want := range map[string]string{
+		"STEWARD_RETAIN_AUDIT=7d":       `STEWARD_RETAIN_AUDIT="7d" must be a number of days such as 90d (at least 30d) or off`,
+		"STEWARD_RETAIN_WEBHOOKS=often": `STEWARD_RETAIN_WEBHOOKS="often" must be a number of days such as 90d (at least 1d) or off`,
+		"STEWARD_RETAIN_OUTBOX=-5d":     `STEWARD_RETAIN_OUTBOX="-5d" must be a number of days such as 90d (at least 1h0m0s) or off`,
+	} {
+		name, value, _ := strings.Cut(v, "=")
+		if _, err := Load(env(map[string]string{name: value})); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want %q", v, err, want)
+		}
+	}
+}

@@ -110,7 +110,7 @@ func probeMemory(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 	}
 }
 
-// TestFilteredVectorSearchReturnsK: an owner holding 1% of the chunks still gets k rows
+// TestFilteredVectorSearchReturnsK: an owner holding a tenth of the chunks still gets k rows
 // from an HNSW search filtered to them, because WithOwner enables iterative index scans.
 // Without them (the control) the index's first ef_search candidates are mostly other
 // owners' and the search comes back short. memory_chunks is hash-partitioned by owner
@@ -155,21 +155,20 @@ func TestFilteredVectorSearchReturnsK(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
+	// The small owner has as many chunks as nearest_chunks searches through the index
+	// (migration 00042: below 500 it sorts them all, exactly), a tenth of the partition's.
 	fill := func(owner uuid.UUID, n int) {
-		err := s.WithOwner(ctx, owner, func(tx *Tx) error {
-			for range n {
-				if _, err := tx.Memory.AddChunk(ctx, "conversation", "", OriginOwner, "chunk", randomUnit(rng)); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if _, err := su.Exec(ctx, `INSERT INTO memory_chunks (owner_id, source_kind, source_id, text, embedding, origin)
+			SELECT $1, 'conversation', '', 'chunk', (SELECT array_agg(random() - 0.5)::vector FROM generate_series(1, 768) WHERE g > 0), 'owner'
+			FROM generate_series(1, $2::int) g`, owner, n); err != nil {
 			t.Fatal(err)
 		}
 	}
-	fill(big.ID, 1000)
-	fill(small.ID, 10)
+	if _, err := su.Exec(ctx, `SELECT setseed(0.42)`); err != nil {
+		t.Fatal(err)
+	}
+	fill(big.ID, 5000)
+	fill(small.ID, 500)
 	if _, err := su.Exec(ctx, `CREATE INDEX memory_chunks_embedding ON memory_chunks USING hnsw ((embedding::halfvec(768)) halfvec_cosine_ops);
 		DROP INDEX memory_chunks_owner, memory_chunks_source, memory_chunks_text; ALTER TABLE memory_chunks DROP CONSTRAINT memory_chunks_pkey;
 		ANALYZE memory_chunks`); err != nil {

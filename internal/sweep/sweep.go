@@ -3,7 +3,8 @@
 // be working on them, or whose lease lapsed, are failed, and a resuming turn whose confirm
 // died (its lease lapsed) is recovered. The scheduler runs it as one of its drains (on Lambda
 // from the scheduled tick, under `steward serve` from the minute ticker). Every decision is
-// made by the injected clock, passed into the SQL (docs/ARCHITECTURE.md §9).
+// made by the injected clock, passed into the SQL (docs/ARCHITECTURE.md §9). It also keeps
+// the rows that only grow within their retention (retention.go, docs/ARCHITECTURE.md §21).
 package sweep
 
 import (
@@ -42,6 +43,10 @@ type Sweeper struct {
 	// died): agent.Runner.Recover. It runs after the owner's transaction; nil leaves such
 	// turns to the owner's next confirm.
 	Recover func(ctx context.Context, ownerID, turnID uuid.UUID) error
+	// Retention is how long old rows are kept; Retirer (*store.Door) deletes them. A nil
+	// Retirer, or a zero age, keeps them.
+	Retention Retention
+	Retirer   Retirer
 }
 
 // Swept counts what one Sweep changed, across owners.
@@ -49,9 +54,10 @@ type Swept struct {
 	Expired int64 // suspended turns past their expiry
 	// HouseholdExpired counts the household votes still pending on those turns, now expired.
 	HouseholdExpired int64
-	StaleTurns       int64 // running turns failed as interrupted
-	StaleRuns        int64 // running job runs failed as interrupted
-	Recovered        int64 // resuming turns whose confirm died, taken back
+	StaleTurns       int64   // running turns failed as interrupted
+	StaleRuns        int64   // running job runs failed as interrupted
+	Recovered        int64   // resuming turns whose confirm died, taken back
+	Retired          Retired // old rows retention deleted
 }
 
 // Drain sweeps once; it makes a Sweeper an autonomy.Drainer.
@@ -65,10 +71,14 @@ func (s *Sweeper) Drain(ctx context.Context) error {
 // these; only they are swept. It stops at the first error.
 func (s *Sweeper) Sweep(ctx context.Context) (Swept, error) {
 	var total Swept
+	var err error
 	now := s.Now.Now()
 	stale := Stale
 	if s.Stale > 0 {
 		stale = s.Stale
+	}
+	if total.Retired, err = s.retire(ctx, now); err != nil {
+		return total, err
 	}
 	owners, err := s.Owners.ScanSweepOwners(ctx, now, now.Add(-stale))
 	if err != nil {
