@@ -77,6 +77,8 @@ func TestBrowserAccountsAtPhoneWidth(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`textarea[name=message]`)),
 		chromedp.SetValue(chromedp.CSS(`textarea[name=message]`), "any new mail?"),
 		chromedp.Click(chromedp.Search(`//button[text()="Send"]`)),
+		// The answer as rendered once the turn ended (its story link), not the text streaming.
+		chromedp.WaitVisible(chromedp.CSS(`#log a.story`)),
 		pageHas(&chat, "Tickets for Saturday"),
 	)
 	if err != nil {

@@ -368,3 +368,29 @@ func TestSameCallIDInTwoTurns(t *testing.T) {
 		t.Fatalf("orders: %+v", os)
 	}
 }
+
+// TestDemoModelTrades: without a model key (the offline demo model) the Trading page's own
+// example works — "buy 2 shares of AAPL" waits for a yes and, approved, fills at the owner's
+// price; "show my portfolio" and "quote AAPL" answer in words; the answers a person reads.
+func TestDemoModelTrades(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, nil)
+	e.price(t, "AAPL", "187.20")
+	v := e.start(t, "buy 2 shares of AAPL")
+	if v.Status != steward.StatusSuspended || len(v.Pending) != 1 || v.Pending[0].Tool != "place_order" {
+		t.Fatalf("buy: %+v, want place_order waiting", v)
+	}
+	v, err := e.decide(v, true)
+	if err != nil || v.Answer != "Done — buy 2 AAPL, filled at 187.20 USD a share." {
+		t.Fatalf("approved: %q, %v", v.Answer, err)
+	}
+	for msg, want := range map[string]string{
+		"show my portfolio": "Your paper account: equity 100000.00 USD, cash 99625.60 USD",
+		"quote AAPL":        "AAPL is at 187.20 USD.",
+		"my positions":      "• AAPL: 2 shares, worth 374.40 USD",
+	} {
+		if v := e.start(t, msg); !strings.Contains(v.Answer, want) {
+			t.Errorf("%q: %q, want %q", msg, v.Answer, want)
+		}
+	}
+}

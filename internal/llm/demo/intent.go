@@ -12,7 +12,8 @@ const helpText = "I am the offline demo model (no GEMINI_API_KEY is set), so I o
 	"“how much did I spend on … [this month | last month | this year | in March]”, “any new mail”, " +
 	"“what's on my calendar today”, “send … to someone@example.com”, " +
 	"“use the meeting notes skill on this: …”, “find a skill for …”, " +
-	"“calculate 12*(3+4)”, “compute the average of 3, 5 and 10” and “compute my average monthly spending on groceries”. " +
+	"“calculate 12*(3+4)”, “compute the average of 3, 5 and 10”, “compute my average monthly spending on groceries” " +
+	"and, with trading on, “show my portfolio”, “quote AAPL” and “buy 5 shares of AAPL”. " +
 	"Set GEMINI_API_KEY to talk to Gemini."
 
 // intent is a recognised request: the tool to call and its arguments, called once per
@@ -67,6 +68,9 @@ func parse(msg string, now time.Time) (intent, bool) {
 		return intent{tool: "ledger_report", args: args}, true
 	}
 	if in, ok := parseMail(s); ok {
+		return in, true
+	}
+	if in, ok := parseTrading(s); ok {
 		return in, true
 	}
 	if args, ok := parseCompute(s); ok {

@@ -35,6 +35,9 @@ func summariseOne(r steward.ToolResult, out any, args map[string]any) string {
 	if r.IsError {
 		return fmt.Sprintf("I did not %s: %s.", action(r.Name, value), why(out))
 	}
+	if answer, ok := tradingAnswer(r.Name, out); ok {
+		return answer
+	}
 	switch r.Name {
 	case "create_task":
 		return fmt.Sprintf("Done — I added the task “%s”.", value("title"))
@@ -77,6 +80,8 @@ func action(tool string, value func(string) string) string {
 		return fmt.Sprintf("remember that %s", value("content"))
 	case tool == "send_mail" && value("subject") != "":
 		return fmt.Sprintf("send “%s”", value("subject"))
+	case tool == "place_order" && value("symbol") != "":
+		return fmt.Sprintf("place the order to %s %s", value("side"), value("symbol"))
 	default:
 		return "run " + tool
 	}
