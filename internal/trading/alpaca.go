@@ -179,7 +179,7 @@ func (a *AlpacaClient) Quote(ctx context.Context, keys Keys, symbol string) (Quo
 	err := a.do(ctx, keys, http.MethodGet, a.DataURL, "/v2/stocks/"+url.PathEscape(symbol)+"/trades/latest", nil, &out)
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status == http.StatusNotFound || err == nil && out.Trade.Price <= 0 {
-		return Quote{}, invalid("no quote for %s from Alpaca, so no order", symbol)
+		return Quote{}, refused("no quote for %s from Alpaca, so no order", symbol)
 	}
 	if err != nil {
 		return Quote{}, steward.Errorf(steward.CodeUnavailable, "no quote for %s, so no order: %v", symbol, err)

@@ -66,6 +66,11 @@ var symbolPattern = regexp.MustCompile(`^[A-Z][A-Z0-9.]{0,9}$`)
 
 func invalid(format string, a ...any) error { return steward.Errorf(steward.CodeInvalid, format, a...) }
 
+// refused is an order the caps or a missing quote stop: nothing wrong with how it was asked
+// (the model reads it as a refusal to tell the owner, tools.ServiceError), but the state of
+// the account or the prices does not allow it.
+func refused(format string, a ...any) error { return steward.Errorf(steward.CodeConflict, format, a...) }
+
 // CheckSymbol upper-cases and checks a ticker symbol.
 func CheckSymbol(s string) (string, error) {
 	s = strings.ToUpper(strings.TrimSpace(s))
@@ -184,13 +189,13 @@ func (s *Service) caps(ctx context.Context, tx *store.Tx, set steward.TradingSet
 // refuse is the caps' verdict on an order of estimate est: nil, or a refusal naming the cap.
 func refuse(c Caps, symbol string, est int64) error {
 	if len(c.Symbols) > 0 && !slices.Contains(c.Symbols, symbol) {
-		return invalid("refused by the symbol allow-list: %s is not one of %s", symbol, strings.Join(c.Symbols, ", "))
+		return refused("refused by the symbol allow-list: %s is not one of %s", symbol, strings.Join(c.Symbols, ", "))
 	}
 	if est > c.OrderCapMinor {
-		return invalid("refused by the per-order cap: this order is about %s, over the per-order cap of %s", Money(est), Money(c.OrderCapMinor))
+		return refused("refused by the per-order cap: this order is about %s, over the per-order cap of %s", Money(est), Money(c.OrderCapMinor))
 	}
 	if est > c.LeftTodayMinor {
-		return invalid("refused by the daily cap: this order is about %s and only %s of the daily cap of %s is left today",
+		return refused("refused by the daily cap: this order is about %s and only %s of the daily cap of %s is left today",
 			Money(est), Money(c.LeftTodayMinor), Money(c.DailyCapMinor))
 	}
 	return nil
@@ -228,7 +233,7 @@ func (s *Service) Quote(ctx context.Context, ownerID uuid.UUID, symbol string) (
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return Quote{}, invalid("no quote for %s, so no order: set one with `steward trading price %s 187.20` or on the Trading page", symbol, symbol)
+		return Quote{}, refused("no quote for %s, so no order: set one with `steward trading price %s 187.20` or on the Trading page", symbol, symbol)
 	}
 	if err != nil {
 		return Quote{}, err

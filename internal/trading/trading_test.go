@@ -388,6 +388,8 @@ func TestDemoModelTrades(t *testing.T) {
 		"show my portfolio": "Your paper account: equity 100000.00 USD, cash 99625.60 USD",
 		"quote AAPL":        "AAPL is at 187.20 USD.",
 		"my positions":      "• AAPL: 2 shares, worth 374.40 USD",
+		// A cap is a refusal to pass on, not arguments to correct (tools.ServiceError).
+		"buy 10 shares of AAPL": "I did not place the order to buy AAPL: “place_order could not run: refused by the per-order cap: this order is about 1872.00 USD",
 	} {
 		if v := e.start(t, msg); !strings.Contains(v.Answer, want) {
 			t.Errorf("%q: %q, want %q", msg, v.Answer, want)
