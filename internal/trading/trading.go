@@ -69,7 +69,9 @@ func invalid(format string, a ...any) error { return steward.Errorf(steward.Code
 // refused is an order the caps or a missing quote stop: nothing wrong with how it was asked
 // (the model reads it as a refusal to tell the owner, tools.ServiceError), but the state of
 // the account or the prices does not allow it.
-func refused(format string, a ...any) error { return steward.Errorf(steward.CodeConflict, format, a...) }
+func refused(format string, a ...any) error {
+	return steward.Errorf(steward.CodeConflict, format, a...)
+}
 
 // CheckSymbol upper-cases and checks a ticker symbol.
 func CheckSymbol(s string) (string, error) {
