@@ -266,9 +266,8 @@ func (s *Service) Test(ctx context.Context, ownerID uuid.UUID, kind string) (Tes
 		_, err = s.Calendar.Find(ctx, a)
 	}
 	res := TestResult{Kind: kind, OK: err == nil}
-	var se *steward.Error
-	if errors.As(err, &se) && se.Code != steward.CodeInternal {
-		res.Error = se.Message
+	if words, ok := steward.Words(err); ok {
+		res.Error = words
 	} else if err != nil {
 		return TestResult{}, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"strings"
 
@@ -109,14 +108,14 @@ func (t *Telegram) Callback(ctx context.Context, header string, body []byte) (ma
 	token, _ := strings.CutPrefix(q.Data, callbackPrefix)
 	owner, link, view, err := t.Links.decide(ctx, token)
 	var text string
-	var se *steward.Error
+	words, readable := steward.Words(err)
 	switch {
 	case err == nil && link.Approve:
 		text = "Approved. Steward carries on."
 	case err == nil:
 		text = "Denied. Nothing was done."
-	case errors.As(err, &se) && se.Code != steward.CodeInternal:
-		text = se.Message
+	case readable:
+		text = words
 	default:
 		return nil, err
 	}

@@ -87,3 +87,13 @@ func RetrySeconds(err error) int {
 	}
 	return int((se.RetryAfter + time.Second - 1) / time.Second)
 }
+
+// Words is the message of err that a person may read: an *Error's own, unless it is internal
+// (whose message may name what only the operator should see). ok is false otherwise.
+func Words(err error) (msg string, ok bool) {
+	var se *Error
+	if errors.As(err, &se) && se.Code != CodeInternal {
+		return se.Message, true
+	}
+	return "", false
+}

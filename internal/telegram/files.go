@@ -126,13 +126,12 @@ func (s *Service) fetchFailed(ctx context.Context, chatID int64, what string, er
 
 // wordsOf is a steward.Error's words, else a generic sentence.
 func wordsOf(err error) string {
-	var se *steward.Error
-	if errors.As(err, &se) && se.Code != steward.CodeInternal {
-		m := se.Message
-		if !strings.HasSuffix(m, ".") {
-			m += "."
-		}
-		return m
+	m, ok := steward.Words(err)
+	if !ok {
+		return "something went wrong on Steward's side."
 	}
-	return "something went wrong on Steward's side."
+	if !strings.HasSuffix(m, ".") {
+		m += "."
+	}
+	return m
 }

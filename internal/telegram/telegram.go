@@ -457,9 +457,8 @@ func (s *Service) turn(ctx context.Context, owner uuid.UUID, chat store.Telegram
 // refusalOf is what the owner is told of a turn that could not start: a steward.Error's
 // words, never an internal error's.
 func refusalOf(err error) string {
-	var se *steward.Error
-	if errors.As(err, &se) && se.Code != steward.CodeInternal {
-		return "Steward could not start on that: " + se.Message
+	if m, ok := steward.Words(err); ok {
+		return "Steward could not start on that: " + m
 	}
 	return "Something went wrong on Steward's side; nothing was done. Please try again in a minute."
 }

@@ -286,7 +286,7 @@ func (s *Service) limits() Limits {
 
 // unavailable is a backend's failure as the client sees it: in words, retryable.
 func unavailable(what string, err error) error {
-	if se := (*steward.Error)(nil); errors.As(err, &se) && se.Code != steward.CodeInternal {
+	if _, ok := steward.Words(err); ok {
 		return err
 	}
 	if errors.Is(err, context.DeadlineExceeded) {

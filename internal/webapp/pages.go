@@ -139,11 +139,9 @@ func (a *web) stream(w http.ResponseWriter, r *http.Request, run func(context.Co
 	})
 	switch {
 	case err != nil:
-		msg := "something went wrong"
-		var se *steward.Error
-		if errors.As(err, &se) && se.Code != steward.CodeInternal {
-			msg = se.Message
-		} else {
+		msg, ok := steward.Words(err)
+		if !ok {
+			msg = "something went wrong"
 			a.d.Logger.Error().Err(err).Msg("web turn")
 		}
 		send(agent.StreamEvent{Type: "error", Text: msg})
