@@ -330,10 +330,11 @@ func Refusedf(format string, a ...any) *Refusal {
 
 // ServiceError turns a service's error in words into one the model reads: an invalid
 // argument (steward.CodeInvalid) as an *ArgError about field, any other refusal in words (not
-// found, a conflict, unavailable…) as a *Refusal. An internal error or a cancelled ctx passes
-// unchanged, as does nil.
+// found, a conflict, unavailable…) as a *Refusal. An internal error, a write whose outcome is
+// unknown (steward.ErrOutcomeUnknown: journaled unknown, never a refusal) or a cancelled ctx
+// passes unchanged, as does nil.
 func ServiceError(ctx context.Context, field string, err error) error {
-	if err == nil || ctx.Err() != nil {
+	if err == nil || ctx.Err() != nil || errors.Is(err, steward.ErrOutcomeUnknown) {
 		return err
 	}
 	var se *steward.Error

@@ -91,7 +91,7 @@ type between struct {
 func window(ctx context.Context, c Calendar, env tools.Env, fromArg, toArg string) (between, error) {
 	loc, err := c.Zone(ctx, env.OwnerID)
 	if err != nil {
-		return between{}, failed(ctx, "from", err)
+		return between{}, tools.ServiceError(ctx, "from", err)
 	}
 	from, to, err := span(fromArg, toArg, loc, env.Time())
 	if err != nil {
@@ -99,7 +99,7 @@ func window(ctx context.Context, c Calendar, env tools.Env, fromArg, toArg strin
 	}
 	evs, err := c.Events(ctx, env.OwnerID, from, to)
 	if err != nil {
-		return between{}, failed(ctx, "from", err)
+		return between{}, tools.ServiceError(ctx, "from", err)
 	}
 	return between{loc: loc, from: from, to: to, events: evs}, nil
 }
@@ -270,7 +270,7 @@ func createEventTool(c Calendar) tools.Tool {
 		func(ctx context.Context, env tools.Env, a createEventArgs) (any, error) {
 			loc, err := c.Zone(ctx, env.OwnerID)
 			if err != nil {
-				return nil, failed(ctx, "start", err)
+				return nil, tools.ServiceError(ctx, "start", err)
 			}
 			d, err := draft(a.Title, a.Start, a.End, a.Location, a.Description, loc, env.Time(), true)
 			if err != nil {
@@ -278,7 +278,7 @@ func createEventTool(c Calendar) tools.Tool {
 			}
 			ev, err := c.CreateEvent(ctx, env.OwnerID, d)
 			if err != nil {
-				return nil, failed(ctx, "start", err)
+				return nil, tools.ServiceError(ctx, "start", err)
 			}
 			return map[string]any{"event": ev}, nil
 		}), sayCreateEvent, saidEvent[createEventArgs]("Added"))
@@ -346,7 +346,7 @@ func updateEventTool(c Calendar) tools.Tool {
 		func(ctx context.Context, env tools.Env, a updateEventArgs) (any, error) {
 			loc, err := c.Zone(ctx, env.OwnerID)
 			if err != nil {
-				return nil, failed(ctx, "id", err)
+				return nil, tools.ServiceError(ctx, "id", err)
 			}
 			d, err := draft(a.Title, a.Start, a.End, a.Location, a.Description, loc, env.Time(), false)
 			if err != nil {
@@ -354,7 +354,7 @@ func updateEventTool(c Calendar) tools.Tool {
 			}
 			ev, err := c.UpdateEvent(ctx, env.OwnerID, a.ID, a.ETag, d)
 			if err != nil {
-				return nil, failed(ctx, "etag", err)
+				return nil, tools.ServiceError(ctx, "etag", err)
 			}
 			return map[string]any{"event": ev}, nil
 		}), sayUpdateEvent, saidEvent[updateEventArgs]("Changed"))
@@ -387,7 +387,7 @@ func deleteEventTool(c Calendar) tools.Tool {
 		steward.KindWrite,
 		func(ctx context.Context, env tools.Env, a deleteEventArgs) (any, error) {
 			if err := c.DeleteEvent(ctx, env.OwnerID, a.ID, a.ETag); err != nil {
-				return nil, failed(ctx, "etag", err)
+				return nil, tools.ServiceError(ctx, "etag", err)
 			}
 			return map[string]any{"deleted": a.ID}, nil
 		}), func(a deleteEventArgs) string { return "Delete the event " + tools.Clip(eventName(a.ID), 60) },

@@ -72,13 +72,6 @@ func Tools(a Accounts, docs Documents) []tools.Tool {
 	return out
 }
 
-// failed is a port's error for the model: an invalid argument as an argument error, another
-// refusal in words (no account, a refused login, a missing message, a changed event) as a
-// refusal it can tell the owner; anything else as it is.
-func failed(ctx context.Context, field string, err error) error {
-	return tools.ServiceError(ctx, field, err)
-}
-
 // searchMailArgs are the arguments of search_mail.
 type searchMailArgs struct {
 	Query  string `json:"query,omitempty" jsonschema:"words to find in the subject, sender or text; empty for every message"`
@@ -117,7 +110,7 @@ func searchMailTool(m Mail) tools.Tool {
 		func(ctx context.Context, env tools.Env, a searchMailArgs) (any, error) {
 			found, err := m.SearchMail(ctx, env.OwnerID, smail.Query{Text: a.Query, Folder: a.Folder, Since: a.since, Unread: a.Unread, Limit: a.Limit})
 			if err != nil {
-				return nil, failed(ctx, "query", err)
+				return nil, tools.ServiceError(ctx, "query", err)
 			}
 			return map[string]any{"messages": found}, nil
 		}), saySearchMail, saidSearchMail)
@@ -170,7 +163,7 @@ func readMailTool(m Mail) tools.Tool {
 		func(ctx context.Context, env tools.Env, a readMailArgs) (any, error) {
 			msg, err := m.ReadMail(ctx, env.OwnerID, a.ID)
 			if err != nil {
-				return nil, failed(ctx, "id", err)
+				return nil, tools.ServiceError(ctx, "id", err)
 			}
 			return msg, nil
 		}), func(readMailArgs) string { return "Read a message" }, saidReadMail)
@@ -242,7 +235,7 @@ func sendMailTool(m Mail) tools.Tool {
 		func(ctx context.Context, env tools.Env, a sendMailArgs) (any, error) {
 			sent, err := m.SendMail(ctx, env.OwnerID, smail.Outgoing{To: a.To, Cc: a.Cc, Subject: a.Subject, Body: a.Body, ReplyTo: a.ReplyToID}, a.InviteEventID)
 			if err != nil {
-				return nil, failed(ctx, "to", err)
+				return nil, tools.ServiceError(ctx, "to", err)
 			}
 			return map[string]any{"sent": sent}, nil
 		}), saySendMail, saidSendMail)
@@ -313,7 +306,7 @@ func moveMailTool(m Mail) tools.Tool {
 		func(ctx context.Context, env tools.Env, a moveMailArgs) (any, error) {
 			newID, err := m.MoveMail(ctx, env.OwnerID, a.ID, a.Folder)
 			if err != nil {
-				return nil, failed(ctx, "id", err)
+				return nil, tools.ServiceError(ctx, "id", err)
 			}
 			out := map[string]any{"moved": a.ID, "folder": a.Folder}
 			if newID != "" {
@@ -342,7 +335,7 @@ func flagMailTool(m Mail) tools.Tool {
 		steward.KindWrite,
 		func(ctx context.Context, env tools.Env, a flagMailArgs) (any, error) {
 			if err := m.FlagMail(ctx, env.OwnerID, a.ID, a.Flag); err != nil {
-				return nil, failed(ctx, "id", err)
+				return nil, tools.ServiceError(ctx, "id", err)
 			}
 			return map[string]any{"id": a.ID, "flag": a.Flag}, nil
 		}), sayFlagMail, func(a flagMailArgs, _ struct{}) string { return "Marked the message " + cmpOr(a.Flag, "flagged") })
@@ -378,11 +371,11 @@ func saveAttachmentTool(m Mail, docs Documents) tools.Tool {
 			}
 			f, err := m.MailAttachment(ctx, env.OwnerID, a.ID, a.Name, docs.Limit())
 			if err != nil {
-				return nil, failed(ctx, "name", err)
+				return nil, tools.ServiceError(ctx, "name", err)
 			}
 			doc, err := docs.Upload(ctx, env.OwnerID, f.Name, f.ContentType, f.Data)
 			if err != nil {
-				return nil, failed(ctx, "name", err)
+				return nil, tools.ServiceError(ctx, "name", err)
 			}
 			env.UndoWith(steward.Inverse{Op: steward.UndoDeleteDocument, ID: doc.ID})
 			return map[string]any{"document": doc}, nil

@@ -12,7 +12,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -40,7 +39,7 @@ type Broker interface {
 func Tools(b Broker, remote bool) []tools.Tool {
 	place := tools.WithPreview(placeOrderTool(b), func(ctx context.Context, env tools.Env, a placeOrderArgs) (string, error) {
 		s, err := b.Preview(ctx, env.OwnerID, a.request())
-		return s, failed(ctx, "qty", err)
+		return s, tools.ServiceError(ctx, "qty", err)
 	})
 	// The order's notional at the quote, for a household policy's minimum.
 	place.Estimate = func(ctx context.Context, env tools.Env, raw json.RawMessage) (*steward.Money, error) {
@@ -65,16 +64,6 @@ func Tools(b Broker, remote bool) []tools.Tool {
 	return out
 }
 
-// failed is a broker's error for the model: a bad argument or a refusal in words (a cap, no
-// quote, an unknown symbol) it can read and tell the owner (tools.ServiceError); an unknown
-// outcome and anything else as it is.
-func failed(ctx context.Context, field string, err error) error {
-	if errors.Is(err, steward.ErrOutcomeUnknown) {
-		return err
-	}
-	return tools.ServiceError(ctx, field, err)
-}
-
 func money(cents int64) string { return tools.Money(cents, "USD") }
 
 type noArgs struct{}
@@ -86,7 +75,7 @@ func getAccountTool(b Broker) tools.Tool {
 		steward.KindRead,
 		func(ctx context.Context, env tools.Env, _ noArgs) (any, error) {
 			a, err := b.Account(ctx, env.OwnerID)
-			return a, failed(ctx, "", err)
+			return a, tools.ServiceError(ctx, "", err)
 		}),
 		func(noArgs) string { return "Read the trading account" },
 		func(_ noArgs, a steward.TradingAccount) string {
@@ -103,7 +92,7 @@ func getPositionsTool(b Broker) tools.Tool {
 			if hs == nil {
 				hs = []steward.Holding{}
 			}
-			return map[string]any{"positions": hs}, failed(ctx, "", err)
+			return map[string]any{"positions": hs}, tools.ServiceError(ctx, "", err)
 		}),
 		func(noArgs) string { return "List the positions" },
 		func(_ noArgs, o struct {
@@ -123,7 +112,7 @@ func getQuoteTool(b Broker) tools.Tool {
 		steward.KindRead,
 		func(ctx context.Context, env tools.Env, a quoteArgs) (any, error) {
 			q, err := b.Quote(ctx, env.OwnerID, a.Symbol)
-			return q, failed(ctx, "symbol", err)
+			return q, tools.ServiceError(ctx, "symbol", err)
 		}),
 		func(a quoteArgs) string { return "Quote " + tools.Clip(strings.ToUpper(a.Symbol), 12) },
 		func(a quoteArgs, q steward.Quote) string { return q.Symbol + " at " + money(q.PriceMinor) })
@@ -145,7 +134,7 @@ func listOrdersTool(b Broker) tools.Tool {
 			if os == nil {
 				os = []steward.Order{}
 			}
-			return map[string]any{"orders": os}, failed(ctx, "", err)
+			return map[string]any{"orders": os}, tools.ServiceError(ctx, "", err)
 		}),
 		func(listOrdersArgs) string { return "List the orders" },
 		func(_ listOrdersArgs, o struct {
@@ -200,7 +189,7 @@ func placeOrderTool(b Broker) tools.Tool {
 		func(ctx context.Context, env tools.Env, a placeOrderArgs) (any, error) {
 			o, err := b.PlaceOrder(ctx, env.OwnerID, ClientOrderID(env), a.request())
 			if err != nil {
-				return nil, failed(ctx, "qty", err)
+				return nil, tools.ServiceError(ctx, "qty", err)
 			}
 			return map[string]any{"order": o}, nil
 		}), sayPlaceOrder, saidPlaceOrder)
@@ -258,7 +247,7 @@ func cancelOrderTool(b Broker) tools.Tool {
 		func(ctx context.Context, env tools.Env, a cancelOrderArgs) (any, error) {
 			o, err := b.CancelOrder(ctx, env.OwnerID, strings.TrimSpace(a.ID))
 			if err != nil {
-				return nil, failed(ctx, "id", err)
+				return nil, tools.ServiceError(ctx, "id", err)
 			}
 			return map[string]any{"order": o}, nil
 		}),
