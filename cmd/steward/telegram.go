@@ -12,6 +12,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/app"
 	"github.com/stewardhq/steward/internal/config"
+	"github.com/stewardhq/steward/internal/telegram"
 )
 
 const telegramUsage = `Usage:
@@ -33,8 +34,16 @@ func runTelegram(ctx context.Context, e env, cfg config.Config, args []string) e
 	})
 }
 
-// errNoBot is the CLI's refusal without the deployment's bot.
-var errNoBot = errors.New("two-way Telegram is off: set STEWARD_TELEGRAM_BOT_TOKEN (and STEWARD_TELEGRAM_WEBHOOK_SECRET); see docs/TELEGRAM.md")
+// withTelegram runs fn with the deployment's bot service and the owner, or says two-way
+// Telegram is off.
+func withTelegram(ctx context.Context, cfg config.Config, owner *uuidFlag, fn func(t *telegram.Service, owner uuid.UUID) error) error {
+	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
+		if a.Telegram == nil {
+			return errors.New("two-way Telegram is off: set STEWARD_TELEGRAM_BOT_TOKEN (and STEWARD_TELEGRAM_WEBHOOK_SECRET); see docs/TELEGRAM.md")
+		}
+		return fn(a.Telegram, owners[0])
+	})
+}
 
 func telegramLink(ctx context.Context, e env, cfg config.Config, args []string) error {
 	fs := flag.NewFlagSet("telegram link", flag.ContinueOnError)
@@ -42,11 +51,8 @@ func telegramLink(ctx context.Context, e env, cfg config.Config, args []string) 
 	if _, err := parseFlags(fs, args, telegramUsage, 0, 0); err != nil {
 		return err
 	}
-	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
-		if a.Telegram == nil {
-			return errNoBot
-		}
-		code, exp, err := a.Telegram.Code(ctx, owners[0])
+	return withTelegram(ctx, cfg, owner, func(t *telegram.Service, owner uuid.UUID) error {
+		code, exp, err := t.Code(ctx, owner)
 		if err != nil {
 			return fmt.Errorf("telegram link: %w", err)
 		}
@@ -62,11 +68,8 @@ func telegramList(ctx context.Context, e env, cfg config.Config, args []string) 
 	if _, err := parseFlags(fs, args, telegramUsage, 0, 0); err != nil {
 		return err
 	}
-	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
-		if a.Telegram == nil {
-			return errNoBot
-		}
-		chats, err := a.Telegram.Chats(ctx, owners[0])
+	return withTelegram(ctx, cfg, owner, func(t *telegram.Service, owner uuid.UUID) error {
+		chats, err := t.Chats(ctx, owner)
 		if err != nil {
 			return fmt.Errorf("telegram list: %w", err)
 		}
@@ -89,11 +92,8 @@ func telegramUnlink(ctx context.Context, e env, cfg config.Config, args []string
 	if err != nil {
 		return usageError{msg: fmt.Sprintf("CHAT_ID %q is not a number (steward telegram list shows them)", pos[0]), usage: telegramUsage}
 	}
-	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
-		if a.Telegram == nil {
-			return errNoBot
-		}
-		if err := a.Telegram.Unlink(ctx, owners[0], chat); err != nil {
+	return withTelegram(ctx, cfg, owner, func(t *telegram.Service, owner uuid.UUID) error {
+		if err := t.Unlink(ctx, owner, chat); err != nil {
 			return fmt.Errorf("telegram unlink: %w", err)
 		}
 		fmt.Fprintf(e.stdout, "unlinked chat %d\n", chat)
