@@ -42,7 +42,7 @@ TESTFLAGS ?=
 # of the dev database into the recipe's shell (scripts/devdb env single-quotes the values).
 load_env = eval "$$(scripts/devdb env | sed 's/^/export /')"
 
-.PHONY: help run test cfn-lint axe lighthouse injection-report bench bench-cycle bench-soak bench-cold bench-load bench-scale bench-extract fuzz bench-recall bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
+.PHONY: help run test testdeps cfn-lint axe lighthouse injection-report bench bench-cycle bench-soak bench-cold bench-load bench-scale bench-extract fuzz bench-recall bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
 .PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction build-WorkerFunction build-MigrateFunction
 
 # ROOT is the module root (this Makefile's directory), wherever make runs from: `sam build`
@@ -84,8 +84,11 @@ run: migrate ## database up, migrations, a local owner on first run, then the se
 	fi; \
 	STEWARD_LOG_FORMAT=$${STEWARD_LOG_FORMAT:-console} exec bin/steward serve
 
-test: db rie axe ## the whole suite with -race, against the dev database
+test: testdeps db rie axe ## the whole suite with -race, against the dev database
 	@$(load_env); STEWARD_AXE="$(ROOT)/$(AXE)" $(GO) test -race -timeout 20m $(TESTFLAGS) ./...
+
+testdeps: ## check the machine has what the tests need (bubblewrap, Chromium, Dovecot, Radicale, espeak-ng, sox with MP3…); names what is missing
+	@scripts/testdeps
 
 injection-report: db ## run the prompt-injection suite and print its block-rate table
 	@$(load_env); $(GO) test -count=1 -run 'TestInjectionSuite' -v ./internal/agent/ | sed -n '/injection suite:/,/^---/p' | grep -v '^---'
