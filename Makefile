@@ -69,7 +69,7 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
 
 # The address to open is localhost's: passkeys are bound to a host name, never an IP address.
-run: migrate ## database up, migrations, a local owner on first run, then the server on 127.0.0.1:8080
+run: migrate ## database up, migrations, a local owner and a secret key on first run, then the server on 127.0.0.1:8080
 	@$(load_env); \
 	addr=$${STEWARD_ADDR:-127.0.0.1:8080}; open="http://$${addr/#127.0.0.1/localhost}/"; \
 	if [ "$$(bin/steward owners list --json)" = "[]" ]; then \
@@ -81,6 +81,14 @@ run: migrate ## database up, migrations, a local owner on first run, then the se
 		bin/steward owners list; \
 		echo "For a new key: eval \"\$$(scripts/devdb env | sed 's/^/export /')\" && bin/steward keys add --owner <ID>"; \
 		echo; echo "Open $$open and sign in with your key."; \
+	fi; \
+	if [ -z "$${STEWARD_SECRET_KEY:-}" ]; then \
+		keyfile=$${STEWARD_CACHE_DIR:-$${XDG_CACHE_HOME:-$$HOME/.cache}/steward}/secret-key; \
+		if [ ! -s "$$keyfile" ]; then \
+			mkdir -p "$$(dirname "$$keyfile")"; (umask 077; head -c 32 /dev/urandom | base64 > "$$keyfile"); \
+			echo "First run: made STEWARD_SECRET_KEY, which seals mail and channel passwords, in $$keyfile (keep it with the database)."; \
+		fi; \
+		export STEWARD_SECRET_KEY="$$(cat "$$keyfile")"; \
 	fi; \
 	STEWARD_LOG_FORMAT=$${STEWARD_LOG_FORMAT:-console} exec bin/steward serve
 
