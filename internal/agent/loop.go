@@ -773,12 +773,14 @@ func (r *Runner) modelTimeout() time.Duration {
 }
 
 // modelFailure is what the owner reads of a model call that failed: the time limit, a
-// provider out of service after its retries (and fallbacks), or an answer that could not be
+// provider unreachable or out of service after its retries (and fallbacks), or an answer that could not be
 // used (cut short, malformed). The error itself goes to the log only.
 func (r *Runner) modelFailure(err error) string {
 	switch {
 	case errors.Is(err, errModelTimeout):
 		return "the model did not answer within " + r.modelTimeout().String() + "; try again later"
+	case llm.IsUnreachable(err):
+		return "the model's service could not be reached (the connection was refused or lost, and retrying and any other model did not help); try again in a few minutes"
 	case llm.IsUnavailable(err):
 		return "the model's service is unavailable (it failed or was rate limited, and retrying did not help); try again in a few minutes"
 	}
