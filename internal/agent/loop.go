@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -469,7 +470,7 @@ func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response
 	}
 	x.st.CostMicros += cost
 	r.attempts(x, resp, err)
-	data := modelCall{Model: r.Model.Name(), Finish: resp.Finish, FinishDetail: resp.FinishDetail,
+	data := modelCall{Model: cmp.Or(resp.Model, r.Model.Name()), Finish: resp.Finish, FinishDetail: resp.FinishDetail,
 		Usage: resp.Usage, CostMicros: cost, LatencyMS: time.Since(start).Milliseconds(), Tools: withTools}
 	switch {
 	case errors.Is(err, errCancelled):
