@@ -291,7 +291,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a.Ledger = &ledger.Service{Store: a.Store}
 	// One admission for turns and voice calls: kill switches, budgets, the deployment's cap.
 	admit := &safety.Control{GlobalCost: a.Door.GlobalCostToday, GlobalCostTTL: 10 * time.Second}
-	if a.Voice, err = newVoice(ctx, cfg, hc, a.Store, admit); err != nil {
+	if a.Voice, err = newVoice(ctx, cfg, hc, a.Store, admit, log); err != nil {
 		return nil, err
 	}
 	a.Documents = &document.Service{Store: a.Store, MaxBytes: cfg.MaxDocumentBytes, Embedder: a.Memory.Embedder, Logger: log}
