@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -533,23 +534,36 @@ func (r *Runner) finish(ctx context.Context, x *run, status steward.Status, answ
 	x.turn.State, x.turn.ExpiresAt = nil, nil
 	r.account(x)
 	err := r.saveEnd(ctx, x, func(ctx context.Context, tx Tx) error {
-		if status == steward.StatusCompleted {
+		messages := x.st.Messages
+		switch status {
+		case steward.StatusCompleted:
 			if err := r.checkHonesty(ctx, tx, x, answer); err != nil {
 				return err
 			}
+		case steward.StatusFailed:
+			done, err := r.writesDone(ctx, tx, x)
+			if err != nil {
+				return err
+			}
+			if done != "" {
+				// What was done stays said and in the conversation, so "try again" does not
+				// do it twice (docs/RELIABILITY.md).
+				x.turn.Error = done + " Then " + errMsg
+				messages = append(slices.Clip(messages), steward.Message{Role: steward.RoleModel, Parts: []steward.Part{{Text: x.turn.Error}}})
+			}
 		}
-		x.record("turn_"+string(status), turnEnded{Error: errMsg, Iterations: x.st.Iterations, Usage: x.st.Usage})
+		x.record("turn_"+string(status), turnEnded{Error: x.turn.Error, Iterations: x.st.Iterations, Usage: x.st.Usage})
 		// Only writes follow: the save travels with them and COMMIT, in one round trip.
 		saved, err := tx.Turns.Finish(ctx, x.turn)
 		if err != nil {
 			return err
 		}
 		x.turn = saved
-		if status == steward.StatusCompleted {
+		if status == steward.StatusCompleted || len(messages) > len(x.st.Messages) {
 			if err := tx.Conversations.Touch(ctx, x.turn.ConversationID, ""); err != nil {
 				return err
 			}
-			if err := tx.Conversations.AppendMessages(ctx, x.turn.ConversationID, x.turn.ID, x.st.Messages...); err != nil {
+			if err := tx.Conversations.AppendMessages(ctx, x.turn.ConversationID, x.turn.ID, messages...); err != nil {
 				return err
 			}
 			if r.Memory != nil {
@@ -568,7 +582,7 @@ func (r *Runner) finish(ctx context.Context, x *run, status steward.Status, answ
 	if status != steward.StatusCompleted {
 		typ = "error"
 	}
-	x.send(StreamEvent{Type: typ, Turn: &v, Text: errMsg})
+	x.send(StreamEvent{Type: typ, Turn: &v, Text: x.turn.Error})
 	return v, nil
 }
 
