@@ -190,3 +190,48 @@ func TestDataToolWithoutData(t *testing.T) {
 		t.Errorf("list_tasks without Data = %v", err)
 	}
 }
+
+// TestRegistryRefusesIncoherentTools: a tool cannot declare what its kind makes meaningless
+// or contradictory — a read never passes the gate, so a read declaring money, always-ask,
+// an outside effect, an undo or a preview would run unasked; a write cannot be an egress
+// read or a playbook; a rule cannot both be allowed and never allowed to lift the question.
+func TestRegistryRefusesIncoherentTools(t *testing.T) {
+	t.Parallel()
+	type amountArgs struct {
+		Amount   int64  `json:"amount"`
+		Currency string `json:"currency"`
+	}
+	run := func(context.Context, tools.Env, amountArgs) (any, error) { return nil, nil }
+	read := func() tools.Tool { return tools.New("r", "A read.", steward.KindRead, run) }
+	write := func() tools.Tool { return tools.New("w", "A write.", steward.KindWrite, run) }
+	preview := func(context.Context, tools.Env, json.RawMessage) (string, error) { return "", nil }
+	cases := []struct {
+		name  string
+		tool  func() tools.Tool
+		wants string
+	}{
+		{"read with money", func() tools.Tool { t := read(); t.Money = &tools.MoneyArgs{Amount: "amount", Currency: "currency"}; return t }, "a read cannot declare Money"},
+		{"read always-ask", func() tools.Tool { t := read(); t.AlwaysAsk = true; return t }, "a read cannot declare AlwaysAsk"},
+		{"read no-always", func() tools.Tool { t := read(); t.NoAlways = true; return t }, "a read cannot declare NoAlways"},
+		{"read rules-may-allow", func() tools.Tool { t := read(); t.RulesMayAllow = true; return t }, "a read cannot declare RulesMayAllow"},
+		{"read external", func() tools.Tool { t := read(); t.External = true; return t }, "a read cannot declare External"},
+		{"read reversible", func() tools.Tool { t := read(); t.Reversible = true; return t }, "a read cannot declare Reversible"},
+		{"read preview", func() tools.Tool { t := read(); t.Preview = preview; return t }, "a read cannot declare Preview"},
+		{"write egress", func() tools.Tool { t := write(); t.Egress = true; return t }, "a write cannot declare Egress"},
+		{"write playbook", func() tools.Tool { t := write(); t.Playbook = true; return t }, "a write cannot declare Playbook"},
+		{"always-ask and rules-may-allow", func() tools.Tool { t := write(); t.External, t.AlwaysAsk, t.RulesMayAllow = true, true, true; return t }, "AlwaysAsk and RulesMayAllow contradict"},
+		{"no-always and rules-may-allow", func() tools.Tool { t := write(); t.External, t.NoAlways, t.RulesMayAllow = true, true, true; return t }, "NoAlways and RulesMayAllow contradict"},
+		{"rules-may-allow on a local write", func() tools.Tool { t := write(); t.RulesMayAllow = true; return t }, "RulesMayAllow applies only to an External write"},
+	}
+	for _, c := range cases {
+		_, err := tools.NewRegistry(c.tool())
+		if err == nil || !strings.Contains(err.Error(), c.wants) {
+			t.Errorf("%s: NewRegistry = %v, want an error saying %q", c.name, err, c.wants)
+		}
+	}
+	ok := write()
+	ok.External, ok.Reversible, ok.Money = true, true, &tools.MoneyArgs{Amount: "amount", Currency: "currency"}
+	if _, err := tools.NewRegistry(ok); err != nil {
+		t.Errorf("a coherent write was refused: %v", err)
+	}
+}
