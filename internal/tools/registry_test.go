@@ -205,32 +205,38 @@ func TestRegistryRefusesIncoherentTools(t *testing.T) {
 	read := func() tools.Tool { return tools.New("r", "A read.", steward.KindRead, run) }
 	write := func() tools.Tool { return tools.New("w", "A write.", steward.KindWrite, run) }
 	preview := func(context.Context, tools.Env, json.RawMessage) (string, error) { return "", nil }
+	money := &tools.MoneyArgs{Amount: "amount", Currency: "currency"}
 	cases := []struct {
 		name  string
-		tool  func() tools.Tool
+		base  func() tools.Tool
+		set   func(t *tools.Tool)
 		wants string
 	}{
-		{"read with money", func() tools.Tool { t := read(); t.Money = &tools.MoneyArgs{Amount: "amount", Currency: "currency"}; return t }, "a read cannot declare Money"},
-		{"read always-ask", func() tools.Tool { t := read(); t.AlwaysAsk = true; return t }, "a read cannot declare AlwaysAsk"},
-		{"read no-always", func() tools.Tool { t := read(); t.NoAlways = true; return t }, "a read cannot declare NoAlways"},
-		{"read rules-may-allow", func() tools.Tool { t := read(); t.RulesMayAllow = true; return t }, "a read cannot declare RulesMayAllow"},
-		{"read external", func() tools.Tool { t := read(); t.External = true; return t }, "a read cannot declare External"},
-		{"read reversible", func() tools.Tool { t := read(); t.Reversible = true; return t }, "a read cannot declare Reversible"},
-		{"read preview", func() tools.Tool { t := read(); t.Preview = preview; return t }, "a read cannot declare Preview"},
-		{"write egress", func() tools.Tool { t := write(); t.Egress = true; return t }, "a write cannot declare Egress"},
-		{"write playbook", func() tools.Tool { t := write(); t.Playbook = true; return t }, "a write cannot declare Playbook"},
-		{"always-ask and rules-may-allow", func() tools.Tool { t := write(); t.External, t.AlwaysAsk, t.RulesMayAllow = true, true, true; return t }, "AlwaysAsk and RulesMayAllow contradict"},
-		{"no-always and rules-may-allow", func() tools.Tool { t := write(); t.External, t.NoAlways, t.RulesMayAllow = true, true, true; return t }, "NoAlways and RulesMayAllow contradict"},
-		{"rules-may-allow on a local write", func() tools.Tool { t := write(); t.RulesMayAllow = true; return t }, "RulesMayAllow applies only to an External write"},
+		{"read with money", read, func(t *tools.Tool) { t.Money = money }, "a read cannot declare Money"},
+		{"read always-ask", read, func(t *tools.Tool) { t.AlwaysAsk = true }, "a read cannot declare AlwaysAsk"},
+		{"read no-always", read, func(t *tools.Tool) { t.NoAlways = true }, "a read cannot declare NoAlways"},
+		{"read rules-may-allow", read, func(t *tools.Tool) { t.RulesMayAllow = true }, "a read cannot declare RulesMayAllow"},
+		{"read external", read, func(t *tools.Tool) { t.External = true }, "a read cannot declare External"},
+		{"read reversible", read, func(t *tools.Tool) { t.Reversible = true }, "a read cannot declare Reversible"},
+		{"read preview", read, func(t *tools.Tool) { t.Preview = preview }, "a read cannot declare Preview"},
+		{"write egress", write, func(t *tools.Tool) { t.Egress = true }, "a write cannot declare Egress"},
+		{"write playbook", write, func(t *tools.Tool) { t.Playbook = true }, "a write cannot declare Playbook"},
+		{"always-ask and rules-may-allow", write, func(t *tools.Tool) { t.External, t.AlwaysAsk, t.RulesMayAllow = true, true, true },
+			"AlwaysAsk and RulesMayAllow contradict"},
+		{"no-always and rules-may-allow", write, func(t *tools.Tool) { t.External, t.NoAlways, t.RulesMayAllow = true, true, true },
+			"NoAlways and RulesMayAllow contradict"},
+		{"rules-may-allow on a local write", write, func(t *tools.Tool) { t.RulesMayAllow = true }, "RulesMayAllow applies only to an External write"},
 	}
 	for _, c := range cases {
-		_, err := tools.NewRegistry(c.tool())
+		tool := c.base()
+		c.set(&tool)
+		_, err := tools.NewRegistry(tool)
 		if err == nil || !strings.Contains(err.Error(), c.wants) {
 			t.Errorf("%s: NewRegistry = %v, want an error saying %q", c.name, err, c.wants)
 		}
 	}
 	ok := write()
-	ok.External, ok.Reversible, ok.Money = true, true, &tools.MoneyArgs{Amount: "amount", Currency: "currency"}
+	ok.External, ok.Reversible, ok.Money = true, true, money
 	if _, err := tools.NewRegistry(ok); err != nil {
 		t.Errorf("a coherent write was refused: %v", err)
 	}
