@@ -42,7 +42,7 @@ TESTFLAGS ?=
 # of the dev database into the recipe's shell (scripts/devdb env single-quotes the values).
 load_env = eval "$$(scripts/devdb env | sed 's/^/export /')"
 
-.PHONY: help run test cfn-lint axe lighthouse injection-report bench bench-cycle bench-soak bench-cold bench-load bench-scale bench-extract fuzz bench-recall bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
+.PHONY: help run test testdeps cfn-lint axe lighthouse injection-report bench bench-cycle bench-soak bench-cold bench-load bench-scale bench-extract fuzz bench-recall bench-lambda db migrate build generate generate-check lint vuln lambda rie clean
 .PHONY: build-ChatFunction build-ConfirmFunction build-ApiFunction build-WebhookFunction build-SchedulerFunction build-WorkerFunction build-MigrateFunction
 
 # ROOT is the module root (this Makefile's directory), wherever make runs from: `sam build`
@@ -69,7 +69,7 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
 
 # The address to open is localhost's: passkeys are bound to a host name, never an IP address.
-run: migrate ## database up, migrations, a local owner on first run, then the server on 127.0.0.1:8080
+run: migrate ## database up, migrations, a local owner and a secret key on first run, then the server on 127.0.0.1:8080
 	@$(load_env); \
 	addr=$${STEWARD_ADDR:-127.0.0.1:8080}; open="http://$${addr/#127.0.0.1/localhost}/"; \
 	if [ "$$(bin/steward owners list --json)" = "[]" ]; then \
@@ -82,10 +82,21 @@ run: migrate ## database up, migrations, a local owner on first run, then the se
 		echo "For a new key: eval \"\$$(scripts/devdb env | sed 's/^/export /')\" && bin/steward keys add --owner <ID>"; \
 		echo; echo "Open $$open and sign in with your key."; \
 	fi; \
+	if [ -z "$${STEWARD_SECRET_KEY:-}" ]; then \
+		keyfile=$${STEWARD_CACHE_DIR:-$${XDG_CACHE_HOME:-$$HOME/.cache}/steward}/secret-key; \
+		if [ ! -s "$$keyfile" ]; then \
+			mkdir -p "$$(dirname "$$keyfile")"; (umask 077; head -c 32 /dev/urandom | base64 > "$$keyfile"); \
+			echo "First run: made STEWARD_SECRET_KEY, which seals mail and channel passwords, in $$keyfile (keep it with the database)."; \
+		fi; \
+		export STEWARD_SECRET_KEY="$$(cat "$$keyfile")"; \
+	fi; \
 	STEWARD_LOG_FORMAT=$${STEWARD_LOG_FORMAT:-console} exec bin/steward serve
 
-test: db rie axe ## the whole suite with -race, against the dev database
+test: testdeps db rie axe ## the whole suite with -race, against the dev database
 	@$(load_env); STEWARD_AXE="$(ROOT)/$(AXE)" $(GO) test -race -timeout 20m $(TESTFLAGS) ./...
+
+testdeps: ## check the machine has what the tests need (bubblewrap, Chromium, Dovecot, Radicale, espeak-ng, sox with MP3…); names what is missing
+	@scripts/testdeps
 
 injection-report: db ## run the prompt-injection suite and print its block-rate table
 	@$(load_env); $(GO) test -count=1 -run 'TestInjectionSuite' -v ./internal/agent/ | sed -n '/injection suite:/,/^---/p' | grep -v '^---'

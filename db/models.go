@@ -537,6 +537,7 @@ type Turn struct {
 	ExpiresAt         *time.Time
 	FinishedAt        *time.Time
 	CancelRequestedAt *time.Time
+	Holder            string
 }
 
 type VoiceCall struct {

@@ -29,7 +29,7 @@ UPDATE turns SET
     cancel_requested_at = COALESCE(cancel_requested_at, $1::timestamptz)
 WHERE owner_id = $2 AND id = $3
     AND status IN ('running', 'resuming', 'suspended', 'continuing')
-RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at
+RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, holder
 `
 
 type CancelTurnParams struct {
@@ -68,21 +68,23 @@ func (q *Queries) CancelTurn(ctx context.Context, arg CancelTurnParams) (Turn, e
 		&i.ExpiresAt,
 		&i.FinishedAt,
 		&i.CancelRequestedAt,
+		&i.Holder,
 	)
 	return i, err
 }
 
 const claimContinuingTurn = `-- name: ClaimContinuingTurn :one
 UPDATE turns SET status = 'running', version = version + 1,
-    lease_until = $1::timestamptz + make_interval(secs => $2::float8), updated_at = now()
-WHERE owner_id = $3 AND id = $4 AND status = 'continuing'
+    lease_until = $1::timestamptz + make_interval(secs => $2::float8), holder = $3, updated_at = now()
+WHERE owner_id = $4 AND id = $5 AND status = 'continuing'
     AND cancel_requested_at IS NULL
-RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at
+RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, holder
 `
 
 type ClaimContinuingTurnParams struct {
 	Now          time.Time
 	LeaseSeconds float64
+	Holder       string
 	OwnerID      uuid.UUID
 	ID           uuid.UUID
 }
@@ -94,6 +96,7 @@ func (q *Queries) ClaimContinuingTurn(ctx context.Context, arg ClaimContinuingTu
 	row := q.db.QueryRow(ctx, claimContinuingTurn,
 		arg.Now,
 		arg.LeaseSeconds,
+		arg.Holder,
 		arg.OwnerID,
 		arg.ID,
 	)
@@ -120,23 +123,25 @@ func (q *Queries) ClaimContinuingTurn(ctx context.Context, arg ClaimContinuingTu
 		&i.ExpiresAt,
 		&i.FinishedAt,
 		&i.CancelRequestedAt,
+		&i.Holder,
 	)
 	return i, err
 }
 
 const claimTurn = `-- name: ClaimTurn :one
 UPDATE turns SET status = 'resuming', version = version + 1,
-    lease_until = $1::timestamptz + make_interval(secs => $2::float8), updated_at = now()
-WHERE owner_id = $3 AND id = $4
+    lease_until = $1::timestamptz + make_interval(secs => $2::float8), holder = $3, updated_at = now()
+WHERE owner_id = $4 AND id = $5
     AND ((status = 'suspended' AND (expires_at IS NULL OR expires_at > $1))
         OR (status = 'resuming' AND lease_until < $1::timestamptz))
     AND cancel_requested_at IS NULL
-RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at
+RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, holder
 `
 
 type ClaimTurnParams struct {
 	Now          time.Time
 	LeaseSeconds float64
+	Holder       string
 	OwnerID      uuid.UUID
 	ID           uuid.UUID
 }
@@ -149,6 +154,7 @@ func (q *Queries) ClaimTurn(ctx context.Context, arg ClaimTurnParams) (Turn, err
 	row := q.db.QueryRow(ctx, claimTurn,
 		arg.Now,
 		arg.LeaseSeconds,
+		arg.Holder,
 		arg.OwnerID,
 		arg.ID,
 	)
@@ -175,6 +181,7 @@ func (q *Queries) ClaimTurn(ctx context.Context, arg ClaimTurnParams) (Turn, err
 		&i.ExpiresAt,
 		&i.FinishedAt,
 		&i.CancelRequestedAt,
+		&i.Holder,
 	)
 	return i, err
 }
@@ -206,10 +213,10 @@ func (q *Queries) CountPendingWrites(ctx context.Context, arg CountPendingWrites
 }
 
 const createTurn = `-- name: CreateTurn :one
-INSERT INTO turns (owner_id, conversation_id, trigger, model, lease_until)
+INSERT INTO turns (owner_id, conversation_id, trigger, model, lease_until, holder)
 VALUES ($1, $2, $3, $4,
-    $5::timestamptz + make_interval(secs => $6::float8))
-RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at
+    $5::timestamptz + make_interval(secs => $6::float8), $7)
+RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, holder
 `
 
 type CreateTurnParams struct {
@@ -219,6 +226,7 @@ type CreateTurnParams struct {
 	Model          string
 	Now            time.Time
 	LeaseSeconds   float64
+	Holder         string
 }
 
 // A new turn runs under a lease: its process renews it while it waits on its model, and the
@@ -231,6 +239,7 @@ func (q *Queries) CreateTurn(ctx context.Context, arg CreateTurnParams) (Turn, e
 		arg.Model,
 		arg.Now,
 		arg.LeaseSeconds,
+		arg.Holder,
 	)
 	var i Turn
 	err := row.Scan(
@@ -255,6 +264,7 @@ func (q *Queries) CreateTurn(ctx context.Context, arg CreateTurnParams) (Turn, e
 		&i.ExpiresAt,
 		&i.FinishedAt,
 		&i.CancelRequestedAt,
+		&i.Holder,
 	)
 	return i, err
 }
@@ -305,7 +315,7 @@ func (q *Queries) FailStaleTurns(ctx context.Context, arg FailStaleTurnsParams) 
 }
 
 const getTurn = `-- name: GetTurn :one
-SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at FROM turns WHERE owner_id = $1 AND id = $2
+SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, holder FROM turns WHERE owner_id = $1 AND id = $2
 `
 
 type GetTurnParams struct {
@@ -338,6 +348,7 @@ func (q *Queries) GetTurn(ctx context.Context, arg GetTurnParams) (Turn, error) 
 		&i.ExpiresAt,
 		&i.FinishedAt,
 		&i.CancelRequestedAt,
+		&i.Holder,
 	)
 	return i, err
 }
@@ -376,7 +387,7 @@ func (q *Queries) LapsedResumingTurns(ctx context.Context, arg LapsedResumingTur
 }
 
 const listConversationTurns = `-- name: ListConversationTurns :many
-SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at FROM turns WHERE owner_id = $1 AND conversation_id = $2
+SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, holder FROM turns WHERE owner_id = $1 AND conversation_id = $2
 ORDER BY created_at, id LIMIT $3
 `
 
@@ -417,6 +428,7 @@ func (q *Queries) ListConversationTurns(ctx context.Context, arg ListConversatio
 			&i.ExpiresAt,
 			&i.FinishedAt,
 			&i.CancelRequestedAt,
+			&i.Holder,
 		); err != nil {
 			return nil, err
 		}
@@ -429,7 +441,7 @@ func (q *Queries) ListConversationTurns(ctx context.Context, arg ListConversatio
 }
 
 const listTurns = `-- name: ListTurns :many
-SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at FROM turns WHERE owner_id = $1
+SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, holder FROM turns WHERE owner_id = $1
 ORDER BY created_at DESC, id LIMIT $2
 `
 
@@ -469,6 +481,7 @@ func (q *Queries) ListTurns(ctx context.Context, arg ListTurnsParams) ([]Turn, e
 			&i.ExpiresAt,
 			&i.FinishedAt,
 			&i.CancelRequestedAt,
+			&i.Holder,
 		); err != nil {
 			return nil, err
 		}
@@ -481,7 +494,7 @@ func (q *Queries) ListTurns(ctx context.Context, arg ListTurnsParams) ([]Turn, e
 }
 
 const listTurnsByStatus = `-- name: ListTurnsByStatus :many
-SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at FROM turns WHERE owner_id = $1 AND status = $2
+SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, holder FROM turns WHERE owner_id = $1 AND status = $2
 ORDER BY created_at DESC, id LIMIT $3
 `
 
@@ -522,6 +535,7 @@ func (q *Queries) ListTurnsByStatus(ctx context.Context, arg ListTurnsByStatusPa
 			&i.ExpiresAt,
 			&i.FinishedAt,
 			&i.CancelRequestedAt,
+			&i.Holder,
 		); err != nil {
 			return nil, err
 		}
@@ -533,15 +547,39 @@ func (q *Queries) ListTurnsByStatus(ctx context.Context, arg ListTurnsByStatusPa
 	return items, nil
 }
 
+const releaseHolderTurns = `-- name: ReleaseHolderTurns :execrows
+UPDATE turns SET lease_until = $1::timestamptz - interval '1 millisecond'
+WHERE owner_id = $2 AND holder = $3 AND status IN ('running', 'resuming')
+    AND lease_until >= $1::timestamptz
+`
+
+type ReleaseHolderTurnsParams struct {
+	Now     time.Time
+	OwnerID uuid.UUID
+	Holder  string
+}
+
+// The process holder names is gone: the leases of the running and resuming turns it held
+// end at now, so the sweep fails or recovers them at once (migration 00050).
+func (q *Queries) ReleaseHolderTurns(ctx context.Context, arg ReleaseHolderTurnsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, releaseHolderTurns, arg.Now, arg.OwnerID, arg.Holder)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const renewTurnLease = `-- name: RenewTurnLease :one
-UPDATE turns SET lease_until = greatest(lease_until, $1::timestamptz + make_interval(secs => $2::float8))
-WHERE owner_id = $3 AND id = $4 AND status IN ('running', 'resuming')
+UPDATE turns SET lease_until = greatest(lease_until, $1::timestamptz + make_interval(secs => $2::float8)),
+    holder = $3
+WHERE owner_id = $4 AND id = $5 AND status IN ('running', 'resuming')
 RETURNING (cancel_requested_at IS NOT NULL)::boolean AS requested
 `
 
 type RenewTurnLeaseParams struct {
 	Now          time.Time
 	LeaseSeconds float64
+	Holder       string
 	OwnerID      uuid.UUID
 	ID           uuid.UUID
 }
@@ -552,6 +590,7 @@ func (q *Queries) RenewTurnLease(ctx context.Context, arg RenewTurnLeaseParams) 
 	row := q.db.QueryRow(ctx, renewTurnLease,
 		arg.Now,
 		arg.LeaseSeconds,
+		arg.Holder,
 		arg.OwnerID,
 		arg.ID,
 	)
@@ -654,6 +693,44 @@ func (q *Queries) ScanContinuingTurns(ctx context.Context, arg ScanContinuingTur
 	for rows.Next() {
 		var i ScanContinuingTurnsRow
 		if err := rows.Scan(&i.ID, &i.OwnerID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const scanHeldTurns = `-- name: ScanHeldTurns :many
+SELECT DISTINCT owner_id, holder FROM turns WHERE status IN ('running', 'resuming')
+    AND lease_until >= $1::timestamptz AND starts_with(holder, $2::text)
+ORDER BY owner_id, holder
+`
+
+type ScanHeldTurnsParams struct {
+	Now          time.Time
+	HolderPrefix string
+}
+
+type ScanHeldTurnsRow struct {
+	OwnerID uuid.UUID
+	Holder  string
+}
+
+// Cross-owner (the Door, turns.door): the owners and holders of running and resuming turns
+// held by processes of one host (holder_prefix: "host/"), whose leases have not lapsed yet.
+func (q *Queries) ScanHeldTurns(ctx context.Context, arg ScanHeldTurnsParams) ([]ScanHeldTurnsRow, error) {
+	rows, err := q.db.Query(ctx, scanHeldTurns, arg.Now, arg.HolderPrefix)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ScanHeldTurnsRow{}
+	for rows.Next() {
+		var i ScanHeldTurnsRow
+		if err := rows.Scan(&i.OwnerID, &i.Holder); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -1,17 +1,32 @@
 -- name: CreateTurn :one
 -- A new turn runs under a lease: its process renews it while it waits on its model, and the
 -- sweep fails a running turn whose lease lapsed (its process died).
-INSERT INTO turns (owner_id, conversation_id, trigger, model, lease_until)
+INSERT INTO turns (owner_id, conversation_id, trigger, model, lease_until, holder)
 VALUES (sqlc.arg(owner_id), sqlc.arg(conversation_id), sqlc.arg(trigger), sqlc.arg(model),
-    sqlc.arg(now)::timestamptz + make_interval(secs => sqlc.arg(lease_seconds)::float8))
+    sqlc.arg(now)::timestamptz + make_interval(secs => sqlc.arg(lease_seconds)::float8), sqlc.arg(holder))
 RETURNING *;
 
 -- name: RenewTurnLease :one
 -- A running or resuming turn's process is alive: its lease runs until now + lease_seconds
 -- (never shortened). Returns whether the owner asked the turn to stop, as TurnCancelRequested.
-UPDATE turns SET lease_until = greatest(lease_until, sqlc.arg(now)::timestamptz + make_interval(secs => sqlc.arg(lease_seconds)::float8))
+UPDATE turns SET lease_until = greatest(lease_until, sqlc.arg(now)::timestamptz + make_interval(secs => sqlc.arg(lease_seconds)::float8)),
+    holder = sqlc.arg(holder)
 WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND status IN ('running', 'resuming')
 RETURNING (cancel_requested_at IS NOT NULL)::boolean AS requested;
+
+-- name: ReleaseHolderTurns :execrows
+-- The process holder names is gone: the leases of the running and resuming turns it held
+-- end at now, so the sweep fails or recovers them at once (migration 00050).
+UPDATE turns SET lease_until = sqlc.arg(now)::timestamptz - interval '1 millisecond'
+WHERE owner_id = sqlc.arg(owner_id) AND holder = sqlc.arg(holder) AND status IN ('running', 'resuming')
+    AND lease_until >= sqlc.arg(now)::timestamptz;
+
+-- name: ScanHeldTurns :many
+-- Cross-owner (the Door, turns.door): the owners and holders of running and resuming turns
+-- held by processes of one host (holder_prefix: "host/"), whose leases have not lapsed yet.
+SELECT DISTINCT owner_id, holder FROM turns WHERE status IN ('running', 'resuming')
+    AND lease_until >= sqlc.arg(now)::timestamptz AND starts_with(holder, sqlc.arg(holder_prefix)::text)
+ORDER BY owner_id, holder;
 
 -- name: LapsedResumingTurns :many
 -- Resuming turns whose claim's lease lapsed at now: the confirm that claimed them died. The
@@ -61,7 +76,7 @@ WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND version = sqlc.arg
 -- The exactly-once claim of a suspended turn: one conditional update that returns the state.
 -- A resuming turn whose lease lapsed (its process died) can be claimed again to recover it.
 UPDATE turns SET status = 'resuming', version = version + 1,
-    lease_until = sqlc.arg(now)::timestamptz + make_interval(secs => sqlc.arg(lease_seconds)::float8), updated_at = now()
+    lease_until = sqlc.arg(now)::timestamptz + make_interval(secs => sqlc.arg(lease_seconds)::float8), holder = sqlc.arg(holder), updated_at = now()
 WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id)
     AND ((status = 'suspended' AND (expires_at IS NULL OR expires_at > sqlc.arg(now)))
         OR (status = 'resuming' AND lease_until < sqlc.arg(now)::timestamptz))
@@ -93,7 +108,7 @@ WHERE owner_id = sqlc.arg(owner_id) AND status = 'running'
 -- docs/ARCHITECTURE.md §2): one conditional update back to running that returns the state.
 -- A claimed turn whose invocation dies stays running and is failed by FailStaleTurns.
 UPDATE turns SET status = 'running', version = version + 1,
-    lease_until = sqlc.arg(now)::timestamptz + make_interval(secs => sqlc.arg(lease_seconds)::float8), updated_at = now()
+    lease_until = sqlc.arg(now)::timestamptz + make_interval(secs => sqlc.arg(lease_seconds)::float8), holder = sqlc.arg(holder), updated_at = now()
 WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND status = 'continuing'
     AND cancel_requested_at IS NULL
 RETURNING *;

@@ -6,10 +6,12 @@
 //
 // It exits 1 when a response was a 5xx, a request got no answer or an invariant failed. The
 // database URLs are the dev database's (scripts/devdb env); the run bootstraps and resets a
-// database of its own on that server (steward_bench_load).
+// database of its own on that server, named after the dev database's (STEWARD_DB_NAME,
+// steward by default): steward_bench_load.
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -23,7 +25,7 @@ import (
 )
 
 func main() {
-	o := benchload.Options{Bench: benchcycle.Options{Database: "steward_bench_load", Log: os.Stderr}}
+	o := benchload.Options{Bench: benchcycle.Options{Database: cmp.Or(os.Getenv("STEWARD_DB_NAME"), "steward") + "_bench_load", Log: os.Stderr}}
 	w := &o.Workload
 	flag.StringVar(&o.Bench.Steward, "steward", "bin/steward", "the steward binary")
 	flag.IntVar(&o.Owners, "owners", 200, "owners, each with its API key and webhook")

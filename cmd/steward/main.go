@@ -37,6 +37,8 @@ Commands:
   migrate up|down|status|reset   apply or roll back the schema (down and reset need --yes)
   owners add NAME [--json]       create an owner and print its first API key (shown once)
   owners list [--json]           list owners
+  owners budget --owner ID [--messages N] [--cost-usd X]
+                                 an owner's daily limits (steward owners help)
   remote owners add NAME         create an owner through a deployment's migrate function on AWS
   remote migrate                 migrate a deployment's database (steward remote help)
   households …                   households of owners and their approval policies (steward households help)

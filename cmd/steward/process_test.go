@@ -240,9 +240,49 @@ func TestServeSIGKILLMidTurn(t *testing.T) {
 	env["STEWARD_LEASE"] = "2s"
 	g.set(hang)
 	a := serve(t, env)
+	id := a.streamChat(t, key)
+	<-g.entered
+	if err := a.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-a.exited
+	time.Sleep(2500 * time.Millisecond) // the turn's lease lapses
+	b := serve(t, env)
+	v := b.turnOf(t, key, id, "failed")
+	if !strings.Contains(fmt.Sprint(v["error"]), "the process running this turn stopped") {
+		t.Fatalf("turn after the kill: %v", v)
+	}
+}
+
+// TestServeRestartFailsItsDeadPredecessorsTurns: with the default lease (15 minutes) the
+// process dies mid-turn and is started again on the same host: the new process sees the
+// turn's holder is gone and fails it at once, not when the lease would lapse.
+func TestServeRestartFailsItsDeadPredecessorsTurns(t *testing.T) {
+	t.Parallel()
+	g := newFakeGemini(t)
+	env, key, _ := processEnv(t, g)
+	g.set(hang)
+	a := serve(t, env)
+	id := a.streamChat(t, key)
+	<-g.entered
+	if err := a.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-a.exited
+	b := serve(t, env)
+	v := b.turnOf(t, key, id, "failed")
+	if !strings.Contains(fmt.Sprint(v["error"]), "the process running this turn stopped") {
+		t.Fatalf("turn after the restart: %v", v)
+	}
+}
+
+// streamChat starts a streamed chat as key and returns its turn's id once the stream names it
+// (the chat goes on in the background; "" fails the test).
+func (c *child) streamChat(t *testing.T, key string) string {
+	t.Helper()
 	started := make(chan string, 1)
 	go func() {
-		req, _ := http.NewRequest("POST", a.base+"/v1/chat", strings.NewReader(`{"message":"hello"}`))
+		req, _ := http.NewRequest("POST", c.base+"/v1/chat", strings.NewReader(`{"message":"hello"}`))
 		req.Header.Set("Authorization", "Bearer "+key)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "text/event-stream")
@@ -262,17 +302,10 @@ func TestServeSIGKILLMidTurn(t *testing.T) {
 		started <- ""
 	}()
 	id := <-started
-	<-g.entered
-	if err := a.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
+	if id == "" {
+		t.Fatal("the chat's stream named no turn")
 	}
-	<-a.exited
-	time.Sleep(2500 * time.Millisecond) // the turn's lease lapses
-	b := serve(t, env)
-	v := b.turnOf(t, key, id, "failed")
-	if !strings.Contains(fmt.Sprint(v["error"]), "the process running this turn stopped") {
-		t.Fatalf("turn after the kill: %v", v)
-	}
+	return id
 }
 
 // TestServeSIGKILLMidExternalWrite: the process dies while an approved write to the world (an

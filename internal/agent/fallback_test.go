@@ -90,6 +90,9 @@ func TestFallbackAttemptsInStory(t *testing.T) {
 	if got[1]["model"] != "gpt-test" || got[1]["outcome"] != "answered" {
 		t.Errorf("second attempt = %v, want gpt-test answered", got[1])
 	}
+	if calls := h.events(v.TurnID, "model_call"); len(calls) != 1 || calls[0]["model"] != "gpt-test" {
+		t.Errorf("model_call events = %v, want one naming gpt-test, the model that answered", calls)
+	}
 }
 
 // attemptsModel answers with a failed attempt that used tokens before the answer.

@@ -52,3 +52,22 @@ func (r *Runner) checkHonesty(ctx context.Context, tx Tx, x *run, answer string)
 	}
 	return nil
 }
+
+// writesDone words the writes this turn executed ("Created task “X”."), for a turn that then
+// failed: "" when none was.
+func (r *Runner) writesDone(ctx context.Context, tx Tx, x *run) (string, error) {
+	calls, err := tx.Journal.Calls(ctx, x.turn.ID)
+	if err != nil {
+		return "", err
+	}
+	var done []string
+	for _, c := range calls {
+		if c.Kind == steward.KindWrite && c.Status == steward.CallSucceeded {
+			done = append(done, strings.TrimSuffix(r.Tools.SayResult(c.Tool, c.Args, c.Result, false), ".")+".")
+		}
+	}
+	if len(done) == 0 {
+		return "", nil
+	}
+	return "Done before this failure: " + strings.Join(done, " "), nil
+}

@@ -2,11 +2,13 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -469,7 +471,7 @@ func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response
 	}
 	x.st.CostMicros += cost
 	r.attempts(x, resp, err)
-	data := modelCall{Model: r.Model.Name(), Finish: resp.Finish, FinishDetail: resp.FinishDetail,
+	data := modelCall{Model: cmp.Or(resp.Model, r.Model.Name()), Finish: resp.Finish, FinishDetail: resp.FinishDetail,
 		Usage: resp.Usage, CostMicros: cost, LatencyMS: time.Since(start).Milliseconds(), Tools: withTools}
 	switch {
 	case errors.Is(err, errCancelled):
@@ -532,23 +534,36 @@ func (r *Runner) finish(ctx context.Context, x *run, status steward.Status, answ
 	x.turn.State, x.turn.ExpiresAt = nil, nil
 	r.account(x)
 	err := r.saveEnd(ctx, x, func(ctx context.Context, tx Tx) error {
-		if status == steward.StatusCompleted {
+		messages := x.st.Messages
+		switch status {
+		case steward.StatusCompleted:
 			if err := r.checkHonesty(ctx, tx, x, answer); err != nil {
 				return err
 			}
+		case steward.StatusFailed:
+			done, err := r.writesDone(ctx, tx, x)
+			if err != nil {
+				return err
+			}
+			if done != "" {
+				// What was done stays said and in the conversation, so "try again" does not
+				// do it twice (docs/RELIABILITY.md).
+				x.turn.Error = done + " Then " + errMsg
+				messages = append(slices.Clip(messages), steward.Message{Role: steward.RoleModel, Parts: []steward.Part{{Text: x.turn.Error}}})
+			}
 		}
-		x.record("turn_"+string(status), turnEnded{Error: errMsg, Iterations: x.st.Iterations, Usage: x.st.Usage})
+		x.record("turn_"+string(status), turnEnded{Error: x.turn.Error, Iterations: x.st.Iterations, Usage: x.st.Usage})
 		// Only writes follow: the save travels with them and COMMIT, in one round trip.
 		saved, err := tx.Turns.Finish(ctx, x.turn)
 		if err != nil {
 			return err
 		}
 		x.turn = saved
-		if status == steward.StatusCompleted {
+		if status == steward.StatusCompleted || len(messages) > len(x.st.Messages) {
 			if err := tx.Conversations.Touch(ctx, x.turn.ConversationID, ""); err != nil {
 				return err
 			}
-			if err := tx.Conversations.AppendMessages(ctx, x.turn.ConversationID, x.turn.ID, x.st.Messages...); err != nil {
+			if err := tx.Conversations.AppendMessages(ctx, x.turn.ConversationID, x.turn.ID, messages...); err != nil {
 				return err
 			}
 			if r.Memory != nil {
@@ -567,7 +582,7 @@ func (r *Runner) finish(ctx context.Context, x *run, status steward.Status, answ
 	if status != steward.StatusCompleted {
 		typ = "error"
 	}
-	x.send(StreamEvent{Type: typ, Turn: &v, Text: errMsg})
+	x.send(StreamEvent{Type: typ, Turn: &v, Text: x.turn.Error})
 	return v, nil
 }
 
@@ -773,12 +788,14 @@ func (r *Runner) modelTimeout() time.Duration {
 }
 
 // modelFailure is what the owner reads of a model call that failed: the time limit, a
-// provider out of service after its retries (and fallbacks), or an answer that could not be
+// provider unreachable or out of service after its retries (and fallbacks), or an answer that could not be
 // used (cut short, malformed). The error itself goes to the log only.
 func (r *Runner) modelFailure(err error) string {
 	switch {
 	case errors.Is(err, errModelTimeout):
 		return "the model did not answer within " + r.modelTimeout().String() + "; try again later"
+	case llm.IsUnreachable(err):
+		return "the model's service could not be reached (the connection was refused or lost, and retrying and any other model did not help); try again in a few minutes"
 	case llm.IsUnavailable(err):
 		return "the model's service is unavailable (it failed or was rate limited, and retrying did not help); try again in a few minutes"
 	}

@@ -131,6 +131,8 @@ type App struct {
 	Now steward.Clock
 
 	handler http.Handler
+	// holder names this process on its turns' leases (sweep.Process); "" on Lambda.
+	holder string
 	// ready is the background database check of a Lambda cold start; nil when New checked.
 	ready *readiness
 	// runs is the run queue (STEWARD_RUN_QUEUE_URL) accepted webhooks are sent to on
@@ -197,7 +199,9 @@ type settings struct {
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 	// lazy leaves App.check to the background and the first invocation (Lambda).
 	lazy bool
-	// warm keeps the application pool's connections open and warm (NewServer).
+	// warm is a long-lived server (NewServer): the application pool's connections kept open
+	// and warm, and the leases of its turns named by this process (sweep.Process), so that
+	// the next process on its host fails or recovers them at once if it dies.
 	warm bool
 }
 
@@ -261,6 +265,10 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if a.Door, err = store.OpenDoorLazy(doorURL); err != nil {
 		return nil, fmt.Errorf("open DOOR_DATABASE_URL: %w", err)
 	}
+	if s.warm {
+		a.holder = sweep.Process()
+		a.Store.HoldAs(a.holder)
+	}
 	hc, err := modelHTTP(cfg, log)
 	if err != nil {
 		return nil, err
@@ -291,7 +299,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a.Ledger = &ledger.Service{Store: a.Store}
 	// One admission for turns and voice calls: kill switches, budgets, the deployment's cap.
 	admit := &safety.Control{GlobalCost: a.Door.GlobalCostToday, GlobalCostTTL: 10 * time.Second}
-	if a.Voice, err = newVoice(ctx, cfg, hc, a.Store, admit); err != nil {
+	if a.Voice, err = newVoice(ctx, cfg, hc, a.Store, admit, log); err != nil {
 		return nil, err
 	}
 	a.Documents = &document.Service{Store: a.Store, MaxBytes: cfg.MaxDocumentBytes, Embedder: a.Memory.Embedder, Logger: log}
@@ -395,7 +403,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a.Channels = &channel.Service{Store: a.Store, Sealer: sealer, Sender: sender, Now: a.Now}
 	runs := &autonomy.Runner{Recorder: outcomes, Agent: a.Runner}
 	a.Webhooks = &autonomy.Webhooks{Runner: runs, Directory: a.Door}
-	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now, Recover: a.recoverTurn,
+	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now, Recover: a.recoverTurn, Process: a.holder, Held: a.Door,
 		Retirer: a.Door, Retention: sweep.Retention{Audit: cfg.Retention.Audit, WebhookDeliveries: cfg.Retention.WebhookDeliveries,
 			MemoryOutbox: cfg.Retention.MemoryOutbox, JobRuns: cfg.Retention.JobRuns}}
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks, Outside: outside{a.Accounts, a.Trading},

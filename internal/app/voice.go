@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/llm/gemini"
@@ -36,8 +38,8 @@ func voiceModels(cfg config.Config) (transcribe, speak string) {
 // newVoice builds the voice service over the configured backends: an OpenAI-compatible
 // server when STEWARD_VOICE_OPENAI_BASE_URL is set, else Gemini; with neither, a service
 // whose calls answer "not configured".
-func newVoice(ctx context.Context, cfg config.Config, hc *http.Client, st *store.Store, ctl agent.Control) (*voice.Service, error) {
-	s := &voice.Service{Store: st, Control: ctl, Prices: Prices(cfg), Limits: voice.Limits{
+func newVoice(ctx context.Context, cfg config.Config, hc *http.Client, st *store.Store, ctl agent.Control, log zerolog.Logger) (*voice.Service, error) {
+	s := &voice.Service{Store: st, Control: ctl, Prices: Prices(cfg), Logger: log, Limits: voice.Limits{
 		MaxBytes: cfg.VoiceMaxBytes, MaxDuration: time.Duration(cfg.VoiceMaxSeconds) * time.Second}}
 	transcribe, speak := voiceModels(cfg)
 	var err error

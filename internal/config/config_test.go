@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -401,6 +402,25 @@ func TestLoadRetention(t *testing.T) {
 		name, value, _ := strings.Cut(v, "=")
 		if _, err := Load(env(map[string]string{name: value})); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v; want %q", v, err, want)
+		}
+	}
+}
+
+// TestEveryVariableIsDocumented: each variable Load reads is a row of docs/CONFIGURATION.md,
+// so a new knob cannot ship without its documentation.
+func TestEveryVariableIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/CONFIGURATION.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := map[string]bool{}
+	_, _ = Load(func(name string) string { asked[name] = true; return "" })
+	if len(asked) < 50 {
+		t.Fatalf("Load read only %d variables: the recording getenv is not seeing them", len(asked))
+	}
+	for name := range asked {
+		if !strings.Contains(string(doc), "`"+name+"`") {
+			t.Errorf("%s is read by config.Load but not documented in docs/CONFIGURATION.md", name)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,5 +97,37 @@ func TestModelConfig(t *testing.T) {
 	c, err = ModelConfig(config.Config{}, dir, false)
 	if err != nil || !c.Replaying() {
 		t.Fatalf("fixtures present: %+v %v, want replay", c, err)
+	}
+}
+
+// TestEvalsDocMatchesBaseline: docs/EVALS.md states the suite's size and the demo model's
+// pass counts per class as evals/baseline.json and evals/*.json have them.
+func TestEvalsDocMatchesBaseline(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../docs/EVALS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(doc)), " ")
+	tasks, err := Load("../../evals")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := ReadBaseline("../../evals/baseline.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	totals := map[string]int{}
+	for _, task := range tasks {
+		totals[task.Class]++
+	}
+	want := []string{fmt.Sprintf("%d tasks", len(tasks)), fmt.Sprintf("passes %d of %d", base.Passed, len(tasks))}
+	for class, n := range totals {
+		want = append(want, fmt.Sprintf("%s %d/%d", class, base.Classes[class], n))
+	}
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("docs/EVALS.md does not say %q", w)
+		}
 	}
 }

@@ -38,6 +38,13 @@ func geminiEnv(t *testing.T, url string, timeout time.Duration) *env {
 		"GEMINI_API_KEY": "test-key", "GEMINI_BASE_URL": url, "STEWARD_MODEL_TIMEOUT": timeout.String()}})
 }
 
+// refusedURL is a loopback address where nothing listens: a connection there is refused.
+func refusedURL() string {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close()
+	return srv.URL
+}
+
 // answer writes body as the API's answer: the JSON itself, or one server-sent event of it to
 // a streamed request (alt=sse).
 func answer(w http.ResponseWriter, r *http.Request, body string) {
@@ -53,7 +60,7 @@ func answer(w http.ResponseWriter, r *http.Request, body string) {
 const geminiText = `{"candidates":[{"content":{"role":"model","parts":[{"text":"%s"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":3,"totalTokenCount":13}}`
 
 // TestModelFaultsEndTheTurnInWords: whatever the model's API does mid-turn — hang, fail after
-// the retries, cut its answer short, answer nonsense or nothing, call a tool that does not
+// the retries, refuse connections, cut its answer short, answer nonsense or nothing, call a tool that does not
 // exist — the chat answers 200 with the turn ended and a reason the owner can read (or the
 // turn goes on, for an unknown tool), never a 500, never a turn left running, never a write.
 func TestModelFaultsEndTheTurnInWords(t *testing.T) {
@@ -73,6 +80,7 @@ func TestModelFaultsEndTheTurnInWords(t *testing.T) {
 		{"5xx after retries", func(w http.ResponseWriter, r *http.Request, n int) {
 			http.Error(w, `{"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}`, http.StatusServiceUnavailable)
 		}, steward.StatusFailed, "service is unavailable"},
+		{"connection refused", nil, steward.StatusFailed, "could not be reached"},
 		{"truncated answer", func(w http.ResponseWriter, r *http.Request, n int) {
 			answer(w, r, `{"candidates":[{"content":{"role":"model","parts":[{"text":"Here is`)
 		}, steward.StatusFailed, "could not be used"},
@@ -96,7 +104,11 @@ func TestModelFaultsEndTheTurnInWords(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := geminiEnv(t, faultyGemini(t, c.fault), 2*time.Second)
+			url := refusedURL()
+			if c.fault != nil {
+				url = faultyGemini(t, c.fault)
+			}
+			e := geminiEnv(t, url, 2*time.Second)
 			for _, stream := range []bool{false, true} {
 				var v steward.View
 				if stream {

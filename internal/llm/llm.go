@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"strings"
 	"time"
 
@@ -160,6 +161,14 @@ func Unavailable(err error) error {
 
 // IsUnavailable reports whether err was marked by Unavailable.
 func IsUnavailable(err error) bool { return errors.Is(err, errUnavailable) }
+
+// IsUnreachable reports whether err is a failure to reach the provider at all — a refused or
+// reset connection, a name that does not resolve, a dial that timed out — and not the caller's
+// own cancellation or deadline. Adapters retry it and then mark it Unavailable, like a 503.
+func IsUnreachable(err error) bool {
+	var netErr net.Error
+	return errors.As(err, &netErr) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
 
 type unavailable struct{ err error }
 

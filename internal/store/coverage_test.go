@@ -153,7 +153,7 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		covers("Conversations.AppendMessages", "Conversations.PinSummary", "Turns.Create", "Journal.AppendEvents", "Journal.RecordCall", "Safety.RecordSpend", "Conversations.EnqueueIngest", "Turns.StateSize",
 			"Memory.AddChunk", "Webhooks.Create", "Conversations.Create", "Tasks.CreateTask", "Tasks.CreateNotification", "Rules.Create",
 			"Schedules.Create", "Tasks.UpsertFact", "Memory.RememberFact", "Safety.SetCap", "Channels.SetWebhook", "Safety.SetKill", "Safety.SetMode",
-			"Sweep.Expire", "Sweep.FailStale", "Sweep.LapsedResuming", "Turns.RenewLease", "Runs.FailStale", "Outbox.FailedIngests", "Channels.DeleteDefault", "Schedules.Delete",
+			"Sweep.Expire", "Sweep.FailStale", "Sweep.LapsedResuming", "Sweep.ReleaseHolder", "Turns.RenewLease", "Runs.FailStale", "Outbox.FailedIngests", "Channels.DeleteDefault", "Schedules.Delete",
 			"Safety.Cap", "Safety.Controls", "Safety.Mode", "Safety.AdmitState")
 		msg := steward.Message{Role: steward.RoleUser, Parts: []steward.Part{{Text: "planted by bob"}}}
 		// Writes naming alice's rows: each savepoint keeps a refused write from aborting the rest.
@@ -243,6 +243,7 @@ func probeWrites(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		for what, err := range map[string]error{
 			"expire turns":     second(tx.Sweep.Expire(ctx, time.Now())),
 			"fail stale turns": second(tx.Sweep.FailStale(ctx, time.Now(), time.Now())),
+			"release held":     second(tx.Sweep.ReleaseHolder(ctx, "", time.Now())),
 			"fail stale runs":  second(tx.Runs.FailStale(ctx, time.Now())),
 			"delete channel":   tx.Channels.DeleteDefault(ctx),
 			"delete schedule":  tx.Schedules.Delete(ctx, "morning-briefing"),

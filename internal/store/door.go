@@ -375,6 +375,26 @@ func (d *Door) ScanSweepOwners(ctx context.Context, now, staleBefore time.Time) 
 	return ids, nil
 }
 
+// HeldTurns are the owners and holders of the running and resuming turns whose leases have
+// not lapsed at now, held by processes whose holder name starts with prefix ("host/").
+func (d *Door) ScanHeldTurns(ctx context.Context, prefix string, now time.Time) ([]HeldTurns, error) {
+	rows, err := db.New(d.conn()).ScanHeldTurns(ctx, db.ScanHeldTurnsParams{HolderPrefix: prefix, Now: now})
+	if err != nil {
+		return nil, fmt.Errorf("scan held turns: %w", err)
+	}
+	out := make([]HeldTurns, len(rows))
+	for i, r := range rows {
+		out[i] = HeldTurns{OwnerID: r.OwnerID, Holder: r.Holder}
+	}
+	return out, nil
+}
+
+// HeldTurns names an owner with turns a process holds.
+type HeldTurns struct {
+	OwnerID uuid.UUID
+	Holder  string
+}
+
 // WebhookRoute is where a public hook id leads: the owner, and the secret that signs its
 // deliveries. Never log it.
 type WebhookRoute struct {

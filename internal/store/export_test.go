@@ -28,7 +28,7 @@ func (s *Store) RawRow(ctx context.Context, sql string, args ...any) pgx.Row {
 
 // InOwnerTx is InOwner (the loop's pipelined transaction) with the store's Tx, for raw SQL.
 func (s *Store) InOwnerTx(ctx context.Context, ownerID uuid.UUID, fn func(*Tx) error) error {
-	return inOwnerPipelined(ctx, s.pool, ownerID, fn)
+	return s.inOwnerPipelined(ctx, ownerID, fn)
 }
 
 // HotStatements are the statements a warm pool prepares on each new connection, and the reads

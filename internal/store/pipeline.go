@@ -323,7 +323,8 @@ func (r *pipedRow) Scan(dest ...any) error {
 // inOwnerPipelined is WithOwner for the turn loop (InOwner): the same transaction, confined
 // to ownerID, on a pipe, so the loop's journal, audit and message writes share round trips
 // with the statements after them and with COMMIT (docs/ARCHITECTURE.md §6).
-func inOwnerPipelined(ctx context.Context, pool *pgxpool.Pool, ownerID uuid.UUID, fn func(*Tx) error) error {
+func (s *Store) inOwnerPipelined(ctx context.Context, ownerID uuid.UUID, fn func(*Tx) error) error {
+	pool := s.pool
 	pc, err := pool.Acquire(ctx)
 	if err != nil {
 		return unavailable(fmt.Errorf("with owner: %w", err))
@@ -349,7 +350,7 @@ func inOwnerPipelined(ctx context.Context, pool *pgxpool.Pool, ownerID uuid.UUID
 			_, _ = p.c.Exec(context.WithoutCancel(ctx), "ROLLBACK")
 		}
 	}()
-	if err := fn(newTx(&conn{q: db.New(p), tx: p, ownerID: ownerID, pipelined: true})); err != nil {
+	if err := fn(newTx(&conn{q: db.New(p), tx: p, ownerID: ownerID, holder: s.holder, pipelined: true})); err != nil {
 		return unavailable(err)
 	}
 	if err := p.commit(ctx); err != nil {

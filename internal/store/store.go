@@ -37,7 +37,14 @@ var (
 type Store struct {
 	pool *pgxpool.Pool
 	url  string
+	// holder names this process on the turns whose leases it takes (HoldAs); "" names none.
+	holder string
 }
+
+// HoldAs names this process on the leases of the turns it runs from now on (sweep.Process:
+// "host/pid/start" under `steward serve`), so that a later process of the same host can tell
+// they were held by a process that is gone (migration 00050). Call it before serving.
+func (s *Store) HoldAs(holder string) { s.holder = holder }
 
 // URL is the connection string the store was opened with.
 func (s *Store) URL() string { return s.url }
@@ -208,6 +215,8 @@ type conn struct {
 	q       *db.Queries
 	tx      db.DBTX
 	ownerID uuid.UUID
+	// holder is the Store's (HoldAs): written with every lease a turn takes.
+	holder string
 	// control is the gate's state (kill switches and mode) read once per pipelined
 	// transaction: the loop's kill-switch check and the gate's guards and mode share one
 	// read (docs/ARCHITECTURE.md §6); nil until read, and in other transactions.
@@ -307,7 +316,7 @@ func (s *Store) WithOwner(ctx context.Context, ownerID uuid.UUID, fn func(*Tx) e
 	// BEGIN and the settings go in one round trip (one simple-protocol query): a uuid's text
 	// form is hex digits and dashes only, so it is safe as a literal (docs/ARCHITECTURE.md §6).
 	return inTx(ctx, s.pool, pgx.TxOptions{BeginQuery: beginOwnerSQL(ownerID)}, func(tx pgx.Tx) error {
-		return fn(newTx(&conn{q: db.New(tx), tx: tx, ownerID: ownerID}))
+		return fn(newTx(&conn{q: db.New(tx), tx: tx, ownerID: ownerID, holder: s.holder}))
 	})
 }
 
@@ -333,7 +342,7 @@ func (s *Store) InOwner(ctx context.Context, ownerID uuid.UUID, fn func(agent.Tx
 	if ownerID == uuid.Nil {
 		return errors.New("with owner: no owner id")
 	}
-	return inOwnerPipelined(ctx, s.pool, ownerID, func(tx *Tx) error { return fn(tx.Agent()) })
+	return s.inOwnerPipelined(ctx, ownerID, func(tx *Tx) error { return fn(tx.Agent()) })
 }
 
 // WithOwnerPipelined is WithOwner on the turn loop's pipelined transaction (pipeline.go):
@@ -343,7 +352,7 @@ func (s *Store) WithOwnerPipelined(ctx context.Context, ownerID uuid.UUID, fn fu
 	if ownerID == uuid.Nil {
 		return errors.New("with owner: no owner id")
 	}
-	return inOwnerPipelined(ctx, s.pool, ownerID, fn)
+	return s.inOwnerPipelined(ctx, ownerID, fn)
 }
 
 // Agent is this transaction as the turn loop's ports.

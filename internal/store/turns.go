@@ -18,7 +18,7 @@ import (
 // CreateTurn starts a running turn in a conversation.
 func (t Turns) Create(ctx context.Context, conversationID uuid.UUID, trigger steward.Trigger, model string, now time.Time, lease time.Duration) (steward.Turn, error) {
 	r, err := t.q.CreateTurn(ctx, db.CreateTurnParams{OwnerID: t.ownerID, ConversationID: conversationID,
-		Trigger: string(trigger), Model: model, Now: now, LeaseSeconds: lease.Seconds()})
+		Trigger: string(trigger), Model: model, Now: now, LeaseSeconds: lease.Seconds(), Holder: t.holder})
 	if err != nil {
 		return steward.Turn{}, notFound("create turn", err)
 	}
@@ -125,7 +125,7 @@ func (r renamed) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 // its state, leased until now+lease. Exactly one caller wins; the others get ErrConflict (or
 // ErrNotFound). now is the caller's clock: it decides expiry and lapsed leases.
 func (t Turns) Claim(ctx context.Context, id uuid.UUID, now time.Time, lease time.Duration) (steward.Turn, error) {
-	r, err := t.q.ClaimTurn(ctx, db.ClaimTurnParams{OwnerID: t.ownerID, ID: id, Now: now, LeaseSeconds: lease.Seconds()})
+	r, err := t.q.ClaimTurn(ctx, db.ClaimTurnParams{OwnerID: t.ownerID, ID: id, Now: now, LeaseSeconds: lease.Seconds(), Holder: t.holder})
 	if err != nil {
 		err = notFound("claim turn "+id.String(), err)
 		return steward.Turn{}, err
@@ -150,7 +150,7 @@ func (t Turns) Cancel(ctx context.Context, id uuid.UUID, now time.Time) (steward
 // reports, as CancelRequested, whether the owner asked it to stop; an ended turn is
 // ErrNotFound.
 func (t Turns) RenewLease(ctx context.Context, id uuid.UUID, now time.Time, lease time.Duration) (bool, error) {
-	ok, err := t.q.RenewTurnLease(ctx, db.RenewTurnLeaseParams{OwnerID: t.ownerID, ID: id, Now: now, LeaseSeconds: lease.Seconds()})
+	ok, err := t.q.RenewTurnLease(ctx, db.RenewTurnLeaseParams{OwnerID: t.ownerID, ID: id, Now: now, LeaseSeconds: lease.Seconds(), Holder: t.holder})
 	if err != nil {
 		return false, notFound("renew lease of turn "+id.String(), err)
 	}
@@ -203,6 +203,16 @@ func (t Sweep) FailStale(ctx context.Context, now, before time.Time) (int64, err
 	return n, nil
 }
 
+// ReleaseHolder ends, at now, the leases of the running and resuming turns that holder held:
+// its process is gone, and the sweep then fails or recovers them at once.
+func (t Sweep) ReleaseHolder(ctx context.Context, holder string, now time.Time) (int64, error) {
+	n, err := t.q.ReleaseHolderTurns(ctx, db.ReleaseHolderTurnsParams{OwnerID: t.ownerID, Holder: holder, Now: now})
+	if err != nil {
+		return 0, fmt.Errorf("release turns of %s: %w", holder, err)
+	}
+	return n, nil
+}
+
 func toTurn(r db.Turn) (steward.Turn, error) {
 	turn := steward.Turn{
 		ID: r.ID, OwnerID: r.OwnerID, ConversationID: r.ConversationID, Trigger: steward.Trigger(r.Trigger),
@@ -238,7 +248,7 @@ func (t Turns) StateSize(ctx context.Context, id uuid.UUID) (int, error) {
 // returns it with its state, leased until now+lease. Exactly one caller wins; the others get
 // ErrConflict (or ErrNotFound).
 func (t Turns) ClaimContinuing(ctx context.Context, id uuid.UUID, now time.Time, lease time.Duration) (steward.Turn, error) {
-	r, err := t.q.ClaimContinuingTurn(ctx, db.ClaimContinuingTurnParams{OwnerID: t.ownerID, ID: id, Now: now, LeaseSeconds: lease.Seconds()})
+	r, err := t.q.ClaimContinuingTurn(ctx, db.ClaimContinuingTurnParams{OwnerID: t.ownerID, ID: id, Now: now, LeaseSeconds: lease.Seconds(), Holder: t.holder})
 	if err != nil {
 		return steward.Turn{}, notFound("claim continuing turn "+id.String(), err)
 	}

@@ -30,6 +30,12 @@ type Owners interface {
 	ScanSweepOwners(ctx context.Context, now, staleBefore time.Time) ([]uuid.UUID, error)
 }
 
+// Held finds, across owners, the running and resuming turns held by processes of one host
+// whose leases have not lapsed at now. *store.Door implements it.
+type Held interface {
+	ScanHeldTurns(ctx context.Context, prefix string, now time.Time) ([]store.HeldTurns, error)
+}
+
 // Sweeper sweeps the turns and job runs of the owners that have something to sweep, each
 // owner in its own transaction; an owner with nothing costs none.
 type Sweeper struct {
@@ -47,6 +53,12 @@ type Sweeper struct {
 	// Retirer, or a zero age, keeps them.
 	Retention Retention
 	Retirer   Retirer
+	// Process is this process's holder name (Process: `steward serve`); Held finds the turns
+	// held on its host. With both set, a sweep first ends the leases of turns held by a
+	// process of this host that is gone (killed, perhaps restarted as this one), so they are
+	// failed or recovered now, not when their leases lapse. "" (Lambda): leases alone.
+	Process string
+	Held    Held
 }
 
 // Swept counts what one Sweep changed, across owners.
@@ -78,6 +90,9 @@ func (s *Sweeper) Sweep(ctx context.Context) (Swept, error) {
 		stale = s.Stale
 	}
 	if total.Retired, err = s.retire(ctx, now); err != nil {
+		return total, err
+	}
+	if err := s.releaseGone(ctx, now); err != nil {
 		return total, err
 	}
 	owners, err := s.Owners.ScanSweepOwners(ctx, now, now.Add(-stale))
@@ -123,4 +138,29 @@ func (s *Sweeper) Sweep(ctx context.Context) (Swept, error) {
 		total.Recovered += swept.Recovered
 	}
 	return total, nil
+}
+
+// releaseGone ends the leases of the turns held by processes of this host that are gone.
+func (s *Sweeper) releaseGone(ctx context.Context, now time.Time) error {
+	prefix := hostOf(s.Process)
+	if prefix == "" || s.Held == nil {
+		return nil
+	}
+	held, err := s.Held.ScanHeldTurns(ctx, prefix, now)
+	if err != nil {
+		return err
+	}
+	for _, h := range held {
+		if h.Holder == s.Process || !gone(h.Holder) {
+			continue
+		}
+		err := s.Store.WithOwner(ctx, h.OwnerID, func(tx *store.Tx) error {
+			_, err := tx.Sweep.ReleaseHolder(ctx, h.Holder, now)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

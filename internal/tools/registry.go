@@ -48,6 +48,9 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 		if t.exec == nil {
 			return nil, fmt.Errorf("tool %q was not built with tools.New", t.Name)
 		}
+		if err := t.coherent(); err != nil {
+			return nil, err
+		}
 		if err := t.checkMoney(); err != nil {
 			return nil, err
 		}

@@ -190,3 +190,54 @@ func TestDataToolWithoutData(t *testing.T) {
 		t.Errorf("list_tasks without Data = %v", err)
 	}
 }
+
+// TestRegistryRefusesIncoherentTools: a tool cannot declare what its kind makes meaningless
+// or contradictory — a read never passes the gate, so a read declaring money, always-ask,
+// an outside effect, an undo or a preview would run unasked; a write cannot be an egress
+// read or a playbook; a rule cannot both be allowed and never allowed to lift the question.
+func TestRegistryRefusesIncoherentTools(t *testing.T) {
+	t.Parallel()
+	type amountArgs struct {
+		Amount   int64  `json:"amount"`
+		Currency string `json:"currency"`
+	}
+	run := func(context.Context, tools.Env, amountArgs) (any, error) { return nil, nil }
+	read := func() tools.Tool { return tools.New("r", "A read.", steward.KindRead, run) }
+	write := func() tools.Tool { return tools.New("w", "A write.", steward.KindWrite, run) }
+	preview := func(context.Context, tools.Env, json.RawMessage) (string, error) { return "", nil }
+	money := &tools.MoneyArgs{Amount: "amount", Currency: "currency"}
+	cases := []struct {
+		name  string
+		base  func() tools.Tool
+		set   func(t *tools.Tool)
+		wants string
+	}{
+		{"read with money", read, func(t *tools.Tool) { t.Money = money }, "a read cannot declare Money"},
+		{"read always-ask", read, func(t *tools.Tool) { t.AlwaysAsk = true }, "a read cannot declare AlwaysAsk"},
+		{"read no-always", read, func(t *tools.Tool) { t.NoAlways = true }, "a read cannot declare NoAlways"},
+		{"read rules-may-allow", read, func(t *tools.Tool) { t.RulesMayAllow = true }, "a read cannot declare RulesMayAllow"},
+		{"read external", read, func(t *tools.Tool) { t.External = true }, "a read cannot declare External"},
+		{"read reversible", read, func(t *tools.Tool) { t.Reversible = true }, "a read cannot declare Reversible"},
+		{"read preview", read, func(t *tools.Tool) { t.Preview = preview }, "a read cannot declare Preview"},
+		{"write egress", write, func(t *tools.Tool) { t.Egress = true }, "a write cannot declare Egress"},
+		{"write playbook", write, func(t *tools.Tool) { t.Playbook = true }, "a write cannot declare Playbook"},
+		{"always-ask and rules-may-allow", write, func(t *tools.Tool) { t.External, t.AlwaysAsk, t.RulesMayAllow = true, true, true },
+			"AlwaysAsk and RulesMayAllow contradict"},
+		{"no-always and rules-may-allow", write, func(t *tools.Tool) { t.External, t.NoAlways, t.RulesMayAllow = true, true, true },
+			"NoAlways and RulesMayAllow contradict"},
+		{"rules-may-allow on a local write", write, func(t *tools.Tool) { t.RulesMayAllow = true }, "RulesMayAllow applies only to an External write"},
+	}
+	for _, c := range cases {
+		tool := c.base()
+		c.set(&tool)
+		_, err := tools.NewRegistry(tool)
+		if err == nil || !strings.Contains(err.Error(), c.wants) {
+			t.Errorf("%s: NewRegistry = %v, want an error saying %q", c.name, err, c.wants)
+		}
+	}
+	ok := write()
+	ok.External, ok.Reversible, ok.Money = true, true, money
+	if _, err := tools.NewRegistry(ok); err != nil {
+		t.Errorf("a coherent write was refused: %v", err)
+	}
+}

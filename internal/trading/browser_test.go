@@ -68,7 +68,7 @@ func TestBrowserTradingAtPhoneWidth(t *testing.T) {
 	// Scrolled to the middle first: scrolled only just into view, a tall card's buttons sit
 	// under the composer at this height and the click lands there.
 	err = chromedp.Do(actx,
-		browsertest.Into(new(bool), chromedp.Evaluate[bool](`document.querySelector("fieldset.card button[data-choice=approve]").scrollIntoView({block: "center"}) || true`)),
+		browsertest.Into(new(chromedp.Void), chromedp.Evaluate[chromedp.Void](`document.querySelector("fieldset.card button[data-choice=approve]").scrollIntoView({block: "center"})`)),
 		chromedp.Sleep(300*time.Millisecond),
 		chromedp.Click(chromedp.CSS(`fieldset.card button[data-choice=approve]`)),
 		chromedp.WaitVisible(chromedp.CSS(`p.decision.approved`)),

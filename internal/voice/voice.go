@@ -29,6 +29,7 @@
 // Each call that reached a backend is a voice_calls row in the owner's transaction, its cost
 // added to the owner's day at COMMIT; a backend that reports no usage is estimated
 // (AudioTokensPerSecond of audio, a token per four bytes of text), never counted as free. A
+// call answered by a model without a price is charged at the configured model's; a configured
 // model without a price refuses the call (app.CheckPrices refuses to start first).
 package voice
 
@@ -42,6 +43,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/audio"
@@ -95,6 +97,8 @@ type Service struct {
 	Transcriber llm.Transcriber
 	Speaker     llm.Speaker
 	Limits      Limits
+	// Logger receives the warning of an answer priced as its configured model.
+	Logger zerolog.Logger
 }
 
 // Transcript is what Transcribe heard.
@@ -176,7 +180,7 @@ func (s *Service) Transcribe(ctx context.Context, ownerID uuid.UUID, recording [
 		heard.AudioTokens = audioTokens
 	}
 	if err := s.record(ctx, ownerID, store.VoiceCall{Kind: "transcribe", Model: heard.Model, DurationMS: clip.DurationMS,
-		Usage: heard.Usage, AudioTokens: heard.AudioTokens, Estimated: heard.Estimated}); err != nil {
+		Usage: heard.Usage, AudioTokens: heard.AudioTokens, Estimated: heard.Estimated}, s.Transcriber.Name()); err != nil {
 		return Transcript{}, err
 	}
 	text := strings.TrimSpace(heard.Text)
@@ -241,7 +245,7 @@ func (s *Service) Speak(ctx context.Context, ownerID uuid.UUID, text, voice, for
 		spoken.Usage = steward.Usage{InputTokens: textTokens(text), OutputTokens: (info.Duration.Milliseconds()*AudioTokensPerSecond + 999) / 1000}
 	}
 	if err := s.record(ctx, ownerID, store.VoiceCall{Kind: "speak", Model: spoken.Model, DurationMS: info.Duration.Milliseconds(),
-		Usage: spoken.Usage, Estimated: spoken.Estimated}); err != nil {
+		Usage: spoken.Usage, Estimated: spoken.Estimated}, s.Speaker.Name()); err != nil {
 		return Audio{}, err
 	}
 	return Audio{Data: spoken.Data, ContentType: info.Type, DurationMS: info.Duration.Milliseconds()}, nil
@@ -257,11 +261,19 @@ func (s *Service) admit(ctx context.Context, ownerID uuid.UUID) error {
 	})
 }
 
-// record prices c by its model and stores it; a model with no price is refused (fail closed).
-func (s *Service) record(ctx context.Context, ownerID uuid.UUID, c store.VoiceCall) error {
+// record prices c by the model that answered and stores it. An answer naming a model without
+// a price (a newer version Google routed to, a local server's own name) is charged at the
+// configured model's price and logged, as chat's calls are; with neither priced the call is
+// refused (fail closed).
+func (s *Service) record(ctx context.Context, ownerID uuid.UUID, c store.VoiceCall, configured string) error {
 	price, ok := s.Prices.Lookup(c.Model)
 	if !ok {
-		return steward.Errorf(steward.CodeUnavailable, "the voice model %s has no price, so its cost could not count against the budgets: set STEWARD_MODEL_PRICES for it", c.Model)
+		price, ok = s.Prices.Lookup(configured)
+		if !ok {
+			return steward.Errorf(steward.CodeUnavailable, "the voice model %s has no price, so its cost could not count against the budgets: set STEWARD_MODEL_PRICES for it", configured)
+		}
+		s.Logger.Warn().Str("model", c.Model).Str("priced_as", configured).
+			Msg("the voice model's answer names a model without a price: charged at the configured model's price; set STEWARD_MODEL_PRICES for it")
 	}
 	c.CostMicros = price.AudioMicros(c.Usage, c.AudioTokens)
 	return s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error { return tx.Voice.Record(ctx, c) })

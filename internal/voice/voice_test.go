@@ -319,3 +319,20 @@ func TestUnpricedVoiceModelRefusesToStart(t *testing.T) {
 		t.Errorf("unpriced whisper.cpp model: %v", err)
 	}
 }
+
+// TestUnpricedAnswerModelIsChargedAtTheConfiguredPrice: Gemini answers naming a newer version
+// of the configured model, which has no price of its own. The call is served and charged at
+// the configured model's price (docs/CONFIGURATION.md), as chat does: neither free nor refused.
+func TestUnpricedAnswerModelIsChargedAtTheConfiguredPrice(t *testing.T) {
+	t.Parallel()
+	e, url := newEnv(t)
+	e.fake.ModelVersion = "gemini-tts-test-preview-0610"
+	_, sp := geminiBackends(t, url)
+	svc := e.service(nil, sp, voice.Limits{})
+	if _, err := svc.Speak(context.Background(), e.owner.ID, "Your first meeting is at nine.", "", ""); err != nil {
+		t.Fatalf("speak: %v", err)
+	}
+	if calls, micros, _ := e.spent(t); calls != 1 || micros <= 0 {
+		t.Errorf("spent: %d calls, %d µ$: want the call charged at gemini-tts-test's price", calls, micros)
+	}
+}

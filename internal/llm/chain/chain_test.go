@@ -210,3 +210,63 @@ func TestTimeoutFallsBack(t *testing.T) {
 		t.Fatalf("response from %s, attempts %+v", resp.Model, resp.Attempts)
 	}
 }
+
+// refusedURL is a loopback address where nothing listens: a connection there is refused.
+func refusedURL(t *testing.T) string {
+	s := httptest.NewServer(http.NotFoundHandler())
+	url := s.URL
+	s.Close()
+	return url
+}
+
+// TestUnreachableModelFallsBack: a model whose server refuses connections is unavailable like
+// a 503 — the call moves to the next model, streamed or not — and the error says it could not
+// be reached.
+func TestUnreachableModelFallsBack(t *testing.T) {
+	gOK := newServer(t, http.StatusOK, geminiAnswer)
+	oOK := newServer(t, http.StatusOK, openaiAnswer)
+	gDown, err := gemini.New(context.Background(), gemini.Config{APIKey: "k", BaseURL: refusedURL(t), Model: "gemini-3.8-flash", Retry: retry.Policy{Attempts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oDown, err := openai.New(openai.Config{APIKey: "k", BaseURL: refusedURL(t) + "/v1", Model: "gpt-test", Retry: retry.Policy{Attempts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name         string
+		down, up     llm.Model
+		stream       bool
+		wantAnswered string
+	}{
+		{"gemini down", gDown, openaiModel(t, oOK), false, "gpt-test"},
+		{"gemini down, streamed", gDown, openaiModel(t, oOK), true, "gpt-test"},
+		{"openai down", oDown, geminiModel(t, gOK), false, "gemini-3.8-flash"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := chain.New(chain.Config{}, tc.down, tc.up)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var onDelta llm.DeltaFunc
+			if tc.stream {
+				onDelta = func(string) error { return nil }
+			}
+			resp, err := c.Generate(context.Background(), llm.Request{Messages: signed[:1]}, onDelta)
+			if err != nil {
+				t.Fatalf("no fallback: %v", err)
+			}
+			if resp.Model != tc.wantAnswered || len(resp.Attempts) != 1 || !strings.Contains(resp.Attempts[0].Error, "refused") {
+				t.Fatalf("answered by %q, attempts %+v", resp.Model, resp.Attempts)
+			}
+		})
+	}
+	only, err := chain.New(chain.Config{}, gDown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = only.Generate(context.Background(), llm.Request{Messages: signed[:1]}, nil)
+	if !llm.IsUnavailable(err) || !llm.IsUnreachable(err) {
+		t.Fatalf("err = %v: want unavailable and unreachable", err)
+	}
+}

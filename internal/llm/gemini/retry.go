@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/retry"
 )
 
@@ -23,11 +24,12 @@ func policy(p retry.Policy) retry.Policy {
 }
 
 // Retryable reports whether err is a Gemini API error worth another attempt (rate limited,
-// 429; or the server failed or is unavailable: 500, 502, 503, 504), with its status.
+// 429; or the server failed or is unavailable: 500, 502, 503, 504), with its status, or one
+// that never reached the server (llm.IsUnreachable: status 0).
 func Retryable(err error) (int, bool) {
 	var apiErr genai.APIError
 	if !errors.As(err, &apiErr) {
-		return 0, false
+		return 0, llm.IsUnreachable(err)
 	}
 	switch apiErr.Code {
 	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,

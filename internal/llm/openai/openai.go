@@ -22,7 +22,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 
@@ -157,9 +156,5 @@ func Retryable(err error) (int, bool) {
 		}
 		return status, false
 	}
-	var netErr net.Error
-	if errors.As(err, &netErr) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		return 0, true
-	}
-	return 0, false
+	return 0, llm.IsUnreachable(err)
 }

@@ -8,6 +8,7 @@
 package voicefake
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -45,6 +46,9 @@ type Server struct {
 	Language string
 	// MaxBytes is the largest recording it takes (20 MB when 0).
 	MaxBytes int
+	// ModelVersion is the model Gemini's answers name (the requested one when empty), as
+	// Google names a model's newer version.
+	ModelVersion string
 
 	mu       sync.Mutex
 	received []Received
@@ -140,7 +144,7 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 		geminiError(w, http.StatusBadRequest, "the request is not JSON: "+err.Error())
 		return
 	}
-	model := strings.TrimSuffix(r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:], ":generateContent")
+	model := cmp.Or(s.ModelVersion, strings.TrimSuffix(r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:], ":generateContent"))
 	var text string
 	for _, c := range req.Contents {
 		for _, p := range c.Parts {
