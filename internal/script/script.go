@@ -21,6 +21,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/stewardhq/steward/internal/childproc"
 )
 
@@ -50,8 +52,10 @@ const (
 )
 
 // Request is one run: the code and the values bound to names before it runs — Inputs as
-// their JSON, CSV texts as their rows (csv.dicts, parsed inside the sandbox).
+// their JSON, CSV texts as their rows (csv.dicts, parsed inside the sandbox) — for Owner, whose
+// share of the slots it takes.
 type Request struct {
+	Owner  uuid.UUID `json:"-"`
 	Code   string
 	Inputs map[string]any
 	CSV    map[string]string
@@ -71,8 +75,12 @@ type Error struct{ Msg string }
 
 func (e *Error) Error() string { return e.Msg }
 
-// slots bounds the runs at once in this process: half the CPUs, at least one.
-var slots = make(chan struct{}, max(1, runtime.NumCPU()/2))
+// Slots bounds the runs at once in this process: half the CPUs, at least two, and half of
+// them for one owner.
+var Slots = childproc.NewSlots(max(2, runtime.NumCPU()/2))
+
+// ErrBusy is a run refused for want of a slot: the model may pass it on, or try later.
+var ErrBusy = errors.New("busy")
 
 // init turns this process into a running child when its parent started it as one.
 func init() {
@@ -117,16 +125,16 @@ func run(ctx context.Context, req Request) (Result, int64, error) {
 		return Result{}, 0, fmt.Errorf("encode the request: %w", err)
 	}
 
-	wait := time.NewTimer(BusyWait)
-	defer wait.Stop()
-	select {
-	case slots <- struct{}{}:
-		defer func() { <-slots }()
-	case <-wait.C:
-		return Result{}, 0, errors.New("steward is busy running other code; try again shortly")
-	case <-ctx.Done():
-		return Result{}, 0, ctx.Err()
+	release, err := Slots.Acquire(ctx, req.Owner, BusyWait)
+	switch {
+	case errors.Is(err, childproc.ErrShare):
+		return Result{}, 0, fmt.Errorf("%w: steward already runs %d of this owner's programs at once, its share; run this one after them", ErrBusy, Slots.PerOwner)
+	case errors.Is(err, childproc.ErrBusy):
+		return Result{}, 0, fmt.Errorf("%w: steward is running other code; try again shortly", ErrBusy)
+	case err != nil:
+		return Result{}, 0, err
 	}
+	defer release()
 
 	timeout := Timeout * raceSlowdown
 	rctx, cancel := context.WithTimeout(ctx, timeout+2*time.Second)
