@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -166,19 +165,15 @@ func (g *cgroup) peak() int64 {
 	return n
 }
 
-// full says whether the cgroup reached its limit: a process killed for it (oom_kill), or an
-// allocation refused (v2's max events, v1's failcnt).
-func (g *cgroup) full() bool {
-	events, counts := "memory.events", []string{"max", "oom_kill"}
-	if !g.v2 {
-		if b, _ := os.ReadFile(filepath.Join(g.dir, "memory.failcnt")); strings.TrimSpace(string(b)) != "0" && len(b) > 0 {
-			return true
-		}
-		events, counts = "memory.oom_control", []string{"oom_kill"}
+// oomKilled says whether the kernel killed a process of the cgroup for its memory limit.
+func (g *cgroup) oomKilled() bool {
+	name := "memory.oom_control"
+	if g.v2 {
+		name = "memory.events"
 	}
-	b, _ := os.ReadFile(filepath.Join(g.dir, events))
+	b, _ := os.ReadFile(filepath.Join(g.dir, name))
 	for line := range strings.SplitSeq(string(b), "\n") {
-		if f := strings.Fields(line); len(f) == 2 && slices.Contains(counts, f[0]) && f[1] != "0" {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "oom_kill" && f[1] != "0" {
 			return true
 		}
 	}

@@ -266,7 +266,7 @@ func (s *Sandbox) Run(ctx context.Context, owner uuid.UUID, command string) (Res
 	}
 	if p.cg != nil {
 		res.PeakMemory = p.cg.peak()
-		if res.ExitCode != 0 && p.cg.full() {
+		if p.cg.oomKilled() {
 			res.Output += fmt.Sprintf("\n[stopped: the sandbox reached its %d MB of memory (STEWARD_SHELL_MEMORY)]", s.memory()>>20)
 		}
 		p.cg.remove()
