@@ -219,3 +219,24 @@ func TestRunCommandDiskQuota(t *testing.T) {
 		t.Fatalf("the quota still holds after the files were deleted: %q", res.Output)
 	}
 }
+
+// TestRunCommandKeepsAnOldWorkspace: a workspace made when workspaces were named by the
+// owner's id keeps its files under the hashed name.
+func TestRunCommandKeepsAnOldWorkspace(t *testing.T) {
+	t.Parallel()
+	s, owner := sandbox(t), uuid.New()
+	old := filepath.Join(s.Root, owner.String())
+	if err := os.Mkdir(old, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(old, "notes.txt"), []byte("kept\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(context.Background(), owner, "cat notes.txt")
+	if err != nil || res.Output != "kept\n" {
+		t.Fatalf("got %+v %v", res, err)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Fatalf("the old directory is still there: %v", err)
+	}
+}
