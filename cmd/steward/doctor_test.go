@@ -187,8 +187,9 @@ func TestDoctorRunsAShellCommand(t *testing.T) {
 	t.Parallel()
 	env := dbEnv(testdb.New(t))
 	env["STEWARD_SHELL"] = "on"
-	env["STEWARD_SHELL_ROOT"] = filepath.Join(os.TempDir(), "steward-doctor-"+uuid.NewString())
-	t.Cleanup(func() { os.RemoveAll(env["STEWARD_SHELL_ROOT"]) })
+	root := filepath.Join(os.TempDir(), "steward-doctor-"+uuid.NewString())
+	t.Cleanup(func() { os.RemoveAll(root) })
+	env["STEWARD_SHELL_ROOT"] = root
 	r := runCLI(t, env, "doctor")
 	line := doctorLines(t, r.stdout)["shell"]
 	if !strings.Contains(line, "a command ran") || !strings.Contains(line, "/tmp and /dev/shm 64 MB each") || !strings.Contains(line, "memory 512 MB per command (cgroup ") {
