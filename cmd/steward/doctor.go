@@ -12,6 +12,7 @@ import (
 	"github.com/stewardhq/steward/internal/app"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/shell"
 )
 
 const doctorUsage = `Usage: steward doctor [--json]
@@ -91,10 +92,11 @@ func diagnose(ctx context.Context, cfg config.Config) []doctorCheck {
 	return append(checks, shellCheck(ctx, cfg), modelCheck(cfg))
 }
 
-// shellCheck says whether run_command is on and its sandbox (bubblewrap) available here; off
-// is only a note (docs/CODE.md).
+// shellCheck runs a command in run_command's sandbox and says which bounds apply here; with
+// run_command off a failure is only a note (docs/CODE.md).
 func shellCheck(ctx context.Context, cfg config.Config) doctorCheck {
-	err := app.ShellSandbox(cfg).Check(ctx)
+	sb := app.ShellSandbox(cfg)
+	err := sb.Check(ctx)
 	switch {
 	case !cfg.Shell && err != nil:
 		return doctorCheck{"shell", statusOK, "run_command off (STEWARD_SHELL); its sandbox is not available here: " + oneLine(err.Error())}
@@ -103,7 +105,14 @@ func shellCheck(ctx context.Context, cfg config.Config) doctorCheck {
 	case err != nil:
 		return doctorCheck{"shell", statusFail, "STEWARD_SHELL=on but " + oneLine(err.Error())}
 	}
-	return doctorCheck{"shell", statusOK, "run_command on, under bubblewrap; workspaces in " + app.ShellSandbox(cfg).Root}
+	b := sb.Bounds()
+	detail := fmt.Sprintf("run_command on, under bubblewrap (a command ran); workspaces in %s, %d MB each; /tmp and /dev/shm %d MB each; ",
+		sb.Root, b.Disk>>20, b.Tmp>>20)
+	if b.Cgroup == "" {
+		return doctorCheck{"shell", statusWarn, detail + fmt.Sprintf("memory bounded only per process (%d MB of address space, %d processes), no cgroup: %s",
+			shell.Memory>>20, shell.Processes, oneLine(b.NoCgroup))}
+	}
+	return doctorCheck{"shell", statusOK, detail + fmt.Sprintf("memory %d MB per command (cgroup %s)", b.Memory>>20, b.Cgroup)}
 }
 
 // modelCheck says which models answer and at what price. The offline demo model is a

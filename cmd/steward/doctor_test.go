@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/stewardhq/steward/internal/testdb"
@@ -173,5 +176,30 @@ func TestDoctorFlagsARuntimeURLOfTheTableOwner(t *testing.T) {
 				t.Errorf("%s set to DATABASE_URL: the %q line is %q, want it to say %q\n%s", variable, check, line, want, r.stdout)
 			}
 		}
+	}
+}
+
+// TestDoctorRunsAShellCommand: with run_command on, doctor runs a command in its sandbox: a
+// fresh workspace root works (as root, the tests' user, the root is made passable by nobody)
+// and says the memory bound that applies; a root nobody cannot reach fails, naming the
+// directory in the way.
+func TestDoctorRunsAShellCommand(t *testing.T) {
+	t.Parallel()
+	env := dbEnv(testdb.New(t))
+	env["STEWARD_SHELL"] = "on"
+	root := filepath.Join(os.TempDir(), "steward-doctor-"+uuid.NewString())
+	t.Cleanup(func() { os.RemoveAll(root) })
+	env["STEWARD_SHELL_ROOT"] = root
+	r := runCLI(t, env, "doctor")
+	line := doctorLines(t, r.stdout)["shell"]
+	if !strings.Contains(line, "a command ran") || !strings.Contains(line, "/tmp and /dev/shm 64 MB each") || !strings.Contains(line, "memory 512 MB per command (cgroup ") {
+		t.Errorf("fresh root: %q", line)
+	}
+
+	hidden := t.TempDir() // 0700: nobody cannot pass it
+	env["STEWARD_SHELL_ROOT"] = filepath.Join(hidden, "ws")
+	r = runCLI(t, env, "doctor")
+	if line := doctorLines(t, r.stdout)["shell"]; !strings.HasPrefix(line, "✘ ") || !strings.Contains(line, "cannot pass "+filepath.Dir(hidden)) {
+		t.Errorf("unreachable root: %q", line)
 	}
 }

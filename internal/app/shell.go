@@ -27,7 +27,9 @@ func shellTools(cfg config.Config) []tools.Tool {
 }
 
 // ShellSandbox is the sandbox run_command uses, under cfg.ShellRoot (by default
-// <temp dir>/steward-workspaces).
+// <temp dir>/steward-workspaces), with the configured bounds.
 func ShellSandbox(cfg config.Config) *shell.Sandbox {
-	return &shell.Sandbox{Root: cmp.Or(cfg.ShellRoot, filepath.Join(os.TempDir(), "steward-workspaces"))}
+	return &shell.Sandbox{Root: cmp.Or(cfg.ShellRoot, filepath.Join(os.TempDir(), "steward-workspaces")),
+		Memory: int64(cfg.ShellMemoryMB) << 20, Tmp: int64(cfg.ShellTmpMB) << 20, Disk: int64(cfg.ShellDiskMB) << 20,
+		Cgroup: cfg.ShellCgroup}
 }

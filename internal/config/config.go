@@ -178,6 +178,13 @@ type Config struct {
 	// empty: <temp dir>/steward-workspaces). docs/CODE.md.
 	Shell, ShellRules bool
 	ShellRoot         string
+	// ShellMemoryMB bounds a command's whole sandbox, /tmp and /dev/shm included, through a
+	// memory cgroup (STEWARD_SHELL_MEMORY, 512); ShellTmpMB sizes its /tmp and /dev/shm, each
+	// (STEWARD_SHELL_TMP, 64); ShellDiskMB is a workspace's quota (STEWARD_SHELL_DISK, 1024);
+	// ShellCgroup is where the memory cgroups are made (STEWARD_SHELL_CGROUP: auto, off or a
+	// cgroup directory).
+	ShellMemoryMB, ShellTmpMB, ShellDiskMB int
+	ShellCgroup                            string
 	// Trading is the owner's brokerage, off by default (docs/TRADING.md).
 	Trading Trading
 	// MCPTimeout bounds listing a remote MCP server's tools and each call of one
@@ -366,6 +373,10 @@ func Load(getenv func(string) string) (Config, error) {
 		Shell:                      r.boolean("STEWARD_SHELL"),
 		ShellRules:                 r.boolean("STEWARD_SHELL_RULES"),
 		ShellRoot:                  r.str("STEWARD_SHELL_ROOT", ""),
+		ShellMemoryMB:              r.intIn("STEWARD_SHELL_MEMORY", 512, 64, 1<<20),
+		ShellTmpMB:                 r.intIn("STEWARD_SHELL_TMP", 64, 1, 1<<20),
+		ShellDiskMB:                r.intIn("STEWARD_SHELL_DISK", 1024, 1, 1<<30),
+		ShellCgroup:                r.str("STEWARD_SHELL_CGROUP", "auto"),
 		MCPTimeout:                 r.duration("STEWARD_MCP_TIMEOUT", 20*time.Second),
 		RunQueueURL:                r.str("STEWARD_RUN_QUEUE_URL", ""),
 		PublicURL:                  strings.TrimRight(r.str("STEWARD_PUBLIC_URL", ""), "/"),

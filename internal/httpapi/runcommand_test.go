@@ -3,8 +3,11 @@ package httpapi_test
 import (
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/steward"
@@ -69,5 +72,22 @@ func TestRunCommandRulesWhenTheOperatorAllows(t *testing.T) {
 	msgs := e.model.Requests()[1].Messages
 	if res := msgs[len(msgs)-1].Parts[0].ToolResult; res == nil || res.IsError || !strings.Contains(string(res.Output), "ruled") {
 		t.Fatalf("the model got %+v", res)
+	}
+}
+
+// TestRunCommandAsksInAutoMode: auto mode runs writes without asking, but not run_command:
+// the turn waits for the owner's yes.
+func TestRunCommandAsksInAutoMode(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(os.TempDir(), "steward-ws-"+uuid.NewString()) // fresh: Steward makes it
+	t.Cleanup(func() { os.RemoveAll(root) })
+	e := newEnvConfigured(t, nil, map[string]string{"STEWARD_SHELL": "on", "STEWARD_SHELL_ROOT": root, "STEWARD_ALLOW_AUTO_MODE": "on"},
+		scripted.Reply(scripted.Calls(scripted.Call("w1", "run_command", `{"command":"echo auto > ran.txt"}`))),
+		text("Ran it."))
+	if resp := e.do(request{method: "POST", path: "/v1/control/mode", key: e.key, body: `{"mode":"auto"}`}); resp.status != http.StatusOK {
+		t.Fatalf("mode auto: %d %s", resp.status, resp.body)
+	}
+	if v := e.chat("note auto"); v.Status != steward.StatusSuspended || len(v.Pending) != 1 {
+		t.Fatalf("turn %s %+v; want it waiting for the owner in auto mode", v.Status, v.Pending)
 	}
 }

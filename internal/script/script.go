@@ -21,6 +21,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/stewardhq/steward/internal/childproc"
 )
 
@@ -50,8 +52,10 @@ const (
 )
 
 // Request is one run: the code and the values bound to names before it runs — Inputs as
-// their JSON, CSV texts as their rows (csv.dicts, parsed inside the sandbox).
+// their JSON, CSV texts as their rows (csv.dicts, parsed inside the sandbox) — for Owner, whose
+// share of the slots it takes.
 type Request struct {
+	Owner  uuid.UUID `json:"-"`
 	Code   string
 	Inputs map[string]any
 	CSV    map[string]string
@@ -71,8 +75,12 @@ type Error struct{ Msg string }
 
 func (e *Error) Error() string { return e.Msg }
 
-// slots bounds the runs at once in this process: half the CPUs, at least one.
-var slots = make(chan struct{}, max(1, runtime.NumCPU()/2))
+// Slots bounds the runs at once in this process: half the CPUs, at least two, and half of
+// them for one owner.
+var Slots = childproc.NewSlots(max(2, runtime.NumCPU()/2))
+
+// ErrBusy is a run refused for want of a slot: the model may pass it on, or try later.
+var ErrBusy = errors.New("busy")
 
 // init turns this process into a running child when its parent started it as one.
 func init() {
@@ -117,16 +125,11 @@ func run(ctx context.Context, req Request) (Result, int64, error) {
 		return Result{}, 0, fmt.Errorf("encode the request: %w", err)
 	}
 
-	wait := time.NewTimer(BusyWait)
-	defer wait.Stop()
-	select {
-	case slots <- struct{}{}:
-		defer func() { <-slots }()
-	case <-wait.C:
-		return Result{}, 0, errors.New("steward is busy running other code; try again shortly")
-	case <-ctx.Done():
-		return Result{}, 0, ctx.Err()
+	release, err := acquire(ctx, req.Owner)
+	if err != nil {
+		return Result{}, 0, err
 	}
+	defer release()
 
 	timeout := Timeout * raceSlowdown
 	rctx, cancel := context.WithTimeout(ctx, timeout+2*time.Second)
@@ -137,20 +140,10 @@ func run(ctx context.Context, req Request) (Result, int64, error) {
 	out, stderr := &childproc.CappedBuffer{Max: maxAnswer}, &childproc.CappedBuffer{Max: maxStderr}
 	cmd.Stdout, cmd.Stderr = out, stderr
 	cmd.WaitDelay = time.Second
-	runErr := cmd.Run()
-	switch {
-	case ctx.Err() != nil:
-		return Result{}, 0, ctx.Err()
-	case rctx.Err() != nil || runErr != nil && childproc.KilledForCPU(cmd.ProcessState):
-		return Result{}, 0, &Error{fmt.Sprintf("the code ran longer than %v and was stopped", Timeout)}
-	case runErr != nil && cmd.ProcessState == nil:
-		return Result{}, 0, fmt.Errorf("start the code runner: %w", runErr)
-	case runErr != nil && outOfMemory(stderr.Buf.Bytes()):
-		return Result{}, 0, &Error{fmt.Sprintf("the code needed more memory than Steward allows (%d MB) and was stopped", Memory>>20)}
-	case runErr != nil:
-		// The child runs nothing but the interpreter on the code: its end is the code's doing.
-		return Result{}, 0, &Error{fmt.Sprintf("the code was stopped: its runner ended (%v): %s", cmd.ProcessState, childproc.FirstLine(stderr.Buf.Bytes()))}
-	case out.Over:
+	if err := ended(ctx, rctx, cmd, cmd.Run(), stderr.Buf.Bytes()); err != nil {
+		return Result{}, 0, err
+	}
+	if out.Over {
 		return Result{}, 0, errors.New("the code runner's answer was too long")
 	}
 	var ans childAnswer
@@ -161,6 +154,36 @@ func run(ctx context.Context, req Request) (Result, int64, error) {
 		return Result{}, ans.PeakRSS, &Error{ans.Err}
 	}
 	return ans.Result, ans.PeakRSS, nil
+}
+
+// acquire takes a slot for owner; without one, it says so in words the model can pass on.
+func acquire(ctx context.Context, owner uuid.UUID) (func(), error) {
+	release, err := Slots.Acquire(ctx, owner, BusyWait)
+	switch {
+	case errors.Is(err, childproc.ErrShare):
+		return nil, fmt.Errorf("%w: steward already runs %d of this owner's programs at once, its share; run this one after them", ErrBusy, Slots.PerOwner)
+	case errors.Is(err, childproc.ErrBusy):
+		return nil, fmt.Errorf("%w: steward is running other code; try again shortly", ErrBusy)
+	}
+	return release, err
+}
+
+// ended says how a child that ran (runErr its end, stderr what it wrote) failed, or nil.
+func ended(ctx, rctx context.Context, cmd *exec.Cmd, runErr error, stderr []byte) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case rctx.Err() != nil || runErr != nil && childproc.KilledForCPU(cmd.ProcessState):
+		return &Error{fmt.Sprintf("the code ran longer than %v and was stopped", Timeout)}
+	case runErr != nil && cmd.ProcessState == nil:
+		return fmt.Errorf("start the code runner: %w", runErr)
+	case runErr != nil && outOfMemory(stderr):
+		return &Error{fmt.Sprintf("the code needed more memory than Steward allows (%d MB) and was stopped", Memory>>20)}
+	case runErr != nil:
+		// The child runs nothing but the interpreter on the code: its end is the code's doing.
+		return &Error{fmt.Sprintf("the code was stopped: its runner ended (%v): %s", cmd.ProcessState, childproc.FirstLine(stderr))}
+	}
+	return nil
 }
 
 // serveChild is the child's side: it reads the request from in, limits itself, runs the code

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/stewardhq/steward/internal/childproc"
 	"github.com/stewardhq/steward/internal/script"
 )
@@ -131,5 +133,28 @@ func TestRunMemoryStaysInTheChild(t *testing.T) {
 	}
 	if after := childproc.RSS(); after > before+32<<20 {
 		t.Errorf("this process grew from %d MB to %d MB", before>>20, after>>20)
+	}
+}
+
+// TestRunSharesSlots: an owner holding its share of the runs at once is refused at once, as
+// busy, while another owner still gets a slot.
+func TestRunSharesSlots(t *testing.T) {
+	ctx := context.Background()
+	alice, bob := uuid.New(), uuid.New()
+	if script.Slots.PerOwner >= script.Slots.Total {
+		t.Fatalf("one owner may hold all %d slots", script.Slots.Total)
+	}
+	for range script.Slots.PerOwner {
+		release, err := script.Slots.Acquire(ctx, alice, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(release)
+	}
+	if _, err := script.Run(ctx, script.Request{Owner: alice, Code: "1"}); !errors.Is(err, script.ErrBusy) || !strings.Contains(err.Error(), "at once") {
+		t.Fatalf("alice over her share: %v; want busy", err)
+	}
+	if res, err := script.Run(ctx, script.Request{Owner: bob, Code: "1 + 1"}); err != nil || string(res.Result) != "2" {
+		t.Fatalf("bob: %s %v", res.Result, err)
 	}
 }

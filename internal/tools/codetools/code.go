@@ -156,10 +156,13 @@ func runCodeTool(d Documents) tools.Tool {
 			if err != nil {
 				return nil, err
 			}
-			req.Code = a.Code
+			req.Code, req.Owner = a.Code, env.OwnerID
 			res, err := script.Run(ctx, req)
 			if se, ok := errors.AsType[*script.Error](err); ok {
 				return nil, &tools.ArgError{Field: "code", Msg: se.Msg, Err: err}
+			}
+			if errors.Is(err, script.ErrBusy) {
+				return nil, &tools.Refusal{Msg: err.Error(), Err: err}
 			}
 			if err != nil {
 				return nil, fmt.Errorf("run code: %w", err)

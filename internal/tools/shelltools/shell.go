@@ -1,7 +1,7 @@
 // Package shelltools is the shell toolset: run_command, a command line run in the owner's
 // sandboxed workspace (internal/shell, docs/ARCHITECTURE.md §17). It is a write: every call
-// waits for the owner, who sees the exact command line, and no standing rule may allow it
-// unless the operator said so (STEWARD_SHELL_RULES=on). `steward serve` on Linux only, off
+// waits for the owner, who sees the exact command line, even in auto mode, and no standing
+// rule may allow it unless the operator said so (STEWARD_SHELL_RULES=on). `steward serve` on Linux only, off
 // unless STEWARD_SHELL=on.
 package shelltools
 
@@ -31,7 +31,9 @@ func Tools(r Runner, rules bool) []tools.Tool {
 	// Its effect is outside Postgres (files, processes): journaled executing before it runs,
 	// outside any transaction, never run twice.
 	t.External = true
-	t.NoAlways, t.RulesMayAllow = !rules, rules
+	// Nothing but the owner's yes runs it — no standing rule, no auto mode — unless the
+	// operator let standing rules allow it (then auto mode, the owner's blanket yes, may too).
+	t.AlwaysAsk, t.RulesMayAllow = !rules, rules
 	// Its output is whatever the command printed: files the owner put there, or that
 	// another command fetched.
 	t.Untrusted = true
