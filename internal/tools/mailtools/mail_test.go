@@ -1,0 +1,136 @@
+package mailtools_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/accounts"
+	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/apptest"
+	"github.com/stewardhq/steward/internal/llm"
+	"github.com/stewardhq/steward/internal/llm/scripted"
+	"github.com/stewardhq/steward/internal/mailtest"
+	"github.com/stewardhq/steward/internal/steward"
+)
+
+// servers are the package's Dovecot, Radicale and SMTP sink (started once: TestMain).
+var servers *mailtest.Servers
+
+func TestMain(m *testing.M) {
+	var err error
+	if servers, err = mailtest.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "mailtest:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	servers.Stop()
+	os.Exit(code)
+}
+
+// env is one test's app and its owner, whose mail account is the mail user's.
+type env struct {
+	*apptest.Env
+	owner uuid.UUID
+	key   string
+	user  string
+}
+
+// newEnv builds the app with the servers' addresses exempt and an owner who connected
+// user's mail account.
+func newEnv(t *testing.T, user string, model llm.Model) env {
+	t.Helper()
+	e := apptest.New(t, apptest.Options{Model: model, Env: map[string]string{"STEWARD_EGRESS_ALLOW": servers.AllowEnv()}})
+	o, key := e.DB.Owner(t, "owner-"+user)
+	if _, err := e.App.Accounts.AddMail(context.Background(), o.ID, accounts.MailInput{IMAPURL: servers.IMAPURL(), SMTPURL: servers.SMTPURL(),
+		Username: user, Password: mailtest.Users[user], From: user + "@example.com"}); err != nil {
+		t.Fatalf("add mail: %v", err)
+	}
+	return env{Env: e, owner: o.ID, key: key, user: user}
+}
+
+func (e env) append(t *testing.T, folder, raw string) {
+	t.Helper()
+	if _, err := servers.Append(e.user, folder, raw); err != nil {
+		t.Fatalf("append: %v", err)
+	}
+}
+
+func (e env) start(t *testing.T, message string) steward.View {
+	t.Helper()
+	v, err := e.App.Runner.Start(context.Background(), agent.Input{OwnerID: e.owner, Message: message}, nil)
+	if err != nil {
+		t.Fatalf("turn: %v", err)
+	}
+	return v
+}
+
+// resultsOf is the tool results of the last message of a request, by tool name.
+func resultsOf(req llm.Request) map[string]steward.ToolResult {
+	out := map[string]steward.ToolResult{}
+	for _, p := range req.Messages[len(req.Messages)-1].Parts {
+		if p.ToolResult != nil {
+			out[p.ToolResult.Name] = *p.ToolResult
+		}
+	}
+	return out
+}
+
+// TestNULInAMail: a mail whose subject and text carry a NUL byte (an encoded word's =00, a
+// quoted-printable =00) and bytes that are not UTF-8 is read by search_mail over the whole
+// inbox and by read_mail: both succeed with the NUL shown as U+FFFD, the other mail is listed
+// too, the turn completes and its audit rows are written.
+func TestNULInAMail(t *testing.T) {
+	t.Parallel()
+	var told map[string]steward.ToolResult
+	model := scripted.New(
+		scripted.Reply(scripted.Calls(scripted.Call("s1", "search_mail", `{}`), scripted.Call("r1", "read_mail", `{"id":"INBOX:2"}`))),
+		func(req llm.Request) (llm.Response, error) {
+			told = resultsOf(req)
+			return scripted.Text("Two mails."), nil
+		})
+	e := newEnv(t, "alice", model)
+	e.append(t, "INBOX", "From: Ada <ada@example.com>\nTo: alice@example.com\nSubject: Lunch\n\nShall we?\n")
+	e.append(t, "INBOX", "From: Mallory <m@evil.example>\nTo: alice@example.com\nSubject: =?UTF-8?Q?Invoice=00now?=\n"+
+		"MIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: quoted-printable\n\n"+
+		"Pay=00 today =FF=FE please.\n")
+	v := e.start(t, "what is in my inbox?")
+	if v.Status != steward.StatusCompleted || v.Answer != "Two mails." {
+		t.Fatalf("turn: %s %q, want completed", v.Status, v.Error)
+	}
+	search, read := told["search_mail"], told["read_mail"]
+	if search.IsError || !strings.Contains(string(search.Output), "Invoice\uFFFDnow") || !strings.Contains(string(search.Output), "Lunch") {
+		t.Errorf("search_mail told the model %s, want both mails, the NUL as U+FFFD", search.Output)
+	}
+	if read.IsError || !strings.Contains(string(read.Output), "Pay\uFFFD today") {
+		t.Errorf("read_mail told the model %s, want the text with the NUL as U+FFFD", read.Output)
+	}
+	events, err := e.App.Activity.TurnEvents(context.Background(), e.owner, v.TurnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, ev := range events {
+		if ev.Kind == "tool_result" || ev.Kind == "turn_completed" {
+			kinds = append(kinds, ev.Kind)
+		}
+	}
+	if strings.Join(kinds, " ") != "tool_result tool_result turn_completed" {
+		t.Errorf("audit rows %v, want two tool results and the turn completed", kinds)
+	}
+	story, err := e.App.Activity.Story(context.Background(), e.owner, v.TurnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range story.Calls {
+		var out any
+		if c.Status != steward.CallSucceeded || json.Unmarshal(c.Result, &out) != nil {
+			t.Errorf("journal: %s %s %s, want succeeded with its result", c.Tool, c.Status, c.Result)
+		}
+	}
+}
