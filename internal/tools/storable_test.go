@@ -51,7 +51,7 @@ func TestStorable(t *testing.T) {
 		`{"subject":"Invoice\u0000now","n":1}`: `{"n":1,"subject":"Invoice` + "\uFFFD" + `now"}`,
 		`"the server said \u0000"`:             `"the server said ` + "\uFFFD" + `"`,
 		"{\"t\":\"a\xffb\"}":                   `{"t":"a` + "\uFFFD" + `b"}`,
-		`{"t":"a\\u0000","b":"<"}`:              `{"t":"a\\u0000","b":"<"}`,
+		`{"t":"a\\u0000","b":"<"}`:             `{"t":"a\\u0000","b":"<"}`,
 	} {
 		if got := string(tools.Storable(json.RawMessage(in))); got != want {
 			t.Errorf("Storable(%s) = %s, want %s", in, got, want)
