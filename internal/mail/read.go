@@ -28,7 +28,6 @@ const (
 	maxTextPart  = 1 << 20
 	maxHTMLPart  = 4 << 20
 	MaxBodyChars = 20000
-	maxParts     = 200
 )
 
 // Attachment is a part a message carries as a file.
@@ -42,12 +41,14 @@ type Attachment struct {
 // text), its attachments' names.
 type Message struct {
 	Summary
-	Cc          string       `json:"cc,omitempty"`
-	MessageID   string       `json:"message_id,omitempty"`
-	Text        string       `json:"text"`
-	Truncated   bool         `json:"truncated,omitempty"`
-	FromHTML    bool         `json:"from_html,omitempty"`
-	Attachments []Attachment `json:"attachments"`
+	Cc        string `json:"cc,omitempty"`
+	MessageID string `json:"message_id,omitempty"`
+	Text      string `json:"text"`
+	Truncated bool   `json:"truncated,omitempty"`
+	// PartsSkipped says which parts were not read: nested deeper than MaxDepth, past MaxParts.
+	PartsSkipped string       `json:"parts_skipped,omitempty"`
+	FromHTML     bool         `json:"from_html,omitempty"`
+	Attachments  []Attachment `json:"attachments"`
 	// references are the Message-ID and References a reply threads on.
 	references []string
 }
@@ -151,8 +152,8 @@ func parse(m *imapMessage) (Message, []byte, error) {
 	out.Summary = Summary{ID: ID(m.folder, m.uid), Folder: m.folder, Date: m.date}
 	out.Unread = !contains(m.flags, imap.FlagSeen)
 	out.Flagged = contains(m.flags, imap.FlagFlagged)
-	r, err := mail.CreateReader(m.body)
-	if err != nil && !gomessage.IsUnknownCharset(err) {
+	r, err := newPartReader(m.body, MaxParts)
+	if err != nil && r == nil {
 		return Message{}, nil, steward.Errorf(steward.CodeInvalid, "message %s cannot be read as MIME: %v", out.ID, err)
 	}
 	h := r.Header
@@ -168,7 +169,7 @@ func parse(m *imapMessage) (Message, []byte, error) {
 	out.references = refs
 	out.Urgent = urgent(h.Header)
 	var html []byte
-	for n := 0; n < maxParts; n++ {
+	for {
 		p, err := r.NextPart()
 		if errors.Is(err, io.EOF) {
 			break
@@ -201,6 +202,7 @@ func parse(m *imapMessage) (Message, []byte, error) {
 			out.Attachments = append(out.Attachments, Attachment{Name: cmpOr(name, "attachment"), ContentType: ct, Size: n})
 		}
 	}
+	out.PartsSkipped = r.cut
 	return out, html, nil
 }
 
@@ -217,11 +219,11 @@ func (c *Client) AttachmentFile(ctx context.Context, a Account, id, name string,
 	var names []string
 	err := c.with(ctx, a, func(ctx context.Context, s *session) error {
 		return fetchWhole(s, id, func(m *imapMessage) error {
-			r, err := mail.CreateReader(m.body)
-			if err != nil && !gomessage.IsUnknownCharset(err) {
+			r, err := newPartReader(m.body, MaxParts)
+			if err != nil && r == nil {
 				return steward.Errorf(steward.CodeInvalid, "message %s cannot be read as MIME: %v", id, err)
 			}
-			for n := 0; n < maxParts; n++ {
+			for {
 				p, err := r.NextPart()
 				if err != nil {
 					if errors.Is(err, io.EOF) || !(gomessage.IsUnknownCharset(err) || gomessage.IsUnknownEncoding(err)) {
@@ -254,7 +256,6 @@ func (c *Client) AttachmentFile(ctx context.Context, a Account, id, name string,
 				}
 				f = File{Name: got, ContentType: ct, Data: data}
 			}
-			return nil
 		})
 	})
 	if err != nil {
@@ -307,12 +308,12 @@ func urgent(h gomessage.Header) bool {
 
 // snippetOf is the start of a message's text (from its first bytes) and its urgency marking.
 func snippetOf(head []byte) (string, bool) {
-	r, err := mail.CreateReader(bytes.NewReader(head))
+	r, err := newPartReader(bytes.NewReader(head), 20)
 	if err != nil && r == nil {
 		return "", false
 	}
 	isUrgent := urgent(r.Header.Header)
-	for n := 0; n < 20; n++ {
+	for {
 		p, err := r.NextPart()
 		if err != nil {
 			if errors.Is(err, io.EOF) || !(gomessage.IsUnknownCharset(err) || gomessage.IsUnknownEncoding(err)) {
