@@ -85,7 +85,7 @@ func TestSummaryWords(t *testing.T) {
 		{"bad args", "create_task", `[1,2]`, "", false, "Call create_task"},
 		{"no result words", "nope", `{}`, `{}`, false, "Done"},
 		{"send", "send_mail", `{"to":["ada@example.com","bob@example.com","cy@example.com"],"subject":"Lunch","body":"x"}`, "", false,
-			"Send mail “Lunch” to ada@example.com, bob@example.com and 1 other"},
+			"Send mail to ada@example.com, bob@example.com and 1 other: “Lunch”"},
 		{"reply", "send_mail", `{"to":["ada@example.com"],"reply_to_id":"INBOX:4","body":"x"}`, "", false, "Reply to ada@example.com"},
 		{"sent", "send_mail", `{}`, `{"sent":{"subject":"Lunch","to":["ada@example.com"]}}`, false, "Sent “Lunch” to ada@example.com"},
 		{"searched", "search_mail", `{"query":"school"}`, `{"messages":[{},{}]}`, false, "Found 2 messages"},

@@ -4,7 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -132,5 +138,69 @@ func TestNULInAMail(t *testing.T) {
 		if c.Status != steward.CallSucceeded || json.Unmarshal(c.Result, &out) != nil {
 			t.Errorf("journal: %s %s %s, want succeeded with its result", c.Tool, c.Status, c.Result)
 		}
+	}
+}
+
+// page signs a browser-like client in to the web app with the owner's key and returns the
+// HTML of path.
+func (e env) page(t *testing.T, path string) string {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path string) string {
+		resp, err := c.Get(e.Server.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(get("/signin"))
+	if m == nil {
+		t.Fatal("the sign-in page has no CSRF field")
+	}
+	req, _ := http.NewRequest("POST", e.Server.URL+"/signin", strings.NewReader(url.Values{"api_key": {e.key}, "csrf": {m[1]}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", e.Server.URL)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", resp.StatusCode)
+	}
+	return html.UnescapeString(get(path))
+}
+
+// TestSpoofedDisplayNameOnTheCard: a send to `"boss@company.example" <attacker@evil.example>`
+// waits with a card that shows the address it goes to apart from the name, and warns that the
+// name is another address; an honest name draws no warning.
+func TestSpoofedDisplayNameOnTheCard(t *testing.T) {
+	t.Parallel()
+	model := scripted.New(scripted.Reply(scripted.Calls(scripted.Call("s1", "send_mail",
+		`{"to":["Ada <ada@example.com>","\"boss@company.example\" <attacker@evil.example>"],"subject":"Q3 numbers","body":"Attached."}`))))
+	e := newEnv(t, "bob", model)
+	if v := e.start(t, "send the numbers to my boss"); v.Status != steward.StatusSuspended {
+		t.Fatalf("turn: %+v, want send_mail waiting", v)
+	}
+	page := e.page(t, "/approvals")
+	i := strings.Index(page, `class="card"`)
+	if i < 0 {
+		t.Fatalf("no approval card:\n%s", page)
+	}
+	card := page[i:]
+	for _, want := range []string{
+		"to ada@example.com (“Ada”), attacker@evil.example (“boss@company.example”)",
+		"Warning: the name “boss@company.example” is not the address this mail goes to: attacker@evil.example",
+	} {
+		if !strings.Contains(card, want) {
+			t.Errorf("the card lacks %q:\n%s", want, card)
+		}
+	}
+	if strings.Contains(card, "the name “Ada”") {
+		t.Errorf("an honest name drew a warning:\n%s", card)
 	}
 }
