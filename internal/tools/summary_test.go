@@ -88,6 +88,8 @@ func TestSummaryWords(t *testing.T) {
 			"Send mail to ada@example.com, bob@example.com and 1 other: “Lunch”"},
 		{"reply", "send_mail", `{"to":["ada@example.com"],"reply_to_id":"INBOX:4","body":"x"}`, "", false, "Reply to ada@example.com"},
 		{"sent", "send_mail", `{}`, `{"sent":{"subject":"Lunch","to":["ada@example.com"]}}`, false, "Sent “Lunch” to ada@example.com"},
+		{"sent, not copied", "send_mail", `{}`, `{"sent":{"subject":"Lunch","to":["Ada <ada@example.com>"],"not_copied":"sent, but not copied to the Sent folder: x"}}`, false,
+			"Sent “Lunch” to ada@example.com (“Ada”) (not copied to the Sent folder)"},
 		{"searched", "search_mail", `{"query":"school"}`, `{"messages":[{},{}]}`, false, "Found 2 messages"},
 		{"events", "list_events", `{}`, "", false, "List today's events"},
 		{"move", "move_mail", `{"id":"INBOX:4","folder":"Archive"}`, "", false, "Move message INBOX:4 to “Archive”"},

@@ -316,11 +316,16 @@ func recipient(s string) string {
 
 func saidSendMail(a sendMailArgs, o struct {
 	Sent struct {
-		Subject string   `json:"subject"`
-		To      []string `json:"to"`
+		Subject   string   `json:"subject"`
+		To        []string `json:"to"`
+		NotCopied string   `json:"not_copied"`
 	} `json:"sent"`
 }) string {
-	return "Sent " + tools.Quote(o.Sent.Subject) + " to " + recipients(o.Sent.To)
+	s := "Sent " + tools.Quote(o.Sent.Subject) + " to " + recipients(o.Sent.To)
+	if o.Sent.NotCopied != "" {
+		s += " (not copied to the Sent folder)"
+	}
+	return s
 }
 
 // moveMailArgs are the arguments of move_mail.

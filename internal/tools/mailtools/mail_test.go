@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emersion/go-imap/v2"
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/accounts"
@@ -202,5 +203,46 @@ func TestSpoofedDisplayNameOnTheCard(t *testing.T) {
 	}
 	if strings.Contains(card, "the name “Ada”") {
 		t.Errorf("an honest name drew a warning:\n%s", card)
+	}
+}
+
+// TestSendIsCopiedToSent: an approved send_mail goes out once and its copy is in Dovecot's
+// Sent folder; the model is told where.
+func TestSendIsCopiedToSent(t *testing.T) {
+	t.Parallel()
+	var told map[string]steward.ToolResult
+	model := scripted.New(scripted.Reply(scripted.Calls(scripted.Call("s1", "send_mail", `{"to":["ada@example.com"],"subject":"Lunch on Friday?","body":"Shall we?"}`))),
+		func(req llm.Request) (llm.Response, error) {
+			told = resultsOf(req)
+			return scripted.Text("Sent."), nil
+		})
+	e := newEnv(t, "carol", model)
+	v := e.start(t, "ask Ada about lunch")
+	if v.Status != steward.StatusSuspended || len(v.Pending) != 1 {
+		t.Fatalf("turn: %+v, want send_mail waiting", v)
+	}
+	v, err := e.App.Runner.Confirm(context.Background(), e.owner, v.TurnID,
+		[]steward.Decision{{CallID: v.Pending[0].CallID, Approve: true, ArgsHash: v.Pending[0].ArgsHash}}, nil)
+	if err != nil || v.Status != steward.StatusCompleted {
+		t.Fatalf("approve: %+v, %v", v, err)
+	}
+	if got := servers.Sink.Messages("carol"); len(got) != 1 {
+		t.Fatalf("sent %d mails, want 1", len(got))
+	}
+	c, err := servers.IMAPClient("carol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Select("Sent", nil).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	found, err := c.Search(&imap.SearchCriteria{Header: []imap.SearchCriteriaHeaderField{{Key: "Subject", Value: "Lunch on Friday?"}}}, nil).Wait()
+	if err != nil || len(found.AllSeqNums()) != 1 {
+		t.Errorf("Sent holds %v (%v), want the mail sent", found, err)
+	}
+	var block string
+	if res := told["send_mail"]; res.IsError || json.Unmarshal(res.Output, &block) != nil || !strings.Contains(block, `"copied_to":"Sent"`) {
+		t.Errorf("the model was told %s, want it copied to Sent", res.Output)
 	}
 }
