@@ -78,6 +78,21 @@ func (r *partReader) NextPart() (*mail.Part, error) {
 	return nil, io.EOF
 }
 
+// next is the next part whose charset and encoding are known; false after the last one, at
+// a bound, or at a broken tail (what was read is kept).
+func (r *partReader) next() (*mail.Part, bool) {
+	for {
+		p, err := r.NextPart()
+		switch {
+		case err == nil:
+			return p, true
+		case gomessage.IsUnknownCharset(err) || gomessage.IsUnknownEncoding(err):
+			continue
+		}
+		return nil, false
+	}
+}
+
 // note adds what was left unread to cut, once.
 func (r *partReader) note(s string) {
 	switch {

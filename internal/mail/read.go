@@ -3,7 +3,6 @@ package mail
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -156,30 +155,9 @@ func parse(m *imapMessage) (Message, []byte, error) {
 	if err != nil && r == nil {
 		return Message{}, nil, steward.Errorf(steward.CodeInvalid, "message %s cannot be read as MIME: %v", out.ID, err)
 	}
-	h := r.Header
-	out.Subject, _ = h.Subject()
-	out.From = headerAddresses(h, "From")
-	out.To = headerAddresses(h, "To")
-	out.Cc = headerAddresses(h, "Cc")
-	if d, err := h.Date(); err == nil {
-		out.Date = d
-	}
-	out.MessageID, _ = h.MessageID()
-	refs, _ := h.MsgIDList("References")
-	out.references = refs
-	out.Urgent = urgent(h.Header)
+	out.headers(r.Header)
 	var html []byte
-	for {
-		p, err := r.NextPart()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			if gomessage.IsUnknownCharset(err) || gomessage.IsUnknownEncoding(err) {
-				continue
-			}
-			break // a broken tail: keep what was read
-		}
+	for p, ok := r.next(); ok; p, ok = r.next() {
 		switch ph := p.Header.(type) {
 		case *mail.InlineHeader:
 			ct, _, _ := ph.ContentType()
@@ -206,6 +184,20 @@ func parse(m *imapMessage) (Message, []byte, error) {
 	return out, html, nil
 }
 
+// headers fills in what a message's header says.
+func (out *Message) headers(h mail.Header) {
+	out.Subject, _ = h.Subject()
+	out.From = headerAddresses(h, "From")
+	out.To = headerAddresses(h, "To")
+	out.Cc = headerAddresses(h, "Cc")
+	if d, err := h.Date(); err == nil {
+		out.Date = d
+	}
+	out.MessageID, _ = h.MessageID()
+	out.references, _ = h.MsgIDList("References")
+	out.Urgent = urgent(h.Header)
+}
+
 // File is an attachment's bytes.
 type File struct {
 	Name, ContentType string
@@ -219,43 +211,9 @@ func (c *Client) AttachmentFile(ctx context.Context, a Account, id, name string,
 	var names []string
 	err := c.with(ctx, a, func(ctx context.Context, s *session) error {
 		return fetchWhole(s, id, func(m *imapMessage) error {
-			r, err := newPartReader(m.body, MaxParts)
-			if err != nil && r == nil {
-				return steward.Errorf(steward.CodeInvalid, "message %s cannot be read as MIME: %v", id, err)
-			}
-			for {
-				p, err := r.NextPart()
-				if err != nil {
-					if errors.Is(err, io.EOF) || !(gomessage.IsUnknownCharset(err) || gomessage.IsUnknownEncoding(err)) {
-						return nil
-					}
-					continue
-				}
-				var got, ct string
-				switch ph := p.Header.(type) {
-				case *mail.AttachmentHeader:
-					got, _ = ph.Filename()
-					ct, _, _ = ph.ContentType()
-				case *mail.InlineHeader:
-					got = partName(ph.Header)
-					ct, _, _ = ph.ContentType()
-				}
-				if got == "" {
-					continue
-				}
-				names = append(names, got)
-				if (name != "" && got != name) || f.Name != "" {
-					continue
-				}
-				data, err := io.ReadAll(io.LimitReader(p.Body, max+1))
-				if err != nil {
-					return steward.Errorf(steward.CodeInvalid, "attachment %q of message %s cannot be read: %v", got, id, err)
-				}
-				if int64(len(data)) > max {
-					return steward.Errorf(steward.CodeTooLarge, "attachment %q is larger than %d bytes, the largest document Steward keeps", got, max)
-				}
-				f = File{Name: got, ContentType: ct, Data: data}
-			}
+			var err error
+			f, names, err = attachment(m.body, id, name, max)
+			return err
 		})
 	})
 	if err != nil {
@@ -268,6 +226,49 @@ func (c *Client) AttachmentFile(ctx context.Context, a Account, id, name string,
 		return File{}, steward.Errorf(steward.CodeNotFound, "message %s has no attachment named %q; its attachments: %s", id, name, strings.Join(names, ", "))
 	}
 	return f, nil
+}
+
+// attachment reads message id's parts for the attachment called name (the first one when
+// name is empty): its bytes, at most max, and the names of every attachment.
+func attachment(body io.Reader, id, name string, max int64) (File, []string, error) {
+	var f File
+	var names []string
+	r, err := newPartReader(body, MaxParts)
+	if err != nil && r == nil {
+		return f, nil, steward.Errorf(steward.CodeInvalid, "message %s cannot be read as MIME: %v", id, err)
+	}
+	for p, ok := r.next(); ok; p, ok = r.next() {
+		got, ct := fileOf(p)
+		if got == "" {
+			continue
+		}
+		names = append(names, got)
+		if (name != "" && got != name) || f.Name != "" {
+			continue
+		}
+		data, err := io.ReadAll(io.LimitReader(p.Body, max+1))
+		if err != nil {
+			return f, names, steward.Errorf(steward.CodeInvalid, "attachment %q of message %s cannot be read: %v", got, id, err)
+		}
+		if int64(len(data)) > max {
+			return f, names, steward.Errorf(steward.CodeTooLarge, "attachment %q is larger than %d bytes, the largest document Steward keeps", got, max)
+		}
+		f = File{Name: got, ContentType: ct, Data: data}
+	}
+	return f, names, nil
+}
+
+// fileOf is a part's file name ("" when it is not a file) and content type.
+func fileOf(p *mail.Part) (name, contentType string) {
+	switch ph := p.Header.(type) {
+	case *mail.AttachmentHeader:
+		name, _ = ph.Filename()
+		contentType, _, _ = ph.ContentType()
+	case *mail.InlineHeader:
+		name = partName(ph.Header)
+		contentType, _, _ = ph.ContentType()
+	}
+	return name, contentType
 }
 
 // partName is an inline part's file name (Content-Disposition's filename, else
@@ -313,16 +314,9 @@ func snippetOf(head []byte) (string, bool) {
 		return "", false
 	}
 	isUrgent := urgent(r.Header.Header)
-	for {
-		p, err := r.NextPart()
-		if err != nil {
-			if errors.Is(err, io.EOF) || !(gomessage.IsUnknownCharset(err) || gomessage.IsUnknownEncoding(err)) {
-				break
-			}
-			continue
-		}
-		ih, ok := p.Header.(*mail.InlineHeader)
-		if !ok {
+	for p, ok := r.next(); ok; p, ok = r.next() {
+		ih, inline := p.Header.(*mail.InlineHeader)
+		if !inline {
 			continue
 		}
 		if ct, _, _ := ih.ContentType(); ct != "text/plain" {

@@ -117,7 +117,24 @@ func TestNULInAMail(t *testing.T) {
 	if read.IsError || !strings.Contains(string(read.Output), "Pay\uFFFD today") {
 		t.Errorf("read_mail told the model %s, want the text with the NUL as U+FFFD", read.Output)
 	}
-	events, err := e.App.Activity.TurnEvents(context.Background(), e.owner, v.TurnID)
+	if kinds := e.audit(t, v.TurnID); kinds != "tool_result tool_result turn_completed" {
+		t.Errorf("audit rows %q, want two tool results and the turn completed", kinds)
+	}
+	story, err := e.App.Activity.Story(context.Background(), e.owner, v.TurnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range story.Calls {
+		if c.Status != steward.CallSucceeded || !json.Valid(c.Result) {
+			t.Errorf("journal: %s %s %s, want succeeded with its result", c.Tool, c.Status, c.Result)
+		}
+	}
+}
+
+// audit is the kinds of a turn's tool_result and turn_completed audit rows, in order.
+func (e env) audit(t *testing.T, turnID uuid.UUID) string {
+	t.Helper()
+	events, err := e.App.Activity.TurnEvents(context.Background(), e.owner, turnID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,19 +144,7 @@ func TestNULInAMail(t *testing.T) {
 			kinds = append(kinds, ev.Kind)
 		}
 	}
-	if strings.Join(kinds, " ") != "tool_result tool_result turn_completed" {
-		t.Errorf("audit rows %v, want two tool results and the turn completed", kinds)
-	}
-	story, err := e.App.Activity.Story(context.Background(), e.owner, v.TurnID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range story.Calls {
-		var out any
-		if c.Status != steward.CallSucceeded || json.Unmarshal(c.Result, &out) != nil {
-			t.Errorf("journal: %s %s %s, want succeeded with its result", c.Tool, c.Status, c.Result)
-		}
-	}
+	return strings.Join(kinds, " ")
 }
 
 // page signs a browser-like client in to the web app with the owner's key and returns the
