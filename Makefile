@@ -162,8 +162,8 @@ bench-extract: db ## the hostile documents: each reading's time and extra RSS, a
 	$(GO) test -run '^$$' -bench BenchmarkNeighbourDuringHostileUploads -benchtime 300x ./internal/httpapi/
 
 FUZZTIME ?= 30s
-fuzz: ## each document reader's, the skill reader's, run_code's and the recording sniffer's fuzz target for $(FUZZTIME) (CI runs it for a bounded time)
-	@for pkg in ./internal/doctext/ ./internal/skillpack/ ./internal/script/ ./internal/audio/; do \
+fuzz: ## each document reader's, the mail parser's, the skill reader's, run_code's and the recording sniffer's fuzz target for $(FUZZTIME) (CI runs it for a bounded time)
+	@for pkg in ./internal/doctext/ ./internal/mail/ ./internal/skillpack/ ./internal/script/ ./internal/audio/; do \
 		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 			echo "fuzz $$pkg $$target for $(FUZZTIME)"; \
 			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \

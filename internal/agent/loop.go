@@ -115,7 +115,7 @@ func (x *run) flush(ctx context.Context, tx Tx) error {
 		default:
 			b = []byte(`{"redacted":true}`)
 		}
-		rows[i] = steward.NewEvent{Seq: e.seq, Kind: e.kind, Data: b}
+		rows[i] = steward.NewEvent{Seq: e.seq, Kind: e.kind, Data: tools.Storable(b)}
 	}
 	if err := tx.Journal.AppendEvents(ctx, &x.turn.ID, rows); err != nil {
 		return err
@@ -732,6 +732,7 @@ func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledg
 	default:
 		return res, fmt.Errorf("run %s: %w", c.Name, err)
 	}
+	res.Output = tools.Storable(res.Output) // a NUL in a mail is U+FFFD, never a failed batch (§2)
 	x.record("tool_result", toolResult{CallID: c.ID, Tool: c.Name, OK: !res.IsError,
 		Bytes: len(res.Output), DurationMS: time.Since(start).Milliseconds()})
 	x.send(StreamEvent{Type: "tool_result", Result: &res})

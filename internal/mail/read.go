@@ -3,7 +3,6 @@ package mail
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -28,7 +27,6 @@ const (
 	maxTextPart  = 1 << 20
 	maxHTMLPart  = 4 << 20
 	MaxBodyChars = 20000
-	maxParts     = 200
 )
 
 // Attachment is a part a message carries as a file.
@@ -42,12 +40,14 @@ type Attachment struct {
 // text), its attachments' names.
 type Message struct {
 	Summary
-	Cc          string       `json:"cc,omitempty"`
-	MessageID   string       `json:"message_id,omitempty"`
-	Text        string       `json:"text"`
-	Truncated   bool         `json:"truncated,omitempty"`
-	FromHTML    bool         `json:"from_html,omitempty"`
-	Attachments []Attachment `json:"attachments"`
+	Cc        string `json:"cc,omitempty"`
+	MessageID string `json:"message_id,omitempty"`
+	Text      string `json:"text"`
+	Truncated bool   `json:"truncated,omitempty"`
+	// PartsSkipped says which parts were not read: nested deeper than MaxDepth, past MaxParts.
+	PartsSkipped string       `json:"parts_skipped,omitempty"`
+	FromHTML     bool         `json:"from_html,omitempty"`
+	Attachments  []Attachment `json:"attachments"`
 	// references are the Message-ID and References a reply threads on.
 	references []string
 }
@@ -151,34 +151,13 @@ func parse(m *imapMessage) (Message, []byte, error) {
 	out.Summary = Summary{ID: ID(m.folder, m.uid), Folder: m.folder, Date: m.date}
 	out.Unread = !contains(m.flags, imap.FlagSeen)
 	out.Flagged = contains(m.flags, imap.FlagFlagged)
-	r, err := mail.CreateReader(m.body)
-	if err != nil && !gomessage.IsUnknownCharset(err) {
+	r, err := newPartReader(m.body, MaxParts)
+	if err != nil && r == nil {
 		return Message{}, nil, steward.Errorf(steward.CodeInvalid, "message %s cannot be read as MIME: %v", out.ID, err)
 	}
-	h := r.Header
-	out.Subject, _ = h.Subject()
-	out.From = headerAddresses(h, "From")
-	out.To = headerAddresses(h, "To")
-	out.Cc = headerAddresses(h, "Cc")
-	if d, err := h.Date(); err == nil {
-		out.Date = d
-	}
-	out.MessageID, _ = h.MessageID()
-	refs, _ := h.MsgIDList("References")
-	out.references = refs
-	out.Urgent = urgent(h.Header)
+	out.headers(r.Header)
 	var html []byte
-	for n := 0; n < maxParts; n++ {
-		p, err := r.NextPart()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			if gomessage.IsUnknownCharset(err) || gomessage.IsUnknownEncoding(err) {
-				continue
-			}
-			break // a broken tail: keep what was read
-		}
+	for p, ok := r.next(); ok; p, ok = r.next() {
 		switch ph := p.Header.(type) {
 		case *mail.InlineHeader:
 			ct, _, _ := ph.ContentType()
@@ -201,7 +180,22 @@ func parse(m *imapMessage) (Message, []byte, error) {
 			out.Attachments = append(out.Attachments, Attachment{Name: cmpOr(name, "attachment"), ContentType: ct, Size: n})
 		}
 	}
+	out.PartsSkipped = r.cut
 	return out, html, nil
+}
+
+// headers fills in what a message's header says.
+func (out *Message) headers(h mail.Header) {
+	out.Subject, _ = h.Subject()
+	out.From = headerAddresses(h, "From")
+	out.To = headerAddresses(h, "To")
+	out.Cc = headerAddresses(h, "Cc")
+	if d, err := h.Date(); err == nil {
+		out.Date = d
+	}
+	out.MessageID, _ = h.MessageID()
+	out.references, _ = h.MsgIDList("References")
+	out.Urgent = urgent(h.Header)
 }
 
 // File is an attachment's bytes.
@@ -217,44 +211,9 @@ func (c *Client) AttachmentFile(ctx context.Context, a Account, id, name string,
 	var names []string
 	err := c.with(ctx, a, func(ctx context.Context, s *session) error {
 		return fetchWhole(s, id, func(m *imapMessage) error {
-			r, err := mail.CreateReader(m.body)
-			if err != nil && !gomessage.IsUnknownCharset(err) {
-				return steward.Errorf(steward.CodeInvalid, "message %s cannot be read as MIME: %v", id, err)
-			}
-			for n := 0; n < maxParts; n++ {
-				p, err := r.NextPart()
-				if err != nil {
-					if errors.Is(err, io.EOF) || !(gomessage.IsUnknownCharset(err) || gomessage.IsUnknownEncoding(err)) {
-						return nil
-					}
-					continue
-				}
-				var got, ct string
-				switch ph := p.Header.(type) {
-				case *mail.AttachmentHeader:
-					got, _ = ph.Filename()
-					ct, _, _ = ph.ContentType()
-				case *mail.InlineHeader:
-					got = partName(ph.Header)
-					ct, _, _ = ph.ContentType()
-				}
-				if got == "" {
-					continue
-				}
-				names = append(names, got)
-				if (name != "" && got != name) || f.Name != "" {
-					continue
-				}
-				data, err := io.ReadAll(io.LimitReader(p.Body, max+1))
-				if err != nil {
-					return steward.Errorf(steward.CodeInvalid, "attachment %q of message %s cannot be read: %v", got, id, err)
-				}
-				if int64(len(data)) > max {
-					return steward.Errorf(steward.CodeTooLarge, "attachment %q is larger than %d bytes, the largest document Steward keeps", got, max)
-				}
-				f = File{Name: got, ContentType: ct, Data: data}
-			}
-			return nil
+			var err error
+			f, names, err = attachment(m.body, id, name, max)
+			return err
 		})
 	})
 	if err != nil {
@@ -267,6 +226,49 @@ func (c *Client) AttachmentFile(ctx context.Context, a Account, id, name string,
 		return File{}, steward.Errorf(steward.CodeNotFound, "message %s has no attachment named %q; its attachments: %s", id, name, strings.Join(names, ", "))
 	}
 	return f, nil
+}
+
+// attachment reads message id's parts for the attachment called name (the first one when
+// name is empty): its bytes, at most max, and the names of every attachment.
+func attachment(body io.Reader, id, name string, max int64) (File, []string, error) {
+	var f File
+	var names []string
+	r, err := newPartReader(body, MaxParts)
+	if err != nil && r == nil {
+		return f, nil, steward.Errorf(steward.CodeInvalid, "message %s cannot be read as MIME: %v", id, err)
+	}
+	for p, ok := r.next(); ok; p, ok = r.next() {
+		got, ct := fileOf(p)
+		if got == "" {
+			continue
+		}
+		names = append(names, got)
+		if (name != "" && got != name) || f.Name != "" {
+			continue
+		}
+		data, err := io.ReadAll(io.LimitReader(p.Body, max+1))
+		if err != nil {
+			return f, names, steward.Errorf(steward.CodeInvalid, "attachment %q of message %s cannot be read: %v", got, id, err)
+		}
+		if int64(len(data)) > max {
+			return f, names, steward.Errorf(steward.CodeTooLarge, "attachment %q is larger than %d bytes, the largest document Steward keeps", got, max)
+		}
+		f = File{Name: got, ContentType: ct, Data: data}
+	}
+	return f, names, nil
+}
+
+// fileOf is a part's file name ("" when it is not a file) and content type.
+func fileOf(p *mail.Part) (name, contentType string) {
+	switch ph := p.Header.(type) {
+	case *mail.AttachmentHeader:
+		name, _ = ph.Filename()
+		contentType, _, _ = ph.ContentType()
+	case *mail.InlineHeader:
+		name = partName(ph.Header)
+		contentType, _, _ = ph.ContentType()
+	}
+	return name, contentType
 }
 
 // partName is an inline part's file name (Content-Disposition's filename, else
@@ -307,21 +309,14 @@ func urgent(h gomessage.Header) bool {
 
 // snippetOf is the start of a message's text (from its first bytes) and its urgency marking.
 func snippetOf(head []byte) (string, bool) {
-	r, err := mail.CreateReader(bytes.NewReader(head))
+	r, err := newPartReader(bytes.NewReader(head), 20)
 	if err != nil && r == nil {
 		return "", false
 	}
 	isUrgent := urgent(r.Header.Header)
-	for n := 0; n < 20; n++ {
-		p, err := r.NextPart()
-		if err != nil {
-			if errors.Is(err, io.EOF) || !(gomessage.IsUnknownCharset(err) || gomessage.IsUnknownEncoding(err)) {
-				break
-			}
-			continue
-		}
-		ih, ok := p.Header.(*mail.InlineHeader)
-		if !ok {
+	for p, ok := r.next(); ok; p, ok = r.next() {
+		ih, inline := p.Header.(*mail.InlineHeader)
+		if !inline {
 			continue
 		}
 		if ct, _, _ := ih.ContentType(); ct != "text/plain" {

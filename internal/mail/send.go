@@ -5,10 +5,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/emersion/go-imap/v2"
 	gomail "github.com/emersion/go-message/mail"
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
@@ -35,10 +38,16 @@ type Sent struct {
 	Subject    string   `json:"subject"`
 	InReplyTo  string   `json:"in_reply_to,omitempty"`
 	References []string `json:"references,omitempty"`
+	// CopiedTo is the folder a copy was put in (the account's Sent); NotCopied, when the
+	// copy failed, says so and why: the mail was sent all the same.
+	CopiedTo  string `json:"copied_to,omitempty"`
+	NotCopied string `json:"not_copied,omitempty"`
 }
 
 // Send writes out (threaded on the message it replies to) and sends it through a's SMTP
 // server: STARTTLS or implicit TLS, plain only to an exempt address, PLAIN authentication.
+// Once the server accepted it, a copy goes to the account's Sent folder (copyToSent); a copy
+// that fails is said in the answer, never the send's failure.
 func (c *Client) Send(ctx context.Context, a Account, out Outgoing, now time.Time) (Sent, error) {
 	sent := Sent{To: out.To, Cc: out.Cc, Subject: out.Subject}
 	if out.ReplyTo != "" {
@@ -62,12 +71,66 @@ func (c *Client) Send(ctx context.Context, a Account, out Outgoing, now time.Tim
 	if err != nil {
 		return Sent{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout())
-	defer cancel()
 	if err := c.submit(ctx, a, append(append([]string{}, out.To...), out.Cc...), body); err != nil {
 		return Sent{}, err
 	}
+	if folder, err := c.copyToSent(ctx, a, body, now); err != nil {
+		sent.NotCopied = "sent, but not copied to the Sent folder: " + message(err)
+	} else {
+		sent.CopiedTo = folder
+	}
 	return sent, nil
+}
+
+// copyToSent puts a sent message, read, in the account's Sent folder — the mailbox marked
+// \Sent (RFC 6154), else the one called Sent — and returns the folder's name.
+func (c *Client) copyToSent(ctx context.Context, a Account, body []byte, now time.Time) (string, error) {
+	var folder string
+	err := c.with(ctx, a, func(ctx context.Context, s *session) error {
+		folder = sentFolder(s)
+		cmd := s.Append(folder, int64(len(body)), &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: now})
+		if _, err := cmd.Write(body); err != nil {
+			_ = cmd.Close()
+			return fmt.Errorf("append to %q: %w", folder, err)
+		}
+		if err := cmd.Close(); err != nil {
+			return fmt.Errorf("append to %q: %w", folder, err)
+		}
+		if _, err := cmd.Wait(); err != nil {
+			return fmt.Errorf("append to %q: %w", folder, err)
+		}
+		return nil
+	})
+	return folder, err
+}
+
+// sentFolder is the account's Sent folder: the mailbox marked \Sent, else one called Sent
+// in any case, else "Sent".
+func sentFolder(s *session) string {
+	opts := &imap.ListOptions{ReturnSpecialUse: s.Caps().Has(imap.CapSpecialUse)}
+	list, err := s.List("", "*", opts).Collect()
+	if err != nil {
+		return "Sent"
+	}
+	named := "Sent"
+	for _, m := range list {
+		if slices.Contains(m.Attrs, imap.MailboxAttrSent) {
+			return m.Mailbox
+		}
+		if strings.EqualFold(m.Mailbox, "Sent") {
+			named = m.Mailbox
+		}
+	}
+	return named
+}
+
+// message is an error's words without a steward code ("invalid: ").
+func message(err error) string {
+	var se *steward.Error
+	if errors.As(err, &se) {
+		return se.Message
+	}
+	return err.Error()
 }
 
 // compose writes the message: headers, a text part, and the attachments.
@@ -226,8 +289,10 @@ func (c *Client) CheckSMTP(ctx context.Context, a Account) error {
 	return nil
 }
 
-// submit sends body to the recipients through a's SMTP server.
+// submit sends body to the recipients through a's SMTP server, within the client's timeout.
 func (c *Client) submit(ctx context.Context, a Account, rcpts []string, body []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout())
+	defer cancel()
 	cl, done, e, err := c.smtpSession(ctx, a)
 	if err != nil {
 		return err

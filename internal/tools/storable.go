@@ -84,6 +84,19 @@ func hex4(b []byte, i int) (rune, bool) {
 	return rune(v), err == nil
 }
 
+// Storable returns a tool's result (or any JSON text Steward stores) in a form Postgres
+// stores: raw itself when CheckStorable finds nothing to refuse, else Scrub(raw) — every NUL,
+// unpaired surrogate and byte that is not UTF-8 as U+FFFD. A result is a stranger's text (a
+// mail's subject, a page) and nobody can correct it, so it is repaired, never refused: the
+// loop runs it on every result before the journal and the turn's messages keep it
+// (docs/ARCHITECTURE.md §2).
+func Storable(raw json.RawMessage) json.RawMessage {
+	if textFault(raw) == "" {
+		return raw
+	}
+	return Scrub(raw)
+}
+
 // Scrub returns arguments CheckStorable refused in a form Postgres stores: every NUL, unpaired
 // surrogate and byte that is not UTF-8 in a name or a value becomes U+FFFD (what the model sent,
 // as near as can be kept); arguments that are not JSON become {}.

@@ -42,3 +42,19 @@ func TestCheckStorable(t *testing.T) {
 		}
 	}
 }
+
+// TestStorable: a result Postgres stores is kept byte for byte; one it refuses is repaired
+// with U+FFFD, whatever JSON value it is (an object, an error's string).
+func TestStorable(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		`{"subject":"Invoice\u0000now","n":1}`: `{"n":1,"subject":"Invoice` + "\uFFFD" + `now"}`,
+		`"the server said \u0000"`:             `"the server said ` + "\uFFFD" + `"`,
+		"{\"t\":\"a\xffb\"}":                   `{"t":"a` + "\uFFFD" + `b"}`,
+		`{"t":"a\\u0000","b":"<"}`:             `{"t":"a\\u0000","b":"<"}`,
+	} {
+		if got := string(tools.Storable(json.RawMessage(in))); got != want {
+			t.Errorf("Storable(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

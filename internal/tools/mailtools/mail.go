@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"net/mail"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -228,7 +229,7 @@ func (a *sendMailArgs) Check() error {
 }
 
 func sendMailTool(m Mail) tools.Tool {
-	return tools.Say(tools.New("send_mail",
+	return tools.WithPreview(tools.Say(tools.New("send_mail",
 		"Send a mail from the owner's account (asks the owner first). With reply_to_id it is a reply, threaded on that "+
 			"message; with invite_event_id it carries that event as an invitation.",
 		steward.KindWrite,
@@ -238,35 +239,60 @@ func sendMailTool(m Mail) tools.Tool {
 				return nil, tools.ServiceError(ctx, "to", err)
 			}
 			return map[string]any{"sent": sent}, nil
-		}), saySendMail, saidSendMail)
+		}), saySendMail, saidSendMail), previewSendMail)
 }
 
+// saySendMail words a send with its recipients first (the addresses it goes to, each name
+// apart), then its subject: a long subject never hides where the mail goes.
 func saySendMail(a sendMailArgs) string {
 	s := "Send mail"
 	if a.ReplyToID != "" {
 		s = "Reply"
 	}
-	if subj := strings.TrimSpace(a.Subject); subj != "" {
-		s += " " + tools.Quote(subj)
-	}
 	s += " to " + recipients(a.To)
 	if len(a.Cc) > 0 {
 		s += ", cc " + recipients(a.Cc)
 	}
+	if subj := strings.TrimSpace(a.Subject); subj != "" {
+		s += ": " + tools.Quote(subj)
+	}
 	if a.InviteEventID != "" {
-		s += " with an invitation"
+		s += ", with an invitation"
 	}
 	return s
 }
+
+// previewSendMail is the card's warning when a recipient's name looks like an address other
+// than the one the mail goes to (`"boss@company.example" <attacker@evil.example>`), one line
+// each; "" when none does.
+func previewSendMail(_ context.Context, _ tools.Env, a sendMailArgs) (string, error) {
+	var lines []string
+	for _, s := range slices.Concat(a.To, a.Cc) {
+		addr, err := mail.ParseAddress(s)
+		if err != nil {
+			continue
+		}
+		for _, other := range addressLike.FindAllString(addr.Name, -1) {
+			if !strings.EqualFold(other, addr.Address) {
+				lines = append(lines, "Warning: the name "+tools.Quote(addr.Name)+" is not the address this mail goes to: "+addr.Address)
+				break
+			}
+		}
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// addressLike finds what reads as a mail address in a name.
+var addressLike = regexp.MustCompile(`[^\s<>"'(),;:@]+@[^\s<>"'(),;:@]+\.[^\s<>"'(),;:@]+`)
 
 // recipients words a list of addresses: the first two and how many more.
 func recipients(list []string) string {
 	if len(list) == 0 {
 		return "nobody"
 	}
-	shown := slices.Clone(list[:min(2, len(list))])
-	for i, s := range shown {
-		shown[i] = tools.Clip(strings.TrimSpace(s), 40)
+	shown := make([]string, min(2, len(list)))
+	for i := range shown {
+		shown[i] = recipient(list[i])
 	}
 	s := strings.Join(shown, ", ")
 	if len(list) > 2 {
@@ -275,13 +301,31 @@ func recipients(list []string) string {
 	return s
 }
 
+// recipient words one address as the mail goes to it, its name apart:
+// `"Boss" <x@evil.example>` is x@evil.example (“Boss”).
+func recipient(s string) string {
+	a, err := mail.ParseAddress(strings.TrimSpace(s))
+	switch {
+	case err != nil:
+		return tools.Clip(strings.TrimSpace(s), 60)
+	case a.Name == "" || strings.EqualFold(a.Name, a.Address):
+		return tools.Clip(a.Address, 60)
+	}
+	return tools.Clip(a.Address, 60) + " (“" + tools.Clip(a.Name, 30) + "”)"
+}
+
 func saidSendMail(a sendMailArgs, o struct {
 	Sent struct {
-		Subject string   `json:"subject"`
-		To      []string `json:"to"`
+		Subject   string   `json:"subject"`
+		To        []string `json:"to"`
+		NotCopied string   `json:"not_copied"`
 	} `json:"sent"`
 }) string {
-	return "Sent " + tools.Quote(o.Sent.Subject) + " to " + recipients(o.Sent.To)
+	s := "Sent " + tools.Quote(o.Sent.Subject) + " to " + recipients(o.Sent.To)
+	if o.Sent.NotCopied != "" {
+		s += " (not copied to the Sent folder)"
+	}
+	return s
 }
 
 // moveMailArgs are the arguments of move_mail.
