@@ -82,7 +82,7 @@ func (s rule) set(after, to time.Time) (set *rrule.Set, dense bool, err error) {
 	if err := checkRule(s.opt); err != nil {
 		return nil, false, err
 	}
-	if reachable(s.opt, s.start) {
+	if reachable(s.opt, s.start) && someDay(s.opt, after) {
 		opt, start, ended := advance(s.opt, s.start, after)
 		if perPeriod(opt) > maxSteps {
 			return nil, true, nil
@@ -154,6 +154,29 @@ func reachable(o rrule.ROption, start time.Time) bool {
 		}
 	}
 	return false
+}
+
+// someDay reports whether a rule repeating by the day or faster has a day its BYMONTH,
+// BYMONTHDAY, BYYEARDAY, BYWEEKNO and BYDAY allow: rrule-go walks day after day to the year
+// 9999 looking for one (FREQ=SECONDLY;BYMONTH=2;BYMONTHDAY=30: 0.7 s of CPU a listing). The
+// calendar repeats every 400 years, so a yearly rule with the same days, walked over one such
+// cycle just before 9999, answers in about a millisecond.
+func someDay(o rrule.ROption, t time.Time) bool {
+	if o.Freq < rrule.DAILY || len(o.Bymonthday)+len(o.Byyearday)+len(o.Byweekno)+len(o.Byweekday) == 0 {
+		return true
+	}
+	p := rrule.ROption{Freq: rrule.YEARLY, Count: 1, Bymonth: o.Bymonth, Bymonthday: o.Bymonthday, Byyearday: o.Byyearday,
+		Byweekno: o.Byweekno, Wkst: o.Wkst, Byhour: []int{0}, Byminute: []int{0}, Bysecond: []int{0},
+		Dtstart: time.Date(9200+(t.Year()%400+400)%400, 1, 1, 0, 0, 0, 0, time.UTC)}
+	for _, w := range o.Byweekday { // by the day, BYDAY's ordinal means nothing
+		p.Byweekday = append(p.Byweekday, [7]rrule.Weekday{rrule.MO, rrule.TU, rrule.WE, rrule.TH, rrule.FR, rrule.SA, rrule.SU}[w.Day()])
+	}
+	r, err := rrule.NewRRule(p)
+	if err != nil {
+		return true // NewRRule of the rule itself reports it
+	}
+	_, ok := r.Iterator()()
+	return ok
 }
 
 func orAll(l []int, n int) []int {

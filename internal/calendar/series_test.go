@@ -39,6 +39,7 @@ func TestDenseSeriesBounded(t *testing.T) {
 		{"every 7 minutes", "DTSTART:19700101T000000Z\nSUMMARY:Spam\nRRULE:FREQ=MINUTELY;INTERVAL=7", "repeats every 7 minutes"},
 		{"every second of every day of the year", "DTSTART:19700101T000000Z\nSUMMARY:Spam\nRRULE:FREQ=YEARLY;BYMONTH=12;BYHOUR=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23;BYMINUTE=0,10,20,30,40,50;BYSECOND=0,30", "repeats every year"},
 		{"unreachable hour", "DTSTART:19700101T000000Z\nSUMMARY:Never\nRRULE:FREQ=HOURLY;INTERVAL=24;BYHOUR=5", ""},
+		{"february 30th", "DTSTART:19700101T000000Z\nSUMMARY:Never\nRRULE:FREQ=SECONDLY;BYMONTH=2;BYMONTHDAY=30", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := object(t, c.lines)
@@ -84,6 +85,10 @@ func TestAdvanceKeepsTheSeries(t *testing.T) {
 		"FREQ=HOURLY;INTERVAL=3;BYMINUTE=0,30",
 		"FREQ=SECONDLY;INTERVAL=3601;BYHOUR=2,3",
 		"FREQ=DAILY;INTERVAL=3",
+		"FREQ=DAILY;BYMONTH=3,4;BYDAY=1MO,FR",
+		"FREQ=DAILY;BYWEEKNO=13",
+		"FREQ=HOURLY;INTERVAL=5;BYMONTHDAY=29,31;BYYEARDAY=-278",
+		"FREQ=MINUTELY;INTERVAL=30;BYMONTHDAY=-3",
 		"FREQ=DAILY;COUNT=9000",
 		"FREQ=DAILY;COUNT=20",
 		"FREQ=HOURLY;COUNT=200000",
@@ -133,3 +138,29 @@ func TestAdvanceKeepsTheSeries(t *testing.T) {
 }
 
 func head(ts []time.Time) []time.Time { return ts[:min(len(ts), 4)] }
+
+// BenchmarkDenseSeries is the cost of one day's expansion of hostile series: every minute
+// and every second since 1970, and a day that never comes (February 30th) asked for every
+// second.
+func BenchmarkDenseSeries(b *testing.B) {
+	from := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct{ name, rr string }{
+		{"minutely since 1970", "FREQ=MINUTELY"},
+		{"secondly since 1970", "FREQ=SECONDLY"},
+		{"february 30th", "FREQ=SECONDLY;BYMONTH=2;BYMONTHDAY=30"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			opt, err := rrule.StrToROption(c.rr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := rule{opt: *opt, start: time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := expand(context.Background(), s, time.Minute, from, from.AddDate(0, 0, 1)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
