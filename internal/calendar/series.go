@@ -84,10 +84,11 @@ func (s rule) set(after, to time.Time) (set *rrule.Set, dense bool, err error) {
 	}
 	if reachable(s.opt, s.start) && someDay(s.opt, after) {
 		opt, start, ended := advance(s.opt, s.start, after)
-		if perPeriod(opt) > maxSteps {
+		switch {
+		case perPeriod(opt) > maxSteps:
 			return nil, true, nil
-		}
-		if !ended {
+		case ended || !positioned(opt):
+		default:
 			opt.Dtstart = start
 			r, err := rrule.NewRRule(opt)
 			if err != nil {
@@ -156,19 +157,20 @@ func reachable(o rrule.ROption, start time.Time) bool {
 	return false
 }
 
-// someDay reports whether a rule repeating by the day or faster has a day its BYMONTH,
-// BYMONTHDAY, BYYEARDAY, BYWEEKNO and BYDAY allow: rrule-go walks day after day to the year
-// 9999 looking for one (FREQ=SECONDLY;BYMONTH=2;BYMONTHDAY=30: 0.7 s of CPU a listing). The
-// calendar repeats every 400 years, so a yearly rule with the same days, walked over one such
-// cycle just before 9999, answers in about a millisecond.
+// someDay reports whether a rule has a day its BYMONTH, BYMONTHDAY, BYYEARDAY, BYWEEKNO and
+// BYDAY allow: rrule-go walks period after period to the year 9999 looking for one
+// (FREQ=SECONDLY;BYMONTH=2;BYMONTHDAY=30: half a second of CPU a listing). The calendar
+// repeats every 400 years, so a yearly rule with the same days, walked over one such cycle
+// just before 9999, answers in a millisecond or two. A monthly or yearly BYDAY ("the last
+// Friday") means something else by the year, and is left to the library (about 30 ms).
 func someDay(o rrule.ROption, t time.Time) bool {
-	if o.Freq < rrule.DAILY || len(o.Bymonthday)+len(o.Byyearday)+len(o.Byweekno)+len(o.Byweekday) == 0 {
+	if o.Freq < rrule.WEEKLY && len(o.Byweekday) > 0 || len(o.Bymonthday)+len(o.Byyearday)+len(o.Byweekno)+len(o.Byweekday) == 0 {
 		return true
 	}
 	p := rrule.ROption{Freq: rrule.YEARLY, Count: 1, Bymonth: o.Bymonth, Bymonthday: o.Bymonthday, Byyearday: o.Byyearday,
 		Byweekno: o.Byweekno, Wkst: o.Wkst, Byhour: []int{0}, Byminute: []int{0}, Bysecond: []int{0},
 		Dtstart: time.Date(9200+(t.Year()%400+400)%400, 1, 1, 0, 0, 0, 0, time.UTC)}
-	for _, w := range o.Byweekday { // by the day, BYDAY's ordinal means nothing
+	for _, w := range o.Byweekday { // weekly or faster, BYDAY's ordinal means nothing
 		p.Byweekday = append(p.Byweekday, [7]rrule.Weekday{rrule.MO, rrule.TU, rrule.WE, rrule.TH, rrule.FR, rrule.SA, rrule.SU}[w.Day()])
 	}
 	r, err := rrule.NewRRule(p)
@@ -177,6 +179,19 @@ func someDay(o rrule.ROption, t time.Time) bool {
 	}
 	_, ok := r.Iterator()()
 	return ok
+}
+
+// positioned reports whether a BYSETPOS can pick anything: a position past what a period
+// can hold (FREQ=SECONDLY;BYSETPOS=2) picks nothing, and rrule-go would walk period after
+// period, second after second, to the year 9999 looking for it.
+func positioned(o rrule.ROption) bool {
+	n := perPeriod(o)
+	for _, p := range o.Bysetpos {
+		if p != 0 && max(p, -p) <= n {
+			return true
+		}
+	}
+	return len(o.Bysetpos) == 0
 }
 
 func orAll(l []int, n int) []int {
@@ -198,9 +213,12 @@ func gcd(a, b int) int {
 }
 
 // perPeriod bounds the occurrences one period of a rule (its defaults written out) holds:
-// the days of the period times the times of day it lists.
+// the days of the period (of a weekly rule, its weekdays) times the times of day it lists.
 func perPeriod(o rrule.ROption) int {
 	n := map[rrule.Frequency]int{rrule.YEARLY: 366, rrule.MONTHLY: 31, rrule.WEEKLY: 7}[o.Freq]
+	if o.Freq == rrule.WEEKLY && len(o.Byweekday) > 0 {
+		n = min(n, len(o.Byweekday))
+	}
 	n = max(n, 1)
 	if o.Freq < rrule.HOURLY {
 		n *= max(len(o.Byhour), 1)

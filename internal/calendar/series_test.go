@@ -39,6 +39,7 @@ func TestDenseSeriesBounded(t *testing.T) {
 		{"every 7 minutes", "DTSTART:19700101T000000Z\nSUMMARY:Spam\nRRULE:FREQ=MINUTELY;INTERVAL=7", "repeats every 7 minutes"},
 		{"every second of every day of the year", "DTSTART:19700101T000000Z\nSUMMARY:Spam\nRRULE:FREQ=YEARLY;BYMONTH=12;BYHOUR=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23;BYMINUTE=0,10,20,30,40,50;BYSECOND=0,30", "repeats every year"},
 		{"unreachable hour", "DTSTART:19700101T000000Z\nSUMMARY:Never\nRRULE:FREQ=HOURLY;INTERVAL=24;BYHOUR=5", ""},
+		{"second position of each second", "DTSTART:19700101T000000Z\nSUMMARY:Never\nRRULE:FREQ=SECONDLY;BYSETPOS=2", ""},
 		{"february 30th", "DTSTART:19700101T000000Z\nSUMMARY:Never\nRRULE:FREQ=SECONDLY;BYMONTH=2;BYMONTHDAY=30", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -97,6 +98,8 @@ func TestAdvanceKeepsTheSeries(t *testing.T) {
 		"FREQ=MONTHLY",
 		"FREQ=MONTHLY;INTERVAL=5;BYDAY=-1FR",
 		"FREQ=MONTHLY;BYMONTHDAY=31;BYHOUR=8,20",
+		"FREQ=MONTHLY;BYMONTH=3;BYMONTHDAY=-3,29;BYYEARDAY=88,89",
+		"FREQ=YEARLY;BYWEEKNO=13;BYMONTHDAY=22,24,29",
 		"FREQ=YEARLY;BYMONTH=3;BYDAY=-1SU",
 		"FREQ=YEARLY;INTERVAL=4",
 	} {
@@ -140,14 +143,16 @@ func TestAdvanceKeepsTheSeries(t *testing.T) {
 func head(ts []time.Time) []time.Time { return ts[:min(len(ts), 4)] }
 
 // BenchmarkDenseSeries is the cost of one day's expansion of hostile series: every minute
-// and every second since 1970, and a day that never comes (February 30th) asked for every
-// second.
+// and every second since 1970, a position no period holds, and days that never come.
 func BenchmarkDenseSeries(b *testing.B) {
 	from := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
 	for _, c := range []struct{ name, rr string }{
 		{"minutely since 1970", "FREQ=MINUTELY"},
 		{"secondly since 1970", "FREQ=SECONDLY"},
+		{"second position of each second", "FREQ=SECONDLY;BYSETPOS=2"},
 		{"february 30th", "FREQ=SECONDLY;BYMONTH=2;BYMONTHDAY=30"},
+		{"weekly third monday", "FREQ=WEEKLY;BYDAY=MO;BYSETPOS=3"},
+		{"monthly february 31st", "FREQ=MONTHLY;BYMONTH=2;BYMONTHDAY=31;BYHOUR=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20;BYMINUTE=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15;BYSETPOS=1"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			opt, err := rrule.StrToROption(c.rr)
