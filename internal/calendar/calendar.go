@@ -330,10 +330,11 @@ func expandInto(ctx context.Context, o caldav.CalendarObject, master ical.Event,
 	}
 	if x.tooMany {
 		first := x.first
-		if first.IsZero() || first.Before(from) {
+		if first.IsZero() { // too dense to walk at all: shown from the range's start
 			first = from
 		}
-		e.Start, e.End, e.Recurring, e.TooMany = first.In(loc), earliest(first.Add(d), to).In(loc), true, true
+		e.Start, e.End = latest(first, from).In(loc), earliest(first.Add(d), to).In(loc)
+		e.Recurring, e.TooMany = true, true
 		e.Note = "repeats " + every(s.opt) + " — too many to list here (more than " + strconv.Itoa(MaxPerSeries) + " in this range)"
 		return &e, nil
 	}

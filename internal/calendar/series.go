@@ -9,7 +9,7 @@ import (
 	"github.com/teambition/rrule-go"
 )
 
-// Bounds of a series' expansion (docs/MAIL.md, "Calendar"): the work for one series in one
+// Bounds of a series' expansion (docs/MAIL.md, "Security and limits"): the work for one series in one
 // listing is the same whether it began yesterday or in 1970, whatever its rule says.
 const (
 	// MaxPerSeries is the most occurrences of one series a listing shows: a series with more
