@@ -23,7 +23,8 @@ const everyMinute = "BEGIN:VCALENDAR\nVERSION:2.0\nPRODID:-//spam//EN\nBEGIN:VEV
 
 // TestDenseInvitationAndHugeSubject: with an invitation repeating every minute since 1970
 // and a mail whose subject is 2 MB, list_events and find_free_time list the series once,
-// saying so, and find the day's free time around the real appointment; the morning briefing,
+// saying so, and find the day's free time around the real appointment (the demo model's
+// answer says so too); the morning briefing,
 // run by the scheduler, is delivered with each item cut — the subject's start, the series
 // once — and every section after them.
 func TestDenseInvitationAndHugeSubject(t *testing.T) {
@@ -65,8 +66,11 @@ func TestDenseInvitationAndHugeSubject(t *testing.T) {
 		t.Errorf("find_free_time: %.1000s; want 09:00–15:00 and 16:00–18:00", results[1])
 	}
 
-	// The briefing, with the demo model, through the scheduler.
+	// The demo model's answer, then the briefing with it, through the scheduler.
 	e := newEnv(t, "trent", nil, nil)
+	if v := e.start(t, "what's on today"); strings.Count(v.Answer, "Claim your prize") != 1 || !strings.Contains(v.Answer, "repeats every minute") {
+		t.Errorf("the demo's answer lists the series other than once, saying so:\n%.1500s", v.Answer)
+	}
 	if _, _, err := e.App.Scheduler.AddSchedule(ctx, e.owner, autonomy.JobMorningBriefing, "0 7 * * *", "Europe/Berlin", nil); err != nil {
 		t.Fatal(err)
 	}
