@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stewardhq/steward/internal/steward"
 
@@ -369,7 +370,64 @@ func completedSince(ctx context.Context, tx *store.Tx, since time.Time, loc *tim
 }
 
 // message is a job turn's message: the instructions, then the gathered data in a data block.
+// Data too long for a turn's message (agent.MaxMessageRunes) — a 2 MB subject — is cut item
+// by item, never dropped whole: every string in it to fewer runes at a time (cut), and
+// at last every list to fewer items (docs/MAIL.md, "Briefings").
 func message(instructions, source string, data any) (string, error) {
+	var generic any
+	for _, c := range cuts {
+		v := data
+		if c.runes > 0 {
+			if generic == nil {
+				b, err := json.Marshal(data)
+				if err != nil {
+					return "", fmt.Errorf("encode %s data: %w", source, err)
+				}
+				dec := json.NewDecoder(bytes.NewReader(b))
+				dec.UseNumber()
+				if err := dec.Decode(&generic); err != nil {
+					return "", fmt.Errorf("decode %s data: %w", source, err)
+				}
+			}
+			v = cut(generic, c.runes, c.items)
+		}
+		msg, err := encode(instructions, source, v)
+		if err != nil || utf8.RuneCountInString(msg) <= agent.MaxMessageRunes-messageMargin {
+			return msg, err
+		}
+	}
+	return "", fmt.Errorf("the %s data does not fit in a message of %d characters even cut", source, agent.MaxMessageRunes)
+}
+
+// cuts are message's steps: every string to at most runes (0: as it is), every list to at
+// most items.
+var cuts = []struct{ runes, items int }{{0, 0}, {maxSnippet, 1 << 30}, {150, 1 << 30}, {75, 1 << 30}, {40, 1 << 30}, {40, 10}, {20, 5}}
+
+// messageMargin leaves room for what the data block's escaping adds.
+const messageMargin = 1000
+
+// cut is v (decoded JSON) with every string cut to n runes and every list to items.
+func cut(v any, n, items int) any {
+	switch x := v.(type) {
+	case string:
+		return snippetN(x, n)
+	case []any:
+		out := make([]any, 0, min(len(x), items))
+		for _, e := range x[:min(len(x), items)] {
+			out = append(out, cut(e, n, items))
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = cut(e, n, items)
+		}
+		return out
+	}
+	return v
+}
+
+func encode(instructions, source string, data any) (string, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // the data block does the sanitising

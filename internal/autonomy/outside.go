@@ -67,6 +67,7 @@ func gather(ctx context.Context, out Outside, ownerID uuid.UUID, since, dayStart
 		if d.Events, err = out.Events(ctx, ownerID, dayStart, dayEnd); err != nil {
 			d.Calendar, d.Events = "unavailable: "+err.Error(), []calendar.Event{}
 		}
+		d.Events = d.Events[:min(len(d.Events), maxListed)]
 	}
 	return d
 }

@@ -57,8 +57,6 @@ const (
 	maxResponseBytes = 10 << 20
 	// MaxEvents bounds the occurrences a listing returns.
 	MaxEvents = 200
-	// maxOccurrences bounds a series' expansion, whatever its rule says.
-	maxOccurrences = 5000
 )
 
 // ErrChanged is a change or delete the server refused because the event changed since its
@@ -208,6 +206,10 @@ type Event struct {
 	Description string    `json:"description,omitempty"`
 	// Recurring marks an occurrence of a series; a change applies to the whole series.
 	Recurring bool `json:"recurring,omitempty"`
+	// TooMany marks a series with more than MaxPerSeries occurrences in the range, listed
+	// once (at its first) with Note saying so.
+	TooMany bool   `json:"too_many_to_list,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
 
 // List returns the occurrences of events overlapping [from, to), recurring series
@@ -233,7 +235,11 @@ func (c *Client) List(ctx context.Context, a Account, from, to time.Time) ([]Eve
 		if o.Data == nil {
 			continue
 		}
-		out = append(out, occurrences(o, from, to, loc)...)
+		evs, err := occurrences(ctx, o, from, to, loc)
+		if err != nil {
+			return nil, c.fail(ctx, a, "expand the events", err)
+		}
+		out = append(out, evs...)
 	}
 	slices.SortFunc(out, func(x, y Event) int {
 		if c := x.Start.Compare(y.Start); c != 0 {
@@ -247,22 +253,12 @@ func (c *Client) List(ctx context.Context, a Account, from, to time.Time) ([]Eve
 	return out, nil
 }
 
-// occurrences expands one calendar object's events within [from, to).
-func occurrences(o caldav.CalendarObject, from, to time.Time, loc *time.Location) []Event {
-	var master *ical.Event
-	overrides := map[int64]ical.Event{}
-	for _, ev := range o.Data.Events() {
-		if p := ev.Props.Get(ical.PropRecurrenceID); p != nil {
-			if t, err := p.DateTime(loc); err == nil {
-				overrides[t.Unix()] = ev
-			}
-			continue
-		}
-		if master == nil {
-			m := ev
-			master = &m
-		}
-	}
+// occurrences expands one calendar object's events within [from, to): a series through
+// expand (bounded whatever its rule and start), an overridden occurrence (RECURRENCE-ID)
+// where it was moved to, and a series with more than MaxPerSeries occurrences in the range
+// as one item dated at its first, with a note saying so.
+func occurrences(ctx context.Context, o caldav.CalendarObject, from, to time.Time, loc *time.Location) ([]Event, error) {
+	master, overrides := split(o, loc)
 	var out []Event
 	add := func(ev ical.Event, start time.Time, recurring bool) {
 		e, ok := view(o, ev, loc)
@@ -280,33 +276,77 @@ func occurrences(o caldav.CalendarObject, from, to time.Time, loc *time.Location
 		}
 	}
 	if master != nil {
-		set, err := series(master, loc)
-		if err != nil || set == nil {
+		s, err := series(master, loc)
+		if err != nil || s == nil {
 			add(*master, time.Time{}, false)
-		} else {
-			e, ok := view(o, *master, loc)
-			d := time.Duration(0)
-			if ok {
-				d = e.End.Sub(e.Start)
-			}
-			n := 0
-			for _, t := range set.Between(from.Add(-d), to, true) {
-				if n++; n > maxOccurrences {
-					break
-				}
-				if ov, ok := overrides[t.Unix()]; ok {
-					delete(overrides, t.Unix())
-					add(ov, time.Time{}, true)
-					continue
-				}
-				add(*master, t, true)
-			}
+		} else if dense, err := expandInto(ctx, o, *master, *s, from, to, loc, overrides, add); err != nil {
+			return nil, err
+		} else if dense != nil {
+			out = append(out, *dense)
 		}
 	}
 	for _, ov := range overrides { // moved occurrences whose original time is outside the range
 		add(ov, time.Time{}, true)
 	}
-	return out
+	return out, nil
+}
+
+// split is an object's master event (nil when it has none) and its overridden occurrences
+// by their original start.
+func split(o caldav.CalendarObject, loc *time.Location) (*ical.Event, map[int64]ical.Event) {
+	var master *ical.Event
+	overrides := map[int64]ical.Event{}
+	for _, ev := range o.Data.Events() {
+		if p := ev.Props.Get(ical.PropRecurrenceID); p != nil {
+			if t, err := p.DateTime(loc); err == nil {
+				overrides[t.Unix()] = ev
+			}
+			continue
+		}
+		if master == nil {
+			m := ev
+			master = &m
+		}
+	}
+	return master, overrides
+}
+
+// expandInto adds a series' occurrences in [from, to), taking each overridden one's place
+// from overrides; a series too dense to list is returned as one item instead.
+func expandInto(ctx context.Context, o caldav.CalendarObject, master ical.Event, s rule, from, to time.Time, loc *time.Location,
+	overrides map[int64]ical.Event, add func(ical.Event, time.Time, bool)) (*Event, error) {
+	e, ok := view(o, master, loc)
+	if !ok {
+		return nil, nil
+	}
+	d := e.End.Sub(e.Start)
+	x, err := expand(ctx, s, d, from, to)
+	if errors.Is(err, errRule) {
+		add(master, time.Time{}, false)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if x.tooMany {
+		first := x.first
+		if first.IsZero() { // too dense to walk at all: shown from the range's start
+			first = from
+		}
+		e.Start, e.End = latest(first, from).In(loc), earliest(first.Add(d), to).In(loc)
+		e.Recurring, e.TooMany = true, true
+		e.Note = "repeats " + every(s.opt) + " — too many to list here (more than " + strconv.Itoa(MaxPerSeries) + " in this range)"
+		return &e, nil
+	}
+	for _, t := range x.starts {
+		if ov, ok := overrides[t.Unix()]; ok {
+			delete(overrides, t.Unix())
+			add(ov, time.Time{}, true)
+			continue
+		}
+		add(master, t, true)
+	}
+	return nil, nil
 }
 
 // view reads an event's fields in loc; ok false when it has no readable start.
@@ -341,10 +381,10 @@ func view(o caldav.CalendarObject, ev ical.Event, loc *time.Location) (Event, bo
 	return e, true
 }
 
-// series is a master event's recurrence set (nil for a single event): its RRULE from its
+// series is a master event's recurrence (nil for a single event): its RRULE from its
 // DTSTART (in its own zone, so a weekly 09:00 stays 09:00 across a DST change), its RDATEs
 // and EXDATEs (each possibly a comma-separated list).
-func series(ev *ical.Event, loc *time.Location) (*rruleSet, error) {
+func series(ev *ical.Event, loc *time.Location) (*rule, error) {
 	opt, err := ev.Props.RecurrenceRule()
 	if err != nil || opt == nil {
 		return nil, err
@@ -366,7 +406,7 @@ func series(ev *ical.Event, loc *time.Location) (*rruleSet, error) {
 		}
 		return out
 	}
-	return newSet(*opt, start, dates(ical.PropRecurrenceDates), dates(ical.PropExceptionDates))
+	return &rule{opt: *opt, start: start.Truncate(time.Second), rdates: dates(ical.PropRecurrenceDates), exdate: dates(ical.PropExceptionDates)}, nil
 }
 
 // Draft is an event to create, or the fields of a change (empty fields stay as they are).
@@ -611,7 +651,9 @@ type Free struct {
 }
 
 // FreeTime returns up to max slots of at least d within [from, to), inside the hours
-// dayStart–dayEnd (minutes after midnight) of each day in loc, around the busy events.
+// dayStart–dayEnd (minutes after midnight) of each day in loc, around the busy events. A
+// series too dense to list (TooMany) is not counted: every minute of every day would be
+// busy, and an invitation would block the owner's whole calendar (docs/MAIL.md).
 func FreeTime(events []Event, from, to time.Time, d time.Duration, dayStart, dayEnd int, loc *time.Location, max int) []Free {
 	out := []Free{}
 	day := time.Date(from.In(loc).Year(), from.In(loc).Month(), from.In(loc).Day(), 0, 0, 0, 0, loc)
@@ -620,7 +662,7 @@ func FreeTime(events []Event, from, to time.Time, d time.Duration, dayStart, day
 		end := earliest(to, day.Add(time.Duration(dayEnd)*time.Minute))
 		cur := start
 		for _, e := range events { // sorted by start
-			if !e.End.After(cur) || !e.Start.Before(end) {
+			if e.TooMany || !e.End.After(cur) || !e.Start.Before(end) {
 				continue
 			}
 			if e.Start.Sub(cur) >= d {

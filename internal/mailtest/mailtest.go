@@ -34,7 +34,7 @@ import (
 var Users = map[string]string{}
 
 func init() {
-	for _, n := range []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory", "oscar", "peggy"} {
+	for _, n := range []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory", "oscar", "peggy", "trent"} {
 		Users[n] = n + "-secret"
 	}
 }

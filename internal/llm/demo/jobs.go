@@ -26,6 +26,7 @@ type jobItem struct {
 	End      string `json:"end"`
 	AllDay   bool   `json:"all_day"`
 	Location string `json:"location"`
+	Note     string `json:"note"`
 	Urgent   bool   `json:"marked_urgent"`
 	Tool     string `json:"tool"`
 }
@@ -120,6 +121,9 @@ func briefingText(d jobData) string {
 		s := eventSpan(e) + " " + orDash(e.Title)
 		if e.Location != "" {
 			s += " (" + e.Location + ")"
+		}
+		if e.Note != "" {
+			s += " — " + e.Note
 		}
 		return s
 	}, "calendar")

@@ -113,6 +113,9 @@ func eventList(out any, args map[string]any) string {
 		if loc := stringField(it, "location"); loc != "" {
 			b.WriteString(" (" + loc + ")")
 		}
+		if note := stringField(it, "note"); note != "" {
+			b.WriteString(" — " + note)
+		}
 	}
 	return b.String()
 }
