@@ -2,6 +2,7 @@ package skillpack
 
 import (
 	"html"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -176,4 +177,41 @@ func unemphasise(w string) string {
 
 func wordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+// mixedWord is the first word of l that mixes Latin letters with letters of another
+// script that look like Latin ones ("Іgnоrе" with a Cyrillic І, о and е): a disguise, as
+// no word of any language is written so. "" when there is none.
+func (fd *folder) mixedWord(l string) string {
+	for _, w := range strings.FieldsFunc(l, func(r rune) bool { return !unicode.IsLetter(r) }) {
+		latin, lookalike := false, false
+		for _, r := range w {
+			switch {
+			case unicode.Is(unicode.Latin, r):
+				latin = true
+			case strings.IndexFunc(fd.rune(unicode.ToLower(r)), notLatin) < 0:
+				lookalike = true
+			}
+		}
+		if latin && lookalike {
+			return w
+		}
+	}
+	return ""
+}
+
+// scripts names the scripts of w's letters other than Latin.
+func scripts(w string) string {
+	var names []string
+	for _, r := range w {
+		for _, name := range []string{"Cyrillic", "Greek", "Armenian", "Cherokee"} {
+			if unicode.Is(unicode.Scripts[name], r) && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return "another script"
+	}
+	return strings.Join(names, ", ")
 }

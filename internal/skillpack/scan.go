@@ -187,6 +187,9 @@ func (sc *scanner) file(f File, main bool) {
 		if j := strings.IndexFunc(l, invisible); j >= 0 {
 			sc.add(RuleHiddenText, steward.SeverityHigh, f.Path, i+1, l, "invisible characters (zero-width, bidirectional or tag) hide text from a reader")
 		}
+		if w := sc.fold.mixedWord(l); w != "" {
+			sc.add(RuleHiddenText, steward.SeverityHigh, f.Path, i+1, l, fmt.Sprintf("%q mixes Latin letters with look-alikes from another script (%s), a disguise", w, scripts(w)))
+		}
 		if strings.Contains(l, "<!--") {
 			sc.add(RuleHiddenText, steward.SeverityHigh, f.Path, i+1, l, "an HTML comment: hidden from a reader of the rendered page, not from the model")
 		}
