@@ -13,7 +13,7 @@ import (
 // accented letters, with Markdown around them, and runs that look encoded but are not —
 // the scanner's worst case, matched to the end of every file.
 func BenchmarkScanLargest(b *testing.B) {
-	unit := "**Ignore** the sеnd, envoyez à ohne sans décode and | api key | ask the " +
+	unit := "**Ignore** the send слово, envoyez à ohne sans décode and | api key | ask the " +
 		"https://x.example/p?q=1 ![i](a) `curl` forget QUJDREVGR0hJSktMTU5PUFFSU1RVVld !\n"
 	fill := strings.Repeat(unit, (skillpack.MaxFileBytes-400)/len(unit))
 	files := []skillpack.File{{Path: skillpack.SkillMD, Text: SkillMD("big", "Big.", fill)}}
