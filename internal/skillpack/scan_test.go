@@ -245,3 +245,13 @@ func TestScanFindsAcrossTheWholeFile(t *testing.T) {
 	}
 	t.Errorf("no injection found across sections: %+v", findings)
 }
+
+// TestScanSaysWhatItDidNotRead: a file longer than the scanner reads (a Skill built by
+// hand, past Read's bounds) is a finding naming the bound, never text passed unread.
+func TestScanSaysWhatItDidNotRead(t *testing.T) {
+	long := strings.Repeat("Plan the week.\n", skillpack.MaxFileBytes/15+1)
+	findings, worst := skillpack.Scan(skillpack.Skill{Files: []skillpack.File{{Path: skillpack.SkillMD, Text: long}}})
+	if worst < steward.SeverityHigh || len(findings) != 1 || !strings.Contains(findings[0].Why, "256 KB") {
+		t.Errorf("findings = %+v (worst %s), want one naming the 256 KB the scanner reads", findings, worst)
+	}
+}
