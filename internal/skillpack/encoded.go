@@ -25,7 +25,8 @@ var encodedRun = regexp.MustCompile(`[A-Za-z0-9+/_-]{16,}={0,2}(?:[ \t]*\r?\n[ \
 // minEncoded is the shortest run decoded: 18 bytes of base64, 12 of hex.
 const minEncoded = 24
 
-// encoded reports the prose f hides in base64 or hex, and matches every pattern over it.
+// encoded reports the prose f hides in base64 or hex, matching every pattern over it, and
+// a long encoded blob of bytes next to words that say to decode it.
 func (sc *scanner) encoded(f File, main bool) {
 	line, counted := 1, 0
 	for _, loc := range encodedRun.FindAllStringIndex(f.Text, -1) {
@@ -33,12 +34,17 @@ func (sc *scanner) encoded(f File, main bool) {
 		if len(run) < minEncoded {
 			continue
 		}
-		text, ok := decode(run)
-		if !ok {
+		text, err := decode(run)
+		isProse := err == nil && prose(text)
+		if !isProse && (err != nil || len(run) < minBlob || !nearDecode(f.Text, loc)) {
 			continue
 		}
 		line += strings.Count(f.Text[counted:loc[0]], "\n")
 		counted = loc[0]
+		if !isProse {
+			sc.add(RuleHiddenText, steward.SeverityHigh, f.Path, line, run, "an encoded blob the playbook says to decode: what it holds is hidden from a reader, not from the model")
+			continue
+		}
 		sc.add(RuleHiddenText, steward.SeverityHigh, f.Path, line, text, "text encoded in base64 or hex: hidden from a reader, not from the model")
 		sc.match(f.Path, sc.fold.flatten(strings.ReplaceAll(text, "\n", " "), line), main, " (in encoded text)")
 		if sc.full() {
@@ -47,21 +53,32 @@ func (sc *scanner) encoded(f File, main bool) {
 	}
 }
 
-// decode is run decoded as hex or base64, when that is prose.
-func decode(run string) (string, bool) {
-	var b []byte
-	err := hex.ErrLength
+// minBlob is the shortest encoded run of bytes (not prose) reported when words next to it
+// say to decode it: 48 bytes of base64, longer than a checksum or a commit's hash in hex.
+const minBlob = 64
+
+// decodeWords say to decode, decompress or unpack something.
+var decodeWords = regexp.MustCompile(`(?i)\b(decod|d[ée]cod|decompress|d[ée]compress|gunzip|unzip|inflate|unpack|dekodier|entpack|descomprim)`)
+
+// nearDecode: the 200 bytes before or after loc in text say to decode.
+func nearDecode(text string, loc []int) bool {
+	return decodeWords.MatchString(text[max(loc[0]-200, 0):loc[0]]) || decodeWords.MatchString(text[loc[1]:min(loc[1]+200, len(text))])
+}
+
+// decode is run decoded as hex (an even run of hex digits) or else base64.
+func decode(run string) (string, error) {
 	if len(run)%2 == 0 && strings.Trim(run, "0123456789abcdefABCDEF") == "" {
-		b, err = hex.DecodeString(run)
+		b, err := hex.DecodeString(run)
+		return string(b), err
 	}
+	var err error
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if err == nil {
-			break
+		var b []byte
+		if b, err = enc.DecodeString(run); err == nil {
+			return string(b), nil
 		}
-		b, err = enc.DecodeString(run)
 	}
-	text := string(b)
-	return text, err == nil && prose(text)
+	return "", err
 }
 
 // prose: valid UTF-8 without control characters, with words.

@@ -109,7 +109,7 @@ var patterns = []pattern{
 	{rule: RuleHiddenText, severity: steward.SeverityHigh, why: "text styled to be invisible to a reader",
 		re: regexp.MustCompile(`display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0`)},
 	{rule: RuleHiddenText, severity: steward.SeverityHigh, why: "tells the model to decode hidden text and follow it",
-		re: regexp.MustCompile(`\b(decode|decipher|unscramble|decodifica|dekodiere|entschlussele)\w*\b.{0,40}\b(and|then|et|puis|y|luego|und|dann)\b.{0,20}\b(follow|obey|execute|run|carry out|apply|do as|suivez|suis|executez|applique|sigue|ejecuta|befolge|fuhre)\w*\b`)},
+		re: regexp.MustCompile(`\b(decode|decipher|unscramble|decodifica|dekodiere|entschlussele)\w*\b.{0,40}\b(and|then|et|puis|y|luego|und|dann)\b.{0,20}\b(follow|obey|execute|run|carry out|apply|do as|do what|suivez|suis|executez|applique|sigue|ejecuta|befolge|fuhre)\w*\b`)},
 	{rule: RuleScript, severity: steward.SeverityHigh, why: "a command that downloads and runs code, or destroys files",
 		re: regexp.MustCompile(`\b(curl|wget|iwr|invoke-webrequest)\b[^|]{0,200}\|\s*(sudo\s+)?(ba|z|da)?sh\b|\brm\s+-rf\s+[/~*]|\bbase64\s+(-d|--decode)\b|\bpowershell\b.{0,30}-(enc|encodedcommand)\b|<script\b|javascript:|\bsubprocess\.|\bos\.system\s*\(`)},
 	{rule: RuleScript, severity: steward.SeverityHigh, why: "a script in a reference file (a skill's reference files are Markdown, text and CSV)", refsOnly: true,
