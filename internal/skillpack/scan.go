@@ -1,8 +1,10 @@
 package skillpack
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/stewardhq/steward/internal/steward"
@@ -35,9 +37,16 @@ type pattern struct {
 	severity  steward.Severity
 	re        *regexp.Regexp
 	why       string
-	refsOnly  bool // only in reference files, over their raw lines
-	mdOnly    bool // only in SKILL.md
-	negatable bool // not when the word before it says no: "never ask for a password"
+	refsOnly  bool     // only in reference files, over their raw lines
+	mdOnly    bool     // only in SKILL.md
+	negatable bool     // not when the word before it says no: "never ask for a password"
+	needles   []string // a text holds one of them or the pattern cannot match (prefilter.go)
+}
+
+func init() {
+	for i := range patterns {
+		patterns[i].needles = needles(patterns[i].re)
+	}
 }
 
 // anyOf compiles alternatives as one pattern. Go's regexp (RE2) matches in time linear in
@@ -145,6 +154,13 @@ func Scan(s Skill) ([]steward.SkillFinding, steward.Severity) {
 		}
 		sc.file(File{Path: f.Path, Text: text}, i == 0)
 	}
+	order := map[string]int{}
+	for i, f := range s.Files {
+		order[f.Path] = i
+	}
+	slices.SortStableFunc(sc.findings, func(a, b steward.SkillFinding) int { // as a reader meets them
+		return cmp.Or(cmp.Compare(order[a.Path], order[b.Path]), cmp.Compare(a.Line, b.Line))
+	})
 	return sc.findings, sc.worst
 }
 
@@ -211,7 +227,7 @@ func (sc *scanner) file(f File, main bool) {
 // starts on.
 func (sc *scanner) match(path string, fl flat, main bool, where string) {
 	for _, p := range patterns {
-		if p.refsOnly || p.mdOnly && !main {
+		if p.refsOnly || p.mdOnly && !main || !holdsAny(fl.text, p.needles) {
 			continue
 		}
 		for _, loc := range p.re.FindAllStringIndex(fl.text, maxFindings) {
