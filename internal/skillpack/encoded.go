@@ -47,9 +47,6 @@ func (sc *scanner) encoded(f File, main bool) {
 		}
 		sc.add(RuleHiddenText, steward.SeverityHigh, f.Path, line, text, "text encoded in base64 or hex: hidden from a reader, not from the model")
 		sc.match(f.Path, sc.fold.flatten(strings.ReplaceAll(text, "\n", " "), line), main, " (in encoded text)")
-		if sc.full() {
-			return
-		}
 	}
 }
 

@@ -183,11 +183,28 @@ type scanner struct {
 	fold     *folder
 }
 
-// add records a finding once per rule, file and line.
+// add records a finding once per rule, file and line. A full report (maxFindings) still
+// takes a finding worse than its least severe one, in that one's place, so the worst
+// severity — what blocks a skill — and a finding showing it are never crowded out.
 func (sc *scanner) add(rule string, sev steward.Severity, path string, line int, excerpt, why string) {
-	key := fmt.Sprint(rule, "\x00", path, "\x00", line)
-	if sc.seen[key] || sc.full() {
+	key := findingKey(rule, path, line)
+	if sc.seen[key] {
 		return
+	}
+	at := len(sc.findings)
+	if at >= maxFindings {
+		at = 0
+		for i, f := range sc.findings {
+			if f.Severity < sc.findings[at].Severity {
+				at = i
+			}
+		}
+		if sc.findings[at].Severity >= sev {
+			return
+		}
+		old := sc.findings[at]
+		delete(sc.seen, findingKey(old.Rule, old.Path, old.Line))
+		sc.findings = slices.Delete(sc.findings, at, at+1)
 	}
 	sc.seen[key] = true
 	sc.findings = append(sc.findings, steward.SkillFinding{Rule: rule, Severity: sev, Path: path, Line: line,
@@ -195,7 +212,9 @@ func (sc *scanner) add(rule string, sev steward.Severity, path string, line int,
 	sc.worst = max(sc.worst, sev)
 }
 
-func (sc *scanner) full() bool { return len(sc.findings) >= maxFindings }
+func findingKey(rule, path string, line int) string {
+	return fmt.Sprint(rule, "\x00", path, "\x00", line)
+}
 
 // file scans one file: its hidden text and secrets line by line, every pattern over the
 // whole file folded into one text (so an instruction split over lines, sections or
@@ -235,9 +254,6 @@ func (sc *scanner) match(path string, fl flat, main bool, where string) {
 				continue
 			}
 			sc.add(p.rule, p.severity, path, fl.lineAt(loc[0]), excerptAround(fl.text, loc), p.why+where)
-			if sc.full() {
-				return
-			}
 		}
 	}
 }
@@ -265,9 +281,6 @@ func (sc *scanner) raw(f File) {
 			line += strings.Count(text[counted:loc[0]], "\n")
 			counted = loc[0]
 			sc.add(p.rule, p.severity, f.Path, line, excerptAround(text, loc), p.why)
-			if sc.full() {
-				return
-			}
 		}
 	}
 }
