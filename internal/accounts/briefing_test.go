@@ -107,3 +107,41 @@ func turnAnswer(t *testing.T, e env, run store.JobRun) string {
 	}
 	return v.Answer
 }
+
+// TestWeeklyReviewOffline: with the demo model the weekly review delivers a listing — each
+// project with its open and done tasks, then the other open tasks — instead of a run that
+// completes and sends nothing.
+func TestWeeklyReviewOffline(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "", nil, nil)
+	ctx := context.Background()
+	if _, _, err := e.App.Scheduler.AddSchedule(ctx, e.owner, autonomy.JobWeeklyReview, "0 17 * * fri", "Europe/Berlin", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Store.WithOwner(ctx, e.owner, func(tx *store.Tx) error {
+		if _, _, err := tx.Tasks.UpsertFact(ctx, steward.NewFact{Kind: steward.FactKindProject, Subject: "Garden", Content: "Re-planting the garden this spring"}); err != nil {
+			return err
+		}
+		for _, title := range []string{"buy seeds for the garden", "renew passport"} {
+			if _, err := tx.Tasks.CreateTask(ctx, steward.NewTask{Title: title}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	run, _, err := e.App.Scheduler.RunJob(ctx, e.owner, autonomy.JobWeeklyReview, time.Now().Truncate(time.Second), store.RunByCLI)
+	if err != nil || run.Status != store.RunCompleted {
+		t.Fatalf("review run: %+v, %v", run, err)
+	}
+	notes, err := e.App.Activity.Notifications(ctx, e.owner)
+	if err != nil || len(notes) != 1 || notes[0].Title != "Weekly review" {
+		t.Fatalf("notifications: %+v, %v; want the weekly review delivered", notes, err)
+	}
+	for _, want := range []string{"Garden\nOpen:\n- buy seeds for the garden", "Other open tasks:\n- renew passport"} {
+		if !strings.Contains(notes[0].Message, want) {
+			t.Errorf("the review lacks %q:\n%s", want, notes[0].Message)
+		}
+	}
+}

@@ -8,13 +8,14 @@ import (
 )
 
 // The scheduled jobs, offline (docs/MAIL.md, "Briefings"): the demo model reads the job's
-// data block and delivers a plain, correct listing with notify — the morning briefing
-// always, the inbox scan only when a message is marked urgent (by its sender, or "urgent" in
-// its subject) — so the jobs can be seen without a model.
+// data block and delivers a plain, correct listing with notify — the morning briefing and
+// the weekly review always, the inbox scan only when a message is marked urgent (by its
+// sender, or "urgent" in its subject) — so the jobs can be seen without a model.
 
 const (
 	briefingPrefix = "Scheduled job: morning briefing"
 	scanPrefix     = "Scheduled job: inbox scan"
+	reviewPrefix   = "Scheduled job: weekly review"
 	maxNotify      = 2000
 )
 
@@ -44,22 +45,24 @@ type jobData struct {
 	Portfolio string            `json:"portfolio"`
 }
 
-// jobData reads a job message's data block.
+// readJob reads a briefing's or a scan's data block.
 func readJob(msg string) (jobData, bool) {
+	var d jobData
+	return d, readData(msg, &d)
+}
+
+// readData decodes a job message's data block into v.
+func readData(msg string, v any) bool {
 	i := strings.Index(msg, "<data source=")
 	if i < 0 {
-		return jobData{}, false
+		return false
 	}
 	block := msg[i:]
 	start, end := strings.Index(block, ">\n"), strings.LastIndex(block, "\n</data>")
 	if start < 0 || end < start {
-		return jobData{}, false
+		return false
 	}
-	var d jobData
-	if json.Unmarshal([]byte(block[start+2:end]), &d) != nil {
-		return jobData{}, false
-	}
-	return d, true
+	return json.Unmarshal([]byte(block[start+2:end]), v) == nil
 }
 
 // parseJob recognises a scheduled job's message: the notify call it makes, or (an inbox
@@ -72,6 +75,12 @@ func parseJob(msg string) (intent, string, bool) {
 			return intent{}, "", false
 		}
 		return notifyIntent("Morning briefing", briefingText(d)), "", true
+	case strings.HasPrefix(msg, reviewPrefix):
+		var r weekData
+		if !readData(msg, &r) {
+			return intent{}, "", false
+		}
+		return notifyIntent("Weekly review", reviewText(r)), "", true
 	case strings.HasPrefix(msg, scanPrefix):
 		d, ok := readJob(msg)
 		if !ok {
@@ -157,4 +166,52 @@ func eventSpan(e jobItem) string {
 		return e.Start
 	}
 	return start.Format("15:04") + "–" + end.Format("15:04")
+}
+
+// weekData is a weekly review's data block (autonomy's review).
+type weekData struct {
+	Week     string `json:"week"`
+	Projects []struct {
+		Name      string    `json:"name"`
+		Open      []jobItem `json:"open_tasks"`
+		Overdue   []jobItem `json:"overdue_tasks"`
+		Completed []jobItem `json:"completed_this_week"`
+	} `json:"projects"`
+	Other     []jobItem         `json:"open_tasks_outside_projects"`
+	Approvals []json.RawMessage `json:"pending_approvals"`
+}
+
+// reviewText is the weekly review as a plain listing: each project's work, then the rest.
+func reviewText(r weekData) string {
+	var b strings.Builder
+	b.WriteString("Week ending " + r.Week)
+	list := func(title string, items []jobItem) {
+		if len(items) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "\n%s:", title)
+		for _, it := range items {
+			b.WriteString("\n- " + it.Title)
+		}
+	}
+	if len(r.Projects) == 0 {
+		b.WriteString("\n\nNo projects in memory yet: tell me about one (\"remember that my project X …\") and it gets its own section.")
+	}
+	for _, p := range r.Projects {
+		b.WriteString("\n\n" + p.Name)
+		list("Done this week", p.Completed)
+		list("Overdue", p.Overdue)
+		list("Open", p.Open)
+		if len(p.Completed)+len(p.Overdue)+len(p.Open) == 0 {
+			b.WriteString("\nNo tasks mention it.")
+		}
+	}
+	if len(r.Other) > 0 {
+		b.WriteString("\n")
+		list("Other open tasks", r.Other)
+	}
+	if n := len(r.Approvals); n > 0 {
+		fmt.Fprintf(&b, "\n\nWaiting for your approval: %d.", n)
+	}
+	return b.String()
 }
