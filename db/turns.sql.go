@@ -29,7 +29,7 @@ UPDATE turns SET
     cancel_requested_at = COALESCE(cancel_requested_at, $1::timestamptz)
 WHERE owner_id = $2 AND id = $3
     AND status IN ('running', 'resuming', 'suspended', 'continuing')
-RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at
+RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, taint
 `
 
 type CancelTurnParams struct {
@@ -68,6 +68,7 @@ func (q *Queries) CancelTurn(ctx context.Context, arg CancelTurnParams) (Turn, e
 		&i.ExpiresAt,
 		&i.FinishedAt,
 		&i.CancelRequestedAt,
+		&i.Taint,
 	)
 	return i, err
 }
@@ -77,7 +78,7 @@ UPDATE turns SET status = 'running', version = version + 1,
     lease_until = $1::timestamptz + make_interval(secs => $2::float8), updated_at = now()
 WHERE owner_id = $3 AND id = $4 AND status = 'continuing'
     AND cancel_requested_at IS NULL
-RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at
+RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, taint
 `
 
 type ClaimContinuingTurnParams struct {
@@ -120,6 +121,7 @@ func (q *Queries) ClaimContinuingTurn(ctx context.Context, arg ClaimContinuingTu
 		&i.ExpiresAt,
 		&i.FinishedAt,
 		&i.CancelRequestedAt,
+		&i.Taint,
 	)
 	return i, err
 }
@@ -131,7 +133,7 @@ WHERE owner_id = $3 AND id = $4
     AND ((status = 'suspended' AND (expires_at IS NULL OR expires_at > $1))
         OR (status = 'resuming' AND lease_until < $1::timestamptz))
     AND cancel_requested_at IS NULL
-RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at
+RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, taint
 `
 
 type ClaimTurnParams struct {
@@ -175,6 +177,7 @@ func (q *Queries) ClaimTurn(ctx context.Context, arg ClaimTurnParams) (Turn, err
 		&i.ExpiresAt,
 		&i.FinishedAt,
 		&i.CancelRequestedAt,
+		&i.Taint,
 	)
 	return i, err
 }
@@ -209,7 +212,7 @@ const createTurn = `-- name: CreateTurn :one
 INSERT INTO turns (owner_id, conversation_id, trigger, model, lease_until)
 VALUES ($1, $2, $3, $4,
     $5::timestamptz + make_interval(secs => $6::float8))
-RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at
+RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, taint
 `
 
 type CreateTurnParams struct {
@@ -255,6 +258,7 @@ func (q *Queries) CreateTurn(ctx context.Context, arg CreateTurnParams) (Turn, e
 		&i.ExpiresAt,
 		&i.FinishedAt,
 		&i.CancelRequestedAt,
+		&i.Taint,
 	)
 	return i, err
 }
@@ -305,7 +309,7 @@ func (q *Queries) FailStaleTurns(ctx context.Context, arg FailStaleTurnsParams) 
 }
 
 const getTurn = `-- name: GetTurn :one
-SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at FROM turns WHERE owner_id = $1 AND id = $2
+SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, taint FROM turns WHERE owner_id = $1 AND id = $2
 `
 
 type GetTurnParams struct {
@@ -338,6 +342,7 @@ func (q *Queries) GetTurn(ctx context.Context, arg GetTurnParams) (Turn, error) 
 		&i.ExpiresAt,
 		&i.FinishedAt,
 		&i.CancelRequestedAt,
+		&i.Taint,
 	)
 	return i, err
 }
@@ -376,7 +381,7 @@ func (q *Queries) LapsedResumingTurns(ctx context.Context, arg LapsedResumingTur
 }
 
 const listConversationTurns = `-- name: ListConversationTurns :many
-SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at FROM turns WHERE owner_id = $1 AND conversation_id = $2
+SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, taint FROM turns WHERE owner_id = $1 AND conversation_id = $2
 ORDER BY created_at, id LIMIT $3
 `
 
@@ -417,6 +422,7 @@ func (q *Queries) ListConversationTurns(ctx context.Context, arg ListConversatio
 			&i.ExpiresAt,
 			&i.FinishedAt,
 			&i.CancelRequestedAt,
+			&i.Taint,
 		); err != nil {
 			return nil, err
 		}
@@ -429,7 +435,7 @@ func (q *Queries) ListConversationTurns(ctx context.Context, arg ListConversatio
 }
 
 const listTurns = `-- name: ListTurns :many
-SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at FROM turns WHERE owner_id = $1
+SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, taint FROM turns WHERE owner_id = $1
 ORDER BY created_at DESC, id LIMIT $2
 `
 
@@ -469,6 +475,7 @@ func (q *Queries) ListTurns(ctx context.Context, arg ListTurnsParams) ([]Turn, e
 			&i.ExpiresAt,
 			&i.FinishedAt,
 			&i.CancelRequestedAt,
+			&i.Taint,
 		); err != nil {
 			return nil, err
 		}
@@ -481,7 +488,7 @@ func (q *Queries) ListTurns(ctx context.Context, arg ListTurnsParams) ([]Turn, e
 }
 
 const listTurnsByStatus = `-- name: ListTurnsByStatus :many
-SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at FROM turns WHERE owner_id = $1 AND status = $2
+SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, taint FROM turns WHERE owner_id = $1 AND status = $2
 ORDER BY created_at DESC, id LIMIT $3
 `
 
@@ -522,6 +529,7 @@ func (q *Queries) ListTurnsByStatus(ctx context.Context, arg ListTurnsByStatusPa
 			&i.ExpiresAt,
 			&i.FinishedAt,
 			&i.CancelRequestedAt,
+			&i.Taint,
 		); err != nil {
 			return nil, err
 		}
@@ -571,14 +579,15 @@ UPDATE turns SET
     input_tokens = $4, output_tokens = $5,
     cached_tokens = $6, cost_micros = $7,
     model = $8, answer = $9,
+    taint = CASE WHEN taint = '' THEN $10::text ELSE taint END,
     error = CASE WHEN cancel_requested_at IS NOT NULL AND $1::text IN ('suspended', 'continuing')
-        THEN 'cancelled by the owner' ELSE $10::text END,
+        THEN 'cancelled by the owner' ELSE $11::text END,
     expires_at = CASE WHEN cancel_requested_at IS NOT NULL AND $1::text IN ('suspended', 'continuing')
-        THEN NULL ELSE $11::timestamptz END,
+        THEN NULL ELSE $12::timestamptz END,
     updated_at = now(),
     finished_at = CASE WHEN $1::text IN ('completed', 'failed', 'aborted', 'cancelled')
         OR (cancel_requested_at IS NOT NULL AND $1::text IN ('suspended', 'continuing')) THEN now() END
-WHERE owner_id = $12 AND id = $13 AND version = $14
+WHERE owner_id = $13 AND id = $14 AND version = $15
     AND status IN ('running', 'resuming')
 `
 
@@ -592,6 +601,7 @@ type SaveTurnParams struct {
 	CostMicros   int64
 	Model        string
 	Answer       *string
+	Taint        string
 	Error        *string
 	ExpiresAt    *time.Time
 	OwnerID      uuid.UUID
@@ -613,6 +623,7 @@ func (q *Queries) SaveTurn(ctx context.Context, arg SaveTurnParams) (int64, erro
 		arg.CostMicros,
 		arg.Model,
 		arg.Answer,
+		arg.Taint,
 		arg.Error,
 		arg.ExpiresAt,
 		arg.OwnerID,

@@ -279,3 +279,39 @@ func TestRepeatedMessageEmbeddedOnce(t *testing.T) {
 		t.Errorf("%d embedding calls for a message pushed out of the cache, want 1", n)
 	}
 }
+
+// TestRecallLeavesOutFarChunks: with the default tuning, a saved CSV's chunk is not recalled
+// into an unrelated message (it would taint the turn for nothing), and is recalled into a
+// message about it.
+func TestRecallLeavesOutFarChunks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner := e.owner("alice")
+	text := "expenses-2026.csv:\ndate,merchant,amount\n2026-03-01,Grocer Bros,42.10\n2026-03-02,City Parking,7.50\n2026-03-04,Grocer Bros,18.95"
+	vs, err := memory.Offline{}.Embed(e.ctx, []string{text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.store.WithOwner(e.ctx, owner, func(tx *store.Tx) error {
+		_, err := tx.Memory.AddChunk(e.ctx, "document", uuid.NewString(), store.OriginDocument, text, vs[0])
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, taint, err := e.svc.Recall(e.ctx, owner, "Install the weather skill from the skill store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if taint != "" || strings.Contains(block, "Grocer") {
+		t.Errorf("an unrelated message recalled the CSV (taint %q):\n%s", taint, block)
+	}
+	block, taint, err = e.svc.Recall(e.ctx, owner, "How much did I spend at Grocer Bros in my expenses?")
+	if err != nil || !strings.Contains(block, "Grocer Bros") {
+		t.Errorf("a message about the CSV did not recall it (%v):\n%s", err, block)
+	}
+	// The turn says what tainted it, by the document's name.
+	if want := "memory: a document 'expenses-2026.csv' recalled from memory"; taint != want {
+		t.Errorf("taint %q; want %q", taint, want)
+	}
+}

@@ -26,8 +26,9 @@ type Service struct {
 	RecallFacts int
 	// RecallTokens is the budget of the memory block, in approximate tokens (1500).
 	RecallTokens int
-	// MaxDistance leaves out chunks farther than this cosine distance from the message;
-	// 0 recalls the nearest whatever their distance.
+	// MaxDistance leaves out chunks farther than this cosine distance from the message
+	// (0: DefaultMaxDistance; negative: no cutoff, the nearest whatever their distance).
+	// STEWARD_MEMORY_MAX_DISTANCE sets it.
 	MaxDistance float64
 
 	// DuplicateDistance: a chunk with a newer chunk closer than this is a near-duplicate
@@ -57,3 +58,10 @@ func orDefault[T int | float64 | time.Duration](v, def T) T {
 	}
 	return v
 }
+
+// DefaultMaxDistance is the recall's cutoff when MaxDistance is 0: a chunk farther than
+// this cosine distance from the message is not recalled (a saved document would otherwise
+// be recalled, and taint, every turn). Measured with the offline embedder on the labelled
+// set of cutoff_test.go: every related pair lies within 0.80 (the farthest at 0.79); see
+// docs/CONFIGURATION.md, STEWARD_MEMORY_MAX_DISTANCE.
+const DefaultMaxDistance = 0.80
