@@ -82,6 +82,10 @@ func TestTaintedTurnIsRememberedAsUntrusted(t *testing.T) {
 	if v1.Status != steward.StatusCompleted {
 		t.Fatalf("first turn: %s %+v", v1.Status, v1.Pending)
 	}
+	// The turn records what tainted it.
+	if rows := h.superRows(`SELECT taint FROM turns WHERE id = $1`, v1.TurnID); v1.Taint != "tool:web_fetch" || len(rows) != 1 || rows[0][0] != "tool:web_fetch" {
+		t.Errorf("turn taint: view %q, row %v; want tool:web_fetch", v1.Taint, rows)
+	}
 	if d, err := worker.Drain(context.Background(), 10); err != nil || d.Done != 1 {
 		t.Fatalf("drain: %+v %v", d, err)
 	}
@@ -106,8 +110,8 @@ func TestTaintedTurnIsRememberedAsUntrusted(t *testing.T) {
 	if v2.Status != steward.StatusSuspended || len(v2.Pending) != 1 || v2.Pending[0].CallID != "x1" || v2.Pending[0].Reason != steward.ReasonTainted {
 		t.Fatalf("second turn: status %s, pending %+v; want the collect fetch held as tainted", v2.Status, v2.Pending)
 	}
-	if tt := v2.Pending[0].Taint; !strings.Contains(tt, "memory") || !strings.Contains(tt, "recalled") {
-		t.Errorf("pending taint %q; want it to say the turn recalled untrusted memory", tt)
+	if tt, want := v2.Pending[0].Taint, "an exchange of a turn that read outside content recalled from memory"; tt != want || v2.Taint != want {
+		t.Errorf("pending taint %q, turn taint %q; want %q", tt, v2.Taint, want)
 	}
 	reqs := m.Requests()
 	var block string

@@ -154,7 +154,7 @@ func taintOf(outside []store.MemoryChunk) string {
 	case originNames[c.Origin] == "":
 		what = "text of origin " + c.Origin
 	}
-	what = "memory: " + what + " recalled from memory"
+	what += " recalled from memory"
 	if n := len(outside) - 1; n > 0 {
 		what += fmt.Sprintf(" (and %d more untrusted %s)", n, map[bool]string{true: "text", false: "texts"}[n == 1])
 	}

@@ -311,7 +311,7 @@ func TestRecallLeavesOutFarChunks(t *testing.T) {
 		t.Errorf("a message about the CSV did not recall it (%v):\n%s", err, block)
 	}
 	// The turn says what tainted it, by the document's name.
-	if want := "memory: a document 'expenses-2026.csv' recalled from memory"; taint != want {
+	if want := "a document 'expenses-2026.csv' recalled from memory"; taint != want {
 		t.Errorf("taint %q; want %q", taint, want)
 	}
 }
