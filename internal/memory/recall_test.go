@@ -49,6 +49,9 @@ func TestRecallAcrossConversations(t *testing.T) {
 		scripted.Reply(scripted.Text("Tulips again, then.")),
 	)
 	r := e.runner(m)
+	// This is the block's layout whatever the distance: the offline embedder shares word
+	// pieces, not meaning ("her birthday" is far from the tulips); the cutoff has its own tests.
+	e.svc.MaxDistance = -1
 
 	v, err := r.Start(e.ctx, agent.Input{OwnerID: owner, Message: "Remember that my sister Anna loves tulips."}, nil)
 	if err != nil || v.Status != steward.StatusSuspended {
