@@ -61,7 +61,9 @@ func orDefault[T int | float64 | time.Duration](v, def T) T {
 
 // DefaultMaxDistance is the recall's cutoff when MaxDistance is 0: a chunk farther than
 // this cosine distance from the message is not recalled (a saved document would otherwise
-// be recalled, and taint, every turn). Measured with the offline embedder on the labelled
-// set of cutoff_test.go: every related pair lies within 0.80 (the farthest at 0.79); see
-// docs/CONFIGURATION.md, STEWARD_MEMORY_MAX_DISTANCE.
-const DefaultMaxDistance = 0.80
+// be recalled into, and taint, every turn). Measured with the offline embedder on the
+// labelled set of cutoff_test.go (14 related, 252 unrelated pairs): 0.90 keeps every related
+// pair (the farthest, a webhook event wrapped in its instructions, at 0.89) and 99 of the
+// unrelated ones; 0.80 would lose that one and keep 41. See docs/CONFIGURATION.md,
+// STEWARD_MEMORY_MAX_DISTANCE.
+const DefaultMaxDistance = 0.90
