@@ -21,10 +21,10 @@ import (
 // (a webhook's payload, …) of text that came from outside; "" when nothing is remembered.
 // Chunks farther than MaxDistance from the message are left out. taint says, in words, what
 // untrusted text was recalled ("" for none): the turn is then tainted by it and gated like a
-// webhook turn (docs/ARCHITECTURE.md §3). It embeds the message (outside any transaction) and reads in one owner
-// transaction. If embedding fails, it still recalls the facts that share words with the
-// message, and logs the failure; only a database error is returned. The turn loop does the
-// same in two steps (Embed, then RecallIn in the turn's start transaction).
+// webhook turn (docs/ARCHITECTURE.md §3). It embeds the message (outside any transaction)
+// and reads in one owner transaction. If embedding fails, it still recalls the facts that
+// share words with the message, and logs the failure; only a database error is returned. The
+// turn loop does the same in two steps (Embed, then RecallIn in the turn's start transaction).
 func (s *Service) Recall(ctx context.Context, ownerID uuid.UUID, message string) (block, taint string, err error) {
 	vec, embedErr := s.Embed(ctx, ownerID, message)
 	if embedErr != nil {
