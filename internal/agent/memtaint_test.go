@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/memory"
 	"github.com/stewardhq/steward/internal/safety"
@@ -16,7 +17,7 @@ import (
 
 // withMemory gives the harness's runner memory (the offline embedder) whose fact extraction
 // would record whatever extractor says, and returns it with a worker draining the outbox.
-func withMemory(h *harness, extractor *scripted.Model) (*memory.Service, *memory.Worker) {
+func withMemory(h *harness, extractor llm.Model) (*memory.Service, *memory.Worker) {
 	mem := memory.New(h.store, memory.Offline{}, extractor)
 	h.runner.Memory = mem
 	return mem, &memory.Worker{Memory: mem, Queue: h.door}
@@ -169,5 +170,44 @@ func TestSearchMemoryOfUntrustedFactTaints(t *testing.T) {
 	if res := resultsOf(reqs[4]); len(res) != 1 || !strings.HasPrefix(outputString(res[0]), `<data source="tool:search_memory">`) ||
 		!strings.Contains(outputString(res[0]), `"untrusted":true`) {
 		t.Errorf("search_memory's result reached the model as %v; want it fenced as data and marked untrusted", res)
+	}
+}
+
+// TestRecalledDocumentSaysWhyAsked: a turn that recalls a saved document's chunk is tainted
+// by it, in words, and a write the owner's allow rule would have run is asked with reason
+// "untrusted", naming the document; a turn about something else does not recall it and the
+// rule runs its write (docs/ARCHITECTURE.md §3).
+func TestRecalledDocumentSaysWhyAsked(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(
+		scripted.Reply(scripted.Calls(scripted.Call("c1", "create_task", `{"title":"Check the Grocer Bros expenses"}`))),
+		scripted.Reply(scripted.Calls(scripted.Call("c2", "create_task", `{"title":"Install the weather skill"}`))),
+		scripted.Reply(scripted.Text("done")),
+	)
+	h := newHarness(t, m)
+	withMemory(h, nil)
+	text := "expenses-2026.csv:\ndate,merchant,amount\n2026-03-01,Grocer Bros,42.10\n2026-03-02,City Parking,7.50\n2026-03-04,Grocer Bros,18.95"
+	vs, err := memory.Offline{}.Embed(h.ctx, []string{text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.tx(func(tx *store.Tx) error {
+		if _, err := tx.Rules.Create(h.ctx, steward.Rule{Tool: "create_task", Match: steward.MatchPattern, Effect: "allow", Source: "api"}); err != nil {
+			return err
+		}
+		_, err := tx.Memory.AddChunk(h.ctx, memory.KindDocument, "doc-1", store.OriginDocument, text, vs[0])
+		return err
+	})
+
+	v := h.start("How much did I spend at Grocer Bros in my expenses?")
+	want := "a document 'expenses-2026.csv' recalled from memory"
+	if v.Status != steward.StatusSuspended || len(v.Pending) != 1 || v.Pending[0].Reason != steward.ReasonUntrusted || v.Pending[0].Taint != want {
+		t.Fatalf("status %s, pending %+v; want create_task asked with reason untrusted and taint %q", v.Status, v.Pending, want)
+	}
+	if v.Taint != want {
+		t.Errorf("turn taint %q; want %q", v.Taint, want)
+	}
+	if v2 := h.start("Install the weather skill from the skill store"); v2.Status != steward.StatusCompleted || v2.Taint != "" {
+		t.Errorf("an unrelated turn: status %s, taint %q; want completed on the allow rule, untainted", v2.Status, v2.Taint)
 	}
 }
