@@ -16,7 +16,7 @@ import (
 const forgetFact = `-- name: ForgetFact :one
 UPDATE memory_facts SET superseded_at = now(), updated_at = now()
 WHERE owner_id = $1 AND id = $2 AND superseded_at IS NULL
-RETURNING id, owner_id, kind, subject, content, attributes, key, source, turn_id, created_at, updated_at, superseded_at
+RETURNING id, owner_id, kind, subject, content, attributes, key, source, turn_id, created_at, updated_at, superseded_at, origin
 `
 
 type ForgetFactParams struct {
@@ -40,12 +40,13 @@ func (q *Queries) ForgetFact(ctx context.Context, arg ForgetFactParams) (MemoryF
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.SupersededAt,
+		&i.Origin,
 	)
 	return i, err
 }
 
 const getFact = `-- name: GetFact :one
-SELECT id, owner_id, kind, subject, content, attributes, key, source, turn_id, created_at, updated_at, superseded_at FROM memory_facts WHERE owner_id = $1 AND id = $2
+SELECT id, owner_id, kind, subject, content, attributes, key, source, turn_id, created_at, updated_at, superseded_at, origin FROM memory_facts WHERE owner_id = $1 AND id = $2
 `
 
 type GetFactParams struct {
@@ -69,6 +70,7 @@ func (q *Queries) GetFact(ctx context.Context, arg GetFactParams) (MemoryFact, e
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.SupersededAt,
+		&i.Origin,
 	)
 	return i, err
 }
@@ -121,7 +123,7 @@ func (q *Queries) InsertChunk(ctx context.Context, arg InsertChunkParams) (Inser
 }
 
 const listFacts = `-- name: ListFacts :many
-SELECT id, owner_id, kind, subject, content, attributes, key, source, turn_id, created_at, updated_at, superseded_at FROM memory_facts WHERE owner_id = $1 AND superseded_at IS NULL
+SELECT id, owner_id, kind, subject, content, attributes, key, source, turn_id, created_at, updated_at, superseded_at, origin FROM memory_facts WHERE owner_id = $1 AND superseded_at IS NULL
 ORDER BY updated_at DESC, id LIMIT $2
 `
 
@@ -152,6 +154,7 @@ func (q *Queries) ListFacts(ctx context.Context, arg ListFactsParams) ([]MemoryF
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.SupersededAt,
+			&i.Origin,
 		); err != nil {
 			return nil, err
 		}
@@ -184,7 +187,7 @@ func (q *Queries) RestoreFact(ctx context.Context, arg RestoreFactParams) (int64
 }
 
 const searchFacts = `-- name: SearchFacts :many
-SELECT id, owner_id, kind, subject, content, attributes, key, source, turn_id, created_at, updated_at, superseded_at FROM memory_facts
+SELECT id, owner_id, kind, subject, content, attributes, key, source, turn_id, created_at, updated_at, superseded_at, origin FROM memory_facts
 WHERE owner_id = $1 AND superseded_at IS NULL
     AND NOT EXISTS (
         SELECT 1 FROM unnest($2::text[]) AS w
@@ -221,6 +224,7 @@ func (q *Queries) SearchFacts(ctx context.Context, arg SearchFactsParams) ([]Mem
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.SupersededAt,
+			&i.Origin,
 		); err != nil {
 			return nil, err
 		}
@@ -233,12 +237,12 @@ func (q *Queries) SearchFacts(ctx context.Context, arg SearchFactsParams) ([]Mem
 }
 
 const upsertFact = `-- name: UpsertFact :one
-INSERT INTO memory_facts (owner_id, kind, subject, content, key, source, turn_id)
+INSERT INTO memory_facts (owner_id, kind, subject, content, key, source, turn_id, origin)
 VALUES ($1, $2, $3, $4, $5,
-    $6, $7)
+    $6, $7, $8)
 ON CONFLICT (owner_id, key) WHERE superseded_at IS NULL
 DO UPDATE SET updated_at = now()
-RETURNING id, owner_id, kind, subject, content, attributes, key, source, turn_id, created_at, updated_at, superseded_at, (xmax = 0)::bool AS created
+RETURNING id, owner_id, kind, subject, content, attributes, key, source, turn_id, created_at, updated_at, superseded_at, origin, (xmax = 0)::bool AS created
 `
 
 type UpsertFactParams struct {
@@ -249,6 +253,7 @@ type UpsertFactParams struct {
 	Key     string
 	Source  string
 	TurnID  uuid.NullUUID
+	Origin  string
 }
 
 type UpsertFactRow struct {
@@ -264,6 +269,7 @@ type UpsertFactRow struct {
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 	SupersededAt *time.Time
+	Origin       string
 	Created      bool
 }
 
@@ -276,6 +282,7 @@ func (q *Queries) UpsertFact(ctx context.Context, arg UpsertFactParams) (UpsertF
 		arg.Key,
 		arg.Source,
 		arg.TurnID,
+		arg.Origin,
 	)
 	var i UpsertFactRow
 	err := row.Scan(
@@ -291,6 +298,7 @@ func (q *Queries) UpsertFact(ctx context.Context, arg UpsertFactParams) (UpsertF
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.SupersededAt,
+		&i.Origin,
 		&i.Created,
 	)
 	return i, err

@@ -15,7 +15,7 @@ import (
 
 const addFactChunk = `-- name: AddFactChunk :execrows
 INSERT INTO memory_chunks (owner_id, source_kind, source_id, text, embedding, origin)
-SELECT f.owner_id, 'fact', f.id::text, $1, $2, 'owner'
+SELECT f.owner_id, 'fact', f.id::text, $1, $2, f.origin
 FROM memory_facts f
 WHERE f.owner_id = $3 AND f.id = $4 AND f.superseded_at IS NULL
 FOR SHARE OF f
@@ -395,7 +395,7 @@ func (q *Queries) LockMemoryText(ctx context.Context, ownerID string) error {
 }
 
 const matchFacts = `-- name: MatchFacts :many
-SELECT f.id, f.owner_id, f.kind, f.subject, f.content, f.attributes, f.key, f.source, f.turn_id, f.created_at, f.updated_at, f.superseded_at, m.hits::bigint AS hits FROM memory_facts f
+SELECT f.id, f.owner_id, f.kind, f.subject, f.content, f.attributes, f.key, f.source, f.turn_id, f.created_at, f.updated_at, f.superseded_at, f.origin, m.hits::bigint AS hits FROM memory_facts f
 CROSS JOIN LATERAL (
     SELECT count(*) AS hits FROM unnest($1::text[]) AS w
     WHERE lower(f.subject || ' ' || f.content) ~ ('\m' || w || '\M')) m
@@ -422,6 +422,7 @@ type MatchFactsRow struct {
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 	SupersededAt *time.Time
+	Origin       string
 	Hits         int64
 }
 
@@ -448,6 +449,7 @@ func (q *Queries) MatchFacts(ctx context.Context, arg MatchFactsParams) ([]Match
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.SupersededAt,
+			&i.Origin,
 			&i.Hits,
 		); err != nil {
 			return nil, err
@@ -679,7 +681,7 @@ func (q *Queries) SupersedeNearDuplicates(ctx context.Context, arg SupersedeNear
 }
 
 const unembeddedFacts = `-- name: UnembeddedFacts :many
-SELECT f.id, f.owner_id, f.kind, f.subject, f.content, f.attributes, f.key, f.source, f.turn_id, f.created_at, f.updated_at, f.superseded_at FROM memory_facts f
+SELECT f.id, f.owner_id, f.kind, f.subject, f.content, f.attributes, f.key, f.source, f.turn_id, f.created_at, f.updated_at, f.superseded_at, f.origin FROM memory_facts f
 WHERE f.owner_id = $1 AND f.superseded_at IS NULL
     AND NOT EXISTS (SELECT 1 FROM memory_chunks c
         WHERE c.owner_id = f.owner_id AND c.source_kind = 'fact' AND c.source_id = f.id::text
@@ -714,6 +716,7 @@ func (q *Queries) UnembeddedFacts(ctx context.Context, arg UnembeddedFactsParams
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.SupersededAt,
+			&i.Origin,
 		); err != nil {
 			return nil, err
 		}

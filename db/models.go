@@ -234,6 +234,7 @@ type MemoryFact struct {
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 	SupersededAt *time.Time
+	Origin       string
 }
 
 type MemoryOutbox struct {
@@ -537,6 +538,7 @@ type Turn struct {
 	ExpiresAt         *time.Time
 	FinishedAt        *time.Time
 	CancelRequestedAt *time.Time
+	Taint             string
 	Holder            string
 }
 

@@ -29,7 +29,7 @@ UPDATE turns SET
     cancel_requested_at = COALESCE(cancel_requested_at, $1::timestamptz)
 WHERE owner_id = $2 AND id = $3
     AND status IN ('running', 'resuming', 'suspended', 'continuing')
-RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, holder
+RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, taint, holder
 `
 
 type CancelTurnParams struct {
@@ -68,6 +68,7 @@ func (q *Queries) CancelTurn(ctx context.Context, arg CancelTurnParams) (Turn, e
 		&i.ExpiresAt,
 		&i.FinishedAt,
 		&i.CancelRequestedAt,
+		&i.Taint,
 		&i.Holder,
 	)
 	return i, err
@@ -78,7 +79,7 @@ UPDATE turns SET status = 'running', version = version + 1,
     lease_until = $1::timestamptz + make_interval(secs => $2::float8), holder = $3, updated_at = now()
 WHERE owner_id = $4 AND id = $5 AND status = 'continuing'
     AND cancel_requested_at IS NULL
-RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, holder
+RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, taint, holder
 `
 
 type ClaimContinuingTurnParams struct {
@@ -123,6 +124,7 @@ func (q *Queries) ClaimContinuingTurn(ctx context.Context, arg ClaimContinuingTu
 		&i.ExpiresAt,
 		&i.FinishedAt,
 		&i.CancelRequestedAt,
+		&i.Taint,
 		&i.Holder,
 	)
 	return i, err
@@ -135,7 +137,7 @@ WHERE owner_id = $4 AND id = $5
     AND ((status = 'suspended' AND (expires_at IS NULL OR expires_at > $1))
         OR (status = 'resuming' AND lease_until < $1::timestamptz))
     AND cancel_requested_at IS NULL
-RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, holder
+RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, taint, holder
 `
 
 type ClaimTurnParams struct {
@@ -181,6 +183,7 @@ func (q *Queries) ClaimTurn(ctx context.Context, arg ClaimTurnParams) (Turn, err
 		&i.ExpiresAt,
 		&i.FinishedAt,
 		&i.CancelRequestedAt,
+		&i.Taint,
 		&i.Holder,
 	)
 	return i, err
@@ -216,7 +219,7 @@ const createTurn = `-- name: CreateTurn :one
 INSERT INTO turns (owner_id, conversation_id, trigger, model, lease_until, holder)
 VALUES ($1, $2, $3, $4,
     $5::timestamptz + make_interval(secs => $6::float8), $7)
-RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, holder
+RETURNING id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, taint, holder
 `
 
 type CreateTurnParams struct {
@@ -264,6 +267,7 @@ func (q *Queries) CreateTurn(ctx context.Context, arg CreateTurnParams) (Turn, e
 		&i.ExpiresAt,
 		&i.FinishedAt,
 		&i.CancelRequestedAt,
+		&i.Taint,
 		&i.Holder,
 	)
 	return i, err
@@ -315,7 +319,7 @@ func (q *Queries) FailStaleTurns(ctx context.Context, arg FailStaleTurnsParams) 
 }
 
 const getTurn = `-- name: GetTurn :one
-SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, holder FROM turns WHERE owner_id = $1 AND id = $2
+SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, taint, holder FROM turns WHERE owner_id = $1 AND id = $2
 `
 
 type GetTurnParams struct {
@@ -348,6 +352,7 @@ func (q *Queries) GetTurn(ctx context.Context, arg GetTurnParams) (Turn, error) 
 		&i.ExpiresAt,
 		&i.FinishedAt,
 		&i.CancelRequestedAt,
+		&i.Taint,
 		&i.Holder,
 	)
 	return i, err
@@ -387,7 +392,7 @@ func (q *Queries) LapsedResumingTurns(ctx context.Context, arg LapsedResumingTur
 }
 
 const listConversationTurns = `-- name: ListConversationTurns :many
-SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, holder FROM turns WHERE owner_id = $1 AND conversation_id = $2
+SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, taint, holder FROM turns WHERE owner_id = $1 AND conversation_id = $2
 ORDER BY created_at, id LIMIT $3
 `
 
@@ -428,6 +433,7 @@ func (q *Queries) ListConversationTurns(ctx context.Context, arg ListConversatio
 			&i.ExpiresAt,
 			&i.FinishedAt,
 			&i.CancelRequestedAt,
+			&i.Taint,
 			&i.Holder,
 		); err != nil {
 			return nil, err
@@ -441,7 +447,7 @@ func (q *Queries) ListConversationTurns(ctx context.Context, arg ListConversatio
 }
 
 const listTurns = `-- name: ListTurns :many
-SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, holder FROM turns WHERE owner_id = $1
+SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, taint, holder FROM turns WHERE owner_id = $1
 ORDER BY created_at DESC, id LIMIT $2
 `
 
@@ -481,6 +487,7 @@ func (q *Queries) ListTurns(ctx context.Context, arg ListTurnsParams) ([]Turn, e
 			&i.ExpiresAt,
 			&i.FinishedAt,
 			&i.CancelRequestedAt,
+			&i.Taint,
 			&i.Holder,
 		); err != nil {
 			return nil, err
@@ -494,7 +501,7 @@ func (q *Queries) ListTurns(ctx context.Context, arg ListTurnsParams) ([]Turn, e
 }
 
 const listTurnsByStatus = `-- name: ListTurnsByStatus :many
-SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, holder FROM turns WHERE owner_id = $1 AND status = $2
+SELECT id, owner_id, conversation_id, trigger, status, version, lease_until, state, iterations, input_tokens, output_tokens, cached_tokens, cost_micros, model, answer, error, created_at, updated_at, expires_at, finished_at, cancel_requested_at, taint, holder FROM turns WHERE owner_id = $1 AND status = $2
 ORDER BY created_at DESC, id LIMIT $3
 `
 
@@ -535,6 +542,7 @@ func (q *Queries) ListTurnsByStatus(ctx context.Context, arg ListTurnsByStatusPa
 			&i.ExpiresAt,
 			&i.FinishedAt,
 			&i.CancelRequestedAt,
+			&i.Taint,
 			&i.Holder,
 		); err != nil {
 			return nil, err
@@ -610,14 +618,15 @@ UPDATE turns SET
     input_tokens = $4, output_tokens = $5,
     cached_tokens = $6, cost_micros = $7,
     model = $8, answer = $9,
+    taint = CASE WHEN taint = '' THEN $10::text ELSE taint END,
     error = CASE WHEN cancel_requested_at IS NOT NULL AND $1::text IN ('suspended', 'continuing')
-        THEN 'cancelled by the owner' ELSE $10::text END,
+        THEN 'cancelled by the owner' ELSE $11::text END,
     expires_at = CASE WHEN cancel_requested_at IS NOT NULL AND $1::text IN ('suspended', 'continuing')
-        THEN NULL ELSE $11::timestamptz END,
+        THEN NULL ELSE $12::timestamptz END,
     updated_at = now(),
     finished_at = CASE WHEN $1::text IN ('completed', 'failed', 'aborted', 'cancelled')
         OR (cancel_requested_at IS NOT NULL AND $1::text IN ('suspended', 'continuing')) THEN now() END
-WHERE owner_id = $12 AND id = $13 AND version = $14
+WHERE owner_id = $13 AND id = $14 AND version = $15
     AND status IN ('running', 'resuming')
 `
 
@@ -631,6 +640,7 @@ type SaveTurnParams struct {
 	CostMicros   int64
 	Model        string
 	Answer       *string
+	Taint        string
 	Error        *string
 	ExpiresAt    *time.Time
 	OwnerID      uuid.UUID
@@ -652,6 +662,7 @@ func (q *Queries) SaveTurn(ctx context.Context, arg SaveTurnParams) (int64, erro
 		arg.CostMicros,
 		arg.Model,
 		arg.Answer,
+		arg.Taint,
 		arg.Error,
 		arg.ExpiresAt,
 		arg.OwnerID,

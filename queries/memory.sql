@@ -1,7 +1,7 @@
 -- name: UpsertFact :one
-INSERT INTO memory_facts (owner_id, kind, subject, content, key, source, turn_id)
+INSERT INTO memory_facts (owner_id, kind, subject, content, key, source, turn_id, origin)
 VALUES (sqlc.arg(owner_id), sqlc.arg(kind), sqlc.arg(subject), sqlc.arg(content), sqlc.arg(key),
-    sqlc.arg(source), sqlc.narg(turn_id))
+    sqlc.arg(source), sqlc.narg(turn_id), sqlc.arg(origin))
 ON CONFLICT (owner_id, key) WHERE superseded_at IS NULL
 DO UPDATE SET updated_at = now()
 RETURNING *, (xmax = 0)::bool AS created;

@@ -71,7 +71,7 @@ FROM nearest_chunks(sqlc.arg(query)::vector, sqlc.arg(owner_id)::uuid, sqlc.arg(
 -- current itself. The fact row is locked (FOR SHARE) so a concurrent forget either waits for
 -- this insert, and its trigger supersedes the new chunk, or wins and nothing is inserted.
 INSERT INTO memory_chunks (owner_id, source_kind, source_id, text, embedding, origin)
-SELECT f.owner_id, 'fact', f.id::text, sqlc.arg(text), sqlc.arg(embedding), 'owner'
+SELECT f.owner_id, 'fact', f.id::text, sqlc.arg(text), sqlc.arg(embedding), f.origin
 FROM memory_facts f
 WHERE f.owner_id = sqlc.arg(owner_id) AND f.id = sqlc.arg(fact_id) AND f.superseded_at IS NULL
 FOR SHARE OF f

@@ -60,6 +60,7 @@ UPDATE turns SET
     input_tokens = sqlc.arg(input_tokens), output_tokens = sqlc.arg(output_tokens),
     cached_tokens = sqlc.arg(cached_tokens), cost_micros = sqlc.arg(cost_micros),
     model = sqlc.arg(model), answer = sqlc.narg(answer),
+    taint = CASE WHEN taint = '' THEN sqlc.arg(taint)::text ELSE taint END,
     error = CASE WHEN cancel_requested_at IS NOT NULL AND sqlc.arg(status)::text IN ('suspended', 'continuing')
         THEN 'cancelled by the owner' ELSE sqlc.narg(error)::text END,
     expires_at = CASE WHEN cancel_requested_at IS NOT NULL AND sqlc.arg(status)::text IN ('suspended', 'continuing')

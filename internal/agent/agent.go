@@ -149,9 +149,11 @@ type Memory interface {
 	// RecallIn returns a memory block for an incoming message — already delimited as data —
 	// or "" when nothing is relevant, reading through tx.Memory in the turn's start
 	// transaction (under a savepoint: a failure never fails the turn); vec is Embed's vector
-	// or nil. untrusted says it holds text that came from outside (a webhook's payload, …),
-	// and the turn's writes are then gated like a webhook turn's.
-	RecallIn(ctx context.Context, tx Tx, vec []float32, message string) (block string, untrusted bool, err error)
+	// or nil. taint, when the block holds text that came from outside (a webhook's payload, a
+	// document, a tainted turn's exchange), says what in words ("memory: a document 'x.csv'
+	// recalled from memory"): the turn is then tainted by it, and its writes are gated like a
+	// webhook turn's (docs/ARCHITECTURE.md §3).
+	RecallIn(ctx context.Context, tx Tx, vec []float32, message string) (block, taint string, err error)
 }
 
 // Input starts a turn.

@@ -182,13 +182,12 @@ func (r *Runner) open(ctx context.Context, x *run, in Input, reads bool, vec []f
 				return err
 			})
 		}
-		var memory string
-		var untrusted bool
+		var memory, recalled string
 		var extra []tools.Tool
 		var memErr, toolsErr error
 		if reads && r.Memory != nil {
 			fns = append(fns, func() error {
-				memory, untrusted, memErr = r.recall(ctx, tx, vec, in.Message)
+				memory, recalled, memErr = r.recall(ctx, tx, vec, in.Message)
 				return nil
 			})
 		}
@@ -211,9 +210,9 @@ func (r *Runner) open(ctx context.Context, x *run, in Input, reads bool, vec []f
 		}
 		if memErr != nil {
 			logError(ctx, memErr, "memory recall failed; the turn goes on without it")
-			memory, untrusted = "", false
+			memory, recalled = "", ""
 		}
-		x.st.Memory, x.st.Untrusted = memory, untrusted
+		x.st.Memory, x.st.Untrusted = memory, recalled != ""
 		if reads && r.hooks.OwnerTools != nil {
 			x.reg = r.registryWith(ctx, extra, toolsErr)
 		}
@@ -225,6 +224,10 @@ func (r *Runner) open(ctx context.Context, x *run, in Input, reads bool, vec []f
 		// Written with the turn's next transaction, like every event.
 		x.record("turn_started", turnStarted{Trigger: in.Trigger, ConversationID: conv.ID, Model: r.Model.Name(),
 			PromptVersion: PromptVersion, PromptSHA256: promptSHA256})
+		if recalled != "" && x.st.Taint == "" {
+			x.st.Taint = recalled // untrusted memory is in the turn from the start (§3)
+			x.record("turn_tainted", map[string]any{"source": recalled})
+		}
 		return nil
 	})
 	return openError(err)
@@ -265,14 +268,15 @@ func (r *Runner) embed(ctx context.Context, ownerID uuid.UUID, msg string) []flo
 }
 
 // recall asks Memory, in the turn's start transaction tx and under a savepoint, for a memory
-// block, and whether it holds untrusted text; the caller logs its error, never fatal.
-func (r *Runner) recall(ctx context.Context, tx Tx, vec []float32, msg string) (block string, untrusted bool, err error) {
+// block, and what untrusted text it holds, in words ("" for none); the caller logs its error,
+// never fatal.
+func (r *Runner) recall(ctx context.Context, tx Tx, vec []float32, msg string) (block, taint string, err error) {
 	err = tx.Try(ctx, func() error {
 		var err error
-		block, untrusted, err = r.Memory.RecallIn(ctx, tx, vec, msg)
+		block, taint, err = r.Memory.RecallIn(ctx, tx, vec, msg)
 		return err
 	})
-	return block, untrusted, err
+	return block, taint, err
 }
 
 func hasToolResults(m steward.Message) bool {
@@ -650,9 +654,11 @@ func (x *run) save(ctx context.Context, tx Tx) error {
 	return x.flush(ctx, tx)
 }
 
-// account copies the run's usage onto the turn.
+// account copies the run's usage onto the turn, and what tainted it (memory remembers a
+// tainted turn as untrusted, docs/ARCHITECTURE.md §3).
 func (r *Runner) account(x *run) {
 	x.turn.Usage, x.turn.CostMicros, x.turn.Iterations = x.st.Usage, x.st.CostMicros, x.st.Iterations
+	x.turn.Taint = x.taint()
 }
 
 // suspend writes the turn with its pending writes to Postgres and returns it to the client.
@@ -715,11 +721,11 @@ func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledg
 			}
 			x.inverses[c.ID] = inv
 		}}
+	env.Taint, env.Tainted = x.taint(), func(source string) { x.taintBy(c, source) }
 	out, err := r.registry(x).Run(ctx, env, c.Name, c.Args)
-	if tool, ok := r.registry(x).Get(c.Name); ok && tool.Untrusted && x.st.Taint == "" {
+	if tool, ok := r.registry(x).Get(c.Name); ok && tool.Untrusted {
 		// Outside content is in the turn from now on, even in an error (docs/ARCHITECTURE.md §3).
-		x.st.Taint = "tool:" + c.Name
-		x.record("turn_tainted", map[string]any{"call_id": c.ID, "source": x.st.Taint})
+		x.taintBy(c, "tool:"+c.Name)
 	}
 	res := steward.ToolResult{CallID: c.ID, Name: c.Name, MintedID: c.MintedID, Output: out}
 	switch {
@@ -739,6 +745,15 @@ func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledg
 	return res, nil
 }
 
+// taintBy taints x's turn by source, what call c took in (docs/ARCHITECTURE.md §3), unless
+// something tainted it before.
+func (x *run) taintBy(c steward.ToolCall, source string) {
+	if x.st.Taint == "" {
+		x.st.Taint = source
+		x.record("turn_tainted", map[string]any{"call_id": c.ID, "source": source})
+	}
+}
+
 // usedPlaybook records a skill's use on the turn (skill_used: which skill, which version)
 // and reports whether its playbook reaches the model as instructions: only a built-in's or
 // the owner's own (§3, §16). Any other taints the turn like outside content, and an output
@@ -751,9 +766,8 @@ func (x *run) usedPlaybook(c steward.ToolCall, out json.RawMessage) bool {
 	trusted := p.Trusted && (p.Origin == steward.SkillBuiltin || p.Origin == steward.SkillOwn)
 	x.record("skill_used", map[string]any{"call_id": c.ID, "skill_id": p.SkillID, "name": p.Name, "version": p.Version,
 		"origin": p.Origin, "trusted": trusted})
-	if !trusted && x.st.Taint == "" {
-		x.st.Taint = "skill:" + p.Name
-		x.record("turn_tainted", map[string]any{"call_id": c.ID, "source": x.st.Taint})
+	if !trusted {
+		x.taintBy(c, "skill:"+p.Name)
 	}
 	return trusted
 }

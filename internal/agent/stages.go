@@ -300,8 +300,11 @@ func (r *Runner) journalDecision(ctx context.Context, tx Tx, x *run, p *plan, i 
 		rec.Status, rec.DecidedBy = steward.CallPending, ""
 		pc := steward.PendingCall{CallID: c.ID, Tool: c.Name, Args: c.Args, ArgsHash: hash, AlwaysOffered: v.tool.AlwaysOffered(),
 			Reversible: v.tool.Reversible, Preview: v.preview, Estimate: v.estimate}
-		if d.Reason == steward.ReasonTainted {
+		switch {
+		case d.Reason == steward.ReasonTainted:
 			pc.Reason, pc.Taint = d.Reason, x.taint()
+		case x.st.Untrusted: // recalled outside text: no standing allow rule or auto mode applied (§3)
+			pc.Reason, pc.Taint = steward.ReasonUntrusted, x.taint()
 		}
 		p.pending = append(p.pending, pc)
 	}

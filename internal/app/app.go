@@ -538,7 +538,9 @@ func newMemory(ctx context.Context, cfg config.Config, hc *http.Client, st *stor
 	} else {
 		log.Warn().Str("embedder", emb.Name()).Msg("memory uses the offline embedder (no GEMINI_API_KEY); no fact extraction")
 	}
-	return memory.New(st, emb, fast), nil
+	m := memory.New(st, emb, fast)
+	m.MaxDistance = cfg.MemoryMaxDistance // 0: memory.DefaultMaxDistance
+	return m, nil
 }
 
 // drainer adapts a function to autonomy.Drainer.

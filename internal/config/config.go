@@ -163,6 +163,10 @@ type Config struct {
 	SecretKey []byte
 	// MaxDocumentBytes caps an uploaded document (POST /v1/documents), 20 MB by default.
 	MaxDocumentBytes int64
+	// MemoryMaxDistance is memory recall's cutoff (STEWARD_MEMORY_MAX_DISTANCE): a chunk
+	// farther than this cosine distance from the message is not recalled; 0 (unset) keeps
+	// memory.DefaultMaxDistance.
+	MemoryMaxDistance float64
 	// DocumentBucket is the S3 bucket new documents' original bytes are kept in, under
 	// owner_id/document_id (STEWARD_DOCUMENT_BUCKET); empty keeps them in PostgreSQL.
 	DocumentBucket string
@@ -400,12 +404,13 @@ func Load(getenv func(string) string) (Config, error) {
 			MemoryOutbox:      r.retention("STEWARD_RETAIN_OUTBOX", 7*day, time.Hour),
 			JobRuns:           r.retention("STEWARD_RETAIN_JOB_RUNS", 90*day, day),
 		},
-		ModelTimeout:     r.duration("STEWARD_MODEL_TIMEOUT", 2*time.Minute),
-		ShutdownGrace:    r.duration("STEWARD_SHUTDOWN_GRACE", 10*time.Second),
-		Lease:            r.duration("STEWARD_LEASE", 15*time.Minute),
-		MaxDocumentBytes: int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
-		DocumentBucket:   r.str("STEWARD_DOCUMENT_BUCKET", ""),
-		DocumentEndpoint: r.str("STEWARD_DOCUMENT_ENDPOINT", ""),
+		ModelTimeout:      r.duration("STEWARD_MODEL_TIMEOUT", 2*time.Minute),
+		ShutdownGrace:     r.duration("STEWARD_SHUTDOWN_GRACE", 10*time.Second),
+		Lease:             r.duration("STEWARD_LEASE", 15*time.Minute),
+		MaxDocumentBytes:  int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
+		MemoryMaxDistance: r.floatIn("STEWARD_MEMORY_MAX_DISTANCE", 0.05, 2),
+		DocumentBucket:    r.str("STEWARD_DOCUMENT_BUCKET", ""),
+		DocumentEndpoint:  r.str("STEWARD_DOCUMENT_ENDPOINT", ""),
 	}
 	if c.ServerURL == "" {
 		c.ServerURL = "http://" + c.Addr
@@ -769,6 +774,20 @@ func (r *reader) intIn(name string, def, lo, hi int) int {
 		return def
 	}
 	return n
+}
+
+// floatIn is a number from lo to hi, or 0 when unset.
+func (r *reader) floatIn(name string, lo, hi float64) float64 {
+	v := r.str(name, "")
+	if v == "" {
+		return 0
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(f >= lo && f <= hi) {
+		r.fail(name, v, fmt.Sprintf("must be a number from %g to %g", lo, hi))
+		return 0
+	}
+	return f
 }
 
 // prices parses model=input:output[:cached] entries, comma-separated. Without a cached price,

@@ -60,6 +60,8 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		"exec mode without types": {map[string]string{"STEWARD_DB_EXEC_MODE": "simple_protocol"}, "STEWARD_DB_EXEC_MODE"},
 		"int out of range":        {map[string]string{"STEWARD_MAX_ITERATIONS": "0"}, "STEWARD_MAX_ITERATIONS"},
 		"context budget too low":  {map[string]string{"STEWARD_CONTEXT_TOKENS": "100"}, "STEWARD_CONTEXT_TOKENS"},
+		"recall cutoff NaN":       {map[string]string{"STEWARD_MEMORY_MAX_DISTANCE": "NaN"}, "must be a number from 0.05 to 2"},
+		"recall cutoff too far":   {map[string]string{"STEWARD_MEMORY_MAX_DISTANCE": "3"}, "STEWARD_MEMORY_MAX_DISTANCE"},
 		"token rates one":         {map[string]string{"STEWARD_TOKEN_RATES": "4"}, "STEWARD_TOKEN_RATES"},
 		"token rates zero":        {map[string]string{"STEWARD_TOKEN_RATES": "0:2.5"}, "STEWARD_TOKEN_RATES"},
 		"token rates NaN":         {map[string]string{"STEWARD_TOKEN_RATES": "4:NaN"}, "STEWARD_TOKEN_RATES"},

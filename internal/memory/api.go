@@ -32,10 +32,12 @@ type Fact struct {
 	// a finished exchange) or consolidation.
 	Source string `json:"source"`
 	// Provenance says the same in words, e.g. "owner via API".
-	Provenance string     `json:"provenance"`
-	TurnID     *uuid.UUID `json:"turn_id,omitempty"`
-	CreatedAt  time.Time  `json:"created_at"`
-	UpdatedAt  time.Time  `json:"updated_at"`
+	Provenance string `json:"provenance"`
+	// Untrusted says a turn that had read outside content stored it (docs/ARCHITECTURE.md §3).
+	Untrusted bool       `json:"untrusted,omitempty"`
+	TurnID    *uuid.UUID `json:"turn_id,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
 }
 
 // NewFact is the body of POST /v1/memory/facts.
@@ -204,11 +206,14 @@ func ParseK(s string) (int, error) {
 
 func toFact(r store.MemoryFact) Fact {
 	return Fact{ID: r.ID, Kind: r.Kind, Subject: r.Subject, Content: r.Content, Source: r.Source,
-		Provenance: provenance(r), TurnID: r.TurnID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		Provenance: provenance(r), Untrusted: !store.Trusted(r.Origin), TurnID: r.TurnID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
 // provenance says in words where a fact came from.
 func provenance(r store.MemoryFact) string {
+	if !store.Trusted(r.Origin) {
+		return "remembered in a turn that read outside content (untrusted: the words may not be the owner's)"
+	}
 	switch r.Source {
 	case store.FactSourceAPI:
 		return "owner via API"

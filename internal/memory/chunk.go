@@ -20,9 +20,26 @@ const MaxChunkRunes = 1500
 // the answer already says what came of them.
 type exchange struct {
 	user, answer string
-	// origin is who wrote the message (a store.Origin* constant), from the turn's trigger:
+	// from is who wrote the message (a store.Origin* constant), from the turn's trigger:
 	// only a chat or CLI turn's message is the owner's own words.
+	from string
+	// origin is the chunks' origin: from, unless the turn was tainted (it read outside
+	// content, whose words its answer may repeat): then store.OriginTool, untrusted
+	// (docs/ARCHITECTURE.md §3).
 	origin string
+}
+
+// tainted says the turn read outside content: its exchange is untrusted.
+func (ex exchange) tainted() bool { return ex.origin == store.OriginTool }
+
+// originsOf are the message's author and the chunks' origin of a turn (exchange.from and
+// exchange.origin).
+func originsOf(turn steward.Turn) (from, origin string) {
+	from = originOf(turn.Trigger)
+	if turn.Taint != "" && store.Trusted(from) {
+		return from, store.OriginTool
+	}
+	return from, from
 }
 
 // originOf is the origin of a turn's message, by its trigger; an unknown trigger is
@@ -39,7 +56,7 @@ func originOf(trigger steward.Trigger) string {
 
 // label is how the message is introduced in a chunk: never as the owner's unless it is.
 func (ex exchange) label() string {
-	switch ex.origin {
+	switch ex.from {
 	case store.OriginOwner:
 		return "Owner"
 	case store.OriginSchedule:
@@ -74,7 +91,11 @@ func exchangeOf(msgs []steward.StoredMessage, turnID uuid.UUID) exchange {
 // own, every piece labelled. Every chunk takes the exchange's origin: the answer to an
 // untrusted message may repeat it.
 func (ex exchange) chunks() []string {
-	user, answer := ex.label()+": "+ex.user, "Steward: "+ex.answer
+	who := "Steward"
+	if ex.tainted() {
+		who = "Steward (after reading outside content)"
+	}
+	user, answer := ex.label()+": "+ex.user, who+": "+ex.answer
 	switch {
 	case ex.user == "" && ex.answer == "":
 		return nil
@@ -93,7 +114,7 @@ func (ex exchange) chunks() []string {
 // is cut hard. Pieces after the first keep s's label ("Owner:", "Steward:") with "(cont.)".
 func splitText(s string, n int) []string {
 	label := ""
-	if i := strings.Index(s, ": "); i > 0 && i < 30 {
+	if i := strings.Index(s, ": "); i > 0 && i < 45 {
 		label = s[:i] + " (cont.): "
 	}
 	var out []string

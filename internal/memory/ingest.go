@@ -46,7 +46,7 @@ func (s *Service) load(ctx context.Context, tx *store.Tx, in store.Ingest) (*pen
 		return nil, err
 	}
 	p := &pending{in: in, ex: exchangeOf(msgs, in.TurnID), backfill: backfill}
-	p.ex.origin = originOf(turn.Trigger)
+	p.ex.from, p.ex.origin = originsOf(turn)
 	// Words already in memory (same kind and origin) are not stored again: recall would
 	// return them twice, and the copy would cost an embedding and an index insertion.
 	all := p.ex.chunks()

@@ -36,6 +36,9 @@ const (
 	KindFact = "fact"
 	// KindSummary summarises an old conversation; its source id is the conversation's id.
 	KindSummary = "summary"
+	// KindDocument is a piece of a stored document (internal/document); its text starts with
+	// the document's name.
+	KindDocument = "document"
 )
 
 // CheckDimension checks, at start, that the embedding column, Dimension and the embedder

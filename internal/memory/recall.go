@@ -19,28 +19,29 @@ import (
 // most relevant to it, within RecallTokens, as one agent.DataBlock("memory", …) of what the
 // owner and Steward said, then one agent.DataBlock("memory:<origin>", …) per untrusted origin
 // (a webhook's payload, …) of text that came from outside; "" when nothing is remembered.
-// untrusted says whether any untrusted text was recalled: the turn is then gated like a
-// webhook turn. It embeds the message (outside any transaction) and reads in one owner
-// transaction. If embedding fails, it still recalls the facts that share words with the
-// message, and logs the failure; only a database error is returned. The turn loop does the
-// same in two steps (Embed, then RecallIn in the turn's start transaction).
-func (s *Service) Recall(ctx context.Context, ownerID uuid.UUID, message string) (block string, untrusted bool, err error) {
+// Chunks farther than MaxDistance from the message are left out. taint says, in words, what
+// untrusted text was recalled ("" for none): the turn is then tainted by it and gated like a
+// webhook turn (docs/ARCHITECTURE.md §3). It embeds the message (outside any transaction)
+// and reads in one owner transaction. If embedding fails, it still recalls the facts that
+// share words with the message, and logs the failure; only a database error is returned. The
+// turn loop does the same in two steps (Embed, then RecallIn in the turn's start transaction).
+func (s *Service) Recall(ctx context.Context, ownerID uuid.UUID, message string) (block, taint string, err error) {
 	vec, embedErr := s.Embed(ctx, ownerID, message)
 	if embedErr != nil {
 		if ctx.Err() != nil {
-			return "", false, fmt.Errorf("recall: %w", embedErr)
+			return "", "", fmt.Errorf("recall: %w", embedErr)
 		}
 		zerolog.Ctx(ctx).Warn().Err(embedErr).Str("embedder", s.Embedder.Name()).Msg("memory recall: embedding failed; recalling facts by keyword only")
 	}
 	// Pipelined: BEGIN travels with the first read (one round trip fewer).
 	err = s.Store.WithOwnerPipelined(ctx, ownerID, func(tx *store.Tx) error {
-		block, untrusted, err = s.recallIn(ctx, tx.Memory, tx.Together, vec, message)
+		block, taint, err = s.recallIn(ctx, tx.Memory, tx.Together, vec, message)
 		return err
 	})
 	if err != nil {
-		return "", false, err
+		return "", "", err
 	}
-	return block, untrusted, nil
+	return block, taint, nil
 }
 
 // Embed is the owner's message's embedding for RecallIn (agent.Memory), computed outside
@@ -60,14 +61,14 @@ func (s *Service) Embed(ctx context.Context, ownerID uuid.UUID, message string) 
 
 // RecallIn is Recall's reads and block in the turn's start transaction (agent.Memory): vec
 // is Embed's vector, or nil to recall facts by keyword only.
-func (s *Service) RecallIn(ctx context.Context, tx agent.Tx, vec []float32, message string) (block string, untrusted bool, err error) {
+func (s *Service) RecallIn(ctx context.Context, tx agent.Tx, vec []float32, message string) (block, taint string, err error) {
 	return s.recallIn(ctx, tx.Memory, tx.Together, vec, message)
 }
 
 // recallIn reads the chunks nearest to vec (when not nil) and the facts sharing words with
 // message through m, in one round trip (together is agent.Tx.Together), and lays them out.
 func (s *Service) recallIn(ctx context.Context, m agent.MemoryReads, together func(context.Context, ...func() error) error,
-	vec []float32, message string) (block string, untrusted bool, err error) {
+	vec []float32, message string) (block, taint string, err error) {
 	var chunks []store.MemoryChunk
 	var facts []store.MemoryFact
 	err = together(ctx, func() error {
@@ -83,28 +84,81 @@ func (s *Service) recallIn(ctx context.Context, m agent.MemoryReads, together fu
 		return err
 	})
 	if err != nil {
-		return "", false, fmt.Errorf("recall: %w", err)
+		return "", "", fmt.Errorf("recall: %w", err)
 	}
-	var trusted, outside []store.MemoryChunk
-	for _, c := range chunks {
-		switch {
-		case s.MaxDistance > 0 && c.Distance > s.MaxDistance:
-		case store.Trusted(c.Origin):
-			trusted = append(trusted, c)
-		default:
-			outside = append(outside, c)
-		}
-	}
+	trusted, outside, facts := s.split(chunks, facts)
 	budget := orDefault(s.RecallTokens, 1500)
 	block = renderBlock(trusted, facts, budget)
 	more := renderUntrusted(outside, budget-Tokens(block))
 	if more == "" {
-		return block, false, nil
+		return block, "", nil
 	}
 	if block != "" {
 		block += "\n"
 	}
-	return block + more, true, nil
+	return block + more, taintOf(outside), nil
+}
+
+// split sorts recalled chunks and keyword facts by trust, leaving out the chunks farther
+// than the cutoff: the owner's and Steward's words (trusted chunks, facts) and, nearest
+// first, text that came from outside — with the facts a tainted turn stored, as chunks.
+func (s *Service) split(chunks []store.MemoryChunk, facts []store.MemoryFact) (trusted, outside []store.MemoryChunk, owners []store.MemoryFact) {
+	seen := map[string]bool{}
+	for _, c := range chunks {
+		switch {
+		case c.Distance > s.maxDistance():
+		case store.Trusted(c.Origin):
+			trusted = append(trusted, c)
+		default:
+			outside = append(outside, c)
+			seen[c.SourceID] = true
+		}
+	}
+	for _, f := range facts {
+		switch {
+		case store.Trusted(f.Origin):
+			owners = append(owners, f)
+		case !seen[f.ID.String()]:
+			seen[f.ID.String()] = true
+			outside = append(outside, store.MemoryChunk{SourceKind: KindFact, SourceID: f.ID.String(), Origin: f.Origin,
+				Text: FactText(f.Kind, f.Subject, f.Content), CreatedAt: f.CreatedAt})
+		}
+	}
+	return trusted, outside, owners
+}
+
+// maxDistance is the recall's cutoff: MaxDistance, or DefaultMaxDistance.
+func (s *Service) maxDistance() float64 {
+	switch {
+	case s.MaxDistance > 0:
+		return s.MaxDistance
+	case s.MaxDistance < 0: // no cutoff
+		return 2
+	}
+	return DefaultMaxDistance
+}
+
+// taintOf says in words what untrusted text a recall brought into a turn: the nearest one,
+// and how many more (State.Taint, shown on approval cards and in the turn's story).
+func taintOf(outside []store.MemoryChunk) string {
+	c := outside[0]
+	what := "text from " + originNames[c.Origin]
+	switch {
+	case c.SourceKind == KindDocument:
+		name, _, _ := strings.Cut(c.Text, ":\n")
+		what = "a document '" + cutRunes(oneLine(name), 80) + "'"
+	case c.SourceKind == KindFact:
+		what = "a fact stored by a turn that read outside content"
+	case c.SourceKind == KindConversation && c.Origin == store.OriginTool:
+		what = "an exchange of a turn that read outside content"
+	case originNames[c.Origin] == "":
+		what = "text of origin " + c.Origin
+	}
+	what += " recalled from memory"
+	if n := len(outside) - 1; n > 0 {
+		what += fmt.Sprintf(" (and %d more untrusted %s)", n, map[bool]string{true: "text", false: "texts"}[n == 1])
+	}
+	return what
 }
 
 // untrustedIntro introduces the remembered text of an untrusted origin.
@@ -113,7 +167,7 @@ const untrustedIntro = "Remembered text that came from outside (%s), not from th
 // originNames name untrusted origins for untrustedIntro.
 var originNames = map[string]string{
 	store.OriginWebhook:  "a webhook delivery",
-	store.OriginTool:     "a tool's output",
+	store.OriginTool:     "a tool's output, or a turn that read outside content",
 	store.OriginDocument: "a document",
 	store.OriginWeb:      "a web page",
 }

@@ -26,8 +26,9 @@ type Service struct {
 	RecallFacts int
 	// RecallTokens is the budget of the memory block, in approximate tokens (1500).
 	RecallTokens int
-	// MaxDistance leaves out chunks farther than this cosine distance from the message;
-	// 0 recalls the nearest whatever their distance.
+	// MaxDistance leaves out chunks farther than this cosine distance from the message
+	// (0: DefaultMaxDistance; negative: no cutoff, the nearest whatever their distance).
+	// STEWARD_MEMORY_MAX_DISTANCE sets it.
 	MaxDistance float64
 
 	// DuplicateDistance: a chunk with a newer chunk closer than this is a near-duplicate
@@ -57,3 +58,12 @@ func orDefault[T int | float64 | time.Duration](v, def T) T {
 	}
 	return v
 }
+
+// DefaultMaxDistance is the recall's cutoff when MaxDistance is 0: a chunk farther than
+// this cosine distance from the message is not recalled (a saved document would otherwise
+// be recalled into, and taint, every turn). Measured with the offline embedder on the
+// labelled set of cutoff_test.go (14 related, 252 unrelated pairs): 0.90 keeps every related
+// pair (the farthest, a webhook event wrapped in its instructions, at 0.89) and 99 of the
+// unrelated ones; 0.80 would lose that one and keep 41. See docs/CONFIGURATION.md,
+// STEWARD_MEMORY_MAX_DISTANCE.
+const DefaultMaxDistance = 0.90

@@ -79,7 +79,7 @@ func TestSplitText(t *testing.T) {
 	if got := splitText("Owner: "+strings.Repeat("x", 1200), 500); len(got) != 3 {
 		t.Errorf("a text with no break is cut into %d pieces, want 3", len(got))
 	}
-	if got := (exchange{user: "hi", answer: "hello", origin: store.OriginOwner}).chunks(); len(got) != 1 || got[0] != "Owner: hi\nSteward: hello" {
+	if got := (exchange{user: "hi", answer: "hello", from: store.OriginOwner, origin: store.OriginOwner}).chunks(); len(got) != 1 || got[0] != "Owner: hi\nSteward: hello" {
 		t.Errorf("short exchange chunks = %q", got)
 	}
 	if got := (exchange{user: strings.Repeat("a ", 1000), answer: "ok"}).chunks(); len(got) != 3 {

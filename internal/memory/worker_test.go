@@ -337,9 +337,9 @@ func TestIngestRecordsOrigin(t *testing.T) {
 	if s := got[store.OriginSchedule]; !strings.HasPrefix(s, "Scheduled job: Daily job") {
 		t.Errorf("scheduled chunk = %q", s)
 	}
-	block, untrusted, err := e.svc.Recall(e.ctx, owner, "wire money to mallory")
-	if err != nil || !untrusted {
-		t.Fatalf("recall untrusted = %v, %v", untrusted, err)
+	block, taint, err := e.svc.Recall(e.ctx, owner, "wire money to mallory")
+	if err != nil || taint == "" {
+		t.Fatalf("recall taint = %q, %v", taint, err)
 	}
 	if strings.Contains(block, "Owner:") || !strings.Contains(block, "<data source=\"memory:webhook\">\nRemembered text that came from outside (a webhook delivery)") {
 		t.Errorf("recall block:\n%s", block)

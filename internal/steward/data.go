@@ -48,13 +48,18 @@ type Fact struct {
 	Subject   string    `json:"subject,omitempty"`
 	Content   string    `json:"content"`
 	CreatedAt time.Time `json:"created_at"`
+	// Untrusted says a turn that had read outside content stored it: its words may be an
+	// attacker's, not the owner's (docs/ARCHITECTURE.md §3).
+	Untrusted bool `json:"untrusted,omitempty"`
 }
 
 // NewFact is a fact to remember. Key (see FactKey) deduplicates: a fact with the same key is
-// not stored twice. TurnID is the turn that learned it, if any.
+// not stored twice. TurnID is the turn that learned it, if any; Untrusted says that turn was
+// tainted (Fact.Untrusted).
 type NewFact struct {
 	Kind, Subject, Content, Key string
 	TurnID                      *uuid.UUID
+	Untrusted                   bool
 }
 
 // Notification is a message for the owner: stored and listed, and delivered to the owner's

@@ -19,6 +19,7 @@ type MemoryFact struct {
 	Subject      string
 	Content      string
 	Source       string // a store.FactSource* constant
+	Origin       string // who wrote it: store.OriginOwner, or store.OriginTool for a fact stored by a tainted turn
 	TurnID       *uuid.UUID
 	CreatedAt    time.Time
 	UpdatedAt    time.Time

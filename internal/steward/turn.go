@@ -82,6 +82,10 @@ type Turn struct {
 	// CancelRequestedAt is when the owner asked the turn to stop (nil: never); a running turn
 	// ends cancelled at its next step boundary.
 	CancelRequestedAt *time.Time
+	// Taint is what tainted the turn (State.Taint), recorded with its saves: memory remembers
+	// a tainted turn as untrusted, and the turn's story says why it was (§3 of
+	// docs/ARCHITECTURE.md).
+	Taint string
 }
 
 // State is everything a suspended turn needs to continue in another process.
@@ -121,6 +125,10 @@ type State struct {
 // ReasonTainted is PendingCall.Reason for a call held because its turn is tainted.
 const ReasonTainted = "tainted"
 
+// ReasonUntrusted is PendingCall.Reason for a call asked in a turn that recalled outside text
+// from memory: the owner's standing allow rules and auto mode did not apply to it.
+const ReasonUntrusted = "untrusted"
+
 // PendingCall is a write call waiting for the owner's decision.
 type PendingCall struct {
 	CallID   string          `json:"call_id"`
@@ -134,9 +142,10 @@ type PendingCall struct {
 	// (a database-local write); false for calls with effects outside the database.
 	Reversible bool `json:"reversible"`
 	// Reason says why the call waits when it is more than an ordinary ask: "tainted" (a call
-	// that can carry data out, in a turn that took in untrusted content from Taint).
+	// that can carry data out, in a turn that took in untrusted content from Taint) or
+	// "untrusted" (a turn that recalled outside text: no standing allow rule applied).
 	Reason string `json:"reason,omitempty"`
-	// Taint is the source that tainted the turn, with Reason "tainted".
+	// Taint is the source that tainted the turn, in words, with either Reason.
 	Taint string `json:"taint,omitempty"`
 	// Preview is what the tool's Preview said the call will do, one fact a line (a skill's
 	// name, files and scan for install_skill); shown on the card as plain text.

@@ -76,6 +76,9 @@ type View struct {
 	// CancelRequested says the owner asked the turn to stop: a running turn ends cancelled at
 	// its next step boundary.
 	CancelRequested bool `json:"cancel_requested,omitempty"`
+	// Taint names the untrusted content the turn took in, in words (Turn.Taint); "" when it
+	// saw only the owner's words and data (docs/ARCHITECTURE.md §3).
+	Taint string `json:"taint,omitempty"`
 }
 
 // UsageView is a turn's token usage and estimated cost.
@@ -98,6 +101,7 @@ func ViewOf(t Turn) View {
 			CachedTokens: t.Usage.CachedTokens, CostUSD: float64(t.CostMicros) / 1e6}}
 	v.IterationLimit = t.Status == StatusCompleted && strings.HasPrefix(t.Error, IterationLimitNote)
 	v.CancelRequested = t.CancelRequestedAt != nil
+	v.Taint = t.Taint
 	if t.Status == StatusSuspended {
 		v.ExpiresAt = t.ExpiresAt
 		if t.State != nil {

@@ -68,12 +68,13 @@ func (t Memory) RememberFact(ctx context.Context, f NewMemoryFact) (MemoryFact, 
 	row, err := t.q.UpsertFact(ctx, db.UpsertFactParams{
 		OwnerID: t.ownerID, Kind: f.Kind, Subject: f.Subject, Content: f.Content,
 		Key: steward.FactKey(f.Kind, f.Subject, f.Content), Source: f.Source, TurnID: nullUUID(f.TurnID),
+		Origin: OriginOwner,
 	})
 	if err != nil {
 		return MemoryFact{}, false, notFound("remember fact", err)
 	}
 	return MemoryFact{ID: row.ID, Kind: row.Kind, Subject: row.Subject, Content: row.Content, Source: row.Source,
-		TurnID: ptrUUID(row.TurnID), CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt, SupersededAt: row.SupersededAt}, row.Created, nil
+		Origin: row.Origin, TurnID: ptrUUID(row.TurnID), CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt, SupersededAt: row.SupersededAt}, row.Created, nil
 }
 
 // MemoryFacts lists current facts with their provenance, most recently confirmed first.
@@ -98,7 +99,7 @@ func (t Memory) MatchFacts(ctx context.Context, words []string, limit int) ([]Me
 	out := make([]MemoryFact, len(rows))
 	for i, r := range rows {
 		out[i] = toMemoryFact(db.MemoryFact{ID: r.ID, Kind: r.Kind, Subject: r.Subject, Content: r.Content, Source: r.Source,
-			TurnID: r.TurnID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, SupersededAt: r.SupersededAt})
+			Origin: r.Origin, TurnID: r.TurnID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, SupersededAt: r.SupersededAt})
 	}
 	return out, nil
 }
@@ -233,7 +234,7 @@ func (t Memory) SupersedeChunks(ctx context.Context, ids []uuid.UUID) error {
 
 func toMemoryFact(r db.MemoryFact) MemoryFact {
 	return MemoryFact{ID: r.ID, Kind: r.Kind, Subject: r.Subject, Content: r.Content, Source: r.Source,
-		TurnID: ptrUUID(r.TurnID), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, SupersededAt: r.SupersededAt}
+		Origin: r.Origin, TurnID: ptrUUID(r.TurnID), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, SupersededAt: r.SupersededAt}
 }
 
 func toMemoryFacts(rows []db.MemoryFact) []MemoryFact {

@@ -99,18 +99,22 @@ func toTask(r db.Task) steward.Task {
 
 // UpsertFact stores a fact, deduplicated on its normalised key.
 func (t Tasks) UpsertFact(ctx context.Context, f steward.NewFact) (steward.Fact, bool, error) {
-	source := "api"
+	source, origin := "api", OriginOwner
 	if f.TurnID != nil {
 		source = "turn"
 	}
+	if f.Untrusted {
+		origin = OriginTool
+	}
 	row, err := t.q.UpsertFact(ctx, db.UpsertFactParams{
 		OwnerID: t.ownerID, Kind: f.Kind, Subject: f.Subject, Content: f.Content, Key: f.Key,
-		Source: source, TurnID: nullUUID(f.TurnID),
+		Source: source, TurnID: nullUUID(f.TurnID), Origin: origin,
 	})
 	if err != nil {
 		return steward.Fact{}, false, notFound("remember", err)
 	}
-	return steward.Fact{ID: row.ID, Kind: row.Kind, Subject: row.Subject, Content: row.Content, CreatedAt: row.CreatedAt}, row.Created, nil
+	return steward.Fact{ID: row.ID, Kind: row.Kind, Subject: row.Subject, Content: row.Content, CreatedAt: row.CreatedAt,
+		Untrusted: !Trusted(row.Origin)}, row.Created, nil
 }
 
 // SearchFacts finds current facts containing every word of query.
@@ -141,7 +145,7 @@ func (t Tasks) ForgetFact(ctx context.Context, id uuid.UUID) (steward.Fact, erro
 }
 
 func toFact(r db.MemoryFact) steward.Fact {
-	return steward.Fact{ID: r.ID, Kind: r.Kind, Subject: r.Subject, Content: r.Content, CreatedAt: r.CreatedAt}
+	return steward.Fact{ID: r.ID, Kind: r.Kind, Subject: r.Subject, Content: r.Content, CreatedAt: r.CreatedAt, Untrusted: !Trusted(r.Origin)}
 }
 
 func toFacts(rows []db.MemoryFact) []steward.Fact {

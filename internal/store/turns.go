@@ -95,7 +95,7 @@ func (t Turns) save(ctx context.Context, q *db.Queries, turn steward.Turn) (stew
 		OwnerID: t.ownerID, ID: turn.ID, Version: turn.Version, Status: string(turn.Status), State: state,
 		Iterations: int32(turn.Iterations), InputTokens: turn.Usage.InputTokens, OutputTokens: turn.Usage.OutputTokens,
 		CachedTokens: turn.Usage.CachedTokens, CostMicros: turn.CostMicros, Model: turn.Model,
-		Answer: ptrString(turn.Answer), Error: ptrString(turn.Error), ExpiresAt: turn.ExpiresAt,
+		Answer: ptrString(turn.Answer), Error: ptrString(turn.Error), ExpiresAt: turn.ExpiresAt, Taint: turn.Taint,
 	})
 	if err != nil {
 		return turn, notFound("save turn", err)
@@ -220,6 +220,7 @@ func toTurn(r db.Turn) (steward.Turn, error) {
 		Usage:      steward.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CachedTokens: r.CachedTokens},
 		CostMicros: r.CostMicros, Model: r.Model, Answer: str(r.Answer), Error: str(r.Error),
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ExpiresAt: r.ExpiresAt, CancelRequestedAt: r.CancelRequestedAt,
+		Taint: r.Taint,
 	}
 	if len(r.State) > 0 {
 		turn.State = new(steward.State)

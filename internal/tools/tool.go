@@ -45,6 +45,20 @@ type Env struct {
 	// Undo receives the inverse of what a Reversible write changed, for the journal (the
 	// undo window, docs/ARCHITECTURE.md §2); nil when the caller keeps none.
 	Undo func(steward.Inverse)
+	// Taint is what tainted the turn (steward.State.Taint), "" when nothing did: a write
+	// marks what it stores from such a turn untrusted (docs/ARCHITECTURE.md §3).
+	Taint string
+	// Tainted is called by a read whose output holds untrusted text (search_memory finding
+	// a fact a tainted turn stored), with what in words: the turn is tainted by it. nil when
+	// the caller keeps no taint.
+	Tainted func(source string)
+}
+
+// TaintedBy taints the caller's turn by source, if the caller keeps a taint (Env.Tainted).
+func (e Env) TaintedBy(source string) {
+	if e.Tainted != nil {
+		e.Tainted(source)
+	}
 }
 
 // UndoWith hands the inverse of a write to the caller, if it keeps one.

@@ -211,18 +211,22 @@ func card(p *page, reg *tools.Registry, turnID uuid.UUID, pending []steward.Pend
 // effect leaves the database: notify, web requests, MCP tools); app.js words it the same.
 const cantUndo = "This can't be undone once it runs."
 
-// heldWhy says why a call waits when it is more than an ordinary ask: the gate holds a call
-// that can carry data out in a turn that read outside content (docs/ARCHITECTURE.md §3, egress taint).
-// app.js words it the same.
+// heldWhy says why a call waits when it is more than an ordinary ask (docs/ARCHITECTURE.md
+// §3): the gate holds a call that can carry data out in a turn that read outside content
+// (egress taint), and asks every write of a turn that recalled outside text from memory,
+// whatever the owner's allow rules say.
 func heldWhy(c steward.PendingCall) string {
-	if c.Reason != steward.ReasonTainted {
-		return ""
-	}
 	src := c.Taint
 	if src == "" {
 		src = "unknown source"
 	}
-	return "Held: this turn read outside content (" + src + "); it may carry your data out"
+	switch c.Reason {
+	case steward.ReasonTainted:
+		return "Held: this turn read outside content (" + src + "); it may carry your data out"
+	case steward.ReasonUntrusted:
+		return "Asked because this turn read " + src + ": your standing rules and auto mode do not apply to it"
+	}
+	return ""
 }
 
 func approvalsBody(list []activity.Approval, now time.Time, reg *tools.Registry) func(p *page) {

@@ -40,6 +40,35 @@ func TestCardSaysWhyHeld(t *testing.T) {
 	}
 }
 
+// TestCardSaysWhyAskedInUntrustedTurn: a call asked in a turn that recalled outside text
+// from memory — the owner's allow rules did not apply — says what the turn read.
+func TestCardSaysWhyAskedInUntrustedTurn(t *testing.T) {
+	var p page
+	card(&p, toolstest.Registry(), uuid.New(), []steward.PendingCall{
+		{CallID: "c1", Tool: "add_task", Args: json.RawMessage(`{"title":"milk"}`), ArgsHash: "abc",
+			Reason: steward.ReasonUntrusted, Taint: "a document 'x.csv' recalled from memory"},
+	})
+	want := `<p class="held" role="note">Asked because this turn read a document &#39;x.csv&#39; recalled from memory: your standing rules and auto mode do not apply to it</p>`
+	if html := p.String(); strings.Count(html, want) != 1 {
+		t.Fatalf("card = %s\nwant exactly one %s", html, want)
+	}
+}
+
+// TestStorySaysWhatTainted: a turn's story says what outside content the turn read; an
+// untainted turn's says nothing of it.
+func TestStorySaysWhatTainted(t *testing.T) {
+	var p page
+	taintNote(&p, steward.View{Taint: "a document 'x.csv' recalled from memory"})
+	want := `<p class="held" role="note">This turn read outside content (a document &#39;x.csv&#39; recalled from memory): calls that could carry data out waited for you, and memory keeps the exchange as untrusted</p>`
+	if p.String() != want {
+		t.Errorf("story note = %s\nwant %s", p.String(), want)
+	}
+	p.Reset()
+	if taintNote(&p, steward.View{}); p.String() != "" {
+		t.Errorf("an untainted turn's story says %s", p.String())
+	}
+}
+
 // TestActivityBody: the activity page lists the latest notifications with their delivery
 // state (a one-tap link hidden), deliveries, job runs and webhook runs with their status and
 // a link to the turn a run started, then the turns.

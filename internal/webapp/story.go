@@ -49,7 +49,9 @@ func (a *web) story(w http.ResponseWriter, r *http.Request, status int, msg stri
 			p.raw(`<p class="error" role="alert">`).text(msg).raw(`</p>`)
 		}
 		p.raw(`<h1>Turn story</h1><p class="meta">`).text(statusWords(v.Status)).raw(` · `).text(string(v.Trigger)).raw(` · `).
-			text(when(v.CreatedAt)).raw(`</p><section class="exchange" aria-label="Question and answer">`)
+			text(when(v.CreatedAt)).raw(`</p>`)
+		taintNote(p, v)
+		p.raw(`<section class="exchange" aria-label="Question and answer">`)
 		if st.Question != "" {
 			p.raw(`<div class="msg user"><span class="sr-only">You asked: </span>`).text(st.Question).raw(`</div>`)
 		}
@@ -98,6 +100,15 @@ func (a *web) story(w http.ResponseWriter, r *http.Request, status int, msg stri
 		}
 		p.raw(`</ol></details>`)
 	})
+}
+
+// taintNote says, on a turn's story, what outside content the turn read (steward.View.Taint,
+// docs/ARCHITECTURE.md §3); nothing for a turn that read none.
+func taintNote(p *page, v steward.View) {
+	if v.Taint != "" {
+		p.raw(`<p class="held" role="note">This turn read outside content (`).text(v.Taint).
+			raw(`): calls that could carry data out waited for you, and memory keeps the exchange as untrusted</p>`)
+	}
 }
 
 // modelCalls is what a turn's model calls add up to.

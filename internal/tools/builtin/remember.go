@@ -48,7 +48,9 @@ func rememberTool() tools.Tool {
 			if err != nil {
 				return nil, err
 			}
-			nf := steward.NewFact{Kind: a.Kind, Subject: a.Subject, Content: a.Content, Key: steward.FactKey(a.Kind, a.Subject, a.Content)}
+			// In a tainted turn the words may be an attacker's (docs/ARCHITECTURE.md §3).
+			nf := steward.NewFact{Kind: a.Kind, Subject: a.Subject, Content: a.Content, Key: steward.FactKey(a.Kind, a.Subject, a.Content),
+				Untrusted: env.Taint != ""}
 			if env.TurnID != uuid.Nil {
 				turn := env.TurnID
 				nf.TurnID = &turn

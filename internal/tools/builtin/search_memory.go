@@ -41,8 +41,23 @@ func searchMemoryTool() tools.Tool {
 			if facts == nil {
 				facts = []steward.Fact{}
 			}
+			if n := untrustedFacts(facts); n > 0 {
+				// Outside words are in the turn from now on (docs/ARCHITECTURE.md §3).
+				env.TaintedBy("search_memory: " + tools.Count(n, "fact") + " stored by a turn that read outside content")
+			}
 			return map[string]any{"facts": facts}, nil
 		}), saySearchMemory, saidSearchMemory)
+}
+
+// untrustedFacts counts the facts a tainted turn stored (steward.Fact.Untrusted).
+func untrustedFacts(facts []steward.Fact) int {
+	n := 0
+	for _, f := range facts {
+		if f.Untrusted {
+			n++
+		}
+	}
+	return n
 }
 
 func saySearchMemory(a searchMemoryArgs) string { return "Search memory for " + tools.Quote(a.Query) }

@@ -93,7 +93,7 @@ func (m *MemData) UpsertFact(_ context.Context, f steward.NewFact) (steward.Fact
 			return old, false, nil
 		}
 	}
-	fact := steward.Fact{ID: uuid.New(), Kind: f.Kind, Subject: f.Subject, Content: f.Content, CreatedAt: m.now}
+	fact := steward.Fact{ID: uuid.New(), Kind: f.Kind, Subject: f.Subject, Content: f.Content, CreatedAt: m.now, Untrusted: f.Untrusted}
 	m.Facts = append(m.Facts, fact)
 	m.keys[fact.ID] = f.Key
 	m.Turns[fact.ID] = f.TurnID
