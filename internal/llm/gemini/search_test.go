@@ -23,7 +23,9 @@ func search(t *testing.T, s webtools.Searcher, args string) (res steward.SearchR
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := reg.Run(context.Background(), tools.Env{Spend: func(model string, u steward.Usage) { spent = append(spent, model+" "+fmt.Sprint(u.InputTokens, u.OutputTokens)) }},
+	out, err := reg.Run(context.Background(), tools.Env{Spend: func(model string, u steward.Usage) {
+		spent = append(spent, model+" "+fmt.Sprint(u.InputTokens, u.OutputTokens))
+	}},
 		"web_search", json.RawMessage(args))
 	if err != nil {
 		return steward.SearchResult{}, spent, err
