@@ -166,6 +166,33 @@ func (q *Queries) ListFacts(ctx context.Context, arg ListFactsParams) ([]MemoryF
 	return items, nil
 }
 
+const recordModelCall = `-- name: RecordModelCall :exec
+INSERT INTO model_calls (owner_id, kind, model, input_tokens, output_tokens, cost_micros)
+VALUES ($1, $2, $3, $4, $5, $6)
+`
+
+type RecordModelCallParams struct {
+	OwnerID      uuid.UUID
+	Kind         string
+	Model        string
+	InputTokens  int64
+	OutputTokens int64
+	CostMicros   int64
+}
+
+// A model call made for the owner outside a turn (memory's extraction and consolidation).
+func (q *Queries) RecordModelCall(ctx context.Context, arg RecordModelCallParams) error {
+	_, err := q.db.Exec(ctx, recordModelCall,
+		arg.OwnerID,
+		arg.Kind,
+		arg.Model,
+		arg.InputTokens,
+		arg.OutputTokens,
+		arg.CostMicros,
+	)
+	return err
+}
+
 const restoreFact = `-- name: RestoreFact :execrows
 UPDATE memory_facts SET superseded_at = NULL, updated_at = now()
 WHERE owner_id = $1 AND id = $2 AND superseded_at IS NOT NULL

@@ -262,6 +262,17 @@ type Message struct {
 	CreatedAt      time.Time
 }
 
+type ModelCall struct {
+	ID           int64
+	OwnerID      uuid.UUID
+	Kind         string
+	Model        string
+	InputTokens  int64
+	OutputTokens int64
+	CostMicros   int64
+	CreatedAt    time.Time
+}
+
 type Notification struct {
 	ID                 uuid.UUID
 	OwnerID            uuid.UUID

@@ -135,6 +135,8 @@ const globalCostToday = `-- name: GlobalCostToday :one
 SELECT (COALESCE((SELECT sum(cost_micros) FROM turns
         WHERE created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'), 0)
     + COALESCE((SELECT sum(cost_micros) FROM voice_calls
+        WHERE created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'), 0)
+    + COALESCE((SELECT sum(cost_micros) FROM model_calls
         WHERE created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'), 0))::bigint AS cost_micros,
     (SELECT daily_cost_cap_micros FROM controls)::bigint AS cap_micros
 `
@@ -144,7 +146,8 @@ type GlobalCostTodayRow struct {
 	CapMicros  int64
 }
 
-// Turns and voice calls (docs/ARCHITECTURE.md §18) since midnight UTC, across owners.
+// Turns, voice calls (docs/ARCHITECTURE.md §18) and model calls outside turns (memory's)
+// since midnight UTC, across owners.
 func (q *Queries) GlobalCostToday(ctx context.Context) (GlobalCostTodayRow, error) {
 	row := q.db.QueryRow(ctx, globalCostToday)
 	var i GlobalCostTodayRow

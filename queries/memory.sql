@@ -38,3 +38,7 @@ INSERT INTO memory_chunks (owner_id, source_kind, source_id, text, embedding, or
 VALUES (sqlc.arg(owner_id), sqlc.arg(source_kind), sqlc.arg(source_id), sqlc.arg(text), sqlc.arg(embedding), sqlc.arg(origin))
 RETURNING id, owner_id, source_kind, source_id, text, created_at, superseded_at;
 
+-- name: RecordModelCall :exec
+-- A model call made for the owner outside a turn (memory's extraction and consolidation).
+INSERT INTO model_calls (owner_id, kind, model, input_tokens, output_tokens, cost_micros)
+VALUES (sqlc.arg(owner_id), sqlc.arg(kind), sqlc.arg(model), sqlc.arg(input_tokens), sqlc.arg(output_tokens), sqlc.arg(cost_micros));

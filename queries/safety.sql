@@ -16,10 +16,13 @@ WHERE id = sqlc.arg(owner_id);
 UPDATE controls SET killed_at = sqlc.narg(killed_at), kill_reason = sqlc.arg(kill_reason);
 
 -- name: GlobalCostToday :one
--- Turns and voice calls (docs/ARCHITECTURE.md §18) since midnight UTC, across owners.
+-- Turns, voice calls (docs/ARCHITECTURE.md §18) and model calls outside turns (memory's)
+-- since midnight UTC, across owners.
 SELECT (COALESCE((SELECT sum(cost_micros) FROM turns
         WHERE created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'), 0)
     + COALESCE((SELECT sum(cost_micros) FROM voice_calls
+        WHERE created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'), 0)
+    + COALESCE((SELECT sum(cost_micros) FROM model_calls
         WHERE created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'), 0))::bigint AS cost_micros,
     (SELECT daily_cost_cap_micros FROM controls)::bigint AS cap_micros;
 

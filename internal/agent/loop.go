@@ -531,6 +531,18 @@ func (r *Runner) attempts(x *run, resp llm.Response, err error) {
 	}
 }
 
+// spend counts a model call a tool made of its own (web_search's grounded search) against
+// the turn's budgets, priced at its model, and tells the story (a tool_spend event).
+func (r *Runner) spend(x *run, c steward.ToolCall, model string, u steward.Usage) {
+	cost := int64(0)
+	if r.Price != nil {
+		cost = r.Price(model, u)
+	}
+	x.st.Usage = x.st.Usage.Add(u)
+	x.st.CostMicros += cost
+	x.record("tool_spend", map[string]any{"call_id": c.ID, "tool": c.Name, "model": model, "usage": u, "cost_micros": cost})
+}
+
 // finish ends the turn: saves its outcome and, when completed, appends its messages to the
 // conversation.
 func (r *Runner) finish(ctx context.Context, x *run, status steward.Status, answer, errMsg string) (steward.View, error) {
@@ -722,6 +734,7 @@ func (r *Runner) runTool(ctx context.Context, data tools.Data, ledger tools.Ledg
 			x.inverses[c.ID] = inv
 		}}
 	env.Taint, env.Tainted = x.taint(), func(source string) { x.taintBy(c, source) }
+	env.Spend = func(model string, u steward.Usage) { r.spend(x, c, model, u) }
 	out, err := r.registry(x).Run(ctx, env, c.Name, c.Args)
 	if tool, ok := r.registry(x).Get(c.Name); ok && tool.Untrusted {
 		// Outside content is in the turn from now on, even in an error (docs/ARCHITECTURE.md §3).

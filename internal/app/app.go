@@ -540,6 +540,7 @@ func newMemory(ctx context.Context, cfg config.Config, hc *http.Client, st *stor
 	}
 	m := memory.New(st, emb, fast)
 	m.MaxDistance = cfg.MemoryMaxDistance // 0: memory.DefaultMaxDistance
+	m.Price = priceCalls(Prices(cfg), cfg.FastModel, log)
 	return m, nil
 }
 

@@ -166,8 +166,11 @@ func IsUnavailable(err error) bool { return errors.Is(err, errUnavailable) }
 // reset connection, a name that does not resolve, a dial that timed out — and not the caller's
 // own cancellation or deadline. Adapters retry it and then mark it Unavailable, like a 503.
 func IsUnreachable(err error) bool {
-	var netErr net.Error
-	return errors.As(err, &netErr) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+	// The network's own errors only: an *url.Error is a net.Error too, but it also wraps what
+	// a transport of Steward's refused (a fixture not recorded), which no retry changes.
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	return (errors.As(err, &opErr) || errors.As(err, &dnsErr)) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
 type unavailable struct{ err error }

@@ -163,6 +163,11 @@ func (s *Service) summarize(ctx context.Context, ownerID, conversationID uuid.UU
 	if err != nil {
 		return 0, err
 	}
+	// Spent whatever follows (no summary, a conflict): recorded at once.
+	sp := s.spent("consolidate", resp)
+	if err := s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error { return s.record(ctx, tx, sp) }); err != nil {
+		return 0, err
+	}
 	summary := oneLine(resp.Text())
 	if resp.Finish != llm.FinishStop || summary == "" {
 		return 0, nil

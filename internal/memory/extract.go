@@ -57,9 +57,9 @@ type extracted struct {
 // up the output limit before the call. A response without the call (or a blocked, refused or
 // cut-off one) means no facts; a failed model call is an error, so the item is retried.
 // Invalid facts are dropped.
-func (s *Service) extractFacts(ctx context.Context, ex exchange) ([]NewFact, error) {
+func (s *Service) extractFacts(ctx context.Context, ex exchange) ([]NewFact, *spend, error) {
 	if s.Model == nil || ex.user == "" || ex.origin != store.OriginOwner {
-		return nil, nil // facts are what the owner said, never what a webhook or a job said
+		return nil, nil, nil // facts are what the owner said, never what a webhook or a job said
 	}
 	content := agent.DataBlock("owner message", ex.user)
 	if ex.answer != "" {
@@ -75,10 +75,11 @@ func (s *Service) extractFacts(ctx context.Context, ex exchange) ([]NewFact, err
 	}
 	resp, err := s.Model.Generate(ctx, req, nil)
 	if err != nil {
-		return nil, fmt.Errorf("extract facts: %w", err)
+		return nil, nil, fmt.Errorf("extract facts: %w", err)
 	}
+	sp := s.spent("extract_facts", resp)
 	if resp.Finish != llm.FinishStop && resp.Finish != llm.FinishToolCalls {
-		return nil, nil
+		return nil, sp, nil
 	}
 	var out []NewFact
 	for _, c := range resp.ToolCalls() {
@@ -98,5 +99,5 @@ func (s *Service) extractFacts(ctx context.Context, ex exchange) ([]NewFact, err
 			}
 		}
 	}
-	return out, nil
+	return out, sp, nil
 }

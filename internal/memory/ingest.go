@@ -70,8 +70,9 @@ func (s *Service) ingest(ctx context.Context, ownerID uuid.UUID, p *pending) (in
 	in, ex, chunks, backfill := p.in, p.ex, p.chunks, p.backfill
 	var err error
 	var facts []NewFact
+	var sp *spend
 	if len(chunks) > 0 { // an exchange memory already holds word for word had its facts read then
-		if facts, err = s.extractFacts(ctx, ex); err != nil {
+		if facts, sp, err = s.extractFacts(ctx, ex); err != nil {
 			return ingested{}, err
 		}
 	}
@@ -98,6 +99,9 @@ func (s *Service) ingest(ctx context.Context, ownerID uuid.UUID, p *pending) (in
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		out = ingested{}
 		if err := tx.Outbox.CompleteIngest(ctx, in); err != nil {
+			return err
+		}
+		if err := s.record(ctx, tx, sp); err != nil {
 			return err
 		}
 		for i, c := range chunks {

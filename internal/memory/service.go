@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"context"
 	"time"
 
 	"github.com/stewardhq/steward/internal/agent"
@@ -39,6 +40,12 @@ type Service struct {
 	// SummarizeMin is the fewest chunks worth summarising (4).
 	SummarizeMin int
 
+	// Price is what a model call outside a turn cost, in millionths of a dollar, by the model
+	// that answered (app's pricing, as a turn's calls are priced); each call is recorded for
+	// the owner (store.Memory.RecordModelCall) and counts against their daily budget. Nil
+	// prices calls at 0 (tests).
+	Price func(model string, u steward.Usage) int64
+
 	// Now is the clock (nil: the system clock).
 	Now steward.Clock
 
@@ -67,3 +74,31 @@ func orDefault[T int | float64 | time.Duration](v, def T) T {
 // unrelated ones; 0.80 would lose that one and keep 41. See docs/CONFIGURATION.md,
 // STEWARD_MEMORY_MAX_DISTANCE.
 const DefaultMaxDistance = 0.90
+
+// spend is a model call made for an owner outside a turn, to record with what it wrote.
+type spend struct {
+	kind  string
+	model string
+	usage steward.Usage
+}
+
+// spent is resp as a spend of kind.
+func (s *Service) spent(kind string, resp llm.Response) *spend {
+	model := resp.Model
+	if model == "" {
+		model = s.Model.Name()
+	}
+	return &spend{kind: kind, model: model, usage: resp.Usage}
+}
+
+// record stores sp (nil: nothing) in tx, priced.
+func (s *Service) record(ctx context.Context, tx *store.Tx, sp *spend) error {
+	if sp == nil {
+		return nil
+	}
+	var cost int64
+	if s.Price != nil {
+		cost = s.Price(sp.model, sp.usage)
+	}
+	return tx.Memory.RecordModelCall(ctx, sp.kind, sp.model, sp.usage, cost)
+}

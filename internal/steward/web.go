@@ -26,4 +26,8 @@ type SearchSource struct {
 type SearchResult struct {
 	Answer  string         `json:"answer,omitempty"`
 	Sources []SearchSource `json:"sources"`
+	// Model and Usage are the model call a search backend made (Gemini's grounded search),
+	// for the turn's cost; empty for a backend that calls no model (SearXNG).
+	Model string `json:"-"`
+	Usage Usage  `json:"-"`
 }

@@ -105,8 +105,8 @@ func TestDoorRoleReadsAcrossOwnersAndNothingMore(t *testing.T) {
 	if err != nil || len(owners) != 2 {
 		t.Errorf("ListOwners = %+v, %v; want both owners", owners, err)
 	}
-	if spent, limit, err := door.GlobalCostToday(ctx); err != nil || spent != 214 || limit != 50_000_000 {
-		t.Errorf("GlobalCostToday = %d of %d, %v; want 214 (per owner, a turn's 7 and a voice call's 100) of the default cap", spent, limit, err)
+	if spent, limit, err := door.GlobalCostToday(ctx); err != nil || spent != 224 || limit != 50_000_000 {
+		t.Errorf("GlobalCostToday = %d of %d, %v; want 224 (per owner, a turn's 7, a voice call's 100 and a model call's 5) of the default cap", spent, limit, err)
 	}
 	if due, err := door.DueIngests(ctx, time.Now(), 10); err != nil || len(due) != 2 {
 		t.Errorf("DueIngests = %+v, %v; want one per owner", due, err)

@@ -24,7 +24,7 @@ var ownerTables = []string{"api_keys", "audit_log", "conversations", "documents"
 	"ledger_postings", "ledger_transactions", "mcp_servers", "mcp_tools", "memory_chunks", "memory_facts",
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
 	"standing_rules", "tasks", "tool_calls", "trading_accounts", "trading_orders", "trading_positions", "trading_prices", "turns", "approval_links", "connected_accounts", "web_sessions", "webhook_deliveries", "webhooks",
-	"household_members", "household_approvals", "owner_usage", "passkeys", "device_links", "skills", "skill_settings", "voice_calls",
+	"household_members", "household_approvals", "owner_usage", "passkeys", "device_links", "skills", "skill_settings", "voice_calls", "model_calls",
 	"telegram_link_codes", "telegram_chats", "telegram_updates"}
 
 // seeded is what seed creates for one owner.
@@ -163,6 +163,9 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 			return err
 		}
 		if err := tx.Voice.Record(ctx, VoiceCall{Kind: "transcribe", Model: "whisper-1", DurationMS: 1000, CostMicros: 100}); err != nil {
+			return err
+		}
+		if err := tx.Memory.RecordModelCall(ctx, "consolidate", "gemini-fast", steward.Usage{InputTokens: 100}, 5); err != nil {
 			return err
 		}
 		if err := seedTelegram(ctx, tx, name, conv.ID); err != nil {
@@ -452,6 +455,11 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		}
 		if err := tx.Voice.Record(ctx, VoiceCall{Kind: "speak", Model: "tts-1", DurationMS: 500, CostMicros: 7}); err != nil {
 			t.Errorf("voice record: %v", err)
+		}
+		// A model call outside a turn is recorded as bob's (the row's owner is the transaction's).
+		covers("Memory.RecordModelCall")
+		if err := tx.Memory.RecordModelCall(ctx, "extract_facts", "gemini-fast", steward.Usage{InputTokens: 10}, 3); err != nil {
+			t.Errorf("model call record: %v", err)
 		}
 
 		// Alice's approval link: bob can neither read nor use it, nor make one for her turn.

@@ -52,6 +52,17 @@ type Env struct {
 	// a fact a tainted turn stored), with what in words: the turn is tainted by it. nil when
 	// the caller keeps no taint.
 	Tainted func(source string)
+	// Spend is called by a tool that made a model call of its own (web_search's grounded
+	// search) with the model that answered and its usage: the turn's cost and the owner's
+	// budget count it like the turn's own calls. nil when the caller counts none.
+	Spend func(model string, u steward.Usage)
+}
+
+// Spent hands a tool's own model call to the caller, if it counts them (Env.Spend).
+func (e Env) Spent(model string, u steward.Usage) {
+	if e.Spend != nil && model != "" {
+		e.Spend(model, u)
+	}
 }
 
 // TaintedBy taints the caller's turn by source, if the caller keeps a taint (Env.Tainted).

@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,7 +46,8 @@ func (s *Searcher) Search(ctx context.Context, query string, maxResults int) (st
 	if len(resp.Candidates) == 0 || resp.Candidates[0] == nil {
 		return steward.SearchResult{}, errors.New("gemini search returned no answer")
 	}
-	res := steward.SearchResult{Answer: strings.TrimSpace(resp.Text()), Sources: []steward.SearchSource{}}
+	res := steward.SearchResult{Answer: strings.TrimSpace(resp.Text()), Sources: []steward.SearchSource{},
+		Model: cmp.Or(resp.ModelVersion, s.model), Usage: toUsage(resp.UsageMetadata)}
 	seen := map[string]bool{}
 	if md := resp.Candidates[0].GroundingMetadata; md != nil {
 		for _, ch := range md.GroundingChunks {

@@ -15,22 +15,25 @@ import (
 	"github.com/stewardhq/steward/internal/tools/webtools"
 )
 
-// search runs web_search on s as the agent does.
-func search(t *testing.T, s webtools.Searcher, args string) (steward.SearchResult, error) {
+// search runs web_search on s as the agent does; spent lists the model calls it reported to
+// its Env ("model in out").
+func search(t *testing.T, s webtools.Searcher, args string) (res steward.SearchResult, spent []string, err error) {
 	t.Helper()
 	reg, err := tools.NewRegistry(webtools.Search(s))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := reg.Run(context.Background(), tools.Env{}, "web_search", json.RawMessage(args))
+	out, err := reg.Run(context.Background(), tools.Env{Spend: func(model string, u steward.Usage) {
+		spent = append(spent, model+" "+fmt.Sprint(u.InputTokens, u.OutputTokens))
+	}},
+		"web_search", json.RawMessage(args))
 	if err != nil {
-		return steward.SearchResult{}, err
+		return steward.SearchResult{}, spent, err
 	}
-	var res steward.SearchResult
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatal(err)
 	}
-	return res, nil
+	return res, spent, nil
 }
 
 // geminiAnswer is a generateContent answer grounded in Google Search, as the REST API sends
@@ -62,7 +65,7 @@ func TestSearcherGrounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := search(t, g, `{"query":"who won euro 2024","max_results":2}`)
+	res, spent, err := search(t, g, `{"query":"who won euro 2024","max_results":2}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,5 +87,9 @@ func TestSearcherGrounded(t *testing.T) {
 	}}
 	if fmt.Sprint(res) != fmt.Sprint(want) {
 		t.Errorf("result %+v, want %+v", res, want)
+	}
+	// The grounded search is a model call of its own: its tokens are the turn's to count.
+	if len(spent) != 1 || spent[0] != "gemini-fast 12 14" {
+		t.Errorf("spent %q, want the search's one call of gemini-fast, 12 tokens in and 14 out", spent)
 	}
 }

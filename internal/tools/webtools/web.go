@@ -147,11 +147,12 @@ func webSearchTool(s Searcher) tools.Tool {
 		"Search the web. Returns a short answer when available and the sources (title, URL); "+
 			"use web_fetch to read a source.",
 		steward.KindRead,
-		func(ctx context.Context, _ tools.Env, a webSearchArgs) (any, error) {
+		func(ctx context.Context, env tools.Env, a webSearchArgs) (any, error) {
 			if s == nil {
 				return nil, errors.New("web_search has no search backend")
 			}
 			res, err := s.Search(ctx, a.Query, a.MaxResults)
+			env.Spent(res.Model, res.Usage)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
