@@ -106,6 +106,11 @@ type Tool struct {
 	// it waits for the owner unless the owner's own message named that URL, and an approved
 	// one runs outside any transaction like an External write.
 	Egress bool
+	// Links, when set, returns the links a write puts before the owner (notify's title and
+	// message), which the owner's channel, its servers or its client may open: in a tainted
+	// turn a call carrying a link the owner did not write waits for the owner like an egress
+	// call (docs/ARCHITECTURE.md §3).
+	Links func(args json.RawMessage) []string
 	// Untrusted marks a tool whose output is content from outside (a page, a search result,
 	// a document): a turn that runs it is tainted (docs/ARCHITECTURE.md §3).
 	Untrusted bool
