@@ -121,6 +121,10 @@ type State struct {
 // ReasonTainted is PendingCall.Reason for a call held because its turn is tainted.
 const ReasonTainted = "tainted"
 
+// ReasonHousehold is GateDecision.Reason for a call asked because a household policy makes
+// other members approve it: no standing rule or auto mode runs it (docs/ARCHITECTURE.md §2).
+const ReasonHousehold = "household"
+
 // PendingCall is a write call waiting for the owner's decision.
 type PendingCall struct {
 	CallID   string          `json:"call_id"`

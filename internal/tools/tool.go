@@ -215,7 +215,24 @@ func New[A any](name, description string, kind steward.ToolKind, run func(ctx co
 // never offer it: their calls are asked every time, and no rule lifts a cap
 // (docs/SECURITY.md, "Safety, in code").
 func (t Tool) AlwaysOffered() bool {
-	return !t.NoAlways && !t.AlwaysAsk && t.Money == nil && (!t.External || t.RulesMayAllow) && !t.Egress
+	return t.NoRuleWhy() == ""
+}
+
+// NoRuleWhy says in words why no standing allow rule runs this tool, "" when one may
+// (AlwaysOffered): an allow rule for it is refused when the owner writes one
+// (Registry.CheckRule), never stored to be ignored.
+func (t Tool) NoRuleWhy() string {
+	switch {
+	case t.AlwaysAsk:
+		return "only your yes runs it, every time"
+	case t.Money != nil:
+		return "it moves money, so it is asked every time"
+	case (t.External && !t.RulesMayAllow) || t.Egress:
+		return "it sends data out of Steward, so it is asked every time"
+	case t.NoAlways:
+		return "it is asked every time"
+	}
+	return ""
 }
 
 // Parameters returns the tool's argument schema as canonical JSON (sorted keys, no
