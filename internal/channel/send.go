@@ -146,18 +146,7 @@ func (s *Sender) Send(ctx context.Context, t Target, m Message) (final bool, err
 		}
 		return s.post(ctx, t, t.URL, h, body)
 	case Telegram:
-		msg := TelegramMessage(t.Settings.ChatID, TelegramText(m.Title, m.Text))
-		msg["parse_mode"] = "MarkdownV2"
-		var row []Button
-		for _, b := range m.Buttons {
-			if b.Text != "" && b.Data != "" && len(b.Data) <= 64 {
-				row = append(row, b)
-			}
-		}
-		if len(row) > 0 {
-			msg["reply_markup"] = map[string]any{"inline_keyboard": [][]Button{row}}
-		}
-		body, err := json.Marshal(msg)
+		body, err := json.Marshal(telegramSend(t, m))
 		if err != nil {
 			return true, err
 		}
@@ -176,6 +165,23 @@ func (s *Sender) Send(ctx context.Context, t Target, m Message) (final bool, err
 		return s.push(ctx, t, m)
 	}
 	return true, fmt.Errorf("unknown channel kind %q", t.Kind)
+}
+
+// telegramSend is the sendMessage of m to t's chat: MarkdownV2, its buttons (those Telegram
+// takes: text, and data of at most 64 bytes) in one row.
+func telegramSend(t Target, m Message) map[string]any {
+	msg := TelegramMessage(t.Settings.ChatID, TelegramText(m.Title, m.Text))
+	msg["parse_mode"] = "MarkdownV2"
+	var row []Button
+	for _, b := range m.Buttons {
+		if b.Text != "" && b.Data != "" && len(b.Data) <= 64 {
+			row = append(row, b)
+		}
+	}
+	if len(row) > 0 {
+		msg["reply_markup"] = map[string]any{"inline_keyboard": [][]Button{row}}
+	}
+	return msg
 }
 
 // TelegramMessage is the parameters of a Bot API sendMessage of text to chat, with link

@@ -118,14 +118,24 @@ func (s *Service) valid(r *NewRule) error {
 			r.Match = steward.MatchPattern
 		}
 	}
-	if strings.TrimSpace(r.Note) != "" {
-		note, err := steward.CheckName("the rule's note", r.Note, MaxNote)
-		if err != nil {
-			return err
-		}
-		r.Note = note
+	if err := checkNote(&r.Note); err != nil {
+		return err
 	}
 	return checkJSONText("predicate", pred)
+}
+
+// checkNote checks a rule's note, if it has one: no control or invisible formatting
+// character (steward.CheckName), at most MaxNote characters.
+func checkNote(note *string) error {
+	if strings.TrimSpace(*note) == "" {
+		return nil
+	}
+	n, err := steward.CheckName("the rule's note", *note, MaxNote)
+	if err != nil {
+		return err
+	}
+	*note = n
+	return nil
 }
 
 // Describe says in words which calls a rule covers, as the web app and the CLI list it:
