@@ -331,7 +331,7 @@ func SeedNotifyRule(ctx context.Context, tx *store.Tx) (*steward.Rule, error) {
 		}
 	}
 	r, err := tx.Rules.Create(ctx, steward.Rule{Tool: "notify", Match: steward.MatchPattern, Effect: "allow", Source: "setup",
-		Note: "seeded with the first scheduled job so briefings arrive without asking; delete it to approve each notification"})
+		Note: "added at your request (steward jobs add --allow-notify) so jobs deliver without asking; delete it to approve each notification"})
 	if err != nil {
 		return nil, err
 	}
