@@ -11,20 +11,22 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/app"
+	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/store"
 )
 
 const jobsUsage = `Usage:
   steward jobs list [--owner ID] [--json]
-  steward jobs add NAME --cron EXPR [--tz ZONE] [--payload JSON] [--owner ID]
+  steward jobs add NAME --cron EXPR [--tz ZONE] [--payload JSON] [--allow-notify] [--owner ID]
   steward jobs remove NAME [--owner ID]
   steward jobs run NAME [--owner ID]
 
 Jobs: morning-briefing, weekly-review, inbox-scan (off unless scheduled; hourly is
-"0 * * * *"). A schedule is a cron expression (5 fields, e.g. "0 7 * * *") in an IANA time zone (default UTC). The first schedule of an owner also adds a
-standing rule allowing notify, so briefings can be delivered; it is printed and can be
-removed (DELETE /v1/rules/{id}). "run" runs a job now, as the scheduler would.
+"0 * * * *"). A schedule is a cron expression (5 fields, e.g. "0 7 * * *") in an IANA time zone (default UTC). A job delivers
+through notify, which asks you each time unless a standing rule allows it: --allow-notify
+adds that rule (printed; remove it with "steward rules remove ID"). "run" runs a job now,
+as the scheduler would.
 --owner may be left out when there is exactly one owner.
 `
 
@@ -122,6 +124,7 @@ func jobsAdd(ctx context.Context, e env, cfg config.Config, args []string) error
 	fs := flag.NewFlagSet("jobs add", flag.ContinueOnError)
 	owner := ownerFlag(fs)
 	cron, tz, payload := fs.String("cron", "", "cron expression"), fs.String("tz", "UTC", "IANA time zone"), fs.String("payload", "", "JSON payload")
+	allowNotify := fs.Bool("allow-notify", false, `also add the standing rule "allow notify", so jobs deliver without asking`)
 	pos, err := parseFlags(fs, args, jobsUsage, 1, 1)
 	if err != nil {
 		return err
@@ -137,7 +140,7 @@ func jobsAdd(ctx context.Context, e env, cfg config.Config, args []string) error
 		raw = json.RawMessage(*payload)
 	}
 	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
-		s, rule, err := a.Scheduler.AddSchedule(ctx, owners[0], pos[0], *cron, *tz, raw)
+		s, err := a.Scheduler.AddSchedule(ctx, owners[0], pos[0], *cron, *tz, raw)
 		if err != nil {
 			return fmt.Errorf("jobs add: %w", err)
 		}
@@ -146,8 +149,16 @@ func jobsAdd(ctx context.Context, e env, cfg config.Config, args []string) error
 			next = ", next " + s.Next.Format(time.RFC3339)
 		}
 		fmt.Fprintf(e.stdout, "scheduled %s: %q in %s%s\n", s.Job, s.Cron, s.Timezone, next)
+		if !*allowNotify {
+			fmt.Fprintln(e.stdout, "its notification waits for your approval unless a rule allows notify (add one with --allow-notify)")
+			return nil
+		}
+		rule, err := autonomy.Setup(ctx, a.Store, owners[0])
+		if err != nil {
+			return fmt.Errorf("jobs add: the notify rule: %w", err)
+		}
 		if rule != nil {
-			fmt.Fprintf(e.stdout, "added standing rule %s: allow notify, so jobs can deliver (remove: DELETE /v1/rules/%s)\n", rule.ID, rule.ID)
+			fmt.Fprintf(e.stdout, "added standing rule %s: allow notify, so jobs deliver without asking; a notify carrying a link in a turn that read outside content still asks (remove: steward rules remove %s)\n", rule.ID, rule.ID)
 		}
 		return nil
 	})

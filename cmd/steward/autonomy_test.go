@@ -16,15 +16,28 @@ func TestJobsWebhooksAndMemoryCommands(t *testing.T) {
 	}
 	wantOK(t, runCLI(t, env, "owners", "add", "alice"))
 
+	// jobs add makes no standing rule: a rule is made only when the owner asks for it
+	// (--allow-notify), and then it is shown.
 	r := runCLI(t, env, "jobs", "add", "morning-briefing", "--cron", "0 7 * * *", "--tz", "Europe/Berlin")
 	wantOK(t, r)
-	if !strings.Contains(r.stdout, "scheduled morning-briefing") || !strings.Contains(r.stdout, "allow notify") {
-		t.Fatalf("jobs add: %s", r.stdout)
+	if !strings.Contains(r.stdout, "scheduled morning-briefing") || !strings.Contains(r.stdout, "--allow-notify") {
+		t.Fatalf("jobs add: %s; want it scheduled and how to let jobs deliver without asking", r.stdout)
+	}
+	if r := runCLI(t, env, "rules", "list"); strings.TrimSpace(r.stdout) != "" {
+		t.Fatalf("rules after jobs add:\n%s\nwant none: no command makes a rule the owner did not ask for", r.stdout)
 	}
 	wantOneLineError(t, runCLI(t, env, "jobs", "add", "coffee", "--cron", "0 7 * * *"), "unknown job")
 	wantOneLineError(t, runCLI(t, env, "jobs", "add", "weekly-review", "--cron", "not cron"), "cron")
 	if r := runCLI(t, env, "jobs", "add", "weekly-review"); r.code != 2 {
 		t.Fatalf("missing --cron: exit %d", r.code)
+	}
+	r = runCLI(t, env, "jobs", "add", "weekly-review", "--cron", "0 17 * * fri", "--allow-notify")
+	wantOK(t, r)
+	if !strings.Contains(r.stdout, "scheduled weekly-review") || !strings.Contains(r.stdout, "allow notify") {
+		t.Fatalf("jobs add --allow-notify: %s; want the rule shown", r.stdout)
+	}
+	if r := runCLI(t, env, "rules", "list"); !strings.Contains(r.stdout, "allow any call of notify") {
+		t.Fatalf("rules after jobs add --allow-notify:\n%s\nwant the notify rule", r.stdout)
 	}
 	r = runCLI(t, env, "jobs", "list", "--json")
 	wantOK(t, r)

@@ -20,8 +20,12 @@ func TestBriefingAndInboxScanOffline(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "carol", nil, nil)
 	ctx := context.Background()
+	// The owner lets jobs deliver without asking (steward jobs add --allow-notify).
+	if _, err := autonomy.Setup(ctx, e.App.Store, e.owner); err != nil {
+		t.Fatal(err)
+	}
 	for _, job := range []string{autonomy.JobMorningBriefing, autonomy.JobInboxScan} {
-		if _, _, err := e.App.Scheduler.AddSchedule(ctx, e.owner, job, map[string]string{autonomy.JobMorningBriefing: "0 7 * * *"}[job]+
+		if _, err := e.App.Scheduler.AddSchedule(ctx, e.owner, job, map[string]string{autonomy.JobMorningBriefing: "0 7 * * *"}[job]+
 			map[string]string{autonomy.JobInboxScan: "0 * * * *"}[job], "Europe/Berlin", nil); err != nil {
 			t.Fatal(err)
 		}

@@ -36,9 +36,10 @@ var (
 
 // SecurityDefinerAllowlist lists the reviewed SECURITY DEFINER functions: the household
 // approvals' writes across owners, each keyed on the caller's own app.owner_id
-// (migrations/00021_households.sql, docs/ARCHITECTURE.md §5), and retention's bounded
+// (migrations/00021_households.sql, docs/ARCHITECTURE.md §5) and the gate's question whether
+// a policy governs a call (00045_household_governs.sql, §2), and retention's bounded
 // deletes of old rows, callable by steward_door only (migrations/00040_retention.sql, §21).
-var SecurityDefinerAllowlist = []string{"household_request", "household_votes", "household_close", "household_expire",
+var SecurityDefinerAllowlist = []string{"household_request", "household_votes", "household_close", "household_expire", "household_governs",
 	"retire_audit", "retire_webhook_deliveries", "retire_memory_outbox", "retire_job_runs"}
 
 // OwnerPredicate is the expression every owner_isolation policy must use.

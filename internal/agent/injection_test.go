@@ -18,7 +18,6 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/stewardhq/steward/internal/agent"
-	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/store"
@@ -266,12 +265,13 @@ func dataBlockText(req llm.Request) string {
 	return b.String()
 }
 
-// TestInjectionInScheduledTurn replays the suite in a scheduled turn of an owner with the
-// rule "allow notify" that setup seeds (autonomy.SeedNotifyRule), the one place where data
-// can cause a write without a human. What the rule allows is exactly that: the attacker's
-// notify runs, and lands only in the victim's own inbox (notify has no recipient). Every
-// other write the data asks for waits for the owner, and the hostile text still reaches the
-// model only inside data blocks.
+// TestInjectionInScheduledTurn replays the suite in a scheduled turn of an owner who wrote
+// the rule "allow notify" themselves (no command makes it for them), the one place where data
+// that does not taint the turn can cause a write without a human. What the rule allows is
+// exactly that: the attacker's notify runs, and lands only in the victim's own inbox (notify
+// has no recipient, and no channel previews a link). Every other write the data asks for
+// waits for the owner, and the hostile text still reaches the model only inside data blocks.
+// A tainted turn's notify carrying a link waits for the owner (TestTaintedNotifyWithLinkAsks).
 func TestInjectionInScheduledTurn(t *testing.T) {
 	t.Parallel()
 	for _, c := range carriers() {
@@ -292,13 +292,13 @@ func runScheduledInjection(t *testing.T, h *harness, c carrier, p payload) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rule *steward.Rule
+	var rule steward.Rule
 	err = h.store.WithOwner(h.ctx, owner.ID, func(tx *store.Tx) error {
-		rule, err = autonomy.SeedNotifyRule(h.ctx, tx)
+		rule, err = tx.Rules.Create(h.ctx, steward.Rule{Tool: "notify", Match: steward.MatchPattern, Effect: "allow", Source: "api"})
 		return err
 	})
-	if err != nil || rule == nil {
-		t.Fatalf("seed notify rule: %v, %v", rule, err)
+	if err != nil {
+		t.Fatalf("the owner's notify rule: %v", err)
 	}
 	c.plant(h, owner.ID, p.text)
 	inbox := func() (notes []steward.Notification, calls []steward.CallRecord) {
@@ -356,7 +356,7 @@ func runScheduledInjection(t *testing.T, h *harness, c carrier, p payload) {
 	for _, rec := range h.journalOf(owner.ID, v.TurnID) {
 		switch {
 		case rec.Tool == "notify" && (rec.Status != steward.CallSucceeded || rec.DecidedBy != "rule:"+rule.ID.String()):
-			t.Errorf("%s via %s: notify %s decided by %q, want run by the seeded rule", p.name, c.name, rec.Status, rec.DecidedBy)
+			t.Errorf("%s via %s: notify %s decided by %q, want run by the owner's rule", p.name, c.name, rec.Status, rec.DecidedBy)
 		case rec.Kind == steward.KindWrite && rec.Tool != "notify" && rec.Status != steward.CallPending:
 			t.Errorf("%s via %s: %s is %s without the owner", p.name, c.name, rec.Tool, rec.Status)
 		}

@@ -897,7 +897,7 @@ func (r *Runner) gateRequest(x *run, c steward.ToolCall) steward.GateRequest {
 	req := steward.GateRequest{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Trigger: x.turn.Trigger, Untrusted: x.st.Untrusted,
 		CallID: c.ID, Tool: c.Name, Args: c.Args, Taint: x.taint()}
 	tool, ok := r.registry(x).Get(c.Name)
-	req.Egress = !ok || tool.External || (tool.Egress && !x.ownerNamed(c.Args))
+	req.Egress = !ok || tool.External || (tool.Egress && !x.ownerNamed(c.Args)) || (tool.Links != nil && !x.ownerWroteAll(tool.Links(c.Args)))
 	req.NoAllowRules = !ok || !tool.AlwaysOffered()
 	req.AlwaysAsk = !ok || tool.AlwaysAsk
 	if ok && tool.Money != nil {
@@ -974,28 +974,63 @@ func (r *Runner) heldEgress(x *run, tool tools.Tool, c steward.ToolCall) bool {
 }
 
 // ownerNamed reports whether the "url" argument of a call appears, as a word, in the owner's
-// own message that began the turn (its text parts, never a context part such as recalled
-// memory). A turn started by outside data has no owner's message.
+// own message that began the turn (ownerWrote).
 func (x *run) ownerNamed(args json.RawMessage) bool {
 	var a struct {
 		URL string `json:"url"`
 	}
-	if json.Unmarshal(args, &a) != nil || strings.TrimSpace(a.URL) == "" || len(x.st.Messages) == 0 {
+	return json.Unmarshal(args, &a) == nil && x.ownerWrote(strings.TrimSpace(a.URL))
+}
+
+// ownerWroteAll reports whether every one of links is a word the owner wrote (ownerWrote).
+func (x *run) ownerWroteAll(links []string) bool {
+	for _, l := range links {
+		if !x.ownerWrote(l) {
+			return false
+		}
+	}
+	return true
+}
+
+// ownerWrote reports whether want appears, as a word, in the owner's own message that began
+// the turn: its text parts outside any data block (a job's message carries a stranger's mail
+// in one), never a context part such as recalled memory. A turn started by outside data has
+// no owner's message.
+func (x *run) ownerWrote(want string) bool {
+	if want == "" || len(x.st.Messages) == 0 {
 		return false
 	}
 	if t := x.turn.Trigger; t == steward.TriggerWebhook || t == steward.TriggerMCP {
 		return false
 	}
-	want := strings.TrimSpace(a.URL)
 	for _, p := range x.st.Messages[0].Parts {
 		if p.Context || p.ToolResult != nil || p.ToolCall != nil {
 			continue
 		}
-		for _, w := range strings.Fields(p.Text) {
-			if strings.Trim(w, "<>()[]{}\"'`,;!?") == want || strings.TrimRight(strings.Trim(w, "<>()[]{}\"'`,;!?"), ".:") == want {
+		for _, w := range strings.Fields(withoutData(p.Text)) {
+			if t := strings.Trim(w, "<>()[]{}\"'`,;!?"); t == want || strings.TrimRight(t, ".:") == want || tools.TrimWord(w) == want {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// withoutData is text with its data blocks (DataBlock) cut out: what they hold is not the
+// owner's words.
+func withoutData(text string) string {
+	const open, end = "<data source=", "\n</data>"
+	var b strings.Builder
+	for {
+		i := strings.Index(text, open)
+		if i < 0 {
+			return b.String() + text
+		}
+		b.WriteString(text[:i])
+		j := strings.Index(text[i:], end)
+		if j < 0 {
+			return b.String()
+		}
+		text = text[i+j+len(end):]
+	}
 }

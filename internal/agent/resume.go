@@ -397,6 +397,9 @@ func (r *Runner) checkAlways(pending []steward.PendingCall, byCall map[string]st
 		if tool, ok := r.Tools.Get(p.Tool); d.Approve && (!ok || !tool.AlwaysOffered()) {
 			return steward.Errorf(steward.CodeInvalid, "always is not offered for %s: it moves money or sends data out, so it is asked every time and no standing rule can allow it; approve it without always (nothing was decided)", p.Tool)
 		}
+		if d.Approve && !p.AlwaysOffered {
+			return steward.Errorf(steward.CodeInvalid, "always is not offered for this call of %s (always_offered is false): it is asked every time; approve it without always (nothing was decided)", p.Tool)
+		}
 	}
 	return nil
 }

@@ -298,7 +298,9 @@ func (r *Runner) journalDecision(ctx context.Context, tx Tx, x *run, p *plan, i 
 		rec.Status, rec.Result = steward.CallDenied, res.Output
 	default:
 		rec.Status, rec.DecidedBy = steward.CallPending, ""
-		pc := steward.PendingCall{CallID: c.ID, Tool: c.Name, Args: c.Args, ArgsHash: hash, AlwaysOffered: v.tool.AlwaysOffered(),
+		// A call the gate asks for a reason of its own (a tainted egress call, a household
+		// policy) is asked every time: no "always" is offered for it.
+		pc := steward.PendingCall{CallID: c.ID, Tool: c.Name, Args: c.Args, ArgsHash: hash, AlwaysOffered: v.tool.AlwaysOffered() && d.Reason == "",
 			Reversible: v.tool.Reversible, Preview: v.preview, Estimate: v.estimate}
 		switch {
 		case d.Reason == steward.ReasonTainted:

@@ -65,6 +65,9 @@ type MCPReads interface {
 // Household files a suspended turn's calls for the household's approval and reads and
 // records the votes on the owner's own turn. *store.Household implements it.
 type Household interface {
+	// Governs reports whether a policy of the household makes another member approve a call
+	// of tool moving m (nil: unknown); the gate then asks (docs/ARCHITECTURE.md §2).
+	Governs(ctx context.Context, tool string, m *steward.Money) (bool, error)
 	// File files the calls for the approval of the members the household's policies name.
 	File(ctx context.Context, turnID uuid.UUID, calls []steward.HouseholdCall, expires time.Time) error
 	Votes(ctx context.Context, turnID uuid.UUID) ([]steward.HouseholdVote, error)

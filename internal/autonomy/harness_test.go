@@ -212,11 +212,15 @@ func (h *harness) setKill(engaged bool) {
 	h.in(func(tx *store.Tx) error { return tx.Safety.SetKill(h.ctx, engaged, "owner is on holiday") })
 }
 
-// addSchedule adds a schedule through the scheduler (which seeds the notify rule).
+// addSchedule adds a schedule through the scheduler, the owner having allowed notify
+// (autonomy.Setup, as `steward jobs add --allow-notify` does).
 func (h *harness) addSchedule(job, expr, tz string) autonomy.ScheduleView {
 	h.t.Helper()
-	v, _, err := h.sched.AddSchedule(h.ctx, h.owner, job, expr, tz, nil)
+	v, err := h.sched.AddSchedule(h.ctx, h.owner, job, expr, tz, nil)
 	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := autonomy.Setup(h.ctx, h.store, h.owner); err != nil {
 		h.t.Fatal(err)
 	}
 	return v

@@ -247,49 +247,42 @@ type ScheduleView struct {
 	Next *time.Time `json:"next,omitempty"`
 }
 
-// AddSchedule validates and stores an owner's schedule of a job. On the owner's first
-// schedule it also seeds the standing rule that lets scheduled jobs deliver through notify
-// (see SeedNotifyRule); the seeded rule is returned so the caller can show it.
-func (s *Scheduler) AddSchedule(ctx context.Context, ownerID uuid.UUID, job, expr, tz string, payload json.RawMessage) (ScheduleView, *steward.Rule, error) {
+// AddSchedule validates and stores an owner's schedule of a job. It makes no standing rule:
+// a job's notify asks the owner unless the owner allowed notify themselves (SeedNotifyRule,
+// on `steward jobs add --allow-notify`; docs/SECURITY.md).
+func (s *Scheduler) AddSchedule(ctx context.Context, ownerID uuid.UUID, job, expr, tz string, payload json.RawMessage) (ScheduleView, error) {
 	if _, ok := s.jobs()[job]; !ok {
-		return ScheduleView{}, nil, steward.Errorf(steward.CodeInvalid, "unknown job %q; jobs: %s", job, strings.Join(jobNames(s.jobs()), ", "))
+		return ScheduleView{}, steward.Errorf(steward.CodeInvalid, "unknown job %q; jobs: %s", job, strings.Join(jobNames(s.jobs()), ", "))
 	}
 	c, err := ParseCron(expr, tz)
 	if err != nil {
-		return ScheduleView{}, nil, steward.Errorf(steward.CodeInvalid, "%s", err.Error())
+		return ScheduleView{}, steward.Errorf(steward.CodeInvalid, "%s", err.Error())
 	}
 	if len(payload) == 0 {
 		payload = json.RawMessage(`{}`)
 	}
 	var obj map[string]any
 	if json.Unmarshal(payload, &obj) != nil || obj == nil {
-		return ScheduleView{}, nil, steward.Errorf(steward.CodeInvalid, "payload must be a JSON object")
+		return ScheduleView{}, steward.Errorf(steward.CodeInvalid, "payload must be a JSON object")
 	}
 	var v ScheduleView
-	var rule *steward.Rule
 	err = s.Runner.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
-		n, err := tx.Schedules.Count(ctx)
-		if err != nil {
-			return err
-		}
+		var err error
 		if v.Schedule, err = tx.Schedules.Create(ctx, store.NewSchedule{Job: job, Cron: c.String(), Timezone: c.Location().String(), Payload: payload}); err != nil {
 			if steward.ErrorCode(err) == steward.CodeConflict {
 				return steward.Errorf(steward.CodeConflict, "a schedule for %s exists; remove it first", job)
 			}
 			return err
 		}
-		if n == 0 {
-			rule, err = SeedNotifyRule(ctx, tx)
-		}
-		return err
+		return nil
 	})
 	if err != nil {
-		return ScheduleView{}, nil, err
+		return ScheduleView{}, err
 	}
 	if next := c.Next(s.Runner.Now.Now()); !next.IsZero() {
 		v.Next = &next
 	}
-	return v, rule, nil
+	return v, nil
 }
 
 // RemoveSchedule deletes an owner's schedule of a job; its runs stay in the history.
@@ -321,9 +314,12 @@ func (s *Scheduler) ListSchedules(ctx context.Context, ownerID uuid.UUID) ([]Sch
 }
 
 // SeedNotifyRule creates, once, the standing rule "allow notify" with source "setup", so a
-// scheduled job can deliver its briefing without waiting for a human. It is an ordinary,
-// visible rule the owner may delete (GET/DELETE /v1/rules); it never applies to webhook runs.
-// It does nothing (and returns nil) when the owner already has a rule for notify.
+// scheduled job can deliver its briefing without waiting for a human. Only the owner's
+// explicit choice makes it (`steward jobs add --allow-notify`, which shows it): no command
+// creates a rule the owner did not ask for. It is an ordinary, visible rule the owner may
+// delete (GET/DELETE /v1/rules); it never applies to webhook runs, nor to a notify carrying
+// a link in a tainted turn (docs/SECURITY.md). It does nothing (and returns nil) when the
+// owner already has a rule for notify.
 func SeedNotifyRule(ctx context.Context, tx *store.Tx) (*steward.Rule, error) {
 	rules, err := tx.Rules.For(ctx, "notify")
 	if err != nil {
@@ -335,15 +331,16 @@ func SeedNotifyRule(ctx context.Context, tx *store.Tx) (*steward.Rule, error) {
 		}
 	}
 	r, err := tx.Rules.Create(ctx, steward.Rule{Tool: "notify", Match: steward.MatchPattern, Effect: "allow", Source: "setup",
-		Note: "seeded with the first scheduled job so briefings arrive without asking; delete it to approve each notification"})
+		Note: "added at your request (steward jobs add --allow-notify) so jobs deliver without asking; delete it to approve each notification"})
 	if err != nil {
 		return nil, err
 	}
 	return &r, nil
 }
 
-// Setup is the first-setup step the CLI runs for an owner: it seeds the notify rule (see
-// SeedNotifyRule) and returns it, or nil when the owner has a notify rule already.
+// Setup is the owner's explicit opt-in (`steward jobs add --allow-notify`): it seeds the
+// notify rule (see SeedNotifyRule) and returns it, or nil when the owner has a notify rule
+// already.
 func Setup(ctx context.Context, st *store.Store, ownerID uuid.UUID) (*steward.Rule, error) {
 	var rule *steward.Rule
 	err := st.WithOwner(ctx, ownerID, func(tx *store.Tx) error {

@@ -304,26 +304,38 @@ func TestWeeklyReviewPerProject(t *testing.T) {
 	}
 }
 
-// TestSetupSeedsNotifyRuleOnce: the first schedule seeds a visible, removable allow rule for
-// notify; later schedules do not bring it back once removed.
-func TestSetupSeedsNotifyRuleOnce(t *testing.T) {
+// TestSchedulesMakeNoRule: a schedule makes no standing rule (no command makes one the owner
+// did not ask for); the owner's opt-in (Setup) makes a visible, removable allow rule for
+// notify once.
+func TestSchedulesMakeNoRule(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	_, rule, err := h.sched.AddSchedule(h.ctx, h.owner, autonomy.JobMorningBriefing, "0 7 * * *", "Europe/Berlin", nil)
+	if _, err := h.sched.AddSchedule(h.ctx, h.owner, autonomy.JobMorningBriefing, "0 7 * * *", "Europe/Berlin", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.sched.AddSchedule(h.ctx, h.owner, autonomy.JobWeeklyReview, "0 17 * * fri", "Europe/Berlin", json.RawMessage(`{"scope":"work"}`)); err != nil {
+		t.Fatal(err)
+	}
+	h.in(func(tx *store.Tx) error {
+		rules, err := tx.Rules.List(h.ctx)
+		if err == nil && len(rules) != 0 {
+			t.Errorf("rules after two schedules: %+v, want none", rules)
+		}
+		return err
+	})
+	rule, err := autonomy.Setup(h.ctx, h.store, h.owner)
 	if err != nil || rule == nil || rule.Tool != "notify" || rule.Effect != "allow" || rule.Source != "setup" {
-		t.Fatalf("first schedule: rule %+v, %v", rule, err)
+		t.Fatalf("the owner's opt-in: rule %+v, %v", rule, err)
 	}
-	h.in(func(tx *store.Tx) error { return tx.Rules.Delete(h.ctx, rule.ID) })
-	_, again, err := h.sched.AddSchedule(h.ctx, h.owner, autonomy.JobWeeklyReview, "0 17 * * fri", "Europe/Berlin", json.RawMessage(`{"scope":"work"}`))
-	if err != nil || again != nil {
-		t.Fatalf("second schedule: rule %+v, %v; want none", again, err)
+	if again, err := autonomy.Setup(h.ctx, h.store, h.owner); err != nil || again != nil {
+		t.Fatalf("a second opt-in: rule %+v, %v; want none", again, err)
 	}
-	if _, _, err := h.sched.AddSchedule(h.ctx, h.owner, autonomy.JobWeeklyReview, "0 18 * * fri", "UTC", nil); steward.ErrorCode(err) != steward.CodeConflict {
+	if _, err := h.sched.AddSchedule(h.ctx, h.owner, autonomy.JobWeeklyReview, "0 18 * * fri", "UTC", nil); steward.ErrorCode(err) != steward.CodeConflict {
 		t.Fatalf("a second schedule for the same job: %v, want conflict", err)
 	}
 	for _, bad := range [][3]string{{"make-coffee", "0 7 * * *", "UTC"}, {autonomy.JobMorningBriefing, "@every 1m", "UTC"},
 		{autonomy.JobMorningBriefing, "0 7 * * *", "Nowhere/Land"}} {
-		if _, _, err := h.sched.AddSchedule(h.ctx, h.owner, bad[0], bad[1], bad[2], nil); steward.ErrorCode(err) != steward.CodeInvalid {
+		if _, err := h.sched.AddSchedule(h.ctx, h.owner, bad[0], bad[1], bad[2], nil); steward.ErrorCode(err) != steward.CodeInvalid {
 			t.Errorf("AddSchedule%v: %v, want invalid", bad, err)
 		}
 	}

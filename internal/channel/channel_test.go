@@ -193,6 +193,24 @@ func TestEveryKindDelivers(t *testing.T) {
 		!strings.Contains(string(got[0].body), `"text":"*Steward test*\nThis is a test message`) {
 		t.Errorf("slack got %+v", got)
 	}
+	// No link is previewed or unfurled: Telegram's and Slack's servers would fetch it
+	// (docs/SECURITY.md, "Notifications carry no previews").
+	if got := tg.delivered(); len(got) == 1 {
+		var m struct {
+			Preview *struct {
+				IsDisabled bool `json:"is_disabled"`
+			} `json:"link_preview_options"`
+		}
+		if err := json.Unmarshal(got[0].body, &m); err != nil || m.Preview == nil || !m.Preview.IsDisabled {
+			t.Errorf("telegram sendMessage %s: want link_preview_options {\"is_disabled\":true}", got[0].body)
+		}
+	}
+	if got := slack.delivered(); len(got) == 1 {
+		var m map[string]any
+		if err := json.Unmarshal(got[0].body, &m); err != nil || m["unfurl_links"] != false || m["unfurl_media"] != false {
+			t.Errorf("slack message %s: want unfurl_links and unfurl_media false", got[0].body)
+		}
+	}
 	// Webhook: the Standard Webhooks signature verifies with the signing key.
 	if got := hook.delivered(); len(got) != 1 {
 		t.Errorf("webhook got %+v", got)

@@ -146,23 +146,15 @@ func (s *Sender) Send(ctx context.Context, t Target, m Message) (final bool, err
 		}
 		return s.post(ctx, t, t.URL, h, body)
 	case Telegram:
-		msg := map[string]any{"chat_id": t.Settings.ChatID, "text": TelegramText(m.Title, m.Text), "parse_mode": "MarkdownV2"}
-		var row []Button
-		for _, b := range m.Buttons {
-			if b.Text != "" && b.Data != "" && len(b.Data) <= 64 {
-				row = append(row, b)
-			}
-		}
-		if len(row) > 0 {
-			msg["reply_markup"] = map[string]any{"inline_keyboard": [][]Button{row}}
-		}
-		body, err := json.Marshal(msg)
+		body, err := json.Marshal(telegramSend(t, m))
 		if err != nil {
 			return true, err
 		}
 		return s.post(ctx, t, t.URL+"/bot"+t.Secrets.Token+"/sendMessage", http.Header{"Content-Type": {"application/json"}}, body)
 	case Slack:
-		body, err := json.Marshal(map[string]any{"text": SlackText(m.Title, m.Text), "mrkdwn": true})
+		// Slack unfurls no link: its servers would fetch it (docs/SECURITY.md).
+		body, err := json.Marshal(map[string]any{"text": SlackText(m.Title, m.Text), "mrkdwn": true,
+			"unfurl_links": false, "unfurl_media": false})
 		if err != nil {
 			return true, err
 		}
@@ -173,6 +165,32 @@ func (s *Sender) Send(ctx context.Context, t Target, m Message) (final bool, err
 		return s.push(ctx, t, m)
 	}
 	return true, fmt.Errorf("unknown channel kind %q", t.Kind)
+}
+
+// telegramSend is the sendMessage of m to t's chat: MarkdownV2, its buttons (those Telegram
+// takes: text, and data of at most 64 bytes) in one row.
+func telegramSend(t Target, m Message) map[string]any {
+	msg := TelegramMessage(t.Settings.ChatID, TelegramText(m.Title, m.Text))
+	msg["parse_mode"] = "MarkdownV2"
+	var row []Button
+	for _, b := range m.Buttons {
+		if b.Text != "" && b.Data != "" && len(b.Data) <= 64 {
+			row = append(row, b)
+		}
+	}
+	if len(row) > 0 {
+		msg["reply_markup"] = map[string]any{"inline_keyboard": [][]Button{row}}
+	}
+	return msg
+}
+
+// TelegramMessage is the parameters of a Bot API sendMessage of text to chat, with link
+// previews off: Telegram's servers fetch a previewed URL, and a link in a message Steward
+// sends may come from a model that read a stranger's words (docs/SECURITY.md, "Notifications
+// carry no previews"). Every sendMessage — a notification, an answer, a webhook's reply — is
+// built here.
+func TelegramMessage(chat any, text string) map[string]any {
+	return map[string]any{"chat_id": chat, "text": text, "link_preview_options": map[string]any{"is_disabled": true}}
 }
 
 // BotAPI calls a Telegram Bot API method (answerCallbackQuery, editMessageReplyMarkup) with

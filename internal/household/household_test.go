@@ -60,7 +60,8 @@ func setup(t *testing.T, approvers ...string) *env {
 	c := &clock{}
 	hooks := household.Hooks{Tools: reg, Now: c.Now}
 	issuer := links.Issuer{PublicURL: "https://steward.example", Key: []byte("0123456789abcdef0123456789abcdef"), Now: c.Now}
-	run := agent.New(agent.Config{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Now: c.Now},
+	// Auto mode is allowed (an owner still has to choose it).
+	run := agent.New(agent.Config{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{AllowAuto: true}, MaxIterations: 4, SuspendTTL: time.Hour, Now: c.Now},
 		agent.Hooks{Suspended: []func(context.Context, agent.Tx, steward.Turn) (bool, error){hooks.Suspended, issuer.Suspended}, Hold: hooks.Hold})
 	svc := &household.Service{Store: o.Store, Confirmer: run, Now: c.Now}
 	door, err := store.OpenDoor(ctx, o.DoorURL)
@@ -570,4 +571,59 @@ func (c *clock) Set(t time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.set = &t
+}
+
+// TestPolicyBeatsOwnRuleAndAutoMode: a household policy is decided before the member's own
+// standing rules and gate mode, like the money caps: with alice's rule allowing create_task,
+// or alice in auto mode, her call still waits, bob gets the vote, nothing runs, and the call
+// offers no "always" (her confirm would refuse one).
+func TestPolicyBeatsOwnRuleAndAutoMode(t *testing.T) {
+	for _, how := range []string{"rule", "auto"} {
+		t.Run(how, func(t *testing.T) {
+			e := setup(t, "bob")
+			ctx := context.Background()
+			err := e.o.Store.WithOwner(ctx, e.alice.owner.ID, func(tx *store.Tx) error {
+				if how == "auto" {
+					return tx.Safety.SetMode(ctx, "auto")
+				}
+				_, err := tx.Rules.Create(ctx, steward.Rule{Tool: "create_task", Match: steward.MatchPattern, Effect: "allow", Source: "api"})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := e.run.Start(ctx, agent.Input{OwnerID: e.alice.owner.ID, Message: "remind me to buy milk"}, nil)
+			if err != nil || v.Status != steward.StatusSuspended || len(v.Pending) != 1 {
+				t.Fatalf("start = %+v, %v; want the call waiting for the household", v, err)
+			}
+			if v.Pending[0].AlwaysOffered {
+				t.Errorf("pending %+v offers always; the household's call is asked every time", v.Pending[0])
+			}
+			if n, _ := e.state(t, v.TurnID); n != 0 {
+				t.Errorf("%d tasks; want none before the household decided", n)
+			}
+			if items, body := e.inbox(t, e.bob); len(items) != 1 || items[0].Status != "pending" {
+				t.Fatalf("bob's inbox = %s; want alice's call pending", body)
+			}
+		})
+	}
+}
+
+// TestNoAlwaysUnderPolicy: a call under a household policy says always_offered false, and a
+// confirm asking for always is refused in words, nothing decided.
+func TestNoAlwaysUnderPolicy(t *testing.T) {
+	e := setup(t, "bob")
+	v := e.suspend(t)
+	if v.Pending[0].AlwaysOffered {
+		t.Errorf("pending %+v: always_offered true, but a confirm with always is refused", v.Pending[0])
+	}
+	p := v.Pending[0]
+	_, err := e.run.Confirm(context.Background(), e.alice.owner.ID, v.TurnID,
+		[]steward.Decision{{CallID: p.CallID, ArgsHash: p.ArgsHash, Approve: true, Always: steward.AlwaysTool}}, nil)
+	if steward.ErrorCode(err) != steward.CodeInvalid || !strings.Contains(err.Error(), "always") {
+		t.Fatalf("confirm with always = %v; want it refused in words", err)
+	}
+	if n, st := e.state(t, v.TurnID); n != 0 || st != steward.StatusSuspended {
+		t.Fatalf("after the refused confirm: %d tasks, turn %s; want 0 and suspended", n, st)
+	}
 }

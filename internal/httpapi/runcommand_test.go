@@ -30,9 +30,10 @@ func TestRunCommandWaitsForTheOwner(t *testing.T) {
 	e := newEnvConfigured(t, nil, map[string]string{"STEWARD_SHELL": "on", "STEWARD_SHELL_ROOT": root},
 		scripted.Reply(scripted.Calls(scripted.Call("w1", "run_command", jsonOf(t, map[string]string{"command": command})))),
 		text("Ran it."))
-	// A standing allow rule for it is stored, but never lifts the question.
-	if resp := e.do(request{method: "POST", path: "/v1/rules", key: e.key, body: `{"tool":"run_command","effect":"allow"}`}); resp.status != http.StatusCreated {
-		t.Fatalf("rule: %d %s", resp.status, resp.body)
+	// A standing allow rule for it would never lift the question: it is refused in words.
+	if resp := e.do(request{method: "POST", path: "/v1/rules", key: e.key, body: `{"tool":"run_command","effect":"allow"}`}); resp.status != http.StatusUnprocessableEntity ||
+		!strings.Contains(string(resp.body), "would never apply") {
+		t.Fatalf("rule: %d %s; want 422, the rule would never apply", resp.status, resp.body)
 	}
 	v := e.chat("run the answer script")
 	if v.Status != steward.StatusSuspended || len(v.Pending) != 1 || !strings.Contains(string(v.Pending[0].Args), "python3 -c") {

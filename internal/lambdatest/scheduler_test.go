@@ -143,8 +143,11 @@ func TestSchedulerUnderTheLambdaEmulator(t *testing.T) {
 	t.Parallel()
 	rie := findRIE(t)
 	f := newAutonomyFixture(t, "scheduled")
-	v, _, err := f.sched.AddSchedule(f.ctx, f.owner, autonomy.JobMorningBriefing, "0 7 * * *", "Europe/Berlin", nil)
+	v, err := f.sched.AddSchedule(f.ctx, f.owner, autonomy.JobMorningBriefing, "0 7 * * *", "Europe/Berlin", nil)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := autonomy.Setup(f.ctx, f.store, f.owner); err != nil { // the owner allows notify
 		t.Fatal(err)
 	}
 	if v.Next == nil {

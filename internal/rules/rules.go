@@ -24,10 +24,11 @@ const (
 	MaxNote  = 500  // characters
 )
 
-// ToolChecker says whether a rule may name a tool — a registered write tool or "*" — and
-// these arguments in its predicate. *tools.Registry implements it.
+// ToolChecker says whether a rule may name a tool — a registered write tool or "*" — with
+// this effect (no allow rule for a tool the gate always asks about) and these arguments in
+// its predicate. *tools.Registry implements it.
 type ToolChecker interface {
-	CheckRule(tool string, args []string) error
+	CheckRule(tool, effect string, args []string) error
 }
 
 // Service lists, creates and deletes an owner's standing rules. It is safe for concurrent use.
@@ -84,8 +85,8 @@ func (s *Service) Delete(ctx context.Context, ownerID, id uuid.UUID) error {
 	})
 }
 
-// valid checks a rule: a registered write tool or "*" (every write tool), allow or deny, an
-// object predicate ({} when absent) naming only arguments the tool has, exact or pattern
+// valid checks a rule: a registered write tool or "*" (every write tool), allow or deny —
+// allow only for a tool an allow rule can run (tools.Tool.NoRuleWhy) —, an object predicate ({} when absent) naming only arguments the tool has, exact or pattern
 // (see NewRule.Match), text Postgres can store, and a note without control or invisible
 // formatting characters (steward.CheckName).
 func (s *Service) valid(r *NewRule) error {
@@ -108,7 +109,7 @@ func (s *Service) valid(r *NewRule) error {
 	if s.Tools == nil {
 		return errors.New("rules: no tool registry to check the rule against")
 	}
-	if err := s.Tools.CheckRule(r.Tool, slices.Sorted(maps.Keys(pred))); err != nil {
+	if err := s.Tools.CheckRule(r.Tool, r.Effect, slices.Sorted(maps.Keys(pred))); err != nil {
 		return err
 	}
 	if r.Match == "" {
@@ -117,14 +118,24 @@ func (s *Service) valid(r *NewRule) error {
 			r.Match = steward.MatchPattern
 		}
 	}
-	if strings.TrimSpace(r.Note) != "" {
-		note, err := steward.CheckName("the rule's note", r.Note, MaxNote)
-		if err != nil {
-			return err
-		}
-		r.Note = note
+	if err := checkNote(&r.Note); err != nil {
+		return err
 	}
 	return checkJSONText("predicate", pred)
+}
+
+// checkNote checks a rule's note, if it has one: no control or invisible formatting
+// character (steward.CheckName), at most MaxNote characters.
+func checkNote(note *string) error {
+	if strings.TrimSpace(*note) == "" {
+		return nil
+	}
+	n, err := steward.CheckName("the rule's note", *note, MaxNote)
+	if err != nil {
+		return err
+	}
+	*note = n
+	return nil
 }
 
 // Describe says in words which calls a rule covers, as the web app and the CLI list it:

@@ -2,13 +2,18 @@ package rules_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/testdb"
+	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/mailtools"
 	"github.com/stewardhq/steward/internal/tools/toolstest"
+	"github.com/stewardhq/steward/internal/tools/tradingtools"
 )
 
 // A rule is checked before any transaction: a bad rule is invalid, and a service built
@@ -55,5 +60,34 @@ func TestDescribe(t *testing.T) {
 		if got := rules.Describe(steward.Rule{Tool: tc.tool, Match: tc.match, Predicate: []byte(tc.pred)}); got != tc.want {
 			t.Errorf("%s %s %s: %q, want %q", tc.tool, tc.match, tc.pred, got, tc.want)
 		}
+	}
+}
+
+// TestAllowRuleTheGateIgnoresIsRefused: an allow rule for a tool the gate asks about every
+// time — an order to a broker (always-ask), a mail leaving Steward (external) — would be
+// listed as "allow" and never apply; it is refused in words naming why, before anything is
+// stored. A deny rule for the same tool is honoured, so it is taken.
+func TestAllowRuleTheGateIgnoresIsRefused(t *testing.T) {
+	t.Parallel()
+	reg, err := tools.NewRegistry(append(append(toolstest.Tools(), mailtools.Tools(nil, nil)...), tradingtools.Tools(nil, false)...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := testdb.Open(t, 5)
+	owner, _ := o.Owner(t, "alice")
+	svc := &rules.Service{Store: o.Store, Tools: reg}
+	ctx := context.Background()
+	for tool, why := range map[string]string{"place_order": "only your yes", "send_mail": "sends data out"} {
+		_, err := svc.Create(ctx, owner.ID, rules.NewRule{Tool: tool, Effect: "allow"})
+		if steward.ErrorCode(err) != steward.CodeInvalid || !strings.Contains(err.Error(), "never") || !strings.Contains(err.Error(), why) {
+			t.Errorf("allow %s: err = %v, want invalid, saying the rule would never apply because %s", tool, err, why)
+		}
+		if _, err := svc.Create(ctx, owner.ID, rules.NewRule{Tool: tool, Effect: "deny"}); err != nil {
+			t.Errorf("deny %s: %v, want it taken", tool, err)
+		}
+	}
+	list, err := svc.List(ctx, owner.ID)
+	if err != nil || len(list) != 2 || list[0].Effect != "deny" || list[1].Effect != "deny" {
+		t.Errorf("rules = %+v, %v; want only the two deny rules", list, err)
 	}
 }

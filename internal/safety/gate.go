@@ -1,6 +1,7 @@
 // Package safety decides every write the model asks for, in code, never in the prompt, and
 // admits or stops turns. The gate's order is fixed (docs/ARCHITECTURE.md §2), first match decides: kill
-// switch → hard money caps → mode → standing rules → ask the human.
+// switch → hard money caps → read-only mode → deny rules → household policy (asks) →
+// tainted egress (asks) → auto mode → allow rules → ask the human.
 package safety
 
 import (
@@ -27,11 +28,23 @@ type Gate struct {
 var _ agent.Gate = (*Gate)(nil)
 
 // Decide returns the verdict for one write call.
+//
+// A household policy naming other members for the call is decided before the owner's own
+// allow rules and auto mode, like the caps: the call is asked (ReasonHousehold), so the
+// suspension files the members' votes. It grants nothing: a deny, by the caps, read-only
+// mode or a rule, still refuses.
 func (g *Gate) Decide(ctx context.Context, tx agent.Tx, req steward.GateRequest) (steward.GateDecision, error) {
-	// The rules first: in a batch of decisions (agent.Tx.Together) they are read in the
-	// same round trip as the kill switches.
-	rules, err := tx.Rules.For(ctx, req.Tool)
-	if err != nil {
+	// The rules and the household's policy first, in one round trip: in a batch of
+	// decisions (agent.Tx.Together) with the other calls' too.
+	var rules []steward.Rule
+	var governed bool
+	if err := tx.Together(ctx, func() (err error) {
+		rules, err = tx.Rules.For(ctx, req.Tool)
+		return err
+	}, func() (err error) {
+		governed, err = tx.Household.Governs(ctx, req.Tool, req.Money)
+		return err
+	}); err != nil {
 		return steward.GateDecision{}, err
 	}
 	if d, refused, err := guards(ctx, tx, req); err != nil || refused {
@@ -41,15 +54,19 @@ func (g *Gate) Decide(ctx context.Context, tx agent.Tx, req steward.GateRequest)
 	if err != nil {
 		return steward.GateDecision{}, fmt.Errorf("owner mode: %w", err)
 	}
-	switch mode {
-	case "deny":
+	if mode == "deny" {
 		return steward.GateDecision{Verdict: steward.Deny, By: "mode:deny", Reason: "the owner has Steward in read-only mode"}, nil
-	case "auto":
-		if g.AllowAuto && !untrusted(req) && !tainted(req) && !req.AlwaysAsk {
-			return steward.GateDecision{Verdict: steward.Allow, By: "mode:auto"}, nil
-		}
 	}
-	return decideByRules(rules, req), nil
+	d := decideByRules(rules, req)
+	switch {
+	case d.Verdict == steward.Deny || d.Reason != "":
+		return d, nil // a deny rule, or a tainted egress call the owner decides
+	case governed:
+		return steward.GateDecision{Verdict: steward.Ask, Reason: steward.ReasonHousehold}, nil
+	case mode == "auto" && g.AllowAuto && !untrusted(req) && !req.AlwaysAsk:
+		return steward.GateDecision{Verdict: steward.Allow, By: "mode:auto"}, nil
+	}
+	return d, nil
 }
 
 // Enforce re-checks the kill switch and caps right before a write runs and charges the

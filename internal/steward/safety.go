@@ -138,8 +138,8 @@ type GateDecision struct {
 	Verdict Verdict
 	// By is "rule:<id>", "mode:deny", "mode:auto", "cap:<name>", "kill" — or "" for Ask.
 	By string
-	// Reason is shown to the model when the call is refused; for Ask it is "" or
-	// ReasonTainted.
+	// Reason is shown to the model when the call is refused; for Ask it is "",
+	// ReasonTainted or ReasonHousehold.
 	Reason string
 }
 

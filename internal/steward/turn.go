@@ -129,6 +129,10 @@ const ReasonTainted = "tainted"
 // from memory: the owner's standing allow rules and auto mode did not apply to it.
 const ReasonUntrusted = "untrusted"
 
+// ReasonHousehold is GateDecision.Reason for a call asked because a household policy makes
+// other members approve it: no standing rule or auto mode runs it (docs/ARCHITECTURE.md §2).
+const ReasonHousehold = "household"
+
 // PendingCall is a write call waiting for the owner's decision.
 type PendingCall struct {
 	CallID   string          `json:"call_id"`

@@ -49,7 +49,25 @@ func (t Household) File(ctx context.Context, turnID uuid.UUID, calls []steward.H
 	return nil
 }
 
+// Governs reports whether a policy of the owner's household names another member for a
+// call of tool moving m (nil: no amount, or one that could not be read — a policy's minimum
+// then matches): the gate then asks, whatever the owner's rules or mode say
+// (migrations/00045_household_governs.sql, docs/ARCHITECTURE.md §2).
+func (t Household) Governs(ctx context.Context, tool string, m *steward.Money) (bool, error) {
+	var minor *int64
+	var currency *string
+	if m != nil {
+		minor, currency = &m.Minor, &m.Currency
+	}
+	var ok bool
+	if err := t.tx.QueryRow(ctx, householdGovernsSQL, tool, minor, currency).Scan(&ok); err != nil {
+		return false, fmt.Errorf("household policy of %s: %w", tool, err)
+	}
+	return ok, nil
+}
+
 const (
+	householdGovernsSQL = `SELECT household_governs($1, $2, $3)`
 	householdRequestSQL = `SELECT household_request($1, $2, $3)`
 	// A sqlc-style name, so the pipe defers it.
 	householdFileSQL = "-- name: HouseholdFile :exec\n" + householdRequestSQL

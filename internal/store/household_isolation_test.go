@@ -46,7 +46,8 @@ func seedHousehold(t *testing.T, ctx context.Context, s *Store, door *Door, a, b
 // probeHousehold: through the household view bob sees alice's request to him — the call
 // and nothing else — and can neither read nor decide anything else of hers.
 func probeHousehold(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
-	covers("Household.Request", "Household.File", "Household.Votes", "Household.Close", "Household.DecideOwn", "Household.Inbox", "Household.Get", "Household.Decide", "Household.Expire")
+	covers("Household.Request", "Household.File", "Household.Votes", "Household.Close", "Household.DecideOwn", "Household.Inbox", "Household.Get", "Household.Decide", "Household.Expire",
+		"Household.Governs")
 	// Alice's own vote and bob's request to her: rows of hers.
 	var aliceOwn, toAlice uuid.UUID
 	err := s.WithOwner(ctx, a.owner.ID, func(tx *Tx) error {
@@ -54,6 +55,19 @@ func probeHousehold(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 			return err
 		}
 		return tx.RawRow(ctx, `SELECT id FROM household_approvals WHERE owner_id = $1 AND requester_id = $2`, a.owner.ID, b.owner.ID).Scan(&toAlice)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The gate's question is about the caller's own household only: a policy naming another
+	// member governs bob's create_task, nothing governs his notify.
+	err = s.WithOwnerPipelined(ctx, b.owner.ID, func(tx *Tx) error {
+		for tool, want := range map[string]bool{"create_task": true, "notify": false} {
+			if got, err := tx.Household.Governs(ctx, tool, nil); err != nil || got != want {
+				t.Errorf("bob's household governs %s: %v, %v; want %v", tool, got, err, want)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)

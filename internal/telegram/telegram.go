@@ -246,7 +246,9 @@ func (m *message) stored() (Stored, bool) {
 // reply is a webhook answer: a sendMessage Telegram runs itself, with the bot that
 // received the update — no Bot API call, nothing stored.
 func reply(chatID int64, text string) map[string]any {
-	return map[string]any{"method": "sendMessage", "chat_id": chatID, "text": text}
+	m := channel.TelegramMessage(chatID, text)
+	m["method"] = "sendMessage"
+	return m
 }
 
 // Receive handles a message update (links.Messages): a linked chat's message is stored once
@@ -548,7 +550,7 @@ func (s *Service) send(ctx context.Context, chatID int64, title, text string, bu
 
 // say sends plain words (no Markdown read in them).
 func (s *Service) say(ctx context.Context, chatID int64, text string) error {
-	if err := s.Sender.BotCall(ctx, s.target(chatID), "sendMessage", map[string]any{"chat_id": chatID, "text": text}, nil); err != nil {
+	if err := s.Sender.BotCall(ctx, s.target(chatID), "sendMessage", channel.TelegramMessage(chatID, text), nil); err != nil {
 		return fmt.Errorf("telegram: send to chat: %w", err)
 	}
 	return nil

@@ -62,7 +62,23 @@ type fakeBot struct {
 func newFakeBot(t *testing.T) *fakeBot {
 	b := &fakeBot{files: map[string][]byte{}, msgID: 100}
 	b.Server = egresstest.NewTLSServer(t, b.serve)
+	// Every message Steward sent asked Telegram for no link preview: Telegram's servers
+	// fetch a previewed URL, so a link in a message must never be fetched by itself
+	// (docs/SECURITY.md, "Notifications carry no previews").
+	t.Cleanup(func() {
+		for _, c := range b.called("sendMessage") {
+			if !previewOff(c.Params) {
+				t.Errorf("sendMessage %v: link_preview_options = %v, want {\"is_disabled\":true}", c.Params["text"], c.Params["link_preview_options"])
+			}
+		}
+	})
 	return b
+}
+
+// previewOff reports whether a sendMessage's parameters turn link previews off.
+func previewOff(params map[string]any) bool {
+	o, ok := params["link_preview_options"].(map[string]any)
+	return ok && o["is_disabled"] == true
 }
 
 func (b *fakeBot) serve(w http.ResponseWriter, r *http.Request) {
@@ -203,6 +219,9 @@ func (e *tgEnv) post(update map[string]any) (int, map[string]any) {
 		if err := json.Unmarshal(b, &reply); err != nil {
 			e.t.Fatalf("callback answered %d %q: not JSON", resp.StatusCode, b)
 		}
+	}
+	if reply["method"] == "sendMessage" && !previewOff(reply) {
+		e.t.Errorf("the webhook's reply %v asks for a link preview, want link_preview_options {\"is_disabled\":true}", reply)
 	}
 	return resp.StatusCode, reply
 }
@@ -718,5 +737,32 @@ func TestTelegramContinuedTurn(t *testing.T) {
 	worker(queued[1])
 	if texts := e.bot.texts(); len(texts) != 2 || texts[1] != `It is later than you think\.` {
 		t.Fatalf("messages = %q, want the continued turn's answer", texts)
+	}
+}
+
+// TestTelegramLinksAreNotPreviewed: a link in an answer reaches the chat as text, and no
+// message Steward sends — an answer, a webhook reply, a plain notice — asks Telegram for a
+// preview, so Telegram's servers never fetch a URL a hijacked model chose.
+func TestTelegramLinksAreNotPreviewed(t *testing.T) {
+	t.Parallel()
+	e := newTGEnv(t, scripted.New(scripted.Reply(scripted.Text("Read https://evil.example/x?d=secret"))), nil)
+	e.link()
+	e.send(ownerChat, "what's new?")
+	sends := e.bot.called("sendMessage")
+	if len(sends) != 1 || !strings.Contains(fmt.Sprint(sends[0].Params["text"]), "evil.example") {
+		t.Fatalf("messages sent = %v, want the answer with its link", e.bot.texts())
+	}
+	if !previewOff(sends[0].Params) {
+		t.Errorf("the answer's sendMessage has link_preview_options %v, want {\"is_disabled\":true}", sends[0].Params["link_preview_options"])
+	}
+	// A plain notice (say): a voice note without speech configured.
+	e.post(e.message(ownerChat, map[string]any{"voice": map[string]any{"file_id": "v1", "duration": 1, "mime_type": "audio/ogg"}}))
+	if n := len(e.bot.called("sendMessage")); n < 2 {
+		t.Fatalf("%d messages, want a notice about the voice note too", n)
+	}
+	for _, c := range e.bot.called("sendMessage") {
+		if !previewOff(c.Params) {
+			t.Errorf("sendMessage %q asks for a link preview", c.Params["text"])
+		}
 	}
 }

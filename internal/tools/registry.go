@@ -127,8 +127,9 @@ const RuleTool = "*"
 // its predicate only arguments that tool has (for RuleTool, that some write tool has).
 // Rules only ever decide writes (reads run without the gate), so a rule on a read tool, an
 // unknown name or an argument no call carries would be stored and never apply as it reads;
-// each is CodeInvalid, listing the valid names.
-func (r *Registry) CheckRule(name string, args []string) error {
+// each is CodeInvalid, listing the valid names. So is an allow rule for a tool the gate asks
+// about every time (Tool.NoRuleWhy), which would be listed as "allow" and never run a call.
+func (r *Registry) CheckRule(name, effect string, args []string) error {
 	var writes []string
 	for _, n := range r.names {
 		if r.tools[n].Kind == steward.KindWrite {
@@ -146,6 +147,9 @@ func (r *Registry) CheckRule(name string, args []string) error {
 				return steward.Errorf(steward.CodeInvalid, "the predicate names the argument %q, which %s does not have (its arguments: %s), so the rule would never apply",
 					truncate(a, 64), name, orNone(t.args))
 			}
+		}
+		if why := t.NoRuleWhy(); effect == "allow" && why != "" {
+			return steward.Errorf(steward.CodeInvalid, "an allow rule for %s would never apply: %s (a deny rule is honoured)", name, why)
 		}
 		return nil
 	}

@@ -131,6 +131,11 @@ type Tool struct {
 	// it waits for the owner unless the owner's own message named that URL, and an approved
 	// one runs outside any transaction like an External write.
 	Egress bool
+	// Links, when set, returns the links a write puts before the owner (notify's title and
+	// message), which the owner's channel, its servers or its client may open: in a tainted
+	// turn a call carrying a link the owner did not write waits for the owner like an egress
+	// call (docs/ARCHITECTURE.md §3).
+	Links func(args json.RawMessage) []string
 	// Untrusted marks a tool whose output is content from outside (a page, a search result,
 	// a document): a turn that runs it is tainted (docs/ARCHITECTURE.md §3).
 	Untrusted bool
@@ -235,7 +240,24 @@ func New[A any](name, description string, kind steward.ToolKind, run func(ctx co
 // never offer it: their calls are asked every time, and no rule lifts a cap
 // (docs/SECURITY.md, "Safety, in code").
 func (t Tool) AlwaysOffered() bool {
-	return !t.NoAlways && !t.AlwaysAsk && t.Money == nil && (!t.External || t.RulesMayAllow) && !t.Egress
+	return t.NoRuleWhy() == ""
+}
+
+// NoRuleWhy says in words why no standing allow rule runs this tool, "" when one may
+// (AlwaysOffered): an allow rule for it is refused when the owner writes one
+// (Registry.CheckRule), never stored to be ignored.
+func (t Tool) NoRuleWhy() string {
+	switch {
+	case t.AlwaysAsk:
+		return "only your yes runs it, every time"
+	case t.Money != nil:
+		return "it moves money, so it is asked every time"
+	case (t.External && !t.RulesMayAllow) || t.Egress:
+		return "it sends data out of Steward, so it is asked every time"
+	case t.NoAlways:
+		return "it is asked every time"
+	}
+	return ""
 }
 
 // Parameters returns the tool's argument schema as canonical JSON (sorted keys, no

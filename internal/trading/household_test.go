@@ -76,7 +76,10 @@ func TestBriefingPortfolioLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.price(t, "AAPL", "190")
-	if _, _, err := e.App.Scheduler.AddSchedule(ctx, e.owner, autonomy.JobMorningBriefing, "0 7 * * *", "UTC", nil); err != nil {
+	if _, err := e.App.Scheduler.AddSchedule(ctx, e.owner, autonomy.JobMorningBriefing, "0 7 * * *", "UTC", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := autonomy.Setup(ctx, e.App.Store, e.owner); err != nil { // the owner allows notify
 		t.Fatal(err)
 	}
 	run, _, err := e.App.Scheduler.RunJob(ctx, e.owner, autonomy.JobMorningBriefing, time.Now().Truncate(time.Second), store.RunByCLI)

@@ -3,6 +3,7 @@ package builtin
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -37,9 +38,10 @@ func (a *notifyArgs) Check() error {
 	return tools.CheckLength("title", a.Title, 0, maxNotifyTitle)
 }
 
-// notifyTool returns the notify tool (write): a message for the owner.
+// notifyTool returns the notify tool (write): a message for the owner. Its links are what a
+// tainted turn may not send on a rule (docs/SECURITY.md, "Notifications carry no previews").
 func notifyTool() tools.Tool {
-	return tools.Say(tools.New("notify",
+	t := tools.Say(tools.New("notify",
 		"Send the owner a notification, e.g. a reminder or the result of a background run, to their default channel or the one named.",
 		steward.KindWrite,
 		func(ctx context.Context, env tools.Env, a notifyArgs) (any, error) {
@@ -53,6 +55,18 @@ func notifyTool() tools.Tool {
 			}
 			return map[string]any{"notification": n}, nil
 		}), sayNotify, saidNotify)
+	t.Links = notifyLinks
+	return t
+}
+
+// notifyLinks are the links in a notify's title and message; arguments it cannot read are
+// one link, so a tainted turn asks.
+func notifyLinks(args json.RawMessage) []string {
+	var a notifyArgs
+	if err := json.Unmarshal(args, &a); err != nil {
+		return []string{string(args)}
+	}
+	return tools.Links(a.Title + "\n" + a.Message)
 }
 
 func sayNotify(a notifyArgs) string {
