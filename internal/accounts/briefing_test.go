@@ -119,7 +119,11 @@ func TestWeeklyReviewOffline(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "", nil, nil)
 	ctx := context.Background()
-	if _, _, err := e.App.Scheduler.AddSchedule(ctx, e.owner, autonomy.JobWeeklyReview, "0 17 * * fri", "Europe/Berlin", nil); err != nil {
+	// The owner lets jobs deliver without asking (steward jobs add --allow-notify).
+	if _, err := autonomy.Setup(ctx, e.App.Store, e.owner); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.App.Scheduler.AddSchedule(ctx, e.owner, autonomy.JobWeeklyReview, "0 17 * * fri", "Europe/Berlin", nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Store.WithOwner(ctx, e.owner, func(tx *store.Tx) error {
