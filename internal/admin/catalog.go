@@ -29,7 +29,7 @@ var (
 		"audit_log.retention", "audit_log.retention_delete", "webhook_deliveries.retention", "webhook_deliveries.retention_delete",
 		"memory_outbox.retention_delete", "job_runs.retention_delete"}
 	DoorPolicies = []string{"owners.door", "api_keys.door", "turns.door", "memory_outbox.door",
-		"schedules.door", "job_runs.door", "webhooks.door", "notification_channels.door", "web_sessions.door", "approval_links.door", "passkeys.door", "device_links.door", "household_approvals.door", "voice_calls.door",
+		"schedules.door", "job_runs.door", "webhooks.door", "notification_channels.door", "web_sessions.door", "approval_links.door", "passkeys.door", "device_links.door", "household_approvals.door", "voice_calls.door", "model_calls.door",
 		// Two-way Telegram (docs/ARCHITECTURE.md §19): a code's and a chat's owner, the updates left queued.
 		"telegram_link_codes.door", "telegram_chats.door", "telegram_updates.door"}
 )

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -65,6 +66,26 @@ func TestEveryRegisteredToolHasSummary(t *testing.T) {
 	for _, name := range reg.Names() {
 		if tool, _ := reg.Get(name); !tool.Summarized() {
 			t.Errorf("tool %s has no one-line summary: add one with tools.Say next to its definition", name)
+		}
+	}
+}
+
+// TestEveryRegisteredToolIsDocumented: each tool the registry offers (trading on) is a row of
+// docs/TOOLS.md, named in backquotes.
+func TestEveryRegisteredToolIsDocumented(t *testing.T) {
+	t.Parallel()
+	reg, err := newTools(context.Background(), config.Config{SearchURL: "https://searx.example.org"}, nil, nil, nil, nil,
+		&trading.Service{Config: trading.Config{Mode: trading.Paper}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../../docs/TOOLS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range reg.Names() {
+		if !strings.Contains(string(doc), "`"+name+"`") && !strings.Contains(string(doc), "`"+name+" {") {
+			t.Errorf("tool %s is not documented in docs/TOOLS.md", name)
 		}
 	}
 }

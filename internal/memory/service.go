@@ -100,5 +100,5 @@ func (s *Service) record(ctx context.Context, tx *store.Tx, sp *spend) error {
 	if s.Price != nil {
 		cost = s.Price(sp.model, sp.usage)
 	}
-	return tx.Memory.RecordModelCall(ctx, sp.kind, sp.model, sp.usage, cost)
+	return tx.ModelCalls.Record(ctx, sp.kind, sp.model, sp.usage, cost)
 }

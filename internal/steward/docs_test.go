@@ -187,3 +187,43 @@ func headingAnchors(t *testing.T, file string) map[string]bool {
 	}
 	return anchors
 }
+
+// TestDocsNamePackages: every package under internal/ is named in HOW-IT-WORKS.md's "Where
+// things are" (its directory's name and a slash, as `internal/agent/` or a nested `gemini/`),
+// so the map a newcomer reads first cannot drift from the tree.
+func TestDocsNamePackages(t *testing.T) {
+	root := filepath.Join("..", "..")
+	raw, err := os.ReadFile(filepath.Join(root, "docs", "HOW-IT-WORKS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, where, ok := strings.Cut(string(raw), "## Where things are")
+	if !ok {
+		t.Fatal(`docs/HOW-IT-WORKS.md has no "## Where things are"`)
+	}
+	if i := strings.Index(where, "\n## "); i >= 0 {
+		where = where[:i]
+	}
+	packages := map[string]bool{}
+	err = filepath.WalkDir(filepath.Join(root, "internal"), func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			rel, _ := filepath.Rel(filepath.Join(root, "internal"), filepath.Dir(path))
+			packages[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(packages) < 50 {
+		t.Fatalf("found only %d packages under internal/", len(packages))
+	}
+	for pkg := range packages {
+		if !strings.Contains(where, filepath.Base(pkg)+"/") {
+			t.Errorf("internal/%s is not named in docs/HOW-IT-WORKS.md's \"Where things are\"", pkg)
+		}
+	}
+}

@@ -165,7 +165,7 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 		if err := tx.Voice.Record(ctx, VoiceCall{Kind: "transcribe", Model: "whisper-1", DurationMS: 1000, CostMicros: 100}); err != nil {
 			return err
 		}
-		if err := tx.Memory.RecordModelCall(ctx, "consolidate", "gemini-fast", steward.Usage{InputTokens: 100}, 5); err != nil {
+		if err := tx.ModelCalls.Record(ctx, "consolidate", "gemini-fast", steward.Usage{InputTokens: 100}, 5); err != nil {
 			return err
 		}
 		if err := seedTelegram(ctx, tx, name, conv.ID); err != nil {
@@ -457,8 +457,8 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 			t.Errorf("voice record: %v", err)
 		}
 		// A model call outside a turn is recorded as bob's (the row's owner is the transaction's).
-		covers("Memory.RecordModelCall")
-		if err := tx.Memory.RecordModelCall(ctx, "extract_facts", "gemini-fast", steward.Usage{InputTokens: 10}, 3); err != nil {
+		covers("ModelCalls.Record")
+		if err := tx.ModelCalls.Record(ctx, "extract_facts", "gemini-fast", steward.Usage{InputTokens: 10}, 3); err != nil {
 			t.Errorf("model call record: %v", err)
 		}
 

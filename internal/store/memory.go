@@ -270,11 +270,3 @@ func embeddingDimension(ctx context.Context, q interface {
 	}
 	return max(typmod, 0), nil // pgvector keeps the dimension as the type modifier; -1 = none
 }
-
-// RecordModelCall stores a model call made for the owner outside a turn (kind
-// "extract_facts" or "consolidate"), priced; its cost is added to the owner's day when the
-// transaction commits (migration 00052).
-func (t Memory) RecordModelCall(ctx context.Context, kind, model string, usage steward.Usage, costMicros int64) error {
-	return notFoundOrNil("record model call", t.q.RecordModelCall(ctx, db.RecordModelCallParams{OwnerID: t.ownerID,
-		Kind: kind, Model: model, InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens, CostMicros: costMicros}))
-}

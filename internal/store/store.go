@@ -285,6 +285,7 @@ type Tx struct {
 	DeviceLinks   DeviceLinks
 	Accounts      Accounts
 	Voice         Voice
+	ModelCalls    ModelCalls
 	Skills        Skills
 	SkillSettings SkillSettings
 	Telegram      Telegram
@@ -298,7 +299,7 @@ func newTx(c *conn) *Tx {
 		Safety: Safety{c}, Rules: Rules{c}, Memory: Memory{c}, Outbox: Outbox{c}, Tasks: Tasks{c},
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Channels: Channels{c}, Deliveries: Deliveries{c},
 		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}, Links: Links{c},
-		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}, Accounts: Accounts{c}, Voice: Voice{c}, Skills: Skills{c}, SkillSettings: SkillSettings{c},
+		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}, Accounts: Accounts{c}, Voice: Voice{c}, ModelCalls: ModelCalls{c}, Skills: Skills{c}, SkillSettings: SkillSettings{c},
 		Telegram: Telegram{c}, Trading: Trading{c}, TradeOrders: TradeOrders{c}, Prices: Prices{c}}
 }
 
