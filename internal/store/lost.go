@@ -57,18 +57,22 @@ func connLost(err error) bool {
 // unreachable.
 const RetryUnavailable = 5 * time.Second
 
-// unavailable is err as a client sees it when it is a lost connection: CodeUnavailable with
-// RetryUnavailable, the cause kept in the chain for the log; any other err as it is.
+// unavailable is err as a client sees it when it is a lost connection or a database that
+// accepts no writes (readonly.go): CodeUnavailable with RetryUnavailable, the cause kept in
+// the chain for the log; any other err as it is.
 func unavailable(err error) error {
-	if !connLost(err) {
-		return err
-	}
 	var e *steward.Error
-	if errors.As(err, &e) {
+	switch {
+	case errors.As(err, &e):
 		return err
+	case isReadOnly(err):
+		return errors.Join(&steward.Error{Code: steward.CodeUnavailable, RetryAfter: RetryUnavailable,
+			Message: "the database accepts no writes right now (a failover or maintenance); try again in a few seconds"}, err)
+	case connLost(err):
+		return errors.Join(&steward.Error{Code: steward.CodeUnavailable, RetryAfter: RetryUnavailable,
+			Message: "the database is unavailable (a restart or failover); nothing was changed, try again in a few seconds"}, err)
 	}
-	return errors.Join(&steward.Error{Code: steward.CodeUnavailable, RetryAfter: RetryUnavailable,
-		Message: "the database is unavailable (a restart or failover); nothing was changed, try again in a few seconds"}, err)
+	return err
 }
 
 // retryable reports whether a statement or transaction that failed with err may be sent again
