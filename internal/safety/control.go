@@ -71,7 +71,8 @@ func (c *Control) Admit(ctx context.Context, tx agent.Tx, a steward.Admission) e
 			return err
 		}
 		if spent >= limit {
-			return c.overBudget(steward.ReasonDailyCap, "the deployment's daily cost cap is reached; try again tomorrow")
+			return c.overBudget(steward.ReasonDailyCap, "the deployment's daily cost cap of $%.2f across every owner is reached; it resets at midnight UTC "+
+				"(the operator sets it: steward control cap USD, or STEWARD_DAILY_COST_CAP_USD)", float64(limit)/1e6)
 		}
 	}
 	return nil
