@@ -69,13 +69,22 @@ func (x *run) send(e StreamEvent) {
 // inOwner runs fn in one of the run's transactions, then delivers the stream events fn
 // queued, after the transaction ended (committed or not). When it did not commit, x's turn
 // and its unwritten events are as they were before (a save's version bump, made before a
-// deferred save came back, with it), so the transaction may be run again.
+// deferred save came back, with it), so the transaction may be run again: one whose
+// connection was lost before it could commit (steward.ErrNotCommitted: a failover) is run
+// once more, on a fresh connection, with the events of the lost attempt dropped
+// (docs/ARCHITECTURE.md §6).
 func (r *Runner) inOwner(ctx context.Context, x *run, fn func(Tx) error) error {
 	x.inTx = true
 	before, events := x.turn, x.events
 	err := r.Store.InOwner(ctx, x.turn.OwnerID, fn)
 	if err != nil {
 		x.turn, x.events = before, events
+	}
+	if errors.Is(err, steward.ErrNotCommitted) && ctx.Err() == nil {
+		x.queued = nil
+		if err = r.Store.InOwner(ctx, x.turn.OwnerID, fn); err != nil {
+			x.turn, x.events = before, events
+		}
 	}
 	x.inTx = false
 	queued := x.queued

@@ -71,6 +71,10 @@ var (
 	// ErrConflict: the object is not in a state that allows the change (a lost race, a
 	// resolved turn, a stale version).
 	ErrConflict = errors.New("conflict")
+	// ErrNotCommitted marks an unavailable error of a transaction that certainly did not
+	// commit: its connection was lost before its COMMIT reached the server. Run once more on
+	// a fresh connection, it changes nothing twice (docs/ARCHITECTURE.md §6).
+	ErrNotCommitted = errors.New("the transaction did not commit")
 )
 
 // Error is an error a client may see: a code and a message written for the client.
