@@ -3,12 +3,15 @@ package httpapi_test
 import (
 	"context"
 	"net/http"
+	"os"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stewardhq/steward/internal/agent"
+	"github.com/stewardhq/steward/internal/apptest"
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/testdb"
 	"github.com/stewardhq/steward/internal/tools"
 	"github.com/stewardhq/steward/internal/tools/toolstest"
 )
@@ -116,4 +119,29 @@ func TestFailoverMidTransaction(t *testing.T) {
 		}
 		m.noneRunning()
 	})
+}
+
+// TestFailoverLosesTheStartsCommit: the connection is cut as the server answers the COMMIT of
+// the chat's first transaction (the conversation and the running turn), so Steward cannot
+// know from the connection whether it committed. It looks: the turn had started, so it goes
+// on — the owner sees the answer, and no turn is left running.
+func TestFailoverLosesTheStartsCommit(t *testing.T) {
+	out := testdb.NewOutage(t, os.Getenv("APP_DATABASE_URL"))
+	e := appEnv(t, apptest.Options{Model: scripted.New(text("Hello.")), Through: out.Through})
+	out.LoseNextCommit()
+	resp := e.do(request{method: "POST", path: "/v1/chat", key: e.key, body: `{"message":"hello"}`})
+	if resp.status != http.StatusOK {
+		t.Errorf("chat whose first COMMIT's answer was lost: %d %s", resp.status, resp.body)
+	} else if v := viewOf(t, resp); v.Status != steward.StatusCompleted || v.Answer != "Hello." {
+		t.Errorf("chat whose first COMMIT's answer was lost: %s %q %q", v.Status, v.Answer, v.Error)
+	}
+	turns := e.turns()
+	if len(turns) != 1 {
+		t.Errorf("%d turns, want 1", len(turns))
+	}
+	for _, turn := range turns {
+		if turn.Status == steward.StatusRunning {
+			t.Errorf("turn %s left running", turn.ID)
+		}
+	}
 }
