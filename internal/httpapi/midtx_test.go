@@ -145,3 +145,31 @@ func TestFailoverLosesTheStartsCommit(t *testing.T) {
 		}
 	}
 }
+
+// TestFailoverLosesTheConfirmsCommit: the connection is cut as the server answers the COMMIT
+// of a confirm's claim, in which the approved write ran with its journal row. Steward looks:
+// its claim committed, so the turn goes on — the owner sees the answer, the write ran exactly
+// once, and no turn is left resuming or running.
+func TestFailoverLosesTheConfirmsCommit(t *testing.T) {
+	out := testdb.NewOutage(t, os.Getenv("APP_DATABASE_URL"))
+	e := appEnv(t, apptest.Options{Model: scripted.New(createTask("c1", "milk"), text("Added.")), Through: out.Through})
+	v := e.chat("add milk")
+	if v.Status != steward.StatusSuspended {
+		t.Fatalf("chat: %s %q, want suspended", v.Status, v.Error)
+	}
+	out.LoseNextCommit()
+	resp := e.confirm(v.TurnID, approveAll(v))
+	if resp.status != http.StatusOK {
+		t.Errorf("confirm whose claim's COMMIT answer was lost: %d %s", resp.status, resp.body)
+	} else if done := viewOf(t, resp); done.Status != steward.StatusCompleted || done.Answer != "Added." {
+		t.Errorf("confirm whose claim's COMMIT answer was lost: %s %q %q", done.Status, done.Answer, done.Error)
+	}
+	if n := len(e.tasks()); n != 1 {
+		t.Errorf("%d tasks, want exactly 1", n)
+	}
+	for _, turn := range e.turns() {
+		if turn.Status != steward.StatusCompleted {
+			t.Errorf("turn %s left %s", turn.ID, turn.Status)
+		}
+	}
+}
