@@ -119,3 +119,47 @@ func TestOwnersBudgetRejectsBadInput(t *testing.T) {
 		t.Fatalf("limits changed by rejected input: %s", r.stdout)
 	}
 }
+
+// TestDeploymentCostCap: the deployment-wide daily cost cap, which refuses every owner once
+// reached, has its knobs: `steward control cap USD` sets it, `control status` shows it,
+// STEWARD_DAILY_COST_CAP_USD sets it at `migrate up` (as the migrate function does on every
+// deploy), and the refusal names the cap and those knobs.
+func TestDeploymentCostCap(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t, apptest.Options{Model: scripted.New(scripted.Reply(scripted.Text("Hi!"))), MaxConns: 5})
+	_, key := app.DB.Owner(t, "alice")
+	env := dbEnv(app.DB.DB)
+
+	r := runCLI(t, env, "control", "cap", "75")
+	wantOK(t, r)
+	if !strings.Contains(r.stdout, "$75.00") {
+		t.Fatalf("control cap 75: %s", r.stdout)
+	}
+	if r = runCLI(t, env, "control", "status"); !strings.Contains(r.stdout, "of a $75.00 daily cap") {
+		t.Fatalf("control status after cap 75: %s", r.stdout)
+	}
+	wantOneLineError(t, runCLI(t, env, "control", "cap", "1e3"), "must be a dollar amount")
+	wantOneLineError(t, runCLI(t, env, "control", "cap", "lots"), "must be a dollar amount")
+
+	env["STEWARD_DAILY_COST_CAP_USD"] = "0"
+	wantOK(t, runCLI(t, env, "migrate", "up"))
+	if r = runCLI(t, env, "control", "status"); !strings.Contains(r.stdout, "of a $0.00 daily cap") {
+		t.Fatalf("control status after migrate up with STEWARD_DAILY_COST_CAP_USD=0: %s", r.stdout)
+	}
+	req, _ := http.NewRequest("POST", app.Server.URL+"/v1/chat", strings.NewReader(`{"message":"hello"}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "$0.00") ||
+		!strings.Contains(string(b), "STEWARD_DAILY_COST_CAP_USD") || !strings.Contains(string(b), "steward control cap") {
+		t.Fatalf("chat over the deployment's cap: %d %s", resp.StatusCode, b)
+	}
+
+	env["STEWARD_DAILY_COST_CAP_USD"] = "fifty"
+	wantOneLineError(t, runCLI(t, env, "control", "status"), "STEWARD_DAILY_COST_CAP_USD")
+}

@@ -10,18 +10,25 @@ import (
 
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/control"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 const controlUsage = `Usage:
   steward control stop [--owner ID] [--reason TEXT]
   steward control resume [--owner ID]
   steward control status [--json]
+  steward control cap USD
 
   stop    engage the kill switch: for the whole deployment, or for one owner with --owner.
           In-flight turns stop at their next step (aborted, nothing lost); new turns,
           confirms, scheduled jobs and webhooks are refused until resume.
   resume  release it.
   status  show the deployment's switch, its daily cost cap and use, and stopped owners.
+  cap     set the deployment's daily cost cap in dollars (e.g. 100 or 12.50): once every
+          owner's model cost since midnight UTC reaches it, every owner's new turns are
+          refused (503 daily_cap) until midnight UTC. 0 refuses every new turn; there is no
+          "unlimited". New deployments start at $50; STEWARD_DAILY_COST_CAP_USD sets it at
+          every steward migrate up (and every AWS deploy, the DailyCostCapUsd parameter).
 
 Connects as DATABASE_URL (steward_owner). Owners can also stop themselves over the API
 (POST /v1/control/stop).
@@ -36,7 +43,29 @@ func runControl(ctx context.Context, e env, cfg config.Config, args []string) er
 			return setKill(ctx, e, cfg, args, false)
 		},
 		"status": controlStatus,
+		"cap":    controlCap,
 	})
+}
+
+func controlCap(ctx context.Context, e env, cfg config.Config, args []string) error {
+	pos, err := parseFlags(flag.NewFlagSet("control cap", flag.ContinueOnError), args, controlUsage, 1, 1)
+	if err != nil {
+		return err
+	}
+	micros, err := steward.ParseDollars(pos[0])
+	if err != nil {
+		return fmt.Errorf("control cap: the cap %w", err)
+	}
+	door, err := openDoor(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer door.Close()
+	if err := (control.Operator{Door: door}).SetDailyCostCap(ctx, micros); err != nil {
+		return fmt.Errorf("control cap: %w", err)
+	}
+	fmt.Fprintf(e.stdout, "The deployment's daily cost cap is $%s (across every owner, reset at midnight UTC).\n", formatMicros(micros))
+	return nil
 }
 
 func setKill(ctx context.Context, e env, cfg config.Config, args []string, engaged bool) error {

@@ -52,6 +52,7 @@ Commands:
                                  (--voice FILE: a recording as the first message)
   speak TEXT > out.wav           read TEXT aloud with the server's speech model (docs/VOICE.md)
   control stop|resume|status     the kill switch, for the deployment or one owner (--owner)
+  control cap USD                the deployment's daily cost cap across every owner
   jobs list|add|remove|run NAME  scheduled jobs (morning-briefing, weekly-review, inbox-scan)
   webhooks add --source NAME     an incoming signed webhook (secret shown once)
   channels add|list|remove|test  notification channels (ntfy, telegram, slack, email, webhook, webpush)

@@ -118,6 +118,18 @@ func migrateUp(ctx context.Context, e env, cfg config.Config, args []string) err
 	}
 	zerolog.Ctx(ctx).Debug().Int64("version", v).Msg("migrated up")
 	fmt.Fprintf(e.stdout, "Schema at version %d.\n", v)
+	if cfg.DailyCostCapMicros == nil {
+		return nil
+	}
+	door, err := openDoor(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer door.Close()
+	if err := door.SetGlobalCostCap(ctx, *cfg.DailyCostCapMicros); err != nil {
+		return fmt.Errorf("STEWARD_DAILY_COST_CAP_USD: %w", err)
+	}
+	fmt.Fprintf(e.stdout, "The deployment's daily cost cap is $%s (STEWARD_DAILY_COST_CAP_USD).\n", formatMicros(*cfg.DailyCostCapMicros))
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/control"
+	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -157,7 +158,7 @@ func ownersBudget(ctx context.Context, e env, cfg config.Config, args []string) 
 		msgLimit = &m
 	}
 	if set["cost-usd"] {
-		micros, err := parseMicros(*cost)
+		micros, err := steward.ParseDollars(*cost)
 		if err != nil {
 			return fmt.Errorf("owners budget: --cost-usd %w", err)
 		}
@@ -187,42 +188,6 @@ func ownersBudget(ctx context.Context, e env, cfg config.Config, args []string) 
 	fmt.Fprintf(e.stdout, "Daily limits of owner %s: %d message%s a day, $%s a day (reset at midnight UTC).\n",
 		owner.id, got.Messages, plural, formatMicros(got.CostMicros))
 	return nil
-}
-
-// parseMicros reads a non-negative dollar amount with at most 6 decimals as an exact number
-// of millionths of a dollar (no floating point: "4.35" is 4350000).
-func parseMicros(s string) (int64, error) {
-	whole, frac, dot := strings.Cut(s, ".")
-	if !isDigits(whole) || (dot && !isDigits(frac)) {
-		return 0, fmt.Errorf("must be a dollar amount such as 5 or 0.25, got %q", s)
-	}
-	if len(frac) > 6 {
-		return 0, fmt.Errorf("has at most 6 decimals (millionths of a dollar), got %q", s)
-	}
-	tooMuch := fmt.Errorf("is at most $1000000 a day, got %q", s)
-	if len(whole) > 7 {
-		return 0, tooMuch
-	}
-	w, _ := strconv.ParseInt(whole, 10, 64)
-	f, _ := strconv.ParseInt((frac + "000000")[:6], 10, 64)
-	micros := w*1_000_000 + f
-	if micros > control.MaxDailyCostMicros {
-		return 0, tooMuch
-	}
-	return micros, nil
-}
-
-// isDigits reports whether s is one or more ASCII digits.
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // formatMicros prints millionths of a dollar exactly, with at least two decimals: 5000000 is

@@ -71,13 +71,22 @@ func (x *run) send(e StreamEvent) {
 // inOwner runs fn in one of the run's transactions, then delivers the stream events fn
 // queued, after the transaction ended (committed or not). When it did not commit, x's turn
 // and its unwritten events are as they were before (a save's version bump, made before a
-// deferred save came back, with it), so the transaction may be run again.
+// deferred save came back, with it), so the transaction may be run again: one whose
+// connection was lost before it could commit (steward.ErrNotCommitted: a failover) is run
+// once more, on a fresh connection, with the events of the lost attempt dropped
+// (docs/ARCHITECTURE.md §6).
 func (r *Runner) inOwner(ctx context.Context, x *run, fn func(Tx) error) error {
 	x.inTx = true
 	before, events := x.turn, x.events
 	err := r.Store.InOwner(ctx, x.turn.OwnerID, fn)
 	if err != nil {
 		x.turn, x.events = before, events
+	}
+	if errors.Is(err, steward.ErrNotCommitted) && ctx.Err() == nil {
+		x.queued = nil
+		if err = r.Store.InOwner(ctx, x.turn.OwnerID, fn); err != nil {
+			x.turn, x.events = before, events
+		}
 	}
 	x.inTx = false
 	queued := x.queued
@@ -163,6 +172,7 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (steward.View, 
 // optional reads, under a savepoint each —, admission (kill switch, budgets) and the turn row.
 // The conversation, the reads and admission share round trips (Tx.Together).
 func (r *Runner) open(ctx context.Context, x *run, in Input, reads bool, vec []float32) error {
+	var created steward.Turn // the turn the transaction inserted, committed or not
 	err := r.inOwner(ctx, x, func(tx Tx) error {
 		var conv steward.Conversation
 		var stored []steward.StoredMessage
@@ -221,16 +231,48 @@ func (r *Runner) open(ctx context.Context, x *run, in Input, reads bool, vec []f
 		if err != nil {
 			return err
 		}
-		// Written with the turn's next transaction, like every event.
-		x.record("turn_started", turnStarted{Trigger: in.Trigger, ConversationID: conv.ID, Model: r.Model.Name(),
-			PromptVersion: PromptVersion, PromptSHA256: promptSHA256})
+		created = x.turn
+		r.started(x, in.Trigger)
 		if recalled != "" && x.st.Taint == "" {
 			x.st.Taint = recalled // untrusted memory is in the turn from the start (§3)
 			x.record("turn_tainted", map[string]any{"source": recalled})
 		}
 		return nil
 	})
-	return openError(err)
+	return openError(r.startedAfterAll(ctx, x, created, in.Trigger, err))
+}
+
+// started records x's turn_started event, written with the turn's next transaction like
+// every event.
+func (r *Runner) started(x *run, trigger steward.Trigger) {
+	x.record("turn_started", turnStarted{Trigger: trigger, ConversationID: x.turn.ConversationID, Model: r.Model.Name(),
+		PromptVersion: PromptVersion, PromptSHA256: promptSHA256})
+}
+
+// startedAfterAll settles a start (open) that failed with lost after it inserted created: when
+// its connection was lost with its COMMIT's answer (a failover at that moment), it may have
+// committed. In a fresh transaction it looks for the created turn: found, the turn started
+// and goes on (nil); not found, nothing of it committed, and lost is returned (its words
+// claim nothing either way). Any other outcome is lost as it is.
+func (r *Runner) startedAfterAll(ctx context.Context, x *run, created steward.Turn, trigger steward.Trigger, lost error) error {
+	if lost == nil || created.ID == uuid.Nil || steward.ErrorCode(lost) != steward.CodeUnavailable || errors.Is(lost, steward.ErrNotCommitted) {
+		return lost
+	}
+	x.turn = created
+	err := r.inOwner(ctx, x, func(tx Tx) error {
+		t, err := tx.Turns.Get(ctx, created.ID)
+		if err == nil {
+			x.turn = t
+		}
+		return err
+	})
+	if err != nil {
+		x.turn = steward.Turn{OwnerID: created.OwnerID}
+		logError(ctx, err, "a start whose COMMIT's answer was lost: its turn was not found")
+		return lost
+	}
+	r.started(x, trigger)
+	return nil
 }
 
 // openError is the error of a turn that could not start: a refusal as it is, a conversation

@@ -36,6 +36,7 @@ func (r *Runner) ConfirmWith(ctx context.Context, ownerID, turnID uuid.UUID, dec
 		logError(ctx, err, "approved write failed in the claim's transaction; claiming alone")
 		err = r.claim(ctx, x, cf, false)
 	}
+	err = r.claimedAfterAll(ctx, x, cf, err)
 	if err == nil && cf.held != nil {
 		return *cf.held, nil
 	}
@@ -90,6 +91,9 @@ type confirmation struct {
 	// recovering is Recover's claim: only a resuming turn whose lease lapsed is taken, and
 	// the household is not asked (its members' votes were counted before the first claim).
 	recovering bool
+	// claimed is the turn as the claim's transaction left it, committed or not
+	// (claimedAfterAll).
+	claimed steward.Turn
 }
 
 // spend runs inClaim, if any, in the claim's transaction (a link used for the decision is
@@ -149,8 +153,39 @@ func (r *Runner) claim(ctx context.Context, x *run, cf *confirmation, merge bool
 			}
 		}
 		r.loadHistory(x, c.stored, c.conv.Summary, x.st.HistorySeq)
+		cf.claimed = x.turn
 		return x.flush(ctx, tx)
 	})
+}
+
+// claimedAfterAll settles a claim that failed with lost after it claimed the turn: when its
+// connection was lost with its COMMIT's answer (a failover at that moment), it may have
+// committed. In a fresh transaction it reads the turn: exactly as this claim left it
+// (sameClaim), the claim committed and the turn goes on (nil), exactly once as ever;
+// otherwise lost is returned. Any other outcome is lost as it is.
+func (r *Runner) claimedAfterAll(ctx context.Context, x *run, cf *confirmation, lost error) error {
+	if lost == nil || cf.claimed.ID == uuid.Nil || steward.ErrorCode(lost) != steward.CodeUnavailable || errors.Is(lost, steward.ErrNotCommitted) {
+		return lost
+	}
+	var now steward.Turn
+	err := r.Store.InOwner(ctx, cf.ownerID, func(tx Tx) error {
+		var err error
+		now, err = tx.Turns.Get(ctx, cf.turnID)
+		return err
+	})
+	if err != nil || !sameClaim(now, cf.claimed) {
+		return lost
+	}
+	x.turn = cf.claimed
+	return nil
+}
+
+// sameClaim reports whether turn t is as the claim c left it: status, version, and the
+// lease (the claimer's clock) and update time (its transaction's) that no other claim of
+// the same version shares.
+func sameClaim(t, c steward.Turn) bool {
+	return t.Status == c.Status && t.Version == c.Version && t.UpdatedAt.Equal(c.UpdatedAt) &&
+		t.LeaseUntil != nil && c.LeaseUntil != nil && t.LeaseUntil.Equal(*c.LeaseUntil)
 }
 
 // claimRead is what a claim reads before it decides: the turn, the owner's tools and

@@ -298,7 +298,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a.Memory.Now = a.Now
 	a.Ledger = &ledger.Service{Store: a.Store}
 	// One admission for turns and voice calls: kill switches, budgets, the deployment's cap.
-	admit := &safety.Control{GlobalCost: a.Door.GlobalCostToday, GlobalCostTTL: 10 * time.Second}
+	admit := &safety.Control{GlobalCost: a.Door.GlobalCostToday, GlobalCostTTL: 10 * time.Second, Now: a.Now}
 	if a.Voice, err = newVoice(ctx, cfg, hc, a.Store, admit, log); err != nil {
 		return nil, err
 	}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // Config is every setting Steward has. docs/CONFIGURATION.md lists them.
@@ -152,6 +154,10 @@ type Config struct {
 	// MaxTurnsPerOwner caps an owner's turns running at once in one process
 	// (STEWARD_MAX_TURNS_PER_OWNER); more are refused 429 rate_limited.
 	MaxTurnsPerOwner int
+	// DailyCostCapMicros is the deployment's daily cost cap across every owner, in millionths
+	// of a dollar (STEWARD_DAILY_COST_CAP_USD), which `steward migrate up` and the migrate
+	// function store in the database; nil keeps the database's (`steward control cap`).
+	DailyCostCapMicros *int64
 
 	// EgressAllow lists the private addresses (IP:port) that web_fetch and notification
 	// delivery may reach although the SSRF guard refuses every other private address
@@ -371,6 +377,7 @@ func Load(getenv func(string) string) (Config, error) {
 		SuspendTTL:                 r.duration("STEWARD_SUSPEND_TTL", 7*24*time.Hour),
 		MaxBodyBytes:               int64(r.intIn("STEWARD_MAX_BODY_BYTES", 1<<20, 1024, 64<<20)),
 		MaxTurnsPerOwner:           r.intIn("STEWARD_MAX_TURNS_PER_OWNER", 4, 1, 100),
+		DailyCostCapMicros:         r.dollars("STEWARD_DAILY_COST_CAP_USD"),
 		EgressAllow:                r.addrPorts("STEWARD_EGRESS_ALLOW"),
 		SecretKey:                  r.key32("STEWARD_SECRET_KEY"),
 		SearchURL:                  r.str("STEWARD_SEARCH_URL", ""),
@@ -761,6 +768,21 @@ func (r *reader) addrPorts(name string) []netip.AddrPort {
 		out = append(out, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
 	}
 	return out
+}
+
+// dollars reads an optional dollar amount (steward.ParseDollars) as millionths of a dollar;
+// nil when unset.
+func (r *reader) dollars(name string) *int64 {
+	v := r.str(name, "")
+	if v == "" {
+		return nil
+	}
+	micros, err := steward.ParseDollars(v)
+	if err != nil {
+		r.fail(name, v, err.Error())
+		return nil
+	}
+	return &micros
 }
 
 func (r *reader) intIn(name string, def, lo, hi int) int {

@@ -9,8 +9,9 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
-// MaxDailyCostMicros bounds an owner's daily cost budget: $1,000,000.
-const MaxDailyCostMicros = 1_000_000 * 1_000_000
+// MaxDailyCostMicros bounds an owner's daily cost budget and the deployment's daily cost
+// cap: $1,000,000.
+const MaxDailyCostMicros = steward.MaxDailyDollarsMicros
 
 // Operator is the operator's side of control, across owners, through the store's door
 // (connected as steward_owner): the deployment's kill switch, one owner's, the deployment's
@@ -48,6 +49,17 @@ func operatorReason(engaged bool, reason string) (string, error) {
 // Status is the deployment's kill switch, its daily cost cap and use, and the stopped owners.
 func (o Operator) Status(ctx context.Context) (store.ControlStatus, error) {
 	return o.Door.Control(ctx)
+}
+
+// SetDailyCostCap sets the deployment's daily cost cap, which refuses every owner's new
+// turns once the day's model cost across owners reaches it (docs/CONFIGURATION.md,
+// STEWARD_DAILY_COST_CAP_USD). There is no "unlimited" (limits fail closed): 0 refuses every
+// new turn.
+func (o Operator) SetDailyCostCap(ctx context.Context, capMicros int64) error {
+	if capMicros < 0 || capMicros > MaxDailyCostMicros {
+		return steward.Errorf(steward.CodeInvalid, "the deployment's daily cost cap is from $0 to $1000000")
+	}
+	return o.Door.SetGlobalCostCap(ctx, capMicros)
 }
 
 // SetBudget changes an owner's daily limits (nil keeps one) and returns both as they now

@@ -172,6 +172,9 @@ func (h *Handler) migrate(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := applyCostCap(ctx, cfg, db.owner.url); err != nil {
+		return 0, err
+	}
 	customresource.Step(ctx, "storing the roles' URLs in their secrets")
 	for _, r := range []*role{&db.owner, &db.app, &db.door} {
 		if err := r.store(ctx, secrets); err != nil {
@@ -180,6 +183,24 @@ func (h *Handler) migrate(ctx context.Context) (int64, error) {
 	}
 	log.Info().Str("database", db.name).Str("at", db.where).Str("pgvector", vector).Int64("schema_version", v).Msg("database ready")
 	return v, nil
+}
+
+// applyCostCap stores STEWARD_DAILY_COST_CAP_USD (the DailyCostCapUsd parameter) as the
+// deployment's daily cost cap, when it is set, as steward_owner (`steward control cap`).
+func applyCostCap(ctx context.Context, cfg config.Config, ownerURL string) error {
+	if cfg.DailyCostCapMicros == nil {
+		return nil
+	}
+	customresource.Step(ctx, "setting the deployment's daily cost cap (STEWARD_DAILY_COST_CAP_USD)")
+	door, err := store.OpenDoor(ctx, ownerURL)
+	if err != nil {
+		return fmt.Errorf("connect as %s to set the daily cost cap: %w", store.OwnerRole, innermost(err))
+	}
+	defer door.Close()
+	if err := door.SetGlobalCostCap(ctx, *cfg.DailyCostCapMicros); err != nil {
+		return fmt.Errorf("STEWARD_DAILY_COST_CAP_USD: %w", err)
+	}
+	return nil
 }
 
 // addOwner creates an owner and its first API key, as steward_owner (`steward owners add`).

@@ -3,8 +3,10 @@ package httpapi_test
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
 )
@@ -50,6 +52,7 @@ func TestOverBudgetCarriesItsReason(t *testing.T) {
 	if resp.status != http.StatusTooManyRequests || !strings.Contains(string(resp.body), `"reason":"owner_quota"`) {
 		t.Fatalf("over quota: %d %s", resp.status, resp.body)
 	}
+	untilMidnight(t, "over quota", resp)
 	if err := e.door.SetDailyLimits(e.ctx, e.owner, 10, 5_000_000); err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +62,19 @@ func TestOverBudgetCarriesItsReason(t *testing.T) {
 	resp = e.do(request{method: "POST", path: "/v1/chat", key: e.key, body: `{"message":"hello"}`})
 	if resp.status != http.StatusServiceUnavailable || !strings.Contains(string(resp.body), `"reason":"daily_cap"`) {
 		t.Fatalf("over the deployment cap: %d %s", resp.status, resp.body)
+	}
+	untilMidnight(t, "over the deployment cap", resp)
+}
+
+// untilMidnight checks that a budget's refusal says to retry when the day's budgets reset:
+// Retry-After is the seconds until the next midnight UTC.
+func untilMidnight(t *testing.T, what string, resp response) {
+	t.Helper()
+	now := time.Now().UTC()
+	want := int(now.Truncate(24*time.Hour).Add(24*time.Hour).Sub(now) / time.Second)
+	got, err := strconv.Atoi(resp.header.Get("Retry-After"))
+	if err != nil || got < want-60 || got > want+60 {
+		t.Errorf("%s: Retry-After %q, want about %d (the seconds until midnight UTC)", what, resp.header.Get("Retry-After"), want)
 	}
 }
 

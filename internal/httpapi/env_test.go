@@ -95,7 +95,7 @@ func newEnvWith(t *testing.T, wrap func(http.Handler) http.Handler, with func(*a
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, ctx: ctx, store: s, door: door, model: scripted.New(steps...), owner: owner.ID, key: key, logs: &logBuffer{}}
+	e := &env{t: t, ctx: ctx, store: s, door: door, model: scripted.New(steps...), owner: owner.ID, key: key, logs: &logBuffer{}, db: db.DB}
 	cfg := agent.Config{Model: e.model, Tools: reg, Store: s, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour, Control: &safety.Control{GlobalCost: door.GlobalCostToday}}
 	var hooks agent.Hooks
 	if with != nil {

@@ -17,25 +17,6 @@ import (
 	"github.com/stewardhq/steward/internal/trace"
 )
 
-// statusOf is the one table from error codes to HTTP statuses (docs/ARCHITECTURE.md §4).
-//
-// invalid is 422: the body was well-formed JSON of the right shape but its values are
-// unacceptable (an empty message, a missing or unknown decision). A body that is not a
-// well-formed request at all (empty, not JSON, not an object, an unknown field, a wrong JSON
-// type) is refused earlier, by decode, with 400 and the same code.
-var statusOf = map[steward.Code]int{
-	steward.CodeInvalid:      http.StatusUnprocessableEntity,
-	steward.CodeUnauthorized: http.StatusUnauthorized,
-	steward.CodeNotFound:     http.StatusNotFound,
-	steward.CodeConflict:     http.StatusConflict,
-	steward.CodeTooLarge:     http.StatusRequestEntityTooLarge,
-	steward.CodeRateLimited:  http.StatusTooManyRequests,
-	steward.CodeOverBudget:   http.StatusTooManyRequests,
-	steward.CodeKilled:       http.StatusLocked,
-	steward.CodeUnavailable:  http.StatusServiceUnavailable,
-	steward.CodeInternal:     http.StatusInternalServerError,
-}
-
 // internalMessage is all a client learns of an internal error.
 const internalMessage = "internal error; the request id identifies it in the server log"
 
@@ -66,26 +47,22 @@ type errorDetail struct {
 	Message string `json:"message"`
 }
 
-// classify turns any error into what the client sees: a status, a code and a message with
-// no internal detail.
+// classify turns any error into what the client sees: a status (steward.HTTPStatusOf, the one
+// table of docs/ARCHITECTURE.md §4), a code and a message with no internal detail.
 func classify(err error) (int, errorDetail) {
 	var he *httpError
 	if errors.As(err, &he) {
 		return he.status, errorDetail{Code: he.code, Message: he.message}
 	}
-	code := steward.ErrorCode(err)
-	status, ok := statusOf[code]
-	if !ok {
-		code, status = steward.CodeInternal, http.StatusInternalServerError
+	code, status := steward.ErrorCode(err), steward.HTTPStatusOf(err)
+	if status == http.StatusInternalServerError {
+		code = steward.CodeInternal
 	}
 	var ae *steward.Error
 	switch {
 	case code == steward.CodeInternal:
 		return status, errorDetail{Code: code, Message: internalMessage}
 	case errors.As(err, &ae):
-		if ae.Reason == steward.ReasonDailyCap {
-			status = http.StatusServiceUnavailable // the deployment, not the owner, is out of budget
-		}
 		return status, errorDetail{Code: code, Reason: ae.Reason, Message: ae.Message}
 	case code == steward.CodeNotFound:
 		return status, errorDetail{Code: code, Message: "not found"}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/stewardhq/steward/internal/store"
 )
 
 // healthTimeout bounds the database check of GET /healthz.
@@ -16,8 +18,9 @@ const healthTimeout = 2 * time.Second
 var errNoHealthCheck = errors.New("no database health check configured")
 
 // healthz reports liveness and database reachability, without authentication:
-// 200 {"status":"ok","database":"ok"}, or 503 {"status":"unavailable","database":"unreachable"}.
-// Why the check failed goes to the log only.
+// 200 {"status":"ok","database":"ok"}, or 503 {"status":"unavailable","database":"unreachable"},
+// or "read_only" when the database answers but accepts no writes (store.ErrReadOnly). Why
+// the check failed goes to the log only.
 func (a *api) healthz(w http.ResponseWriter, r *http.Request) {
 	status, body := http.StatusOK, map[string]string{"status": "ok", "database": "ok"}
 	err := errNoHealthCheck
@@ -26,7 +29,11 @@ func (a *api) healthz(w http.ResponseWriter, r *http.Request) {
 		err = a.d.Health(ctx)
 		cancel()
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrReadOnly):
+		zerolog.Ctx(r.Context()).Warn().Err(err).Msg("healthz: database read-only")
+		status, body = http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "read_only"}
+	case err != nil:
 		zerolog.Ctx(r.Context()).Warn().Err(err).Msg("healthz: database unreachable")
 		status, body = http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"}
 	}

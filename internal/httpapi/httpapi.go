@@ -15,7 +15,7 @@
 //   - Missing, malformed, unknown or revoked API keys are 401 unauthorized with a
 //     WWW-Authenticate: Bearer challenge; past 10 unknown keys a minute from a client (or
 //     with one key prefix) 429 rate_limited with Retry-After (auth.Failures).
-//   - Everything else follows statusOf; internal errors are 500 with a generic message and
+//   - Everything else follows steward.HTTPStatusOf; internal errors are 500 with a generic message and
 //     are logged with their detail under the request id.
 package httpapi
 

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -30,10 +31,12 @@ type slots struct {
 }
 
 // admit takes one of owner's turn slots for a turn started by any face (/v1, the
-// OpenAI-compatible API): a rate_limited error when the owner still runs the maximum.
+// OpenAI-compatible API): a rate_limited error when the owner still runs the maximum, which
+// says to retry after turnWait (Retry-After) and names its knob.
 func (a *api) admit(ctx context.Context, owner uuid.UUID) (release func(), err error) {
 	if !a.turns.acquire(ctx, owner) {
-		return nil, steward.Errorf(steward.CodeRateLimited, "%d turns are already running for this owner; retry when one has finished", a.d.MaxTurnsPerOwner)
+		return nil, &steward.Error{Code: steward.CodeRateLimited, RetryAfter: turnWait, Message: fmt.Sprintf(
+			"%d turns are already running for this owner (STEWARD_MAX_TURNS_PER_OWNER); retry when one has finished", a.d.MaxTurnsPerOwner)}
 	}
 	return func() { a.turns.release(owner) }, nil
 }

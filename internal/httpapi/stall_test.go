@@ -178,6 +178,9 @@ func TestTurnsPerOwnerCapped(t *testing.T) {
 	select {
 	case resp := <-over:
 		errorOf(t, resp, http.StatusTooManyRequests, "rate_limited")
+		if resp.header.Get("Retry-After") == "" {
+			t.Error("the per-owner 429 has no Retry-After")
+		}
 	case <-entered:
 		close(release)
 		t.Fatalf("turn %d of one owner started; want 429 rate_limited", n+1)
@@ -237,6 +240,9 @@ func TestOpenAIChatSharesTheTurnLimit(t *testing.T) {
 		if err := json.Unmarshal(resp.body, &body); resp.status != http.StatusTooManyRequests || err != nil ||
 			body.Error.Type != "rate_limit_error" || body.Error.Code != "rate_limited" {
 			t.Errorf("chat completion over the limit = %d %s; want 429 rate_limit_error/rate_limited", resp.status, resp.body)
+		}
+		if resp.header.Get("Retry-After") == "" {
+			t.Error("the OpenAI face's per-owner 429 has no Retry-After")
 		}
 	case <-entered:
 		close(release)

@@ -379,17 +379,16 @@ func tooLarge(max int64) *apiError {
 		message: "request body is larger than " + strconv.FormatInt(max, 10) + " bytes"}
 }
 
-// statusOf maps Steward's error codes to this face's statuses (docs/ARCHITECTURE.md §4);
-// OpenAI answers a request with unacceptable values 400, not 422.
-var statusOf = map[steward.Code]int{
-	steward.CodeInvalid:      http.StatusBadRequest,
-	steward.CodeUnauthorized: http.StatusUnauthorized,
-	steward.CodeNotFound:     http.StatusNotFound,
-	steward.CodeConflict:     http.StatusConflict,
-	steward.CodeTooLarge:     http.StatusRequestEntityTooLarge,
-	steward.CodeRateLimited:  http.StatusTooManyRequests,
-	steward.CodeOverBudget:   http.StatusTooManyRequests,
-	steward.CodeKilled:       http.StatusLocked,
+// overrides are this face's exceptions to the one table (steward.HTTPStatus,
+// docs/ARCHITECTURE.md §4): OpenAI answers a request with unacceptable values 400, not 422.
+var overrides = map[steward.Code]int{steward.CodeInvalid: http.StatusBadRequest}
+
+// statusOf is err's status at this face: the one table's, or this face's override.
+func statusOf(err error) int {
+	if s, ok := overrides[steward.ErrorCode(err)]; ok {
+		return s
+	}
+	return steward.HTTPStatusOf(err)
 }
 
 // typeOf is OpenAI's error type for a status.
@@ -428,7 +427,7 @@ func classify(r *http.Request, err error) (int, errorBody) {
 		return ae.status, errorBody{Error: d}
 	}
 	var se *steward.Error
-	if status, ok := statusOf[steward.ErrorCode(err)]; ok && errors.As(err, &se) {
+	if status := statusOf(err); status != http.StatusInternalServerError && errors.As(err, &se) {
 		return status, errorBody{Error: errorDetail{Message: se.Message, Type: typeOf(status), Code: string(se.Code)}}
 	}
 	zerolog.Ctx(r.Context()).Error().Str("error", trace.Redact(err.Error())).Msg("chat completion failed")
@@ -436,9 +435,12 @@ func classify(r *http.Request, err error) (int, errorBody) {
 		Message: "internal error; the request id identifies it in the server log"}}
 }
 
-// fail writes err as an error response.
+// fail writes err as an error response, with Retry-After when err says when to try again.
 func fail(w http.ResponseWriter, r *http.Request, err error) {
 	status, body := classify(r, err)
+	if s := steward.RetrySeconds(err); s > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(s))
+	}
 	writeJSON(w, status, body)
 }
 

@@ -19,6 +19,9 @@ type Control struct {
 	// GlobalCostTTL lets admissions reuse the deployment's figures for this long (a sum over
 	// every owner's turns today, on another connection); zero reads them for every turn.
 	GlobalCostTTL time.Duration
+	// Now is the one clock (docs/ARCHITECTURE.md §9): a budget's refusal says to retry at
+	// the next midnight UTC, when the day's budgets reset.
+	Now steward.Clock
 
 	mu                   sync.Mutex
 	costAt               time.Time
@@ -57,10 +60,10 @@ func (c *Control) Admit(ctx context.Context, tx agent.Tx, a steward.Admission) e
 		return steward.Refusef(steward.CodeKilled, steward.ReasonKilled, "%s", why)
 	}
 	if !a.Resume && u.Messages >= u.MessageLimit {
-		return steward.Refusef(steward.CodeOverBudget, steward.ReasonOwnerQuota, "daily message quota of %d reached; it resets at midnight UTC", u.MessageLimit)
+		return c.overBudget(steward.ReasonOwnerQuota, "daily message quota of %d reached; it resets at midnight UTC", u.MessageLimit)
 	}
 	if u.CostMicros >= u.CostLimitMicros {
-		return steward.Refusef(steward.CodeOverBudget, steward.ReasonOwnerQuota, "daily cost budget of $%.2f reached; it resets at midnight UTC", float64(u.CostLimitMicros)/1e6)
+		return c.overBudget(steward.ReasonOwnerQuota, "daily cost budget of $%.2f reached; it resets at midnight UTC", float64(u.CostLimitMicros)/1e6)
 	}
 	if c.GlobalCost != nil {
 		spent, limit, err := c.globalCost(ctx)
@@ -68,10 +71,20 @@ func (c *Control) Admit(ctx context.Context, tx agent.Tx, a steward.Admission) e
 			return err
 		}
 		if spent >= limit {
-			return steward.Refusef(steward.CodeOverBudget, steward.ReasonDailyCap, "the deployment's daily cost cap is reached; try again tomorrow")
+			return c.overBudget(steward.ReasonDailyCap, "the deployment's daily cost cap of $%.2f across every owner is reached; it resets at midnight UTC "+
+				"(the operator sets it: steward control cap USD, or STEWARD_DAILY_COST_CAP_USD)", float64(limit)/1e6)
 		}
 	}
 	return nil
+}
+
+// overBudget is a budget's refusal, with RetryAfter until the next midnight UTC, when the
+// day's budgets reset (the HTTP faces send it as Retry-After).
+func (c *Control) overBudget(reason, format string, a ...any) error {
+	e := steward.Refusef(steward.CodeOverBudget, reason, format, a...)
+	now := c.Now.Now().UTC()
+	e.RetryAfter = now.Truncate(24 * time.Hour).Add(24 * time.Hour).Sub(now)
+	return e
 }
 
 // globalCost returns the deployment's figures, reusing them for GlobalCostTTL.

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Code classifies an error for clients; internal/httpapi maps each code to an HTTP status.
+// Code classifies an error for clients; HTTPStatus maps each code to an HTTP status.
 type Code string
 
 // Error codes (docs/ARCHITECTURE.md §4).
@@ -25,6 +25,45 @@ const (
 	CodeInternal    Code = "internal"
 )
 
+// statuses is the one table from error codes to HTTP statuses (docs/ARCHITECTURE.md §4); every
+// face answers with it (a face's own exceptions are declared overrides beside it, as the
+// OpenAI face's 400 for invalid). A code without a row fails TestEveryCodeHasAStatus.
+//
+// The statuses are numbers: the leaf imports no net/http, which the agent loop may not reach
+// (§1). invalid is 422: the request was well-formed but its values are unacceptable (an empty
+// message, a missing decision); a body that is not a well-formed request at all is refused
+// by the face with 400 before any code is involved.
+var statuses = map[Code]int{
+	CodeInvalid:      422, // Unprocessable Entity
+	CodeUnauthorized: 401, // Unauthorized
+	CodeNotFound:     404, // Not Found
+	CodeConflict:     409, // Conflict
+	CodeTooLarge:     413, // Content Too Large
+	CodeRateLimited:  429, // Too Many Requests
+	CodeOverBudget:   429, // Too Many Requests
+	CodeKilled:       423, // Locked
+	CodeUnavailable:  503, // Service Unavailable
+	CodeInternal:     500, // Internal Server Error
+}
+
+// HTTPStatus is the HTTP status of code; an unknown code is 500, as internal.
+func HTTPStatus(code Code) int {
+	if s, ok := statuses[code]; ok {
+		return s
+	}
+	return 500
+}
+
+// HTTPStatusOf is the HTTP status of err: its code's (ErrorCode), except that a refusal by
+// the deployment-wide daily cap is 503 — the deployment, not the owner, is out of budget.
+func HTTPStatusOf(err error) int {
+	var e *Error
+	if errors.As(err, &e) && e.Reason == ReasonDailyCap {
+		return 503
+	}
+	return HTTPStatus(ErrorCode(err))
+}
+
 // Sentinel errors shared with the store, matched with errors.Is.
 var (
 	// ErrNotFound: no such object for this owner; another owner's objects are never found.
@@ -32,6 +71,10 @@ var (
 	// ErrConflict: the object is not in a state that allows the change (a lost race, a
 	// resolved turn, a stale version).
 	ErrConflict = errors.New("conflict")
+	// ErrNotCommitted marks an unavailable error of a transaction that certainly did not
+	// commit: its connection was lost before its COMMIT reached the server. Run once more on
+	// a fresh connection, it changes nothing twice (docs/ARCHITECTURE.md §6).
+	ErrNotCommitted = errors.New("the transaction did not commit")
 )
 
 // Error is an error a client may see: a code and a message written for the client.

@@ -2,6 +2,7 @@ package steward
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +52,46 @@ var minorDigits = map[string]int{
 	"BIF": 0, "CLP": 0, "DJF": 0, "GNF": 0, "ISK": 0, "JPY": 0, "KMF": 0, "KRW": 0, "PYG": 0,
 	"RWF": 0, "UGX": 0, "UYI": 0, "VND": 0, "VUV": 0, "XAF": 0, "XOF": 0, "XPF": 0,
 	"BHD": 3, "IQD": 3, "JOD": 3, "KWD": 3, "LYD": 3, "OMR": 3, "TND": 3,
+}
+
+// MaxDailyDollarsMicros bounds a daily cost budget or cap: $1,000,000.
+const MaxDailyDollarsMicros = 1_000_000 * 1_000_000
+
+// ParseDollars reads a non-negative dollar amount with at most 6 decimals, at most
+// MaxDailyDollarsMicros, as an exact number of millionths of a dollar (no floating point:
+// "4.35" is 4350000). Its errors complete a sentence naming the amount ("--cost-usd …").
+func ParseDollars(s string) (int64, error) {
+	whole, frac, dot := strings.Cut(s, ".")
+	if !isDigits(whole) || (dot && !isDigits(frac)) {
+		return 0, fmt.Errorf("must be a dollar amount such as 5 or 0.25, got %q", s)
+	}
+	if len(frac) > 6 {
+		return 0, fmt.Errorf("has at most 6 decimals (millionths of a dollar), got %q", s)
+	}
+	tooMuch := fmt.Errorf("is at most $1000000 a day, got %q", s)
+	if len(whole) > 7 {
+		return 0, tooMuch
+	}
+	w, _ := strconv.ParseInt(whole, 10, 64)
+	f, _ := strconv.ParseInt((frac + "000000")[:6], 10, 64)
+	micros := w*1_000_000 + f
+	if micros > MaxDailyDollarsMicros {
+		return 0, tooMuch
+	}
+	return micros, nil
+}
+
+// isDigits reports whether s is one or more ASCII digits.
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // FormatMoney is an amount in minor units as a person reads it: "-12.34 EUR", "1500 JPY".

@@ -57,18 +57,39 @@ func connLost(err error) bool {
 // unreachable.
 const RetryUnavailable = 5 * time.Second
 
-// unavailable is err as a client sees it when it is a lost connection: CodeUnavailable with
-// RetryUnavailable, the cause kept in the chain for the log; any other err as it is.
+// unavailable is err as a client sees it when it is a lost connection or a database that
+// accepts no writes (readonly.go): CodeUnavailable with RetryUnavailable, the cause kept in
+// the chain for the log; any other err as it is.
 func unavailable(err error) error {
-	if !connLost(err) {
-		return err
-	}
 	var e *steward.Error
-	if errors.As(err, &e) {
+	switch {
+	case errors.As(err, &e):
 		return err
+	case isReadOnly(err):
+		return errors.Join(&steward.Error{Code: steward.CodeUnavailable, RetryAfter: RetryUnavailable,
+			Message: "the database accepts no writes right now (a failover or maintenance); try again in a few seconds"}, err)
+	case connLost(err):
+		// Not "nothing was changed": this statement's or transaction's fate says nothing of
+		// what the request did before it, and a COMMIT whose answer was lost may have committed.
+		return errors.Join(&steward.Error{Code: steward.CodeUnavailable, RetryAfter: RetryUnavailable,
+			Message: "the database is unavailable (a restart or failover); try again in a few seconds"}, err)
 	}
-	return errors.Join(&steward.Error{Code: steward.CodeUnavailable, RetryAfter: RetryUnavailable,
-		Message: "the database is unavailable (a restart or failover); nothing was changed, try again in a few seconds"}, err)
+	return err
+}
+
+// uncommitted is the error of a transaction that failed: when its connection was lost
+// before its COMMIT was sent (beforeCommit: fn failed), or nothing of its COMMIT was sent
+// (pgconn.SafeToRetry), or its COMMIT's round trip is already marked (pipe.commit), it
+// certainly did not commit — unavailable and marked steward.ErrNotCommitted, so the caller
+// may run it once more on a fresh connection. Any other err is unavailable(err): a COMMIT
+// sent whose answer was lost may have committed.
+func uncommitted(err error, beforeCommit bool) error {
+	lost := connLost(err)
+	if lost && (beforeCommit || errors.Is(err, steward.ErrNotCommitted) ||
+		(!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && pgconn.SafeToRetry(err))) {
+		return errors.Join(unavailable(err), steward.ErrNotCommitted)
+	}
+	return unavailable(err)
 }
 
 // retryable reports whether a statement or transaction that failed with err may be sent again
@@ -201,7 +222,10 @@ func inTx(ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(p
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // after a commit, a no-op
 	if err := fn(tx); err != nil {
-		return unavailable(err)
+		return uncommitted(err, true)
 	}
-	return unavailable(tx.Commit(ctx))
+	if err := tx.Commit(ctx); err != nil {
+		return uncommitted(err, false)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stewardhq/steward/db"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // deferrable are the writes of the turn loop whose result nobody reads but their error
@@ -276,7 +278,11 @@ func movedOneRow(name string, tag pgconn.CommandTag) error {
 }
 
 // commit sends the queued writes and COMMIT in one round trip; a transaction that sent
-// nothing and queued nothing but its BEGIN costs none.
+// nothing and queued nothing but its BEGIN costs none. A lost connection proves the
+// transaction did not commit only when nothing was sent, or when the server ended the
+// connection in answer to a write queued before COMMIT (neverRan: it ran nothing after);
+// such an error is marked steward.ErrNotCommitted. An error in COMMIT's own answer proves
+// nothing.
 func (p *pipe) commit(ctx context.Context) error {
 	if p.pending() && len(p.queue) == 2 {
 		p.queue = p.queue[:0]
@@ -284,6 +290,10 @@ func (p *pipe) commit(ctx context.Context) error {
 	}
 	br := p.send(ctx, "COMMIT", nil)
 	err := p.drain(br)
+	if err != nil && neverRan(err) {
+		_ = br.Close()
+		return errors.Join(err, steward.ErrNotCommitted)
+	}
 	if err == nil {
 		var tag pgconn.CommandTag
 		if tag, err = br.Exec(); err == nil && tag.String() == "ROLLBACK" {
@@ -351,10 +361,10 @@ func (s *Store) inOwnerPipelined(ctx context.Context, ownerID uuid.UUID, fn func
 		}
 	}()
 	if err := fn(newTx(&conn{q: db.New(p), tx: p, ownerID: ownerID, holder: s.holder, pipelined: true})); err != nil {
-		return unavailable(err)
+		return uncommitted(err, true)
 	}
 	if err := p.commit(ctx); err != nil {
-		return unavailable(fmt.Errorf("with owner: commit: %w", err))
+		return uncommitted(fmt.Errorf("with owner: commit: %w", err), false)
 	}
 	done = true
 	return nil

@@ -164,7 +164,13 @@ func newPool(url string, maxConns int32, hot *hotSet) (*pgxpool.Pool, error) {
 	if warm {
 		cfg.MaxConnLifetimeJitter = cfg.MaxConnLifetime / 5
 	}
+	// A session that cannot write is never pooled (readonly.go).
+	cfg.PrepareConn = func(_ context.Context, conn *pgx.Conn) (bool, error) { return !sessionReadOnly(conn), nil }
+	cfg.AfterRelease = func(conn *pgx.Conn) bool { return !sessionReadOnly(conn) }
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		if sessionReadOnly(conn) {
+			return ErrReadOnly
+		}
 		registerUUID(conn.TypeMap())
 		if err := pgxvec.RegisterTypes(ctx, conn); err != nil || !warm {
 			return err

@@ -1,10 +1,12 @@
 package testdb
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -19,7 +21,15 @@ type Outage struct {
 	mu     sync.Mutex
 	ln     net.Listener
 	conns  map[net.Conn]bool
+	// loseCommit, when set, makes the next COMMIT's answer never arrive (LoseNextCommit).
+	loseCommit atomic.Bool
 }
+
+// LoseNextCommit makes the next transaction to commit through the proxy commit on the
+// server while its answer is lost: the connection is cut as the server's CommandComplete
+// "COMMIT" passes, before the client reads it — the one moment at which a failover leaves a
+// client unable to know whether its transaction committed.
+func (o *Outage) LoseNextCommit() { o.loseCommit.Store(true) }
 
 // NewOutage starts a proxy to the server of dbURL (a postgres:// URL), up, closed when t ends.
 func NewOutage(t testing.TB, dbURL string) *Outage {
@@ -92,8 +102,30 @@ func (o *Outage) accept(ln net.Listener) {
 		}
 		o.conns[client], o.conns[server] = true, true
 		o.mu.Unlock()
-		go pipe(client, server)
+		go o.answers(client, server)
 		go pipe(server, client)
+	}
+}
+
+// answers copies the server's messages to the client, as pipe, but when LoseNextCommit was
+// called, cuts both as soon as a chunk carries a CommandComplete "COMMIT", which it drops.
+func (o *Outage) answers(client, server net.Conn) {
+	defer client.Close()
+	defer server.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := server.Read(buf)
+		if n > 0 {
+			if bytes.Contains(buf[:n], []byte("COMMIT\x00")) && o.loseCommit.CompareAndSwap(true, false) {
+				return
+			}
+			if _, werr := client.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
 	}
 }
 

@@ -35,9 +35,8 @@ func (a *web) cancelTurn(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, v)
 		return
 	}
-	status := map[steward.Code]int{steward.CodeNotFound: http.StatusNotFound, steward.CodeConflict: http.StatusConflict}[steward.ErrorCode(err)]
-	msg, ok := invalid(err)
-	if status == 0 || !ok {
+	status, msg, ok := refused(err)
+	if !ok {
 		a.fail(w, r, err)
 		return
 	}
@@ -46,6 +45,16 @@ func (a *web) cancelTurn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Error(w, msg, status)
+}
+
+// refused is the status (steward.HTTPStatusOf, the one table of docs/ARCHITECTURE.md §4) and
+// the words of err when it is a refusal the owner reads beside what they were doing (a client
+// mistake, a lost race); ok is false for a server's fault (5xx: internal, an unreachable
+// database), which a.fail answers with its own page and Retry-After.
+func refused(err error) (status int, msg string, ok bool) {
+	status = steward.HTTPStatusOf(err)
+	msg, ok = invalid(err)
+	return status, msg, ok && status < http.StatusInternalServerError
 }
 
 // writeJSON answers v as JSON with status, never cached.

@@ -221,10 +221,8 @@ func (a *web) undoCall(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/turns/"+id.String(), http.StatusSeeOther)
 		return
 	}
-	status := map[steward.Code]int{steward.CodeNotFound: http.StatusNotFound, steward.CodeConflict: http.StatusConflict,
-		steward.CodeInvalid: http.StatusUnprocessableEntity}[steward.ErrorCode(err)]
-	msg, ok := invalid(err)
-	if status == 0 || !ok {
+	status, msg, ok := refused(err)
+	if !ok {
 		a.fail(w, r, err)
 		return
 	}

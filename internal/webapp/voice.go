@@ -20,19 +20,17 @@ import (
 // POST /voice/speak and plays the audio. Both take the X-CSRF-Token header and answer errors
 // as {"error": words}.
 
-// voiceStatus is the HTTP status of a voice call's refusal.
-var voiceStatus = map[steward.Code]int{steward.CodeInvalid: http.StatusUnprocessableEntity,
-	steward.CodeTooLarge: http.StatusRequestEntityTooLarge, steward.CodeNotFound: http.StatusNotFound,
-	steward.CodeOverBudget: http.StatusTooManyRequests, steward.CodeKilled: http.StatusLocked,
-	steward.CodeUnavailable: http.StatusServiceUnavailable}
-
-// voiceError answers a voice call's failure in words, as JSON.
+// voiceError answers a voice call's failure in words, as JSON, at the status of the one
+// table (steward.HTTPStatusOf), with Retry-After when the error says when to try again.
 func voiceError(w http.ResponseWriter, r *http.Request, err error) {
 	msg, ok := invalid(err)
-	status := voiceStatus[steward.ErrorCode(err)]
-	if !ok || status == 0 {
+	status := steward.HTTPStatusOf(err)
+	if !ok {
 		zerolog.Ctx(r.Context()).Error().Err(err).Msg("web app: voice")
 		status, msg = http.StatusInternalServerError, "Something went wrong with the voice service; try again."
+	}
+	if s := steward.RetrySeconds(err); s > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(s))
 	}
 	writeJSON(w, status, map[string]string{"error": msg})
 }

@@ -600,4 +600,4 @@ func (a *web) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // unavailableText is what the owner reads while the database cannot be reached.
-const unavailableText = "Steward cannot reach its database right now (a restart or maintenance). Nothing was changed; try again in a few seconds."
+const unavailableText = "Steward cannot reach its database right now (a restart or maintenance); try again in a few seconds."
