@@ -36,6 +36,7 @@ var refusedAs = map[string]string{
 	"objstm.pdf":    doctext.ReasonTimeout,
 	"nested.docx":   doctext.ReasonBomb,
 	"nested1m.docx": doctext.ReasonTooComplex,
+	"manyns.docx":   doctext.ReasonTooComplex,
 	"forged.docx":   doctext.ReasonBomb,
 	"laughs.docx":   doctext.ReasonCorrupt,
 	"laughs.xlsx":   doctext.ReasonCorrupt,

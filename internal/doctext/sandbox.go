@@ -161,7 +161,7 @@ func (r *Readers) sandboxed(ctx context.Context, mt string, src Source) (Extract
 		return Extracted{}, u, overran(timeout)
 	case runErr != nil && cmd.ProcessState == nil:
 		return Extracted{}, u, fmt.Errorf("start the document reader: %w", runErr)
-	case runErr != nil && bytes.Contains(stderr.Buf.Bytes(), []byte("out of memory")):
+	case runErr != nil && childproc.OutOfMemory(stderr.Buf.Bytes()):
 		return Extracted{}, u, refuse(ReasonTooComplex, "reading the document needs more memory than Steward allows one reading (%d MB), so it was stopped", req.Memory>>20)
 	case runErr != nil && childproc.KilledForCPU(cmd.ProcessState):
 		return Extracted{}, u, overran(timeout)

@@ -17,6 +17,10 @@ const (
 	MaxPartBytes   = 32 << 20
 	MaxXMLDepth    = 256
 	MaxXMLElements = 2_000_000
+	// MaxXMLAttrs bounds the attributes of one element (a start tag of a million namespace
+	// declarations is one element). The decoder has built them when it is checked, so the
+	// child's memory limit is what stops a tag too large to build (too_complex either way).
+	MaxXMLAttrs = 1_000
 )
 
 // errPartTooBig is a part that decompresses to more than its limit; counted while reading,
@@ -119,10 +123,13 @@ func (a *archive) walk(ctx context.Context, name string, fn func(xml.Token) erro
 		case err != nil:
 			return refuse(ReasonCorrupt, "the %s is corrupt: its %s does not parse", a.kind, name)
 		}
-		switch tok.(type) {
+		switch t := tok.(type) {
 		case xml.StartElement:
 			depth++
 			elements++
+			if len(t.Attr) > MaxXMLAttrs {
+				return refuse(ReasonTooComplex, "the %s's %s has an element with more than %d attributes", a.kind, name, MaxXMLAttrs)
+			}
 			if depth > MaxXMLDepth {
 				return refuse(ReasonTooComplex, "the %s's %s nests elements more than %d deep", a.kind, name, MaxXMLDepth)
 			}

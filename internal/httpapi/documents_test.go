@@ -267,3 +267,22 @@ func TestBusyReadersAnswer429(t *testing.T) {
 		t.Fatalf("none of %d uploads at once (%d readers) was told to come back later", n, readers.Slots())
 	}
 }
+
+// TestReaderOutOfMemoryIs422: a DOCX whose one start tag declares a million namespaces or more
+// makes the reading child run out of the memory it is allowed (the runtime then says "out
+// of memory" or "cannot allocate memory"; on main the second was a 500), or — a race
+// build's larger limit — meet the cap on attributes: each upload answers 422 too_complex.
+func TestReaderOutOfMemoryIs422(t *testing.T) {
+	t.Parallel()
+	base, alice, _ := docServerWith(t, 20<<20, doctext.NewReaders(1, doctext.BusyWait))
+	for _, mb := range []int{9, 12} {
+		resp := upload(t, base, alice, "manyns.docx", "application/octet-stream", documenttest.DOCXManyNamespaces(mb<<20))
+		var body struct {
+			Error struct{ Code, Reason, Message string }
+		}
+		_ = json.Unmarshal(resp.body, &body)
+		if resp.status != 422 || body.Error.Reason != doctext.ReasonTooComplex {
+			t.Fatalf("manyns.docx: %d %s; want 422 too_complex", resp.status, resp.body)
+		}
+	}
+}
