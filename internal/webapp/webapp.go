@@ -151,6 +151,8 @@ type web struct {
 	d Deps
 	// now is the runner's clock (the system clock without a runner).
 	now steward.Clock
+	// passkeyBegins counts the passkey sign-ins each client begins (passkeys.go).
+	passkeyBegins *ratelimit.Limiter
 }
 
 // Routes returns a function that adds the web app's routes to the API's router.
@@ -178,7 +180,7 @@ func Routes(d Deps) func(chi.Router) {
 	if d.KeyFailures == nil {
 		d.KeyFailures = &auth.Failures{}
 	}
-	w := &web{d: d, now: now}
+	w := &web{d: d, now: now, passkeyBegins: &ratelimit.Limiter{Max: passkeyBeginsPerClient, Window: time.Minute}}
 	device := w.devicePages()
 	return func(r chi.Router) {
 		// Unknown pages are the app's 404 page; the API's routes keep the API's JSON answer.
