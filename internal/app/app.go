@@ -32,6 +32,7 @@ import (
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/delivery"
+	"github.com/stewardhq/steward/internal/doctext"
 	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/household"
@@ -295,6 +296,8 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		return nil, err
 	}
 	a.Documents = &document.Service{Store: a.Store, MaxBytes: cfg.MaxDocumentBytes, Embedder: a.Memory.Embedder, Logger: log}
+	// Every reading of this process — uploads, fetched pages, mail — shares these slots (§3).
+	doctext.ProcessReaders.Resize(cfg.DocumentReaders, cfg.DocumentReadersPerOwner)
 	if a.Voice.CanTranscribe() { // a recording uploaded is a document of its transcript (§18)
 		a.Documents.Transcribe = a.Voice.TranscribeText
 	}

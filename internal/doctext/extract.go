@@ -137,10 +137,12 @@ func TypeOf(name, declared string) string {
 
 // Source is a document to read: its name and declared content type (either may be empty;
 // TypeOf decides), its bytes, and for a page fetched from the web its URL, against which the
-// page's links are made absolute.
+// page's links are made absolute. Owner is whom it is read for (an owner's id; "" for a
+// reading of nobody's in particular, which shares one owner's share of the slots).
 type Source struct {
 	Name, ContentType string
 	URL               string
+	Owner             string
 	Data              []byte
 }
 
@@ -155,8 +157,9 @@ func Extract(ctx context.Context, src Source) (Extracted, error) {
 // columns, XML depth and elements, text) are refused with a *steward.Error (code invalid, a
 // Reason* reason). The reading itself runs in a child process bounded in memory, CPU and
 // time (sandbox.go): one that overruns its deadline (TimeoutFor) is killed and refused
-// (ReasonTimeout). At most r.Slots() documents are read at once; one that waits too long for
-// a slot is refused as rate_limited (ReasonBusy) with when to try again.
+// (ReasonTimeout). At most r.Slots() documents are read at once, and fewer for one owner
+// (src.Owner); one that waits too long for a slot is refused as rate_limited (ReasonBusy)
+// with when to try again.
 func (r *Readers) Extract(ctx context.Context, src Source) (Extracted, error) {
 	mt := TypeOf(src.Name, src.ContentType)
 	if mt == "" {

@@ -85,7 +85,7 @@ func TestHostileDocumentsAreRefused(t *testing.T) {
 // rate_limited with the time to wait, and once the slot is free the next one goes through.
 func TestBusyReadersAnswerRateLimited(t *testing.T) {
 	t.Parallel()
-	readers := doctext.NewReaders(1, 50*time.Millisecond)
+	readers := doctext.NewReaders(1, 1, 50*time.Millisecond)
 	held := make(chan error, 1)
 	go func() {
 		_, err := readers.Extract(context.Background(), doctext.Source{Name: "objstm.pdf", Data: documenttest.PDFObjectStream()})

@@ -115,7 +115,7 @@ func (s *Service) Upload(ctx context.Context, ownerID uuid.UUID, name, contentTy
 	if readers == nil {
 		readers = doctext.ProcessReaders
 	}
-	ex, err := readers.Extract(ctx, doctext.Source{Name: name, ContentType: contentType, Data: data})
+	ex, err := readers.Extract(ctx, doctext.Source{Name: name, ContentType: contentType, Owner: ownerID.String(), Data: data})
 	if err != nil {
 		return steward.Document{}, err
 	}
