@@ -143,7 +143,27 @@ type Source struct {
 	Name, ContentType string
 	URL               string
 	Owner             string
-	Data              []byte
+	// Data is the document's bytes; an upload spooled to a file gives File, of Size bytes,
+	// instead, which the reading child gets without the bytes being held in memory.
+	Data []byte
+	File io.ReaderAt
+	Size int64
+}
+
+// Len is how many bytes the document has.
+func (s Source) Len() int64 {
+	if s.File != nil {
+		return s.Size
+	}
+	return int64(len(s.Data))
+}
+
+// Reader reads the document's bytes from the start.
+func (s Source) Reader() io.Reader {
+	if s.File != nil {
+		return io.NewSectionReader(s.File, 0, s.Size)
+	}
+	return bytes.NewReader(s.Data)
 }
 
 // Extract reads the text of a document in one of the process's reading slots
@@ -165,7 +185,7 @@ func (r *Readers) Extract(ctx context.Context, src Source) (Extracted, error) {
 	if mt == "" {
 		return Extracted{}, refuse(ReasonUnsupported, "%q (%s) is not a type Steward reads: PDF, DOCX, XLSX, CSV, TXT, Markdown or HTML", src.Name, orNone(src.ContentType))
 	}
-	if len(src.Data) == 0 {
+	if src.Len() == 0 {
 		return Extracted{}, refuse(ReasonEmpty, "the document is empty")
 	}
 	ex, _, err := r.sandboxed(ctx, mt, src)

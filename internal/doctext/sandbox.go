@@ -215,11 +215,12 @@ func (r *Readers) sandboxed(ctx context.Context, mt string, src Source) (Extract
 	}
 	defer release()
 
-	timeout := TimeoutFor(len(src.Data))
+	size := src.Len()
+	timeout := TimeoutFor(int(size))
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req := childRequest{MediaType: mt, Name: src.Name, ContentType: src.ContentType, URL: src.URL,
-		Size: int64(len(src.Data)), Memory: childMemoryFor(len(src.Data)), CPU: int64(timeout/time.Second) + 1, Timeout: timeout}
+		Size: size, Memory: childMemoryFor(int(size)), CPU: int64(timeout/time.Second) + 1, Timeout: timeout}
 	head, err := json.Marshal(req)
 	if err != nil {
 		return Extracted{}, usage{}, err
@@ -229,7 +230,7 @@ func (r *Readers) sandboxed(ctx context.Context, mt string, src Source) (Extract
 	cmd := exec.CommandContext(rctx, childproc.Executable())
 	// GORACE: a race-detector build (tests) would otherwise sleep a second as each child exits.
 	cmd.Env = []string{childEnv + "=1", "GOMAXPROCS=1", "GOTRACEBACK=none", "GORACE=atexit_sleep_ms=0"}
-	cmd.Stdin = io.MultiReader(bytes.NewReader(frame[:]), bytes.NewReader(head), bytes.NewReader(src.Data))
+	cmd.Stdin = io.MultiReader(bytes.NewReader(frame[:]), bytes.NewReader(head), src.Reader())
 	out, stderr := &childproc.CappedBuffer{Max: maxAnswer}, &childproc.CappedBuffer{Max: maxStderr}
 	cmd.Stdout, cmd.Stderr = out, stderr
 	cmd.WaitDelay = time.Second

@@ -55,6 +55,7 @@ import (
 	"github.com/stewardhq/steward/internal/telegram"
 	"github.com/stewardhq/steward/internal/trading"
 	"github.com/stewardhq/steward/internal/undo"
+	"github.com/stewardhq/steward/internal/upload"
 	"github.com/stewardhq/steward/internal/voice"
 )
 
@@ -104,6 +105,9 @@ type Deps struct {
 	Undo *undo.Service
 	// Documents serves /documents; nil leaves the page saying documents are off.
 	Documents *document.Service
+	// Uploads bounds the document uploads received at once (the API's Gate); nil means a
+	// Gate of the defaults.
+	Uploads *upload.Gate
 	// Skills serves /skills; nil leaves the page saying skills are off.
 	Skills *skills.Service
 	// Ledger serves /money (accounts, import, report, budgets); nil leaves the page saying
@@ -179,6 +183,9 @@ func Routes(d Deps) func(chi.Router) {
 	}
 	if d.KeyFailures == nil {
 		d.KeyFailures = &auth.Failures{}
+	}
+	if d.Uploads == nil {
+		d.Uploads = &upload.Gate{}
 	}
 	w := &web{d: d, now: now, passkeyBegins: &ratelimit.Limiter{Max: passkeyBeginsPerClient, Window: time.Minute}}
 	device := w.devicePages()
