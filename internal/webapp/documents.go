@@ -12,6 +12,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/upload"
 )
 
 // previewChars is how much of a document's extracted text its page shows.
@@ -125,6 +126,13 @@ func (a *web) uploadDocument(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "missing or stale CSRF token: reload the page", http.StatusForbidden)
 		return
 	}
+	owner := current(r).OwnerID
+	release, err := a.d.Uploads.Admit(owner) // before the file is read (docs/ARCHITECTURE.md §12)
+	if err != nil {
+		a.done(w, r, err, "/documents", a.documentsAgain(w, r))
+		return
+	}
+	defer release()
 	for {
 		part, err = mr.NextPart()
 		if err != nil || part.FormName() == "file" {
@@ -135,8 +143,11 @@ func (a *web) uploadDocument(w http.ResponseWriter, r *http.Request) {
 		a.documents(w, r, http.StatusBadRequest, "Choose a file to upload.")
 		return
 	}
-	data, err := io.ReadAll(part)
-	if _, ok := errors.AsType[*http.MaxBytesError](err); ok || int64(len(data)) > a.d.Documents.Limit() {
+	f, err := upload.Spool(part)
+	if err == nil {
+		defer f.Close()
+	}
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok || err == nil && f.Size() > a.d.Documents.Limit() {
 		a.documents(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("The file is larger than %d bytes.", a.d.Documents.Limit()))
 		return
 	}
@@ -144,7 +155,7 @@ func (a *web) uploadDocument(w http.ResponseWriter, r *http.Request) {
 		a.documents(w, r, http.StatusBadRequest, "The upload was cut off; try again.")
 		return
 	}
-	_, err = a.d.Documents.Upload(r.Context(), current(r).OwnerID, part.FileName(), part.Header.Get("Content-Type"), data)
+	_, err = a.d.Documents.UploadFile(r.Context(), owner, part.FileName(), part.Header.Get("Content-Type"), f, f.Size())
 	a.done(w, r, err, "/documents", a.documentsAgain(w, r))
 }
 
