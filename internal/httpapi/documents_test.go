@@ -270,11 +270,12 @@ func TestBusyReadersAnswer429(t *testing.T) {
 	}
 }
 
-// TestReaderOutOfMemoryIs422: a DOCX whose one start tag declares a million namespaces or more
-// makes the reading child run out of the memory it is allowed (the runtime then says "out
-// of memory" or "cannot allocate memory"; on main the second was a 500), or — a race
-// build's larger limit — meet the cap on attributes: each upload answers 422 too_complex.
-func TestReaderOutOfMemoryIs422(t *testing.T) {
+// TestManyNamespacesAre422: a DOCX whose one start tag declares a million namespaces or more
+// made the reading child run out of its memory, and the runtime's words for that ("cannot
+// allocate memory") answered 500 on main. Each upload answers 422 too_complex: the tag is
+// refused while it streams (MaxXMLTagBytes), and a child's death for memory is too_complex
+// whatever its words (childproc.OutOfMemory).
+func TestManyNamespacesAre422(t *testing.T) {
 	t.Parallel()
 	base, alice, _ := docServerWith(t, 20<<20, doctext.NewReaders(1, 1, doctext.BusyWait))
 	for _, mb := range []int{9, 12} {
