@@ -264,9 +264,18 @@ func PDFHugeCount() []byte {
 
 // PDFObjectStream is a PDF 1.5 (an xref stream) whose page lives in an object stream that
 // declares 10^15 objects, holds none of them, and extends itself.
-func PDFObjectStream() []byte {
+func PDFObjectStream() []byte { return PDFObjectStreamOf(0) }
+
+// PDFObjectStreamOf is PDFObjectStream grown by a comment of pad bytes (the sandbox's
+// deadline grows with a document's size: make bench-extract's 19 MB reading).
+func PDFObjectStreamOf(pad int) []byte {
 	var b bytes.Buffer
 	b.WriteString("%PDF-1.5\n")
+	if pad > 0 {
+		b.WriteString("%")
+		b.Write(bytes.Repeat([]byte("x"), pad))
+		b.WriteString("\n")
+	}
 	offsets := map[int]int{}
 	obj := func(n int, body string) {
 		offsets[n] = b.Len()
