@@ -168,18 +168,11 @@ func (a *archive) walk(ctx context.Context, name string, fn func(xml.Token) erro
 			}
 		}
 		tok, err := dec.RawToken()
-		switch {
-		case errors.Is(err, io.EOF):
+		if errors.Is(err, io.EOF) {
 			return nil
-		case errors.Is(err, errTagTooBig):
-			return refuse(ReasonTooComplex, "the %s's %s has a tag longer than %d KB", a.kind, name, MaxXMLTagBytes>>10)
-		case errors.Is(err, errPartTooBig):
-			return refuse(ReasonBomb, "the %s's %s unpacks to more than %d MB", a.kind, name, MaxPartBytes>>20)
-		case errors.Is(err, zip.ErrFormat):
-			// archive/zip stops a file that inflates past the size its headers declare.
-			return refuse(ReasonBomb, "the %s's %s unpacks to more than its archive declares", a.kind, name)
-		case err != nil:
-			return refuse(ReasonCorrupt, "the %s is corrupt: its %s does not parse", a.kind, name)
+		}
+		if err != nil {
+			return a.tokenError(name, err)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -201,6 +194,20 @@ func (a *archive) walk(ctx context.Context, name string, fn func(xml.Token) erro
 			return err
 		}
 	}
+}
+
+// tokenError is the refusal of a part whose next token could not be read.
+func (a *archive) tokenError(name string, err error) error {
+	switch {
+	case errors.Is(err, errTagTooBig):
+		return refuse(ReasonTooComplex, "the %s's %s has a tag longer than %d KB", a.kind, name, MaxXMLTagBytes>>10)
+	case errors.Is(err, errPartTooBig):
+		return refuse(ReasonBomb, "the %s's %s unpacks to more than %d MB", a.kind, name, MaxPartBytes>>20)
+	case errors.Is(err, zip.ErrFormat):
+		// archive/zip stops a file that inflates past the size its headers declare.
+		return refuse(ReasonBomb, "the %s's %s unpacks to more than its archive declares", a.kind, name)
+	}
+	return refuse(ReasonCorrupt, "the %s is corrupt: its %s does not parse", a.kind, name)
 }
 
 // attr is the value of the attribute local name of a start element ("" when absent).
