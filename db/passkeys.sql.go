@@ -254,6 +254,22 @@ func (q *Queries) TakePasskeyChallenge(ctx context.Context, arg TakePasskeyChall
 	return i, err
 }
 
+const trimPasskeyChallenges = `-- name: TrimPasskeyChallenges :exec
+DELETE FROM passkey_challenges WHERE hash IN (
+    SELECT c.hash FROM passkey_challenges c WHERE c.purpose = $1
+    ORDER BY c.expires_at DESC, c.hash OFFSET $2::int)
+`
+
+type TrimPasskeyChallengesParams struct {
+	Purpose string
+	Keep    int32
+}
+
+func (q *Queries) TrimPasskeyChallenges(ctx context.Context, arg TrimPasskeyChallengesParams) error {
+	_, err := q.db.Exec(ctx, trimPasskeyChallenges, arg.Purpose, arg.Keep)
+	return err
+}
+
 const useDeviceLink = `-- name: UseDeviceLink :execrows
 UPDATE device_links SET used_at = $1::timestamptz
 WHERE owner_id = $2 AND hash = $3 AND used_at IS NULL AND expires_at > $1

@@ -48,5 +48,10 @@ VALUES (sqlc.arg(hash), sqlc.arg(purpose), sqlc.arg(session), sqlc.arg(expires_a
 DELETE FROM passkey_challenges WHERE hash = sqlc.arg(hash) AND purpose = sqlc.arg(purpose)
 RETURNING session, expires_at;
 
+-- name: TrimPasskeyChallenges :exec
+DELETE FROM passkey_challenges WHERE hash IN (
+    SELECT c.hash FROM passkey_challenges c WHERE c.purpose = sqlc.arg(purpose)
+    ORDER BY c.expires_at DESC, c.hash OFFSET sqlc.arg(keep)::int);
+
 -- name: PurgePasskeyChallenges :exec
 DELETE FROM passkey_challenges WHERE expires_at < sqlc.arg(now);

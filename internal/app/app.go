@@ -32,6 +32,7 @@ import (
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/delivery"
+	"github.com/stewardhq/steward/internal/doctext"
 	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/household"
@@ -68,6 +69,7 @@ import (
 	"github.com/stewardhq/steward/internal/trace"
 	"github.com/stewardhq/steward/internal/trading"
 	"github.com/stewardhq/steward/internal/undo"
+	"github.com/stewardhq/steward/internal/upload"
 	"github.com/stewardhq/steward/internal/voice"
 	"github.com/stewardhq/steward/internal/web"
 	"github.com/stewardhq/steward/internal/webapp"
@@ -303,6 +305,8 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		return nil, err
 	}
 	a.Documents = &document.Service{Store: a.Store, MaxBytes: cfg.MaxDocumentBytes, Embedder: a.Memory.Embedder, Logger: log}
+	// Every reading of this process — uploads, fetched pages, mail — shares these slots (§3).
+	doctext.ProcessReaders.Resize(cfg.DocumentReaders, cfg.DocumentReadersPerOwner)
 	if a.Voice.CanTranscribe() { // a recording uploaded is a document of its transcript (§18)
 		a.Documents.Transcribe = a.Voice.TranscribeText
 	}
@@ -416,6 +420,8 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a.Passkeys = &passkeys.Service{Store: a.Store, Door: a.Door, RPID: cfg.PasskeyRPID, Origin: cfg.PasskeyOrigin, Now: a.Now}
 	// Unknown keys at sign-in and on the API count together, per client and key prefix.
 	keyFailures := &auth.Failures{}
+	// One bound on the uploads received at once, for the API and the web app (§12).
+	uploads := &upload.Gate{InFlight: cfg.UploadsInFlight, PerOwner: cfg.UploadsPerOwner}
 	a.handler = a.gate(httpapi.New(httpapi.Deps{
 		Runner: a.Runner,
 		Store:  a.Store,
@@ -433,6 +439,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Memory:           a.Memory,
 		Ledger:           a.Ledger,
 		Documents:        a.Documents,
+		Uploads:          uploads,
 		Channels:         a.Channels,
 		Webhooks:         a.Webhooks,
 		ProcessWebhook:   a.processWebhook,
@@ -448,7 +455,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 			Sessions: a.Sessions, Activity: a.Activity, Passkeys: a.Passkeys,
 			PublicURL: cfg.PublicURL, Control: a.Control, Rules: a.Rules, Memory: a.Memory, Undo: a.Undo,
 			Household: a.Household, Documents: a.Documents, Skills: a.Skills, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts, Voice: a.Voice, Telegram: a.Telegram, Trading: a.Trading,
-			KeyFailures: keyFailures, TrustedProxyHeader: cfg.TrustedProxyHeader}),
+			KeyFailures: keyFailures, TrustedProxyHeader: cfg.TrustedProxyHeader, Uploads: uploads}),
 		Links:    webapp.LinkPages(a.Links, cfg.TrustedProxyHeader),
 		Telegram: tgCallback,
 

@@ -47,6 +47,19 @@ func (c *CappedBuffer) Write(p []byte) (int, error) {
 	return c.Buf.Write(p)
 }
 
+// OutOfMemory reports whether a child's standard error says it ran out of memory: the
+// runtime's refusal ("out of memory", or "cannot allocate memory" when the kernel refused a
+// mapping past RLIMIT_DATA), the segmentation fault of such a mapping, or — in a
+// race-detector build — the detector's allocator's refusal.
+func OutOfMemory(stderr []byte) bool {
+	for _, words := range []string{"out of memory", "cannot allocate memory", "SIGSEGV", "ThreadSanitizer failed to allocate"} {
+		if bytes.Contains(stderr, []byte(words)) {
+			return true
+		}
+	}
+	return false
+}
+
 // FirstLine is the first line of a child's standard error.
 func FirstLine(b []byte) string {
 	line, _, _ := bytes.Cut(bytes.TrimSpace(b), []byte("\n"))

@@ -173,6 +173,14 @@ type Config struct {
 	// farther than this cosine distance from the message is not recalled; 0 (unset) keeps
 	// memory.DefaultMaxDistance.
 	MemoryMaxDistance float64
+	// DocumentReaders and DocumentReadersPerOwner bound the documents read at once in this
+	// process, in all and for one owner (STEWARD_DOCUMENT_READERS,
+	// STEWARD_DOCUMENT_READERS_PER_OWNER); zero means doctext.DefaultReaders.
+	DocumentReaders, DocumentReadersPerOwner int
+	// UploadsInFlight and UploadsPerOwner bound the document and voice uploads being received
+	// at once in this process, in all and for one owner (STEWARD_UPLOADS_IN_FLIGHT, 8;
+	// STEWARD_UPLOADS_PER_OWNER, 2).
+	UploadsInFlight, UploadsPerOwner int
 	// DocumentBucket is the S3 bucket new documents' original bytes are kept in, under
 	// owner_id/document_id (STEWARD_DOCUMENT_BUCKET); empty keeps them in PostgreSQL.
 	DocumentBucket string
@@ -411,13 +419,17 @@ func Load(getenv func(string) string) (Config, error) {
 			MemoryOutbox:      r.retention("STEWARD_RETAIN_OUTBOX", 7*day, time.Hour),
 			JobRuns:           r.retention("STEWARD_RETAIN_JOB_RUNS", 90*day, day),
 		},
-		ModelTimeout:      r.duration("STEWARD_MODEL_TIMEOUT", 2*time.Minute),
-		ShutdownGrace:     r.duration("STEWARD_SHUTDOWN_GRACE", 10*time.Second),
-		Lease:             r.duration("STEWARD_LEASE", 15*time.Minute),
-		MaxDocumentBytes:  int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
-		MemoryMaxDistance: r.floatIn("STEWARD_MEMORY_MAX_DISTANCE", 0.05, 2),
-		DocumentBucket:    r.str("STEWARD_DOCUMENT_BUCKET", ""),
-		DocumentEndpoint:  r.str("STEWARD_DOCUMENT_ENDPOINT", ""),
+		ModelTimeout:            r.duration("STEWARD_MODEL_TIMEOUT", 2*time.Minute),
+		ShutdownGrace:           r.duration("STEWARD_SHUTDOWN_GRACE", 10*time.Second),
+		Lease:                   r.duration("STEWARD_LEASE", 15*time.Minute),
+		MaxDocumentBytes:        int64(r.intIn("STEWARD_MAX_DOCUMENT_BYTES", 20<<20, 1024, 100<<20)),
+		MemoryMaxDistance:       r.floatIn("STEWARD_MEMORY_MAX_DISTANCE", 0.05, 2),
+		DocumentReaders:         r.intIn("STEWARD_DOCUMENT_READERS", 0, 0, 256),
+		DocumentReadersPerOwner: r.intIn("STEWARD_DOCUMENT_READERS_PER_OWNER", 0, 0, 256),
+		UploadsInFlight:         r.intIn("STEWARD_UPLOADS_IN_FLIGHT", 8, 1, 1024),
+		UploadsPerOwner:         r.intIn("STEWARD_UPLOADS_PER_OWNER", 2, 1, 1024),
+		DocumentBucket:          r.str("STEWARD_DOCUMENT_BUCKET", ""),
+		DocumentEndpoint:        r.str("STEWARD_DOCUMENT_ENDPOINT", ""),
 	}
 	if c.ServerURL == "" {
 		c.ServerURL = "http://" + c.Addr

@@ -137,11 +137,33 @@ func TypeOf(name, declared string) string {
 
 // Source is a document to read: its name and declared content type (either may be empty;
 // TypeOf decides), its bytes, and for a page fetched from the web its URL, against which the
-// page's links are made absolute.
+// page's links are made absolute. Owner is whom it is read for (an owner's id; "" for a
+// reading of nobody's in particular, which shares one owner's share of the slots).
 type Source struct {
 	Name, ContentType string
 	URL               string
-	Data              []byte
+	Owner             string
+	// Data is the document's bytes; an upload spooled to a file gives File, of Size bytes,
+	// instead, which the reading child gets without the bytes being held in memory.
+	Data []byte
+	File io.ReaderAt
+	Size int64
+}
+
+// Len is how many bytes the document has.
+func (s Source) Len() int64 {
+	if s.File != nil {
+		return s.Size
+	}
+	return int64(len(s.Data))
+}
+
+// Reader reads the document's bytes from the start.
+func (s Source) Reader() io.Reader {
+	if s.File != nil {
+		return io.NewSectionReader(s.File, 0, s.Size)
+	}
+	return bytes.NewReader(s.Data)
 }
 
 // Extract reads the text of a document in one of the process's reading slots
@@ -155,14 +177,15 @@ func Extract(ctx context.Context, src Source) (Extracted, error) {
 // columns, XML depth and elements, text) are refused with a *steward.Error (code invalid, a
 // Reason* reason). The reading itself runs in a child process bounded in memory, CPU and
 // time (sandbox.go): one that overruns its deadline (TimeoutFor) is killed and refused
-// (ReasonTimeout). At most r.Slots() documents are read at once; one that waits too long for
-// a slot is refused as rate_limited (ReasonBusy) with when to try again.
+// (ReasonTimeout). At most r.Slots() documents are read at once, and fewer for one owner
+// (src.Owner); one that waits too long for a slot is refused as rate_limited (ReasonBusy)
+// with when to try again.
 func (r *Readers) Extract(ctx context.Context, src Source) (Extracted, error) {
 	mt := TypeOf(src.Name, src.ContentType)
 	if mt == "" {
 		return Extracted{}, refuse(ReasonUnsupported, "%q (%s) is not a type Steward reads: PDF, DOCX, XLSX, CSV, TXT, Markdown or HTML", src.Name, orNone(src.ContentType))
 	}
-	if len(src.Data) == 0 {
+	if src.Len() == 0 {
 		return Extracted{}, refuse(ReasonEmpty, "the document is empty")
 	}
 	ex, _, err := r.sandboxed(ctx, mt, src)

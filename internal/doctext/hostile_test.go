@@ -36,6 +36,7 @@ var refusedAs = map[string]string{
 	"objstm.pdf":    doctext.ReasonTimeout,
 	"nested.docx":   doctext.ReasonBomb,
 	"nested1m.docx": doctext.ReasonTooComplex,
+	"manyns.docx":   doctext.ReasonTooComplex,
 	"forged.docx":   doctext.ReasonBomb,
 	"laughs.docx":   doctext.ReasonCorrupt,
 	"laughs.xlsx":   doctext.ReasonCorrupt,
@@ -84,7 +85,7 @@ func TestHostileDocumentsAreRefused(t *testing.T) {
 // rate_limited with the time to wait, and once the slot is free the next one goes through.
 func TestBusyReadersAnswerRateLimited(t *testing.T) {
 	t.Parallel()
-	readers := doctext.NewReaders(1, 50*time.Millisecond)
+	readers := doctext.NewReaders(1, 1, 50*time.Millisecond)
 	held := make(chan error, 1)
 	go func() {
 		_, err := readers.Extract(context.Background(), doctext.Source{Name: "objstm.pdf", Data: documenttest.PDFObjectStream()})

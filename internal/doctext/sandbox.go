@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/stewardhq/steward/internal/childproc"
@@ -56,39 +57,120 @@ func TimeoutFor(n int) time.Duration {
 	return raceSlowdown * min(MaxTimeout, Timeout+time.Duration(n>>20)*TimeoutPerMB)
 }
 
-// Readers bounds the readings at once: a reading waits up to its wait for a slot, then is
-// refused as busy (rate_limited, with Retry-After). One Readers serves a whole process
-// (ProcessReaders), so uploads and fetched pages together cannot take every core from the
-// other requests.
+// Readers bounds the readings at once, in all and per owner: a reading waits up to its wait
+// for a slot, then is refused as busy (rate_limited, with Retry-After). One Readers serves a
+// whole process (ProcessReaders), so uploads and fetched pages together cannot take every
+// core from the other requests; and no owner holds more than its share of the slots, so a
+// large document one owner uploads (a reading may take up to MaxTimeout) leaves a slot for
+// another owner's.
 type Readers struct {
-	slots chan struct{}
-	wait  time.Duration
+	wait time.Duration
+
+	mu              sync.Mutex
+	slots, perOwner int
+	total           int
+	held            map[string]int
+	// freed is closed (and replaced) each time a slot is given back: the waiters look again.
+	freed chan struct{}
 }
 
-// NewReaders is a bound of n readings at once, each waiting up to wait for a slot.
-func NewReaders(n int, wait time.Duration) *Readers {
-	return &Readers{slots: make(chan struct{}, max(1, n)), wait: wait}
+// NewReaders is a bound of n readings at once, at most perOwner of them for one owner (0s:
+// the defaults, Resize), each waiting up to wait for a slot.
+func NewReaders(n, perOwner int, wait time.Duration) *Readers {
+	r := &Readers{wait: wait, held: map[string]int{}, freed: make(chan struct{})}
+	r.Resize(n, perOwner)
+	return r
 }
 
-// ProcessReaders is the process's bound: half the CPUs, at least one, waiting BusyWait.
-var ProcessReaders = NewReaders(runtime.NumCPU()/2, BusyWait)
+// DefaultReaders is the readings at once of a process not configured otherwise: half the
+// CPUs, at least two (a reading child runs at a lower priority than the server, childNice).
+func DefaultReaders() int { return max(2, runtime.NumCPU()/2) }
 
-// Slots is how many documents r reads at once.
-func (r *Readers) Slots() int { return cap(r.slots) }
+// ProcessReaders is the process's bound (DefaultReaders, half of them per owner, waiting
+// BusyWait); internal/app resizes it to the configuration.
+var ProcessReaders = NewReaders(0, 0, BusyWait)
 
-// take waits for a slot (up to r's wait); release gives it back.
-func (r *Readers) take(ctx context.Context) (release func(), err error) {
+// Resize sets the bound to n readings at once (0: DefaultReaders), at most perOwner of them
+// for one owner (0: half of n, at least one; never more than n); readings under way keep
+// their slots (STEWARD_DOCUMENT_READERS, STEWARD_DOCUMENT_READERS_PER_OWNER).
+func (r *Readers) Resize(n, perOwner int) {
+	if n <= 0 {
+		n = DefaultReaders()
+	}
+	if perOwner <= 0 {
+		perOwner = max(1, n/2)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.slots, r.perOwner = n, min(n, perOwner)
+	r.wake()
+}
+
+// Slots is how many documents r reads at once, in all and for one owner.
+func (r *Readers) Slots() (n, perOwner int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.slots, r.perOwner
+}
+
+// wake tells the waiters that a slot may be free (r.mu held).
+func (r *Readers) wake() {
+	close(r.freed)
+	r.freed = make(chan struct{})
+}
+
+// grab takes a slot for owner if one is free to it, else returns the channel to wait on.
+func (r *Readers) grab(owner string) (ok bool, freed <-chan struct{}, own bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.total < r.slots && r.held[owner] < r.perOwner {
+		r.total++
+		r.held[owner]++
+		return true, nil, false
+	}
+	return false, r.freed, r.held[owner] >= r.perOwner
+}
+
+// give gives owner's slot back.
+func (r *Readers) give(owner string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.total--
+	if r.held[owner]--; r.held[owner] <= 0 {
+		delete(r.held, owner)
+	}
+	r.wake()
+}
+
+// take waits for a slot for owner (up to r's wait); release gives it back.
+func (r *Readers) take(ctx context.Context, owner string) (release func(), err error) {
 	wait := time.NewTimer(r.wait)
 	defer wait.Stop()
-	select {
-	case r.slots <- struct{}{}:
-		return func() { <-r.slots }, nil
-	case <-wait.C:
-		return nil, &steward.Error{Code: steward.CodeRateLimited, Reason: ReasonBusy, RetryAfter: BusyWait,
-			Message: fmt.Sprintf("Steward is busy reading other documents; try again in %d seconds", int(BusyWait.Seconds()))}
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	for {
+		ok, freed, own := r.grab(owner)
+		if ok {
+			return func() { r.give(owner) }, nil
+		}
+		select {
+		case <-freed:
+		case <-wait.C:
+			return nil, r.busy(own)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
+}
+
+// busy is the refusal of a reading that found no slot: the owner's share taken by their
+// own readings (own), or every slot.
+func (r *Readers) busy(own bool) error {
+	n, perOwner := r.Slots()
+	msg := fmt.Sprintf("Steward is busy reading other documents (%d at once, STEWARD_DOCUMENT_READERS); try again in %d seconds", n, int(BusyWait.Seconds()))
+	if own {
+		msg = fmt.Sprintf("Steward is already reading %d of your documents, as many as one owner may at once (STEWARD_DOCUMENT_READERS_PER_OWNER); try again in %d seconds",
+			perOwner, int(BusyWait.Seconds()))
+	}
+	return &steward.Error{Code: steward.CodeRateLimited, Reason: ReasonBusy, RetryAfter: BusyWait, Message: msg}
 }
 
 // init turns this process into a reading child when its parent started it as one: it reads
@@ -127,17 +209,18 @@ type usage struct {
 
 // sandboxed reads src (of media type mt) in a child process, in one of r's slots.
 func (r *Readers) sandboxed(ctx context.Context, mt string, src Source) (Extracted, usage, error) {
-	release, err := r.take(ctx)
+	release, err := r.take(ctx, src.Owner)
 	if err != nil {
 		return Extracted{}, usage{}, err
 	}
 	defer release()
 
-	timeout := TimeoutFor(len(src.Data))
+	size := src.Len()
+	timeout := TimeoutFor(int(size))
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req := childRequest{MediaType: mt, Name: src.Name, ContentType: src.ContentType, URL: src.URL,
-		Size: int64(len(src.Data)), Memory: childMemoryFor(len(src.Data)), CPU: int64(timeout/time.Second) + 1, Timeout: timeout}
+		Size: size, Memory: childMemoryFor(int(size)), CPU: int64(timeout/time.Second) + 1, Timeout: timeout}
 	head, err := json.Marshal(req)
 	if err != nil {
 		return Extracted{}, usage{}, err
@@ -147,7 +230,7 @@ func (r *Readers) sandboxed(ctx context.Context, mt string, src Source) (Extract
 	cmd := exec.CommandContext(rctx, childproc.Executable())
 	// GORACE: a race-detector build (tests) would otherwise sleep a second as each child exits.
 	cmd.Env = []string{childEnv + "=1", "GOMAXPROCS=1", "GOTRACEBACK=none", "GORACE=atexit_sleep_ms=0"}
-	cmd.Stdin = io.MultiReader(bytes.NewReader(frame[:]), bytes.NewReader(head), bytes.NewReader(src.Data))
+	cmd.Stdin = io.MultiReader(bytes.NewReader(frame[:]), bytes.NewReader(head), src.Reader())
 	out, stderr := &childproc.CappedBuffer{Max: maxAnswer}, &childproc.CappedBuffer{Max: maxStderr}
 	cmd.Stdout, cmd.Stderr = out, stderr
 	cmd.WaitDelay = time.Second
@@ -161,7 +244,7 @@ func (r *Readers) sandboxed(ctx context.Context, mt string, src Source) (Extract
 		return Extracted{}, u, overran(timeout)
 	case runErr != nil && cmd.ProcessState == nil:
 		return Extracted{}, u, fmt.Errorf("start the document reader: %w", runErr)
-	case runErr != nil && bytes.Contains(stderr.Buf.Bytes(), []byte("out of memory")):
+	case runErr != nil && childproc.OutOfMemory(stderr.Buf.Bytes()):
 		return Extracted{}, u, refuse(ReasonTooComplex, "reading the document needs more memory than Steward allows one reading (%d MB), so it was stopped", req.Memory>>20)
 	case runErr != nil && childproc.KilledForCPU(cmd.ProcessState):
 		return Extracted{}, u, overran(timeout)
@@ -212,6 +295,7 @@ func serveChild(in io.Reader, out io.Writer) int {
 	if err := childproc.LimitSelf(req.Memory, req.CPU); err != nil {
 		return 4
 	}
+	lowerPriority()
 	// The Go heap collects harder as it nears the limit, before the kernel refuses it memory.
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

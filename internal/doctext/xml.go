@@ -17,7 +17,67 @@ const (
 	MaxPartBytes   = 32 << 20
 	MaxXMLDepth    = 256
 	MaxXMLElements = 2_000_000
+	// MaxXMLAttrs bounds the attributes of one element (a start tag of a million namespace
+	// declarations is one element), and MaxXMLTagBytes the bytes of one tag, counted as the
+	// part streams, before the decoder builds the tag's attributes: Word's largest start tag
+	// (the root's namespaces) is a few KB.
+	MaxXMLAttrs    = 1_000
+	MaxXMLTagBytes = 64 << 10
 )
+
+// errTagTooBig is a tag longer than MaxXMLTagBytes.
+var errTagTooBig = errors.New("tag too big")
+
+// tagReader fails with errTagTooBig when a tag (from its < to its >, a quoted attribute value
+// included: it may hold a >) runs past MaxXMLTagBytes. Comments, declarations and processing
+// instructions (<!…>, <?…>) are not counted.
+type tagReader struct {
+	r     io.Reader
+	state byte // 0 text, '<' a tag's first byte, 't' in a tag, '!' in <!…> or <?…>, else the quote of a value
+	n     int
+}
+
+func (t *tagReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	for _, c := range p[:n] {
+		if !t.step(c) {
+			return 0, errTagTooBig
+		}
+	}
+	return n, err
+}
+
+// step moves past one byte; false when the tag is too long.
+func (t *tagReader) step(c byte) bool {
+	switch t.state {
+	case 0:
+		if c == '<' {
+			t.state, t.n = '<', 1
+		}
+		return true
+	case '!':
+		if c == '>' {
+			t.state = 0
+		}
+		return true
+	case '<':
+		if c == '!' || c == '?' {
+			t.state = '!'
+			return true
+		}
+		t.state = 't'
+	}
+	t.n++
+	switch {
+	case t.state == 't' && (c == '"' || c == '\''):
+		t.state = c
+	case t.state == 't' && c == '>':
+		t.state = 0
+	case t.state == c: // the value's closing quote
+		t.state = 't'
+	}
+	return t.n <= MaxXMLTagBytes
+}
 
 // errPartTooBig is a part that decompresses to more than its limit; counted while reading,
 // whatever the archive declares.
@@ -99,7 +159,7 @@ func (a *archive) walk(ctx context.Context, name string, fn func(xml.Token) erro
 		return refuse(ReasonCorrupt, "the %s is corrupt: its %s cannot be opened", a.kind, name)
 	}
 	defer f.Close()
-	dec := xml.NewDecoder(&capReader{r: f, left: MaxPartBytes})
+	dec := xml.NewDecoder(&tagReader{r: &capReader{r: f, left: MaxPartBytes}})
 	depth, elements := 0, 0
 	for n := 0; ; n++ {
 		if n&1023 == 0 {
@@ -108,21 +168,19 @@ func (a *archive) walk(ctx context.Context, name string, fn func(xml.Token) erro
 			}
 		}
 		tok, err := dec.RawToken()
-		switch {
-		case errors.Is(err, io.EOF):
+		if errors.Is(err, io.EOF) {
 			return nil
-		case errors.Is(err, errPartTooBig):
-			return refuse(ReasonBomb, "the %s's %s unpacks to more than %d MB", a.kind, name, MaxPartBytes>>20)
-		case errors.Is(err, zip.ErrFormat):
-			// archive/zip stops a file that inflates past the size its headers declare.
-			return refuse(ReasonBomb, "the %s's %s unpacks to more than its archive declares", a.kind, name)
-		case err != nil:
-			return refuse(ReasonCorrupt, "the %s is corrupt: its %s does not parse", a.kind, name)
 		}
-		switch tok.(type) {
+		if err != nil {
+			return a.tokenError(name, err)
+		}
+		switch t := tok.(type) {
 		case xml.StartElement:
 			depth++
 			elements++
+			if len(t.Attr) > MaxXMLAttrs {
+				return refuse(ReasonTooComplex, "the %s's %s has an element with more than %d attributes", a.kind, name, MaxXMLAttrs)
+			}
 			if depth > MaxXMLDepth {
 				return refuse(ReasonTooComplex, "the %s's %s nests elements more than %d deep", a.kind, name, MaxXMLDepth)
 			}
@@ -136,6 +194,20 @@ func (a *archive) walk(ctx context.Context, name string, fn func(xml.Token) erro
 			return err
 		}
 	}
+}
+
+// tokenError is the refusal of a part whose next token could not be read.
+func (a *archive) tokenError(name string, err error) error {
+	switch {
+	case errors.Is(err, errTagTooBig):
+		return refuse(ReasonTooComplex, "the %s's %s has a tag longer than %d KB", a.kind, name, MaxXMLTagBytes>>10)
+	case errors.Is(err, errPartTooBig):
+		return refuse(ReasonBomb, "the %s's %s unpacks to more than %d MB", a.kind, name, MaxPartBytes>>20)
+	case errors.Is(err, zip.ErrFormat):
+		// archive/zip stops a file that inflates past the size its headers declare.
+		return refuse(ReasonBomb, "the %s's %s unpacks to more than its archive declares", a.kind, name)
+	}
+	return refuse(ReasonCorrupt, "the %s is corrupt: its %s does not parse", a.kind, name)
 }
 
 // attr is the value of the attribute local name of a start element ("" when absent).

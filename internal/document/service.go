@@ -4,15 +4,16 @@
 package document
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"image"
 	_ "image/gif" // picture reads the headers of GIF, JPEG and PNG pictures
 	_ "image/jpeg"
 	_ "image/png"
+	"io"
 	"net/http"
 	"net/url"
 	"path"
@@ -93,38 +94,74 @@ func (s *Service) maxBytes() int64 {
 // is too_large, a bad name or a document Extract refuses is invalid (with Extract's reason);
 // nothing is stored then.
 func (s *Service) Upload(ctx context.Context, ownerID uuid.UUID, name, contentType string, data []byte) (steward.Document, error) {
+	return s.upload(ctx, ownerID, name, contentType, doctext.Source{Data: data})
+}
+
+// UploadFile is Upload of a body spooled to a file (upload.Spool, size bytes): the reader
+// reads it from the file, so while it waits for a reading slot no buffer of its size is
+// held; its bytes are read into memory only to be stored.
+func (s *Service) UploadFile(ctx context.Context, ownerID uuid.UUID, name, contentType string, f io.ReaderAt, size int64) (steward.Document, error) {
+	return s.upload(ctx, ownerID, name, contentType, doctext.Source{File: f, Size: size})
+}
+
+func (s *Service) upload(ctx context.Context, ownerID uuid.UUID, name, contentType string, body doctext.Source) (steward.Document, error) {
 	name, err := checkName(name)
 	if err != nil {
 		return steward.Document{}, err
 	}
-	if int64(len(data)) > s.maxBytes() {
+	if body.Len() > s.maxBytes() {
 		return steward.Document{}, steward.Errorf(steward.CodeTooLarge, "the document is larger than %d bytes", s.maxBytes())
 	}
-	if kind := audio.Kind(data); kind != "" && s.Transcribe != nil {
-		return s.uploadRecording(ctx, ownerID, name, kind, contentType, data)
-	}
-	if kind, text, ok := picture(name, data); ok {
-		chunks, err := s.embedChunks(ctx, name, []doctext.Section{{Text: text}})
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(body.Reader(), head)
+	head = head[:n]
+	if kind := audio.Kind(head); kind != "" && s.Transcribe != nil {
+		data, err := bytesOf(body)
 		if err != nil {
 			return steward.Document{}, err
 		}
-		return s.create(ctx, ownerID, store.NewDocument{Name: name, ContentType: kind, Content: data, Text: text,
-			Source: store.DocumentSourceUpload}, chunks)
+		return s.uploadRecording(ctx, ownerID, name, kind, contentType, data)
+	}
+	if kind, text, ok := picture(name, head, body.Reader()); ok {
+		return s.store(ctx, ownerID, store.NewDocument{Name: name, ContentType: kind, Text: text, Source: store.DocumentSourceUpload},
+			[]doctext.Section{{Text: text}}, body)
 	}
 	readers := s.Readers
 	if readers == nil {
 		readers = doctext.ProcessReaders
 	}
-	ex, err := readers.Extract(ctx, doctext.Source{Name: name, ContentType: contentType, Data: data})
+	body.Name, body.ContentType, body.Owner = name, contentType, ownerID.String()
+	ex, err := readers.Extract(ctx, body)
 	if err != nil {
 		return steward.Document{}, err
 	}
-	chunks, err := s.embedChunks(ctx, name, ex.Sections)
+	return s.store(ctx, ownerID, store.NewDocument{Name: name, ContentType: ex.ContentType, Text: ex.Text(), Source: store.DocumentSourceUpload},
+		ex.Sections, body)
+}
+
+// store embeds an upload's sections, then reads its bytes (only now: an upload spooled to a
+// file is in memory just while it is stored) and creates the document.
+func (s *Service) store(ctx context.Context, ownerID uuid.UUID, d store.NewDocument, sections []doctext.Section, body doctext.Source) (steward.Document, error) {
+	chunks, err := s.embedChunks(ctx, d.Name, sections)
 	if err != nil {
 		return steward.Document{}, err
 	}
-	return s.create(ctx, ownerID, store.NewDocument{Name: name, ContentType: ex.ContentType, Content: data, Text: ex.Text(),
-		Source: store.DocumentSourceUpload}, chunks)
+	if d.Content, err = bytesOf(body); err != nil {
+		return steward.Document{}, err
+	}
+	return s.create(ctx, ownerID, d, chunks)
+}
+
+// bytesOf is an upload's bytes.
+func bytesOf(body doctext.Source) ([]byte, error) {
+	if body.File == nil {
+		return body.Data, nil
+	}
+	data := make([]byte, body.Size)
+	if _, err := body.File.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read the spooled upload: %w", err)
+	}
+	return data, nil
 }
 
 // uploadRecording stores a recording as a document whose text is its transcript: searchable
@@ -134,25 +171,22 @@ func (s *Service) uploadRecording(ctx context.Context, ownerID uuid.UUID, name, 
 	if err != nil {
 		return steward.Document{}, err
 	}
-	chunks, err := s.embedChunks(ctx, name, []doctext.Section{{Text: text}})
-	if err != nil {
-		return steward.Document{}, err
-	}
-	return s.create(ctx, ownerID, store.NewDocument{Name: name, ContentType: kind, Content: data, Text: text,
-		Source: store.DocumentSourceUpload}, chunks)
+	return s.store(ctx, ownerID, store.NewDocument{Name: name, ContentType: kind, Text: text, Source: store.DocumentSourceUpload},
+		[]doctext.Section{{Text: text}}, doctext.Source{Data: data})
 }
 
-// picture reports whether data is a JPEG, PNG or GIF picture (a photo sent to the Telegram
-// bot, a scan uploaded in the web app) by its first bytes and its header, with its type and
-// the text it is stored and found by: what it is, its size and its name. Only the header is
-// read (image.DecodeConfig), never the pixels, so a hostile header costs nothing; SVG, which
-// could carry script, is not a picture here (and every download is sandboxed, serve.go).
-func picture(name string, data []byte) (kind, text string, ok bool) {
-	kind = http.DetectContentType(data)
+// picture reports whether an upload is a JPEG, PNG or GIF picture (a photo sent to the
+// Telegram bot, a scan uploaded in the web app) by its first bytes (head) and its header
+// (read from r), with its type and the text it is stored and found by: what it is, its size
+// and its name. Only the header is read (image.DecodeConfig), never the pixels, so a hostile
+// header costs nothing; SVG, which could carry script, is not a picture here (and every
+// download is sandboxed, serve.go).
+func picture(name string, head []byte, r io.Reader) (kind, text string, ok bool) {
+	kind = http.DetectContentType(head)
 	if kind != "image/jpeg" && kind != "image/png" && kind != "image/gif" {
 		return "", "", false
 	}
-	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
+	cfg, format, err := image.DecodeConfig(r)
 	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 {
 		return "", "", false
 	}

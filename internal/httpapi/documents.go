@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"errors"
-	"github.com/stewardhq/steward/internal/doctext"
 	"io"
 	"mime"
 	"net/http"
@@ -10,8 +9,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stewardhq/steward/internal/doctext"
 	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/upload"
 )
 
 // documentLimit caps an upload's body: the documents' limit (STEWARD_MAX_DOCUMENT_BYTES).
@@ -36,30 +37,32 @@ func (a *api) documentsService(w http.ResponseWriter, r *http.Request) (*documen
 // declared type), or ?name=NAME with the file's bytes as the raw body and its Content-Type
 // (application/octet-stream or none: the name's extension decides) → 201 {document}. A type
 // Steward does not read is 415, a body over the limit 413, a multipart body without a file
-// 400, an encrypted, corrupt or empty document 422; nothing is stored then.
+// 400, an encrypted, corrupt or empty document 422; nothing is stored then. An upload past
+// the uploads in flight (Deps.Uploads) is 429 before its body is read; the body is spooled to
+// a temporary file, which the document reader reads (docs/ARCHITECTURE.md §12).
 func (a *api) uploadDocument(w http.ResponseWriter, r *http.Request) {
 	svc, ok := a.documentsService(w, r)
 	if !ok {
 		return
 	}
-	var (
-		name, declared string
-		body           []byte
-		err            error
-	)
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
-		name, declared, body, err = multipartFile(r)
-	} else {
-		name, declared = r.URL.Query().Get("name"), r.Header.Get("Content-Type")
-		if err = checkDocumentType(name, declared); err == nil {
-			body, err = io.ReadAll(r.Body)
-		}
+	owner := principal(r.Context()).OwnerID
+	release, err := a.d.Uploads.Admit(owner)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	defer release()
+	name, declared, body, err := documentBody(r)
+	var f *upload.File
+	if err == nil {
+		f, err = upload.Spool(body)
 	}
 	if err != nil {
 		fail(w, r, uploadError(err))
 		return
 	}
-	doc, err := svc.Upload(r.Context(), principal(r.Context()).OwnerID, name, declared, body)
+	defer f.Close()
+	doc, err := svc.UploadFile(r.Context(), owner, name, declared, f, f.Size())
 	if err != nil {
 		fail(w, r, err)
 		return
@@ -67,30 +70,36 @@ func (a *api) uploadDocument(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]any{"document": doc})
 }
 
-// multipartFile reads the part named "file" of a multipart/form-data upload; other fields
+// documentBody is an upload's name, declared type and bytes: the multipart part "file", or
+// the raw body.
+func documentBody(r *http.Request) (name, declared string, body io.Reader, err error) {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		return multipartFile(r)
+	}
+	name, declared = r.URL.Query().Get("name"), r.Header.Get("Content-Type")
+	return name, declared, r.Body, checkDocumentType(name, declared)
+}
+
+// multipartFile finds the part named "file" of a multipart/form-data upload; other fields
 // are skipped. Its filename is the document's name, its Content-Type the declared type.
-func multipartFile(r *http.Request) (name, declared string, data []byte, err error) {
+func multipartFile(r *http.Request) (name, declared string, part io.Reader, err error) {
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return "", "", nil, errorf(http.StatusBadRequest, steward.CodeInvalid, "the multipart body is malformed: %v", err)
 	}
 	for {
-		part, err := mr.NextPart()
+		p, err := mr.NextPart()
 		if err == io.EOF {
 			return "", "", nil, errorf(http.StatusBadRequest, steward.CodeInvalid, `the multipart body has no "file" field`)
 		}
 		if err != nil {
 			return "", "", nil, err
 		}
-		if part.FormName() != "file" {
+		if p.FormName() != "file" {
 			continue
 		}
-		name, declared = part.FileName(), part.Header.Get("Content-Type")
-		if err := checkDocumentType(name, declared); err != nil {
-			return "", "", nil, err
-		}
-		data, err = io.ReadAll(part)
-		return name, declared, data, err
+		name, declared = p.FileName(), p.Header.Get("Content-Type")
+		return name, declared, p, checkDocumentType(name, declared)
 	}
 }
 

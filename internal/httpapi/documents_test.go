@@ -6,6 +6,7 @@ import (
 	"github.com/stewardhq/steward/internal/doctext"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -178,7 +179,7 @@ func TestDocumentOwners(t *testing.T) {
 // another owner is answered meanwhile.
 func TestHostileUploadsAreRefusedInWords(t *testing.T) {
 	t.Parallel()
-	base, alice, bob := docServerWith(t, 20<<20, doctext.NewReaders(1, doctext.BusyWait))
+	base, alice, bob := docServerWith(t, 20<<20, doctext.NewReaders(1, 1, doctext.BusyWait))
 	want := map[string]string{
 		"columns.xlsx": "past column XFD",
 		"selfkids.pdf": "page tree nests more than",
@@ -242,10 +243,11 @@ func TestDocumentNamesWithInvisibleCharacters(t *testing.T) {
 // Retry-After and words; the others are refused 422 as usual, and nothing is a 500.
 func TestBusyReadersAnswer429(t *testing.T) {
 	t.Parallel()
-	readers := doctext.NewReaders(1, doctext.BusyWait)
+	readers := doctext.NewReaders(1, 1, doctext.BusyWait)
 	base, alice, _ := docServerWith(t, 1<<20, readers)
 	objstm := documenttest.PDFObjectStream()
-	n := 5 * readers.Slots() // waves of 1.5 s each: the fifth waits past BusyWait
+	slots, _ := readers.Slots()
+	n := 5 * slots // waves of 1.5 s each: the fifth waits past BusyWait
 	answers := make(chan response, n)
 	for range n {
 		go func() { answers <- upload(t, base, alice, "objstm.pdf", "application/pdf", objstm) }()
@@ -264,6 +266,55 @@ func TestBusyReadersAnswer429(t *testing.T) {
 		}
 	}
 	if busy == 0 {
-		t.Fatalf("none of %d uploads at once (%d readers) was told to come back later", n, readers.Slots())
+		t.Fatalf("none of %d uploads at once (%d readers) was told to come back later", n, slots)
+	}
+}
+
+// TestManyNamespacesAre422: a DOCX whose one start tag declares a million namespaces or more
+// made the reading child run out of its memory, and the runtime's words for that ("cannot
+// allocate memory") answered 500 on main. Each upload answers 422 too_complex: the tag is
+// refused while it streams (MaxXMLTagBytes), and a child's death for memory is too_complex
+// whatever its words (childproc.OutOfMemory).
+func TestManyNamespacesAre422(t *testing.T) {
+	t.Parallel()
+	base, alice, _ := docServerWith(t, 20<<20, doctext.NewReaders(1, 1, doctext.BusyWait))
+	for _, mb := range []int{9, 12} {
+		resp := upload(t, base, alice, "manyns.docx", "application/octet-stream", documenttest.DOCXManyNamespaces(mb<<20))
+		var body struct {
+			Error struct{ Code, Reason, Message string }
+		}
+		_ = json.Unmarshal(resp.body, &body)
+		if resp.status != 422 || body.Error.Reason != doctext.ReasonTooComplex {
+			t.Fatalf("manyns.docx: %d %s; want 422 too_complex", resp.status, resp.body)
+		}
+	}
+}
+
+// TestOneOwnerCannotTakeEveryReader: while alice's uploads hold the reading slots (two
+// object streams, each read to its deadline), bob's nine-byte upload is still read — an owner
+// holds at most her share (here one of two slots) — and alice's second upload, past her
+// share, is the one told to come back later, naming the limit (on main: bob's was 429).
+func TestOneOwnerCannotTakeEveryReader(t *testing.T) {
+	t.Parallel()
+	base, alice, bob := docServerWith(t, 1<<20, doctext.NewReaders(2, 1, 300*time.Millisecond))
+	objstm := documenttest.PDFObjectStream()
+	answers := make(chan response, 2)
+	for range 2 {
+		go func() { answers <- upload(t, base, alice, "objstm.pdf", "application/pdf", objstm) }()
+	}
+	time.Sleep(200 * time.Millisecond) // alice's readings have begun
+	if resp := upload(t, base, bob, "note.txt", "text/plain", []byte("hi, world")); resp.status != 201 {
+		t.Fatalf("bob's upload while alice's were read: %d %s; want 201", resp.status, resp.body)
+	}
+	var got []int
+	for range 2 {
+		resp := <-answers
+		got = append(got, resp.status)
+		if resp.status == 429 && !strings.Contains(string(resp.body), "STEWARD_DOCUMENT_READERS_PER_OWNER") {
+			t.Errorf("alice's 429 does not name the limit: %s", resp.body)
+		}
+	}
+	if !slices.Contains(got, 422) || !slices.Contains(got, 429) {
+		t.Fatalf("alice's two uploads answered %v; want one read (422, its deadline) and one past her share (429)", got)
 	}
 }

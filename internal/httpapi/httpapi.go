@@ -51,6 +51,7 @@ import (
 	"github.com/stewardhq/steward/internal/skills"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/undo"
+	"github.com/stewardhq/steward/internal/upload"
 	"github.com/stewardhq/steward/internal/voice"
 )
 
@@ -96,6 +97,9 @@ type Deps struct {
 	// Documents serves /v1/documents (its MaxBytes caps an upload's body instead of
 	// MaxBodyBytes); nil answers 404 there.
 	Documents *document.Service
+	// Uploads bounds the document and voice uploads received at once, per owner and in all
+	// (one Gate for the API and the web app); nil means a Gate of the defaults.
+	Uploads *upload.Gate
 	// Channels serves /v1/channels (notification channels); nil answers 404 there.
 	Channels *channel.Service
 	// Ledger imports bank statements and reports (/v1/ledger/import, /v1/ledger/report); nil answers 404 there.
@@ -172,6 +176,9 @@ func New(d Deps) http.Handler {
 	}
 	if d.KeyFailures == nil {
 		d.KeyFailures = &auth.Failures{}
+	}
+	if d.Uploads == nil {
+		d.Uploads = &upload.Gate{}
 	}
 	a := &api{d: d, turns: &turnLimit{max: d.MaxTurnsPerOwner}}
 

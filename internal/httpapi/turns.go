@@ -44,10 +44,11 @@ func (a *api) chat(w http.ResponseWriter, r *http.Request) {
 			v, err = body.voice()
 		}
 	case "multipart/form-data":
-		body, v, err = chatForm(r)
+		body, v, err = a.chatForm(r)
 	default:
 		err = errorf(http.StatusUnsupportedMediaType, steward.CodeInvalid, "Content-Type must be application/json, or multipart/form-data with a recording")
 	}
+	defer v.done()
 	if err == nil {
 		err = a.checkVoice(r, body.Message, v)
 	}

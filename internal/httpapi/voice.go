@@ -88,6 +88,12 @@ func recording(r *http.Request) (data []byte, declared string, form map[string]s
 // transcribe: POST /v1/voice/transcribe with a recording (the raw body, or the multipart
 // field "audio") → {text, language, duration_ms}. docs/API.md lists the refusals.
 func (a *api) transcribe(w http.ResponseWriter, r *http.Request) {
+	release, err := a.d.Uploads.Admit(principal(r.Context()).OwnerID) // before the body is read (§12)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	defer release()
 	data, declared, _, err := recording(r)
 	if err != nil {
 		fail(w, r, recordingError(err))
@@ -168,6 +174,15 @@ type voiceChat struct {
 	speak    bool
 	voice    string
 	format   string
+	// release gives back the upload's place (upload.Gate) once the recording is transcribed.
+	release func()
+}
+
+// done gives back the recording's place among the uploads in flight, if it holds one.
+func (v voiceChat) done() {
+	if v.release != nil {
+		v.release()
+	}
 }
 
 // spokenAnswer is the answer read aloud, in POST /v1/chat's response (docs/API.md).
@@ -259,6 +274,7 @@ func (a *api) voiceTurn(w http.ResponseWriter, r *http.Request, in agent.Input, 
 	var heard *voice.Transcript
 	if v.audio != nil || v.document != nil {
 		t, err := a.heard(r.Context(), in.OwnerID, v)
+		v.done()
 		if err != nil {
 			fail(w, r, err)
 			return
@@ -275,17 +291,23 @@ func (a *api) voiceTurn(w http.ResponseWriter, r *http.Request, in agent.Input, 
 }
 
 // chatForm reads a multipart chat request: the recording and the fields message,
-// conversation_id, speak ("true"), voice and format.
-func chatForm(r *http.Request) (chatRequest, voiceChat, error) {
+// conversation_id, speak ("true"), voice and format. It is an upload (Deps.Uploads): its
+// place is taken before the body is read and held until v.done.
+func (a *api) chatForm(r *http.Request) (chatRequest, voiceChat, error) {
+	release, err := a.d.Uploads.Admit(principal(r.Context()).OwnerID)
+	if err != nil {
+		return chatRequest{}, voiceChat{}, err
+	}
 	data, declared, form, err := recording(r)
 	if err != nil {
+		release()
 		return chatRequest{}, voiceChat{}, recordingError(err)
 	}
 	body := chatRequest{Message: form["message"]}
 	if c, ok := form["conversation_id"]; ok {
 		body.ConversationID = &c
 	}
-	v := voiceChat{audio: data, declared: declared, voice: form["voice"], format: form["format"]}
+	v := voiceChat{audio: data, declared: declared, voice: form["voice"], format: form["format"], release: release}
 	if s, ok := form["speak"]; ok {
 		if v.speak, err = strconv.ParseBool(s); err != nil {
 			return body, v, errorf(http.StatusBadRequest, steward.CodeInvalid, "speak must be true or false")

@@ -39,6 +39,12 @@ type Door interface {
 // CeremonyTTL is how long a begun registration or sign-in may take to finish.
 const CeremonyTTL = 5 * time.Minute
 
+// MaxOpenCeremonies bounds the ceremonies of each kind (sign-in, registration) kept at once:
+// a begin past it drops the oldest of its kind, so strangers beginning sign-ins from many
+// addresses cannot grow the table, and only a flood of more than this many begins within one
+// person's ceremony (seconds) could push theirs out (docs/ARCHITECTURE.md §12).
+const MaxOpenCeremonies = 1000
+
 // MaxName is the longest name of a passkey, in characters.
 const MaxName = 100
 
@@ -151,7 +157,7 @@ func (s *Service) begin(ctx context.Context, purpose string, options any, sessio
 	}
 	secret := rand.Text() + rand.Text()
 	now := s.Now.Now()
-	if err := s.Store.SaveChallenge(ctx, auth.Hash(secret), purpose, data, now.Add(CeremonyTTL), now); err != nil {
+	if err := s.Store.SaveChallenge(ctx, auth.Hash(secret), purpose, data, now.Add(CeremonyTTL), now, MaxOpenCeremonies); err != nil {
 		return Ceremony{}, err
 	}
 	return Ceremony{Options: opts, Secret: secret}, nil

@@ -160,14 +160,18 @@ const (
 
 // SaveChallenge stores a WebAuthn ceremony under way (session: the library's JSON session
 // data) by the hash of the browser's ceremony secret, until expires; in the same transaction
-// it drops the ceremonies that expired before now, so the table stays small. A ceremony has
-// no owner (a sign-in begins before anyone is known), so this runs outside any owner
-// transaction (migrations/00032_passkeys.sql).
-func (s *Store) SaveChallenge(ctx context.Context, hash []byte, purpose string, session []byte, expires, now time.Time) error {
+// it drops the ceremonies that expired before now and, of its purpose, all but the newest
+// open-1, so the table stays small whoever begins ceremonies. A ceremony has no owner (a
+// sign-in begins before anyone is known), so this runs outside any owner transaction
+// (migrations/00032_passkeys.sql).
+func (s *Store) SaveChallenge(ctx context.Context, hash []byte, purpose string, session []byte, expires, now time.Time, open int) error {
 	return inTx(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		if err := q.PurgePasskeyChallenges(ctx, now); err != nil {
 			return fmt.Errorf("purge passkey challenges: %w", err)
+		}
+		if err := q.TrimPasskeyChallenges(ctx, db.TrimPasskeyChallengesParams{Purpose: purpose, Keep: int32(max(0, open-1))}); err != nil {
+			return fmt.Errorf("trim passkey challenges: %w", err)
 		}
 		if err := q.SavePasskeyChallenge(ctx, db.SavePasskeyChallengeParams{Hash: hash, Purpose: purpose, Session: session, ExpiresAt: expires}); err != nil {
 			return notFound("save passkey challenge", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/upload"
 )
 
 // previewChars is how much of a document's extracted text its page shows.
@@ -103,17 +105,56 @@ func (a *web) documentContent(w http.ResponseWriter, r *http.Request) {
 
 // uploadDocument stores the file of the upload form. The form is multipart, so the CSRF
 // token is checked here, as its first part, before the file is read: a missing or wrong
-// token is 403 and nothing is stored.
+// token is 403 and nothing is stored. The upload then takes its place among the uploads in
+// flight (docs/ARCHITECTURE.md §12) and its file is spooled for the reader.
 func (a *web) uploadDocument(w http.ResponseWriter, r *http.Request) {
 	if a.d.Documents == nil {
 		http.NotFound(w, r)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, a.d.Documents.Limit()+64<<10)
+	mr, ok := formWithToken(w, r)
+	if !ok {
+		return
+	}
+	owner := current(r).OwnerID
+	release, err := a.d.Uploads.Admit(owner)
+	if err != nil {
+		a.done(w, r, err, "/documents", a.documentsAgain(w, r))
+		return
+	}
+	defer release()
+	part, err := mr.NextPart()
+	for err == nil && part.FormName() != "file" {
+		part, err = mr.NextPart()
+	}
+	if err != nil {
+		a.documents(w, r, http.StatusBadRequest, "Choose a file to upload.")
+		return
+	}
+	f, err := upload.Spool(part)
+	if err == nil {
+		defer f.Close()
+	}
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok || err == nil && f.Size() > a.d.Documents.Limit() {
+		a.documents(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("The file is larger than %d bytes.", a.d.Documents.Limit()))
+		return
+	}
+	if err != nil {
+		a.documents(w, r, http.StatusBadRequest, "The upload was cut off; try again.")
+		return
+	}
+	_, err = a.d.Documents.UploadFile(r.Context(), owner, part.FileName(), part.Header.Get("Content-Type"), f, f.Size())
+	a.done(w, r, err, "/documents", a.documentsAgain(w, r))
+}
+
+// formWithToken opens a multipart form whose first part is the session's CSRF token;
+// without it (or with a wrong one) it answers 403 itself.
+func formWithToken(w http.ResponseWriter, r *http.Request) (*multipart.Reader, bool) {
 	mr, err := r.MultipartReader()
 	if err != nil {
 		http.Error(w, "send the upload form (multipart/form-data)", http.StatusBadRequest)
-		return
+		return nil, false
 	}
 	part, err := mr.NextPart()
 	var token []byte
@@ -123,29 +164,9 @@ func (a *web) uploadDocument(w http.ResponseWriter, r *http.Request) {
 	want := current(r).csrf
 	if want == "" || subtle.ConstantTimeCompare(token, []byte(want)) != 1 {
 		http.Error(w, "missing or stale CSRF token: reload the page", http.StatusForbidden)
-		return
+		return nil, false
 	}
-	for {
-		part, err = mr.NextPart()
-		if err != nil || part.FormName() == "file" {
-			break
-		}
-	}
-	if err != nil {
-		a.documents(w, r, http.StatusBadRequest, "Choose a file to upload.")
-		return
-	}
-	data, err := io.ReadAll(part)
-	if _, ok := errors.AsType[*http.MaxBytesError](err); ok || int64(len(data)) > a.d.Documents.Limit() {
-		a.documents(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("The file is larger than %d bytes.", a.d.Documents.Limit()))
-		return
-	}
-	if err != nil {
-		a.documents(w, r, http.StatusBadRequest, "The upload was cut off; try again.")
-		return
-	}
-	_, err = a.d.Documents.Upload(r.Context(), current(r).OwnerID, part.FileName(), part.Header.Get("Content-Type"), data)
-	a.done(w, r, err, "/documents", a.documentsAgain(w, r))
+	return mr, true
 }
 
 func (a *web) deleteDocument(w http.ResponseWriter, r *http.Request) {

@@ -3,6 +3,7 @@ package webapp
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -97,9 +98,20 @@ func fromSigninPage(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// beginPasskeySignin: POST /signin/passkey/begin → the assertion options.
+// passkeyBeginsPerClient is how many passkey sign-ins a client may begin a minute: each
+// stores a ceremony (docs/ARCHITECTURE.md §12).
+const passkeyBeginsPerClient = 10
+
+// beginPasskeySignin: POST /signin/passkey/begin → the assertion options. A client past
+// passkeyBeginsPerClient a minute is refused (429) before anything is stored.
 func (a *web) beginPasskeySignin(w http.ResponseWriter, r *http.Request) {
 	if !fromSigninPage(w, r) {
+		return
+	}
+	if wait := a.passkeyBegins.Add(ratelimit.Client(r, a.d.TrustedProxyHeader)); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(ratelimit.Seconds(wait)))
+		writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": fmt.Sprintf(
+			"Too many passkey sign-ins begun from your address (more than %d a minute); try again in %d seconds.", passkeyBeginsPerClient, ratelimit.Seconds(wait))})
 		return
 	}
 	c, err := a.d.Passkeys.BeginSignIn(r.Context())

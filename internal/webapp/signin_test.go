@@ -1,6 +1,7 @@
 package webapp_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/apptest"
 	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/passkeys"
 )
 
 // newClient is a browser-like client: a cookie jar, redirects not followed.
@@ -307,5 +309,46 @@ func TestSigninSaysHowToGetAKey(t *testing.T) {
 		if !strings.Contains(a.body, want) {
 			t.Errorf("the sign-in page does not say %q:\n%s", want, a.body)
 		}
+	}
+}
+
+// TestPasskeySignInBeginsAreBounded: every POST /signin/passkey/begin stores a ceremony, so
+// a client holding the sign-in page's token could fill the table (3,000 rows in 42 s on
+// main). Past 10 begins a minute a client is told to wait (429, Retry-After, in words), and
+// however many clients begin, at most passkeys.MaxOpenCeremonies sign-ins are kept.
+func TestPasskeySignInBeginsAreBounded(t *testing.T) {
+	t.Parallel()
+	e := apptest.New(t, apptest.Options{MaxConns: 4, Env: map[string]string{
+		"STEWARD_TRUSTED_PROXY_HEADER": "X-Forwarded-For", "STEWARD_PASSKEY_ORIGIN": "http://localhost"}})
+	base := e.Server.URL
+	c := newClient()
+	token := signinToken(t, c, base)
+	same := []string{"Origin", base, "Sec-Fetch-Site", "same-origin"}
+	begin := func(client string) *answer {
+		return postJSON(t, c, base, "/signin/passkey/begin", token, `{}`, append(same, "X-Forwarded-For", client)...)
+	}
+	for i := range 10 {
+		if a := begin("203.0.113.7"); a.status != http.StatusOK {
+			t.Fatalf("begin %d from one client = %d %s; want the options", i+1, a.status, a.body)
+		}
+	}
+	a := begin("203.0.113.7")
+	if a.status != http.StatusTooManyRequests || a.header.Get("Retry-After") == "" || !strings.Contains(a.body, "Too many passkey sign-ins begun from your address") {
+		t.Fatalf("11th begin from one client = %d %s; want 429 with Retry-After, in words", a.status, a.body)
+	}
+	if a := begin("203.0.113.8"); a.status != http.StatusOK {
+		t.Fatalf("another client's begin = %d %s; want the options", a.status, a.body)
+	}
+	for i := range passkeys.MaxOpenCeremonies + 30 {
+		if a := begin(fmt.Sprintf("10.%d.%d.1", i/10/250, i/10%250)); a.status != http.StatusOK {
+			t.Fatalf("begin %d from many clients = %d %s", i+1, a.status, a.body)
+		}
+	}
+	var n int
+	if err := pgxScalar(t, e.DB.SuperURL, `SELECT count(*) FROM passkey_challenges WHERE purpose = $1`, "signin", &n); err != nil {
+		t.Fatal(err)
+	}
+	if n > passkeys.MaxOpenCeremonies {
+		t.Fatalf("%d sign-in ceremonies stored; want at most %d", n, passkeys.MaxOpenCeremonies)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // Settings → Telegram (docs/TELEGRAM.md, docs/ARCHITECTURE.md §19): the owner's linked
@@ -77,6 +79,10 @@ func (a *web) unlinkTelegram(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := a.d.Telegram.Unlink(r.Context(), current(r).OwnerID, chat); err != nil {
+		if steward.ErrorCode(err) == steward.CodeNotFound { // another owner's chat, or none
+			http.Error(w, "No linked Telegram chat "+strconv.FormatInt(chat, 10)+" of yours: it is unlinked already.", http.StatusNotFound)
+			return
+		}
 		a.fail(w, r, err)
 		return
 	}

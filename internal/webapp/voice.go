@@ -42,6 +42,14 @@ func (a *web) transcribe(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "Voice messages are not set up on this server."})
 		return
 	}
+	release, err := a.d.Uploads.Admit(current(r).OwnerID) // before the body is read (docs/ARCHITECTURE.md §12)
+	if err != nil {
+		msg, _ := invalid(err)
+		w.Header().Set("Retry-After", strconv.Itoa(steward.RetrySeconds(err)))
+		writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": msg})
+		return
+	}
+	defer release()
 	r.Body = http.MaxBytesReader(w, r.Body, int64(a.d.Voice.MaxBytes())+1)
 	data, err := io.ReadAll(r.Body)
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {

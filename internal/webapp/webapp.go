@@ -55,6 +55,7 @@ import (
 	"github.com/stewardhq/steward/internal/telegram"
 	"github.com/stewardhq/steward/internal/trading"
 	"github.com/stewardhq/steward/internal/undo"
+	"github.com/stewardhq/steward/internal/upload"
 	"github.com/stewardhq/steward/internal/voice"
 )
 
@@ -104,6 +105,9 @@ type Deps struct {
 	Undo *undo.Service
 	// Documents serves /documents; nil leaves the page saying documents are off.
 	Documents *document.Service
+	// Uploads bounds the document uploads received at once (the API's Gate); nil means a
+	// Gate of the defaults.
+	Uploads *upload.Gate
 	// Skills serves /skills; nil leaves the page saying skills are off.
 	Skills *skills.Service
 	// Ledger serves /money (accounts, import, report, budgets); nil leaves the page saying
@@ -151,6 +155,8 @@ type web struct {
 	d Deps
 	// now is the runner's clock (the system clock without a runner).
 	now steward.Clock
+	// passkeyBegins counts the passkey sign-ins each client begins (passkeys.go).
+	passkeyBegins *ratelimit.Limiter
 }
 
 // Routes returns a function that adds the web app's routes to the API's router.
@@ -178,7 +184,10 @@ func Routes(d Deps) func(chi.Router) {
 	if d.KeyFailures == nil {
 		d.KeyFailures = &auth.Failures{}
 	}
-	w := &web{d: d, now: now}
+	if d.Uploads == nil {
+		d.Uploads = &upload.Gate{}
+	}
+	w := &web{d: d, now: now, passkeyBegins: &ratelimit.Limiter{Max: passkeyBeginsPerClient, Window: time.Minute}}
 	device := w.devicePages()
 	return func(r chi.Router) {
 		// Unknown pages are the app's 404 page; the API's routes keep the API's JSON answer.

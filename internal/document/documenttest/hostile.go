@@ -33,6 +33,7 @@ func HostileCorpus() []Hostile {
 		{Name: "objstm.pdf", What: "an object stream of 10^15 objects that extends itself", Data: PDFObjectStream(), Endless: true},
 		{Name: "nested.docx", What: "30 million unclosed elements in document.xml (90 MB)", Data: DOCXNested(30 << 20)},
 		{Name: "nested1m.docx", What: "a million unclosed elements in document.xml (3 MB: under the archive's caps)", Data: DOCXNested(1 << 20)},
+		{Name: "manyns.docx", What: "one element declaring 1.4 million namespaces (16 MB, under the archive's caps)", Data: DOCXManyNamespaces(16 << 20)},
 		{Name: "forged.docx", What: "a zip whose document.xml declares 200 bytes and inflates to 40 MB", Data: DOCXForgedSize(40 << 20)},
 		{Name: "laughs.docx", What: "billion laughs: entities of entities in document.xml", Data: DOCXBillionLaughs()},
 		{Name: "laughs.xlsx", What: "billion laughs in the shared strings", Data: XLSXBillionLaughs()},
@@ -134,6 +135,17 @@ func DOCXNested(n int) []byte {
 	return zipStreams(
 		stream{name: "word/document.xml", segments: []segment{{data: []byte(docxHead), times: 1}, {data: bytes.Repeat([]byte("<a>"), 1<<16), times: n >> 16}}},
 	)
+}
+
+// DOCXManyNamespaces is a DOCX whose document.xml is one paragraph whose start tag declares
+// namespaces (xmlns:n="u") for about n bytes (a multiple of 12,288): one element, so no cap on
+// elements or depth stops it, and a reader keeps every attribute of a start tag.
+func DOCXManyNamespaces(n int) []byte {
+	return zipStreams(stream{name: "word/document.xml", segments: []segment{
+		{data: []byte(docxHead + "<w:p"), times: 1},
+		{data: bytes.Repeat([]byte(` xmlns:n="u"`), 1<<10), times: n / (12 << 10)},
+		{data: []byte("><w:r><w:t>hi</w:t></w:r></w:p></w:body></w:document>"), times: 1},
+	}})
 }
 
 // DOCXBillionLaughs is a DOCX whose text is &lol9;.
@@ -252,9 +264,18 @@ func PDFHugeCount() []byte {
 
 // PDFObjectStream is a PDF 1.5 (an xref stream) whose page lives in an object stream that
 // declares 10^15 objects, holds none of them, and extends itself.
-func PDFObjectStream() []byte {
+func PDFObjectStream() []byte { return PDFObjectStreamOf(0) }
+
+// PDFObjectStreamOf is PDFObjectStream grown by a comment of pad bytes (the sandbox's
+// deadline grows with a document's size: make bench-extract's 19 MB reading).
+func PDFObjectStreamOf(pad int) []byte {
 	var b bytes.Buffer
 	b.WriteString("%PDF-1.5\n")
+	if pad > 0 {
+		b.WriteString("%")
+		b.Write(bytes.Repeat([]byte("x"), pad))
+		b.WriteString("\n")
+	}
 	offsets := map[int]int{}
 	obj := func(n int, body string) {
 		offsets[n] = b.Len()
