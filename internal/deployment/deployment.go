@@ -24,6 +24,7 @@ import (
 	"github.com/stewardhq/steward/internal/awsapi"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/customresource"
+	"github.com/stewardhq/steward/internal/operator"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/trace"
 )
@@ -32,6 +33,9 @@ import (
 const (
 	ActionMigrate  = "migrate"
 	ActionAddOwner = "owners-add"
+	// ActionOperator is a call of the operator's service (Event.Call), answered by
+	// operator.Serve over steward_owner's connection: `steward remote control|owners|keys`.
+	ActionOperator = "operator"
 )
 
 // PhysicalID is the Migration resource's physical id: one database per stack.
@@ -43,6 +47,8 @@ type Event struct {
 	customresource.Request
 	Action string `json:"action,omitempty"`
 	Name   string `json:"name,omitempty"` // the new owner's, for owners-add
+	// Call is ActionOperator's call.
+	Call *operator.Call `json:"call,omitempty"`
 }
 
 // Result is an action's answer.
@@ -51,6 +57,8 @@ type Result struct {
 	OwnerID       string `json:"owner_id,omitempty"`
 	Name          string `json:"name,omitempty"`
 	APIKey        string `json:"api_key,omitempty"`
+	// Reply is ActionOperator's answer.
+	Reply *operator.Reply `json:"reply,omitempty"`
 }
 
 // Handler handles the migrate function's invocations. Nothing it does at construction can
@@ -88,8 +96,10 @@ func (h *Handler) Handle(ctx context.Context, ev Event) (*Result, error) {
 		}
 	case ActionAddOwner:
 		res, err = h.addOwner(ctx, ev.Name)
+	case ActionOperator:
+		res, err = h.serve(ctx, ev.Call)
 	default:
-		err = fmt.Errorf("unknown action %q: want %s or %s (or a CloudFormation request)", ev.Action, ActionMigrate, ActionAddOwner)
+		err = fmt.Errorf("unknown action %q: want %s, %s or %s (or a CloudFormation request)", ev.Action, ActionMigrate, ActionAddOwner, ActionOperator)
 	}
 	if err != nil {
 		log.Error().Str("action", ev.Action).Str("error", err.Error()).Msg("action failed")
@@ -187,6 +197,40 @@ func (h *Handler) addOwner(ctx context.Context, name string) (*Result, error) {
 	if _, err := store.ValidateName(name); err != nil {
 		return nil, fmt.Errorf("owners add: %w", err)
 	}
+	door, err := h.openDoor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer door.Close()
+	owner, key, err := door.CreateOwner(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("owners add: %w", err)
+	}
+	zerolog.Ctx(ctx).Info().Str("owner_id", owner.ID.String()).Msg("owner created")
+	return &Result{OwnerID: owner.ID.String(), Name: owner.Name, APIKey: key}, nil
+}
+
+// serve answers a call of the operator's service as steward_owner: the same work the local
+// CLI does with a database connection (internal/operator).
+func (h *Handler) serve(ctx context.Context, call *operator.Call) (*Result, error) {
+	if call == nil {
+		return nil, fmt.Errorf("the %s action has no call", ActionOperator)
+	}
+	door, err := h.openDoor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer door.Close()
+	reply, err := operator.Serve(ctx, operator.Local{Door: door}, *call)
+	if err != nil {
+		return nil, err
+	}
+	zerolog.Ctx(ctx).Info().Str("method", call.Method).Msg("operator call served")
+	return &Result{Reply: &reply}, nil
+}
+
+// openDoor connects as steward_owner, with the URL made from its secret.
+func (h *Handler) openDoor(ctx context.Context) (*store.Door, error) {
 	cfg, secrets, err := h.load()
 	if err != nil {
 		return nil, err
@@ -199,13 +243,7 @@ func (h *Handler) addOwner(ctx context.Context, name string) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s at %s as %s: %w (has a deploy migrated it? steward remote migrate)", db.name, db.where, store.OwnerRole, innermost(store.VectorError(err)))
 	}
-	defer door.Close()
-	owner, key, err := door.CreateOwner(ctx, name)
-	if err != nil {
-		return nil, fmt.Errorf("owners add: %w", err)
-	}
-	zerolog.Ctx(ctx).Info().Str("owner_id", owner.ID.String()).Msg("owner created")
-	return &Result{OwnerID: owner.ID.String(), Name: owner.Name, APIKey: key}, nil
+	return door, nil
 }
 
 // load reads the configuration and makes the secrets' client.
