@@ -40,7 +40,8 @@ Commands:
   owners list [--json]           list owners
   owners budget --owner ID [--messages N] [--cost-usd X]
                                  set an owner's daily limits
-  remote owners|keys|control …   the same commands on a deployment on AWS, through its migrate
+  remote owners|keys|control|households …
+                                 the same commands on a deployment on AWS, through its migrate
                                  function (no database connection; steward remote help)
   remote migrate                 migrate a deployment's database
   households …                   households of owners and their approval policies (steward households help)

@@ -23,10 +23,11 @@ const remoteUsage = `Usage:
   steward remote control stop [--owner ID] [--reason TEXT]
   steward remote control resume [--owner ID]
   steward remote control status [--json]
+  steward remote households create|add|remove|list|policy …
   steward remote migrate
   each with [--stack NAME | --function NAME]
 
-  The commands of the same names (steward owners|keys|control help), done by a
+  The commands of the same names (steward owners|keys|control|households help), done by a
   deployment's migrate function on AWS (docs/DEPLOY.md): the function is invoked with your
   AWS credentials and does the work as steward_owner, so no database connection from your
   machine is needed (with Database=aurora the database is in private subnets).
@@ -46,10 +47,11 @@ lambda:InvokeFunction on the function, e.g.:
 
 func runRemote(ctx context.Context, e env, cfg config.Config, args []string) error {
 	return subcommand(ctx, e, cfg, args, remoteUsage, map[string]func(context.Context, env, config.Config, []string) error{
-		"owners":  remoteCommand("owners", runOwners),
-		"keys":    remoteCommand("keys", runKeys),
-		"control": remoteCommand("control", runControl),
-		"migrate": remoteMigrate,
+		"owners":     remoteCommand("owners", runOwners),
+		"keys":       remoteCommand("keys", runKeys),
+		"control":    remoteCommand("control", runControl),
+		"households": remoteCommand("households", runHouseholds),
+		"migrate":    remoteMigrate,
 	})
 }
 

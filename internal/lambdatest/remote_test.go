@@ -45,7 +45,7 @@ func (c remoteCLI) ok(t *testing.T, args ...string) string {
 }
 
 // TestRemoteOperatorCommands: every operator task of docs/DEPLOY.md's day two is a `steward
-// remote` command — owners, budgets, key recovery, the kill switches — served by the
+// remote` command — owners, budgets, key recovery, the kill switches, households — served by the
 // migrate function as steward_owner on a real PostgreSQL, so an operator whose database sits
 // in private subnets needs no SQL. Each command's effect is seen where an owner sees it:
 // the api function's answers to their keys, and the database's state.
@@ -164,6 +164,43 @@ func TestRemoteOperatorCommands(t *testing.T) {
 	cli.ok(t, "control", "resume", "--owner", alice.OwnerID)
 	if out = cli.ok(t, "control", "status", "--json"); json.Unmarshal([]byte(out), &st) != nil || st.Stopped || len(st.StoppedOwners) != 0 {
 		t.Fatalf("remote control status --json after resume: %q", out)
+	}
+
+	// Households: bob and alice in one, a policy naming bob as alice's approver, listed and
+	// removed; the database holds the membership.
+	var bob struct {
+		OwnerID string `json:"owner_id"`
+	}
+	if out = cli.ok(t, "owners", "add", "bob", "--json"); json.Unmarshal([]byte(out), &bob) != nil || bob.OwnerID == "" {
+		t.Fatalf("remote owners add bob: %q", out)
+	}
+	cli.ok(t, "households", "create", "home")
+	cli.ok(t, "households", "add", "home", alice.OwnerID)
+	cli.ok(t, "households", "add", "home", bob.OwnerID)
+	if out = cli.ok(t, "households", "list"); !strings.Contains(out, "alice") || !strings.Contains(out, "bob") || !strings.Contains(out, "home") {
+		t.Fatalf("remote households list: %q", out)
+	}
+	out = cli.ok(t, "households", "policy", "add", "home", "--tool", "send_email", "--approvers", bob.OwnerID)
+	policy := regexp.MustCompile(`Added policy (\S+):`).FindStringSubmatch(out)
+	if policy == nil {
+		t.Fatalf("remote households policy add: %q", out)
+	}
+	var policies []store.HouseholdPolicy
+	if out = cli.ok(t, "households", "policy", "list", "home", "--json"); json.Unmarshal([]byte(out), &policies) != nil || len(policies) != 1 ||
+		policies[0].Tool != "send_email" || len(policies[0].Approvers) != 1 || policies[0].Approvers[0].String() != bob.OwnerID {
+		t.Fatalf("remote households policy list --json: %q", out)
+	}
+	cli.ok(t, "households", "policy", "remove", "home", policy[1])
+	cli.ok(t, "households", "remove", "home", bob.OwnerID)
+	hs, err := door.ListHouseholds(context.Background())
+	if err != nil || len(hs) != 1 || len(hs[0].Members) != 1 || hs[0].Members[0].Name != "alice" {
+		t.Fatalf("households in the database: %+v (%v); want home with alice", hs, err)
+	}
+	if ps, err := door.ListHouseholdPolicies(context.Background(), "home"); err != nil || len(ps) != 0 {
+		t.Fatalf("home's policies after remove: %+v (%v)", ps, err)
+	}
+	if out, err := cli.run(t, "households", "add", "nowhere", bob.OwnerID); err == nil || !strings.Contains(out, "steward: remote households: households add:") {
+		t.Errorf("adding to a household that does not exist: %v\n%s", err, out)
 	}
 
 	// A bad command line is the CLI's usage error, and nothing is invoked.

@@ -31,6 +31,13 @@ type Service interface {
 	AddKey(ctx context.Context, owner uuid.UUID, name string) (string, store.APIKey, error)
 	ListKeys(ctx context.Context, owner uuid.UUID) ([]store.APIKey, error)
 	RevokeKey(ctx context.Context, owner, key uuid.UUID) error
+	CreateHousehold(ctx context.Context, name string) (store.HouseholdInfo, error)
+	// SetHouseholdMember adds an owner to a household (add) or takes them out.
+	SetHouseholdMember(ctx context.Context, household string, owner uuid.UUID, add bool) error
+	ListHouseholds(ctx context.Context) ([]store.HouseholdInfo, error)
+	AddHouseholdPolicy(ctx context.Context, p store.HouseholdPolicy) (store.HouseholdPolicy, error)
+	ListHouseholdPolicies(ctx context.Context, household string) ([]store.HouseholdPolicy, error)
+	RemoveHouseholdPolicy(ctx context.Context, household string, id uuid.UUID) error
 }
 
 // Local is the service over a database connection as steward_owner.
@@ -72,6 +79,33 @@ func (l Local) RevokeKey(ctx context.Context, owner, key uuid.UUID) error {
 	return l.Door.RevokeKey(ctx, owner, key)
 }
 
+func (l Local) CreateHousehold(ctx context.Context, name string) (store.HouseholdInfo, error) {
+	return l.Door.CreateHousehold(ctx, name)
+}
+
+func (l Local) SetHouseholdMember(ctx context.Context, household string, owner uuid.UUID, add bool) error {
+	if add {
+		return l.Door.AddHouseholdMember(ctx, household, owner)
+	}
+	return l.Door.RemoveHouseholdMember(ctx, household, owner)
+}
+
+func (l Local) ListHouseholds(ctx context.Context) ([]store.HouseholdInfo, error) {
+	return l.Door.ListHouseholds(ctx)
+}
+
+func (l Local) AddHouseholdPolicy(ctx context.Context, p store.HouseholdPolicy) (store.HouseholdPolicy, error) {
+	return l.Door.AddHouseholdPolicy(ctx, p)
+}
+
+func (l Local) ListHouseholdPolicies(ctx context.Context, household string) ([]store.HouseholdPolicy, error) {
+	return l.Door.ListHouseholdPolicies(ctx, household)
+}
+
+func (l Local) RemoveHouseholdPolicy(ctx context.Context, household string, id uuid.UUID) error {
+	return l.Door.RemoveHouseholdPolicy(ctx, household, id)
+}
+
 // The methods of a Call.
 const (
 	MethodCreateOwner = "create-owner"
@@ -82,6 +116,13 @@ const (
 	MethodAddKey      = "add-key"
 	MethodListKeys    = "list-keys"
 	MethodRevokeKey   = "revoke-key"
+
+	MethodCreateHousehold       = "create-household"
+	MethodSetHouseholdMember    = "set-household-member"
+	MethodListHouseholds        = "list-households"
+	MethodAddHouseholdPolicy    = "add-household-policy"
+	MethodListHouseholdPolicies = "list-household-policies"
+	MethodRemoveHouseholdPolicy = "remove-household-policy"
 )
 
 // Call is one method call sent to the migrate function: the method and its arguments.
@@ -94,6 +135,9 @@ type Call struct {
 	Reason     string    `json:"reason,omitempty"`
 	Messages   *int32    `json:"messages,omitempty"`
 	CostMicros *int64    `json:"cost_micros,omitempty"`
+	// Household is the household's name; Policy a new household policy.
+	Household string                 `json:"household,omitempty"`
+	Policy    *store.HouseholdPolicy `json:"policy,omitempty"`
 }
 
 // Reply is a call's answer: the fields its method returns.
@@ -105,44 +149,91 @@ type Reply struct {
 	Keys   []store.APIKey       `json:"keys,omitempty"`
 	Limits *store.DailyLimits   `json:"limits,omitempty"`
 	Status *store.ControlStatus `json:"status,omitempty"`
+
+	Household  *store.HouseholdInfo    `json:"household,omitempty"`
+	Households []store.HouseholdInfo   `json:"households,omitempty"`
+	Policy     *store.HouseholdPolicy  `json:"policy,omitempty"`
+	Policies   []store.HouseholdPolicy `json:"policies,omitempty"`
 }
 
 // Serve answers c with s: the migrate function's side of Remote.
 func Serve(ctx context.Context, s Service, c Call) (Reply, error) {
-	var r Reply
-	var err error
-	switch c.Method {
-	case MethodCreateOwner:
-		var o store.Owner
-		o, r.Secret, err = s.CreateOwner(ctx, c.Name)
-		r.Owner = &o
-	case MethodListOwners:
-		r.Owners, err = s.ListOwners(ctx)
-	case MethodSetBudget:
-		var l store.DailyLimits
-		l, err = s.SetBudget(ctx, c.Owner, c.Messages, c.CostMicros)
-		r.Limits = &l
-	case MethodSetKill:
-		err = s.SetKill(ctx, c.Owner, c.Engaged, c.Reason)
-	case MethodStatus:
-		var st store.ControlStatus
-		st, err = s.Status(ctx)
-		r.Status = &st
-	case MethodAddKey:
-		var k store.APIKey
-		r.Secret, k, err = s.AddKey(ctx, c.Owner, c.Name)
-		r.Key = &k
-	case MethodListKeys:
-		r.Keys, err = s.ListKeys(ctx, c.Owner)
-	case MethodRevokeKey:
-		err = s.RevokeKey(ctx, c.Owner, c.Key)
-	default:
-		err = fmt.Errorf("unknown operator method %q (is the CLI newer than the deployment? upgrade it)", c.Method)
+	m, ok := methods[c.Method]
+	if !ok {
+		return Reply{}, fmt.Errorf("unknown operator method %q (is the CLI newer than the deployment? upgrade it)", c.Method)
 	}
+	return m(ctx, s, c)
+}
+
+// ptr is v's address, or nil with err: a reply's field only when the call succeeded.
+func ptr[T any](v T, err error) (*T, error) {
 	if err != nil {
-		return Reply{}, err
+		return nil, err
 	}
-	return r, nil
+	return &v, nil
+}
+
+// methods answer each method of a Call.
+var methods = map[string]func(context.Context, Service, Call) (Reply, error){
+	MethodCreateOwner: func(ctx context.Context, s Service, c Call) (r Reply, err error) {
+		o, key, err := s.CreateOwner(ctx, c.Name)
+		r.Owner, err = ptr(o, err)
+		r.Secret = key
+		return r, err
+	},
+	MethodListOwners: func(ctx context.Context, s Service, c Call) (r Reply, err error) {
+		r.Owners, err = s.ListOwners(ctx)
+		return r, err
+	},
+	MethodSetBudget: func(ctx context.Context, s Service, c Call) (r Reply, err error) {
+		r.Limits, err = ptr(s.SetBudget(ctx, c.Owner, c.Messages, c.CostMicros))
+		return r, err
+	},
+	MethodSetKill: func(ctx context.Context, s Service, c Call) (Reply, error) {
+		return Reply{}, s.SetKill(ctx, c.Owner, c.Engaged, c.Reason)
+	},
+	MethodStatus: func(ctx context.Context, s Service, c Call) (r Reply, err error) {
+		r.Status, err = ptr(s.Status(ctx))
+		return r, err
+	},
+	MethodAddKey: func(ctx context.Context, s Service, c Call) (r Reply, err error) {
+		key, meta, err := s.AddKey(ctx, c.Owner, c.Name)
+		r.Key, err = ptr(meta, err)
+		r.Secret = key
+		return r, err
+	},
+	MethodListKeys: func(ctx context.Context, s Service, c Call) (r Reply, err error) {
+		r.Keys, err = s.ListKeys(ctx, c.Owner)
+		return r, err
+	},
+	MethodRevokeKey: func(ctx context.Context, s Service, c Call) (Reply, error) {
+		return Reply{}, s.RevokeKey(ctx, c.Owner, c.Key)
+	},
+	MethodCreateHousehold: func(ctx context.Context, s Service, c Call) (r Reply, err error) {
+		r.Household, err = ptr(s.CreateHousehold(ctx, c.Household))
+		return r, err
+	},
+	MethodSetHouseholdMember: func(ctx context.Context, s Service, c Call) (Reply, error) {
+		return Reply{}, s.SetHouseholdMember(ctx, c.Household, c.Owner, c.Engaged)
+	},
+	MethodListHouseholds: func(ctx context.Context, s Service, c Call) (r Reply, err error) {
+		r.Households, err = s.ListHouseholds(ctx)
+		return r, err
+	},
+	MethodAddHouseholdPolicy: func(ctx context.Context, s Service, c Call) (r Reply, err error) {
+		if c.Policy == nil {
+			return r, fmt.Errorf("%s: no policy", MethodAddHouseholdPolicy)
+		}
+		r.Policy, err = ptr(s.AddHouseholdPolicy(ctx, *c.Policy))
+		return r, err
+	},
+	MethodListHouseholdPolicies: func(ctx context.Context, s Service, c Call) (r Reply, err error) {
+		r.Policies, err = s.ListHouseholdPolicies(ctx, c.Household)
+		return r, err
+	},
+	MethodRemoveHouseholdPolicy: func(ctx context.Context, s Service, c Call) (Reply, error) {
+		return Reply{}, s.RemoveHouseholdPolicy(ctx, c.Household, c.Key)
+	},
 }
 
 // Remote is the service of a deployment reached through Invoke, which sends a call to its
@@ -214,5 +305,43 @@ func (r Remote) ListKeys(ctx context.Context, owner uuid.UUID) ([]store.APIKey, 
 
 func (r Remote) RevokeKey(ctx context.Context, owner, key uuid.UUID) error {
 	_, err := r.Invoke(ctx, Call{Method: MethodRevokeKey, Owner: owner, Key: key})
+	return err
+}
+
+func (r Remote) CreateHousehold(ctx context.Context, name string) (store.HouseholdInfo, error) {
+	rep, err := r.Invoke(ctx, Call{Method: MethodCreateHousehold, Household: name})
+	if err != nil {
+		return store.HouseholdInfo{}, err
+	}
+	return answer(MethodCreateHousehold, rep.Household)
+}
+
+// SetHouseholdMember sends add as the call's Engaged.
+func (r Remote) SetHouseholdMember(ctx context.Context, household string, owner uuid.UUID, add bool) error {
+	_, err := r.Invoke(ctx, Call{Method: MethodSetHouseholdMember, Household: household, Owner: owner, Engaged: add})
+	return err
+}
+
+func (r Remote) ListHouseholds(ctx context.Context) ([]store.HouseholdInfo, error) {
+	rep, err := r.Invoke(ctx, Call{Method: MethodListHouseholds})
+	return rep.Households, err
+}
+
+func (r Remote) AddHouseholdPolicy(ctx context.Context, p store.HouseholdPolicy) (store.HouseholdPolicy, error) {
+	rep, err := r.Invoke(ctx, Call{Method: MethodAddHouseholdPolicy, Policy: &p})
+	if err != nil {
+		return store.HouseholdPolicy{}, err
+	}
+	return answer(MethodAddHouseholdPolicy, rep.Policy)
+}
+
+func (r Remote) ListHouseholdPolicies(ctx context.Context, household string) ([]store.HouseholdPolicy, error) {
+	rep, err := r.Invoke(ctx, Call{Method: MethodListHouseholdPolicies, Household: household})
+	return rep.Policies, err
+}
+
+// RemoveHouseholdPolicy sends the policy's id as the call's Key.
+func (r Remote) RemoveHouseholdPolicy(ctx context.Context, household string, id uuid.UUID) error {
+	_, err := r.Invoke(ctx, Call{Method: MethodRemoveHouseholdPolicy, Household: household, Key: id})
 	return err
 }
