@@ -24,13 +24,15 @@ const remoteUsage = `Usage:
   steward remote control resume [--owner ID]
   steward remote control status [--json]
   steward remote households create|add|remove|list|policy …
+  steward remote jobs list|add|remove …
   steward remote migrate
   each with [--stack NAME | --function NAME]
 
-  The commands of the same names (steward owners|keys|control|households help), done by a
-  deployment's migrate function on AWS (docs/DEPLOY.md): the function is invoked with your
-  AWS credentials and does the work as steward_owner, so no database connection from your
-  machine is needed (with Database=aurora the database is in private subnets).
+  The commands of the same names (steward owners|keys|control|households|jobs help),
+  done by a deployment's migrate function on AWS (docs/DEPLOY.md): the function is invoked
+  with your AWS credentials and does the work in the database, so no connection from your
+  machine is needed (with Database=aurora the database is in private subnets). jobs run
+  is not among them: the scheduler function runs due jobs every 5 minutes.
 
   keys add    a new key for an owner who lost theirs (key recovery), printed once.
   migrate     bootstrap the roles and the database and apply the migrations (a deploy does
@@ -51,6 +53,7 @@ func runRemote(ctx context.Context, e env, cfg config.Config, args []string) err
 		"keys":       remoteCommand("keys", runKeys),
 		"control":    remoteCommand("control", runControl),
 		"households": remoteCommand("households", runHouseholds),
+		"jobs":       remoteCommand("jobs", runJobs),
 		"migrate":    remoteMigrate,
 	})
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/admin"
+	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/awsapi"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/customresource"
@@ -197,7 +198,11 @@ func (h *Handler) addOwner(ctx context.Context, name string) (*Result, error) {
 	if _, err := store.ValidateName(name); err != nil {
 		return nil, fmt.Errorf("owners add: %w", err)
 	}
-	door, err := h.openDoor(ctx)
+	db, err := h.database(ctx)
+	if err != nil {
+		return nil, err
+	}
+	door, err := db.openDoor(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -210,18 +215,32 @@ func (h *Handler) addOwner(ctx context.Context, name string) (*Result, error) {
 	return &Result{OwnerID: owner.ID.String(), Name: owner.Name, APIKey: key}, nil
 }
 
-// serve answers a call of the operator's service as steward_owner: the same work the local
-// CLI does with a database connection (internal/operator).
+// serve answers a call of the operator's service as steward_owner, and a job's as
+// steward_app (the scheduler works under row-level security): the same work the local CLI
+// does with a database connection (internal/operator).
 func (h *Handler) serve(ctx context.Context, call *operator.Call) (*Result, error) {
 	if call == nil {
 		return nil, fmt.Errorf("the %s action has no call", ActionOperator)
 	}
-	door, err := h.openDoor(ctx)
+	db, err := h.database(ctx)
+	if err != nil {
+		return nil, err
+	}
+	door, err := db.openDoor(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer door.Close()
-	reply, err := operator.Serve(ctx, operator.Local{Door: door}, *call)
+	svc := operator.Local{Door: door}
+	if operator.NeedsJobs(call.Method) {
+		st, err := store.Open(ctx, db.app.url, 2)
+		if err != nil {
+			return nil, fmt.Errorf("connect to %s at %s as %s: %w", db.name, db.where, store.AppRole, innermost(store.VectorError(err)))
+		}
+		defer st.Close()
+		svc.Jobs = &autonomy.Scheduler{Runner: &autonomy.Runner{Recorder: autonomy.Recorder{Store: st}}}
+	}
+	reply, err := operator.Serve(ctx, svc, *call)
 	if err != nil {
 		return nil, err
 	}
@@ -229,16 +248,17 @@ func (h *Handler) serve(ctx context.Context, call *operator.Call) (*Result, erro
 	return &Result{Reply: &reply}, nil
 }
 
-// openDoor connects as steward_owner, with the URL made from its secret.
-func (h *Handler) openDoor(ctx context.Context) (*store.Door, error) {
+// database reads the configuration and the roles' secrets.
+func (h *Handler) database(ctx context.Context) (database, error) {
 	cfg, secrets, err := h.load()
 	if err != nil {
-		return nil, err
+		return database{}, err
 	}
-	db, err := resolve(ctx, cfg, secrets)
-	if err != nil {
-		return nil, err
-	}
+	return resolve(ctx, cfg, secrets)
+}
+
+// openDoor connects as steward_owner, with the URL made from its secret.
+func (db database) openDoor(ctx context.Context) (*store.Door, error) {
 	door, err := store.OpenDoor(ctx, db.owner.url)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s at %s as %s: %w (has a deploy migrated it? steward remote migrate)", db.name, db.where, store.OwnerRole, innermost(store.VectorError(err)))

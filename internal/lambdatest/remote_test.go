@@ -45,7 +45,7 @@ func (c remoteCLI) ok(t *testing.T, args ...string) string {
 }
 
 // TestRemoteOperatorCommands: every operator task of docs/DEPLOY.md's day two is a `steward
-// remote` command — owners, budgets, key recovery, the kill switches, households — served by the
+// remote` command — owners, budgets, key recovery, the kill switches, households, job schedules — served by the
 // migrate function as steward_owner on a real PostgreSQL, so an operator whose database sits
 // in private subnets needs no SQL. Each command's effect is seen where an owner sees it:
 // the api function's answers to their keys, and the database's state.
@@ -201,6 +201,31 @@ func TestRemoteOperatorCommands(t *testing.T) {
 	}
 	if out, err := cli.run(t, "households", "add", "nowhere", bob.OwnerID); err == nil || !strings.Contains(out, "steward: remote households: households add:") {
 		t.Errorf("adding to a household that does not exist: %v\n%s", err, out)
+	}
+
+	// Briefing schedules: added (with the standing notify rule the first one seeds), listed,
+	// removed; a bad cron expression is refused in words and adds nothing.
+	out = cli.ok(t, "jobs", "add", "morning-briefing", "--owner", alice.OwnerID, "--cron", "0 7 * * *", "--tz", "Europe/Paris")
+	if !strings.Contains(out, `scheduled morning-briefing: "0 7 * * *" in Europe/Paris`) || !strings.Contains(out, "added standing rule") {
+		t.Fatalf("remote jobs add: %q", out)
+	}
+	var scheds []struct{ Job, Cron, Timezone string }
+	if out = cli.ok(t, "jobs", "list", "--owner", alice.OwnerID, "--json"); json.Unmarshal([]byte(out), &scheds) != nil || len(scheds) != 1 ||
+		scheds[0].Job != "morning-briefing" || scheds[0].Timezone != "Europe/Paris" {
+		t.Fatalf("remote jobs list --json: %q", out)
+	}
+	if out, err := cli.run(t, "jobs", "add", "weekly-review", "--owner", alice.OwnerID, "--cron", "every monday"); err == nil || !strings.Contains(out, "steward: remote jobs: jobs add:") {
+		t.Errorf("a bad cron expression: %v\n%s", err, out)
+	}
+	if out, err := cli.run(t, "jobs", "list"); err == nil || !strings.Contains(out, "there are 2 owners") {
+		t.Errorf("remote jobs list without --owner among two owners: %v\n%s", err, out)
+	}
+	cli.ok(t, "jobs", "remove", "morning-briefing", "--owner", alice.OwnerID)
+	if out = cli.ok(t, "jobs", "list", "--owner", alice.OwnerID, "--json"); strings.TrimSpace(out) != "null" && strings.TrimSpace(out) != "[]" {
+		t.Fatalf("remote jobs list after remove: %q", out)
+	}
+	if out, err := cli.run(t, "jobs", "run", "morning-briefing", "--owner", alice.OwnerID); err == nil || !strings.Contains(out, "runs locally only") {
+		t.Errorf("remote jobs run: %v\n%s; want a refusal naming the scheduler", err, out)
 	}
 
 	// A bad command line is the CLI's usage error, and nothing is invoked.

@@ -1,5 +1,5 @@
 // Package operator is an operator's work on a deployment: owners, their keys and budgets,
-// and the kill switches (docs/ARCHITECTURE.md §14, docs/DEPLOY.md "Day two"). It is one
+// the kill switches, households and job schedules (docs/ARCHITECTURE.md §14, docs/DEPLOY.md "Day two"). It is one
 // service that every face calls: the local CLI with Local, over a database connection;
 // `steward remote` with Remote, which sends each call to the deployment's migrate function;
 // and that function answers the call with Local (Serve). So a command does the same work
@@ -8,11 +8,14 @@ package operator
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/control"
+	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -38,10 +41,19 @@ type Service interface {
 	AddHouseholdPolicy(ctx context.Context, p store.HouseholdPolicy) (store.HouseholdPolicy, error)
 	ListHouseholdPolicies(ctx context.Context, household string) ([]store.HouseholdPolicy, error)
 	RemoveHouseholdPolicy(ctx context.Context, household string, id uuid.UUID) error
+	// ListJobs, AddJob and RemoveJob are an owner's job schedules (morning briefings,
+	// weekly reviews, inbox scans); AddJob returns the standing rule it seeded, if any.
+	ListJobs(ctx context.Context, owner uuid.UUID) ([]autonomy.ScheduleView, error)
+	AddJob(ctx context.Context, owner uuid.UUID, job, cron, tz string, payload json.RawMessage) (autonomy.ScheduleView, *steward.Rule, error)
+	RemoveJob(ctx context.Context, owner uuid.UUID, job string) error
 }
 
-// Local is the service over a database connection as steward_owner.
-type Local struct{ Door *store.Door }
+// Local is the service over a database connection as steward_owner (Door), and for the
+// jobs, the scheduler over steward_app's (Jobs; nil refuses them).
+type Local struct {
+	Door *store.Door
+	Jobs *autonomy.Scheduler
+}
 
 var _ Service = Local{}
 
@@ -106,6 +118,38 @@ func (l Local) RemoveHouseholdPolicy(ctx context.Context, household string, id u
 	return l.Door.RemoveHouseholdPolicy(ctx, household, id)
 }
 
+// scheduler is l.Jobs, or an error when l has none.
+func (l Local) scheduler() (*autonomy.Scheduler, error) {
+	if l.Jobs == nil {
+		return nil, fmt.Errorf("jobs need the scheduler, which this service was built without")
+	}
+	return l.Jobs, nil
+}
+
+func (l Local) ListJobs(ctx context.Context, owner uuid.UUID) ([]autonomy.ScheduleView, error) {
+	s, err := l.scheduler()
+	if err != nil {
+		return nil, err
+	}
+	return s.ListSchedules(ctx, owner)
+}
+
+func (l Local) AddJob(ctx context.Context, owner uuid.UUID, job, cron, tz string, payload json.RawMessage) (autonomy.ScheduleView, *steward.Rule, error) {
+	s, err := l.scheduler()
+	if err != nil {
+		return autonomy.ScheduleView{}, nil, err
+	}
+	return s.AddSchedule(ctx, owner, job, cron, tz, payload)
+}
+
+func (l Local) RemoveJob(ctx context.Context, owner uuid.UUID, job string) error {
+	s, err := l.scheduler()
+	if err != nil {
+		return err
+	}
+	return s.RemoveSchedule(ctx, owner, job)
+}
+
 // The methods of a Call.
 const (
 	MethodCreateOwner = "create-owner"
@@ -123,7 +167,16 @@ const (
 	MethodAddHouseholdPolicy    = "add-household-policy"
 	MethodListHouseholdPolicies = "list-household-policies"
 	MethodRemoveHouseholdPolicy = "remove-household-policy"
+
+	MethodListJobs  = "list-jobs"
+	MethodAddJob    = "add-job"
+	MethodRemoveJob = "remove-job"
 )
+
+// NeedsJobs reports whether method needs Local's Jobs.
+func NeedsJobs(method string) bool {
+	return method == MethodListJobs || method == MethodAddJob || method == MethodRemoveJob
+}
 
 // Call is one method call sent to the migrate function: the method and its arguments.
 type Call struct {
@@ -138,6 +191,11 @@ type Call struct {
 	// Household is the household's name; Policy a new household policy.
 	Household string                 `json:"household,omitempty"`
 	Policy    *store.HouseholdPolicy `json:"policy,omitempty"`
+	// Job is a job's name, with its schedule (Cron in the IANA zone TZ) and Payload.
+	Job     string          `json:"job,omitempty"`
+	Cron    string          `json:"cron,omitempty"`
+	TZ      string          `json:"tz,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
 // Reply is a call's answer: the fields its method returns.
@@ -154,6 +212,10 @@ type Reply struct {
 	Households []store.HouseholdInfo   `json:"households,omitempty"`
 	Policy     *store.HouseholdPolicy  `json:"policy,omitempty"`
 	Policies   []store.HouseholdPolicy `json:"policies,omitempty"`
+
+	Schedule  *autonomy.ScheduleView  `json:"schedule,omitempty"`
+	Schedules []autonomy.ScheduleView `json:"schedules,omitempty"`
+	Rule      *steward.Rule           `json:"rule,omitempty"`
 }
 
 // Serve answers c with s: the migrate function's side of Remote.
@@ -233,6 +295,19 @@ var methods = map[string]func(context.Context, Service, Call) (Reply, error){
 	},
 	MethodRemoveHouseholdPolicy: func(ctx context.Context, s Service, c Call) (Reply, error) {
 		return Reply{}, s.RemoveHouseholdPolicy(ctx, c.Household, c.Key)
+	},
+	MethodListJobs: func(ctx context.Context, s Service, c Call) (r Reply, err error) {
+		r.Schedules, err = s.ListJobs(ctx, c.Owner)
+		return r, err
+	},
+	MethodAddJob: func(ctx context.Context, s Service, c Call) (r Reply, err error) {
+		v, rule, err := s.AddJob(ctx, c.Owner, c.Job, c.Cron, c.TZ, c.Payload)
+		r.Schedule, err = ptr(v, err)
+		r.Rule = rule
+		return r, err
+	},
+	MethodRemoveJob: func(ctx context.Context, s Service, c Call) (Reply, error) {
+		return Reply{}, s.RemoveJob(ctx, c.Owner, c.Job)
 	},
 }
 
@@ -343,5 +418,24 @@ func (r Remote) ListHouseholdPolicies(ctx context.Context, household string) ([]
 // RemoveHouseholdPolicy sends the policy's id as the call's Key.
 func (r Remote) RemoveHouseholdPolicy(ctx context.Context, household string, id uuid.UUID) error {
 	_, err := r.Invoke(ctx, Call{Method: MethodRemoveHouseholdPolicy, Household: household, Key: id})
+	return err
+}
+
+func (r Remote) ListJobs(ctx context.Context, owner uuid.UUID) ([]autonomy.ScheduleView, error) {
+	rep, err := r.Invoke(ctx, Call{Method: MethodListJobs, Owner: owner})
+	return rep.Schedules, err
+}
+
+func (r Remote) AddJob(ctx context.Context, owner uuid.UUID, job, cron, tz string, payload json.RawMessage) (autonomy.ScheduleView, *steward.Rule, error) {
+	rep, err := r.Invoke(ctx, Call{Method: MethodAddJob, Owner: owner, Job: job, Cron: cron, TZ: tz, Payload: payload})
+	if err != nil {
+		return autonomy.ScheduleView{}, nil, err
+	}
+	v, err := answer(MethodAddJob, rep.Schedule)
+	return v, rep.Rule, err
+}
+
+func (r Remote) RemoveJob(ctx context.Context, owner uuid.UUID, job string) error {
+	_, err := r.Invoke(ctx, Call{Method: MethodRemoveJob, Owner: owner, Job: job})
 	return err
 }
