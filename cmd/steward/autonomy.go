@@ -107,10 +107,10 @@ func withJobs(ctx context.Context, e env, cfg config.Config, owner *uuidFlag, fn
 		if err != nil {
 			return err
 		}
-		return fn(e.remote, ids[0])
+		return fn(*e.remote, ids[0])
 	}
 	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
-		return fn(operator.Local{Door: a.Door, Jobs: a.Scheduler}, owners[0])
+		return fn(operator.LocalService(operator.Local{Door: a.Door, Jobs: a.Scheduler}), owners[0])
 	})
 }
 

@@ -86,7 +86,7 @@ type env struct {
 	stdin          io.Reader
 	// remote is the deployment's operator service under `steward remote`; nil: the
 	// commands connect to the database themselves.
-	remote operator.Service
+	remote *operator.Service
 }
 
 // run executes one steward command line. getenv is os.Getenv in main and a map in tests; it

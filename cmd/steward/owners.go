@@ -50,13 +50,13 @@ func runOwners(ctx context.Context, e env, cfg config.Config, args []string) err
 // deployment's migrate function; else a connection as DATABASE_URL. done releases it.
 func operatorService(ctx context.Context, e env, cfg config.Config) (svc operator.Service, done func(), err error) {
 	if e.remote != nil {
-		return e.remote, func() {}, nil
+		return *e.remote, func() {}, nil
 	}
 	door, err := openDoor(ctx, cfg)
 	if err != nil {
-		return nil, nil, err
+		return svc, nil, err
 	}
-	return operator.Local{Door: door}, door.Close, nil
+	return operator.LocalService(operator.Local{Door: door}), door.Close, nil
 }
 
 // openDoor connects as DATABASE_URL through the store's one door for cross-owner access.

@@ -67,7 +67,7 @@ func remoteCommand(name string, run func(context.Context, env, config.Config, []
 		if err != nil {
 			return err
 		}
-		e.remote = operator.Remote{Invoke: func(ctx context.Context, c operator.Call) (operator.Reply, error) {
+		svc := operator.RemoteService(operator.Remote{Invoke: func(ctx context.Context, c operator.Call) (operator.Reply, error) {
 			res, err := target.invoke(ctx, cfg, deployment.Event{Action: deployment.ActionOperator, Call: &c})
 			if err != nil {
 				return operator.Reply{}, err
@@ -76,7 +76,8 @@ func remoteCommand(name string, run func(context.Context, env, config.Config, []
 				return operator.Reply{}, fmt.Errorf("the function %s answered without a reply: is the deployment older than this CLI? upgrade it (git pull && sam build && sam deploy)", target.name())
 			}
 			return *res.Reply, nil
-		}}
+		}})
+		e.remote = &svc
 		if err := run(ctx, e, cfg, rest); err != nil {
 			return fmt.Errorf("remote %s: %w", name, err)
 		}

@@ -231,16 +231,16 @@ func (h *Handler) serve(ctx context.Context, call *operator.Call) (*Result, erro
 		return nil, err
 	}
 	defer door.Close()
-	svc := operator.Local{Door: door}
+	local := operator.Local{Door: door}
 	if operator.NeedsJobs(call.Method) {
 		st, err := store.Open(ctx, db.app.url, 2)
 		if err != nil {
 			return nil, fmt.Errorf("connect to %s at %s as %s: %w", db.name, db.where, store.AppRole, innermost(store.VectorError(err)))
 		}
 		defer st.Close()
-		svc.Jobs = &autonomy.Scheduler{Runner: &autonomy.Runner{Recorder: autonomy.Recorder{Store: st}}}
+		local.Jobs = &autonomy.Scheduler{Runner: &autonomy.Runner{Recorder: autonomy.Recorder{Store: st}}}
 	}
-	reply, err := operator.Serve(ctx, svc, *call)
+	reply, err := operator.Serve(ctx, operator.LocalService(local), *call)
 	if err != nil {
 		return nil, err
 	}

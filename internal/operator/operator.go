@@ -19,21 +19,29 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 )
 
-// Service is what an operator may do.
-type Service interface {
+// Owners are the owners, their keys and budgets.
+type Owners interface {
 	// CreateOwner creates an owner and its first API key (returned once).
 	CreateOwner(ctx context.Context, name string) (store.Owner, string, error)
 	ListOwners(ctx context.Context) ([]store.Owner, error)
 	// SetBudget changes an owner's daily limits (nil keeps one) and returns both.
 	SetBudget(ctx context.Context, owner uuid.UUID, messages *int32, costMicros *int64) (store.DailyLimits, error)
-	// SetKill engages or releases a kill switch: the deployment's (owner uuid.Nil) or an
-	// owner's.
-	SetKill(ctx context.Context, owner uuid.UUID, engaged bool, reason string) error
-	Status(ctx context.Context) (store.ControlStatus, error)
 	// AddKey creates another API key for an owner (returned once).
 	AddKey(ctx context.Context, owner uuid.UUID, name string) (string, store.APIKey, error)
 	ListKeys(ctx context.Context, owner uuid.UUID) ([]store.APIKey, error)
 	RevokeKey(ctx context.Context, owner, key uuid.UUID) error
+}
+
+// Switches are the kill switches.
+type Switches interface {
+	// SetKill engages or releases a kill switch: the deployment's (owner uuid.Nil) or an
+	// owner's.
+	SetKill(ctx context.Context, owner uuid.UUID, engaged bool, reason string) error
+	Status(ctx context.Context) (store.ControlStatus, error)
+}
+
+// Households are the households of owners and their approval policies.
+type Households interface {
 	CreateHousehold(ctx context.Context, name string) (store.HouseholdInfo, error)
 	// SetHouseholdMember adds an owner to a household (add) or takes them out.
 	SetHouseholdMember(ctx context.Context, household string, owner uuid.UUID, add bool) error
@@ -41,12 +49,30 @@ type Service interface {
 	AddHouseholdPolicy(ctx context.Context, p store.HouseholdPolicy) (store.HouseholdPolicy, error)
 	ListHouseholdPolicies(ctx context.Context, household string) ([]store.HouseholdPolicy, error)
 	RemoveHouseholdPolicy(ctx context.Context, household string, id uuid.UUID) error
-	// ListJobs, AddJob and RemoveJob are an owner's job schedules (morning briefings,
-	// weekly reviews, inbox scans); AddJob returns the standing rule it seeded, if any.
+}
+
+// Jobs are an owner's job schedules (morning briefings, weekly reviews, inbox scans).
+type Jobs interface {
 	ListJobs(ctx context.Context, owner uuid.UUID) ([]autonomy.ScheduleView, error)
+	// AddJob schedules a job and returns the standing rule it seeded, if any.
 	AddJob(ctx context.Context, owner uuid.UUID, job, cron, tz string, payload json.RawMessage) (autonomy.ScheduleView, *steward.Rule, error)
 	RemoveJob(ctx context.Context, owner uuid.UUID, job string) error
 }
+
+// Service is what an operator may do, one port per concern; Local and Remote implement
+// every one.
+type Service struct {
+	Owners
+	Switches
+	Households
+	Jobs
+}
+
+// LocalService is l's service.
+func LocalService(l Local) Service { return Service{l, l, l, l} }
+
+// RemoteService is r's service.
+func RemoteService(r Remote) Service { return Service{r, r, r, r} }
 
 // Local is the service over a database connection as steward_owner (Door), and for the
 // jobs, the scheduler over steward_app's (Jobs; nil refuses them).
@@ -54,8 +80,6 @@ type Local struct {
 	Door *store.Door
 	Jobs *autonomy.Scheduler
 }
-
-var _ Service = Local{}
 
 func (l Local) CreateOwner(ctx context.Context, name string) (store.Owner, string, error) {
 	return l.Door.CreateOwner(ctx, name)
@@ -316,8 +340,6 @@ var methods = map[string]func(context.Context, Service, Call) (Reply, error){
 type Remote struct {
 	Invoke func(ctx context.Context, c Call) (Reply, error)
 }
-
-var _ Service = Remote{}
 
 // answer is r's field, or an error naming the method when the function left it out (a
 // deployment older than the CLI).
