@@ -3,8 +3,9 @@
 // Migration resource, and when an operator asks (`steward remote migrate`), it prepares the
 // database: it reads the administrator's URL and the three roles' generated passwords,
 // bootstraps the roles and the database, installs pgvector, applies the embedded migrations,
-// and stores each role's URL in its secret, where the other functions read it. It creates
-// owners for `steward remote owners add`. It is the operator's tool, like cmd/steward: it may
+// and stores each role's URL in its secret, where the other functions read it. It answers
+// the operator's commands of `steward remote` (internal/operator) with the same code the
+// local CLI runs. It is the operator's tool, like cmd/steward: it may
 // use internal/admin, and the runtime never imports it.
 package deployment
 
@@ -193,26 +194,15 @@ func (h *Handler) migrate(ctx context.Context) (int64, error) {
 	return v, nil
 }
 
-// addOwner creates an owner and its first API key, as steward_owner (`steward owners add`).
+// addOwner creates an owner and its first API key: the owners-add action of a CLI from
+// before internal/operator, answered by the operator's service.
 func (h *Handler) addOwner(ctx context.Context, name string) (*Result, error) {
-	if _, err := store.ValidateName(name); err != nil {
-		return nil, fmt.Errorf("owners add: %w", err)
-	}
-	db, err := h.database(ctx)
-	if err != nil {
-		return nil, err
-	}
-	door, err := db.openDoor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer door.Close()
-	owner, key, err := door.CreateOwner(ctx, name)
+	res, err := h.serve(ctx, &operator.Call{Method: operator.MethodCreateOwner, Name: name})
 	if err != nil {
 		return nil, fmt.Errorf("owners add: %w", err)
 	}
-	zerolog.Ctx(ctx).Info().Str("owner_id", owner.ID.String()).Msg("owner created")
-	return &Result{OwnerID: owner.ID.String(), Name: owner.Name, APIKey: key}, nil
+	o := res.Reply.Owner
+	return &Result{OwnerID: o.ID.String(), Name: o.Name, APIKey: res.Reply.Secret}, nil
 }
 
 // serve answers a call of the operator's service as steward_owner, and a job's as

@@ -228,6 +228,15 @@ func TestRemoteOperatorCommands(t *testing.T) {
 		t.Errorf("remote jobs run: %v\n%s; want a refusal naming the scheduler", err, out)
 	}
 
+	// A CLI from before the operator's service sends owners-add; it still creates an owner.
+	var old struct {
+		OwnerID string `json:"owner_id"`
+		APIKey  string `json:"api_key"`
+	}
+	if b := migrate.invoke(t, map[string]string{"action": "owners-add", "name": "carol"}); json.Unmarshal(b, &old) != nil || old.APIKey == "" || status(old.APIKey) != http.StatusOK {
+		t.Errorf("the owners-add action: %s; want carol's key, which signs in", b)
+	}
+
 	// A bad command line is the CLI's usage error, and nothing is invoked.
 	if out, err := cli.run(t, "keys", "list"); err == nil || !strings.Contains(out, "--owner ID is required") {
 		t.Errorf("remote keys list without --owner: %v\n%s", err, out)
