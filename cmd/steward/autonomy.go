@@ -230,8 +230,8 @@ func webhooksAdd(ctx context.Context, e env, cfg config.Config, args []string) e
 	if *source == "" {
 		return usageError{msg: "--source is required", usage: webhooksUsage}
 	}
-	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
-		hook, err := a.Webhooks.Create(ctx, owners[0], *source)
+	return withJobs(ctx, e, cfg, owner, func(svc operator.Service, owner uuid.UUID) error {
+		hook, err := svc.CreateWebhook(ctx, owner, *source)
 		if err != nil {
 			return fmt.Errorf("webhooks add: %w", err)
 		}

@@ -40,7 +40,7 @@ Commands:
   owners list [--json]           list owners
   owners budget --owner ID [--messages N] [--cost-usd X]
                                  set an owner's daily limits
-  remote owners|keys|control|households|jobs …
+  remote owners|keys|control|households|jobs|webhooks …
                                  the same commands on a deployment on AWS, through its migrate
                                  function (no database connection; steward remote help)
   remote migrate                 migrate a deployment's database

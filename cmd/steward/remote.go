@@ -25,14 +25,15 @@ const remoteUsage = `Usage:
   steward remote control status [--json]
   steward remote households create|add|remove|list|policy …
   steward remote jobs list|add|remove …
+  steward remote webhooks add --source NAME [--owner ID] [--json]
   steward remote migrate
   each with [--stack NAME | --function NAME]
 
-  The commands of the same names (steward owners|keys|control|households|jobs help),
-  done by a deployment's migrate function on AWS (docs/DEPLOY.md): the function is invoked
-  with your AWS credentials and does the work in the database, so no connection from your
-  machine is needed (with Database=aurora the database is in private subnets). jobs run
-  is not among them: the scheduler function runs due jobs every 5 minutes.
+  The commands of the same names (steward owners|keys|control|households|jobs|webhooks
+  help), done by a deployment's migrate function on AWS (docs/DEPLOY.md): the function is
+  invoked with your AWS credentials and does the work in the database, so no connection
+  from your machine is needed (with Database=aurora the database is in private subnets).
+  jobs run is not among them: the scheduler function runs due jobs every 5 minutes.
 
   keys add    a new key for an owner who lost theirs (key recovery), printed once.
   migrate     bootstrap the roles and the database and apply the migrations (a deploy does
@@ -54,6 +55,7 @@ func runRemote(ctx context.Context, e env, cfg config.Config, args []string) err
 		"control":    remoteCommand("control", runControl),
 		"households": remoteCommand("households", runHouseholds),
 		"jobs":       remoteCommand("jobs", runJobs),
+		"webhooks":   remoteCommand("webhooks", runWebhooks),
 		"migrate":    remoteMigrate,
 	})
 }

@@ -228,7 +228,8 @@ func (h *Handler) serve(ctx context.Context, call *operator.Call) (*Result, erro
 			return nil, fmt.Errorf("connect to %s at %s as %s: %w", db.name, db.where, store.AppRole, innermost(store.VectorError(err)))
 		}
 		defer st.Close()
-		local.Jobs = &autonomy.Scheduler{Runner: &autonomy.Runner{Recorder: autonomy.Recorder{Store: st}}}
+		runner := &autonomy.Runner{Recorder: autonomy.Recorder{Store: st}}
+		local.Jobs = &autonomy.Scheduler{Runner: runner, Webhooks: &autonomy.Webhooks{Runner: runner}}
 	}
 	reply, err := operator.Serve(ctx, operator.LocalService(local), *call)
 	if err != nil {

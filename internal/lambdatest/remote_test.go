@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/stewardhq/steward/internal/awsapi/awsapitest"
 	"github.com/stewardhq/steward/internal/customresource"
@@ -45,7 +46,7 @@ func (c remoteCLI) ok(t *testing.T, args ...string) string {
 }
 
 // TestRemoteOperatorCommands: every operator task of docs/DEPLOY.md's day two is a `steward
-// remote` command — owners, budgets, key recovery, the kill switches, households, job schedules — served by the
+// remote` command — owners, budgets, key recovery, the kill switches, households, job schedules, webhooks — served by the
 // migrate function as steward_owner on a real PostgreSQL, so an operator whose database sits
 // in private subnets needs no SQL. Each command's effect is seen where an owner sees it:
 // the api function's answers to their keys, and the database's state.
@@ -228,6 +229,19 @@ func TestRemoteOperatorCommands(t *testing.T) {
 		t.Errorf("remote jobs run: %v\n%s; want a refusal naming the scheduler", err, out)
 	}
 
+	// An incoming webhook: its id and secret printed once, its row in the database.
+	var hook struct {
+		HookID string `json:"hook_id"`
+		Secret string `json:"secret"`
+	}
+	if out = cli.ok(t, "webhooks", "add", "--owner", alice.OwnerID, "--source", "github", "--json"); json.Unmarshal([]byte(out), &hook) != nil ||
+		!strings.HasPrefix(hook.HookID, "wh_") || !strings.HasPrefix(hook.Secret, "whsec_") {
+		t.Fatalf("remote webhooks add --json: %q", out)
+	}
+	if n := count(t, d.super, "SELECT count(*) FROM webhooks WHERE hook_id = '"+hook.HookID+"' AND owner_id = '"+alice.OwnerID+"'"); n != 1 {
+		t.Errorf("webhook %s in the database: %d rows, want 1", hook.HookID, n)
+	}
+
 	// A CLI from before the operator's service sends owners-add; it still creates an owner.
 	var old struct {
 		OwnerID string `json:"owner_id"`
@@ -241,4 +255,19 @@ func TestRemoteOperatorCommands(t *testing.T) {
 	if out, err := cli.run(t, "keys", "list"); err == nil || !strings.Contains(out, "--owner ID is required") {
 		t.Errorf("remote keys list without --owner: %v\n%s", err, out)
 	}
+}
+
+// count is the one number sql selects, as the superuser.
+func count(t *testing.T, dbURL, sql string) int {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(context.Background(), sql).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

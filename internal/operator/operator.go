@@ -51,12 +51,15 @@ type Households interface {
 	RemoveHouseholdPolicy(ctx context.Context, household string, id uuid.UUID) error
 }
 
-// Jobs are an owner's job schedules (morning briefings, weekly reviews, inbox scans).
+// Jobs are an owner's job schedules (morning briefings, weekly reviews, inbox scans) and
+// incoming webhooks.
 type Jobs interface {
 	ListJobs(ctx context.Context, owner uuid.UUID) ([]autonomy.ScheduleView, error)
 	// AddJob schedules a job and returns the standing rule it seeded, if any.
 	AddJob(ctx context.Context, owner uuid.UUID, job, cron, tz string, payload json.RawMessage) (autonomy.ScheduleView, *steward.Rule, error)
 	RemoveJob(ctx context.Context, owner uuid.UUID, job string) error
+	// CreateWebhook creates an incoming webhook; its secret is returned once.
+	CreateWebhook(ctx context.Context, owner uuid.UUID, source string) (autonomy.NewHook, error)
 }
 
 // Service is what an operator may do, one port per concern; Local and Remote implement
@@ -174,6 +177,17 @@ func (l Local) RemoveJob(ctx context.Context, owner uuid.UUID, job string) error
 	return s.RemoveSchedule(ctx, owner, job)
 }
 
+func (l Local) CreateWebhook(ctx context.Context, owner uuid.UUID, source string) (autonomy.NewHook, error) {
+	s, err := l.scheduler()
+	if err != nil {
+		return autonomy.NewHook{}, err
+	}
+	if s.Webhooks == nil {
+		return autonomy.NewHook{}, fmt.Errorf("webhooks are not configured")
+	}
+	return s.Webhooks.Create(ctx, owner, source)
+}
+
 // The methods of a Call.
 const (
 	MethodCreateOwner = "create-owner"
@@ -195,11 +209,13 @@ const (
 	MethodListJobs  = "list-jobs"
 	MethodAddJob    = "add-job"
 	MethodRemoveJob = "remove-job"
+
+	MethodCreateWebhook = "create-webhook"
 )
 
 // NeedsJobs reports whether method needs Local's Jobs.
 func NeedsJobs(method string) bool {
-	return method == MethodListJobs || method == MethodAddJob || method == MethodRemoveJob
+	return method == MethodListJobs || method == MethodAddJob || method == MethodRemoveJob || method == MethodCreateWebhook
 }
 
 // Call is one method call sent to the migrate function: the method and its arguments.
@@ -240,6 +256,7 @@ type Reply struct {
 	Schedule  *autonomy.ScheduleView  `json:"schedule,omitempty"`
 	Schedules []autonomy.ScheduleView `json:"schedules,omitempty"`
 	Rule      *steward.Rule           `json:"rule,omitempty"`
+	Hook      *autonomy.NewHook       `json:"hook,omitempty"`
 }
 
 // Serve answers c with s: the migrate function's side of Remote.
@@ -332,6 +349,10 @@ var methods = map[string]func(context.Context, Service, Call) (Reply, error){
 	},
 	MethodRemoveJob: func(ctx context.Context, s Service, c Call) (Reply, error) {
 		return Reply{}, s.RemoveJob(ctx, c.Owner, c.Job)
+	},
+	MethodCreateWebhook: func(ctx context.Context, s Service, c Call) (r Reply, err error) {
+		r.Hook, err = ptr(s.CreateWebhook(ctx, c.Owner, c.Name))
+		return r, err
 	},
 }
 
@@ -460,4 +481,13 @@ func (r Remote) AddJob(ctx context.Context, owner uuid.UUID, job, cron, tz strin
 func (r Remote) RemoveJob(ctx context.Context, owner uuid.UUID, job string) error {
 	_, err := r.Invoke(ctx, Call{Method: MethodRemoveJob, Owner: owner, Job: job})
 	return err
+}
+
+// CreateWebhook sends the source as the call's Name.
+func (r Remote) CreateWebhook(ctx context.Context, owner uuid.UUID, source string) (autonomy.NewHook, error) {
+	rep, err := r.Invoke(ctx, Call{Method: MethodCreateWebhook, Owner: owner, Name: source})
+	if err != nil {
+		return autonomy.NewHook{}, err
+	}
+	return answer(MethodCreateWebhook, rep.Hook)
 }
