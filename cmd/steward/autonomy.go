@@ -11,8 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/app"
-	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/config"
+	"github.com/stewardhq/steward/internal/operator"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -74,21 +74,45 @@ func withApp(ctx context.Context, cfg config.Config, owner *uuidFlag, all bool, 
 		return fmt.Errorf("open database: %w", store.VectorError(err))
 	}
 	defer a.Close()
-	if owner.id != uuid.Nil {
-		return fn(a, []uuid.UUID{owner.id})
-	}
-	list, err := a.Door.ListOwners(ctx)
+	ids, err := ownersOf(ctx, a.Door.ListOwners, owner, all)
 	if err != nil {
 		return err
 	}
-	ids := make([]uuid.UUID, len(list))
-	for i, o := range list {
+	return fn(a, ids)
+}
+
+// ownersOf resolves --owner: given, or the owners list returns — exactly one unless all.
+func ownersOf(ctx context.Context, list func(context.Context) ([]store.Owner, error), owner *uuidFlag, all bool) ([]uuid.UUID, error) {
+	if owner.id != uuid.Nil {
+		return []uuid.UUID{owner.id}, nil
+	}
+	owners, err := list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]uuid.UUID, len(owners))
+	for i, o := range owners {
 		ids[i] = o.ID
 	}
 	if !all && len(ids) != 1 {
-		return fmt.Errorf("there are %d owners: say which with --owner ID (steward owners list)", len(ids))
+		return nil, fmt.Errorf("there are %d owners: say which with --owner ID (steward owners list)", len(ids))
 	}
-	return fn(a, ids)
+	return ids, nil
+}
+
+// withJobs runs fn with the operator's service and the owner whose jobs these are: under
+// `steward remote` the deployment's, else the whole application's scheduler.
+func withJobs(ctx context.Context, e env, cfg config.Config, owner *uuidFlag, fn func(svc operator.Service, owner uuid.UUID) error) error {
+	if e.remote != nil {
+		ids, err := ownersOf(ctx, e.remote.ListOwners, owner, false)
+		if err != nil {
+			return err
+		}
+		return fn(*e.remote, ids[0])
+	}
+	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
+		return fn(operator.LocalService(operator.Local{Door: a.Door, Jobs: a.Scheduler}), owners[0])
+	})
 }
 
 func jobsList(ctx context.Context, e env, cfg config.Config, args []string) error {
@@ -97,8 +121,8 @@ func jobsList(ctx context.Context, e env, cfg config.Config, args []string) erro
 	if _, err := parseFlags(fs, args, jobsUsage, 0, 0); err != nil {
 		return err
 	}
-	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
-		scheds, err := a.Scheduler.ListSchedules(ctx, owners[0])
+	return withJobs(ctx, e, cfg, owner, func(svc operator.Service, owner uuid.UUID) error {
+		scheds, err := svc.ListJobs(ctx, owner)
 		if err != nil {
 			return err
 		}
@@ -139,8 +163,8 @@ func jobsAdd(ctx context.Context, e env, cfg config.Config, args []string) error
 		}
 		raw = json.RawMessage(*payload)
 	}
-	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
-		s, err := a.Scheduler.AddSchedule(ctx, owners[0], pos[0], *cron, *tz, raw)
+	return withJobs(ctx, e, cfg, owner, func(svc operator.Service, owner uuid.UUID) error {
+		s, rule, err := svc.AddJob(ctx, owner, pos[0], *cron, *tz, raw, *allowNotify)
 		if err != nil {
 			return fmt.Errorf("jobs add: %w", err)
 		}
@@ -152,10 +176,6 @@ func jobsAdd(ctx context.Context, e env, cfg config.Config, args []string) error
 		if !*allowNotify {
 			fmt.Fprintln(e.stdout, "its notification waits for your approval unless a rule allows notify (add one with --allow-notify)")
 			return nil
-		}
-		rule, err := autonomy.Setup(ctx, a.Store, owners[0])
-		if err != nil {
-			return fmt.Errorf("jobs add: the notify rule: %w", err)
 		}
 		if rule != nil {
 			fmt.Fprintf(e.stdout, "added standing rule %s: allow notify, so jobs deliver without asking; a notify carrying a link in a turn that read outside content still asks (remove: steward rules remove %s)\n", rule.ID, rule.ID)
@@ -171,8 +191,8 @@ func jobsRemove(ctx context.Context, e env, cfg config.Config, args []string) er
 	if err != nil {
 		return err
 	}
-	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
-		if err := a.Scheduler.RemoveSchedule(ctx, owners[0], pos[0]); err != nil {
+	return withJobs(ctx, e, cfg, owner, func(svc operator.Service, owner uuid.UUID) error {
+		if err := svc.RemoveJob(ctx, owner, pos[0]); err != nil {
 			return fmt.Errorf("jobs remove %s: %w", pos[0], err)
 		}
 		fmt.Fprintf(e.stdout, "removed the schedule of %s\n", pos[0])
@@ -186,6 +206,9 @@ func jobsRun(ctx context.Context, e env, cfg config.Config, args []string) error
 	pos, err := parseFlags(fs, args, jobsUsage, 1, 1)
 	if err != nil {
 		return err
+	}
+	if e.remote != nil {
+		return usageError{msg: "jobs run runs locally only: on AWS the scheduler function runs due jobs every 5 minutes", usage: remoteUsage}
 	}
 	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
 		run, _, err := a.Scheduler.RunJob(ctx, owners[0], pos[0], time.Now().Truncate(time.Second), store.RunByCLI)
@@ -213,8 +236,8 @@ func webhooksAdd(ctx context.Context, e env, cfg config.Config, args []string) e
 	if *source == "" {
 		return usageError{msg: "--source is required", usage: webhooksUsage}
 	}
-	return withApp(ctx, cfg, owner, false, func(a *app.App, owners []uuid.UUID) error {
-		hook, err := a.Webhooks.Create(ctx, owners[0], *source)
+	return withJobs(ctx, e, cfg, owner, func(svc operator.Service, owner uuid.UUID) error {
+		hook, err := svc.CreateWebhook(ctx, owner, *source)
 		if err != nil {
 			return fmt.Errorf("webhooks add: %w", err)
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/config"
-	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/steward"
 )
 
@@ -56,12 +55,12 @@ func controlCap(ctx context.Context, e env, cfg config.Config, args []string) er
 	if err != nil {
 		return fmt.Errorf("control cap: the cap %w", err)
 	}
-	door, err := openDoor(ctx, cfg)
+	svc, done, err := operatorService(ctx, e, cfg)
 	if err != nil {
 		return err
 	}
-	defer door.Close()
-	if err := (control.Operator{Door: door}).SetDailyCostCap(ctx, micros); err != nil {
+	defer done()
+	if err := svc.SetCostCap(ctx, micros); err != nil {
 		return fmt.Errorf("control cap: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "The deployment's daily cost cap is $%s (across every owner, reset at midnight UTC).\n", formatMicros(micros))
@@ -75,20 +74,17 @@ func setKill(ctx context.Context, e env, cfg config.Config, args []string, engag
 	if _, err := parseFlags(fs, args, controlUsage, 0, 0); err != nil {
 		return err
 	}
-	door, err := openDoor(ctx, cfg)
+	svc, done, err := operatorService(ctx, e, cfg)
 	if err != nil {
 		return err
 	}
-	defer door.Close()
-	op := control.Operator{Door: door}
+	defer done()
+	if err := svc.SetKill(ctx, owner.id, engaged, *reason); err != nil {
+		return fmt.Errorf("control: %w", err)
+	}
 	what := "the deployment"
 	if owner.id != uuid.Nil {
-		if err := op.SetOwnerKill(ctx, owner.id, engaged, *reason); err != nil {
-			return fmt.Errorf("control: %w", err)
-		}
 		what = "owner " + owner.id.String()
-	} else if err := op.SetDeploymentKill(ctx, engaged, *reason); err != nil {
-		return fmt.Errorf("control: %w", err)
 	}
 	state := "resumed"
 	if engaged {
@@ -104,12 +100,12 @@ func controlStatus(ctx context.Context, e env, cfg config.Config, args []string)
 	if _, err := parseFlags(fs, args, controlUsage, 0, 0); err != nil {
 		return err
 	}
-	door, err := openDoor(ctx, cfg)
+	svc, done, err := operatorService(ctx, e, cfg)
 	if err != nil {
 		return err
 	}
-	defer door.Close()
-	st, err := control.Operator{Door: door}.Status(ctx)
+	defer done()
+	st, err := svc.Status(ctx)
 	if err != nil {
 		return fmt.Errorf("control status: %w", err)
 	}

@@ -57,12 +57,12 @@ func householdsCreate(ctx context.Context, e env, cfg config.Config, args []stri
 	if err := store.ValidateHouseholdName(pos[0]); err != nil {
 		return fmt.Errorf("households create: %w", err)
 	}
-	door, err := openDoor(ctx, cfg)
+	svc, done, err := operatorService(ctx, e, cfg)
 	if err != nil {
 		return err
 	}
-	defer door.Close()
-	h, err := door.CreateHousehold(ctx, pos[0])
+	defer done()
+	h, err := svc.CreateHousehold(ctx, pos[0])
 	if err != nil {
 		return fmt.Errorf("households create: %w", err)
 	}
@@ -90,17 +90,12 @@ func householdsMember(add bool) func(context.Context, env, config.Config, []stri
 		if err != nil {
 			return fmt.Errorf("households %s: %w", verb, err)
 		}
-		door, err := openDoor(ctx, cfg)
+		svc, done, err := operatorService(ctx, e, cfg)
 		if err != nil {
 			return err
 		}
-		defer door.Close()
-		if add {
-			err = door.AddHouseholdMember(ctx, pos[0], owner)
-		} else {
-			err = door.RemoveHouseholdMember(ctx, pos[0], owner)
-		}
-		if err != nil {
+		defer done()
+		if err := svc.SetHouseholdMember(ctx, pos[0], owner, add); err != nil {
 			return fmt.Errorf("households %s: %w", verb, err)
 		}
 		fmt.Fprintf(e.stdout, "%s owner %s %s household %q.\n", map[bool]string{true: "Added", false: "Removed"}[add], owner,
@@ -115,12 +110,12 @@ func householdsList(ctx context.Context, e env, cfg config.Config, args []string
 	if _, err := parseFlags(fs, args, householdsUsage, 0, 0); err != nil {
 		return err
 	}
-	door, err := openDoor(ctx, cfg)
+	svc, done, err := operatorService(ctx, e, cfg)
 	if err != nil {
 		return err
 	}
-	defer door.Close()
-	hs, err := door.ListHouseholds(ctx)
+	defer done()
+	hs, err := svc.ListHouseholds(ctx)
 	if err != nil {
 		return err
 	}
@@ -173,12 +168,12 @@ func policyAdd(ctx context.Context, e env, cfg config.Config, args []string) err
 		}
 		p.Approvers = append(p.Approvers, id)
 	}
-	door, err := openDoor(ctx, cfg)
+	svc, done, err := operatorService(ctx, e, cfg)
 	if err != nil {
 		return err
 	}
-	defer door.Close()
-	if p, err = door.AddHouseholdPolicy(ctx, p); err != nil {
+	defer done()
+	if p, err = svc.AddHouseholdPolicy(ctx, p); err != nil {
 		return fmt.Errorf("households policy add: %w", err)
 	}
 	if *asJSON {
@@ -195,12 +190,12 @@ func policyList(ctx context.Context, e env, cfg config.Config, args []string) er
 	if err != nil {
 		return err
 	}
-	door, err := openDoor(ctx, cfg)
+	svc, done, err := operatorService(ctx, e, cfg)
 	if err != nil {
 		return err
 	}
-	defer door.Close()
-	ps, err := door.ListHouseholdPolicies(ctx, pos[0])
+	defer done()
+	ps, err := svc.ListHouseholdPolicies(ctx, pos[0])
 	if err != nil {
 		return fmt.Errorf("households policy list: %w", err)
 	}
@@ -237,12 +232,12 @@ func policyRemove(ctx context.Context, e env, cfg config.Config, args []string) 
 	if err != nil {
 		return fmt.Errorf("households policy remove: %q is not a policy id (steward households policy list %s)", pos[1], pos[0])
 	}
-	door, err := openDoor(ctx, cfg)
+	svc, done, err := operatorService(ctx, e, cfg)
 	if err != nil {
 		return err
 	}
-	defer door.Close()
-	if err := door.RemoveHouseholdPolicy(ctx, pos[0], id); err != nil {
+	defer done()
+	if err := svc.RemoveHouseholdPolicy(ctx, pos[0], id); err != nil {
 		return fmt.Errorf("households policy remove: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "Removed policy %s.\n", id)

@@ -77,12 +77,12 @@ func keysAdd(ctx context.Context, e env, cfg config.Config, args []string) error
 	if _, err := store.ValidateName(*name); err != nil {
 		return fmt.Errorf("keys add: key %w", err)
 	}
-	door, err := openDoor(ctx, cfg)
+	svc, done, err := operatorService(ctx, e, cfg)
 	if err != nil {
 		return err
 	}
-	defer door.Close()
-	key, meta, err := door.AddKey(ctx, owner.id, *name)
+	defer done()
+	key, meta, err := svc.AddKey(ctx, owner.id, *name)
 	if err != nil {
 		return fmt.Errorf("keys add: %w", err)
 	}
@@ -96,7 +96,7 @@ func keysAdd(ctx context.Context, e env, cfg config.Config, args []string) error
 		}{meta.ID.String(), meta.OwnerID.String(), meta.Name, key})
 	}
 	fmt.Fprintf(e.stdout, "Created key %q (id %s) for owner %s.\nAPI key: %s\n", meta.Name, meta.ID, meta.OwnerID, key)
-	warnKeyOnce(e.stderr, meta.OwnerID.String())
+	warnKeyOnce(e, meta.OwnerID.String())
 	return nil
 }
 
@@ -110,12 +110,12 @@ func keysList(ctx context.Context, e env, cfg config.Config, args []string) erro
 	if err := requireOwner(owner); err != nil {
 		return err
 	}
-	door, err := openDoor(ctx, cfg)
+	svc, done, err := operatorService(ctx, e, cfg)
 	if err != nil {
 		return err
 	}
-	defer door.Close()
-	keys, err := door.ListKeys(ctx, owner.id)
+	defer done()
+	keys, err := svc.ListKeys(ctx, owner.id)
 	if err != nil {
 		return err
 	}
@@ -156,12 +156,12 @@ func keysRevoke(ctx context.Context, e env, cfg config.Config, args []string) er
 	if err != nil {
 		return usageError{msg: fmt.Sprintf("KEY_ID %q is not an id", pos[0]), usage: keysUsage}
 	}
-	door, err := openDoor(ctx, cfg)
+	svc, done, err := operatorService(ctx, e, cfg)
 	if err != nil {
 		return err
 	}
-	defer door.Close()
-	if err := door.RevokeKey(ctx, owner.id, keyID); err != nil {
+	defer done()
+	if err := svc.RevokeKey(ctx, owner.id, keyID); err != nil {
 		return fmt.Errorf("keys revoke: %w (no such active key for owner %s)", err, owner.id)
 	}
 	zerolog.Ctx(ctx).Debug().Str("owner_id", owner.id.String()).Str("key_id", keyID.String()).Msg("api key revoked")

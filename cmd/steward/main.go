@@ -16,6 +16,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/app"
 	"github.com/stewardhq/steward/internal/config"
+	"github.com/stewardhq/steward/internal/operator"
 )
 
 // version is set at build time (-ldflags "-X main.version=..."); see the Makefile.
@@ -38,9 +39,11 @@ Commands:
   owners add NAME [--json]       create an owner and print its first API key (shown once)
   owners list [--json]           list owners
   owners budget --owner ID [--messages N] [--cost-usd X]
-                                 an owner's daily limits (steward owners help)
-  remote owners add NAME         create an owner through a deployment's migrate function on AWS
-  remote migrate                 migrate a deployment's database (steward remote help)
+                                 set an owner's daily limits
+  remote owners|keys|control|households|jobs|webhooks …
+                                 the same commands on a deployment on AWS, through its migrate
+                                 function (no database connection; steward remote help)
+  remote migrate                 migrate a deployment's database
   households …                   households of owners and their approval policies (steward households help)
   keys add --owner ID [--name N] [--json]
                                  create another API key for an owner (shown once)
@@ -82,6 +85,9 @@ Configuration comes from the environment (see docs/CONFIGURATION.md); for the lo
 type env struct {
 	stdout, stderr io.Writer
 	stdin          io.Reader
+	// remote is the deployment's operator service under `steward remote`; nil: the
+	// commands connect to the database themselves.
+	remote *operator.Service
 }
 
 // run executes one steward command line. getenv is os.Getenv in main and a map in tests; it

@@ -15,7 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/config"
-	"github.com/stewardhq/steward/internal/control"
+	"github.com/stewardhq/steward/internal/operator"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -46,6 +46,19 @@ func runOwners(ctx context.Context, e env, cfg config.Config, args []string) err
 	})
 }
 
+// operatorService is the operator's service (internal/operator): under `steward remote`, the
+// deployment's migrate function; else a connection as DATABASE_URL. done releases it.
+func operatorService(ctx context.Context, e env, cfg config.Config) (svc operator.Service, done func(), err error) {
+	if e.remote != nil {
+		return *e.remote, func() {}, nil
+	}
+	door, err := openDoor(ctx, cfg)
+	if err != nil {
+		return svc, nil, err
+	}
+	return operator.LocalService(operator.Local{Door: door}), door.Close, nil
+}
+
 // openDoor connects as DATABASE_URL through the store's one door for cross-owner access.
 func openDoor(ctx context.Context, cfg config.Config) (*store.Door, error) {
 	if err := cfg.Require("DATABASE_URL"); err != nil {
@@ -72,12 +85,12 @@ func ownersAdd(ctx context.Context, e env, cfg config.Config, args []string) err
 	if _, err := store.ValidateName(pos[0]); err != nil {
 		return fmt.Errorf("owners add: %w", err)
 	}
-	door, err := openDoor(ctx, cfg)
+	svc, done, err := operatorService(ctx, e, cfg)
 	if err != nil {
 		return err
 	}
-	defer door.Close()
-	owner, key, err := door.CreateOwner(ctx, pos[0])
+	defer done()
+	owner, key, err := svc.CreateOwner(ctx, pos[0])
 	if err != nil {
 		return fmt.Errorf("owners add: %w", err)
 	}
@@ -90,14 +103,18 @@ func ownersAdd(ctx context.Context, e env, cfg config.Config, args []string) err
 		}{owner.ID.String(), owner.Name, key})
 	}
 	fmt.Fprintf(e.stdout, "Created owner %q (id %s).\nAPI key: %s\n", owner.Name, owner.ID, key)
-	warnKeyOnce(e.stderr, owner.ID.String())
+	warnKeyOnce(e, owner.ID.String())
 	return nil
 }
 
 // warnKeyOnce tells the user to keep the key they were just shown.
-func warnKeyOnce(w io.Writer, ownerID string) {
-	fmt.Fprintf(w, "Save this API key now: it will not be shown again (only its hash is stored).\n"+
-		"Send it as \"Authorization: Bearer <key>\". Lost it? steward keys add --owner %s\n", ownerID)
+func warnKeyOnce(e env, ownerID string) {
+	cmd := "steward keys add"
+	if e.remote != nil {
+		cmd = "steward remote keys add"
+	}
+	fmt.Fprintf(e.stderr, "Save this API key now: it will not be shown again (only its hash is stored).\n"+
+		"Send it as \"Authorization: Bearer <key>\". Lost it? %s --owner %s\n", cmd, ownerID)
 }
 
 func ownersList(ctx context.Context, e env, cfg config.Config, args []string) error {
@@ -106,12 +123,12 @@ func ownersList(ctx context.Context, e env, cfg config.Config, args []string) er
 	if _, err := parseFlags(fs, args, ownersUsage, 0, 0); err != nil {
 		return err
 	}
-	door, err := openDoor(ctx, cfg)
+	svc, done, err := operatorService(ctx, e, cfg)
 	if err != nil {
 		return err
 	}
-	defer door.Close()
-	owners, err := door.ListOwners(ctx)
+	defer done()
+	owners, err := svc.ListOwners(ctx)
 	if err != nil {
 		return err
 	}
@@ -164,12 +181,12 @@ func ownersBudget(ctx context.Context, e env, cfg config.Config, args []string) 
 		}
 		costLimit = &micros
 	}
-	door, err := openDoor(ctx, cfg)
+	svc, done, err := operatorService(ctx, e, cfg)
 	if err != nil {
 		return err
 	}
-	defer door.Close()
-	got, err := control.Operator{Door: door}.SetBudget(ctx, owner.id, msgLimit, costLimit)
+	defer done()
+	got, err := svc.SetBudget(ctx, owner.id, msgLimit, costLimit)
 	if err != nil {
 		return fmt.Errorf("owners budget: %w", err)
 	}

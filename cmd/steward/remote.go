@@ -5,22 +5,37 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/stewardhq/steward/internal/awsapi"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/deployment"
+	"github.com/stewardhq/steward/internal/operator"
 )
 
 const remoteUsage = `Usage:
-  steward remote owners add NAME [--stack NAME | --function NAME] [--json]
-  steward remote migrate [--stack NAME | --function NAME]
+  steward remote owners add NAME [--json]
+  steward remote owners list [--json]
+  steward remote owners budget --owner ID [--messages N] [--cost-usd X] [--json]
+  steward remote keys add --owner ID [--name NAME] [--json]
+  steward remote keys list --owner ID [--json]
+  steward remote keys revoke --owner ID KEY_ID
+  steward remote control stop [--owner ID] [--reason TEXT]
+  steward remote control resume [--owner ID]
+  steward remote control status [--json]
+  steward remote households create|add|remove|list|policy …
+  steward remote jobs list|add|remove …
+  steward remote webhooks add --source NAME [--owner ID] [--json]
+  steward remote migrate
+  each with [--stack NAME | --function NAME]
 
-  The same work as owners add and migrate, done by a deployment's migrate function on AWS
-  (docs/DEPLOY.md): the function is invoked with your AWS credentials, so no database
-  connection from your machine is needed.
+  The commands of the same names (steward owners|keys|control|households|jobs|webhooks
+  help), done by a deployment's migrate function on AWS (docs/DEPLOY.md): the function is
+  invoked with your AWS credentials and does the work in the database, so no connection
+  from your machine is needed (with Database=aurora the database is in private subnets).
+  jobs run is not among them: the scheduler function runs due jobs every 5 minutes.
 
-  owners add  create an owner and its first API key. The key is printed once and cannot
-              be shown again. --json prints {"owner_id","name","api_key"}.
+  keys add    a new key for an owner who lost theirs (key recovery), printed once.
   migrate     bootstrap the roles and the database and apply the migrations (a deploy does
               this itself; run it after rotating a role's password).
 
@@ -35,33 +50,89 @@ lambda:InvokeFunction on the function, e.g.:
 
 func runRemote(ctx context.Context, e env, cfg config.Config, args []string) error {
 	return subcommand(ctx, e, cfg, args, remoteUsage, map[string]func(context.Context, env, config.Config, []string) error{
-		"owners": func(ctx context.Context, e env, cfg config.Config, args []string) error {
-			return subcommand(ctx, e, cfg, args, remoteUsage, map[string]func(context.Context, env, config.Config, []string) error{
-				"add": remoteOwnersAdd,
-			})
-		},
-		"migrate": remoteMigrate,
+		"owners":     remoteCommand("owners", runOwners),
+		"keys":       remoteCommand("keys", runKeys),
+		"control":    remoteCommand("control", runControl),
+		"households": remoteCommand("households", runHouseholds),
+		"jobs":       remoteCommand("jobs", runJobs),
+		"webhooks":   remoteCommand("webhooks", runWebhooks),
+		"migrate":    remoteMigrate,
 	})
 }
 
-// remoteFlags are the flags naming the migrate function.
-type remoteFlags struct{ stack, function *string }
-
-func newRemoteFlags(fs *flag.FlagSet) remoteFlags {
-	return remoteFlags{
-		stack:    fs.String("stack", "steward", "the CloudFormation stack's name"),
-		function: fs.String("function", "", "the migrate function's name or ARN"),
+// remoteCommand runs the local command run with the deployment's operator service: the
+// --stack and --function flags name the migrate function, every other argument is the
+// command's own.
+func remoteCommand(name string, run func(context.Context, env, config.Config, []string) error) func(context.Context, env, config.Config, []string) error {
+	return func(ctx context.Context, e env, cfg config.Config, args []string) error {
+		target, rest, err := remoteTarget(args)
+		if err != nil {
+			return err
+		}
+		svc := operator.RemoteService(operator.Remote{Invoke: func(ctx context.Context, c operator.Call) (operator.Reply, error) {
+			res, err := target.invoke(ctx, cfg, deployment.Event{Action: deployment.ActionOperator, Call: &c})
+			if err != nil {
+				return operator.Reply{}, err
+			}
+			if res.Reply == nil {
+				return operator.Reply{}, fmt.Errorf("the function %s answered without a reply: is the deployment older than this CLI? upgrade it (git pull && sam build && sam deploy)", target.name())
+			}
+			return *res.Reply, nil
+		}})
+		e.remote = &svc
+		if err := run(ctx, e, cfg, rest); err != nil {
+			return fmt.Errorf("remote %s: %w", name, err)
+		}
+		return nil
 	}
+}
+
+// remoteFlags name the migrate function.
+type remoteFlags struct{ stack, function string }
+
+// remoteTarget takes --stack and --function (--flag value or --flag=value) out of args.
+func remoteTarget(args []string) (remoteFlags, []string, error) {
+	f := remoteFlags{stack: "steward"}
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || (name != "stack" && name != "function") {
+			rest = append(rest, a)
+			continue
+		}
+		if !hasValue {
+			if i+1 == len(args) {
+				return f, nil, usageError{msg: "flag needs an argument: -" + name, usage: remoteUsage}
+			}
+			i++
+			value = args[i]
+		}
+		if name == "stack" {
+			f.stack = value
+		} else {
+			f.function = value
+		}
+	}
+	return f, rest, nil
+}
+
+// name is the function's name or ARN.
+func (f remoteFlags) name() string {
+	if f.function != "" {
+		return f.function
+	}
+	return f.stack + "-migrate"
 }
 
 // invoke sends ev to the migrate function and decodes its result.
 func (f remoteFlags) invoke(ctx context.Context, cfg config.Config, ev deployment.Event) (deployment.Result, error) {
 	var res deployment.Result
-	name := *f.function
-	if name == "" {
-		name = *f.stack + "-migrate"
-	}
-	fn, err := awsapi.NewFunction(cfg.AWS, name)
+	fn, err := awsapi.NewFunction(cfg.AWS, f.name())
 	if err != nil {
 		return res, err
 	}
@@ -74,46 +145,21 @@ func (f remoteFlags) invoke(ctx context.Context, cfg config.Config, ev deploymen
 		return res, err
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
-		return res, fmt.Errorf("the function %s answered %.200q, not a result", name, out)
+		return res, fmt.Errorf("the function %s answered %.200q, not a result", f.name(), out)
 	}
 	return res, nil
 }
 
-func remoteOwnersAdd(ctx context.Context, e env, cfg config.Config, args []string) error {
-	fs := flag.NewFlagSet("remote owners add", flag.ContinueOnError)
-	rf := newRemoteFlags(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseFlags(fs, args, remoteUsage, 1, 1)
-	if err != nil {
-		return err
-	}
-	res, err := rf.invoke(ctx, cfg, deployment.Event{Action: deployment.ActionAddOwner, Name: pos[0]})
-	if err != nil {
-		return fmt.Errorf("remote owners add: %w", err)
-	}
-	if res.APIKey == "" {
-		return fmt.Errorf("remote owners add: the function created no key")
-	}
-	if *asJSON {
-		return writeJSON(e.stdout, struct {
-			OwnerID string `json:"owner_id"`
-			Name    string `json:"name"`
-			APIKey  string `json:"api_key"`
-		}{res.OwnerID, res.Name, res.APIKey})
-	}
-	fmt.Fprintf(e.stdout, "Created owner %q (id %s).\nAPI key: %s\n", res.Name, res.OwnerID, res.APIKey)
-	fmt.Fprintln(e.stderr, "Save this API key now: it will not be shown again (only its hash is stored).\n"+
-		"Open the WebAppUrl output of the stack and sign in with it.")
-	return nil
-}
-
 func remoteMigrate(ctx context.Context, e env, cfg config.Config, args []string) error {
-	fs := flag.NewFlagSet("remote migrate", flag.ContinueOnError)
-	rf := newRemoteFlags(fs)
-	if _, err := parseFlags(fs, args, remoteUsage, 0, 0); err != nil {
+	target, rest, err := remoteTarget(args)
+	if err != nil {
 		return err
 	}
-	res, err := rf.invoke(ctx, cfg, deployment.Event{Action: deployment.ActionMigrate})
+	fs := flag.NewFlagSet("remote migrate", flag.ContinueOnError)
+	if _, err := parseFlags(fs, rest, remoteUsage, 0, 0); err != nil {
+		return err
+	}
+	res, err := target.invoke(ctx, cfg, deployment.Event{Action: deployment.ActionMigrate})
 	if err != nil {
 		return fmt.Errorf("remote migrate: %w", err)
 	}

@@ -3,8 +3,9 @@
 // Migration resource, and when an operator asks (`steward remote migrate`), it prepares the
 // database: it reads the administrator's URL and the three roles' generated passwords,
 // bootstraps the roles and the database, installs pgvector, applies the embedded migrations,
-// and stores each role's URL in its secret, where the other functions read it. It creates
-// owners for `steward remote owners add`. It is the operator's tool, like cmd/steward: it may
+// and stores each role's URL in its secret, where the other functions read it. It answers
+// the operator's commands of `steward remote` (internal/operator) with the same code the
+// local CLI runs. It is the operator's tool, like cmd/steward: it may
 // use internal/admin, and the runtime never imports it.
 package deployment
 
@@ -21,9 +22,11 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/admin"
+	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/awsapi"
 	"github.com/stewardhq/steward/internal/config"
 	"github.com/stewardhq/steward/internal/customresource"
+	"github.com/stewardhq/steward/internal/operator"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/trace"
 )
@@ -32,6 +35,9 @@ import (
 const (
 	ActionMigrate  = "migrate"
 	ActionAddOwner = "owners-add"
+	// ActionOperator is a call of the operator's service (Event.Call), answered by
+	// operator.Serve over steward_owner's connection: `steward remote control|owners|keys`.
+	ActionOperator = "operator"
 )
 
 // PhysicalID is the Migration resource's physical id: one database per stack.
@@ -43,6 +49,8 @@ type Event struct {
 	customresource.Request
 	Action string `json:"action,omitempty"`
 	Name   string `json:"name,omitempty"` // the new owner's, for owners-add
+	// Call is ActionOperator's call.
+	Call *operator.Call `json:"call,omitempty"`
 }
 
 // Result is an action's answer.
@@ -51,6 +59,8 @@ type Result struct {
 	OwnerID       string `json:"owner_id,omitempty"`
 	Name          string `json:"name,omitempty"`
 	APIKey        string `json:"api_key,omitempty"`
+	// Reply is ActionOperator's answer.
+	Reply *operator.Reply `json:"reply,omitempty"`
 }
 
 // Handler handles the migrate function's invocations. Nothing it does at construction can
@@ -88,8 +98,10 @@ func (h *Handler) Handle(ctx context.Context, ev Event) (*Result, error) {
 		}
 	case ActionAddOwner:
 		res, err = h.addOwner(ctx, ev.Name)
+	case ActionOperator:
+		res, err = h.serve(ctx, ev.Call)
 	default:
-		err = fmt.Errorf("unknown action %q: want %s or %s (or a CloudFormation request)", ev.Action, ActionMigrate, ActionAddOwner)
+		err = fmt.Errorf("unknown action %q: want %s, %s or %s (or a CloudFormation request)", ev.Action, ActionMigrate, ActionAddOwner, ActionOperator)
 	}
 	if err != nil {
 		log.Error().Str("action", ev.Action).Str("error", err.Error()).Msg("action failed")
@@ -203,30 +215,67 @@ func applyCostCap(ctx context.Context, cfg config.Config, ownerURL string) error
 	return nil
 }
 
-// addOwner creates an owner and its first API key, as steward_owner (`steward owners add`).
+// addOwner creates an owner and its first API key: the owners-add action of a CLI from
+// before internal/operator, answered by the operator's service.
 func (h *Handler) addOwner(ctx context.Context, name string) (*Result, error) {
-	if _, err := store.ValidateName(name); err != nil {
+	res, err := h.serve(ctx, &operator.Call{Method: operator.MethodCreateOwner, Name: name})
+	if err != nil {
 		return nil, fmt.Errorf("owners add: %w", err)
 	}
+	o := res.Reply.Owner
+	return &Result{OwnerID: o.ID.String(), Name: o.Name, APIKey: res.Reply.Secret}, nil
+}
+
+// serve answers a call of the operator's service as steward_owner, and a job's as
+// steward_app (the scheduler works under row-level security): the same work the local CLI
+// does with a database connection (internal/operator).
+func (h *Handler) serve(ctx context.Context, call *operator.Call) (*Result, error) {
+	if call == nil {
+		return nil, fmt.Errorf("the %s action has no call", ActionOperator)
+	}
+	db, err := h.database(ctx)
+	if err != nil {
+		return nil, err
+	}
+	door, err := db.openDoor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer door.Close()
+	local := operator.Local{Door: door}
+	if operator.NeedsJobs(call.Method) {
+		st, err := store.Open(ctx, db.app.url, 2)
+		if err != nil {
+			return nil, fmt.Errorf("connect to %s at %s as %s: %w", db.name, db.where, store.AppRole, innermost(store.VectorError(err)))
+		}
+		defer st.Close()
+		runner := &autonomy.Runner{Recorder: autonomy.Recorder{Store: st}}
+		local.Jobs = &autonomy.Scheduler{Runner: runner, Webhooks: &autonomy.Webhooks{Runner: runner}}
+	}
+	reply, err := operator.Serve(ctx, operator.LocalService(local), *call)
+	if err != nil {
+		return nil, err
+	}
+	zerolog.Ctx(ctx).Info().Str("method", call.Method).Msg("operator call served")
+	return &Result{Reply: &reply}, nil
+}
+
+// database reads the configuration and the roles' secrets.
+func (h *Handler) database(ctx context.Context) (database, error) {
 	cfg, secrets, err := h.load()
 	if err != nil {
-		return nil, err
+		return database{}, err
 	}
-	db, err := resolve(ctx, cfg, secrets)
-	if err != nil {
-		return nil, err
-	}
+	return resolve(ctx, cfg, secrets)
+}
+
+// openDoor connects as steward_owner, with the URL made from its secret.
+func (db database) openDoor(ctx context.Context) (*store.Door, error) {
 	door, err := store.OpenDoor(ctx, db.owner.url)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s at %s as %s: %w (has a deploy migrated it? steward remote migrate)", db.name, db.where, store.OwnerRole, innermost(store.VectorError(err)))
 	}
-	defer door.Close()
-	owner, key, err := door.CreateOwner(ctx, name)
-	if err != nil {
-		return nil, fmt.Errorf("owners add: %w", err)
-	}
-	zerolog.Ctx(ctx).Info().Str("owner_id", owner.ID.String()).Msg("owner created")
-	return &Result{OwnerID: owner.ID.String(), Name: owner.Name, APIKey: key}, nil
+	return door, nil
 }
 
 // load reads the configuration and makes the secrets' client.

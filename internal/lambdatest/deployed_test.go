@@ -43,7 +43,7 @@ var modes = map[string]map[string]string{
 	"aurora":   {"Database": "aurora"},
 	"external, every option": {
 		"SubnetIds": "subnet-1,subnet-2", "SecurityGroupIds": "sg-1", "KmsKeyArn": "arn:aws:kms:us-east-1:123456789012:key/k-1",
-		"PublicUrl": "https://steward.example.com", "GeminiApiKey": "AIza-x", "OpenAIApiKey": "sk-x", "ModelChain": "gemini:gemini-3.8-flash,openai:gpt-5-mini",
+		"PublicUrl": "https://steward.example.com", "GeminiApiKeyParameter": "/steward/gemini-api-key", "OpenAIApiKeyParameter": "/steward/openai-api-key", "AlarmEmail": "ops@example.com", "ModelChain": "gemini:gemini-3.8-flash,openai:gpt-5-mini",
 		"SecretKeyParameter": "/steward/secret-key", "TelegramWebhookSecretParameter": "/steward/telegram", "VapidPrivateKeyParameter": "/steward/vapid",
 		"VapidPublicKey":  "BNQ-mR-PHqmxAx8eBo6uPi7lchHs6uTdXoj4fzJn1HaC6A274oLre-hWvSKJBlolk5HmE1ASYrLCTKLgsfFzN5w",
 		"DocumentStorage": "s3", "AlarmTopicArn": "arn:aws:sns:us-east-1:123456789012:steward", "ReservedConcurrency": "5",

@@ -331,8 +331,8 @@ func TestMigrateFunctionUnderTheLambdaEmulator(t *testing.T) {
 	cmd.Env = cmd.Env[:0]
 	cmd.Env = append(cmd.Env, "PATH=/usr/bin:/bin", "AWS_REGION="+awsapitest.Creds.Region, "AWS_ACCESS_KEY_ID="+awsapitest.Creds.AccessKeyID,
 		"AWS_SECRET_ACCESS_KEY="+awsapitest.Creds.SecretAccessKey, "AWS_ENDPOINT_URL_LAMBDA="+strings.TrimSuffix(migrate.url, "2015-03-31/functions/function/invocations"))
-	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "steward: remote owners add: owners add:") {
-		t.Errorf("steward remote owners add with an empty name: %v\n%s; want the function's refusal in words", err, out)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "steward: remote owners: owners add:") {
+		t.Errorf("steward remote owners add with an empty name: %v\n%s; want the refusal in words", err, out)
 	}
 
 	// 5. Delete: SUCCESS, and the database and its owner stay.

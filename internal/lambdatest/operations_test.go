@@ -235,12 +235,13 @@ func TestTemplateOperations(t *testing.T) {
 		t.Error("no alarm on the HTTP API's 5xx answers")
 	}
 
-	// 4. Every alarm notifies AlarmTopicArn, when one is given.
+	// 4. Every alarm notifies AlarmTopicArn when one is given, else the stack's AlarmTopic
+	// (TestTemplateAlarmsNotify).
 	for name, a := range alarms {
 		actions := path(a, "Properties", "AlarmActions")
-		if actions == nil || actions.Tag != "!If" || len(actions.Content) != 3 || actions.Content[0].Value != "HasAlarmTopic" ||
-			!slices.Contains(references(actions.Content[1]), "AlarmTopicArn") {
-			t.Errorf("%s: AlarmActions is not !If [HasAlarmTopic, [!Ref AlarmTopicArn], …]", name)
+		if actions == nil || len(actions.Content) != 1 || actions.Content[0].Tag != "!If" || len(actions.Content[0].Content) != 3 ||
+			!slices.Equal(references(actions.Content[0]), []string{"AlarmTopicArn", "AlarmTopic"}) {
+			t.Errorf("%s: AlarmActions is not [!If [HasAlarmTopic, !Ref AlarmTopicArn, !Ref AlarmTopic]]", name)
 		}
 	}
 

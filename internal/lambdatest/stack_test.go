@@ -97,11 +97,12 @@ var resourceChecks = map[string]resourceCheck{
 	"AWS::SecretsManager::Secret": func(t *testing.T, mode string, s stack, id string, r resource) {
 		g, generated := r.Properties["GenerateSecretString"].(map[string]any)
 		if !generated {
-			// Only what an operator typed into a NoEcho parameter is stored as given.
-			if !slices.Contains([]string{"GeminiApiKeySecret", "OpenAIApiKeySecret"}, id) {
-				t.Errorf("%s: %s holds a SecretString instead of generating one", mode, id)
-			}
+			// What an operator names is an SSM SecureString, never a parameter stored here.
+			t.Errorf("%s: %s holds a SecretString instead of generating one", mode, id)
 			return
+		}
+		if r.DeletionPolicy != "Retain" || r.UpdateReplacePolicy != "Retain" {
+			t.Errorf("%s: %s is not retained: deleting or replacing the stack would take the key with it", mode, id)
 		}
 		switch tmpl := str(g, "SecretStringTemplate"); {
 		case tmpl != "":
@@ -131,6 +132,17 @@ var resourceChecks = map[string]resourceCheck{
 	},
 	"AWS::CloudWatch::Alarm": func(t *testing.T, mode string, s stack, id string, r resource) {
 		hasProperty(t, mode, id, r, "Dimensions")
+		hasProperty(t, mode, id, r, "AlarmActions")
+	},
+	"AWS::SNS::Topic": func(t *testing.T, mode string, s stack, id string, r resource) {
+		if id != "AlarmTopic" || s.params["AlarmTopicArn"] != "" {
+			t.Errorf("%s: %s: the only topic is the alarms', when no AlarmTopicArn is given", mode, id)
+		}
+	},
+	"AWS::SNS::Subscription": func(t *testing.T, mode string, s stack, id string, r resource) {
+		if r.Properties["Protocol"] != "email" || r.Properties["Endpoint"] != s.params["AlarmEmail"] {
+			t.Errorf("%s: %s does not subscribe AlarmEmail: %v", mode, id, r.Properties)
+		}
 	},
 	"AWS::S3::Bucket": func(t *testing.T, mode string, s stack, id string, r resource) {
 		hasProperty(t, mode, id, r, "BucketEncryption")
