@@ -204,9 +204,9 @@ func TestRemoteOperatorCommands(t *testing.T) {
 		t.Errorf("adding to a household that does not exist: %v\n%s", err, out)
 	}
 
-	// Briefing schedules: added (with the standing notify rule the first one seeds), listed,
+	// Briefing schedules: added (with the standing notify rule --allow-notify asks for), listed,
 	// removed; a bad cron expression is refused in words and adds nothing.
-	out = cli.ok(t, "jobs", "add", "morning-briefing", "--owner", alice.OwnerID, "--cron", "0 7 * * *", "--tz", "Europe/Paris")
+	out = cli.ok(t, "jobs", "add", "morning-briefing", "--owner", alice.OwnerID, "--cron", "0 7 * * *", "--tz", "Europe/Paris", "--allow-notify")
 	if !strings.Contains(out, `scheduled morning-briefing: "0 7 * * *" in Europe/Paris`) || !strings.Contains(out, "added standing rule") {
 		t.Fatalf("remote jobs add: %q", out)
 	}
