@@ -352,18 +352,16 @@ func TestTemplateRunQueue(t *testing.T) {
 	for _, pol := range path(all["WorkerRole"], "Properties", "Policies").Content {
 		statements = append(statements, path(pol, "PolicyDocument", "Statement").Content...)
 	}
-	{
-		for _, s := range statements {
-			if ref(mapValue(s, "Resource")) != "RunQueue" {
-				continue
-			}
-			action := mapValue(s, "Action")
-			if action.Kind == yaml.ScalarNode {
-				granted[action.Value] = true
-			}
-			for _, a := range action.Content {
-				granted[a.Value] = true
-			}
+	for _, s := range statements {
+		if ref(mapValue(s, "Resource")) != "RunQueue" {
+			continue
+		}
+		action := mapValue(s, "Action")
+		if action.Kind == yaml.ScalarNode {
+			granted[action.Value] = true
+		}
+		for _, a := range action.Content {
+			granted[a.Value] = true
 		}
 	}
 	for _, want := range []string{"sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"} {
