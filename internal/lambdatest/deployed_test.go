@@ -336,6 +336,12 @@ func (s stack) grants(t *testing.T, roleID string) map[string][]string {
 	}
 	out := map[string][]string{}
 	policies, _ := r.Properties["Policies"].([]any)
+	// A managed policy of the stack the role attaches counts as one of its own.
+	for _, arn := range strs(r.Properties["ManagedPolicyArns"]) {
+		if p, ok := s.Resources[strings.TrimSuffix(strings.TrimPrefix(arn, "Ref("), ")")]; ok && p.Type == "AWS::IAM::ManagedPolicy" {
+			policies = append(policies, p.Properties)
+		}
+	}
 	for _, p := range policies {
 		statements, _ := dig(p, "PolicyDocument", "Statement").([]any)
 		for _, st := range statements {

@@ -27,20 +27,20 @@ func TestTemplateDocumentBucket(t *testing.T) {
 		t.Error("DocumentBucket is not encrypted by default")
 	}
 	// goformation resolves the role's !If on HasDocumentBucket with the default (postgres),
-	// so the statement is read from the template's text: FunctionRole's block.
+	// so the statement is read from the template's text: TurnPolicy's block.
 	text, err := os.ReadFile(filepath.Join(repoRoot, "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	role := regexp.MustCompile(`(?s)\n  FunctionRole:\n(.*?)\n  [A-Za-z]+:\n`).FindStringSubmatch(string(text))
+	role := regexp.MustCompile(`(?s)\n  TurnPolicy:\n(.*?)\n  [A-Za-z]+:\n`).FindStringSubmatch(string(text))
 	if role == nil {
-		t.Fatal("no FunctionRole in template.yaml")
+		t.Fatal("no TurnPolicy in template.yaml")
 	}
 	s3Actions := regexp.MustCompile(`s3:[A-Za-z*]+`).FindAllString(role[1], -1)
 	if strings.Join(s3Actions, ",") != "s3:GetObject,s3:PutObject,s3:DeleteObject" {
-		t.Errorf("FunctionRole's S3 actions = %v; want exactly GetObject, PutObject, DeleteObject", s3Actions)
+		t.Errorf("TurnPolicy's S3 actions = %v; want exactly GetObject, PutObject, DeleteObject", s3Actions)
 	}
 	if !strings.Contains(role[1], "Resource: !Sub ${DocumentBucket.Arn}/*") {
-		t.Errorf("FunctionRole's S3 statement is not scoped to the document bucket's objects:\n%s", role[1])
+		t.Errorf("TurnPolicy's S3 statement is not scoped to the document bucket's objects:\n%s", role[1])
 	}
 }

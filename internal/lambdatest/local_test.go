@@ -60,8 +60,8 @@ func checkDeclared(t *testing.T, s stack, file map[string]map[string]string) {
 // others), no *_SSM reference left (so no AWS call), no value only a deploy knows, plain
 // database URLs for the right roles — and, under the Lambda emulator
 // with that environment (on a database of the test's own), the migrate function bootstraps
-// and migrates from an {"action":"migrate"} event (events/migrate.json) and the api function
-// serves.
+// and migrates from an {"action":"migrate"} event (events/migrate.json), and the api and
+// webhook functions serve.
 func TestLocalEnvironment(t *testing.T) {
 	t.Parallel()
 	raw, err := os.ReadFile(filepath.Join(repoRoot, "events", "env.json"))
@@ -128,7 +128,7 @@ func TestLocalEnvironment(t *testing.T) {
 		return append(out, "AWS_LAMBDA_FUNCTION_TIMEOUT=120")
 	}
 	t.Cleanup(func() { dropDatabase(t, name) })
-	bins := buildBootstraps(t, runtime.GOARCH, "functions/migrate", "functions/api")
+	bins := buildBootstraps(t, runtime.GOARCH, "functions/migrate", "functions/api", "functions/webhook")
 	migrate := startRIE(t, rie, "migrate", bins["functions/migrate"], local(envs["MigrateFunction"]))
 	var res deployment.Result
 	if out := migrate.invoke(t, ev); json.Unmarshal(out, &res) != nil || res.SchemaVersion == 0 {
@@ -137,5 +137,11 @@ func TestLocalEnvironment(t *testing.T) {
 	api := startRIE(t, rie, "api", bins["functions/api"], local(envs["ApiFunction"]))
 	if status, body := api.invokeHTTPAPI(t, apiEvent("GET", "/healthz", "")); status != http.StatusOK {
 		t.Fatalf("GET /healthz with events/env.json: %d %s", status, body)
+	}
+	// The webhook function, told of no Telegram or Web Push secret and no document bucket
+	// (its role reads none: docs/DEPLOY.md, Roles), starts and serves: an unknown hook is 404.
+	webhook := startRIE(t, rie, "webhook", bins["functions/webhook"], local(envs["WebhookFunction"]))
+	if status, body := webhook.invokeHTTPAPI(t, apiEvent("POST", "/webhooks/whk_unknown0000000000000000", "{}")); status != http.StatusNotFound {
+		t.Fatalf("POST /webhooks/<unknown> with events/env.json: %d %s; want 404", status, body)
 	}
 }

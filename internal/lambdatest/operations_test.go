@@ -257,14 +257,14 @@ func TestTemplateOperations(t *testing.T) {
 		t.Errorf("SchedulerFunction: no OnFailure destination to an SQS queue of the template (got %q)", dest)
 	}
 	var mayWrite bool
-	for _, st := range path(all["FunctionRole"], "Properties", "Policies").Content {
+	for _, st := range path(all["SchedulerRole"], "Properties", "Policies").Content {
 		for _, s := range path(st, "PolicyDocument", "Statement").Content {
 			action := mapValue(s, "Action")
 			mayWrite = mayWrite || action != nil && action.Value == "sqs:SendMessage" && ref(mapValue(s, "Resource")) == dest
 		}
 	}
 	if !mayWrite {
-		t.Errorf("FunctionRole may not sqs:SendMessage to %s: Lambda could not deliver a failed tick", dest)
+		t.Errorf("SchedulerRole may not sqs:SendMessage to %s: Lambda could not deliver a failed tick", dest)
 	}
 
 	// 6. HTTP API throttling from the parameters.
@@ -346,25 +346,27 @@ func TestTemplateRunQueue(t *testing.T) {
 		t.Error("no RunDeadLetterQueue queue")
 	}
 
-	// The role may send to the run queue and poll it.
+	// The runtime functions may send to the run queue (RuntimePolicy), the worker poll it.
 	granted := map[string]bool{}
-	for _, pol := range path(all["FunctionRole"], "Properties", "Policies").Content {
-		for _, s := range path(pol, "PolicyDocument", "Statement").Content {
-			if ref(mapValue(s, "Resource")) != "RunQueue" {
-				continue
-			}
-			action := mapValue(s, "Action")
-			if action.Kind == yaml.ScalarNode {
-				granted[action.Value] = true
-			}
-			for _, a := range action.Content {
-				granted[a.Value] = true
-			}
+	statements := path(all["RuntimePolicy"], "Properties", "PolicyDocument", "Statement").Content
+	for _, pol := range path(all["WorkerRole"], "Properties", "Policies").Content {
+		statements = append(statements, path(pol, "PolicyDocument", "Statement").Content...)
+	}
+	for _, s := range statements {
+		if ref(mapValue(s, "Resource")) != "RunQueue" {
+			continue
+		}
+		action := mapValue(s, "Action")
+		if action.Kind == yaml.ScalarNode {
+			granted[action.Value] = true
+		}
+		for _, a := range action.Content {
+			granted[a.Value] = true
 		}
 	}
 	for _, want := range []string{"sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"} {
 		if !granted[want] {
-			t.Errorf("FunctionRole is not granted %s on RunQueue", want)
+			t.Errorf("RuntimePolicy and WorkerRole do not grant %s on RunQueue", want)
 		}
 	}
 }

@@ -94,6 +94,15 @@ var resourceChecks = map[string]resourceCheck{
 			}
 		}
 	},
+	"AWS::IAM::ManagedPolicy": func(t *testing.T, mode string, s stack, id string, r resource) {
+		// What it grants is checked with each role that attaches it (grants).
+		for _, role := range s.Resources {
+			if role.Type == "AWS::IAM::Role" && slices.Contains(strs(role.Properties["ManagedPolicyArns"]), "Ref("+id+")") {
+				return
+			}
+		}
+		t.Errorf("%s: %s is attached to no role", mode, id)
+	},
 	"AWS::SecretsManager::Secret": func(t *testing.T, mode string, s stack, id string, r resource) {
 		g, generated := r.Properties["GenerateSecretString"].(map[string]any)
 		if !generated {
@@ -282,8 +291,13 @@ func inVpc(t *testing.T, mode, id string, r resource) {
 	}
 }
 
-// TestTemplateLeastPrivilege: in every mode, each function's role may read exactly the
-// secrets its environment names — the runtime never the administrator's URL nor
+// notifying are the functions that run turns, and so send a suspended turn's notification
+// (Web Push, Telegram with its buttons) and read documents; the webhook function only queues
+// a run (docs/DEPLOY.md, Roles).
+var notifying = map[string]struct{}{"ChatFunction": {}, "ConfirmFunction": {}, "ApiFunction": {}, "WorkerFunction": {}, "SchedulerFunction": {}}
+
+// TestTemplateLeastPrivilege: in every mode, no two functions share a role; each function's
+// role may read exactly the secrets its environment names — the runtime never the administrator's URL nor
 // steward_owner's secret, the migrate function none of the runtime's keys —; only the
 // migrate function writes, and only the roles' secrets; RDS Proxy reads the runtime roles'
 // secrets only; KMS is used only through SSM.
@@ -291,8 +305,27 @@ func TestTemplateLeastPrivilege(t *testing.T) {
 	t.Parallel()
 	for mode, params := range modes {
 		s := deployed(t, params)
+		roleOf := map[string]string{}
 		for id, fn := range s.functions() {
 			env := s.env(fn)
+			if other, shared := roleOf[role(fn)]; shared {
+				t.Errorf("%s: %s and %s share the role %s: each function has its own (docs/DEPLOY.md, Roles)", mode, id, other, role(fn))
+			}
+			roleOf[role(fn)] = id
+			g := s.grants(t, role(fn))
+			_, notifies := notifying[id]
+			if reads := env["STEWARD_TELEGRAM_WEBHOOK_SECRET_SSM"] != "" || env["STEWARD_VAPID_PRIVATE_KEY_SSM"] != "" || env["STEWARD_TELEGRAM_BOT_TOKEN_SSM"] != ""; reads != notifies {
+				t.Errorf("%s: %s is told where the Telegram and Web Push secrets are: %v; want %v (only the functions that run turns send notifications)", mode, id, reads, notifies)
+			}
+			if documents := len(g["s3:GetObject"]) > 0; documents && !notifies {
+				t.Errorf("%s: %s may read the document bucket, which it never uses", mode, id)
+			}
+			if polls := len(g["sqs:ReceiveMessage"]) > 0; polls != (id == "WorkerFunction") {
+				t.Errorf("%s: %s may receive from the run queue: %v; only the worker's event source mapping does", mode, id, polls)
+			}
+			if fails := slices.Contains(g["sqs:SendMessage"], "GetAtt(SchedulerFailureQueue.Arn)"); fails != (id == "SchedulerFunction") {
+				t.Errorf("%s: %s may send to SchedulerFailureQueue: %v; only the scheduler's failed ticks go there", mode, id, fails)
+			}
 			if got, want := s.readable(t, role(fn)), named(env); !slices.Equal(got, want) {
 				t.Errorf("%s: %s's role %s may read %v; its environment names %v", mode, id, role(fn), got, want)
 			}
@@ -325,7 +358,11 @@ func TestTemplateLeastPrivilege(t *testing.T) {
 				if strings.HasPrefix(action, "ssm:") && write {
 					t.Errorf("%s: %s may %s", mode, id, action)
 				}
-				if action == "kms:Decrypt" && !strings.Contains(fmt.Sprint(dig(r.Properties, "Policies")), "kms:ViaService:ssm.us-east-1.amazonaws.com") {
+				policies := fmt.Sprint(dig(r.Properties, "Policies"))
+				for _, arn := range strs(r.Properties["ManagedPolicyArns"]) {
+					policies += fmt.Sprint(s.Resources[strings.TrimSuffix(strings.TrimPrefix(arn, "Ref("), ")")].Properties)
+				}
+				if action == "kms:Decrypt" && !strings.Contains(policies, "kms:ViaService:ssm.us-east-1.amazonaws.com") {
 					t.Errorf("%s: %s may decrypt with KMS other than through SSM", mode, id)
 				}
 			}
@@ -420,7 +457,8 @@ func TestTemplateEnvironment(t *testing.T) {
 					t.Errorf("%s: config reads %s, which the template never sets for %s: that secret cannot be given on Lambda", mode, m[1], id)
 				}
 			}
-			if cfg.SecretKeyParam == "" || cfg.TelegramWebhookSecretParam == "" || cfg.VAPIDPrivateKeyParam == "" || (cfg.PublicURL == "") == (cfg.PublicURLParam == "") {
+			_, notifies := notifying[id]
+			if cfg.SecretKeyParam == "" || notifies && (cfg.TelegramWebhookSecretParam == "" || cfg.VAPIDPrivateKeyParam == "") || (cfg.PublicURL == "") == (cfg.PublicURLParam == "") {
 				t.Errorf("%s: %s lacks a generated key or the public URL: secret key %q, telegram %q, vapid %q, public URL %q / %q",
 					mode, id, cfg.SecretKeyParam, cfg.TelegramWebhookSecretParam, cfg.VAPIDPrivateKeyParam, cfg.PublicURL, cfg.PublicURLParam)
 			}

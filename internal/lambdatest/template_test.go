@@ -183,8 +183,8 @@ func TestTemplateCodeBuilds(t *testing.T) {
 	}
 }
 
-// roleDeclared reports whether the function's Role is `!GetAtt FunctionRole.Arn` (the
-// runtime's) or, for the migrate function, `!GetAtt MigrateRole.Arn`, in the raw YAML
+// roleDeclared reports whether the function's Role is its own, `!GetAtt <Name>Role.Arn` for
+// <Name>Function (docs/DEPLOY.md, Roles), in the raw YAML
 // (goformation resolves a GetAtt to null, so the parsed template cannot tell).
 func roleDeclared(t *testing.T, function string) bool {
 	t.Helper()
@@ -203,10 +203,7 @@ func roleDeclared(t *testing.T, function string) bool {
 		t.Fatalf("template.yaml: %v", err)
 	}
 	role := doc.Resources[function].Properties.Role
-	want := "FunctionRole.Arn"
-	if function == "MigrateFunction" {
-		want = "MigrateRole.Arn"
-	}
+	want := strings.TrimSuffix(function, "Function") + "Role.Arn"
 	return role.Tag == "!GetAtt" && role.Value == want
 }
 
