@@ -177,7 +177,7 @@ func ended(ctx, rctx context.Context, cmd *exec.Cmd, runErr error, stderr []byte
 		return &Error{fmt.Sprintf("the code ran longer than %v and was stopped", Timeout)}
 	case runErr != nil && cmd.ProcessState == nil:
 		return fmt.Errorf("start the code runner: %w", runErr)
-	case runErr != nil && outOfMemory(stderr):
+	case runErr != nil && childproc.OutOfMemory(stderr):
 		return &Error{fmt.Sprintf("the code needed more memory than Steward allows (%d MB) and was stopped", Memory>>20)}
 	case runErr != nil:
 		// The child runs nothing but the interpreter on the code: its end is the code's doing.
@@ -211,16 +211,4 @@ func serveChild(in io.Reader, out io.Writer) int {
 		return 5
 	}
 	return 0
-}
-
-// outOfMemory reports whether a child's standard error says it ran out of memory: the
-// runtime's refusal, the segmentation fault of a mapping the kernel refused it
-// (RLIMIT_DATA), or — in a race-detector build — the detector's allocator's refusal.
-func outOfMemory(stderr []byte) bool {
-	for _, words := range []string{"out of memory", "cannot allocate memory", "SIGSEGV", "ThreadSanitizer failed to allocate"} {
-		if bytes.Contains(stderr, []byte(words)) {
-			return true
-		}
-	}
-	return false
 }
