@@ -230,49 +230,42 @@ func TestServeSIGTERMSavesRunningTurns(t *testing.T) {
 	}
 }
 
-// TestServeSIGKILLMidTurn: the process dies while a chat waits on its model. The turn, which
-// no process runs any more, is failed in words by the next process's sweep once its lease
-// lapsed, instead of showing "running" for half an hour.
+// TestServeSIGKILLMidTurn: the process dies while a chat waits on its model. The turn shows
+// failed in words: once its lease lapsed (a 2 s lease, the next process started after it), or
+// — under the default 15-minute lease — as soon as the next process starts on the same host,
+// which sees the turn's holder is gone.
 func TestServeSIGKILLMidTurn(t *testing.T) {
 	t.Parallel()
-	g := newFakeGemini(t)
-	env, key, _ := processEnv(t, g)
-	env["STEWARD_LEASE"] = "2s"
-	g.set(hang)
-	a := serve(t, env)
-	id := a.streamChat(t, key)
-	<-g.entered
-	if err := a.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	<-a.exited
-	time.Sleep(2500 * time.Millisecond) // the turn's lease lapses
-	b := serve(t, env)
-	v := b.turnOf(t, key, id, "failed")
-	if !strings.Contains(fmt.Sprint(v["error"]), "the process running this turn stopped") {
-		t.Fatalf("turn after the kill: %v", v)
-	}
-}
-
-// TestServeRestartFailsItsDeadPredecessorsTurns: with the default lease (15 minutes) the
-// process dies mid-turn and is started again on the same host: the new process sees the
-// turn's holder is gone and fails it at once, not when the lease would lapse.
-func TestServeRestartFailsItsDeadPredecessorsTurns(t *testing.T) {
-	t.Parallel()
-	g := newFakeGemini(t)
-	env, key, _ := processEnv(t, g)
-	g.set(hang)
-	a := serve(t, env)
-	id := a.streamChat(t, key)
-	<-g.entered
-	if err := a.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	<-a.exited
-	b := serve(t, env)
-	v := b.turnOf(t, key, id, "failed")
-	if !strings.Contains(fmt.Sprint(v["error"]), "the process running this turn stopped") {
-		t.Fatalf("turn after the restart: %v", v)
+	for _, c := range []struct {
+		name  string
+		lease string        // STEWARD_LEASE; "" is the default
+		wait  time.Duration // before the next process starts
+	}{
+		{"the lease lapses", "2s", 2500 * time.Millisecond},
+		{"a restart on the same host", "", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			g := newFakeGemini(t)
+			env, key, _ := processEnv(t, g)
+			if c.lease != "" {
+				env["STEWARD_LEASE"] = c.lease
+			}
+			g.set(hang)
+			a := serve(t, env)
+			id := a.streamChat(t, key)
+			<-g.entered
+			if err := a.cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			<-a.exited
+			time.Sleep(c.wait)
+			b := serve(t, env)
+			v := b.turnOf(t, key, id, "failed")
+			if !strings.Contains(fmt.Sprint(v["error"]), "the process running this turn stopped") {
+				t.Fatalf("turn after the kill: %v", v)
+			}
+		})
 	}
 }
 

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -25,16 +23,7 @@ import (
 // servers are the package's Dovecot, Radicale and SMTP sink (started once: TestMain).
 var servers *mailtest.Servers
 
-func TestMain(m *testing.M) {
-	var err error
-	if servers, err = mailtest.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "mailtest:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	servers.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { mailtest.Main(m, &servers) }
 
 // env is one test's app, its owner and the mail user whose accounts the owner connected.
 type env struct {

@@ -2,8 +2,6 @@ package calendar_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -17,16 +15,7 @@ import (
 // servers is the package's Radicale (with Dovecot and the SMTP sink it starts alongside).
 var servers *mailtest.Servers
 
-func TestMain(m *testing.M) {
-	var err error
-	if servers, err = mailtest.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "mailtest:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	servers.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { mailtest.Main(m, &servers) }
 
 // connect is user's calendar on the real Radicale, through a guard that exempts it.
 func connect(t *testing.T, user string) (*calendar.Client, calendar.Account) {

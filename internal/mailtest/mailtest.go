@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
@@ -500,3 +501,16 @@ func (x *sinkSession) Data(r io.Reader) error {
 
 func (x *sinkSession) Reset()        { x.cur = Received{} }
 func (x *sinkSession) Logout() error { return nil }
+
+// Main is a package's TestMain over these servers: it starts them into *s (failing the run in
+// words when they cannot start), runs the tests and stops them.
+func Main(m *testing.M, s **Servers) {
+	var err error
+	if *s, err = Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "mailtest:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	(*s).Stop()
+	os.Exit(code)
+}

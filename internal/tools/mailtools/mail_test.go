@@ -3,13 +3,11 @@ package mailtools_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -29,16 +27,7 @@ import (
 // servers are the package's Dovecot, Radicale and SMTP sink (started once: TestMain).
 var servers *mailtest.Servers
 
-func TestMain(m *testing.M) {
-	var err error
-	if servers, err = mailtest.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "mailtest:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	servers.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { mailtest.Main(m, &servers) }
 
 // env is one test's app and its owner, whose mail account is the mail user's.
 type env struct {
