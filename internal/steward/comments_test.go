@@ -95,11 +95,13 @@ func TestCommentsCatchAMovedName(t *testing.T) {
 	}
 }
 
-// addDeclared adds the identifiers one top-level declaration declares, methods included.
+// addDeclared adds the identifiers one top-level declaration declares.
 func addDeclared(names map[string]bool, decl ast.Decl) {
 	switch d := decl.(type) {
 	case *ast.FuncDecl:
-		names[d.Name.Name] = true // a method too: store.WithOwner is (*store.Store).WithOwner
+		if d.Recv == nil { // a method is named with its type: store.Store.WithOwner
+			names[d.Name.Name] = true
+		}
 	case *ast.GenDecl:
 		for _, spec := range d.Specs {
 			switch s := spec.(type) {
