@@ -58,7 +58,7 @@ built = $(GO) version -m "$(1)" 2>/dev/null | awk 'NR == 1 { tc = $$NF == "$(GOT
 # lambda_build builds functions/$(1) into $(2)/bootstrap for provided.al2023 on arm64,
 # stripped (-s -w), from the module as it is (no overlay: docs/ARCHITECTURE.md §11).
 # grpcnotrace is gRPC's own tag (the Gemini SDK's Application Default Credentials link gRPC).
-# internal/lambdatest caps each bootstrap at 28.5 MB.
+# internal/lambdatest caps each bootstrap at 31 MB (maxBootstrapBytes in template_test.go).
 lambda_build = cd "$(ROOT)" && \
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc,grpcnotrace -trimpath \
 	-ldflags "-s -w" -o "$(2)/bootstrap" ./functions/$(1)

@@ -653,9 +653,9 @@ func (a *App) processInBackground(ownerID, runID uuid.UUID) bool {
 	return true
 }
 
-// notifySuspended is Runner.AfterSuspend: once a turn's suspension committed — from chat, the
+// notifySuspended is agent.Hooks.AfterSuspend: once a turn's suspension committed — from chat, the
 // OpenAI face, MCP, a job, a webhook or a continued turn — the owner's due notifications (the
-// approval request links.Suspended stored with it) are delivered now, not at the scheduler's
+// approval request links.Issuer.Suspended stored with it) are delivered now, not at the scheduler's
 // next tick. Under `steward serve` the delivery runs under RunBackground's group, after the
 // response; elsewhere (a Lambda function, which is frozen once it answered) before it, within
 // notifyTimeout. Delivery is idempotent per notification (Deliverer.Flush leases each before

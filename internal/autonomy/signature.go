@@ -33,7 +33,7 @@ const (
 	maxMessageID = 256
 )
 
-// Reasons carried by webhook refusals (agent.Error.Reason), for logs and clients.
+// Reasons carried by webhook refusals (steward.Error.Reason), for logs and clients.
 const (
 	ReasonMissingHeaders = "missing_headers"
 	ReasonStaleTimestamp = "stale_timestamp"
@@ -106,7 +106,7 @@ func ParseSignatures(header string) [][]byte {
 // Verify checks a delivery's Standard Webhooks headers against the raw body, before anything
 // parses it: the three headers are present, the timestamp is within tolerance of now, and
 // one of the v1 signatures is the MAC (compared in constant time). It returns the
-// webhook-id; every failure is an *agent.Error with CodeUnauthorized and a reason.
+// webhook-id; every failure is a *steward.Error with CodeUnauthorized and a reason.
 func Verify(secret string, h http.Header, body []byte, now time.Time, tolerance time.Duration) (string, error) {
 	msgID, ts, sigs := h.Get(HeaderID), h.Get(HeaderTimestamp), h.Get(HeaderSignature)
 	if msgID == "" || ts == "" || sigs == "" {

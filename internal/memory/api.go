@@ -18,8 +18,8 @@ import (
 )
 
 // The owner's memory API, for internal/httpapi: GET/POST /v1/memory/facts,
-// DELETE /v1/memory/facts/{id}, GET /v1/memory/search?q=&k=. Invalid input is an
-// *agent.Error with CodeInvalid; another owner's fact is not found (agent.ErrorCode gives
+// DELETE /v1/memory/facts/{id}, GET /v1/memory/search?q=&k=. Invalid input is a
+// *steward.Error with CodeInvalid; another owner's fact is not found (steward.ErrorCode gives
 // CodeNotFound).
 
 // Fact is a remembered fact as the owner sees it, with where it came from.

@@ -21,7 +21,7 @@ import (
 
 // BenchmarkRecall100k is the recall target of issue 14: one owner with 100,000 chunks of
 // Dimension (768) floats, plus 50,000 chunks of nine other owners in the same table, searched
-// as steward serve runs it (store.WithOwner as steward_app under row-level security, on a
+// as steward serve runs it (store.Store.WithOwner as steward_app under row-level security, on a
 // pool with store.WithGenericPlans, then Memory.NearestChunks) for the 10 nearest, over 100 fixed queries. It reports the p50 and
 // p99 latency of one owner transaction (BEGIN with the settings, the search, COMMIT) and
 // recall@10 against an exact ground truth (a sequential scan, computed once).

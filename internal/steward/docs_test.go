@@ -10,9 +10,14 @@ import (
 )
 
 // The documentation is part of the product: the README is a front door of at most 15 KB that
-// links to every page of docs/, and every relative link or image in README.md and docs/*.md
-// must lead somewhere — to a file that exists and, with a #fragment, to a heading in it.
-const readmeMaxBytes = 15 * 1024
+// links to every page of docs/, ARCHITECTURE.md is a map of at most 40 KB that links to every
+// page of docs/decisions/ (the history behind it), and every relative link or image in
+// README.md, docs/*.md and docs/decisions/*.md must lead somewhere — to a file that exists and,
+// with a #fragment, to a heading in it.
+const (
+	readmeMaxBytes       = 15 * 1024
+	architectureMaxBytes = 40 * 1024
+)
 
 var (
 	// mdLink matches [text](target) and ![alt](target); the target ends at a space (a title
@@ -39,7 +44,11 @@ func TestDocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, file := range append([]string{readme}, docs...) {
+	decisions, err := filepath.Glob(filepath.Join(root, "docs", "decisions", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range append(append([]string{readme}, docs...), decisions...) {
 		for _, p := range brokenLinks(t, file) {
 			t.Error(p)
 		}
@@ -52,6 +61,69 @@ func TestDocs(t *testing.T) {
 		if !strings.Contains(string(front), "](docs/"+filepath.Base(doc)+")") {
 			t.Errorf("README.md does not link to docs/%s: every page of docs/ is linked from the front door", filepath.Base(doc))
 		}
+	}
+	architecture, err := os.ReadFile(filepath.Join(root, "docs", "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range decisions {
+		if !regexp.MustCompile(`\]\(decisions/` + regexp.QuoteMeta(filepath.Base(doc)) + `[#)]`).Match(architecture) {
+			t.Errorf("docs/ARCHITECTURE.md does not link to decisions/%s: every page of docs/decisions/ is linked from the section it explains", filepath.Base(doc))
+		}
+	}
+}
+
+// TestDocsArchitectureSize: ARCHITECTURE.md is a map a newcomer reads in one sitting; the
+// history of decisions, measurements and alternatives live in docs/decisions/.
+func TestDocsArchitectureSize(t *testing.T) {
+	info, err := os.Stat(filepath.Join("..", "..", "docs", "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Size() > architectureMaxBytes {
+		t.Errorf("docs/ARCHITECTURE.md is %d bytes; keep it at most %d (40 KB) and move history, measurements and alternatives into docs/decisions/", info.Size(), architectureMaxBytes)
+	}
+}
+
+// TestDocsArchitectureNamesToolsets: every toolset package under internal/tools/ is named in
+// ARCHITECTURE.md §1 (as `tools/<name>`), so the map of who may import whom cannot drift
+// from the tree.
+func TestDocsArchitectureNamesToolsets(t *testing.T) {
+	root := filepath.Join("..", "..")
+	raw, err := os.ReadFile(filepath.Join(root, "docs", "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(raw), "\n## §1 ")
+	if !ok {
+		t.Fatal(`docs/ARCHITECTURE.md has no "## §1" section`)
+	}
+	if i := strings.Index(section, "\n## "); i >= 0 {
+		section = section[:i]
+	}
+	entries, err := os.ReadDir(filepath.Join(root, "internal", "tools"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolsets := 0
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		sources, err := filepath.Glob(filepath.Join(root, "internal", "tools", e.Name(), "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sources) == 0 {
+			continue
+		}
+		toolsets++
+		if !strings.Contains(section, "tools/"+e.Name()) {
+			t.Errorf("internal/tools/%s is not named in docs/ARCHITECTURE.md §1 (as tools/%s)", e.Name(), e.Name())
+		}
+	}
+	if toolsets < 9 {
+		t.Fatalf("found only %d toolsets under internal/tools/", toolsets)
 	}
 }
 

@@ -107,7 +107,7 @@ type Skill struct {
 	// Status is SkillStaged, SkillActive or SkillBlocked; Enabled the owner's switch.
 	Status  string `json:"status"`
 	Enabled bool   `json:"enabled"`
-	// SHA256 covers every file (skillpack.Hash); Files lists them.
+	// SHA256 covers every file (skillpack.Skill.Hash); Files lists them.
 	SHA256   string         `json:"sha256,omitempty"`
 	Files    []SkillFile    `json:"files"`
 	Findings []SkillFinding `json:"findings"`

@@ -31,7 +31,7 @@ const (
 // MemoryFact is a structured fact with its provenance.
 type MemoryFact = steward.MemoryFact
 
-// NewMemoryFact is a fact to store; it is deduplicated on tools.FactKey.
+// NewMemoryFact is a fact to store; it is deduplicated on steward.FactKey.
 type NewMemoryFact struct {
 	Kind, Subject, Content string
 	Source                 string // a FactSource* constant
