@@ -1,10 +1,10 @@
 package webapp
 
 import (
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"strings"
 
@@ -307,23 +307,14 @@ func (a *web) uploadSkill(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, skillpack.MaxArchiveBytes+64<<10)
-	mr, err := r.MultipartReader()
-	if err != nil {
-		http.Error(w, "send the upload form (multipart/form-data)", http.StatusBadRequest)
-		return
-	}
-	part, err := mr.NextPart()
-	var token []byte
-	if err == nil && part.FormName() == "csrf" {
-		token, _ = io.ReadAll(io.LimitReader(part, 256))
-	}
-	want := current(r).csrf
-	if want == "" || subtle.ConstantTimeCompare(token, []byte(want)) != 1 {
-		http.Error(w, "missing or stale CSRF token: reload the page", http.StatusForbidden)
+	mr, ok := formWithToken(w, r)
+	if !ok {
 		return
 	}
 	var src skills.Source
+	var err error
 	for {
+		var part *multipart.Part
 		part, err = mr.NextPart()
 		if err != nil {
 			break
