@@ -433,6 +433,18 @@ func toRow(r []string, lay layout, dateLayout string, comma bool) (Row, error) {
 	return row, nil
 }
 
+// amountRune keeps the digits, signs and separators of an amount, drops spaces, currency
+// signs and codes, and turns anything else into '?' (which fails the parse).
+func amountRune(r rune) rune {
+	switch {
+	case r >= '0' && r <= '9', r == '-', r == '+', r == '.', r == ',':
+		return r
+	case r == ' ' || r == '\'' || r == '\u00a0' || r == '€' || r == '$' || r == '£' || r == '¥' || (r >= 'A' && r <= 'Z'):
+		return -1
+	}
+	return '?'
+}
+
 // parseMinor reads an amount into integer minor units (cents) without floating point:
 // a sign (-, +, trailing -, parentheses), currency symbols, thousands separators and
 // the decimal mark (comma when comma is true). More than two decimals is an error.
@@ -446,15 +458,7 @@ func parseMinor(s string, comma bool) (int64, error) {
 	if strings.HasSuffix(s, "-") {
 		neg, s = true, strings.TrimSpace(s[:len(s)-1])
 	}
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case r >= '0' && r <= '9', r == '-', r == '+', r == '.', r == ',':
-			return r
-		case r == ' ' || r == '\'' || r == '\u00a0' || r == '€' || r == '$' || r == '£' || r == '¥' || (r >= 'A' && r <= 'Z'):
-			return -1
-		}
-		return '?'
-	}, s)
+	s = strings.Map(amountRune, s)
 	if strings.HasPrefix(s, "-") {
 		neg, s = !neg, s[1:]
 	} else {
