@@ -442,6 +442,22 @@ func Load(getenv func(string) string) (Config, error) {
 	r.httpURL("STEWARD_DOCUMENT_ENDPOINT", c.DocumentEndpoint)
 	c.passkeyEnv = [2]string{r.str("STEWARD_PASSKEY_ORIGIN", ""), r.str("STEWARD_PASSKEY_RP_ID", "")}
 	c.PasskeyOrigin, c.PasskeyRPID = r.passkey(c.PublicURL, c.Addr)
+	r.telegram(&c)
+	r.vapid(&c)
+	c.Trading = r.trading()
+	if c.DocumentEndpoint != "" && c.DocumentBucket == "" {
+		r.fail("STEWARD_DOCUMENT_ENDPOINT", c.DocumentEndpoint, "needs STEWARD_DOCUMENT_BUCKET, the bucket on that server")
+	}
+	if c.ModelFixturesMode == "record" && c.ModelFixtures == "" {
+		r.fail("STEWARD_MODEL_FIXTURES_MODE", c.ModelFixturesMode, "needs STEWARD_MODEL_FIXTURES, the file to record to")
+	}
+	r.modelKeys(&c)
+	return c, errors.Join(r.errs...)
+}
+
+// telegram checks the Telegram settings: the secret's and the bot token's shapes, the API's
+// URL, and that a bot has the webhook secret its updates arrive with.
+func (r *reader) telegram(c *Config) {
 	if c.TelegramWebhookSecret != "" {
 		if err := CheckTelegramSecret(c.TelegramWebhookSecret); err != nil {
 			r.fail("STEWARD_TELEGRAM_WEBHOOK_SECRET", "(hidden)", err.Error())
@@ -456,14 +472,11 @@ func Load(getenv func(string) string) (Config, error) {
 	if (c.TelegramBotToken != "" || c.TelegramBotTokenParam != "") && c.TelegramWebhookSecret == "" && c.TelegramWebhookSecretParam == "" {
 		r.fail("STEWARD_TELEGRAM_BOT_TOKEN", "(hidden)", "needs STEWARD_TELEGRAM_WEBHOOK_SECRET too: the bot's updates reach Steward only through its webhook")
 	}
-	r.vapid(&c)
-	c.Trading = r.trading()
-	if c.DocumentEndpoint != "" && c.DocumentBucket == "" {
-		r.fail("STEWARD_DOCUMENT_ENDPOINT", c.DocumentEndpoint, "needs STEWARD_DOCUMENT_BUCKET, the bucket on that server")
-	}
-	if c.ModelFixturesMode == "record" && c.ModelFixtures == "" {
-		r.fail("STEWARD_MODEL_FIXTURES_MODE", c.ModelFixturesMode, "needs STEWARD_MODEL_FIXTURES, the file to record to")
-	}
+}
+
+// modelKeys checks that every model named has its provider's key (or, for OpenAI, a local
+// server); replaying needs none.
+func (r *reader) modelKeys(c *Config) {
 	for _, m := range c.Models {
 		switch {
 		case c.Replaying():
@@ -473,7 +486,6 @@ func Load(getenv func(string) string) (Config, error) {
 			r.fail("STEWARD_MODELS", m.Provider+":"+m.Name, "names an OpenAI model but OPENAI_API_KEY is not set (a local server without a key needs OPENAI_BASE_URL)")
 		}
 	}
-	return c, errors.Join(r.errs...)
 }
 
 // Replaying reports whether model calls are answered from a fixture file, offline.
