@@ -1025,27 +1025,41 @@ func (r *reader) headerName(name string) string {
 	return textproto.CanonicalMIMEHeaderKey(v)
 }
 
+// defaultOrigin is the passkey origin when none is set: the public URL, else the address
+// served on (an IP address or no host is localhost); "" when addr is not host:port.
+func defaultOrigin(publicURL, addr string) string {
+	if publicURL != "" {
+		return publicURL
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	if host == "" || net.ParseIP(host) != nil {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// parseOrigin parses an http(s) origin: a scheme and a host, no path, query or user.
+func parseOrigin(origin string) (*url.URL, bool) {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		return nil, false
+	}
+	return u, true
+}
+
 // passkey reads STEWARD_PASSKEY_ORIGIN and STEWARD_PASSKEY_RP_ID, deriving what is unset
 // from the public URL or, without one, from the listening address (Config.PasskeyOrigin).
 func (r *reader) passkey(publicURL, addr string) (origin, rpID string) {
 	origin = strings.TrimRight(r.str("STEWARD_PASSKEY_ORIGIN", ""), "/")
 	explicit := origin != ""
-	switch {
-	case explicit:
-	case publicURL != "":
-		origin = publicURL
-	default:
-		host, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			return "", ""
-		}
-		if host == "" || net.ParseIP(host) != nil {
-			host = "localhost"
-		}
-		origin = "http://" + net.JoinHostPort(host, port)
+	if !explicit {
+		origin = defaultOrigin(publicURL, addr)
 	}
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+	u, ok := parseOrigin(origin)
+	if !ok {
 		if explicit {
 			r.fail("STEWARD_PASSKEY_ORIGIN", origin, "must be an origin such as https://steward.example.com (scheme, host, optional port; no path)")
 		}
