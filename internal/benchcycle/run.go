@@ -433,19 +433,10 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 
 	client := &driver{base: base, key: apiKey, keys: keys, http: &http.Client{
 		Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}}
-	warm := phase{}
-	if err := client.run(ctx, o.Warmup, 1, &warm); err != nil {
+	if err := client.warmUp(ctx, o.Warmup, keys); err != nil {
 		return r, fmt.Errorf("warm-up: %w", err)
 	}
-	// Every other owner's first cycles (its memory's first exchange) are warm-up too.
 	extraWarm := ownerWarmup * (len(keys) - 1)
-	for _, key := range keys[1:] {
-		for range ownerWarmup {
-			if _, _, err := client.cycle(ctx, key); err != nil {
-				return r, fmt.Errorf("warm-up: %w", err)
-			}
-		}
-	}
 	gen0, emb0 := len(gemini.Requests()), gemini.Embeds()
 	m := meter{o: o, proxy: proxy, client: client, debugAddr: debugAddr, pid: serve.PID()}
 	logf("steward: %d cycles sequential", o.Cycles)
@@ -489,6 +480,23 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 	logf("steward: %d transactions, %d round trips (%d new connections) in the measured cycles",
 		txAfter-txBefore, r.seq.rt.RoundTrips+r.conc.rt.RoundTrips, r.seq.rt.Connections+r.conc.rt.Connections)
 	return r, nil
+}
+
+// warmUp runs n cycles of the first owner, then every other owner's first cycles (its
+// memory's first exchange), none of them measured.
+func (d *driver) warmUp(ctx context.Context, n int, keys []string) error {
+	warm := phase{}
+	if err := d.run(ctx, n, 1, &warm); err != nil {
+		return err
+	}
+	for _, key := range keys[1:] {
+		for range ownerWarmup {
+			if _, _, err := d.cycle(ctx, key); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // BenchEnv is this process's environment (inherited by the commands it runs) with the three
