@@ -211,6 +211,19 @@ type settings struct {
 // unreachable database or SSM endpoint fails with a reason instead of hanging to the timeout.
 const openTimeout = 20 * time.Second
 
+// runtimeConfig resolves the configuration's secrets and checks what the runtime needs: both
+// pools' URLs and the models' prices.
+func runtimeConfig(ctx context.Context, cfg config.Config, s settings) (config.Config, error) {
+	cfg, err := resolveSecrets(ctx, cfg, s.ssm)
+	if err != nil {
+		return cfg, err
+	}
+	if err := cfg.Require("APP_DATABASE_URL", "DOOR_DATABASE_URL"); err != nil {
+		return cfg, err
+	}
+	return cfg, CheckPrices(cfg)
+}
+
 // openPools builds the application's and the door's pools without connecting (a.check
 // connects them): the execution mode, generic plans for a long-lived process, a warm pool.
 func (a *App) openPools(cfg config.Config, s settings) error {
@@ -293,14 +306,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	// The runtime never holds the credentials of steward_owner, which owns every table and
 	// could switch off row-level security: they stay with migrations and the admin CLI.
 	cfg.DatabaseURL = ""
-	cfg, err = resolveSecrets(octx, cfg, s.ssm)
-	if err != nil {
-		return nil, err
-	}
-	if err := cfg.Require("APP_DATABASE_URL", "DOOR_DATABASE_URL"); err != nil {
-		return nil, err
-	}
-	if err := CheckPrices(cfg); err != nil {
+	if cfg, err = runtimeConfig(octx, cfg, s); err != nil {
 		return nil, err
 	}
 	a := &App{Logger: log, Now: s.now}
