@@ -199,7 +199,7 @@ generate-check: generate ## fail if db/ differs from what sqlc generates
 	fi
 	@echo "db/ is current"
 
-# Cyclomatic complexity, a gate for every merge (docs/DEVELOPMENT.md, "Lint"). All shipped code
+# Cyclomatic complexity, a gate for every merge (docs/DEVELOPMENT.md, "make test"). All shipped code
 # (not _test.go, not the sqlc output in db/) stays at CYCLO_MAX or less: above it a function has
 # more independent paths than a reviewer can walk or a test suite can cover one by one, so it is
 # split into named steps. The turn (internal/agent, docs/ARCHITECTURE.md §2 "A turn") and the
@@ -221,7 +221,7 @@ lint: ## gofmt -l, go vet, staticcheck v0.8.2, gocyclo (shipped code, agent/work
 		$(GO) install github.com/fzipp/gocyclo/cmd/gocyclo@$(GOCYCLO_VERSION); \
 	fi
 	@if out="$$("$(GOCYCLO)" -ignore '_test\.go$$|^db/' -over $(CYCLO_MAX) .)"; then :; else \
-		echo "gocyclo: shipped functions above cyclomatic $(CYCLO_MAX) (docs/DEVELOPMENT.md, Lint):"; echo "$$out"; exit 1; fi
+		echo "gocyclo: shipped functions above cyclomatic $(CYCLO_MAX) (docs/DEVELOPMENT.md, make test):"; echo "$$out"; exit 1; fi
 	@if out="$$("$(GOCYCLO)" -ignore '_test\.go$$' -over $(CYCLO_CORE) $(CYCLO_CORE_DIRS))"; then :; else \
 		echo "gocyclo: functions of $(CYCLO_CORE_DIRS) above cyclomatic $(CYCLO_CORE) (docs/ARCHITECTURE.md §2):"; echo "$$out"; exit 1; fi
 	@echo "gocyclo: shipped code <= $(CYCLO_MAX), $(CYCLO_CORE_DIRS) <= $(CYCLO_CORE)"
