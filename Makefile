@@ -199,7 +199,16 @@ generate-check: generate ## fail if db/ differs from what sqlc generates
 	fi
 	@echo "db/ is current"
 
-lint: ## gofmt -l, go vet, staticcheck v0.8.2, gocyclo -over 15 on internal/agent
+# Cyclomatic complexity, a gate for every merge (docs/DEVELOPMENT.md, "make test"). All shipped code
+# (not _test.go, not the sqlc output in db/) stays at CYCLO_MAX or less: above it a function has
+# more independent paths than a reviewer can walk or a test suite can cover one by one, so it is
+# split into named steps. The turn (internal/agent, docs/ARCHITECTURE.md §2 "A turn") and the
+# work queue (internal/work, once it exists) keep the stricter CYCLO_CORE.
+CYCLO_MAX ?= 20
+CYCLO_CORE ?= 15
+CYCLO_CORE_DIRS = $(wildcard internal/agent internal/work)
+
+lint: ## gofmt -l, go vet, staticcheck v0.8.2, gocyclo (shipped code, agent/work), docs tests
 	@files="$$("$$($(GO) env GOROOT)/bin/gofmt" -l .)"; if [ -n "$$files" ]; then echo "gofmt -l: not formatted:"; echo "$$files"; exit 1; fi
 	$(GO) vet ./...
 	@if ! $(call built,$(STATICCHECK),honnef.co/go/tools,$(STATICCHECK_VERSION)); then \
@@ -211,10 +220,12 @@ lint: ## gofmt -l, go vet, staticcheck v0.8.2, gocyclo -over 15 on internal/agen
 		echo "installing gocyclo $(GOCYCLO_VERSION) ($(GOTOOLCHAIN)) into $(GOBIN)"; \
 		$(GO) install github.com/fzipp/gocyclo/cmd/gocyclo@$(GOCYCLO_VERSION); \
 	fi
-	@# The turn's stages keep every function of internal/agent at cyclomatic 15 or less
-	@# (docs/ARCHITECTURE.md §2, "A turn"); tests are not held to it.
-	@if out="$$("$(GOCYCLO)" -ignore '_test\.go$$' -over 15 internal/agent)"; then :; else \
-		echo "gocyclo: functions of internal/agent above cyclomatic 15 (docs/ARCHITECTURE.md §2):"; echo "$$out"; exit 1; fi
+	@if out="$$("$(GOCYCLO)" -ignore '_test\.go$$|^db/' -over $(CYCLO_MAX) .)"; then :; else \
+		echo "gocyclo: shipped functions above cyclomatic $(CYCLO_MAX) (docs/DEVELOPMENT.md, make test):"; echo "$$out"; exit 1; fi
+	@if out="$$("$(GOCYCLO)" -ignore '_test\.go$$' -over $(CYCLO_CORE) $(CYCLO_CORE_DIRS))"; then :; else \
+		echo "gocyclo: functions of $(CYCLO_CORE_DIRS) above cyclomatic $(CYCLO_CORE) (docs/ARCHITECTURE.md §2):"; echo "$$out"; exit 1; fi
+	@echo "gocyclo: shipped code <= $(CYCLO_MAX), $(CYCLO_CORE_DIRS) <= $(CYCLO_CORE)"
+	$(GO) test -count=1 -run 'TestDocs|TestArchitecture|TestPorts' ./internal/steward/
 
 # cfn-lint (pip install cfn-lint; .ci/run installs it where missing) with warnings as
 # failures, on template.yaml as it is (Database=external) and on a copy whose Database

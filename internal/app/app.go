@@ -211,6 +211,94 @@ type settings struct {
 // unreachable database or SSM endpoint fails with a reason instead of hanging to the timeout.
 const openTimeout = 20 * time.Second
 
+// runtimeConfig resolves the configuration's secrets and checks what the runtime needs: both
+// pools' URLs and the models' prices.
+func runtimeConfig(ctx context.Context, cfg config.Config, s settings) (config.Config, error) {
+	cfg, err := resolveSecrets(ctx, cfg, s.ssm)
+	if err != nil {
+		return cfg, err
+	}
+	if err := cfg.Require("APP_DATABASE_URL", "DOOR_DATABASE_URL"); err != nil {
+		return cfg, err
+	}
+	return cfg, CheckPrices(cfg)
+}
+
+// openPools builds the application's and the door's pools without connecting (a.check
+// connects them): the execution mode, generic plans for a long-lived process, a warm pool.
+func (a *App) openPools(cfg config.Config, s settings) error {
+	appURL, err := store.WithExecMode(cfg.AppDatabaseURL, cfg.DBExecMode)
+	if err != nil {
+		return fmt.Errorf("APP_DATABASE_URL: %w", err)
+	}
+	if !s.lazy { // a long-lived process: its connections run enough turns to keep one plan
+		if appURL, err = store.WithGenericPlans(appURL); err != nil {
+			return fmt.Errorf("APP_DATABASE_URL: %w", err)
+		}
+	}
+	if s.warm {
+		if appURL, err = store.WithWarmPool(appURL, cfg.DBMaxConns); err != nil {
+			return fmt.Errorf("APP_DATABASE_URL: %w", err)
+		}
+	}
+	doorURL, err := store.WithExecMode(cfg.DoorDatabaseURL, cfg.DBExecMode)
+	if err != nil {
+		return fmt.Errorf("DOOR_DATABASE_URL: %w", err)
+	}
+	// The pools are built without connecting; a.check connects them and checks their roles.
+	if a.Store, err = store.OpenLazy(appURL, cfg.DBMaxConns); err != nil {
+		return fmt.Errorf("open APP_DATABASE_URL: %w", err)
+	}
+	if a.Door, err = store.OpenDoorLazy(doorURL); err != nil {
+		return fmt.Errorf("open DOOR_DATABASE_URL: %w", err)
+	}
+	if s.warm {
+		a.holder = sweep.Process()
+		a.Store.HoldAs(a.holder)
+	}
+	return nil
+}
+
+// openDocuments builds the documents service: transcripts of recordings, the bucket.
+func (a *App) openDocuments(cfg config.Config, log zerolog.Logger) error {
+	a.Documents = &document.Service{Store: a.Store, MaxBytes: cfg.MaxDocumentBytes, Embedder: a.Memory.Embedder, Logger: log}
+	// Every reading of this process — uploads, fetched pages, mail — shares these slots (§3).
+	doctext.ProcessReaders.Resize(cfg.DocumentReaders, cfg.DocumentReadersPerOwner)
+	if a.Voice.CanTranscribe() { // a recording uploaded is a document of its transcript (§18)
+		a.Documents.Transcribe = a.Voice.TranscribeText
+	}
+	if cfg.DocumentBucket != "" {
+		bucket, err := awsapi.NewBucket(cfg.AWS, cfg.DocumentBucket, cfg.DocumentEndpoint)
+		if err != nil {
+			return err
+		}
+		a.Documents.Objects = bucket
+	}
+	return nil
+}
+
+// newSender builds the sender of every channel, guarded like every address an owner names.
+func newSender(cfg config.Config, owners egress.Options) *channel.Sender {
+	sender := &channel.Sender{Options: owners, Timeout: 10 * time.Second}
+	if cfg.VAPIDPublicKey != "" && cfg.VAPIDPrivateKey != "" {
+		// Web Push channels (docs/ARCHITECTURE.md §7): a push carries the links as actions.
+		sender.VAPID = &channel.VAPID{PublicKey: cfg.VAPIDPublicKey, PrivateKey: cfg.VAPIDPrivateKey, Subject: cfg.VAPIDSubject}
+	}
+	return sender
+}
+
+// newDeliverer builds the notifier of suspended turns and job outcomes, on every channel.
+func newDeliverer(cfg config.Config, a *App, sender *channel.Sender, sealer *secret.Sealer, issuer links.Issuer) *delivery.Deliverer {
+	d := &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(sender.Options),
+		Sealer: sealer, Sender: sender, Channels: a.Door, Expand: issuer.Expand, Actions: issuer.Actions, Now: a.Now}
+	if cfg.TelegramWebhookSecret != "" {
+		// Telegram notifications carry Approve/Deny buttons when the callback route can
+		// receive them (STEWARD_TELEGRAM_WEBHOOK_SECRET set).
+		d.Buttons = issuer.Buttons
+	}
+	return d
+}
+
 func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err error) {
 	log := NewLogger(cfg, s.logOut)
 	octx, cancel := context.WithTimeout(ctx, openTimeout)
@@ -218,14 +306,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	// The runtime never holds the credentials of steward_owner, which owns every table and
 	// could switch off row-level security: they stay with migrations and the admin CLI.
 	cfg.DatabaseURL = ""
-	cfg, err = resolveSecrets(octx, cfg, s.ssm)
-	if err != nil {
-		return nil, err
-	}
-	if err := cfg.Require("APP_DATABASE_URL", "DOOR_DATABASE_URL"); err != nil {
-		return nil, err
-	}
-	if err := CheckPrices(cfg); err != nil {
+	if cfg, err = runtimeConfig(octx, cfg, s); err != nil {
 		return nil, err
 	}
 	a := &App{Logger: log, Now: s.now}
@@ -242,34 +323,8 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 			a.Close()
 		}
 	}()
-	appURL, err := store.WithExecMode(cfg.AppDatabaseURL, cfg.DBExecMode)
-	if err != nil {
-		return nil, fmt.Errorf("APP_DATABASE_URL: %w", err)
-	}
-	if !s.lazy { // a long-lived process: its connections run enough turns to keep one plan
-		if appURL, err = store.WithGenericPlans(appURL); err != nil {
-			return nil, fmt.Errorf("APP_DATABASE_URL: %w", err)
-		}
-	}
-	if s.warm {
-		if appURL, err = store.WithWarmPool(appURL, cfg.DBMaxConns); err != nil {
-			return nil, fmt.Errorf("APP_DATABASE_URL: %w", err)
-		}
-	}
-	doorURL, err := store.WithExecMode(cfg.DoorDatabaseURL, cfg.DBExecMode)
-	if err != nil {
-		return nil, fmt.Errorf("DOOR_DATABASE_URL: %w", err)
-	}
-	// The pools are built without connecting; a.check connects them and checks their roles.
-	if a.Store, err = store.OpenLazy(appURL, cfg.DBMaxConns); err != nil {
-		return nil, fmt.Errorf("open APP_DATABASE_URL: %w", err)
-	}
-	if a.Door, err = store.OpenDoorLazy(doorURL); err != nil {
-		return nil, fmt.Errorf("open DOOR_DATABASE_URL: %w", err)
-	}
-	if s.warm {
-		a.holder = sweep.Process()
-		a.Store.HoldAs(a.holder)
+	if err := a.openPools(cfg, s); err != nil {
+		return nil, err
 	}
 	hc, err := modelHTTP(cfg, log)
 	if err != nil {
@@ -304,18 +359,8 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if a.Voice, err = newVoice(ctx, cfg, hc, a.Store, admit, log); err != nil {
 		return nil, err
 	}
-	a.Documents = &document.Service{Store: a.Store, MaxBytes: cfg.MaxDocumentBytes, Embedder: a.Memory.Embedder, Logger: log}
-	// Every reading of this process — uploads, fetched pages, mail — shares these slots (§3).
-	doctext.ProcessReaders.Resize(cfg.DocumentReaders, cfg.DocumentReadersPerOwner)
-	if a.Voice.CanTranscribe() { // a recording uploaded is a document of its transcript (§18)
-		a.Documents.Transcribe = a.Voice.TranscribeText
-	}
-	if cfg.DocumentBucket != "" {
-		bucket, err := awsapi.NewBucket(cfg.AWS, cfg.DocumentBucket, cfg.DocumentEndpoint)
-		if err != nil {
-			return nil, err
-		}
-		a.Documents.Objects = bucket
+	if err := a.openDocuments(cfg, log); err != nil {
+		return nil, err
 	}
 	a.MemoryWorker = &memory.Worker{Memory: a.Memory, Queue: a.Door}
 	// The owner's skills (§16): fetched through the egress guard, ranked with memory's embedder.
@@ -347,18 +392,8 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	householdHooks := household.Hooks{Tools: reg, Now: a.Now}
 	// One-tap approval links in the notification of a suspended turn.
 	issuer := links.Issuer{PublicURL: cfg.PublicURL, Key: cfg.SecretKey, TTL: cfg.LinkTTL, Now: a.Now}
-	sender := &channel.Sender{Options: owners, Timeout: 10 * time.Second}
-	if cfg.VAPIDPublicKey != "" && cfg.VAPIDPrivateKey != "" {
-		// Web Push channels (docs/ARCHITECTURE.md §7): a push carries the links as actions.
-		sender.VAPID = &channel.VAPID{PublicKey: cfg.VAPIDPublicKey, PrivateKey: cfg.VAPIDPrivateKey, Subject: cfg.VAPIDSubject}
-	}
-	a.Deliverer = &delivery.Deliverer{Store: a.Store, Guard: egress.NewGuard(owners),
-		Sealer: sealer, Sender: sender, Channels: a.Door, Expand: issuer.Expand, Actions: issuer.Actions, Now: a.Now}
-	if cfg.TelegramWebhookSecret != "" {
-		// Telegram notifications carry Approve/Deny buttons when the callback route can
-		// receive them (STEWARD_TELEGRAM_WEBHOOK_SECRET set).
-		a.Deliverer.Buttons = issuer.Buttons
-	}
+	sender := newSender(cfg, owners)
+	a.Deliverer = newDeliverer(cfg, a, sender, sealer, issuer)
 	outcomes := autonomy.Recorder{Store: a.Store, Notifier: a.Deliverer, Now: a.Now}
 	hooks := agent.Hooks{
 		OwnerTools: mcpServers.Tools,

@@ -14,26 +14,10 @@ func readM4A(b []byte) (Info, error) {
 	var walk func(b []byte, depth int) error
 	walk = func(b []byte, depth int) error {
 		for p := 0; p < len(b); {
-			if len(b)-p < 8 {
-				return broken(M4A, "a box header is cut short")
+			kind, body, size, err := box(b[p:])
+			if err != nil {
+				return err
 			}
-			size, kind, head := uint64(binary.BigEndian.Uint32(b[p:])), string(b[p+4:p+8]), 8
-			switch size {
-			case 1:
-				if len(b)-p < 16 {
-					return broken(M4A, "a box header is cut short")
-				}
-				size, head = binary.BigEndian.Uint64(b[p+8:]), 16
-			case 0:
-				size = uint64(len(b) - p) // to the end
-			}
-			if size < uint64(head) {
-				return broken(M4A, "a %q box has an impossible size", kind)
-			}
-			if size > uint64(len(b)-p) {
-				return broken(M4A, "a %q box runs past the end", kind)
-			}
-			body := b[p+head : p+int(size)]
 			switch kind {
 			case "moov", "trak", "mdia":
 				if depth < 4 {
@@ -53,7 +37,7 @@ func readM4A(b []byte) (Info, error) {
 					video = video || string(body[8:12]) == "vide"
 				}
 			}
-			p += int(size)
+			p += size
 		}
 		return nil
 	}
@@ -69,6 +53,32 @@ func readM4A(b []byte) (Info, error) {
 		return info, broken(M4A, "it has no movie header (mvhd) to read its length from")
 	}
 	return info, nil
+}
+
+// box reads the box at the start of b: its kind, its body and its whole size (a 64-bit size
+// when the 32-bit one is 1, to the end of b when it is 0).
+func box(b []byte) (kind string, body []byte, size int, err error) {
+	if len(b) < 8 {
+		return "", nil, 0, broken(M4A, "a box header is cut short")
+	}
+	n, head := uint64(binary.BigEndian.Uint32(b)), 8
+	kind = string(b[4:8])
+	switch n {
+	case 1:
+		if len(b) < 16 {
+			return "", nil, 0, broken(M4A, "a box header is cut short")
+		}
+		n, head = binary.BigEndian.Uint64(b[8:]), 16
+	case 0:
+		n = uint64(len(b)) // to the end
+	}
+	if n < uint64(head) {
+		return "", nil, 0, broken(M4A, "a %q box has an impossible size", kind)
+	}
+	if n > uint64(len(b)) {
+		return "", nil, 0, broken(M4A, "a %q box runs past the end", kind)
+	}
+	return kind, b[head:n], int(n), nil
 }
 
 // mvhd reads a movie header's duration (version 0: 32-bit times, 1: 64-bit).

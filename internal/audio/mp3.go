@@ -24,16 +24,9 @@ var (
 // frame's sync are not taken for MP3.
 func readMP3(b []byte) (Info, error) {
 	info := Info{Type: MP3, Codec: "mp3"}
-	p := 0
-	if len(b) >= 10 && string(b[:3]) == "ID3" {
-		size := int(b[6]&0x7F)<<21 | int(b[7]&0x7F)<<14 | int(b[8]&0x7F)<<7 | int(b[9]&0x7F)
-		p = 10 + size
-		if b[5]&0x10 != 0 {
-			p += 10 // a footer
-		}
-		if p > len(b) {
-			return info, broken(MP3, "its ID3 tag runs past the end")
-		}
+	p, err := skipID3(b)
+	if err != nil {
+		return info, err
 	}
 	var (
 		frames  int
@@ -47,36 +40,16 @@ func readMP3(b []byte) (Info, error) {
 		if len(b)-p < 4 {
 			return info, broken(MP3, "its last frame is cut short")
 		}
-		h := b[p : p+4]
-		version, layer := h[1]>>3&3, h[1]>>1&3
-		rates, okRate := mp3Rates[version]
-		bi, ri, pad := int(h[2]>>4), int(h[2]>>2&3), int(h[2]>>1&1)
-		if h[0] != 0xFF || h[1]&0xE0 != 0xE0 || !okRate || layer == 0 || ri == 3 || bi == 0 || bi == 15 {
-			if frames == 0 {
-				return info, invalid("this is not a recording Steward reads: send %s", Accepted)
-			}
-			return info, broken(MP3, "frame %d is not an MPEG audio frame", frames+1)
-		}
-		group := 0
-		if version != 3 {
-			group = 1
-		}
-		li := 3 - int(layer) // layer bits: 3 is layer I, 1 is layer III
-		kbps, sr := mp3Bitrates[group][li][bi], rates[ri]
-		var length, perFrame int
+		length, perFrame, sr, ok := mp3Frame(b[p : p+4])
 		switch {
-		case li == 0:
-			length, perFrame = (12*kbps*1000/sr+pad)*4, 384
-		case li == 2 && group == 1:
-			length, perFrame = 72*kbps*1000/sr+pad, 576
-		default:
-			length, perFrame = 144*kbps*1000/sr+pad, 1152
-		}
-		if rate == 0 {
-			rate = sr
-		} else if sr != rate {
+		case !ok && frames == 0:
+			return info, invalid("this is not a recording Steward reads: send %s", Accepted)
+		case !ok:
+			return info, broken(MP3, "frame %d is not an MPEG audio frame", frames+1)
+		case rate != 0 && sr != rate:
 			return info, broken(MP3, "its frames change sample rate")
 		}
+		rate = sr
 		if length > len(b)-p {
 			info.Duration = seconds(samples, uint64(rate))
 			return info, broken(MP3, "its last frame is cut short")
@@ -90,4 +63,46 @@ func readMP3(b []byte) (Info, error) {
 	}
 	info.Duration = seconds(samples, uint64(rate))
 	return info, nil
+}
+
+// skipID3 returns where the audio starts: past an ID3v2 tag (and its footer) if there is one.
+func skipID3(b []byte) (int, error) {
+	if len(b) < 10 || string(b[:3]) != "ID3" {
+		return 0, nil
+	}
+	size := int(b[6]&0x7F)<<21 | int(b[7]&0x7F)<<14 | int(b[8]&0x7F)<<7 | int(b[9]&0x7F)
+	p := 10 + size
+	if b[5]&0x10 != 0 {
+		p += 10 // a footer
+	}
+	if p > len(b) {
+		return 0, broken(MP3, "its ID3 tag runs past the end")
+	}
+	return p, nil
+}
+
+// mp3Frame reads a frame's 4-byte header h: the frame's length in bytes, its samples and its
+// sample rate; ok is false when h is not an MPEG audio frame header.
+func mp3Frame(h []byte) (length, perFrame, sr int, ok bool) {
+	version, layer := h[1]>>3&3, h[1]>>1&3
+	rates, okRate := mp3Rates[version]
+	bi, ri, pad := int(h[2]>>4), int(h[2]>>2&3), int(h[2]>>1&1)
+	if h[0] != 0xFF || h[1]&0xE0 != 0xE0 || !okRate || layer == 0 || ri == 3 || bi == 0 || bi == 15 {
+		return 0, 0, 0, false
+	}
+	group := 0
+	if version != 3 {
+		group = 1
+	}
+	li := 3 - int(layer) // layer bits: 3 is layer I, 1 is layer III
+	kbps, sr := mp3Bitrates[group][li][bi], rates[ri]
+	switch {
+	case li == 0:
+		length, perFrame = (12*kbps*1000/sr+pad)*4, 384
+	case li == 2 && group == 1:
+		length, perFrame = 72*kbps*1000/sr+pad, 576
+	default:
+		length, perFrame = 144*kbps*1000/sr+pad, 1152
+	}
+	return length, perFrame, sr, true
 }

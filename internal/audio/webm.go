@@ -31,22 +31,15 @@ const (
 // duration, and the time of the last block, which is the length when no duration is stated
 // (MediaRecorder states none).
 func readWebM(b []byte) (Info, error) {
-	info := Info{Type: WebM}
-	var (
-		scale    uint64 = 1_000_000 // ns per timecode unit
-		stated   float64
-		cluster  uint64
-		lastTick uint64
-		docType  string
-	)
+	w := webmReader{info: Info{Type: WebM}, scale: 1_000_000}
 	for p := 0; p < len(b); {
 		id, n := vint(b[p:], true)
 		if n == 0 {
-			return info, broken(WebM, "an element's id is malformed")
+			return w.info, broken(WebM, "an element's id is malformed")
 		}
 		size, m := vint(b[p+n:], false)
 		if m == 0 {
-			return info, broken(WebM, "an element's size is malformed")
+			return w.info, broken(WebM, "an element's size is malformed")
 		}
 		p += n + m
 		unknown := size == 1<<(7*m)-1
@@ -55,54 +48,76 @@ func readWebM(b []byte) (Info, error) {
 			continue // a master: its children follow
 		}
 		if unknown {
-			return info, broken(WebM, "an element has no size")
+			return w.info, broken(WebM, "an element has no size")
 		}
 		if size > uint64(len(b)-p) {
-			info.Duration = webmLength(stated, scale, cluster+lastTick)
-			return info, broken(WebM, "an element runs past the end")
+			w.info.Duration = w.length()
+			return w.info, broken(WebM, "an element runs past the end")
 		}
-		v := b[p : p+int(size)]
-		switch id {
-		case ebmlDocType:
-			docType = string(v)
-		case mkvScale:
-			if s := uintOf(v); s > 0 && s <= 1e9 {
-				scale = s
-			}
-		case mkvDuration:
-			switch len(v) {
-			case 4:
-				stated = float64(math.Float32frombits(binary.BigEndian.Uint32(v)))
-			case 8:
-				stated = math.Float64frombits(binary.BigEndian.Uint64(v))
-			}
-		case mkvCodecID:
-			c := string(v)
-			if strings.HasPrefix(c, "V_") {
-				return info, invalid("the WebM file holds video; send a recording of sound only")
-			}
-			if info.Codec == "" {
-				info.Codec = strings.ToLower(strings.TrimPrefix(c, "A_"))
-			}
-		case mkvTimecode:
-			cluster = uintOf(v)
-		case mkvSimple, mkvBlock:
-			if _, k := vint(v, false); k > 0 && len(v) >= k+2 {
-				if rel := int16(binary.BigEndian.Uint16(v[k:])); rel > 0 {
-					lastTick = max(lastTick, uint64(rel))
-				}
-			}
+		if err := w.element(id, b[p:p+int(size)]); err != nil {
+			return w.info, err
 		}
 		p += int(size)
 	}
-	if docType != "webm" && docType != "matroska" {
-		return info, invalid("the file starts like WebM but is not WebM")
+	if w.docType != "webm" && w.docType != "matroska" {
+		return w.info, invalid("the file starts like WebM but is not WebM")
 	}
-	if info.Codec != "opus" && info.Codec != "vorbis" {
-		return info, invalid("the WebM recording holds neither Opus nor Vorbis sound")
+	if w.info.Codec != "opus" && w.info.Codec != "vorbis" {
+		return w.info, invalid("the WebM recording holds neither Opus nor Vorbis sound")
 	}
-	info.Duration = webmLength(stated, scale, cluster+lastTick)
-	return info, nil
+	w.info.Duration = w.length()
+	return w.info, nil
+}
+
+// webmReader is what readWebM has read so far.
+type webmReader struct {
+	info     Info
+	scale    uint64 // ns per timecode unit
+	stated   float64
+	cluster  uint64
+	lastTick uint64
+	docType  string
+}
+
+// length is the recording's length from what was read.
+func (w *webmReader) length() time.Duration {
+	return webmLength(w.stated, w.scale, w.cluster+w.lastTick)
+}
+
+// element reads the value v of one element that is not a master.
+func (w *webmReader) element(id uint64, v []byte) error {
+	switch id {
+	case ebmlDocType:
+		w.docType = string(v)
+	case mkvScale:
+		if s := uintOf(v); s > 0 && s <= 1e9 {
+			w.scale = s
+		}
+	case mkvDuration:
+		switch len(v) {
+		case 4:
+			w.stated = float64(math.Float32frombits(binary.BigEndian.Uint32(v)))
+		case 8:
+			w.stated = math.Float64frombits(binary.BigEndian.Uint64(v))
+		}
+	case mkvCodecID:
+		c := string(v)
+		if strings.HasPrefix(c, "V_") {
+			return invalid("the WebM file holds video; send a recording of sound only")
+		}
+		if w.info.Codec == "" {
+			w.info.Codec = strings.ToLower(strings.TrimPrefix(c, "A_"))
+		}
+	case mkvTimecode:
+		w.cluster = uintOf(v)
+	case mkvSimple, mkvBlock:
+		if _, k := vint(v, false); k > 0 && len(v) >= k+2 {
+			if rel := int16(binary.BigEndian.Uint16(v[k:])); rel > 0 {
+				w.lastTick = max(w.lastTick, uint64(rel))
+			}
+		}
+	}
+	return nil
 }
 
 // webmLength is the stated duration when there is one (in timecode units), else the time of

@@ -275,31 +275,7 @@ func composeReview(ctx context.Context, tx *store.Tx, jc JobContext) (string, er
 		if f.Kind != steward.FactKindProject || len(r.Projects) == maxListed {
 			continue
 		}
-		name := strings.TrimSpace(f.Subject)
-		if name == "" {
-			name = snippetN(f.Content, 80)
-		}
-		p := project{Name: name, Facts: []string{factLine(f)}, OpenTasks: []taskView{}, OverdueTasks: []taskView{}, CompletedTasks: []taskView{}}
-		for _, g := range facts {
-			if g.ID != f.ID && strings.EqualFold(strings.TrimSpace(g.Subject), name) {
-				p.Facts = appendCapped(p.Facts, factLine(g))
-			}
-		}
-		for _, t := range all {
-			if !mentions(t, name) {
-				continue
-			}
-			claimed[t.ID] = true
-			switch {
-			case t.Status == steward.TaskDone && t.CompletedAt != nil && t.CompletedAt.After(weekAgo):
-				p.CompletedTasks = appendCapped(p.CompletedTasks, viewTask(t, loc))
-			case t.Status == steward.TaskOpen && t.Due != nil && t.Due.Before(now):
-				p.OverdueTasks = appendCapped(p.OverdueTasks, viewTask(t, loc))
-			case t.Status == steward.TaskOpen:
-				p.OpenTasks = appendCapped(p.OpenTasks, viewTask(t, loc))
-			}
-		}
-		r.Projects = append(r.Projects, p)
+		r.Projects = append(r.Projects, projectOf(f, facts, all, claimed, loc, now))
 	}
 	for _, t := range all {
 		if t.Status == steward.TaskOpen && !claimed[t.ID] {
@@ -319,6 +295,37 @@ func composeReview(ctx context.Context, tx *store.Tx, jc JobContext) (string, er
 		}
 	}
 	return message(fmt.Sprintf(reviewPrompt, r.Week, r.TimeZone), JobWeeklyReview, r)
+}
+
+// projectOf gathers one project of the review from its fact f: the facts about its subject,
+// and the tasks that mention its name (marked claimed) as completed this week, overdue or open.
+func projectOf(f steward.Fact, facts []steward.Fact, all []steward.Task, claimed map[uuid.UUID]bool, loc *time.Location, now time.Time) project {
+	weekAgo := now.AddDate(0, 0, -7)
+	name := strings.TrimSpace(f.Subject)
+	if name == "" {
+		name = snippetN(f.Content, 80)
+	}
+	p := project{Name: name, Facts: []string{factLine(f)}, OpenTasks: []taskView{}, OverdueTasks: []taskView{}, CompletedTasks: []taskView{}}
+	for _, g := range facts {
+		if g.ID != f.ID && strings.EqualFold(strings.TrimSpace(g.Subject), name) {
+			p.Facts = appendCapped(p.Facts, factLine(g))
+		}
+	}
+	for _, t := range all {
+		if !mentions(t, name) {
+			continue
+		}
+		claimed[t.ID] = true
+		switch {
+		case t.Status == steward.TaskDone && t.CompletedAt != nil && t.CompletedAt.After(weekAgo):
+			p.CompletedTasks = appendCapped(p.CompletedTasks, viewTask(t, loc))
+		case t.Status == steward.TaskOpen && t.Due != nil && t.Due.Before(now):
+			p.OverdueTasks = appendCapped(p.OverdueTasks, viewTask(t, loc))
+		case t.Status == steward.TaskOpen:
+			p.OpenTasks = appendCapped(p.OpenTasks, viewTask(t, loc))
+		}
+	}
+	return p
 }
 
 // pendingApprovals lists the writes waiting in the owner's inbox.

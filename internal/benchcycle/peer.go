@@ -100,31 +100,9 @@ func runPeer(ctx context.Context, o Options, monitor *pgx.Conn, target string) (
 		p.into.cpu = use
 		out := stdout.Bytes()
 		rt := proxy.Counts().Sub(c0)
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		var po peerOut
-		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &po); err != nil {
-			return r, fmt.Errorf("peer output %q: %w", lines[len(lines)-1], err)
-		}
-		if po.WritesExecuted != o.Cycles+peerWarmup {
-			return r, fmt.Errorf("peer executed %d writes for %d cycles", po.WritesExecuted, o.Cycles+peerWarmup)
-		}
-		cps, err := strconv.ParseFloat(po.CyclesPerS, 64)
+		po, err := readPeerOut(out, o.Cycles, p.into)
 		if err != nil {
-			return r, fmt.Errorf("peer cycles_per_s %q", po.CyclesPerS)
-		}
-		// The peer times its own cycles; the wall time follows from its rate. It reports only
-		// its p50 and p99: they are kept as the two samples whose nearest-rank p50 and p99 they are.
-		p.into.cycles = o.Cycles
-		p.into.wall = time.Duration(float64(o.Cycles) / cps * float64(time.Second))
-		for _, v := range []struct {
-			s    string
-			into *[]time.Duration
-		}{{po.SuspendP50, &p.into.suspend}, {po.SuspendP99, &p.into.suspend}, {po.ResumeP50, &p.into.resume}, {po.ResumeP99, &p.into.resume}} {
-			f, err := strconv.ParseFloat(v.s, 64)
-			if err != nil {
-				return r, fmt.Errorf("peer latency %q", v.s)
-			}
-			*v.into = append(*v.into, time.Duration(f*float64(time.Millisecond)))
+			return r, err
 		}
 		ownBytes += float64(po.CheckpointBytesPerCycle) / 2
 		if err := settle(ctx, monitor, o.PeerDatabase); err != nil {
@@ -152,4 +130,36 @@ func runPeer(ctx context.Context, o Options, monitor *pgx.Conn, target string) (
 	r.bytesPerCycle = float64(bytesTotal) / float64(2*(o.Cycles+peerWarmup))
 	r.peerOwnBytes = ownBytes
 	return r, nil
+}
+
+// readPeerOut reads the peer's last line of output into the phase: its cycles, wall time and
+// latencies; it checks that the peer executed a write for each of its cycles.
+func readPeerOut(out []byte, cycles int, into *phase) (peerOut, error) {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var po peerOut
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &po); err != nil {
+		return po, fmt.Errorf("peer output %q: %w", lines[len(lines)-1], err)
+	}
+	if po.WritesExecuted != cycles+peerWarmup {
+		return po, fmt.Errorf("peer executed %d writes for %d cycles", po.WritesExecuted, cycles+peerWarmup)
+	}
+	cps, err := strconv.ParseFloat(po.CyclesPerS, 64)
+	if err != nil {
+		return po, fmt.Errorf("peer cycles_per_s %q", po.CyclesPerS)
+	}
+	// The peer times its own cycles; the wall time follows from its rate. It reports only
+	// its p50 and p99: they are kept as the two samples whose nearest-rank p50 and p99 they are.
+	into.cycles = cycles
+	into.wall = time.Duration(float64(cycles) / cps * float64(time.Second))
+	for _, v := range []struct {
+		s    string
+		into *[]time.Duration
+	}{{po.SuspendP50, &into.suspend}, {po.SuspendP99, &into.suspend}, {po.ResumeP50, &into.resume}, {po.ResumeP99, &into.resume}} {
+		f, err := strconv.ParseFloat(v.s, 64)
+		if err != nil {
+			return po, fmt.Errorf("peer latency %q", v.s)
+		}
+		*v.into = append(*v.into, time.Duration(f*float64(time.Millisecond)))
+	}
+	return po, nil
 }

@@ -307,6 +307,85 @@ func setEnv(env []string, kv ...string) []string {
 	return out
 }
 
+// meter measures one phase of cycles: allocations of the server, round trips through the
+// proxy, the driver's and the database's CPU.
+type meter struct {
+	o         Options
+	proxy     *Proxy
+	client    *driver
+	debugAddr string
+	pid       int
+}
+
+func (m meter) measure(ctx context.Context, clients int, p *phase) error {
+	m0, err := mallocs(ctx, m.debugAddr)
+	if err != nil {
+		return err
+	}
+	c0 := m.proxy.Counts()
+	d0, err := cpuTime(os.Getpid())
+	if err != nil {
+		return err
+	}
+	cpu, err := sampleCPU(ctx, m.o.SuperuserDatabaseURL, m.pid, m.o.Database)
+	if err != nil {
+		return err
+	}
+	if err := m.client.run(ctx, m.o.Cycles, clients, p); err != nil {
+		_, _ = cpu.stop()
+		return err
+	}
+	if p.cpu, err = cpu.stop(); err != nil {
+		return err
+	}
+	d1, err := cpuTime(os.Getpid())
+	if err != nil {
+		return err
+	}
+	p.driver = d1 - d0
+	p.rt = m.proxy.Counts().Sub(c0)
+	m1, err := mallocs(ctx, m.debugAddr)
+	p.mallocs = m1 - m0
+	return err
+}
+
+// ownerKeys returns the API keys of o.Owners owners: the first one's, and the others added.
+func ownerKeys(ctx context.Context, o Options, env []string, apiKey string) ([]string, error) {
+	keys := []string{apiKey}
+	for i := 1; i < o.Owners; i++ {
+		owner, err := AddOwner(ctx, o, env, fmt.Sprintf("bench %d", i))
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, owner.APIKey)
+	}
+	return keys, nil
+}
+
+// startThroughProxy starts steward serve with its database connections through proxy and
+// Gemini at fakeURL; it returns the server and the address of its profiles.
+func startThroughProxy(ctx context.Context, o Options, env []string, proxy *Proxy, fakeURL string) (*Server, string, error) {
+	debugAddr, err := FreeAddr()
+	if err != nil {
+		return nil, "", err
+	}
+	appURL, err := withHost(envValue(env, "APP_DATABASE_URL"), proxy.Addr())
+	if err != nil {
+		return nil, "", err
+	}
+	doorURL, err := withHost(envValue(env, "DOOR_DATABASE_URL"), proxy.Addr())
+	if err != nil {
+		return nil, "", err
+	}
+	serve, err := StartServer(ctx, o.Steward, env, o.Log,
+		"APP_DATABASE_URL", appURL, "DOOR_DATABASE_URL", doorURL, "STEWARD_DEBUG_ADDR", debugAddr,
+		"GEMINI_API_KEY", "fake", "GEMINI_BASE_URL", fakeURL,
+		// One owner runs every client's turns: the per-owner cap must not refuse them.
+		"STEWARD_MAX_TURNS_PER_OWNER", fmt.Sprint(max(o.Clients*2, 4)),
+		"STEWARD_LOG_LEVEL", "warn")
+	return serve, debugAddr, err
+}
+
 func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string) (result, error) {
 	var r result
 	logf := func(format string, args ...any) { fmt.Fprintf(o.Log, "bench-cycle: "+format+"\n", args...) }
@@ -315,13 +394,9 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 	if err != nil {
 		return r, err
 	}
-	keys := []string{apiKey}
-	for i := 1; i < o.Owners; i++ {
-		owner, err := AddOwner(ctx, o, env, fmt.Sprintf("bench %d", i))
-		if err != nil {
-			return r, err
-		}
-		keys = append(keys, owner.APIKey)
+	keys, err := ownerKeys(ctx, o, env, apiKey)
+	if err != nil {
+		return r, err
 	}
 
 	gemini := geminifake.New()
@@ -348,24 +423,7 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 		return r, err
 	}
 
-	debugAddr, err := FreeAddr()
-	if err != nil {
-		return r, err
-	}
-	appURL, err := withHost(envValue(env, "APP_DATABASE_URL"), proxy.Addr())
-	if err != nil {
-		return r, err
-	}
-	doorURL, err := withHost(envValue(env, "DOOR_DATABASE_URL"), proxy.Addr())
-	if err != nil {
-		return r, err
-	}
-	serve, err := StartServer(ctx, o.Steward, env, o.Log,
-		"APP_DATABASE_URL", appURL, "DOOR_DATABASE_URL", doorURL, "STEWARD_DEBUG_ADDR", debugAddr,
-		"GEMINI_API_KEY", "fake", "GEMINI_BASE_URL", fake.URL,
-		// One owner runs every client's turns: the per-owner cap must not refuse them.
-		"STEWARD_MAX_TURNS_PER_OWNER", fmt.Sprint(max(o.Clients*2, 4)),
-		"STEWARD_LOG_LEVEL", "warn")
+	serve, debugAddr, err := startThroughProxy(ctx, o, env, proxy, fake.URL)
 	if err != nil {
 		return r, err
 	}
@@ -375,57 +433,18 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 
 	client := &driver{base: base, key: apiKey, keys: keys, http: &http.Client{
 		Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}}
-	warm := phase{}
-	if err := client.run(ctx, o.Warmup, 1, &warm); err != nil {
+	if err := client.warmUp(ctx, o.Warmup, keys); err != nil {
 		return r, fmt.Errorf("warm-up: %w", err)
 	}
-	// Every other owner's first cycles (its memory's first exchange) are warm-up too.
 	extraWarm := ownerWarmup * (len(keys) - 1)
-	for _, key := range keys[1:] {
-		for range ownerWarmup {
-			if _, _, err := client.cycle(ctx, key); err != nil {
-				return r, fmt.Errorf("warm-up: %w", err)
-			}
-		}
-	}
 	gen0, emb0 := len(gemini.Requests()), gemini.Embeds()
-	measure := func(clients int, p *phase) error {
-		m0, err := mallocs(ctx, debugAddr)
-		if err != nil {
-			return err
-		}
-		c0 := proxy.Counts()
-		d0, err := cpuTime(os.Getpid())
-		if err != nil {
-			return err
-		}
-		cpu, err := sampleCPU(ctx, o.SuperuserDatabaseURL, serve.PID(), o.Database)
-		if err != nil {
-			return err
-		}
-		if err := client.run(ctx, o.Cycles, clients, p); err != nil {
-			_, _ = cpu.stop()
-			return err
-		}
-		if p.cpu, err = cpu.stop(); err != nil {
-			return err
-		}
-		d1, err := cpuTime(os.Getpid())
-		if err != nil {
-			return err
-		}
-		p.driver = d1 - d0
-		p.rt = proxy.Counts().Sub(c0)
-		m1, err := mallocs(ctx, debugAddr)
-		p.mallocs = m1 - m0
-		return err
-	}
+	m := meter{o: o, proxy: proxy, client: client, debugAddr: debugAddr, pid: serve.PID()}
 	logf("steward: %d cycles sequential", o.Cycles)
-	if err := measure(1, &r.seq); err != nil {
+	if err := m.measure(ctx, 1, &r.seq); err != nil {
 		return r, fmt.Errorf("sequential: %w", err)
 	}
 	logf("steward: %d cycles, %d clients on %d owner(s)", o.Cycles, o.Clients, len(keys))
-	if err := measure(o.Clients, &r.conc); err != nil {
+	if err := m.measure(ctx, o.Clients, &r.conc); err != nil {
 		return r, fmt.Errorf("%d clients: %w", o.Clients, err)
 	}
 	// Both phases: 2·Cycles cycles.
@@ -461,6 +480,23 @@ func runSteward(ctx context.Context, o Options, monitor *pgx.Conn, target string
 	logf("steward: %d transactions, %d round trips (%d new connections) in the measured cycles",
 		txAfter-txBefore, r.seq.rt.RoundTrips+r.conc.rt.RoundTrips, r.seq.rt.Connections+r.conc.rt.Connections)
 	return r, nil
+}
+
+// warmUp runs n cycles of the first owner, then every other owner's first cycles (its
+// memory's first exchange), none of them measured.
+func (d *driver) warmUp(ctx context.Context, n int, keys []string) error {
+	warm := phase{}
+	if err := d.run(ctx, n, 1, &warm); err != nil {
+		return err
+	}
+	for _, key := range keys[1:] {
+		for range ownerWarmup {
+			if _, _, err := d.cycle(ctx, key); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // BenchEnv is this process's environment (inherited by the commands it runs) with the three

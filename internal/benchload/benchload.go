@@ -296,6 +296,30 @@ func (r *Report) Write(w io.Writer) {
 		r.Owners, r.Workload.Conversations, r.Workload.Duration, r.Workload.Think, total, secs, float64(total)/secs,
 		len(l.chats), float64(len(l.chats))/secs, approvals, len(l.decisions)-approvals, l.races,
 		len(l.deliveries), l.replays, sum(l.facts), sum(l.documents))
+	writeRoutes(w, s)
+	parts := statusParts(byStatus)
+	fmt.Fprintf(w, "\nresponses by status: %s\n\ninvariants:\n", strings.Join(parts, ", "))
+	for _, c := range r.Checks {
+		verdict := "ok  "
+		if !c.OK {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(w, "  %s %s — %s\n", verdict, c.Name, c.Detail)
+	}
+	r.writeRSS(w)
+	if len(r.Profiles) == 2 {
+		fmt.Fprintf(w, "heap profiles: %s, %s (what grew: go tool pprof -sample_index=inuse_space -top -diff_base %[1]s bin/steward %[2]s)\n", r.Profiles[0], r.Profiles[1])
+	}
+	r.writeFailures(w, s)
+	verdict := "PASS"
+	if !r.ok() {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(w, "\nbench-load: %s\n", verdict)
+}
+
+// writeRoutes prints the routes' table: requests, latencies and responses by class.
+func writeRoutes(w io.Writer, s *stats) {
 	fmt.Fprintln(w, "| route | requests | p50 | p99 | 2xx | 409 | 429 | other 4xx | 5xx | no answer |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	for _, name := range s.names() {
@@ -319,6 +343,10 @@ func (r *Report) Write(w io.Writer) {
 			msText(benchcycle.Percentile(rt.latencies, .5)), msText(benchcycle.Percentile(rt.latencies, .99)),
 			ok, conflict, limited, other4xx, fivexx, rt.statuses[0])
 	}
+}
+
+// statusParts describes the responses by status, in order ("no answer" for status 0).
+func statusParts(byStatus map[int]int) []string {
 	var statuses []int
 	for status := range byStatus {
 		statuses = append(statuses, status)
@@ -332,44 +360,39 @@ func (r *Report) Write(w io.Writer) {
 		}
 		parts = append(parts, fmt.Sprintf("%s: %d", name, byStatus[status]))
 	}
-	fmt.Fprintf(w, "\nresponses by status: %s\n\ninvariants:\n", strings.Join(parts, ", "))
-	for _, c := range r.Checks {
-		verdict := "ok  "
-		if !c.OK {
-			verdict = "FAIL"
-		}
-		fmt.Fprintf(w, "  %s %s — %s\n", verdict, c.Name, c.Detail)
+	return parts
+}
+
+// writeRSS prints the server's memory over the run, about 20 rows.
+func (r *Report) writeRSS(w io.Writer) {
+	if len(r.RSS) == 0 {
+		return
 	}
-	if len(r.RSS) > 0 {
-		fmt.Fprintf(w, "\nsteward serve over the run (MB; fds are its open files and connections):\n")
-		fmt.Fprintln(w, "| s | RSS | anonymous | file pages | Go heap in use | fds |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|")
-		step := max(len(r.RSS)/20, 1)
-		for i, x := range r.RSS {
-			if i%step == 0 || i == len(r.RSS)-1 {
-				fmt.Fprintf(w, "| %.0f | %.1f | %.1f | %.1f | %.1f | %d |\n", x.At.Seconds(), x.MB, x.AnonMB, x.FileMB, x.HeapMB, x.FDs)
-			}
+	fmt.Fprintf(w, "\nsteward serve over the run (MB; fds are its open files and connections):\n")
+	fmt.Fprintln(w, "| s | RSS | anonymous | file pages | Go heap in use | fds |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	step := max(len(r.RSS)/20, 1)
+	for i, x := range r.RSS {
+		if i%step == 0 || i == len(r.RSS)-1 {
+			fmt.Fprintf(w, "| %.0f | %.1f | %.1f | %.1f | %.1f | %d |\n", x.At.Seconds(), x.MB, x.AnonMB, x.FileMB, x.HeapMB, x.FDs)
 		}
 	}
-	if len(r.Profiles) == 2 {
-		fmt.Fprintf(w, "heap profiles: %s, %s (what grew: go tool pprof -sample_index=inuse_space -top -diff_base %[1]s bin/steward %[2]s)\n", r.Profiles[0], r.Profiles[1])
+}
+
+// writeFailures prints the 5xx and unanswered requests with the server's log lines for them.
+func (r *Report) writeFailures(w io.Writer, s *stats) {
+	if len(s.failed) == 0 {
+		return
 	}
-	if len(s.failed) > 0 {
-		fmt.Fprintf(w, "\n5xx and requests without an answer (the first %d):\n", len(s.failed))
-		var ids []string
-		for _, f := range s.failed {
-			fmt.Fprintf(w, "  %s %s: %d %.300s\n", f.requestID, f.route, f.status, f.detail)
-			ids = append(ids, f.requestID)
-		}
-		if lines := logLines(r.ServerLog, ids); len(lines) > 0 {
-			fmt.Fprintf(w, "steward serve's log lines for them, and its errors (%s):\n  %s\n", r.ServerLog, strings.Join(lines, "\n  "))
-		}
+	fmt.Fprintf(w, "\n5xx and requests without an answer (the first %d):\n", len(s.failed))
+	var ids []string
+	for _, f := range s.failed {
+		fmt.Fprintf(w, "  %s %s: %d %.300s\n", f.requestID, f.route, f.status, f.detail)
+		ids = append(ids, f.requestID)
 	}
-	verdict := "PASS"
-	if !r.ok() {
-		verdict = "FAIL"
+	if lines := logLines(r.ServerLog, ids); len(lines) > 0 {
+		fmt.Fprintf(w, "steward serve's log lines for them, and its errors (%s):\n  %s\n", r.ServerLog, strings.Join(lines, "\n  "))
 	}
-	fmt.Fprintf(w, "\nbench-load: %s\n", verdict)
 }
 
 // ok is OK with the stats already locked.

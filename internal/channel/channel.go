@@ -120,78 +120,110 @@ func (in *Input) check() (Target, error) {
 			return Target{}, invalid("the %s is longer than 2000 characters", f.name)
 		}
 	}
-	switch in.Kind {
-	case Webhook:
-		if in.URL == "" {
-			return Target{}, invalid("a webhook channel needs a url")
-		}
-		if in.Topic != "" && !topicRe.MatchString(in.Topic) {
-			return Target{}, invalid("the topic is 1–64 letters, digits, - and _")
-		}
-		t.URL, t.Topic, t.Secrets.Token = in.URL, in.Topic, in.Token
-	case Ntfy:
-		if in.URL == "" {
-			in.URL = "https://ntfy.sh"
-		}
-		if !topicRe.MatchString(in.Topic) {
-			return Target{}, invalid("an ntfy channel needs a topic: 1–64 letters, digits, - and _")
-		}
-		t.URL, t.Topic, t.Secrets.Token = strings.TrimRight(in.URL, "/"), in.Topic, in.Token
-	case Telegram:
-		if !telegramTokenRe.MatchString(in.Token) {
-			return Target{}, invalid("the Telegram bot token does not have the shape <digits>:<at least 30 letters, digits, - or _> (from @BotFather)")
-		}
-		if !chatIDRe.MatchString(in.ChatID) {
-			return Target{}, invalid("the Telegram chat_id is a number (e.g. 123456789 or -100…) or a @channelusername")
-		}
-		if in.URL == "" {
-			in.URL = TelegramAPI
-		}
-		t.URL, t.Settings.ChatID, t.Secrets.Token = strings.TrimRight(in.URL, "/"), in.ChatID, in.Token
-	case Slack:
-		if in.URL == "" {
-			return Target{}, invalid("a Slack channel needs its incoming-webhook url")
-		}
-		t.Secrets.URL = in.URL
-	case Email:
-		if !hostRe.MatchString(in.Host) {
-			return Target{}, invalid("an email channel needs the SMTP server's host name")
-		}
-		switch in.TLS = strings.ToLower(in.TLS); in.TLS {
-		case "", "starttls":
-			in.TLS = "starttls"
-			if in.Port == 0 {
-				in.Port = 587
-			}
-		case "tls":
-			if in.Port == 0 {
-				in.Port = 465
-			}
-		default:
-			return Target{}, invalid(`tls is "starttls" or "tls" (plain SMTP is not offered)`)
-		}
-		if in.Port < 1 || in.Port > 65535 {
-			// The guard allows 25, 465 and 587 (and STEWARD_EGRESS_ALLOW's exact addresses).
-			return Target{}, invalid("the SMTP port is a number from 1 to 65535 (usually 587 or 465)")
-		}
-		for _, a := range []struct{ name, v string }{{"from", in.From}, {"to", in.To}} {
-			if addr, err := mail.ParseAddress(a.v); err != nil || addr.Name != "" || len(a.v) > 254 || strings.ContainsAny(a.v, "\r\n") {
-				return Target{}, invalid("%s is not a plain email address (name@example.com)", a.name)
-			}
-		}
-		if (in.Username == "") != (in.Password == "") || len(in.Username) > 254 {
-			return Target{}, invalid("give both username and password for the SMTP login, or neither")
-		}
-		t.Settings = Settings{Host: strings.ToLower(in.Host), Port: in.Port, TLS: in.TLS, From: in.From, To: in.To, Username: in.Username}
-		t.Secrets.Password = in.Password
-	case WebPush:
-		if err := t.checkPush(in.Subscription); err != nil {
-			return Target{}, err
-		}
-	default:
+	check, ok := kindChecks[in.Kind]
+	if !ok {
 		return Target{}, invalid("unknown channel kind %q: one of %s", in.Kind, strings.Join(Kinds, ", "))
 	}
+	if err := check(in, &t); err != nil {
+		return Target{}, err
+	}
 	return t, nil
+}
+
+// kindChecks validates the input of each kind of channel into its target.
+var kindChecks = map[string]func(*Input, *Target) error{
+	Webhook:  (*Input).checkWebhook,
+	Ntfy:     (*Input).checkNtfy,
+	Telegram: (*Input).checkTelegram,
+	Slack:    (*Input).checkSlack,
+	Email:    (*Input).checkEmail,
+	WebPush:  func(in *Input, t *Target) error { return t.checkPush(in.Subscription) },
+}
+
+func (in *Input) checkWebhook(t *Target) error {
+	if in.URL == "" {
+		return invalid("a webhook channel needs a url")
+	}
+	if in.Topic != "" && !topicRe.MatchString(in.Topic) {
+		return invalid("the topic is 1–64 letters, digits, - and _")
+	}
+	t.URL, t.Topic, t.Secrets.Token = in.URL, in.Topic, in.Token
+	return nil
+}
+
+func (in *Input) checkNtfy(t *Target) error {
+	if in.URL == "" {
+		in.URL = "https://ntfy.sh"
+	}
+	if !topicRe.MatchString(in.Topic) {
+		return invalid("an ntfy channel needs a topic: 1–64 letters, digits, - and _")
+	}
+	t.URL, t.Topic, t.Secrets.Token = strings.TrimRight(in.URL, "/"), in.Topic, in.Token
+	return nil
+}
+
+func (in *Input) checkTelegram(t *Target) error {
+	if !telegramTokenRe.MatchString(in.Token) {
+		return invalid("the Telegram bot token does not have the shape <digits>:<at least 30 letters, digits, - or _> (from @BotFather)")
+	}
+	if !chatIDRe.MatchString(in.ChatID) {
+		return invalid("the Telegram chat_id is a number (e.g. 123456789 or -100…) or a @channelusername")
+	}
+	if in.URL == "" {
+		in.URL = TelegramAPI
+	}
+	t.URL, t.Settings.ChatID, t.Secrets.Token = strings.TrimRight(in.URL, "/"), in.ChatID, in.Token
+	return nil
+}
+
+func (in *Input) checkSlack(t *Target) error {
+	if in.URL == "" {
+		return invalid("a Slack channel needs its incoming-webhook url")
+	}
+	t.Secrets.URL = in.URL
+	return nil
+}
+
+func (in *Input) checkEmail(t *Target) error {
+	if !hostRe.MatchString(in.Host) {
+		return invalid("an email channel needs the SMTP server's host name")
+	}
+	if err := in.checkSMTPPort(); err != nil {
+		return err
+	}
+	for _, a := range []struct{ name, v string }{{"from", in.From}, {"to", in.To}} {
+		if addr, err := mail.ParseAddress(a.v); err != nil || addr.Name != "" || len(a.v) > 254 || strings.ContainsAny(a.v, "\r\n") {
+			return invalid("%s is not a plain email address (name@example.com)", a.name)
+		}
+	}
+	if (in.Username == "") != (in.Password == "") || len(in.Username) > 254 {
+		return invalid("give both username and password for the SMTP login, or neither")
+	}
+	t.Settings = Settings{Host: strings.ToLower(in.Host), Port: in.Port, TLS: in.TLS, From: in.From, To: in.To, Username: in.Username}
+	t.Secrets.Password = in.Password
+	return nil
+}
+
+// checkSMTPPort settles the TLS mode and its default port.
+func (in *Input) checkSMTPPort() error {
+	switch in.TLS = strings.ToLower(in.TLS); in.TLS {
+	case "", "starttls":
+		in.TLS = "starttls"
+		if in.Port == 0 {
+			in.Port = 587
+		}
+	case "tls":
+		if in.Port == 0 {
+			in.Port = 465
+		}
+	default:
+		return invalid(`tls is "starttls" or "tls" (plain SMTP is not offered)`)
+	}
+	if in.Port < 1 || in.Port > 65535 {
+		// The guard allows 25, 465 and 587 (and STEWARD_EGRESS_ALLOW's exact addresses).
+		return invalid("the SMTP port is a number from 1 to 65535 (usually 587 or 465)")
+	}
+	return nil
 }
 
 // checkURL returns the URL every HTTP kind sends to (for validation against the guard):

@@ -103,49 +103,64 @@ func parseInline(s string) []span {
 			i += n
 			continue
 		}
-		switch {
-		case c == '\\' && i+1 < len(s) && strings.IndexByte("\\`*_[]()#+-.!~|>", s[i+1]) >= 0:
+		if c == '\\' && i+1 < len(s) && strings.IndexByte("\\`*_[]()#+-.!~|>", s[i+1]) >= 0 {
 			text.WriteByte(s[i+1])
 			i += 2
 			continue
-		case c == '`':
-			if j := strings.IndexByte(s[i+1:], '`'); j > 0 {
-				emit(span{kind: spanCode, text: s[i+1 : i+1+j]})
-				i += j + 2
-				continue
-			}
-		case (c == '*' || c == '_') && strings.HasPrefix(s[i:], string([]byte{c, c})):
-			if j := closing(s, i+2, string([]byte{c, c}), c == '_'); j > 0 {
-				emit(span{kind: spanBold, text: s[i+2 : j]})
-				i = j + 2
-				continue
-			}
-		case c == '*' || c == '_':
-			if c == '_' && i > 0 && isWord(s[:i], true) {
-				break
-			}
-			if j := closing(s, i+1, string(c), c == '_'); j > 0 {
-				emit(span{kind: spanItalic, text: s[i+1 : j]})
-				i = j + 1
-				continue
-			}
-		case c == '[':
-			if j := strings.Index(s[i:], "]("); j > 1 {
-				if k := strings.IndexByte(s[i+j+2:], ')'); k > 0 {
-					u := s[i+j+2 : i+j+2+k]
-					if (strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) && !strings.ContainsAny(u, " \t<>|\"") {
-						emit(span{kind: spanLink, text: s[i+1 : i+j], url: u})
-						i += j + 3 + k
-						continue
-					}
-				}
-			}
+		}
+		if sp, n := spanAt(s, i); n > 0 {
+			emit(sp)
+			i += n
+			continue
 		}
 		text.WriteByte(c)
 		i++
 	}
 	flush()
 	return merge(out)
+}
+
+// spanAt reads the code, bold, italic or link span that starts at s[i]: the span and its
+// length in s, or 0 when none does (the character is then text).
+func spanAt(s string, i int) (span, int) {
+	c := s[i]
+	switch {
+	case c == '`':
+		if j := strings.IndexByte(s[i+1:], '`'); j > 0 {
+			return span{kind: spanCode, text: s[i+1 : i+1+j]}, j + 2
+		}
+	case (c == '*' || c == '_') && strings.HasPrefix(s[i:], string([]byte{c, c})):
+		if j := closing(s, i+2, string([]byte{c, c}), c == '_'); j > 0 {
+			return span{kind: spanBold, text: s[i+2 : j]}, j + 2 - i
+		}
+	case c == '*' || c == '_':
+		if c == '_' && i > 0 && isWord(s[:i], true) {
+			break
+		}
+		if j := closing(s, i+1, string(c), c == '_'); j > 0 {
+			return span{kind: spanItalic, text: s[i+1 : j]}, j + 1 - i
+		}
+	case c == '[':
+		return linkAt(s, i)
+	}
+	return span{}, 0
+}
+
+// linkAt reads a [text](http(s)://url) link at s[i].
+func linkAt(s string, i int) (span, int) {
+	j := strings.Index(s[i:], "](")
+	if j <= 1 {
+		return span{}, 0
+	}
+	k := strings.IndexByte(s[i+j+2:], ')')
+	if k <= 0 {
+		return span{}, 0
+	}
+	u := s[i+j+2 : i+j+2+k]
+	if (strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) && !strings.ContainsAny(u, " \t<>|\"") {
+		return span{kind: spanLink, text: s[i+1 : i+j], url: u}, j + 3 + k
+	}
+	return span{}, 0
 }
 
 // urlAt is the length of the bare URL (http or https) starting at s[i], 0 when none does: up

@@ -442,6 +442,22 @@ func Load(getenv func(string) string) (Config, error) {
 	r.httpURL("STEWARD_DOCUMENT_ENDPOINT", c.DocumentEndpoint)
 	c.passkeyEnv = [2]string{r.str("STEWARD_PASSKEY_ORIGIN", ""), r.str("STEWARD_PASSKEY_RP_ID", "")}
 	c.PasskeyOrigin, c.PasskeyRPID = r.passkey(c.PublicURL, c.Addr)
+	r.telegram(&c)
+	r.vapid(&c)
+	c.Trading = r.trading()
+	if c.DocumentEndpoint != "" && c.DocumentBucket == "" {
+		r.fail("STEWARD_DOCUMENT_ENDPOINT", c.DocumentEndpoint, "needs STEWARD_DOCUMENT_BUCKET, the bucket on that server")
+	}
+	if c.ModelFixturesMode == "record" && c.ModelFixtures == "" {
+		r.fail("STEWARD_MODEL_FIXTURES_MODE", c.ModelFixturesMode, "needs STEWARD_MODEL_FIXTURES, the file to record to")
+	}
+	r.modelKeys(&c)
+	return c, errors.Join(r.errs...)
+}
+
+// telegram checks the Telegram settings: the secret's and the bot token's shapes, the API's
+// URL, and that a bot has the webhook secret its updates arrive with.
+func (r *reader) telegram(c *Config) {
 	if c.TelegramWebhookSecret != "" {
 		if err := CheckTelegramSecret(c.TelegramWebhookSecret); err != nil {
 			r.fail("STEWARD_TELEGRAM_WEBHOOK_SECRET", "(hidden)", err.Error())
@@ -456,14 +472,11 @@ func Load(getenv func(string) string) (Config, error) {
 	if (c.TelegramBotToken != "" || c.TelegramBotTokenParam != "") && c.TelegramWebhookSecret == "" && c.TelegramWebhookSecretParam == "" {
 		r.fail("STEWARD_TELEGRAM_BOT_TOKEN", "(hidden)", "needs STEWARD_TELEGRAM_WEBHOOK_SECRET too: the bot's updates reach Steward only through its webhook")
 	}
-	r.vapid(&c)
-	c.Trading = r.trading()
-	if c.DocumentEndpoint != "" && c.DocumentBucket == "" {
-		r.fail("STEWARD_DOCUMENT_ENDPOINT", c.DocumentEndpoint, "needs STEWARD_DOCUMENT_BUCKET, the bucket on that server")
-	}
-	if c.ModelFixturesMode == "record" && c.ModelFixtures == "" {
-		r.fail("STEWARD_MODEL_FIXTURES_MODE", c.ModelFixturesMode, "needs STEWARD_MODEL_FIXTURES, the file to record to")
-	}
+}
+
+// modelKeys checks that every model named has its provider's key (or, for OpenAI, a local
+// server); replaying needs none.
+func (r *reader) modelKeys(c *Config) {
 	for _, m := range c.Models {
 		switch {
 		case c.Replaying():
@@ -473,7 +486,6 @@ func Load(getenv func(string) string) (Config, error) {
 			r.fail("STEWARD_MODELS", m.Provider+":"+m.Name, "names an OpenAI model but OPENAI_API_KEY is not set (a local server without a key needs OPENAI_BASE_URL)")
 		}
 	}
-	return c, errors.Join(r.errs...)
 }
 
 // Replaying reports whether model calls are answered from a fixture file, offline.
@@ -1013,27 +1025,41 @@ func (r *reader) headerName(name string) string {
 	return textproto.CanonicalMIMEHeaderKey(v)
 }
 
+// defaultOrigin is the passkey origin when none is set: the public URL, else the address
+// served on (an IP address or no host is localhost); "" when addr is not host:port.
+func defaultOrigin(publicURL, addr string) string {
+	if publicURL != "" {
+		return publicURL
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	if host == "" || net.ParseIP(host) != nil {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// parseOrigin parses an http(s) origin: a scheme and a host, no path, query or user.
+func parseOrigin(origin string) (*url.URL, bool) {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		return nil, false
+	}
+	return u, true
+}
+
 // passkey reads STEWARD_PASSKEY_ORIGIN and STEWARD_PASSKEY_RP_ID, deriving what is unset
 // from the public URL or, without one, from the listening address (Config.PasskeyOrigin).
 func (r *reader) passkey(publicURL, addr string) (origin, rpID string) {
 	origin = strings.TrimRight(r.str("STEWARD_PASSKEY_ORIGIN", ""), "/")
 	explicit := origin != ""
-	switch {
-	case explicit:
-	case publicURL != "":
-		origin = publicURL
-	default:
-		host, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			return "", ""
-		}
-		if host == "" || net.ParseIP(host) != nil {
-			host = "localhost"
-		}
-		origin = "http://" + net.JoinHostPort(host, port)
+	if !explicit {
+		origin = defaultOrigin(publicURL, addr)
 	}
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+	u, ok := parseOrigin(origin)
+	if !ok {
 		if explicit {
 			r.fail("STEWARD_PASSKEY_ORIGIN", origin, "must be an origin such as https://steward.example.com (scheme, host, optional port; no path)")
 		}

@@ -223,103 +223,139 @@ func isDateFormat(code string) bool {
 // readSheet appends a sheet's rows to a text, a row per line, taking what it writes from
 // budget (the bytes of text left for the whole workbook).
 func (wb *workbook) readSheet(ctx context.Context, a *archive, sh sheetRef, budget *int) (string, error) {
-	var b strings.Builder
-	var c cell
-	inCell, inValue, inInline, phonetic := false, false, false, 0
-	row, col, lastRow := 0, 0, 0 // 1-based row; columns written in this row; the previous row
-	rowStarted := false
-	write := func(s string) error {
-		if *budget -= len(s); *budget < 0 {
-			return overText("XLSX")
-		}
-		b.WriteString(s)
-		return nil
-	}
+	r := &sheetReader{wb: wb, sh: sh, budget: budget}
 	err := a.walk(ctx, sh.part, func(tok xml.Token) error {
 		switch t := tok.(type) {
 		case xml.StartElement:
-			switch t.Name.Local {
-			case "row":
-				row = lastRow + 1
-				if r := attr(t, "r"); r != "" {
-					n, err := strconv.Atoi(r)
-					if err != nil || n < 1 {
-						return refuse(ReasonCorrupt, "the XLSX is corrupt: sheet %q has a row numbered %q", sh.name, r)
-					}
-					row = n
-				}
-				if row > MaxRows {
-					return refuse(ReasonTooComplex, "sheet %q has a row past row %d, the last one a spreadsheet has", sh.name, MaxRows)
-				}
-				lastRow, col, rowStarted = row, 0, false
-			case "c":
-				c.ref, c.typ, c.has = attr(t, "r"), attr(t, "t"), false
-				c.style, _ = strconv.Atoi(attr(t, "s"))
-				c.text.Reset()
-				inCell = true
-			case "v":
-				inValue = inCell
-			case "is":
-				inInline = inCell
-			case "rPh":
-				phonetic++
-			}
+			return r.start(t)
 		case xml.EndElement:
-			switch t.Name.Local {
-			case "c":
-				inCell = false
-				if !c.has {
-					return nil
-				}
-				at := col
-				if c.ref != "" {
-					n, ok := columnOf(c.ref)
-					if !ok {
-						return refuse(ReasonTooComplex, "sheet %q has a cell %.20q past column XFD, the last one a spreadsheet has", sh.name, c.ref)
-					}
-					at = n
-				}
-				if at < col {
-					return refuse(ReasonCorrupt, "the XLSX is corrupt: sheet %q has cells out of order in row %d", sh.name, row)
-				}
-				if at >= MaxColumns {
-					return refuse(ReasonTooComplex, "sheet %q has more than %d columns", sh.name, MaxColumns)
-				}
-				v, err := wb.value(&c)
-				if err != nil {
-					return err
-				}
-				// A tab for each column before this one, so a value stays in its column.
-				sep := strings.Repeat("\t", at-col)
-				if rowStarted {
-					sep += "\t"
-				} else if b.Len() > 0 {
-					sep = "\n" + sep
-				}
-				rowStarted, col = true, at+1
-				if err := write(sep); err != nil {
-					return err
-				}
-				return write(v)
-			case "v":
-				inValue = false
-			case "is":
-				inInline = false
-			case "rPh":
-				phonetic--
-			}
+			return r.end(t)
 		case xml.CharData:
-			if (inValue || inInline && phonetic == 0) && inCell {
-				if c.text.Len()+len(t) > *budget {
-					return overText("XLSX")
-				}
-				c.text.Write(t)
-				c.has = true
-			}
+			return r.chars(t)
 		}
 		return nil
 	})
-	return b.String(), err
+	return r.b.String(), err
+}
+
+// sheetReader is the state of reading one sheet's XML into tab-separated rows.
+type sheetReader struct {
+	wb                        *workbook
+	sh                        sheetRef
+	budget                    *int
+	b                         strings.Builder
+	c                         cell
+	inCell, inValue, inInline bool
+	phonetic                  int
+	row, col, lastRow         int // 1-based row; columns written in this row; the previous row
+	rowStarted                bool
+}
+
+// write appends s to the text, within the budget.
+func (r *sheetReader) write(s string) error {
+	if *r.budget -= len(s); *r.budget < 0 {
+		return overText("XLSX")
+	}
+	r.b.WriteString(s)
+	return nil
+}
+
+func (r *sheetReader) start(t xml.StartElement) error {
+	switch t.Name.Local {
+	case "row":
+		return r.startRow(t)
+	case "c":
+		r.c.ref, r.c.typ, r.c.has = attr(t, "r"), attr(t, "t"), false
+		r.c.style, _ = strconv.Atoi(attr(t, "s"))
+		r.c.text.Reset()
+		r.inCell = true
+	case "v":
+		r.inValue = r.inCell
+	case "is":
+		r.inInline = r.inCell
+	case "rPh":
+		r.phonetic++
+	}
+	return nil
+}
+
+func (r *sheetReader) startRow(t xml.StartElement) error {
+	r.row = r.lastRow + 1
+	if ref := attr(t, "r"); ref != "" {
+		n, err := strconv.Atoi(ref)
+		if err != nil || n < 1 {
+			return refuse(ReasonCorrupt, "the XLSX is corrupt: sheet %q has a row numbered %q", r.sh.name, ref)
+		}
+		r.row = n
+	}
+	if r.row > MaxRows {
+		return refuse(ReasonTooComplex, "sheet %q has a row past row %d, the last one a spreadsheet has", r.sh.name, MaxRows)
+	}
+	r.lastRow, r.col, r.rowStarted = r.row, 0, false
+	return nil
+}
+
+func (r *sheetReader) end(t xml.EndElement) error {
+	switch t.Name.Local {
+	case "c":
+		r.inCell = false
+		if !r.c.has {
+			return nil
+		}
+		return r.endCell()
+	case "v":
+		r.inValue = false
+	case "is":
+		r.inInline = false
+	case "rPh":
+		r.phonetic--
+	}
+	return nil
+}
+
+// endCell writes the cell's value in its column.
+func (r *sheetReader) endCell() error {
+	at := r.col
+	if r.c.ref != "" {
+		n, ok := columnOf(r.c.ref)
+		if !ok {
+			return refuse(ReasonTooComplex, "sheet %q has a cell %.20q past column XFD, the last one a spreadsheet has", r.sh.name, r.c.ref)
+		}
+		at = n
+	}
+	if at < r.col {
+		return refuse(ReasonCorrupt, "the XLSX is corrupt: sheet %q has cells out of order in row %d", r.sh.name, r.row)
+	}
+	if at >= MaxColumns {
+		return refuse(ReasonTooComplex, "sheet %q has more than %d columns", r.sh.name, MaxColumns)
+	}
+	v, err := r.wb.value(&r.c)
+	if err != nil {
+		return err
+	}
+	// A tab for each column before this one, so a value stays in its column.
+	sep := strings.Repeat("\t", at-r.col)
+	if r.rowStarted {
+		sep += "\t"
+	} else if r.b.Len() > 0 {
+		sep = "\n" + sep
+	}
+	r.rowStarted, r.col = true, at+1
+	if err := r.write(sep); err != nil {
+		return err
+	}
+	return r.write(v)
+}
+
+func (r *sheetReader) chars(t xml.CharData) error {
+	if (r.inValue || r.inInline && r.phonetic == 0) && r.inCell {
+		if r.c.text.Len()+len(t) > *r.budget {
+			return overText("XLSX")
+		}
+		r.c.text.Write(t)
+		r.c.has = true
+	}
+	return nil
 }
 
 // cell is a cell as the sheet's XML has it.

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -405,6 +406,19 @@ func readState(ctx context.Context, tx *store.Tx) (state, error) {
 func check(e Expect, res Result, calls []steward.CallRecord, st state) []string {
 	var fails []string
 	failf := func(format string, a ...any) { fails = append(fails, fmt.Sprintf(format, a...)) }
+	if e.Status != "" && res.Status != e.Status {
+		failf("status %s, want %s", res.Status, e.Status)
+	}
+	checkCalls(e, res, calls, failf)
+	checkAnswer(e, strings.ToLower(res.Answer), failf)
+	for _, sc := range e.State {
+		checkState(sc, st[sc.Kind], failf)
+	}
+	return fails
+}
+
+// checkCalls checks the expectations on the tools called and proposed.
+func checkCalls(e Expect, res Result, calls []steward.CallRecord, failf func(string, ...any)) {
 	called := map[string]bool{}
 	executedWrites := 0
 	for _, c := range calls {
@@ -413,22 +427,13 @@ func check(e Expect, res Result, calls []steward.CallRecord, st state) []string 
 			executedWrites++
 		}
 	}
-	if e.Status != "" && res.Status != e.Status {
-		failf("status %s, want %s", res.Status, e.Status)
-	}
 	for _, tool := range e.Called {
 		if !called[tool] {
 			failf("%s not called", tool)
 		}
 	}
-	if len(e.CalledAny) > 0 {
-		ok := false
-		for _, tool := range e.CalledAny {
-			ok = ok || called[tool]
-		}
-		if !ok {
-			failf("none of %s called", strings.Join(e.CalledAny, ", "))
-		}
+	if len(e.CalledAny) > 0 && !slices.ContainsFunc(e.CalledAny, func(t string) bool { return called[t] }) {
+		failf("none of %s called", strings.Join(e.CalledAny, ", "))
 	}
 	for _, tool := range e.NotCalled {
 		if called[tool] {
@@ -436,69 +441,54 @@ func check(e Expect, res Result, calls []steward.CallRecord, st state) []string 
 		}
 	}
 	for _, a := range e.Args {
-		ok := false
-		for _, c := range calls {
-			if c.Tool == a.Tool && subset(c.Args, a.Subset) {
-				ok = true
-			}
-		}
-		if !ok {
+		if !slices.ContainsFunc(calls, func(c steward.CallRecord) bool { return c.Tool == a.Tool && subset(c.Args, a.Subset) }) {
 			failf("no %s call with arguments %v", a.Tool, a.Subset)
 		}
 	}
 	for _, tool := range e.Proposed {
-		ok := false
-		for _, p := range res.Proposed {
-			ok = ok || p == tool
-		}
-		if !ok {
+		if !slices.Contains(res.Proposed, tool) {
 			failf("%s not proposed for approval", tool)
 		}
 	}
 	if e.NoWrites && executedWrites > 0 {
 		failf("%d writes executed, want none", executedWrites)
 	}
-	answer := strings.ToLower(res.Answer)
+}
+
+// checkAnswer checks the expectations on the answer's text (answer is lower-cased).
+func checkAnswer(e Expect, answer string, failf func(string, ...any)) {
+	has := func(s string) bool { return strings.Contains(answer, strings.ToLower(s)) }
 	for _, s := range e.Contains {
-		if !strings.Contains(answer, strings.ToLower(s)) {
+		if !has(s) {
 			failf("answer lacks %q", s)
 		}
 	}
-	if len(e.ContainsAny) > 0 {
-		ok := false
-		for _, s := range e.ContainsAny {
-			ok = ok || strings.Contains(answer, strings.ToLower(s))
-		}
-		if !ok {
-			failf("answer has none of %q", e.ContainsAny)
-		}
+	if len(e.ContainsAny) > 0 && !slices.ContainsFunc(e.ContainsAny, has) {
+		failf("answer has none of %q", e.ContainsAny)
 	}
 	for _, s := range e.NotContains {
-		if strings.Contains(answer, strings.ToLower(s)) {
+		if has(s) {
 			failf("answer contains %q", s)
 		}
 	}
-	for _, sc := range e.State {
-		items := st[sc.Kind]
-		has := func(s string) bool {
-			for _, it := range items {
-				if strings.Contains(strings.ToLower(it), strings.ToLower(s)) {
-					return true
-				}
-			}
-			return false
-		}
-		if sc.Contains != "" && !has(sc.Contains) {
-			failf("no %s contains %q", sc.Kind, sc.Contains)
-		}
-		if sc.Absent != "" && has(sc.Absent) {
-			failf("a %s contains %q", sc.Kind, sc.Absent)
-		}
-		if sc.Count != nil && len(items) != *sc.Count {
-			failf("%d %s, want %d", len(items), sc.Kind, *sc.Count)
-		}
+}
+
+// checkState checks one expectation on the items of a kind left in the database.
+func checkState(sc StateCheck, items []string, failf func(string, ...any)) {
+	has := func(s string) bool {
+		return slices.ContainsFunc(items, func(it string) bool {
+			return strings.Contains(strings.ToLower(it), strings.ToLower(s))
+		})
 	}
-	return fails
+	if sc.Contains != "" && !has(sc.Contains) {
+		failf("no %s contains %q", sc.Kind, sc.Contains)
+	}
+	if sc.Absent != "" && has(sc.Absent) {
+		failf("a %s contains %q", sc.Kind, sc.Absent)
+	}
+	if sc.Count != nil && len(items) != *sc.Count {
+		failf("%d %s, want %d", len(items), sc.Kind, *sc.Count)
+	}
 }
 
 // subset reports whether the JSON object args holds every key of want: strings as

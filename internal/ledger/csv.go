@@ -193,8 +193,22 @@ func readRecords(data []byte, delim rune) (records [][]string, lines []int, bad 
 
 // detectLayout finds the columns from a header line, or, without one, from the values.
 func detectLayout(records [][]string) (layout, bool, error) {
-	lay := layout{date: -1, amount: -1, debit: -1, credit: -1, balance: -1}
 	head := records[0]
+	if lay, ok := headerLayout(head); ok {
+		return lay, true, nil
+	}
+	lay, err := valueLayout(records[:min(len(records), 20)], len(head))
+	if err != nil {
+		return lay, false, err
+	}
+	header := looksDate.FindString(field(head, lay.date)) == ""
+	return lay, header, nil
+}
+
+// headerLayout reads the columns from their names; ok when a date and an amount (or a debit
+// or credit) column are named. An amount column wins over debit and credit.
+func headerLayout(head []string) (layout, bool) {
+	lay := layout{date: -1, amount: -1, debit: -1, credit: -1, balance: -1}
 	for i, h := range head {
 		name := strings.ToLower(strings.Trim(h, " \"'"))
 		switch role := roleOf(name); role {
@@ -216,31 +230,23 @@ func detectLayout(records [][]string) (layout, bool, error) {
 			lay.desc = append(lay.desc, i)
 		}
 	}
-	if lay.date >= 0 && (lay.amount >= 0 || lay.debit >= 0 || lay.credit >= 0) {
-		if lay.amount >= 0 {
-			lay.debit, lay.credit = -1, -1
-		}
-		return lay, true, nil
+	if lay.date < 0 || lay.amount < 0 && lay.debit < 0 && lay.credit < 0 {
+		return lay, false
 	}
-	// No header: the first column whose values look like dates, the numeric columns after it.
-	lay = layout{date: -1, amount: -1, debit: -1, credit: -1, balance: -1}
-	sample := records[:min(len(records), 20)]
-	width := len(head)
+	if lay.amount >= 0 {
+		lay.debit, lay.credit = -1, -1
+	}
+	return lay, true
+}
+
+// valueLayout finds the columns of a statement without a header from a sample of its rows:
+// the first column whose values look like dates, the numeric columns after it (the amount,
+// and the last one the balance), the text columns the description.
+func valueLayout(sample [][]string, width int) (layout, error) {
+	lay := layout{date: -1, amount: -1, debit: -1, credit: -1, balance: -1}
 	var numeric []int
 	for c := range width {
-		dates, nums, texts := 0, 0, 0
-		for _, r := range sample {
-			s := field(r, c)
-			switch {
-			case s == "":
-			case looksDate.MatchString(s):
-				dates++
-			case looksAmount.MatchString(s):
-				nums++
-			default:
-				texts++
-			}
-		}
+		dates, nums, texts := columnKinds(sample, c)
 		switch {
 		case dates*2 > len(sample) && lay.date < 0:
 			lay.date = c
@@ -251,15 +257,31 @@ func detectLayout(records [][]string) (layout, bool, error) {
 		}
 	}
 	if lay.date < 0 || len(numeric) == 0 {
-		return lay, false, steward.Errorf(steward.CodeInvalid,
+		return lay, steward.Errorf(steward.CodeInvalid,
 			"could not find the date and amount columns: give the statement a header line (date, description, amount or debit/credit, balance)")
 	}
 	lay.amount = numeric[0]
 	if len(numeric) > 1 {
 		lay.balance = numeric[len(numeric)-1]
 	}
-	header := looksDate.FindString(field(head, lay.date)) == ""
-	return lay, header, nil
+	return lay, nil
+}
+
+// columnKinds counts the values of column c that look like dates, amounts and text.
+func columnKinds(sample [][]string, c int) (dates, nums, texts int) {
+	for _, r := range sample {
+		s := field(r, c)
+		switch {
+		case s == "":
+		case looksDate.MatchString(s):
+			dates++
+		case looksAmount.MatchString(s):
+			nums++
+		default:
+			texts++
+		}
+	}
+	return dates, nums, texts
 }
 
 var (
@@ -411,6 +433,18 @@ func toRow(r []string, lay layout, dateLayout string, comma bool) (Row, error) {
 	return row, nil
 }
 
+// amountRune keeps the digits, signs and separators of an amount, drops spaces, currency
+// signs and codes, and turns anything else into '?' (which fails the parse).
+func amountRune(r rune) rune {
+	switch {
+	case r >= '0' && r <= '9', r == '-', r == '+', r == '.', r == ',':
+		return r
+	case r == ' ' || r == '\'' || r == '\u00a0' || r == '€' || r == '$' || r == '£' || r == '¥' || (r >= 'A' && r <= 'Z'):
+		return -1
+	}
+	return '?'
+}
+
 // parseMinor reads an amount into integer minor units (cents) without floating point:
 // a sign (-, +, trailing -, parentheses), currency symbols, thousands separators and
 // the decimal mark (comma when comma is true). More than two decimals is an error.
@@ -424,15 +458,7 @@ func parseMinor(s string, comma bool) (int64, error) {
 	if strings.HasSuffix(s, "-") {
 		neg, s = true, strings.TrimSpace(s[:len(s)-1])
 	}
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case r >= '0' && r <= '9', r == '-', r == '+', r == '.', r == ',':
-			return r
-		case r == ' ' || r == '\'' || r == '\u00a0' || r == '€' || r == '$' || r == '£' || r == '¥' || (r >= 'A' && r <= 'Z'):
-			return -1
-		}
-		return '?'
-	}, s)
+	s = strings.Map(amountRune, s)
 	if strings.HasPrefix(s, "-") {
 		neg, s = !neg, s[1:]
 	} else {

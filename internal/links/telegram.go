@@ -107,52 +107,67 @@ func (t *Telegram) Callback(ctx context.Context, header string, body []byte) (ma
 	}
 	token, _ := strings.CutPrefix(q.Data, callbackPrefix)
 	owner, link, view, err := t.Links.decide(ctx, token)
-	var text string
-	words, readable := steward.Words(err)
-	switch {
-	case err == nil && link.Approve:
-		text = "Approved. Steward carries on."
-	case err == nil:
-		text = "Denied. Nothing was done."
-	case readable:
-		text = words
-	default:
+	text, err := decisionText(link, err)
+	if text == "" {
 		return nil, err
 	}
-	text = cut(text, 199)
-	alert := err != nil
-	done := err == nil || steward.ErrorCode(err) == steward.CodeConflict
-	if owner != uuid.Nil && q.Message != nil && t.Messages != nil {
+	pressed := Pressed{Text: text, Alert: err != nil, Done: err == nil || steward.ErrorCode(err) == steward.CodeConflict}
+	if owner != uuid.Nil && q.Message != nil {
+		pressed.QueryID, pressed.ChatID, pressed.MessageID = q.ID, q.Message.Chat.ID, q.Message.MessageID
 		var v *steward.View
 		if err == nil {
 			v = &view
 		}
-		if t.Messages.Decided(ctx, owner, Pressed{QueryID: q.ID, ChatID: q.Message.Chat.ID, MessageID: q.Message.MessageID,
-			Text: text, Alert: alert, Done: done}, v) {
+		if t.Messages != nil && t.Messages.Decided(ctx, owner, pressed, v) {
+			return nil, nil
+		}
+		if t.answer(ctx, owner, pressed, q.Message.Chat.Username) {
 			return nil, nil
 		}
 	}
-	if owner != uuid.Nil && q.Message != nil && t.Sender != nil && t.Sealer != nil {
-		target, ok, err := t.bot(ctx, owner, q.Message.Chat.ID, q.Message.Chat.Username)
-		log := zerolog.Ctx(ctx)
-		if err != nil {
-			log.Warn().Err(err).Msg("telegram callback: the owner's bot")
-		}
-		if ok {
-			err := t.Sender.BotAPI(ctx, target, "answerCallbackQuery", map[string]any{"callback_query_id": q.ID, "text": text, "show_alert": alert})
-			if err == nil {
-				if done {
-					if err := t.Sender.BotAPI(ctx, target, "editMessageReplyMarkup", map[string]any{"chat_id": q.Message.Chat.ID,
-						"message_id": q.Message.MessageID, "reply_markup": map[string]any{"inline_keyboard": [][]channel.Button{}}}); err != nil {
-						log.Warn().Err(err).Msg("telegram callback: editMessageReplyMarkup")
-					}
-				}
-				return nil, nil
-			}
-			log.Warn().Err(err).Msg("telegram callback: answerCallbackQuery")
+	return map[string]any{"method": "answerCallbackQuery", "callback_query_id": q.ID, "text": pressed.Text, "show_alert": true}, nil
+}
+
+// decisionText is what a button press answers: the decision made, or the words of a
+// readable refusal (used, expired, forged) with that error; "" and the error for any other.
+func decisionText(link steward.Link, err error) (string, error) {
+	words, readable := steward.Words(err)
+	switch {
+	case err == nil && link.Approve:
+		return "Approved. Steward carries on.", nil
+	case err == nil:
+		return "Denied. Nothing was done.", nil
+	case readable:
+		return cut(words, 199), err
+	}
+	return "", err
+}
+
+// answer answers the press through the owner's own bot, and once it is decided removes the
+// buttons; false when there is no such bot or the answer failed (the webhook's reply answers).
+func (t *Telegram) answer(ctx context.Context, owner uuid.UUID, p Pressed, username string) bool {
+	if t.Sender == nil || t.Sealer == nil {
+		return false
+	}
+	target, ok, err := t.bot(ctx, owner, p.ChatID, username)
+	log := zerolog.Ctx(ctx)
+	if err != nil {
+		log.Warn().Err(err).Msg("telegram callback: the owner's bot")
+	}
+	if !ok {
+		return false
+	}
+	if err := t.Sender.BotAPI(ctx, target, "answerCallbackQuery", map[string]any{"callback_query_id": p.QueryID, "text": p.Text, "show_alert": p.Alert}); err != nil {
+		log.Warn().Err(err).Msg("telegram callback: answerCallbackQuery")
+		return false
+	}
+	if p.Done {
+		if err := t.Sender.BotAPI(ctx, target, "editMessageReplyMarkup", map[string]any{"chat_id": p.ChatID,
+			"message_id": p.MessageID, "reply_markup": map[string]any{"inline_keyboard": [][]channel.Button{}}}); err != nil {
+			log.Warn().Err(err).Msg("telegram callback: editMessageReplyMarkup")
 		}
 	}
-	return map[string]any{"method": "answerCallbackQuery", "callback_query_id": q.ID, "text": text, "show_alert": true}, nil
+	return true
 }
 
 // bot is the owner's Telegram channel posting to the callback's chat (by id or @username),

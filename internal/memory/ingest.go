@@ -84,14 +84,9 @@ func (s *Service) ingest(ctx context.Context, ownerID uuid.UUID, p *pending) (in
 	for _, f := range backfill {
 		texts = append(texts, FactText(f.Kind, f.Subject, f.Content))
 	}
-	var vecs [][]float32
-	if len(texts) > 0 {
-		if vecs, err = s.Embedder.Embed(ctx, texts); err != nil {
-			return ingested{}, fmt.Errorf("embed turn %s: %w", in.TurnID, err)
-		}
-		if len(vecs) != len(texts) {
-			return ingested{}, fmt.Errorf("embed turn %s: %d vectors for %d texts", in.TurnID, len(vecs), len(texts))
-		}
+	vecs, err := s.embedAll(ctx, in.TurnID, texts)
+	if err != nil {
+		return ingested{}, err
 	}
 
 	var out ingested
@@ -142,6 +137,21 @@ func (s *Service) ingest(ctx context.Context, ownerID uuid.UUID, p *pending) (in
 		return ingested{}, fmt.Errorf("store memory of turn %s: %w", in.TurnID, err)
 	}
 	return out, nil
+}
+
+// embedAll embeds the texts of a turn's memory, a vector for each.
+func (s *Service) embedAll(ctx context.Context, turnID uuid.UUID, texts []string) ([][]float32, error) {
+	if len(texts) == 0 {
+		return nil, nil
+	}
+	vecs, err := s.Embedder.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("embed turn %s: %w", turnID, err)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("embed turn %s: %d vectors for %d texts", turnID, len(vecs), len(texts))
+	}
+	return vecs, nil
 }
 
 // ingested counts what one ingestion added.

@@ -102,6 +102,14 @@ func CheckOrder(r *OrderRequest, mode string) error {
 		return invalid("type must be market or limit")
 	case r.TimeInForce != "day" && r.TimeInForce != "gtc":
 		return invalid("time_in_force must be day or gtc")
+	}
+	return checkAmount(r, mode)
+}
+
+// checkAmount checks what an order buys or sells: whole shares or dollars (notional), and a
+// limit price exactly when it is a limit order.
+func checkAmount(r *OrderRequest, mode string) error {
+	switch {
 	case (r.Qty > 0) == (r.NotionalMinor > 0):
 		return invalid("give either qty (whole shares) or notional (dollars), not both")
 	case r.Qty < 0 || r.Qty > MaxQty:

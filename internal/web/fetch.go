@@ -43,38 +43,10 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (steward.WebPage, er
 	if limit <= 0 {
 		limit = DefaultMaxBytes
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	body, declared, finalURL, err := f.download(ctx, rawURL, limit)
 	if err != nil {
-		return steward.WebPage{}, fmt.Errorf("not a valid URL: %q", rawURL)
+		return steward.WebPage{}, err
 	}
-	req.Header.Set("User-Agent", "Steward/1 (web_fetch)")
-	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/json,text/plain;q=0.9,*/*;q=0.5")
-	resp, err := f.Client.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // the URL is the model's own; say only what went wrong
-		}
-		if errors.Is(err, egress.ErrBlocked) {
-			return steward.WebPage{}, fmt.Errorf("the URL is refused: %w", err)
-		}
-		return steward.WebPage{}, fmt.Errorf("the fetch failed: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return steward.WebPage{}, fmt.Errorf("the server answered %s", resp.Status)
-	}
-	if resp.ContentLength > limit {
-		return steward.WebPage{}, fmt.Errorf("the document is %d bytes, over the download cap of %d bytes", resp.ContentLength, limit)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return steward.WebPage{}, fmt.Errorf("the download failed: %w", err)
-	}
-	if int64(len(body)) > limit {
-		return steward.WebPage{}, fmt.Errorf("the document is over the download cap of %d bytes", limit)
-	}
-	declared := resp.Header.Get("Content-Type")
 	if declared == "" {
 		declared = http.DetectContentType(body)
 	}
@@ -82,7 +54,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (steward.WebPage, er
 	if err != nil {
 		return steward.WebPage{}, fmt.Errorf("the server sent an unreadable content type %q", declared)
 	}
-	page := steward.WebPage{URL: resp.Request.URL.String(), ContentType: mt}
+	page := steward.WebPage{URL: finalURL, ContentType: mt}
 	switch {
 	case mt == "text/html" || mt == "application/xhtml+xml" || mt == "application/pdf":
 		// HTML and PDF go through the document reader: its caps, and its sandbox.
@@ -104,6 +76,43 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (steward.WebPage, er
 		return steward.WebPage{}, fmt.Errorf("content type %s is not supported: web_fetch reads HTML, JSON, text and PDF", mt)
 	}
 	return page, nil
+}
+
+// download gets rawURL within limit bytes: the body, its declared content type and the URL
+// it came from after redirects.
+func (f *Fetcher) download(ctx context.Context, rawURL string, limit int64) (body []byte, contentType, finalURL string, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("not a valid URL: %q", rawURL)
+	}
+	req.Header.Set("User-Agent", "Steward/1 (web_fetch)")
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/json,text/plain;q=0.9,*/*;q=0.5")
+	resp, err := f.Client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is the model's own; say only what went wrong
+		}
+		if errors.Is(err, egress.ErrBlocked) {
+			return nil, "", "", fmt.Errorf("the URL is refused: %w", err)
+		}
+		return nil, "", "", fmt.Errorf("the fetch failed: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, "", "", fmt.Errorf("the server answered %s", resp.Status)
+	}
+	if resp.ContentLength > limit {
+		return nil, "", "", fmt.Errorf("the document is %d bytes, over the download cap of %d bytes", resp.ContentLength, limit)
+	}
+	body, err = io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, "", "", fmt.Errorf("the download failed: %w", err)
+	}
+	if int64(len(body)) > limit {
+		return nil, "", "", fmt.Errorf("the document is over the download cap of %d bytes", limit)
+	}
+	return body, resp.Header.Get("Content-Type"), resp.Request.URL.String(), nil
 }
 
 // decodeText returns a text body as UTF-8, converting from its declared charset.

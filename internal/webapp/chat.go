@@ -187,21 +187,37 @@ func chatTurn(p *page, reg *tools.Registry, t activity.ChatTurn, now time.Time, 
 			}
 			for _, c := range m.ToolCalls {
 				res, done := results[c.CallID]
-				rec, journaled := t.Calls[c.CallID]
-				chip(p, reg, c, res, done)
-				d, ok := t.Decisions[c.CallID]
-				if !ok && journaled && rec.DecidedBy == "human" {
-					d, ok = activity.Decision{Approved: rec.Status != steward.CallDenied, By: "you", Message: rec.Message}, true
-				}
-				switch {
-				case ok:
-					decisionNote(p, verdictOf(d, now))
-				case journaled && rec.Status == steward.CallPending && lapsed:
-					decisionNote(p, expired)
-				}
+				callChip(p, reg, t, c, res, done, now, lapsed)
 			}
 		}
 	}
+	turnState(p, reg, v, live)
+	if !live {
+		p.raw(`<a class="story" href="/turns/`).text(v.TurnID.String()).raw(`">The turn's story</a>`)
+	}
+	p.raw(`</div>`)
+}
+
+// callChip writes a tool call's chip and how a person decided it: the decision filed, the
+// journal's human decision, or "expired" for a call left pending when the turn lapsed.
+func callChip(p *page, reg *tools.Registry, t activity.ChatTurn, c activity.ToolCall, res activity.ToolResult, done bool, now time.Time, lapsed bool) {
+	rec, journaled := t.Calls[c.CallID]
+	chip(p, reg, c, res, done)
+	d, ok := t.Decisions[c.CallID]
+	if !ok && journaled && rec.DecidedBy == "human" {
+		d, ok = activity.Decision{Approved: rec.Status != steward.CallDenied, By: "you", Message: rec.Message}, true
+	}
+	switch {
+	case ok:
+		decisionNote(p, verdictOf(d, now))
+	case journaled && rec.Status == steward.CallPending && lapsed:
+		decisionNote(p, expired)
+	}
+}
+
+// turnState writes how the turn stands: a live approval card, its error, or that it is
+// still working.
+func turnState(p *page, reg *tools.Registry, v steward.View, live bool) {
 	switch {
 	case live:
 		p.raw(`<div class="pending">`)
@@ -212,10 +228,6 @@ func chatTurn(p *page, reg *tools.Registry, t activity.ChatTurn, now time.Time, 
 	case v.Status == steward.StatusContinuing || v.Status == steward.StatusRunning || v.Status == steward.StatusResuming:
 		p.raw(`<p class="status continuing" data-poll="`).text(v.TurnID.String()).raw(`">Still working on it…</p>`)
 	}
-	if !live {
-		p.raw(`<a class="story" href="/turns/`).text(v.TurnID.String()).raw(`">The turn's story</a>`)
-	}
-	p.raw(`</div>`)
 }
 
 // chip writes a tool call as a compact chip: its call's summary and, once it came back, its

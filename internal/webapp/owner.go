@@ -107,89 +107,112 @@ func activityBody(feed []steward.View, runs []store.JobRun, deliveries []steward
 			p.raw(`<p>Nothing has happened yet.</p>`)
 			return
 		}
-		if len(notes) > 0 {
-			p.raw(`<h2>Notifications</h2><ol class="feed notifications">`)
-			for _, n := range notes[:min(len(notes), activityShown)] {
-				p.raw(`<li class="notification"><strong>`).text(cmp.Or(n.Title, "Notification")).raw(`</strong> <span class="meta">`).
-					text(when(n.CreatedAt)).raw(` · `).text(noteState(n)).raw(`</span>`)
-				if n.TurnID != nil {
-					p.raw(` <a class="story" href="/turns/`).text(n.TurnID.String()).raw(`">The turn's story</a>`)
-				}
-				// The message as Markdown (channels send it so), through the one sanitizer (§1);
-				// its line breaks kept (app.css), its one-tap links hidden.
-				p.raw(`<div class="md message">`).raw(markdown.HTML(links.Hide(n.Message))).raw(`</div>`)
-				if n.DeliveryError != "" {
-					p.raw(`<p class="error">`).text(clip(n.DeliveryError, 200)).raw(`</p>`)
-				}
-				p.raw(`</li>`)
-			}
-			p.raw(`</ol>`)
-		}
-		if len(deliveries) > 0 {
-			p.raw(`<h2>Notification deliveries</h2><ol class="feed deliveries">`)
-			for _, e := range deliveries {
-				var d struct {
-					Channel string `json:"channel"`
-					Attempt int    `json:"attempt"`
-					Error   string `json:"error"`
-					Test    bool   `json:"test"`
-				}
-				_ = json.Unmarshal(e.Data, &d)
-				p.raw(`<li class="delivery" data-kind="`).text(e.Kind).raw(`"><strong>`).text(strings.TrimPrefix(e.Kind, "notification.")).
-					raw(`</strong> to <code>`).text(d.Channel).raw(`</code> <span class="meta">`).text(when(e.CreatedAt)).
-					raw(` · attempt `).text(strconv.Itoa(d.Attempt))
-				if d.Test {
-					p.raw(` · test`)
-				}
-				p.raw(`</span>`)
-				if d.Error != "" {
-					p.raw(`<p class="error">`).text(clip(d.Error, 200)).raw(`</p>`)
-				}
-				p.raw(`</li>`)
-			}
-			p.raw(`</ol>`)
-		}
-		if len(runs) > 0 {
-			p.raw(`<h2>Job and webhook runs</h2><ol class="feed runs">`)
-			for _, run := range runs {
-				kind := "Job"
-				if run.Trigger == store.RunByWebhook {
-					kind = "Webhook"
-				}
-				p.raw(`<li class="run" data-trigger="`).text(run.Trigger).raw(`"><strong>`).text(kind).raw(`</strong> <code>`).text(run.Job).
-					raw(`</code> <span class="meta">`).text(when(run.CreatedAt)).raw(` · `).text(run.Trigger).raw(` · <span class="status">`).
-					text(string(run.Status)).raw(`</span></span>`)
-				if run.TurnID != nil {
-					p.raw(` <a class="story" href="/turns/`).text(run.TurnID.String()).raw(`">The turn's story</a>`)
-				}
-				if run.Error != "" {
-					p.raw(`<p class="error">`).text(clip(run.Error, 200)).raw(`</p>`)
-				}
-				p.raw(`</li>`)
-			}
-			p.raw(`</ol>`)
-		}
-		if len(feed) == 0 {
-			return
-		}
-		p.raw(`<h2>Turns</h2><ol class="feed">`)
-		for _, v := range feed {
-			p.raw(`<li><a class="story" href="/turns/`).text(v.TurnID.String()).raw(`">`).text(when(v.CreatedAt)).raw(`</a> <span class="meta">`).
-				text(string(v.Trigger)).raw(` · `).text(string(v.Status))
-			if v.Model != "" {
-				p.raw(` · `).text(v.Model)
-			}
-			p.raw(fmt.Sprintf(` · $%.4f`, v.Usage.CostUSD)).raw(`</span>`)
-			switch {
-			case v.Answer != "":
-				p.raw(`<p>`).text(clip(v.Answer, 200)).raw(`</p>`)
-			case v.Error != "":
-				p.raw(`<p class="error">`).text(clip(v.Error, 200)).raw(`</p>`)
-			}
-			p.raw(`</li>`)
-		}
-		p.raw(`</ol>`)
+		activityNotes(p, notes)
+		activityDeliveries(p, deliveries)
+		activityRuns(p, runs)
+		activityTurns(p, feed)
 	}
+}
+
+// activityNotes lists the owner's latest notifications, as they were sent.
+func activityNotes(p *page, notes []store.Notification) {
+	if len(notes) == 0 {
+		return
+	}
+	p.raw(`<h2>Notifications</h2><ol class="feed notifications">`)
+	for _, n := range notes[:min(len(notes), activityShown)] {
+		p.raw(`<li class="notification"><strong>`).text(cmp.Or(n.Title, "Notification")).raw(`</strong> <span class="meta">`).
+			text(when(n.CreatedAt)).raw(` · `).text(noteState(n)).raw(`</span>`)
+		if n.TurnID != nil {
+			p.raw(` <a class="story" href="/turns/`).text(n.TurnID.String()).raw(`">The turn's story</a>`)
+		}
+		// The message as Markdown (channels send it so), through the one sanitizer (§1);
+		// its line breaks kept (app.css), its one-tap links hidden.
+		p.raw(`<div class="md message">`).raw(markdown.HTML(links.Hide(n.Message))).raw(`</div>`)
+		if n.DeliveryError != "" {
+			p.raw(`<p class="error">`).text(clip(n.DeliveryError, 200)).raw(`</p>`)
+		}
+		p.raw(`</li>`)
+	}
+	p.raw(`</ol>`)
+}
+
+// activityDeliveries lists the notification deliveries: channel, attempt, error.
+func activityDeliveries(p *page, deliveries []steward.Event) {
+	if len(deliveries) == 0 {
+		return
+	}
+	p.raw(`<h2>Notification deliveries</h2><ol class="feed deliveries">`)
+	for _, e := range deliveries {
+		var d struct {
+			Channel string `json:"channel"`
+			Attempt int    `json:"attempt"`
+			Error   string `json:"error"`
+			Test    bool   `json:"test"`
+		}
+		_ = json.Unmarshal(e.Data, &d)
+		p.raw(`<li class="delivery" data-kind="`).text(e.Kind).raw(`"><strong>`).text(strings.TrimPrefix(e.Kind, "notification.")).
+			raw(`</strong> to <code>`).text(d.Channel).raw(`</code> <span class="meta">`).text(when(e.CreatedAt)).
+			raw(` · attempt `).text(strconv.Itoa(d.Attempt))
+		if d.Test {
+			p.raw(` · test`)
+		}
+		p.raw(`</span>`)
+		if d.Error != "" {
+			p.raw(`<p class="error">`).text(clip(d.Error, 200)).raw(`</p>`)
+		}
+		p.raw(`</li>`)
+	}
+	p.raw(`</ol>`)
+}
+
+// activityRuns lists the job and webhook runs with their turns.
+func activityRuns(p *page, runs []store.JobRun) {
+	if len(runs) == 0 {
+		return
+	}
+	p.raw(`<h2>Job and webhook runs</h2><ol class="feed runs">`)
+	for _, run := range runs {
+		kind := "Job"
+		if run.Trigger == store.RunByWebhook {
+			kind = "Webhook"
+		}
+		p.raw(`<li class="run" data-trigger="`).text(run.Trigger).raw(`"><strong>`).text(kind).raw(`</strong> <code>`).text(run.Job).
+			raw(`</code> <span class="meta">`).text(when(run.CreatedAt)).raw(` · `).text(run.Trigger).raw(` · <span class="status">`).
+			text(string(run.Status)).raw(`</span></span>`)
+		if run.TurnID != nil {
+			p.raw(` <a class="story" href="/turns/`).text(run.TurnID.String()).raw(`">The turn's story</a>`)
+		}
+		if run.Error != "" {
+			p.raw(`<p class="error">`).text(clip(run.Error, 200)).raw(`</p>`)
+		}
+		p.raw(`</li>`)
+	}
+	p.raw(`</ol>`)
+}
+
+// activityTurns lists the turns: trigger, status, model, cost, answer or error.
+func activityTurns(p *page, feed []steward.View) {
+	if len(feed) == 0 {
+		return
+	}
+	p.raw(`<h2>Turns</h2><ol class="feed">`)
+	for _, v := range feed {
+		p.raw(`<li><a class="story" href="/turns/`).text(v.TurnID.String()).raw(`">`).text(when(v.CreatedAt)).raw(`</a> <span class="meta">`).
+			text(string(v.Trigger)).raw(` · `).text(string(v.Status))
+		if v.Model != "" {
+			p.raw(` · `).text(v.Model)
+		}
+		p.raw(fmt.Sprintf(` · $%.4f`, v.Usage.CostUSD)).raw(`</span>`)
+		switch {
+		case v.Answer != "":
+			p.raw(`<p>`).text(clip(v.Answer, 200)).raw(`</p>`)
+		case v.Error != "":
+			p.raw(`<p class="error">`).text(clip(v.Error, 200)).raw(`</p>`)
+		}
+		p.raw(`</li>`)
+	}
+	p.raw(`</ol>`)
 }
 
 func clip(s string, n int) string {

@@ -234,16 +234,12 @@ func (s *Service) checkVAPID(h string) error {
 	if !ok {
 		return fmt.Errorf("authorization %q is not the vapid scheme", h)
 	}
-	var token, key string
+	params := map[string]string{}
 	for _, part := range strings.Split(rest, ",") {
 		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
-		switch k {
-		case "t":
-			token = v
-		case "k":
-			key = v
-		}
+		params[k] = v
 	}
+	token, key := params["t"], params["k"]
 	if key != s.vapid {
 		return fmt.Errorf("k=%q, want the server's public key %q", key, s.vapid)
 	}
@@ -266,15 +262,8 @@ func (s *Service) checkVAPID(h string) error {
 	if head.Alg != "ES256" {
 		return fmt.Errorf("alg %q, want ES256", head.Alg)
 	}
-	raw, _ := base64.RawURLEncoding.DecodeString(key)
-	pub, perr := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), raw)
-	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if perr != nil || err != nil || len(sig) != 64 {
-		return errors.New("the key or the signature is malformed")
-	}
-	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if !ecdsa.Verify(pub, digest[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
-		return errors.New("the JWT's signature does not verify with k")
+	if err := verifyES256(parts, key); err != nil {
+		return err
 	}
 	now := time.Now()
 	switch {
@@ -286,6 +275,21 @@ func (s *Service) checkVAPID(h string) error {
 		return fmt.Errorf("sub %q is not a mailto: or https: contact", claims.Sub)
 	case strings.HasPrefix(claims.Sub, "mailto:mailto:"):
 		return fmt.Errorf("sub %q has mailto: twice", claims.Sub)
+	}
+	return nil
+}
+
+// verifyES256 verifies the signature of the JWT in parts with the base64url P-256 key.
+func verifyES256(parts []string, key string) error {
+	raw, _ := base64.RawURLEncoding.DecodeString(key)
+	pub, perr := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), raw)
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if perr != nil || err != nil || len(sig) != 64 {
+		return errors.New("the key or the signature is malformed")
+	}
+	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if !ecdsa.Verify(pub, digest[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+		return errors.New("the JWT's signature does not verify with k")
 	}
 	return nil
 }

@@ -100,28 +100,7 @@ func lex(s string) ([]token, error) {
 		case unicode.IsSpace(r):
 			i++
 		case isDigit(r) || r == '.' && i+1 < len(rs) && isDigit(rs[i+1]):
-			j := i
-			for j < len(rs) && isDigit(rs[j]) {
-				j++
-			}
-			if j < len(rs) && rs[j] == '.' {
-				j++
-				for j < len(rs) && isDigit(rs[j]) {
-					j++
-				}
-			}
-			if j < len(rs) && (rs[j] == 'e' || rs[j] == 'E') {
-				k := j + 1
-				if k < len(rs) && (rs[k] == '+' || rs[k] == '-') {
-					k++
-				}
-				if k < len(rs) && isDigit(rs[k]) {
-					for k < len(rs) && isDigit(rs[k]) {
-						k++
-					}
-					j = k
-				}
-			}
+			j := numberEnd(rs, i)
 			text := string(rs[i:j])
 			v, err := strconv.ParseFloat(text, 64)
 			if err != nil || math.IsInf(v, 0) {
@@ -147,6 +126,33 @@ func lex(s string) ([]token, error) {
 		}
 	}
 	return append(toks, token{kind: tokEOF, pos: len(rs) + 1}), nil
+}
+
+// numberEnd returns the index just past the number starting at rs[i]: digits, an optional
+// fraction, and an exponent only when digits follow its sign.
+func numberEnd(rs []rune, i int) int {
+	j := digitsEnd(rs, i)
+	if j < len(rs) && rs[j] == '.' {
+		j = digitsEnd(rs, j+1)
+	}
+	if j < len(rs) && (rs[j] == 'e' || rs[j] == 'E') {
+		k := j + 1
+		if k < len(rs) && (rs[k] == '+' || rs[k] == '-') {
+			k++
+		}
+		if k < len(rs) && isDigit(rs[k]) {
+			j = digitsEnd(rs, k)
+		}
+	}
+	return j
+}
+
+// digitsEnd returns the index of the first rune at or after i that is not a digit.
+func digitsEnd(rs []rune, i int) int {
+	for i < len(rs) && isDigit(rs[i]) {
+		i++
+	}
+	return i
 }
 
 // isDigit reports whether r is an ASCII digit.
