@@ -173,7 +173,7 @@ func (r *Runner) Start(ctx context.Context, in Input, emit Emit) (steward.View, 
 // The conversation, the reads and admission share round trips (Tx.Together).
 func (r *Runner) open(ctx context.Context, x *run, in Input, reads bool, vec []float32) error {
 	var created steward.Turn // the turn the transaction inserted, committed or not
-	err := r.inOwner(ctx, x, func(tx Tx) error {
+	start := func(tx Tx) error {
 		var conv steward.Conversation
 		var stored []steward.StoredMessage
 		fns := []func() error{func() error {
@@ -238,9 +238,19 @@ func (r *Runner) open(ctx context.Context, x *run, in Input, reads bool, vec []f
 			x.record("turn_tainted", map[string]any{"source": recalled})
 		}
 		return nil
-	})
-	return openError(r.startedAfterAll(ctx, x, created, in.Trigger, err))
+	}
+	err := r.startedAfterAll(ctx, x, created, in.Trigger, r.inOwner(ctx, x, start))
+	if errors.Is(err, errStartNotCommitted) && ctx.Err() == nil {
+		// Nothing of it committed: the start runs once more, on a fresh connection.
+		created = steward.Turn{}
+		err = r.startedAfterAll(ctx, x, created, in.Trigger, r.inOwner(ctx, x, start))
+	}
+	return openError(err)
 }
+
+// errStartNotCommitted marks a start whose COMMIT's answer was lost and whose turn was then
+// not found: nothing of it committed, so it may run again.
+var errStartNotCommitted = errors.New("the start did not commit")
 
 // started records x's turn_started event, written with the turn's next transaction like
 // every event.
@@ -269,6 +279,9 @@ func (r *Runner) startedAfterAll(ctx context.Context, x *run, created steward.Tu
 	if err != nil {
 		x.turn = steward.Turn{OwnerID: created.OwnerID}
 		logError(ctx, err, "a start whose COMMIT's answer was lost: its turn was not found")
+		if steward.ErrorCode(err) == steward.CodeNotFound {
+			return fmt.Errorf("%w (%w)", lost, errStartNotCommitted)
+		}
 		return lost
 	}
 	r.started(x, trigger)

@@ -146,6 +146,25 @@ func TestFailoverLosesTheStartsCommit(t *testing.T) {
 	}
 }
 
+// TestFailoverDropsTheStartsCommit: the connection is cut as the chat's first COMMIT goes
+// out, before the server reads it — nothing of the start committed. Steward looks, finds no
+// turn, and starts it once more on a fresh connection: the owner sees the answer, not a 503,
+// and there is one turn.
+func TestFailoverDropsTheStartsCommit(t *testing.T) {
+	out := testdb.NewOutage(t, os.Getenv("APP_DATABASE_URL"))
+	e := appEnv(t, apptest.Options{Model: scripted.New(text("Hello.")), Through: out.Through})
+	out.DropNextCommit()
+	resp := e.do(request{method: "POST", path: "/v1/chat", key: e.key, body: `{"message":"hello"}`})
+	if resp.status != http.StatusOK {
+		t.Errorf("chat whose first COMMIT never arrived: %d %s", resp.status, resp.body)
+	} else if v := viewOf(t, resp); v.Status != steward.StatusCompleted || v.Answer != "Hello." {
+		t.Errorf("chat whose first COMMIT never arrived: %s %q %q", v.Status, v.Answer, v.Error)
+	}
+	if turns := e.turns(); len(turns) != 1 || turns[0].Status != steward.StatusCompleted {
+		t.Errorf("turns %+v, want one completed", turns)
+	}
+}
+
 // TestFailoverLosesTheConfirmsCommit: the connection is cut as the server answers the COMMIT
 // of a confirm's claim, in which the approved write ran with its journal row. Steward looks:
 // its claim committed, so the turn goes on — the owner sees the answer, the write ran exactly

@@ -21,9 +21,16 @@ type Outage struct {
 	mu     sync.Mutex
 	ln     net.Listener
 	conns  map[net.Conn]bool
-	// loseCommit, when set, makes the next COMMIT's answer never arrive (LoseNextCommit).
-	loseCommit atomic.Bool
+	// loseCommit, when set, makes the next COMMIT's answer never arrive (LoseNextCommit);
+	// dropCommit the next COMMIT never reach the server (DropNextCommit).
+	loseCommit, dropCommit atomic.Bool
 }
+
+// DropNextCommit makes the next transaction to commit through the proxy never commit while
+// its client cannot know it: the connection is cut as the client's COMMIT passes (the chunk
+// carrying it, and the statements sent with it, dropped) — a backend killed just before it
+// read the COMMIT, as a failover does.
+func (o *Outage) DropNextCommit() { o.dropCommit.Store(true) }
 
 // LoseNextCommit makes the next transaction to commit through the proxy commit on the
 // server while its answer is lost: the connection is cut as the server's CommandComplete
@@ -103,7 +110,7 @@ func (o *Outage) accept(ln net.Listener) {
 		o.conns[client], o.conns[server] = true, true
 		o.mu.Unlock()
 		go o.answers(client, server)
-		go pipe(server, client)
+		go o.requests(server, client)
 	}
 }
 
@@ -120,6 +127,28 @@ func (o *Outage) answers(client, server net.Conn) {
 				return
 			}
 			if _, werr := client.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// requests copies the client's messages to the server, as pipe, but when DropNextCommit was
+// called, cuts both as soon as a chunk carries a COMMIT, which it drops.
+func (o *Outage) requests(server, client net.Conn) {
+	defer client.Close()
+	defer server.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := client.Read(buf)
+		if n > 0 {
+			if bytes.Contains(bytes.ToLower(buf[:n]), []byte("commit")) && o.dropCommit.CompareAndSwap(true, false) {
+				return
+			}
+			if _, werr := server.Write(buf[:n]); werr != nil {
 				return
 			}
 		}
