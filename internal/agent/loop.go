@@ -239,13 +239,21 @@ func (r *Runner) open(ctx context.Context, x *run, in Input, reads bool, vec []f
 		}
 		return nil
 	}
-	err := r.startedAfterAll(ctx, x, created, in.Trigger, r.inOwner(ctx, x, start))
+	return openError(r.settledStart(ctx, x, in.Trigger, start, &created))
+}
+
+// settledStart runs start (which sets *created to the turn it inserts) and settles a lost
+// COMMIT answer (startedAfterAll); when nothing of it committed, it runs once more, on a
+// fresh connection.
+func (r *Runner) settledStart(ctx context.Context, x *run, trigger steward.Trigger, start func(Tx) error, created *steward.Turn) error {
+	err := r.inOwner(ctx, x, start)
+	err = r.startedAfterAll(ctx, x, *created, trigger, err)
 	if errors.Is(err, errStartNotCommitted) && ctx.Err() == nil {
-		// Nothing of it committed: the start runs once more, on a fresh connection.
-		created = steward.Turn{}
-		err = r.startedAfterAll(ctx, x, created, in.Trigger, r.inOwner(ctx, x, start))
+		*created = steward.Turn{}
+		err = r.inOwner(ctx, x, start)
+		err = r.startedAfterAll(ctx, x, *created, trigger, err)
 	}
-	return openError(err)
+	return err
 }
 
 // errStartNotCommitted marks a start whose COMMIT's answer was lost and whose turn was then

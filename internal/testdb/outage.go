@@ -2,7 +2,6 @@ package testdb
 
 import (
 	"bytes"
-	"io"
 	"net"
 	"net/url"
 	"sync"
@@ -156,11 +155,4 @@ func (o *Outage) requests(server, client net.Conn) {
 			return
 		}
 	}
-}
-
-// pipe copies src to dst until either ends, then closes both.
-func pipe(dst, src net.Conn) {
-	_, _ = io.Copy(dst, src)
-	dst.Close()
-	src.Close()
 }
