@@ -249,11 +249,7 @@ func (r *Runner) compact(ctx context.Context, x *run, decls []llm.ToolDecl) {
 	case summary == nil:
 		data["summary"] = "none"
 	default:
-		cost := int64(0)
-		if r.Price != nil {
-			cost = r.Price(r.Summarizer.Name(), usage)
-		}
-		x.st.Usage, x.st.CostMicros = x.st.Usage.Add(usage), x.st.CostMicros+cost
+		cost := r.charge(x, r.Summarizer.Name(), usage)
 		data["summary"], data["summary_model"], data["usage"], data["cost_micros"] = "pinned", r.Summarizer.Name(), usage, cost
 		data["through_seq"] = summary.ThroughSeq
 		x.summary = summary

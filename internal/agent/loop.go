@@ -531,12 +531,7 @@ func (r *Runner) call(ctx context.Context, x *run, withTools bool) (llm.Response
 	stop()
 	cancel()
 	x.st.Iterations++
-	x.st.Usage = x.st.Usage.Add(resp.Usage)
-	cost := int64(0)
-	if r.Price != nil {
-		cost = r.Price(resp.Model, resp.Usage)
-	}
-	x.st.CostMicros += cost
+	cost := r.charge(x, resp.Model, resp.Usage)
 	r.attempts(x, resp, err)
 	data := modelCall{Model: cmp.Or(resp.Model, r.Model.Name()), Finish: resp.Finish, FinishDetail: resp.FinishDetail,
 		Usage: resp.Usage, CostMicros: cost, LatencyMS: time.Since(start).Milliseconds(), Tools: withTools}
@@ -576,12 +571,7 @@ func (r *Runner) attempts(x *run, resp llm.Response, err error) {
 		return
 	}
 	for _, a := range resp.Attempts {
-		cost := int64(0)
-		if r.Price != nil {
-			cost = r.Price(a.Model, a.Usage)
-		}
-		x.st.Usage = x.st.Usage.Add(a.Usage)
-		x.st.CostMicros += cost
+		cost := r.charge(x, a.Model, a.Usage)
 		outcome := "failed"
 		if a.Skipped {
 			outcome = "skipped"
@@ -594,15 +584,22 @@ func (r *Runner) attempts(x *run, resp llm.Response, err error) {
 	}
 }
 
-// spend counts a model call a tool made of its own (web_search's grounded search) against
-// the turn's budgets, priced at its model, and tells the story (a tool_spend event).
-func (r *Runner) spend(x *run, c steward.ToolCall, model string, u steward.Usage) {
+// charge counts a model call's usage against the turn's budgets, priced at model (0 without
+// a Price), and returns its cost.
+func (r *Runner) charge(x *run, model string, u steward.Usage) int64 {
 	cost := int64(0)
 	if r.Price != nil {
 		cost = r.Price(model, u)
 	}
 	x.st.Usage = x.st.Usage.Add(u)
 	x.st.CostMicros += cost
+	return cost
+}
+
+// spend counts a model call a tool made of its own (web_search's grounded search) against
+// the turn's budgets, priced at its model, and tells the story (a tool_spend event).
+func (r *Runner) spend(x *run, c steward.ToolCall, model string, u steward.Usage) {
+	cost := r.charge(x, model, u)
 	x.record("tool_spend", map[string]any{"call_id": c.ID, "tool": c.Name, "model": model, "usage": u, "cost_micros": cost})
 }
 
