@@ -121,47 +121,34 @@ func TestFailoverMidTransaction(t *testing.T) {
 	})
 }
 
-// TestFailoverLosesTheStartsCommit: the connection is cut as the server answers the COMMIT of
-// the chat's first transaction (the conversation and the running turn), so Steward cannot
-// know from the connection whether it committed. It looks: the turn had started, so it goes
-// on — the owner sees the answer, and no turn is left running.
-func TestFailoverLosesTheStartsCommit(t *testing.T) {
-	out := testdb.NewOutage(t, os.Getenv("APP_DATABASE_URL"))
-	e := appEnv(t, apptest.Options{Model: scripted.New(text("Hello.")), Through: out.Through})
-	out.LoseNextCommit()
-	resp := e.do(request{method: "POST", path: "/v1/chat", key: e.key, body: `{"message":"hello"}`})
-	if resp.status != http.StatusOK {
-		t.Errorf("chat whose first COMMIT's answer was lost: %d %s", resp.status, resp.body)
-	} else if v := viewOf(t, resp); v.Status != steward.StatusCompleted || v.Answer != "Hello." {
-		t.Errorf("chat whose first COMMIT's answer was lost: %s %q %q", v.Status, v.Answer, v.Error)
-	}
-	turns := e.turns()
-	if len(turns) != 1 {
-		t.Errorf("%d turns, want 1", len(turns))
-	}
-	for _, turn := range turns {
-		if turn.Status == steward.StatusRunning {
-			t.Errorf("turn %s left running", turn.ID)
-		}
-	}
-}
-
-// TestFailoverDropsTheStartsCommit: the connection is cut as the chat's first COMMIT goes
-// out, before the server reads it — nothing of the start committed. Steward looks, finds no
-// turn, and starts it once more on a fresh connection: the owner sees the answer, not a 503,
-// and there is one turn.
-func TestFailoverDropsTheStartsCommit(t *testing.T) {
-	out := testdb.NewOutage(t, os.Getenv("APP_DATABASE_URL"))
-	e := appEnv(t, apptest.Options{Model: scripted.New(text("Hello.")), Through: out.Through})
-	out.DropNextCommit()
-	resp := e.do(request{method: "POST", path: "/v1/chat", key: e.key, body: `{"message":"hello"}`})
-	if resp.status != http.StatusOK {
-		t.Errorf("chat whose first COMMIT never arrived: %d %s", resp.status, resp.body)
-	} else if v := viewOf(t, resp); v.Status != steward.StatusCompleted || v.Answer != "Hello." {
-		t.Errorf("chat whose first COMMIT never arrived: %s %q %q", v.Status, v.Answer, v.Error)
-	}
-	if turns := e.turns(); len(turns) != 1 || turns[0].Status != steward.StatusCompleted {
-		t.Errorf("turns %+v, want one completed", turns)
+// TestFailoverAtTheStartsCommit: the connection is cut at the COMMIT of the chat's first
+// transaction (the conversation and the running turn). Its answer lost, Steward cannot know
+// from the connection whether it committed: it looks, and the turn had started, so it goes on.
+// The COMMIT never arrived, nothing committed: it looks, finds no turn, and starts once more
+// on a fresh connection. Either way the owner sees the answer, not a 503, and there is one
+// turn, completed.
+func TestFailoverAtTheStartsCommit(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cut  func(*testdb.Outage)
+	}{
+		{"its answer lost", (*testdb.Outage).LoseNextCommit},
+		{"it never arrived", (*testdb.Outage).DropNextCommit},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := testdb.NewOutage(t, os.Getenv("APP_DATABASE_URL"))
+			e := appEnv(t, apptest.Options{Model: scripted.New(text("Hello.")), Through: out.Through})
+			c.cut(out)
+			resp := e.do(request{method: "POST", path: "/v1/chat", key: e.key, body: `{"message":"hello"}`})
+			if resp.status != http.StatusOK {
+				t.Errorf("chat whose first COMMIT was cut: %d %s", resp.status, resp.body)
+			} else if v := viewOf(t, resp); v.Status != steward.StatusCompleted || v.Answer != "Hello." {
+				t.Errorf("chat whose first COMMIT was cut: %s %q %q", v.Status, v.Answer, v.Error)
+			}
+			if turns := e.turns(); len(turns) != 1 || turns[0].Status != steward.StatusCompleted {
+				t.Errorf("turns %+v, want one completed (none left running)", turns)
+			}
+		})
 	}
 }
 
