@@ -157,11 +157,12 @@ bench-scale: build db ## a year of 10,000 households (generated, kept between ru
 	$(GO) build -trimpath -o bin/benchscale ./cmd/benchscale
 	@$(load_env); bin/benchscale -steward bin/steward $(SCALE_FLAGS)
 
-bench-extract: db ## the hostile documents: each reading's time and extra RSS, the 19 MB one that runs to the longest deadline, and another owner's latency meanwhile
+bench-extract: db ## the hostile documents and the largest skill: each reading's time and extra RSS, the 19 MB one that runs to the longest deadline, and another owner's latency meanwhile
 	@$(load_env); $(GO) test -run '^$$' -bench 'BenchmarkHostile$$' -benchtime 3x ./internal/doctext/ && \
 	$(GO) test -run '^$$' -bench BenchmarkLargeHostile -benchtime 1x ./internal/doctext/ && \
 	$(GO) test -run '^$$' -bench BenchmarkNeighbourDuringHostileUploads -benchtime 300x ./internal/httpapi/ && \
-	$(GO) test -run '^$$' -bench BenchmarkOtherOwnerDuringLargeReading -benchtime 50x ./internal/httpapi/
+	$(GO) test -run '^$$' -bench BenchmarkOtherOwnerDuringLargeReading -benchtime 50x ./internal/httpapi/ && \
+	$(GO) test -run '^$$' -bench BenchmarkReadAndScanLargest -benchtime 3x ./internal/skillpack/
 
 FUZZTIME ?= 30s
 fuzz: ## each document reader's, the mail parser's, the skill reader's, run_code's and the recording sniffer's fuzz target for $(FUZZTIME) (CI runs it for a bounded time)
