@@ -229,7 +229,7 @@ func sayLedgerReport(a ledgerReportArgs) string {
 }
 
 func saidLedgerReport(_ ledgerReportArgs, o accounting.Report) string {
-	return "accounting.Report of " + tools.Count(len(o.Lines), "line")
+	return "Report of " + tools.Count(len(o.Lines), "line")
 }
 
 func saySearchTransactions(a searchTransactionsArgs) string {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,4 +70,25 @@ func RunArgErr(t *testing.T, env tools.Env, name, args string) *tools.ArgError {
 		t.Errorf("ArgError.Tool = %q, want %q", ae.Tool, name)
 	}
 	return ae
+}
+
+// Policy words what a tool declares about itself — its kind, then each policy it sets, in a
+// fixed order (e.g. "write money reversible") — for the toolsets' tests to compare with what
+// each tool is meant to be.
+func Policy(t tools.Tool) string {
+	words := []string{string(t.Kind)}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"external", t.External}, {"money", t.Money != nil}, {"no-always", t.NoAlways}, {"always-ask", t.AlwaysAsk},
+		{"rules-may-allow", t.RulesMayAllow}, {"egress", t.Egress}, {"links", t.Links != nil},
+		{"untrusted", t.Untrusted}, {"reversible", t.Reversible}, {"playbook", t.Playbook},
+		{"preview", t.Preview != nil}, {"estimate", t.Estimate != nil},
+	} {
+		if f.set {
+			words = append(words, f.name)
+		}
+	}
+	return strings.Join(words, " ")
 }

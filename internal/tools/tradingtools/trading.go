@@ -39,7 +39,7 @@ type Broker interface {
 func Tools(b Broker, remote bool) []tools.Tool {
 	place := tools.WithPreview(placeOrderTool(b), func(ctx context.Context, env tools.Env, a placeOrderArgs) (string, error) {
 		s, err := b.Preview(ctx, env.OwnerID, a.request())
-		return s, tools.ServiceError(ctx, "qty", err)
+		return s, tools.ServiceError(ctx, "", err) // the service's words name the argument at fault
 	})
 	// The order's notional at the quote, for a household policy's minimum.
 	place.Estimate = func(ctx context.Context, env tools.Env, raw json.RawMessage) (*steward.Money, error) {
@@ -189,7 +189,7 @@ func placeOrderTool(b Broker) tools.Tool {
 		func(ctx context.Context, env tools.Env, a placeOrderArgs) (any, error) {
 			o, err := b.PlaceOrder(ctx, env.OwnerID, ClientOrderID(env), a.request())
 			if err != nil {
-				return nil, tools.ServiceError(ctx, "qty", err)
+				return nil, tools.ServiceError(ctx, "", err) // the service's words name the argument at fault
 			}
 			return map[string]any{"order": o}, nil
 		}), sayPlaceOrder, saidPlaceOrder)
