@@ -957,9 +957,11 @@ func (r *Runner) gateRequest(x *run, c steward.ToolCall) steward.GateRequest {
 	req := steward.GateRequest{OwnerID: x.turn.OwnerID, TurnID: x.turn.ID, Trigger: x.turn.Trigger, Untrusted: x.st.Untrusted,
 		CallID: c.ID, Tool: c.Name, Args: c.Args, Taint: x.taint()}
 	tool, ok := r.registry(x).Get(c.Name)
-	req.Egress = !ok || tool.External || (tool.Egress && !x.ownerNamed(c.Args)) || (tool.Links != nil && !x.ownerWroteAll(tool.Links(c.Args)))
-	req.NoAllowRules = !ok || !tool.AlwaysOffered()
-	req.AlwaysAsk = !ok || tool.AlwaysAsk
+	req.Egress = !ok || r.sendsOut(x, tool, c) || (tool.Links != nil && !x.ownerWroteAll(tool.Links(c.Args)))
+	req.Rules = steward.OnlyOwnerYes
+	if ok {
+		req.Rules = tool.RuleScope()
+	}
 	if ok && tool.Money != nil {
 		req.MovesMoney = true
 		req.Money, _ = tool.MoneyIn(c.Args) // nil when unreadable: the gate denies it (ARCHITECTURE.md §2)
@@ -1026,11 +1028,18 @@ func (x *run) taint() string {
 	return ""
 }
 
-// heldEgress reports whether a call of an Egress read (web_fetch) must go to the gate
+// heldEgress reports whether a call of an External read (web_fetch) must go to the gate
 // instead of running at once: its turn is tainted and the owner's message did not name its
 // URL.
 func (r *Runner) heldEgress(x *run, tool tools.Tool, c steward.ToolCall) bool {
-	return tool.Egress && x.taint() != "" && !x.ownerNamed(c.Args)
+	return tool.External && tool.Kind == steward.KindRead && x.taint() != "" && !x.ownerNamed(c.Args)
+}
+
+// sendsOut reports whether a call of tool carries data to a destination the owner did not
+// fix in advance: any External write, an External read (web_fetch) of a URL the owner's
+// message did not name.
+func (r *Runner) sendsOut(x *run, tool tools.Tool, c steward.ToolCall) bool {
+	return tool.External && (tool.Kind != steward.KindRead || !x.ownerNamed(c.Args))
 }
 
 // ownerNamed reports whether the "url" argument of a call appears, as a word, in the owner's

@@ -372,7 +372,7 @@ func (r *Runner) runWrites(ctx context.Context, x *run, p *plan) error {
 // whose effect stays in Postgres runs in the same transaction as its journal row
 // (executeAlone); an external one is journaled executing first (executeExternal).
 func (r *Runner) execute(ctx context.Context, x *run, c steward.ToolCall) (steward.ToolResult, error) {
-	if tool, _ := r.registry(x).Get(c.Name); tool.External || tool.Egress {
+	if tool, _ := r.registry(x).Get(c.Name); tool.External {
 		return r.executeExternal(ctx, x, c)
 	}
 	return r.executeAlone(ctx, x, c)
@@ -512,7 +512,7 @@ func (r *Runner) executeClaimed(ctx context.Context, tx Tx, x *run, journal map[
 		if done[c.ID] || j.Status != steward.CallApproved {
 			continue
 		}
-		if tool, ok := r.registry(x).Get(c.Name); !ok || tool.External || tool.Egress {
+		if tool, ok := r.registry(x).Get(c.Name); !ok || tool.External {
 			return nil
 		}
 		res, err := r.executeLocal(ctx, tx, x, c)

@@ -56,15 +56,10 @@ func (s *Service) Tools(ctx context.Context, tx agent.Tx) ([]tools.Tool, error) 
 					return s.call(ctx, env.OwnerID, srv, t, args)
 				})
 		}
-		// Its output is outside data (taints the turn); a read sends its arguments out
-		// (egress: held in a tainted turn), a write is External: both run outside any
-		// transaction (docs/ARCHITECTURE.md §3).
-		tool.Untrusted = true
-		if tool.Kind == steward.KindRead {
-			tool.Egress = true
-		} else {
-			tool.External = true
-		}
+		// Its output is outside data (taints the turn); it is External: a read sends its
+		// arguments out (held in a tainted turn), a write's effect is the server's, and both
+		// run outside any transaction (docs/ARCHITECTURE.md §3).
+		tool.Untrusted, tool.External = true, true
 		if tool.Err() != nil {
 			continue // a schema that no longer resolves is not offered
 		}

@@ -63,7 +63,7 @@ func (g *Gate) Decide(ctx context.Context, tx agent.Tx, req steward.GateRequest)
 		return d, nil // a deny rule, or a tainted egress call the owner decides
 	case governed:
 		return steward.GateDecision{Verdict: steward.Ask, Reason: steward.ReasonHousehold}, nil
-	case mode == "auto" && g.AllowAuto && !untrusted(req) && !req.AlwaysAsk:
+	case mode == "auto" && g.AllowAuto && !untrusted(req) && req.Rules.AutoMayRun():
 		return steward.GateDecision{Verdict: steward.Allow, By: "mode:auto"}, nil
 	}
 	return d, nil
@@ -154,7 +154,7 @@ func decideByRules(rules []steward.Rule, req steward.GateRequest) steward.GateDe
 	if tainted(req) {
 		return steward.GateDecision{Verdict: steward.Ask, Reason: steward.ReasonTainted}
 	}
-	if allow != nil && !untrusted(req) && !req.NoAllowRules {
+	if allow != nil && !untrusted(req) && req.Rules.RulesMayRun() {
 		return steward.GateDecision{Verdict: steward.Allow, By: "rule:" + allow.ID.String()}
 	}
 	return steward.GateDecision{Verdict: steward.Ask}

@@ -79,7 +79,7 @@ func TestDecideByRules(t *testing.T) {
 // rules never run a call without asking; deny rules still refuse.
 func TestNoAllowRulesForToolsWithoutAlways(t *testing.T) {
 	t.Parallel()
-	req := steward.GateRequest{Tool: "pay", Args: json.RawMessage(`{"to":"bob"}`), Trigger: steward.TriggerChat, NoAllowRules: true}
+	req := steward.GateRequest{Tool: "pay", Args: json.RawMessage(`{"to":"bob"}`), Trigger: steward.TriggerChat, Rules: steward.RulesNeverAllow}
 	for _, tc := range []struct {
 		rules []steward.Rule
 		want  steward.Verdict

@@ -32,7 +32,7 @@ func TestGateDeniesUnreadableAmounts(t *testing.T) {
 	}
 	gate := &safety.Gate{AllowAuto: true}
 	base := steward.GateRequest{OwnerID: owner.ID, Trigger: steward.TriggerChat, CallID: "c1", Tool: "pay",
-		Args: json.RawMessage(`{"to":"bob"}`), NoAllowRules: true, MovesMoney: true}
+		Args: json.RawMessage(`{"to":"bob"}`), Rules: steward.RulesNeverAllow, MovesMoney: true}
 	decide := func(req steward.GateRequest) (d, e steward.GateDecision) {
 		t.Helper()
 		if err := db.Store.WithOwner(ctx, owner.ID, func(tx *store.Tx) error {

@@ -144,6 +144,36 @@ const (
 	Ask   Verdict = "ask"
 )
 
+// RuleScope says what may run a write without the owner's yes to that very call: a standing
+// allow rule, auto mode (the owner's blanket yes), or nothing. A tool declares one
+// (tools.Tool.Rules); the loop resolves it for each call (GateRequest.Rules).
+type RuleScope uint8
+
+const (
+	// RulesByKind, the zero value, is a tool's default: a standing allow rule may run a
+	// write that stays in Steward's database and moves no money; one that moves money or
+	// reaches outside Steward (tools.Tool.External) is asked every time. Auto mode may run
+	// either. Resolved, it is RulesMayAllow or RulesNeverAllow.
+	RulesByKind RuleScope = iota
+	// RulesMayAllow: a standing allow rule may run it, even a write reaching outside
+	// Steward: for such a write, the operator's explicit choice (run_command with
+	// STEWARD_SHELL_RULES=on).
+	RulesMayAllow
+	// RulesNeverAllow: no standing allow rule runs it, it is asked every time; auto mode
+	// may run it.
+	RulesNeverAllow
+	// OnlyOwnerYes: nothing but the owner's yes runs it, every time: no standing rule, no
+	// auto mode (an order to a broker).
+	OnlyOwnerYes
+)
+
+// RulesMayRun reports whether a standing allow rule may run a call of this resolved scope
+// (RulesByKind here is a request that did not say: as RulesMayAllow).
+func (s RuleScope) RulesMayRun() bool { return s == RulesByKind || s == RulesMayAllow }
+
+// AutoMayRun reports whether auto mode may run a call of this scope.
+func (s RuleScope) AutoMayRun() bool { return s != OnlyOwnerYes }
+
 // GateRequest is one write call the model asked for.
 type GateRequest struct {
 	OwnerID uuid.UUID
@@ -160,12 +190,10 @@ type GateRequest struct {
 	// Money is the amount the call moves, for tools that declare one; nil when it could not
 	// be read, and the gate then denies the call (money fails closed, ARCHITECTURE.md §2).
 	Money *Money
-	// NoAllowRules is set for tools that do not offer "always" (money and egress): no
-	// standing allow rule runs them without asking.
-	NoAllowRules bool
-	// AlwaysAsk is set for tools only the owner's yes runs (tools.Tool.AlwaysAsk): auto mode
-	// does not run them either.
-	AlwaysAsk bool
+	// Rules is what may run the call besides the owner's yes to it, as the loop resolved it
+	// from its tool (tools.Tool.RuleScope): RulesMayAllow, RulesNeverAllow (money, egress, …)
+	// or OnlyOwnerYes (no auto mode either).
+	Rules RuleScope
 	// Egress is set for calls that can carry data to a destination the owner did not fix in
 	// advance (an External tool, or web_fetch of a URL not in the owner's message).
 	Egress bool

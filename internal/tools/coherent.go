@@ -7,9 +7,10 @@ import (
 )
 
 // coherent refuses a tool whose declarations contradict its kind or one another. A read
-// never passes the gate, so a read declaring what only the gate reads (money, always-ask,
-// an outside effect, an undo, a preview) would run unasked; a write cannot be an egress read
-// or a playbook; and a write cannot be both allowed and never allowed to be lifted by a rule.
+// passes the gate only when it is External and its turn tainted, so a read declaring what
+// only the gate reads (money, who may lift the question, links, an undo, a preview, an
+// estimate) would run unasked; a write cannot be a playbook; and a rule may lift the question
+// of a write that moves money never, of a local one already.
 func (t Tool) coherent() error {
 	type flag struct {
 		name string
@@ -17,11 +18,11 @@ func (t Tool) coherent() error {
 	}
 	var misplaced []flag
 	if t.Kind == steward.KindRead {
-		misplaced = []flag{{"Money", t.Money != nil}, {"AlwaysAsk", t.AlwaysAsk}, {"NoAlways", t.NoAlways},
-			{"RulesMayAllow", t.RulesMayAllow}, {"External", t.External}, {"Reversible", t.Reversible},
+		misplaced = []flag{{"Money", t.Money != nil}, {"Rules", t.Rules != steward.RulesByKind},
+			{"Links", t.Links != nil}, {"Reversible", t.Reversible},
 			{"Preview", t.Preview != nil}, {"Estimate", t.Estimate != nil}}
 	} else {
-		misplaced = []flag{{"Egress", t.Egress}, {"Playbook", t.Playbook}}
+		misplaced = []flag{{"Playbook", t.Playbook}}
 	}
 	for _, f := range misplaced {
 		if f.set {
@@ -29,11 +30,11 @@ func (t Tool) coherent() error {
 		}
 	}
 	switch {
-	case t.RulesMayAllow && t.AlwaysAsk:
-		return fmt.Errorf("tool %q: AlwaysAsk and RulesMayAllow contradict (nothing but the owner's yes runs it)", t.Name)
-	case t.RulesMayAllow && t.NoAlways:
-		return fmt.Errorf("tool %q: NoAlways and RulesMayAllow contradict", t.Name)
-	case t.RulesMayAllow && !t.External:
+	case t.Rules > steward.OnlyOwnerYes:
+		return fmt.Errorf("tool %q: Rules %d is not a steward.RuleScope", t.Name, t.Rules)
+	case t.Rules == steward.RulesMayAllow && t.Money != nil:
+		return fmt.Errorf("tool %q: RulesMayAllow cannot apply to a write that moves money (no rule lifts a cap)", t.Name)
+	case t.Rules == steward.RulesMayAllow && !t.External:
 		return fmt.Errorf("tool %q: RulesMayAllow applies only to an External write (a rule may already allow a local one)", t.Name)
 	}
 	return nil

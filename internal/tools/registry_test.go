@@ -192,9 +192,10 @@ func TestDataToolWithoutData(t *testing.T) {
 }
 
 // TestRegistryRefusesIncoherentTools: a tool cannot declare what its kind makes meaningless
-// or contradictory — a read never passes the gate, so a read declaring money, always-ask,
-// an outside effect, an undo or a preview would run unasked; a write cannot be an egress
-// read or a playbook; a rule cannot both be allowed and never allowed to lift the question.
+// or contradictory — a read passes the gate only as a tainted turn's External read, so a read
+// declaring money, who may lift the question, links, an undo or a preview would run unasked;
+// a write cannot be a playbook; a rule may never lift a money write's question, and needs no
+// leave to lift a local write's.
 func TestRegistryRefusesIncoherentTools(t *testing.T) {
 	t.Parallel()
 	type amountArgs struct {
@@ -213,19 +214,17 @@ func TestRegistryRefusesIncoherentTools(t *testing.T) {
 		wants string
 	}{
 		{"read with money", read, func(t *tools.Tool) { t.Money = money }, "a read cannot declare Money"},
-		{"read always-ask", read, func(t *tools.Tool) { t.AlwaysAsk = true }, "a read cannot declare AlwaysAsk"},
-		{"read no-always", read, func(t *tools.Tool) { t.NoAlways = true }, "a read cannot declare NoAlways"},
-		{"read rules-may-allow", read, func(t *tools.Tool) { t.RulesMayAllow = true }, "a read cannot declare RulesMayAllow"},
-		{"read external", read, func(t *tools.Tool) { t.External = true }, "a read cannot declare External"},
+		{"read only-owner-yes", read, func(t *tools.Tool) { t.Rules = steward.OnlyOwnerYes }, "a read cannot declare Rules"},
+		{"read rules-never-allow", read, func(t *tools.Tool) { t.Rules = steward.RulesNeverAllow }, "a read cannot declare Rules"},
+		{"read rules-may-allow", read, func(t *tools.Tool) { t.Rules = steward.RulesMayAllow }, "a read cannot declare Rules"},
+		{"read links", read, func(t *tools.Tool) { t.Links = func(json.RawMessage) []string { return nil } }, "a read cannot declare Links"},
 		{"read reversible", read, func(t *tools.Tool) { t.Reversible = true }, "a read cannot declare Reversible"},
 		{"read preview", read, func(t *tools.Tool) { t.Preview = preview }, "a read cannot declare Preview"},
-		{"write egress", write, func(t *tools.Tool) { t.Egress = true }, "a write cannot declare Egress"},
 		{"write playbook", write, func(t *tools.Tool) { t.Playbook = true }, "a write cannot declare Playbook"},
-		{"always-ask and rules-may-allow", write, func(t *tools.Tool) { t.External, t.AlwaysAsk, t.RulesMayAllow = true, true, true },
-			"AlwaysAsk and RulesMayAllow contradict"},
-		{"no-always and rules-may-allow", write, func(t *tools.Tool) { t.External, t.NoAlways, t.RulesMayAllow = true, true, true },
-			"NoAlways and RulesMayAllow contradict"},
-		{"rules-may-allow on a local write", write, func(t *tools.Tool) { t.RulesMayAllow = true }, "RulesMayAllow applies only to an External write"},
+		{"rules outside the scope", write, func(t *tools.Tool) { t.Rules = steward.OnlyOwnerYes + 1 }, "is not a steward.RuleScope"},
+		{"rules-may-allow on a money write", write, func(t *tools.Tool) { t.External, t.Money, t.Rules = true, money, steward.RulesMayAllow },
+			"RulesMayAllow cannot apply to a write that moves money"},
+		{"rules-may-allow on a local write", write, func(t *tools.Tool) { t.Rules = steward.RulesMayAllow }, "RulesMayAllow applies only to an External write"},
 	}
 	for _, c := range cases {
 		tool := c.base()
@@ -236,8 +235,10 @@ func TestRegistryRefusesIncoherentTools(t *testing.T) {
 		}
 	}
 	ok := write()
-	ok.External, ok.Reversible, ok.Money = true, true, money
-	if _, err := tools.NewRegistry(ok); err != nil {
-		t.Errorf("a coherent write was refused: %v", err)
+	ok.External, ok.Reversible, ok.Money, ok.Rules = true, true, money, steward.OnlyOwnerYes
+	fetch := read()
+	fetch.External, fetch.Untrusted = true, true
+	if _, err := tools.NewRegistry(ok, fetch); err != nil {
+		t.Errorf("coherent tools were refused: %v", err)
 	}
 }

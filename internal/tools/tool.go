@@ -109,28 +109,24 @@ type Tool struct {
 	Description string
 	// Kind is Read or Write.
 	Kind steward.ToolKind
-	// External marks a write whose effect leaves Postgres (mail, outside webhooks). Such a
-	// call is journaled "executing" in a commit of its own before it runs, so a crash
-	// mid-call is detected and never silently re-run. Tools that only touch Postgres run in
-	// the same transaction as their journal row instead.
+	// External marks a call that reaches outside Steward. A write's effect leaves Postgres
+	// (mail, outside webhooks, a broker): it is journaled "executing" in a commit of its own
+	// before it runs, so a crash mid-call is detected and never silently re-run; writes that
+	// only touch Postgres run in the same transaction as their journal row instead. A read
+	// sends its arguments out (web_fetch's "url", an MCP server's tool): in a tainted turn it
+	// waits for the owner unless the owner's own message named that URL, and an approved one
+	// runs outside any transaction like an External write. Either way no standing allow rule
+	// runs it (unless Rules says RulesMayAllow).
 	External bool
 	// Money names the arguments holding the amount (integer minor units) and currency of
 	// a write that moves money; hard caps apply to it before anyone is asked. Nil for tools
 	// that move no money.
 	Money *MoneyArgs
-	// NoAlways marks a write that no standing allow rule may ever run without asking, besides
-	// money and External tools, which never offer it (see AlwaysOffered).
-	NoAlways bool
-	// AlwaysAsk marks a write that nothing but the owner's yes runs: neither a standing rule
-	// nor auto mode (an order to a broker, §20).
-	AlwaysAsk bool
-	// RulesMayAllow lets standing allow rules run an External write all the same: an
-	// operator's explicit choice (run_command with STEWARD_SHELL_RULES=on).
-	RulesMayAllow bool
-	// Egress marks a read that sends its "url" argument out (web_fetch): in a tainted turn
-	// it waits for the owner unless the owner's own message named that URL, and an approved
-	// one runs outside any transaction like an External write.
-	Egress bool
+	// Rules is what may run a write without the owner's yes to that very call: by default
+	// (steward.RulesByKind) a standing allow rule or auto mode, unless it moves money or is
+	// External; steward.RulesMayAllow, steward.RulesNeverAllow or steward.OnlyOwnerYes say
+	// otherwise (RuleScope is what a call of it gets).
+	Rules steward.RuleScope
 	// Links, when set, returns the links a write puts before the owner (notify's title and
 	// message), which the owner's channel, its servers or its client may open: in a tainted
 	// turn a call carrying a link the owner did not write waits for the owner like an egress
@@ -236,11 +232,24 @@ func New[A any](name, description string, kind steward.ToolKind, run func(ctx co
 }
 
 // AlwaysOffered reports whether an approval of this tool may store a standing allow rule
-// ("always"), and whether allow rules apply to it at all. Money and egress (External) tools
-// never offer it: their calls are asked every time, and no rule lifts a cap
-// (docs/SECURITY.md, "Safety, in code").
+// ("always"), and whether allow rules apply to it at all. Money and External tools never
+// offer it unless they say so (Rules): their calls are asked every time, and no rule lifts a
+// cap (docs/SECURITY.md, "Safety, in code").
 func (t Tool) AlwaysOffered() bool {
 	return t.NoRuleWhy() == ""
+}
+
+// RuleScope is what may run a call of this tool without the owner's yes to it, its Rules
+// resolved: steward.OnlyOwnerYes, steward.RulesNeverAllow (NoRuleWhy) or
+// steward.RulesMayAllow.
+func (t Tool) RuleScope() steward.RuleScope {
+	switch {
+	case t.Rules == steward.OnlyOwnerYes:
+		return steward.OnlyOwnerYes
+	case t.NoRuleWhy() != "":
+		return steward.RulesNeverAllow
+	}
+	return steward.RulesMayAllow
 }
 
 // NoRuleWhy says in words why no standing allow rule runs this tool, "" when one may
@@ -248,13 +257,13 @@ func (t Tool) AlwaysOffered() bool {
 // (Registry.CheckRule), never stored to be ignored.
 func (t Tool) NoRuleWhy() string {
 	switch {
-	case t.AlwaysAsk:
+	case t.Rules == steward.OnlyOwnerYes:
 		return "only your yes runs it, every time"
 	case t.Money != nil:
 		return "it moves money, so it is asked every time"
-	case (t.External && !t.RulesMayAllow) || t.Egress:
+	case t.External && t.Rules != steward.RulesMayAllow:
 		return "it sends data out of Steward, so it is asked every time"
-	case t.NoAlways:
+	case t.Rules == steward.RulesNeverAllow:
 		return "it is asked every time"
 	}
 	return ""

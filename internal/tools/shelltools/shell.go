@@ -33,7 +33,10 @@ func Tools(r Runner, rules bool) []tools.Tool {
 	t.External = true
 	// Nothing but the owner's yes runs it — no standing rule, no auto mode — unless the
 	// operator let standing rules allow it (then auto mode, the owner's blanket yes, may too).
-	t.AlwaysAsk, t.RulesMayAllow = !rules, rules
+	t.Rules = steward.OnlyOwnerYes
+	if rules {
+		t.Rules = steward.RulesMayAllow
+	}
 	// Its output is whatever the command printed: files the owner put there, or that
 	// another command fetched.
 	t.Untrusted = true

@@ -37,9 +37,10 @@ func Tools(s Skills) []tools.Tool {
 		text, err := s.Preview(ctx, env.OwnerID, env.TurnID, env.CallID, a.URL, a.id)
 		return text, clientError("url", err)
 	})
-	// It fetches from outside: asked every time, never on a standing rule, run outside any
-	// transaction; what it installs is the owner's to remove, not an undo.
-	install.External, install.NoAlways = true, true
+	// It fetches from outside: run outside any transaction; what it installs is the owner's
+	// to remove, not an undo. Installing instructions is asked every time, never on a
+	// standing rule, wherever the skill came from.
+	install.External, install.Rules = true, steward.RulesNeverAllow
 	return []tools.Tool{findSkillTool(s), use, install}
 }
 

@@ -58,7 +58,7 @@ func Tools(b Broker, remote bool) []tools.Tool {
 		if out[i].Kind == steward.KindWrite {
 			// An order leaves Postgres: journaled executing first, never run twice, and only the
 			// owner's yes runs it (no rule, no auto mode).
-			out[i].External, out[i].AlwaysAsk = true, true
+			out[i].External, out[i].Rules = true, steward.OnlyOwnerYes
 		}
 	}
 	return out

@@ -63,10 +63,10 @@ func (a *webFetchArgs) Check() error {
 
 // Fetch returns the web_fetch tool (read) reading pages through f. Its output, like
 // every tool result, reaches the model only inside a data block (internal/agent); it taints
-// the turn, and it is Egress: its URL can carry data out (docs/ARCHITECTURE.md §3).
+// the turn, and it is External: its URL can carry data out (docs/ARCHITECTURE.md §3).
 func Fetch(f Fetcher) tools.Tool {
 	t := webFetchTool(f)
-	t.Egress, t.Untrusted = true, true
+	t.External, t.Untrusted = true, true
 	return t
 }
 
