@@ -65,7 +65,7 @@ func run(t *testing.T, reg *tools.Registry, owner uuid.UUID, command string) (sh
 // runs it — no standing rule, no auto mode; with STEWARD_SHELL_RULES=on a standing rule may.
 func TestRunCommandIsWhatItDeclares(t *testing.T) {
 	for rules, want := range map[bool]string{
-		false: "write external always-ask untrusted",
+		false: "write external only-owner-yes untrusted",
 		true:  "write external rules-may-allow untrusted",
 	} {
 		tool, ok := registry(t, nil, rules).Get("run_command")

@@ -112,7 +112,7 @@ func areWhatTheyDeclare(t *testing.T, l library) {
 	want := map[string]string{
 		"find_skill":    "read",
 		"use_skill":     "read playbook",
-		"install_skill": "write external no-always preview",
+		"install_skill": "write external rules-never-allow preview",
 	}
 	id := l.document(t, "receipts", "File receipts by month.")
 	args := map[string]string{

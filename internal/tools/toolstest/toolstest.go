@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/tools"
 	"github.com/stewardhq/steward/internal/tools/builtin"
 	"github.com/stewardhq/steward/internal/tools/ledgertools"
@@ -81,9 +82,9 @@ func Policy(t tools.Tool) string {
 		name string
 		set  bool
 	}{
-		{"external", t.External}, {"money", t.Money != nil}, {"no-always", t.NoAlways}, {"always-ask", t.AlwaysAsk},
-		{"rules-may-allow", t.RulesMayAllow}, {"egress", t.Egress}, {"links", t.Links != nil},
-		{"untrusted", t.Untrusted}, {"reversible", t.Reversible}, {"playbook", t.Playbook},
+		{"external", t.External}, {"money", t.Money != nil}, {"rules-never-allow", t.Rules == steward.RulesNeverAllow},
+		{"only-owner-yes", t.Rules == steward.OnlyOwnerYes}, {"rules-may-allow", t.Rules == steward.RulesMayAllow},
+		{"links", t.Links != nil}, {"untrusted", t.Untrusted}, {"reversible", t.Reversible}, {"playbook", t.Playbook},
 		{"preview", t.Preview != nil}, {"estimate", t.Estimate != nil},
 	} {
 		if f.set {

@@ -115,8 +115,8 @@ func areWhatTheyDeclare(t *testing.T, d desk) {
 		"get_positions": "read",
 		"get_quote":     "read",
 		"list_orders":   "read",
-		"place_order":   "write external always-ask preview estimate",
-		"cancel_order":  "write external always-ask",
+		"place_order":   "write external only-owner-yes preview estimate",
+		"cancel_order":  "write external only-owner-yes",
 	}
 	args := map[string]string{"get_quote": `{"symbol":"AAPL"}`, "place_order": `{"symbol":"AAPL","side":"buy","qty":1}`,
 		"cancel_order": `{"id":"` + uuid.NewString() + `"}`}
@@ -131,7 +131,7 @@ func areWhatTheyDeclare(t *testing.T, d desk) {
 			if remote && tool.Kind == steward.KindRead {
 				policy += " untrusted"
 			} else if remote {
-				policy = strings.Replace(policy, "always-ask", "always-ask untrusted", 1)
+				policy = strings.Replace(policy, "only-owner-yes", "only-owner-yes untrusted", 1)
 			}
 			if got := toolstest.Policy(tool); got != policy {
 				t.Errorf("%s (remote %v) declares %q; want %q", name, remote, got, policy)

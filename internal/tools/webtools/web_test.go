@@ -74,7 +74,7 @@ func run(t *testing.T, reg *tools.Registry, name, args string) (map[string]any, 
 func TestWebToolsAreWhatTheyDeclare(t *testing.T) {
 	s := site(t)
 	reg := registry(t, s)
-	want := map[string]string{"web_fetch": "read egress untrusted", "web_search": "read untrusted"}
+	want := map[string]string{"web_fetch": "read external untrusted", "web_search": "read untrusted"}
 	args := map[string]string{"web_fetch": `{"url":"` + s.URL + `/page"}`, "web_search": `{"query":"library hours"}`}
 	if names := reg.Names(); len(names) != len(want) {
 		t.Fatalf("the web's tools are %q; want %d", names, len(want))
@@ -168,7 +168,9 @@ type backend struct {
 	err error
 }
 
-func (b *backend) Search(context.Context, string, int) (steward.SearchResult, error) { return b.res, b.err }
+func (b *backend) Search(context.Context, string, int) (steward.SearchResult, error) {
+	return b.res, b.err
+}
 
 // TestWebToolsRefuseBadArguments: a mistake is an *ArgError naming the argument — a URL
 // the guard refuses is refused before connecting, a 404 is the model's to read — and a
