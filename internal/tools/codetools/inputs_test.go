@@ -36,7 +36,9 @@ func (readOnly) Record(context.Context, steward.NewLedgerTxn) (uuid.UUID, bool, 
 	return uuid.Nil, false, errWrote
 }
 
-func (readOnly) Categorize(context.Context, []uuid.UUID, uuid.UUID) (int64, error) { return 0, errWrote }
+func (readOnly) Categorize(context.Context, []uuid.UUID, uuid.UUID) (int64, error) {
+	return 0, errWrote
+}
 
 func (readOnly) SetBudget(context.Context, steward.Budget) (steward.Budget, error) {
 	return steward.Budget{}, errWrote

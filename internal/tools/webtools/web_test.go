@@ -168,7 +168,9 @@ type backend struct {
 	err error
 }
 
-func (b *backend) Search(context.Context, string, int) (steward.SearchResult, error) { return b.res, b.err }
+func (b *backend) Search(context.Context, string, int) (steward.SearchResult, error) {
+	return b.res, b.err
+}
 
 // TestWebToolsRefuseBadArguments: a mistake is an *ArgError naming the argument — a URL
 // the guard refuses is refused before connecting, a 404 is the model's to read — and a
