@@ -90,10 +90,10 @@ func isGenerated(t *testing.T, path string) bool {
 	return false
 }
 
-// TestEveryPackageHasTests: every package under internal/ with hand-written code has at least
-// one _test.go file beside it, save the tests' own support in untestedAllowed — and that list
-// holds only packages that still exist and still have no tests.
-func TestEveryPackageHasTests(t *testing.T) {
+// TestArchitectureEveryPackageHasTests: every package under internal/ with hand-written code
+// has at least one _test.go file beside it, save the tests' own support in untestedAllowed —
+// and that list holds only packages that still exist and still have no tests.
+func TestArchitectureEveryPackageHasTests(t *testing.T) {
 	untested := untestedPackages(t, filepath.Join(".."))
 	for _, pkg := range untested {
 		if _, ok := untestedAllowed[pkg]; !ok {
@@ -107,9 +107,9 @@ func TestEveryPackageHasTests(t *testing.T) {
 	}
 }
 
-// TestEveryPackageHasTestsCatchesOne: the guard is not vacuous — a planted package with code
-// and no test is named, a tested one and a generated one are not.
-func TestEveryPackageHasTestsCatchesOne(t *testing.T) {
+// TestArchitectureEveryPackageHasTestsCatchesOne: the guard is not vacuous — a planted
+// package with code and no test is named, a tested one and a generated one are not.
+func TestArchitectureEveryPackageHasTestsCatchesOne(t *testing.T) {
 	root := t.TempDir()
 	files := map[string]string{
 		"tested/a.go":        "package tested\n",
