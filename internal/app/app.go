@@ -294,7 +294,7 @@ func newDeliverer(cfg config.Config, a *App, sender *channel.Sender, sealer *sec
 	if cfg.TelegramWebhookSecret != "" {
 		// Telegram notifications carry Approve/Deny buttons when the callback route can
 		// receive them (STEWARD_TELEGRAM_WEBHOOK_SECRET set).
-		d.Buttons = issuer.Buttons
+		d.Buttons = telegram.Buttons(&issuer)
 	}
 	return d
 }
@@ -430,7 +430,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}, hooks)
 	a.Links = &links.Service{Issuer: issuer, Store: a.Store, Door: a.Door, Confirmer: a.Runner}
 	a.Household = &household.Service{Store: a.Store, Confirmer: a.Runner, Now: a.Now}
-	tgCallback := &links.Telegram{Links: a.Links, Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}
+	tgCallback := &telegram.Callback{Links: a.Links, Store: a.Store, Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}
 	if cfg.TelegramBotToken != "" {
 		// Two-way Telegram (docs/ARCHITECTURE.md §19): the deployment's bot serves the chats
 		// owners linked; their updates arrive on the same callback.
