@@ -7,6 +7,10 @@
 // notes are transcribed (and answered by voice when the chat asked for it), documents and
 // photos become documents. Anyone else gets one polite refusal and nothing is stored.
 //
+// Everything Telegram is here: the bot's webhook, POST /telegram/callback (Callback), decides
+// the approval buttons of notifications (Buttons) and of the bot's answers through the one-tap
+// links' exactly-once claim, and hands every other update to Service.Receive.
+//
 // Each update of a linked chat is stored once, keyed by its update_id (Telegram retries a
 // delivery until answered; a repeated one makes no second turn), then handed on (Service.Hand:
 // in-process under `steward serve`, the run queue on Lambda) and taken once by Process. Every
