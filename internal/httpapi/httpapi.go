@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
-	"github.com/stewardhq/steward/internal/telegram"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -50,6 +49,7 @@ import (
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/skills"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/telegram"
 	"github.com/stewardhq/steward/internal/undo"
 	"github.com/stewardhq/steward/internal/upload"
 	"github.com/stewardhq/steward/internal/voice"
