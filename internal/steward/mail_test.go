@@ -36,7 +36,6 @@ func TestParseMailID(t *testing.T) {
 	}
 }
 
-
 // TestFreeTime: the free slots of two days' working hours (9:00–17:00 in Berlin) around
 // overlapping events, a slot shorter than asked left out, a series too dense to list not
 // counted as busy, and at most max slots.
