@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/autonomy"
-	"github.com/stewardhq/steward/internal/calendar"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
@@ -33,7 +32,7 @@ func TestBriefingAndInboxScanOffline(t *testing.T) {
 	berlin, _ := time.LoadLocation("Europe/Berlin")
 	now := time.Now().In(berlin)
 	start := time.Date(now.Year(), now.Month(), now.Day(), 8, 30, 0, 0, berlin)
-	if _, err := e.App.Accounts.CreateEvent(ctx, e.owner, calendar.Draft{Title: "School run", Start: start, End: start.Add(30 * time.Minute)}); err != nil {
+	if _, err := e.App.Accounts.CreateEvent(ctx, e.owner, steward.EventDraft{Title: "School run", Start: start, End: start.Add(30 * time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	e.append(t, "INBOX", "From: School <office@school.example>\nSubject: Trip on Friday\n\nPlease sign the form.\n")

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	gomail "github.com/emersion/go-message/mail"
-
-	"github.com/stewardhq/steward/internal/calendar"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/mailtest"
@@ -103,7 +101,7 @@ END:VEVENT`)); err != nil {
 			t.Errorf("an occurrence not marked recurring: %+v", ev)
 		}
 	}
-	free := calendar.FreeTime(evs, time.Date(2026, 3, 16, 0, 0, 0, 0, berlin), time.Date(2026, 3, 17, 0, 0, 0, 0, berlin), time.Hour, 9*60, 12*60, berlin, 5)
+	free := steward.FreeTime(evs, time.Date(2026, 3, 16, 0, 0, 0, 0, berlin), time.Date(2026, 3, 17, 0, 0, 0, 0, berlin), time.Hour, 9*60, 12*60, berlin, 5)
 	if len(free) != 1 || free[0].Start.Format("15:04") != "09:30" || free[0].End.Format("15:04") != "12:00" {
 		t.Errorf("free on Mar 16 between 09 and 12: %+v", free)
 	}
@@ -127,11 +125,11 @@ func TestUpdateRacingAServerChange(t *testing.T) {
 	e := newEnv(t, "bob", model, nil)
 	ctx := context.Background()
 	berlin, _ := time.LoadLocation("Europe/Berlin")
-	ev, err := e.App.Accounts.CreateEvent(ctx, e.owner, calendar.Draft{Title: "Dentist", Start: time.Date(2026, 5, 7, 9, 0, 0, 0, berlin), End: time.Date(2026, 5, 7, 9, 45, 0, 0, berlin)})
+	ev, err := e.App.Accounts.CreateEvent(ctx, e.owner, steward.EventDraft{Title: "Dentist", Start: time.Date(2026, 5, 7, 9, 0, 0, 0, berlin), End: time.Date(2026, 5, 7, 9, 45, 0, 0, berlin)})
 	if err != nil || ev.ETag == "" || !strings.HasPrefix(ev.ID, mailtest.CalendarPath("bob")) {
 		t.Fatalf("create: %+v, %v", ev, err)
 	}
-	day := func() []calendar.Event {
+	day := func() []steward.CalendarEvent {
 		evs, err := e.App.Accounts.Events(ctx, e.owner, time.Date(2026, 5, 7, 0, 0, 0, 0, berlin), time.Date(2026, 5, 9, 0, 0, 0, 0, berlin))
 		if err != nil {
 			t.Fatal(err)
@@ -169,7 +167,7 @@ func TestUpdateRacingAServerChange(t *testing.T) {
 	if len(now) != 1 || now[0].Title != "Dentist (confirmed by phone)" || now[0].Start.Format("Jan 2 15:04") != "May 7 09:00" {
 		t.Fatalf("after the refused change: %+v; want the phone's change kept", now)
 	}
-	moved, err := e.App.Accounts.UpdateEvent(ctx, e.owner, ev.ID, now[0].ETag, calendar.Draft{Start: time.Date(2026, 5, 8, 10, 0, 0, 0, berlin)})
+	moved, err := e.App.Accounts.UpdateEvent(ctx, e.owner, ev.ID, now[0].ETag, steward.EventDraft{Start: time.Date(2026, 5, 8, 10, 0, 0, 0, berlin)})
 	if err != nil || moved.Start.Format("Jan 2 15:04") != "May 8 10:00" || moved.End.Sub(moved.Start) != 45*time.Minute {
 		t.Errorf("update with the fresh ETag: %+v, %v (the length stays)", moved, err)
 	}
@@ -194,7 +192,7 @@ func TestInvitationBySendMail(t *testing.T) {
 		scripted.Reply(scripted.Text("Sent.")))
 	e := newEnv(t, "peggy", model, nil)
 	berlin, _ := time.LoadLocation("Europe/Berlin")
-	ev, err := e.App.Accounts.CreateEvent(context.Background(), e.owner, calendar.Draft{Title: "Planning", Start: time.Date(2026, 6, 1, 10, 0, 0, 0, berlin)})
+	ev, err := e.App.Accounts.CreateEvent(context.Background(), e.owner, steward.EventDraft{Title: "Planning", Start: time.Date(2026, 6, 1, 10, 0, 0, 0, berlin)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,10 @@ package accounts_test
 
 import (
 	"context"
+	"github.com/stewardhq/steward/internal/steward"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/stewardhq/steward/internal/calendar"
-	"github.com/stewardhq/steward/internal/steward"
 )
 
 // TestDemoPhrasing: with the offline demo model (no key) "any new mail", "what's on my
@@ -21,7 +19,7 @@ func TestDemoPhrasing(t *testing.T) {
 	berlin, _ := time.LoadLocation("Europe/Berlin")
 	now := time.Now().In(berlin)
 	start := time.Date(now.Year(), now.Month(), now.Day(), 14, 0, 0, 0, berlin)
-	if _, err := e.App.Accounts.CreateEvent(context.Background(), e.owner, calendar.Draft{Title: "Dentist", Location: "Main St", Start: start, End: start.Add(45 * time.Minute)}); err != nil {
+	if _, err := e.App.Accounts.CreateEvent(context.Background(), e.owner, steward.EventDraft{Title: "Dentist", Location: "Main St", Start: start, End: start.Add(45 * time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/autonomy"
-	"github.com/stewardhq/steward/internal/calendar"
 	"github.com/stewardhq/steward/internal/llm"
 	"github.com/stewardhq/steward/internal/llm/scripted"
 	"github.com/stewardhq/steward/internal/steward"
@@ -52,7 +51,7 @@ func TestDenseInvitationAndHugeSubject(t *testing.T) {
 			return scripted.Text("Done."), nil
 		})
 	tools := newEnv(t, "trent", model, nil)
-	if _, err := tools.App.Accounts.CreateEvent(ctx, tools.owner, calendar.Draft{Title: "School run", Start: day.Add(15 * time.Hour), End: day.Add(16 * time.Hour)}); err != nil {
+	if _, err := tools.App.Accounts.CreateEvent(ctx, tools.owner, steward.EventDraft{Title: "School run", Start: day.Add(15 * time.Hour), End: day.Add(16 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	if v := tools.start(t, "what is on today, and when am I free for an hour?"); v.Status != steward.StatusCompleted || len(results) != 2 {

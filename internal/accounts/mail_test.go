@@ -74,12 +74,12 @@ func TestSearchAndRead(t *testing.T) {
 	bomb := e.append(t, "INBOX", "From: Bomb <bomb@example.com>\nTo: dave@example.com\nSubject: Nested\nDate: Fri, 6 Mar 2026 10:00:00 +0100\n"+
 		"Content-Type: text/html\n\n"+strings.Repeat("<div>", 5000)+"deep"+strings.Repeat("</div>", 5000)+"\n")
 
-	found, err := e.App.Accounts.SearchMail(ctx, e.owner, smail.Query{Text: "Köln"})
+	found, err := e.App.Accounts.SearchMail(ctx, e.owner, steward.MailQuery{Text: "Köln"})
 	if err != nil || len(found) != 1 || found[0].Subject != "Grüße aus Köln ☕" || !strings.Contains(found[0].From, "Jürgen Müller") ||
 		!strings.Contains(found[0].Snippet, "Der Dom steht noch") || !found[0].Unread {
 		t.Fatalf("search Köln: %+v, %v", found, err)
 	}
-	all, err := e.App.Accounts.SearchMail(ctx, e.owner, smail.Query{Limit: 3})
+	all, err := e.App.Accounts.SearchMail(ctx, e.owner, steward.MailQuery{Limit: 3})
 	if err != nil || len(all) != 3 || all[0].Subject != "Nested" || all[2].Subject != "Quarterly report" {
 		t.Fatalf("newest three: %+v, %v", all, err)
 	}
@@ -243,11 +243,11 @@ func TestMoveAndFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	inbox, err := e.App.Accounts.SearchMail(ctx, e.owner, smail.Query{})
+	inbox, err := e.App.Accounts.SearchMail(ctx, e.owner, steward.MailQuery{})
 	if err != nil || len(inbox) != 1 || inbox[0].Subject != "Keep" || !inbox[0].Flagged {
 		t.Errorf("INBOX: %+v, %v; want only the flagged one", inbox, err)
 	}
-	archive, err := e.App.Accounts.SearchMail(ctx, e.owner, smail.Query{Folder: "Archive"})
+	archive, err := e.App.Accounts.SearchMail(ctx, e.owner, steward.MailQuery{Folder: "Archive"})
 	if err != nil || len(archive) != 1 || archive[0].Subject != "File away" {
 		t.Errorf("Archive: %+v, %v", archive, err)
 	}
@@ -299,7 +299,7 @@ func TestAnotherOwnerSeesNone(t *testing.T) {
 	if list, err := e.App.Accounts.List(ctx, other.ID); err != nil || len(list) != 0 {
 		t.Errorf("the other owner lists %+v, %v", list, err)
 	}
-	_, err := e.App.Accounts.SearchMail(ctx, other.ID, smail.Query{})
+	_, err := e.App.Accounts.SearchMail(ctx, other.ID, steward.MailQuery{})
 	if steward.ErrorCode(err) != steward.CodeNotFound || !strings.Contains(err.Error(), "no mail account is connected") {
 		t.Errorf("the other owner's search: %v", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/calendar"
-	smail "github.com/stewardhq/steward/internal/mail"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // The owner's mail and calendar as the tools (internal/tools/mailtools) and the briefings
@@ -15,7 +15,7 @@ import (
 // the server outside any (docs/ARCHITECTURE.md §2: no I/O inside a transaction).
 
 // SearchMail lists the owner's messages matching q.
-func (s *Service) SearchMail(ctx context.Context, ownerID uuid.UUID, q smail.Query) ([]smail.Summary, error) {
+func (s *Service) SearchMail(ctx context.Context, ownerID uuid.UUID, q steward.MailQuery) ([]steward.MailSummary, error) {
 	a, err := s.mailAccount(ctx, ownerID)
 	if err != nil {
 		return nil, err
@@ -24,40 +24,40 @@ func (s *Service) SearchMail(ctx context.Context, ownerID uuid.UUID, q smail.Que
 }
 
 // ReadMail opens one of the owner's messages.
-func (s *Service) ReadMail(ctx context.Context, ownerID uuid.UUID, id string) (smail.Message, error) {
+func (s *Service) ReadMail(ctx context.Context, ownerID uuid.UUID, id string) (steward.MailMessage, error) {
 	a, err := s.mailAccount(ctx, ownerID)
 	if err != nil {
-		return smail.Message{}, err
+		return steward.MailMessage{}, err
 	}
 	return s.Mail.Read(ctx, a, id)
 }
 
 // MailAttachment returns an attachment of one of the owner's messages, at most max bytes.
-func (s *Service) MailAttachment(ctx context.Context, ownerID uuid.UUID, id, name string, max int64) (smail.File, error) {
+func (s *Service) MailAttachment(ctx context.Context, ownerID uuid.UUID, id, name string, max int64) (steward.MailFile, error) {
 	a, err := s.mailAccount(ctx, ownerID)
 	if err != nil {
-		return smail.File{}, err
+		return steward.MailFile{}, err
 	}
 	return s.Mail.AttachmentFile(ctx, a, id, name, max)
 }
 
 // SendMail sends out from the owner's account; with invite, the calendar event of that id
 // rides along as an invitation (invite.ics, METHOD:REQUEST).
-func (s *Service) SendMail(ctx context.Context, ownerID uuid.UUID, out smail.Outgoing, invite string) (smail.Sent, error) {
+func (s *Service) SendMail(ctx context.Context, ownerID uuid.UUID, out steward.OutgoingMail, invite string) (steward.SentMail, error) {
 	a, err := s.mailAccount(ctx, ownerID)
 	if err != nil {
-		return smail.Sent{}, err
+		return steward.SentMail{}, err
 	}
 	if invite != "" {
 		ca, err := s.calendarAccount(ctx, ownerID)
 		if err != nil {
-			return smail.Sent{}, err
+			return steward.SentMail{}, err
 		}
 		ics, err := s.Calendar.ICS(ctx, ca, invite)
 		if err != nil {
-			return smail.Sent{}, err
+			return steward.SentMail{}, err
 		}
-		out.Attachments = append(out.Attachments, smail.File{Name: "invite.ics", ContentType: "text/calendar; method=REQUEST; charset=utf-8", Data: ics})
+		out.Attachments = append(out.Attachments, steward.MailFile{Name: "invite.ics", ContentType: "text/calendar; method=REQUEST; charset=utf-8", Data: ics})
 	}
 	return s.Mail.Send(ctx, a, out, s.Now.Now())
 }
@@ -90,7 +90,7 @@ func (s *Service) Zone(ctx context.Context, ownerID uuid.UUID) (*time.Location, 
 }
 
 // Events lists the occurrences of the owner's events overlapping [from, to).
-func (s *Service) Events(ctx context.Context, ownerID uuid.UUID, from, to time.Time) ([]calendar.Event, error) {
+func (s *Service) Events(ctx context.Context, ownerID uuid.UUID, from, to time.Time) ([]steward.CalendarEvent, error) {
 	a, err := s.calendarAccount(ctx, ownerID)
 	if err != nil {
 		return nil, err
@@ -99,19 +99,19 @@ func (s *Service) Events(ctx context.Context, ownerID uuid.UUID, from, to time.T
 }
 
 // CreateEvent adds an event to the owner's calendar.
-func (s *Service) CreateEvent(ctx context.Context, ownerID uuid.UUID, d calendar.Draft) (calendar.Event, error) {
+func (s *Service) CreateEvent(ctx context.Context, ownerID uuid.UUID, d steward.EventDraft) (steward.CalendarEvent, error) {
 	a, err := s.calendarAccount(ctx, ownerID)
 	if err != nil {
-		return calendar.Event{}, err
+		return steward.CalendarEvent{}, err
 	}
 	return s.Calendar.Create(ctx, a, d, s.Now.Now())
 }
 
 // UpdateEvent changes an event of the owner's calendar if it is still at etag.
-func (s *Service) UpdateEvent(ctx context.Context, ownerID uuid.UUID, id, etag string, d calendar.Draft) (calendar.Event, error) {
+func (s *Service) UpdateEvent(ctx context.Context, ownerID uuid.UUID, id, etag string, d steward.EventDraft) (steward.CalendarEvent, error) {
 	a, err := s.calendarAccount(ctx, ownerID)
 	if err != nil {
-		return calendar.Event{}, err
+		return steward.CalendarEvent{}, err
 	}
 	e, err := s.Calendar.Update(ctx, a, id, etag, d)
 	return e, calendar.ErrorOf(err, id)

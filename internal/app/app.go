@@ -289,7 +289,7 @@ func newDeliverer(cfg config.Config, a *App, sender *channel.Sender, sealer *sec
 	if cfg.TelegramWebhookSecret != "" {
 		// Telegram notifications carry Approve/Deny buttons when the callback route can
 		// receive them (STEWARD_TELEGRAM_WEBHOOK_SECRET set).
-		d.Buttons = issuer.Buttons
+		d.Buttons = telegram.Buttons(&issuer)
 	}
 	return d
 }
@@ -388,7 +388,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	sender := newSender(cfg, owners)
 	a.Deliverer = newDeliverer(cfg, a, sender, sealer, issuer)
 	outcomes := autonomy.Recorder{Store: a.Store, Notifier: a.Deliverer, Now: a.Now}
-	tgCallback := &links.Telegram{Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}
+	tgCallback := &telegram.Callback{Store: a.Store, Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}
 	a.Telegram = newTelegram(cfg, a, sender)
 	hooks := agent.Hooks{
 		OwnerTools: mcpServers.Tools,

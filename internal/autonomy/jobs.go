@@ -15,8 +15,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/agent"
-	"github.com/stewardhq/steward/internal/calendar"
-	"github.com/stewardhq/steward/internal/mail"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -105,20 +103,20 @@ type turnView struct {
 
 // briefing is the data of a morning briefing.
 type briefing struct {
-	Date             string            `json:"date"`
-	TimeZone         string            `json:"time_zone"`
-	Overdue          []taskView        `json:"overdue_tasks"`
-	DueToday         []taskView        `json:"due_today"`
-	OpenUndated      []taskView        `json:"open_tasks_without_due_date"`
-	PendingApprovals []approvalView    `json:"pending_approvals"`
-	ActivitySince    time.Time         `json:"activity_since"`
-	Activity         []turnView        `json:"activity"`
-	CompletedTasks   []taskView        `json:"completed_since"`
-	Memory           []string          `json:"memory"`
-	Sources          map[string]string `json:"sources"`
-	Events           []calendar.Event  `json:"events_today"`
-	Mail             []mail.Summary    `json:"mail_since_last_briefing"`
-	Portfolio        string            `json:"portfolio,omitempty"`
+	Date             string                  `json:"date"`
+	TimeZone         string                  `json:"time_zone"`
+	Overdue          []taskView              `json:"overdue_tasks"`
+	DueToday         []taskView              `json:"due_today"`
+	OpenUndated      []taskView              `json:"open_tasks_without_due_date"`
+	PendingApprovals []approvalView          `json:"pending_approvals"`
+	ActivitySince    time.Time               `json:"activity_since"`
+	Activity         []turnView              `json:"activity"`
+	CompletedTasks   []taskView              `json:"completed_since"`
+	Memory           []string                `json:"memory"`
+	Sources          map[string]string       `json:"sources"`
+	Events           []steward.CalendarEvent `json:"events_today"`
+	Mail             []steward.MailSummary   `json:"mail_since_last_briefing"`
+	Portfolio        string                  `json:"portfolio,omitempty"`
 }
 
 const briefingPrompt = `Scheduled job: morning briefing for %s (%s).
@@ -153,7 +151,7 @@ func composeBriefing(ctx context.Context, tx *store.Tx, jc JobContext) (string, 
 	b := briefing{Date: now.Format("Monday, 2 January 2006"), TimeZone: loc.String(),
 		Overdue: []taskView{}, DueToday: []taskView{}, OpenUndated: []taskView{}, Memory: []string{},
 		Sources: map[string]string{"tasks": "connected", "approvals": "connected", "memory": "connected", "mail": "not connected", "calendar": "not connected"},
-		Events:  []calendar.Event{}, Mail: []mail.Summary{}}
+		Events:  []steward.CalendarEvent{}, Mail: []steward.MailSummary{}}
 	if d := jc.Outside; d != nil {
 		b.Sources["mail"], b.Sources["calendar"], b.Events, b.Mail, b.Portfolio = d.Inbox, d.Calendar, d.Events, d.Mail, d.Portfolio
 	}
@@ -202,8 +200,8 @@ func composeBriefing(ctx context.Context, tx *store.Tx, jc JobContext) (string, 
 
 // scan is the data of an inbox scan.
 type scan struct {
-	Since time.Time      `json:"since"`
-	Mail  []mail.Summary `json:"new_unread_mail"`
+	Since time.Time             `json:"since"`
+	Mail  []steward.MailSummary `json:"new_unread_mail"`
 }
 
 const scanPrompt = `Scheduled job: inbox scan (%s).

@@ -5,9 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/stewardhq/steward/internal/calendar"
-	"github.com/stewardhq/steward/internal/mail"
+	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
 
@@ -16,8 +14,8 @@ import (
 // one (docs/ARCHITECTURE.md §2); nil leaves both "not connected".
 type Outside interface {
 	Connected(ctx context.Context, ownerID uuid.UUID) (mail, calendar bool, err error)
-	SearchMail(ctx context.Context, ownerID uuid.UUID, q mail.Query) ([]mail.Summary, error)
-	Events(ctx context.Context, ownerID uuid.UUID, from, to time.Time) ([]calendar.Event, error)
+	SearchMail(ctx context.Context, ownerID uuid.UUID, q steward.MailQuery) ([]steward.MailSummary, error)
+	Events(ctx context.Context, ownerID uuid.UUID, from, to time.Time) ([]steward.CalendarEvent, error)
 }
 
 // Portfolio is the owner's brokerage account in one line, for the morning briefing
@@ -30,8 +28,8 @@ type Portfolio interface {
 // outsideData is what a job gathered: the day's events and the mail since its last run, and
 // each source's state ("connected", "not connected", or what went wrong).
 type outsideData struct {
-	Events   []calendar.Event
-	Mail     []mail.Summary
+	Events   []steward.CalendarEvent
+	Mail     []steward.MailSummary
 	Calendar string
 	Inbox    string
 	// Portfolio is the brokerage account's line ("" for none).
@@ -47,7 +45,7 @@ func (d *outsideData) tainting() bool { return d != nil && (len(d.Events) > 0 ||
 // the events of [dayStart, dayEnd), with the timeouts of the accounts' clients. A source that
 // fails is noted, never the job's failure.
 func gather(ctx context.Context, out Outside, ownerID uuid.UUID, since, dayStart, dayEnd time.Time, withEvents, unread bool) *outsideData {
-	d := &outsideData{Calendar: "not connected", Inbox: "not connected", Events: []calendar.Event{}, Mail: []mail.Summary{}, Since: since}
+	d := &outsideData{Calendar: "not connected", Inbox: "not connected", Events: []steward.CalendarEvent{}, Mail: []steward.MailSummary{}, Since: since}
 	if out == nil {
 		return d
 	}
@@ -58,14 +56,14 @@ func gather(ctx context.Context, out Outside, ownerID uuid.UUID, since, dayStart
 	}
 	if hasMail {
 		d.Inbox = "connected"
-		if d.Mail, err = out.SearchMail(ctx, ownerID, mail.Query{After: since, Unread: unread, Limit: maxListed}); err != nil {
-			d.Inbox, d.Mail = "unavailable: "+err.Error(), []mail.Summary{}
+		if d.Mail, err = out.SearchMail(ctx, ownerID, steward.MailQuery{After: since, Unread: unread, Limit: maxListed}); err != nil {
+			d.Inbox, d.Mail = "unavailable: "+err.Error(), []steward.MailSummary{}
 		}
 	}
 	if hasCal && withEvents {
 		d.Calendar = "connected"
 		if d.Events, err = out.Events(ctx, ownerID, dayStart, dayEnd); err != nil {
-			d.Calendar, d.Events = "unavailable: "+err.Error(), []calendar.Event{}
+			d.Calendar, d.Events = "unavailable: "+err.Error(), []steward.CalendarEvent{}
 		}
 		d.Events = d.Events[:min(len(d.Events), maxListed)]
 	}

@@ -192,29 +192,9 @@ func (c *Client) Find(ctx context.Context, a Account) (string, error) {
 	return "", steward.Errorf(steward.CodeInvalid, "the calendar server has no calendar of events for %q", a.Username)
 }
 
-// Event is one occurrence of an event, its times in the owner's zone.
-type Event struct {
-	// ID is the event's object (its path on the server); ETag its version, for a change.
-	ID          string    `json:"id"`
-	ETag        string    `json:"etag"`
-	UID         string    `json:"uid"`
-	Title       string    `json:"title"`
-	Start       time.Time `json:"start"`
-	End         time.Time `json:"end"`
-	AllDay      bool      `json:"all_day,omitempty"`
-	Location    string    `json:"location,omitempty"`
-	Description string    `json:"description,omitempty"`
-	// Recurring marks an occurrence of a series; a change applies to the whole series.
-	Recurring bool `json:"recurring,omitempty"`
-	// TooMany marks a series with more than MaxPerSeries occurrences in the range, listed
-	// once (at its first) with Note saying so.
-	TooMany bool   `json:"too_many_to_list,omitempty"`
-	Note    string `json:"note,omitempty"`
-}
-
 // List returns the occurrences of events overlapping [from, to), recurring series
 // expanded, sorted by start, at most MaxEvents.
-func (c *Client) List(ctx context.Context, a Account, from, to time.Time) ([]Event, error) {
+func (c *Client) List(ctx context.Context, a Account, from, to time.Time) ([]steward.CalendarEvent, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
 	cl, err := caldav.NewClient(c.http(a), a.URL)
@@ -230,7 +210,7 @@ func (c *Client) List(ctx context.Context, a Account, from, to time.Time) ([]Eve
 		return nil, c.fail(ctx, a, "query the events", err)
 	}
 	loc := a.Location()
-	out := []Event{}
+	out := []steward.CalendarEvent{}
 	for _, o := range objs {
 		if o.Data == nil {
 			continue
@@ -241,7 +221,7 @@ func (c *Client) List(ctx context.Context, a Account, from, to time.Time) ([]Eve
 		}
 		out = append(out, evs...)
 	}
-	slices.SortFunc(out, func(x, y Event) int {
+	slices.SortFunc(out, func(x, y steward.CalendarEvent) int {
 		if c := x.Start.Compare(y.Start); c != 0 {
 			return c
 		}
@@ -257,9 +237,9 @@ func (c *Client) List(ctx context.Context, a Account, from, to time.Time) ([]Eve
 // expand (bounded whatever its rule and start), an overridden occurrence (RECURRENCE-ID)
 // where it was moved to, and a series with more than MaxPerSeries occurrences in the range
 // as one item dated at its first, with a note saying so.
-func occurrences(ctx context.Context, o caldav.CalendarObject, from, to time.Time, loc *time.Location) ([]Event, error) {
+func occurrences(ctx context.Context, o caldav.CalendarObject, from, to time.Time, loc *time.Location) ([]steward.CalendarEvent, error) {
 	master, overrides := split(o, loc)
-	var out []Event
+	var out []steward.CalendarEvent
 	add := func(ev ical.Event, start time.Time, recurring bool) {
 		e, ok := view(o, ev, loc)
 		if !ok {
@@ -314,7 +294,7 @@ func split(o caldav.CalendarObject, loc *time.Location) (*ical.Event, map[int64]
 // expandInto adds a series' occurrences in [from, to), taking each overridden one's place
 // from overrides; a series too dense to list is returned as one item instead.
 func expandInto(ctx context.Context, o caldav.CalendarObject, master ical.Event, s rule, from, to time.Time, loc *time.Location,
-	overrides map[int64]ical.Event, add func(ical.Event, time.Time, bool)) (*Event, error) {
+	overrides map[int64]ical.Event, add func(ical.Event, time.Time, bool)) (*steward.CalendarEvent, error) {
 	e, ok := view(o, master, loc)
 	if !ok {
 		return nil, nil
@@ -350,10 +330,10 @@ func expandInto(ctx context.Context, o caldav.CalendarObject, master ical.Event,
 }
 
 // view reads an event's fields in loc; ok false when it has no readable start.
-func view(o caldav.CalendarObject, ev ical.Event, loc *time.Location) (Event, bool) {
+func view(o caldav.CalendarObject, ev ical.Event, loc *time.Location) (steward.CalendarEvent, bool) {
 	start, err := ev.DateTimeStart(loc)
 	if err != nil {
-		return Event{}, false
+		return steward.CalendarEvent{}, false
 	}
 	end, err := ev.DateTimeEnd(loc)
 	if err != nil || end.IsZero() || !end.After(start) {
@@ -362,7 +342,7 @@ func view(o caldav.CalendarObject, ev ical.Event, loc *time.Location) (Event, bo
 			end = start.AddDate(0, 0, 1)
 		}
 	}
-	e := Event{ID: o.Path, ETag: o.ETag, Start: start.In(loc), End: end.In(loc)}
+	e := steward.CalendarEvent{ID: o.Path, ETag: o.ETag, Start: start.In(loc), End: end.In(loc)}
 	e.UID, _ = ev.Props.Text(ical.PropUID)
 	e.Title, _ = ev.Props.Text(ical.PropSummary)
 	e.Location, _ = ev.Props.Text(ical.PropLocation)
@@ -409,14 +389,8 @@ func series(ev *ical.Event, loc *time.Location) (*rule, error) {
 	return &rule{opt: *opt, start: start.Truncate(time.Second), rdates: dates(ical.PropRecurrenceDates), exdate: dates(ical.PropExceptionDates)}, nil
 }
 
-// Draft is an event to create, or the fields of a change (empty fields stay as they are).
-type Draft struct {
-	Title, Location, Description string
-	Start, End                   time.Time
-}
-
 // Create stores a new event in the calendar (If-None-Match: *, so nothing is overwritten).
-func (c *Client) Create(ctx context.Context, a Account, d Draft, now time.Time) (Event, error) {
+func (c *Client) Create(ctx context.Context, a Account, d steward.EventDraft, now time.Time) (steward.CalendarEvent, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
 	cal := ical.NewCalendar()
@@ -431,14 +405,14 @@ func (c *Client) Create(ctx context.Context, a Account, d Draft, now time.Time) 
 	path := strings.TrimSuffix(a.Calendar, "/") + "/" + uid + ".ics"
 	etag, err := c.put(ctx, a, path, cal, "", true)
 	if err != nil {
-		return Event{}, err
+		return steward.CalendarEvent{}, err
 	}
 	e, _ := view(caldav.CalendarObject{Path: path, ETag: etag, Data: cal}, *ev, a.Location())
 	return e, nil
 }
 
 // apply writes a draft's non-empty fields into ev (times in UTC).
-func apply(ev *ical.Event, d Draft) {
+func apply(ev *ical.Event, d steward.EventDraft) {
 	if d.Title != "" {
 		ev.Props.SetText(ical.PropSummary, d.Title)
 	}
@@ -459,15 +433,15 @@ func apply(ev *ical.Event, d Draft) {
 
 // Update changes event id (its master, for a series) if its ETag is still etag: the server
 // checks If-Match, and a change made meanwhile is ErrChanged (nothing overwritten).
-func (c *Client) Update(ctx context.Context, a Account, id, etag string, d Draft) (Event, error) {
+func (c *Client) Update(ctx context.Context, a Account, id, etag string, d steward.EventDraft) (steward.CalendarEvent, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
 	obj, err := c.Get(ctx, a, id)
 	if err != nil {
-		return Event{}, err
+		return steward.CalendarEvent{}, err
 	}
 	if unquote(obj.ETag) != unquote(etag) {
-		return Event{}, ErrChanged
+		return steward.CalendarEvent{}, ErrChanged
 	}
 	var master *ical.Event
 	for _, ev := range obj.Data.Events() {
@@ -478,7 +452,7 @@ func (c *Client) Update(ctx context.Context, a Account, id, etag string, d Draft
 		}
 	}
 	if master == nil {
-		return Event{}, steward.Errorf(steward.CodeInvalid, "event %s has no main event to change", id)
+		return steward.CalendarEvent{}, steward.Errorf(steward.CodeInvalid, "event %s has no main event to change", id)
 	}
 	if !d.Start.IsZero() && d.End.IsZero() { // moved: keep its length
 		if s, err := master.DateTimeStart(time.UTC); err == nil {
@@ -493,7 +467,7 @@ func (c *Client) Update(ctx context.Context, a Account, id, etag string, d Draft
 	master.Props.Get(ical.PropSequence).SetValueType(ical.ValueInt)
 	newTag, err := c.put(ctx, a, id, obj.Data, etag, false)
 	if err != nil {
-		return Event{}, err
+		return steward.CalendarEvent{}, err
 	}
 	e, _ := view(caldav.CalendarObject{Path: id, ETag: newTag, Data: obj.Data}, *master, a.Location())
 	return e, nil
@@ -642,42 +616,6 @@ func newUID() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b) + "@steward"
-}
-
-// Free is a free slot.
-type Free struct {
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end"`
-}
-
-// FreeTime returns up to max slots of at least d within [from, to), inside the hours
-// dayStart–dayEnd (minutes after midnight) of each day in loc, around the busy events. A
-// series too dense to list (TooMany) is not counted: every minute of every day would be
-// busy, and an invitation would block the owner's whole calendar (docs/MAIL.md).
-func FreeTime(events []Event, from, to time.Time, d time.Duration, dayStart, dayEnd int, loc *time.Location, max int) []Free {
-	out := []Free{}
-	day := time.Date(from.In(loc).Year(), from.In(loc).Month(), from.In(loc).Day(), 0, 0, 0, 0, loc)
-	for ; day.Before(to) && len(out) < max; day = day.AddDate(0, 0, 1) {
-		start := latest(from, day.Add(time.Duration(dayStart)*time.Minute))
-		end := earliest(to, day.Add(time.Duration(dayEnd)*time.Minute))
-		cur := start
-		for _, e := range events { // sorted by start
-			if e.TooMany || !e.End.After(cur) || !e.Start.Before(end) {
-				continue
-			}
-			if e.Start.Sub(cur) >= d {
-				out = append(out, Free{Start: cur, End: e.Start})
-			}
-			cur = latest(cur, e.End)
-		}
-		if end.Sub(cur) >= d && len(out) < max {
-			out = append(out, Free{Start: cur, End: end})
-		}
-	}
-	if len(out) > max {
-		out = out[:max]
-	}
-	return out
 }
 
 func latest(a, b time.Time) time.Time {

@@ -10,6 +10,7 @@ import (
 	"github.com/stewardhq/steward/internal/calendar"
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/mailtest"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // servers is the package's Radicale (with Dovecot and the SMTP sink it starts alongside).
@@ -62,7 +63,7 @@ func TestDenseSeriesFrom1970(t *testing.T) {
 	dentist := from.Add(15 * time.Hour)
 	put(t, "alice", "dentist", "DTSTART:"+dentist.UTC().Format("20060102T150405Z")+"\nDTEND:"+dentist.Add(time.Hour).UTC().Format("20060102T150405Z")+"\nSUMMARY:Dentist")
 
-	var evs []calendar.Event
+	var evs []steward.CalendarEvent
 	var err error
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -95,7 +96,7 @@ func TestDenseSeriesFrom1970(t *testing.T) {
 			t.Errorf("listed %q with note %q; want a note saying %q and too many to list", e.Title, e.Note, w)
 		}
 	}
-	free := calendar.FreeTime(evs, from, to, time.Hour, 9*60, 18*60, from.Location(), 5)
+	free := steward.FreeTime(evs, from, to, time.Hour, 9*60, 18*60, from.Location(), 5)
 	var slots []string
 	for _, f := range free {
 		slots = append(slots, f.Start.Format("15:04")+"–"+f.End.Format("15:04"))

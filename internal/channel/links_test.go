@@ -14,6 +14,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/links"
+	"github.com/stewardhq/steward/internal/telegram"
 )
 
 // approvalLinks finds link ids whose tokens hold the awkward characters for a Markdown
@@ -124,7 +125,7 @@ func TestApprovalLinksSentVerbatim(t *testing.T) {
 	svc := &links.Service{PublicURL: "https://steward.example.com/my_steward-1", Key: []byte("link-key-0123456789abcdef-0123456")}
 	stored, want := approvalLinks(t, svc)
 	d := e.deliverer(3)
-	d.Expand, d.Buttons = svc.Expand, svc.Buttons
+	d.Expand, d.Buttons = svc.Expand, telegram.Buttons(svc)
 	for _, ch := range []string{"phone", "tg", "team", "hook", "mail"} {
 		for _, text := range stored {
 			e.notify(t, ch, "Approval needed", text)

@@ -20,7 +20,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/agent"
-	"github.com/stewardhq/steward/internal/links"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tools"
@@ -57,7 +56,7 @@ func (h Hooks) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) (n
 	}
 	calls := make([]steward.HouseholdCall, len(turn.State.Pending))
 	for i, p := range turn.State.Pending {
-		c := steward.HouseholdCall{CallID: p.CallID, ArgsHash: p.ArgsHash, Tool: p.Tool, Summary: links.Summary(p.Args)}
+		c := steward.HouseholdCall{CallID: p.CallID, ArgsHash: p.ArgsHash, Tool: p.Tool, Summary: steward.ArgsSummary(p.Args)}
 		if m := p.Estimate; m != nil { // the tool's own estimate (an order's notional, §20)
 			minor := m.Minor
 			c.AmountMinor, c.Currency, c.Amount = &minor, m.Currency, steward.FormatMoney(m.Minor, m.Currency)

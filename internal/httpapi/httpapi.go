@@ -42,7 +42,6 @@ import (
 	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/household"
 	"github.com/stewardhq/steward/internal/ledger"
-	"github.com/stewardhq/steward/internal/links"
 	"github.com/stewardhq/steward/internal/mcpclient"
 	"github.com/stewardhq/steward/internal/mcpserver"
 	"github.com/stewardhq/steward/internal/memory"
@@ -50,6 +49,7 @@ import (
 	"github.com/stewardhq/steward/internal/rules"
 	"github.com/stewardhq/steward/internal/skills"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/telegram"
 	"github.com/stewardhq/steward/internal/undo"
 	"github.com/stewardhq/steward/internal/upload"
 	"github.com/stewardhq/steward/internal/voice"
@@ -125,7 +125,7 @@ type Deps struct {
 	// Telegram decides the approval buttons of Telegram notifications: POST
 	// /telegram/callback (the Bot API's webhook, verified by its secret-token header); nil
 	// answers 404 there.
-	Telegram *links.Telegram
+	Telegram *telegram.Callback
 	// OpenAI serves the OpenAI-compatible API (POST /v1/chat/completions, GET /v1/models,
 	// internal/openaiapi); nil answers 404 there.
 	OpenAI *openaiapi.Service
@@ -310,10 +310,10 @@ func (a *api) telegramCallback(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, errorf(http.StatusBadRequest, steward.CodeInvalid, "could not read the body"))
 		return
 	}
-	reply, err := a.d.Telegram.Callback(r.Context(), r.Header.Get("X-Telegram-Bot-Api-Secret-Token"), body)
+	reply, err := a.d.Telegram.Handle(r.Context(), r.Header.Get("X-Telegram-Bot-Api-Secret-Token"), body)
 	switch {
-	case errors.Is(err, links.ErrTelegramSecret):
-		fail(w, r, errorf(http.StatusForbidden, steward.CodeUnauthorized, "%s", links.ErrTelegramSecret.Message))
+	case errors.Is(err, telegram.ErrSecret):
+		fail(w, r, errorf(http.StatusForbidden, steward.CodeUnauthorized, "%s", telegram.ErrSecret.Message))
 		return
 	case steward.ErrorCode(err) == steward.CodeInvalid:
 		fail(w, r, errorf(http.StatusBadRequest, steward.CodeInvalid, "the body is not a Telegram update"))

@@ -19,14 +19,11 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -46,7 +43,7 @@ type Door interface {
 const DefaultTTL = 24 * time.Hour
 
 // Issuer makes approval links: it writes them into a suspended turn's notification (the
-// runner's Suspended hook, agent.Hooks) and turns them into URLs, Telegram buttons and Web
+// runner's Suspended hook, agent.Hooks) and turns them into URLs, the tokens of buttons and Web
 // Push actions as the notification is sent. It calls nothing back (docs/ARCHITECTURE.md §7).
 type Issuer struct {
 	// PublicURL is the base of the links (STEWARD_PUBLIC_URL, no trailing slash); empty
@@ -99,7 +96,7 @@ func (s *Issuer) Suspended(ctx context.Context, tx agent.Tx, turn steward.Turn) 
 		fmt.Fprintf(&b, "Steward is waiting for your approval of %d actions (the links decide them all):\n", len(pending))
 	}
 	for _, p := range pending {
-		fmt.Fprintf(&b, "• %s: %s\n", p.Tool, Summary(p.Args))
+		fmt.Fprintf(&b, "• %s: %s\n", p.Tool, steward.ArgsSummary(p.Args))
 	}
 	switch {
 	case s.PublicURL == "":
@@ -168,13 +165,14 @@ func (s *Service) Show(ctx context.Context, token string) (Page, error) {
 // Decide uses a link: the decision goes through the runner's exactly-once claim, and the
 // link is marked used in the claim's transaction, or nothing changes.
 func (s *Service) Decide(ctx context.Context, token string) (steward.View, error) {
-	_, _, v, err := s.decide(ctx, token)
+	_, _, v, err := s.Press(ctx, token)
 	return v, err
 }
 
-// decide is Decide, also returning the link's owner (uuid.Nil when the token names no link)
-// and the link: the one code path of the link pages and the Telegram buttons.
-func (s *Service) decide(ctx context.Context, token string) (uuid.UUID, steward.Link, steward.View, error) {
+// Press is Decide for a button (internal/telegram's callback), also returning the link's owner
+// (uuid.Nil when the token names no link) and the link: the one code path of the link pages
+// and the buttons.
+func (s *Service) Press(ctx context.Context, token string) (uuid.UUID, steward.Link, steward.View, error) {
 	owner, link, _, err := s.find(ctx, token)
 	if err != nil {
 		return owner, link, steward.View{}, err
@@ -330,26 +328,52 @@ func choices(text string) []choice {
 	return out
 }
 
-// callbackPrefix starts a Telegram button's callback_data: "l1:" and the link's token
-// (3+43 bytes, within the Bot API's 64).
-const callbackPrefix = "l1:"
+// Choice is one link of a suspension as a button carries it: Approve or Deny, and the link's
+// token (derived as it is sent, never stored). internal/telegram makes the buttons.
+type Choice struct {
+	Approve bool
+	Token   string
+}
 
-// Buttons are the Telegram inline buttons of a stored notification's links: Approve and
-// Deny, each carrying its link's token as callback_data, for the deliverer to attach to the
-// message (the token is derived as it sends, never stored). Without a key there are none.
-func (s *Issuer) Buttons(text string) []channel.Button {
+// Choices are the links of a stored notification's text, in order, for the deliverer to
+// attach as buttons (telegram.Buttons). Without a key there are none.
+func (s *Issuer) Choices(text string) []Choice {
 	if len(s.Key) == 0 {
 		return nil
 	}
-	var out []channel.Button
+	var out []Choice
 	for _, c := range choices(text) {
-		label := "✅ Approve"
-		if c.label == "Deny" {
-			label = "❌ Deny"
-		}
-		out = append(out, channel.Button{Text: label, Data: callbackPrefix + s.token(c.id)})
+		out = append(out, Choice{Approve: c.label == "Approve", Token: s.token(c.id)})
 	}
 	return out
+}
+
+// TurnChoices are the Approve and Deny links of a suspended turn's pending calls, for an
+// answer the deployment's bot sends to a linked chat (docs/ARCHITECTURE.md §19): a pair of
+// one-tap links made now, bound like a notification's to the turn, the suspension and the
+// calls' args hashes — the same single-use claim decides them. A turn no longer suspended,
+// or no key, has none.
+func (s *Service) TurnChoices(ctx context.Context, owner, turnID uuid.UUID) ([]Choice, error) {
+	if len(s.Key) == 0 {
+		return nil, nil
+	}
+	var out []Choice
+	err := s.Store.WithOwner(ctx, owner, func(tx *store.Tx) error {
+		turn, err := tx.Turns.Get(ctx, turnID)
+		if err != nil {
+			return err
+		}
+		if turn.Status != steward.StatusSuspended || turn.State == nil || len(turn.State.Pending) == 0 || turn.ExpiresAt == nil {
+			return nil
+		}
+		ids, _, err := s.pair(ctx, tx.Links, turn)
+		if err != nil {
+			return err
+		}
+		out = []Choice{{Approve: true, Token: s.token(ids[0])}, {Approve: false, Token: s.token(ids[1])}}
+		return nil
+	})
+	return out, err
 }
 
 // howLine is the stored notification's line saying how the links work, which a push
@@ -373,39 +397,4 @@ func (s *Issuer) Actions(text string) (string, []channel.Action) {
 	}
 	text = howLine.ReplaceAllString(buttonLine.ReplaceAllString(text, ""), "")
 	return strings.TrimSpace(blankLines.ReplaceAllString(text, "\n\n")), out
-}
-
-// Summary is a call's arguments in one readable line: key=value pairs in key order, strings
-// quoted (%q shows invisible characters as escapes), each value and the whole line cut short.
-func Summary(args json.RawMessage) string {
-	var m map[string]any
-	if err := json.Unmarshal(args, &m); err != nil || len(m) == 0 {
-		return cut(string(args), 200)
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		var v string
-		switch x := m[k].(type) {
-		case string:
-			v = fmt.Sprintf("%q", cut(x, 80))
-		default:
-			b, _ := json.Marshal(x)
-			v = cut(string(b), 80)
-		}
-		parts[i] = steward.Visible(k) + "=" + v
-	}
-	return cut(strings.Join(parts, ", "), 300)
-}
-
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n]) + "…"
 }

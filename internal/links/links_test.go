@@ -526,10 +526,3 @@ func TestJunkFloodDoesNotBlockAnotherClientsLink(t *testing.T) {
 		t.Fatalf("after the other client's approval: %d tasks, turn %s; want 1, completed", n, st)
 	}
 }
-
-func TestSummary(t *testing.T) {
-	got := links.Summary([]byte(`{"title":"buy milk","due":{"y":1},"n":3}`))
-	if got != `due={"y":1}, n=3, title="buy milk"` {
-		t.Errorf("Summary = %q", got)
-	}
-}

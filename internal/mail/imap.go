@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
@@ -18,56 +17,21 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 )
 
-// Bounds of what a search returns.
+// Bounds of a search's snippets.
 const (
-	DefaultLimit = 10
-	MaxLimit     = 50
 	snippetBytes = 16 << 10 // the start of a message a snippet is read from
 	snippetChars = 200
 )
-
-// Summary is a message as a search lists it.
-type Summary struct {
-	ID      string    `json:"id"`
-	Folder  string    `json:"folder"`
-	From    string    `json:"from"`
-	To      string    `json:"to,omitempty"`
-	Subject string    `json:"subject"`
-	Date    time.Time `json:"date"`
-	Unread  bool      `json:"unread"`
-	Flagged bool      `json:"flagged,omitempty"`
-	Snippet string    `json:"snippet,omitempty"`
-	// Urgent is the sender's own marking (Importance: high, X-Priority 1 or 2), for triage.
-	Urgent bool `json:"marked_urgent,omitempty"`
-}
-
-// Query is a search: words in the headers or body, a folder (INBOX by default), a day the
-// messages arrived on or after, only unread ones, at most Limit (newest first).
-type Query struct {
-	Text   string
-	Folder string
-	Since  time.Time
-	After  time.Time // exact: only messages that arrived after it (the briefing's last run)
-	Unread bool
-	Limit  int
-}
 
 // ID is a message's handle for the tools: its folder and IMAP UID ("INBOX:42").
 func ID(folder string, uid imap.UID) string {
 	return folder + ":" + strconv.FormatUint(uint64(uid), 10)
 }
 
-// ParseID splits an ID into its folder and UID.
+// ParseID splits an ID into its folder and UID (steward.ParseMailID).
 func ParseID(id string) (folder string, uid imap.UID, err error) {
-	i := strings.LastIndexByte(id, ':')
-	if i <= 0 {
-		return "", 0, fmt.Errorf("%q is not a message id (FOLDER:UID, as search_mail returns it)", id)
-	}
-	n, err := strconv.ParseUint(id[i+1:], 10, 32)
-	if err != nil || n == 0 {
-		return "", 0, fmt.Errorf("%q is not a message id (FOLDER:UID, as search_mail returns it)", id)
-	}
-	return id[:i], imap.UID(n), nil
+	folder, n, err := steward.ParseMailID(id)
+	return folder, imap.UID(n), err
 }
 
 // session is a logged-in IMAP connection; close ends it.
@@ -151,14 +115,14 @@ func selectFolder(s *session, folder string, readOnly bool) error {
 }
 
 // Search lists the messages matching q, newest first, with a snippet of each.
-func (c *Client) Search(ctx context.Context, a Account, q Query) ([]Summary, error) {
+func (c *Client) Search(ctx context.Context, a Account, q steward.MailQuery) ([]steward.MailSummary, error) {
 	folder := cmpOr(q.Folder, "INBOX")
 	limit := q.Limit
 	if limit <= 0 {
-		limit = DefaultLimit
+		limit = steward.MailDefaultLimit
 	}
-	limit = min(limit, MaxLimit)
-	out := []Summary{}
+	limit = min(limit, steward.MailMaxLimit)
+	out := []steward.MailSummary{}
 	err := c.with(ctx, a, func(ctx context.Context, s *session) error {
 		if err := selectFolder(s, folder, true); err != nil {
 			return err
@@ -208,7 +172,7 @@ func (c *Client) Search(ctx context.Context, a Account, q Query) ([]Summary, err
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(x, y Summary) int {
+	slices.SortFunc(out, func(x, y steward.MailSummary) int {
 		if c := y.Date.Compare(x.Date); c != 0 {
 			return c
 		}
@@ -222,8 +186,8 @@ func (c *Client) Search(ctx context.Context, a Account, q Query) ([]Summary, err
 	return out, nil
 }
 
-func summaryOf(folder string, m *imapclient.FetchMessageBuffer) Summary {
-	s := Summary{ID: ID(folder, m.UID), Folder: folder, Date: m.InternalDate, Unread: !slices.Contains(m.Flags, imap.FlagSeen),
+func summaryOf(folder string, m *imapclient.FetchMessageBuffer) steward.MailSummary {
+	s := steward.MailSummary{ID: ID(folder, m.UID), Folder: folder, Date: m.InternalDate, Unread: !slices.Contains(m.Flags, imap.FlagSeen),
 		Flagged: slices.Contains(m.Flags, imap.FlagFlagged)}
 	if env := m.Envelope; env != nil {
 		s.Subject = env.Subject

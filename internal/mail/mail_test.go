@@ -17,6 +17,7 @@ import (
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/mail"
 	"github.com/stewardhq/steward/internal/mailtest"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 var (
@@ -103,7 +104,7 @@ func folderSubjects(t *testing.T, user, folder string) []string {
 func TestSentIsCopiedToSent(t *testing.T) {
 	t.Parallel()
 	c, a := client(t, "carol")
-	sent, err := c.Send(context.Background(), a, mail.Outgoing{To: []string{"ada@example.com"}, Subject: "Minutes", Body: "Here they are."}, time.Now())
+	sent, err := c.Send(context.Background(), a, steward.OutgoingMail{To: []string{"ada@example.com"}, Subject: "Minutes", Body: "Here they are."}, time.Now())
 	if err != nil {
 		t.Fatalf("send: %v", err)
 	}
@@ -128,7 +129,7 @@ func TestSentButNotCopied(t *testing.T) {
 	closed.Close()
 	c.Guard = egress.NewGuard(egress.Options{Allow: append(servers.Allow(), netip.MustParseAddrPort(dead)), Ports: mail.Ports})
 	a.IMAPURL = "imap://" + dead
-	sent, err := c.Send(context.Background(), a, mail.Outgoing{To: []string{"ada@example.com"}, Subject: "Agenda", Body: "Attached."}, time.Now())
+	sent, err := c.Send(context.Background(), a, steward.OutgoingMail{To: []string{"ada@example.com"}, Subject: "Agenda", Body: "Attached."}, time.Now())
 	if err != nil {
 		t.Fatalf("send: %v, want it sent", err)
 	}

@@ -29,29 +29,6 @@ const (
 	MaxBodyChars = 20000
 )
 
-// Attachment is a part a message carries as a file.
-type Attachment struct {
-	Name        string `json:"name"`
-	ContentType string `json:"content_type"`
-	Size        int64  `json:"size"`
-}
-
-// Message is a message as read_mail returns it: headers, the text of its body (HTML made
-// text), its attachments' names.
-type Message struct {
-	Summary
-	Cc        string `json:"cc,omitempty"`
-	MessageID string `json:"message_id,omitempty"`
-	Text      string `json:"text"`
-	Truncated bool   `json:"truncated,omitempty"`
-	// PartsSkipped says which parts were not read: nested deeper than MaxDepth, past MaxParts.
-	PartsSkipped string       `json:"parts_skipped,omitempty"`
-	FromHTML     bool         `json:"from_html,omitempty"`
-	Attachments  []Attachment `json:"attachments"`
-	// references are the Message-ID and References a reply threads on.
-	references []string
-}
-
 // fetchWhole streams message id's bytes into fn (at most MaxMessageBytes).
 func fetchWhole(s *session, id string, fn func(m *imapMessage) error) error {
 	folder, uid, err := ParseID(id)
@@ -119,8 +96,8 @@ type imapMessage struct {
 
 // Read opens message id: its headers, the text of its body and its attachments' names.
 // An HTML-only body is made text by internal/doctext (sandboxed, bounded).
-func (c *Client) Read(ctx context.Context, a Account, id string) (Message, error) {
-	var out Message
+func (c *Client) Read(ctx context.Context, a Account, id string) (steward.MailMessage, error) {
+	var out steward.MailMessage
 	var html []byte
 	err := c.with(ctx, a, func(ctx context.Context, s *session) error {
 		return fetchWhole(s, id, func(m *imapMessage) error {
@@ -130,7 +107,7 @@ func (c *Client) Read(ctx context.Context, a Account, id string) (Message, error
 		})
 	})
 	if err != nil {
-		return Message{}, err
+		return steward.MailMessage{}, err
 	}
 	if strings.TrimSpace(out.Text) == "" && len(html) > 0 {
 		ex, err := doctext.Extract(ctx, doctext.Source{Name: "message.html", ContentType: "text/html; charset=utf-8", Data: html})
@@ -146,16 +123,16 @@ func (c *Client) Read(ctx context.Context, a Account, id string) (Message, error
 
 // parse reads a streamed message: its first text/plain part, else its first text/html part,
 // and the names and sizes of its attachments (their bytes are counted, never kept).
-func parse(m *imapMessage) (Message, []byte, error) {
-	out := Message{Attachments: []Attachment{}}
-	out.Summary = Summary{ID: ID(m.folder, m.uid), Folder: m.folder, Date: m.date}
+func parse(m *imapMessage) (steward.MailMessage, []byte, error) {
+	out := steward.MailMessage{Attachments: []steward.MailAttachment{}}
+	out.MailSummary = steward.MailSummary{ID: ID(m.folder, m.uid), Folder: m.folder, Date: m.date}
 	out.Unread = !contains(m.flags, imap.FlagSeen)
 	out.Flagged = contains(m.flags, imap.FlagFlagged)
 	r, err := newPartReader(m.body, MaxParts)
 	if err != nil && r == nil {
-		return Message{}, nil, steward.Errorf(steward.CodeInvalid, "message %s cannot be read as MIME: %v", out.ID, err)
+		return steward.MailMessage{}, nil, steward.Errorf(steward.CodeInvalid, "message %s cannot be read as MIME: %v", out.ID, err)
 	}
-	out.headers(r.Header)
+	headers(&out, r.Header)
 	var html []byte
 	for p, ok := r.next(); ok; p, ok = r.next() {
 		switch ph := p.Header.(type) {
@@ -170,14 +147,14 @@ func parse(m *imapMessage) (Message, []byte, error) {
 			default:
 				if name := partName(ph.Header); name != "" {
 					n, _ := io.Copy(io.Discard, p.Body)
-					out.Attachments = append(out.Attachments, Attachment{Name: name, ContentType: ct, Size: n})
+					out.Attachments = append(out.Attachments, steward.MailAttachment{Name: name, ContentType: ct, Size: n})
 				}
 			}
 		case *mail.AttachmentHeader:
 			name, _ := ph.Filename()
 			ct, _, _ := ph.ContentType()
 			n, _ := io.Copy(io.Discard, p.Body)
-			out.Attachments = append(out.Attachments, Attachment{Name: cmpOr(name, "attachment"), ContentType: ct, Size: n})
+			out.Attachments = append(out.Attachments, steward.MailAttachment{Name: cmpOr(name, "attachment"), ContentType: ct, Size: n})
 		}
 	}
 	out.PartsSkipped = r.cut
@@ -185,7 +162,7 @@ func parse(m *imapMessage) (Message, []byte, error) {
 }
 
 // headers fills in what a message's header says.
-func (out *Message) headers(h mail.Header) {
+func headers(out *steward.MailMessage, h mail.Header) {
 	out.Subject, _ = h.Subject()
 	out.From = headerAddresses(h, "From")
 	out.To = headerAddresses(h, "To")
@@ -194,20 +171,14 @@ func (out *Message) headers(h mail.Header) {
 		out.Date = d
 	}
 	out.MessageID, _ = h.MessageID()
-	out.references, _ = h.MsgIDList("References")
+	out.References, _ = h.MsgIDList("References")
 	out.Urgent = urgent(h.Header)
-}
-
-// File is an attachment's bytes.
-type File struct {
-	Name, ContentType string
-	Data              []byte
 }
 
 // AttachmentFile returns the attachment called name of message id (the first one when name
 // is empty and there is one), at most max bytes.
-func (c *Client) AttachmentFile(ctx context.Context, a Account, id, name string, max int64) (File, error) {
-	var f File
+func (c *Client) AttachmentFile(ctx context.Context, a Account, id, name string, max int64) (steward.MailFile, error) {
+	var f steward.MailFile
 	var names []string
 	err := c.with(ctx, a, func(ctx context.Context, s *session) error {
 		return fetchWhole(s, id, func(m *imapMessage) error {
@@ -217,21 +188,21 @@ func (c *Client) AttachmentFile(ctx context.Context, a Account, id, name string,
 		})
 	})
 	if err != nil {
-		return File{}, err
+		return steward.MailFile{}, err
 	}
 	if f.Name == "" {
 		if len(names) == 0 {
-			return File{}, steward.Errorf(steward.CodeNotFound, "message %s has no attachment", id)
+			return steward.MailFile{}, steward.Errorf(steward.CodeNotFound, "message %s has no attachment", id)
 		}
-		return File{}, steward.Errorf(steward.CodeNotFound, "message %s has no attachment named %q; its attachments: %s", id, name, strings.Join(names, ", "))
+		return steward.MailFile{}, steward.Errorf(steward.CodeNotFound, "message %s has no attachment named %q; its attachments: %s", id, name, strings.Join(names, ", "))
 	}
 	return f, nil
 }
 
 // attachment reads message id's parts for the attachment called name (the first one when
 // name is empty): its bytes, at most max, and the names of every attachment.
-func attachment(body io.Reader, id, name string, max int64) (File, []string, error) {
-	var f File
+func attachment(body io.Reader, id, name string, max int64) (steward.MailFile, []string, error) {
+	var f steward.MailFile
 	var names []string
 	r, err := newPartReader(body, MaxParts)
 	if err != nil && r == nil {
@@ -253,7 +224,7 @@ func attachment(body io.Reader, id, name string, max int64) (File, []string, err
 		if int64(len(data)) > max {
 			return f, names, steward.Errorf(steward.CodeTooLarge, "attachment %q is larger than %d bytes, the largest document Steward keeps", got, max)
 		}
-		f = File{Name: got, ContentType: ct, Data: data}
+		f = steward.MailFile{Name: got, ContentType: ct, Data: data}
 	}
 	return f, names, nil
 }

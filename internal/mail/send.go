@@ -19,45 +19,20 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 )
 
-// Outgoing is a message to send. ReplyTo, when set, is the id of the message it answers:
-// its Message-ID becomes In-Reply-To, its References and Message-ID the References, and its
-// subject (with "Re: ") the default subject.
-type Outgoing struct {
-	To, Cc      []string
-	Subject     string
-	Body        string
-	ReplyTo     string
-	Attachments []File
-}
-
-// Sent is what a send did.
-type Sent struct {
-	MessageID  string   `json:"message_id"`
-	To         []string `json:"to"`
-	Cc         []string `json:"cc,omitempty"`
-	Subject    string   `json:"subject"`
-	InReplyTo  string   `json:"in_reply_to,omitempty"`
-	References []string `json:"references,omitempty"`
-	// CopiedTo is the folder a copy was put in (the account's Sent); NotCopied, when the
-	// copy failed, says so and why: the mail was sent all the same.
-	CopiedTo  string `json:"copied_to,omitempty"`
-	NotCopied string `json:"not_copied,omitempty"`
-}
-
 // Send writes out (threaded on the message it replies to) and sends it through a's SMTP
 // server: STARTTLS or implicit TLS, plain only to an exempt address, PLAIN authentication.
 // Once the server accepted it, a copy goes to the account's Sent folder (copyToSent); a copy
 // that fails is said in the answer, never the send's failure.
-func (c *Client) Send(ctx context.Context, a Account, out Outgoing, now time.Time) (Sent, error) {
-	sent := Sent{To: out.To, Cc: out.Cc, Subject: out.Subject}
+func (c *Client) Send(ctx context.Context, a Account, out steward.OutgoingMail, now time.Time) (steward.SentMail, error) {
+	sent := steward.SentMail{To: out.To, Cc: out.Cc, Subject: out.Subject}
 	if out.ReplyTo != "" {
 		orig, err := c.Read(ctx, a, out.ReplyTo)
 		if err != nil {
-			return Sent{}, err
+			return steward.SentMail{}, err
 		}
 		if orig.MessageID != "" {
 			sent.InReplyTo = orig.MessageID
-			sent.References = append(append([]string{}, orig.references...), orig.MessageID)
+			sent.References = append(append([]string{}, orig.References...), orig.MessageID)
 		}
 		if sent.Subject == "" {
 			sent.Subject = orig.Subject
@@ -69,10 +44,10 @@ func (c *Client) Send(ctx context.Context, a Account, out Outgoing, now time.Tim
 	sent.MessageID = newMessageID(a.From)
 	body, err := compose(a, out, sent, now)
 	if err != nil {
-		return Sent{}, err
+		return steward.SentMail{}, err
 	}
 	if err := c.submit(ctx, a, append(append([]string{}, out.To...), out.Cc...), body); err != nil {
-		return Sent{}, err
+		return steward.SentMail{}, err
 	}
 	if folder, err := c.copyToSent(ctx, a, body, now); err != nil {
 		sent.NotCopied = "sent, but not copied to the Sent folder: " + message(err)
@@ -134,7 +109,7 @@ func message(err error) string {
 }
 
 // compose writes the message: headers, a text part, and the attachments.
-func compose(a Account, out Outgoing, sent Sent, now time.Time) ([]byte, error) {
+func compose(a Account, out steward.OutgoingMail, sent steward.SentMail, now time.Time) ([]byte, error) {
 	var h gomail.Header
 	from, err := gomail.ParseAddress(a.From)
 	if err != nil {

@@ -27,13 +27,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/internal/childproc"
+	"github.com/stewardhq/steward/internal/steward"
 )
 
 // The limits of one command.
 const (
 	// Timeout is the wall-clock time a command may take by default (Sandbox.Timeout).
-	Timeout   = 30 * time.Second
-	MaxOutput = 64 << 10
+	Timeout   = steward.CommandTimeout
+	MaxOutput = steward.CommandMaxOutput
 	CPU       = 20      // seconds
 	Memory    = 1 << 30 // address space of each process, bytes
 	Processes = 64
@@ -74,16 +75,8 @@ type Sandbox struct {
 	Cgroup string
 }
 
-// Result is what a command did.
-type Result struct {
-	ExitCode  int    `json:"exit_code"`
-	Output    string `json:"output"`
-	Truncated bool   `json:"truncated,omitempty"`
-	TimedOut  bool   `json:"timed_out,omitempty"`
-	// PeakMemory is the most memory the sandbox held, in bytes, as its cgroup counted it (0
-	// without one).
-	PeakMemory int64 `json:"-"`
-}
+// Result is what a command did (the leaf's, so the toolset needs no sandbox).
+type Result = steward.CommandResult
 
 // Bounds are the limits a sandbox applies on this machine, for `steward doctor`.
 type Bounds struct {

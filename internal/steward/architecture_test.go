@@ -64,6 +64,13 @@ func toolset(name string) bool {
 	return strings.HasPrefix(name, "internal/tools/") && name != "internal/tools/toolstest"
 }
 
+// toolsetImports are the module packages a toolset may import: the framework, the leaf (the
+// values of the services it reaches through the ports it declares, as tradingtools does over
+// steward.Order) and the pure libraries it computes with — the ledger's figures, a document's
+// text, a skill's reading, the Starlark sandbox — none of them a service internal/app builds.
+var toolsetImports = map[string]bool{"internal/tools": true, "internal/steward": true, "internal/accounting": true,
+	"internal/doctext": true, "internal/skillpack": true, "internal/script": true}
+
 // genai is the Gemini SDK, which only its adapter may import (docs/ARCHITECTURE.md §11).
 const genai = "google.golang.org/genai"
 
@@ -77,7 +84,8 @@ func within(p, pkg string) bool { return p == pkg || strings.HasPrefix(p, pkg+"/
 // leaf; the agent loop reaches no database, HTTP face or SDK; only the store imports the
 // generated db package; nothing imports a main; only the CLI, the migrate function's
 // internal/deployment (and the test databases) use the operator's tools; the tools' framework imports no toolset, no document service and no store,
-// toolsets import neither each other nor the store, the ledger service does not import the
+// toolsets import neither each other nor the store nor their service (only the leaf and
+// pure libraries: toolsetImports), the ledger service does not import the
 // tools, and the web's adapter imports no service;
 // only internal/llm/gemini imports the Gemini SDK, and the retry policy no SDK at all; the
 // OpenAI-compatible face imports no store.
@@ -97,6 +105,8 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("internal/tools imports %s: the framework imports no toolset, no document service and no store (docs/ARCHITECTURE.md §1)", dep)
 			case toolset(name) && (toolset(dep) || dep == "internal/store" || dep == "db"):
 				t.Errorf("%s imports %s: a toolset imports neither another toolset nor the store; it reaches data through the ports of tools.Env or its own (docs/ARCHITECTURE.md §1)", name, dep)
+			case toolset(name) && !toolsetImports[dep]:
+				t.Errorf("%s imports %s: a toolset reaches its service through a port it declares, over the leaf's values, never through the service's package (docs/ARCHITECTURE.md §1)", name, dep)
 			case name == "internal/ledger" && (dep == "internal/tools" || toolset(dep)):
 				t.Errorf("internal/ledger imports %s: the ledger service computes with internal/accounting, not the tools (docs/ARCHITECTURE.md §1)", dep)
 			case name == "internal/steward":
@@ -330,58 +340,80 @@ func isTimeFunc(e ast.Expr) bool {
 }
 
 // TestOnlyAppBuildsServices: internal/app is the one composition root (docs/ARCHITECTURE.md
-// §7): no shipped Go file elsewhere — but internal/deployment's scheduler, for the operator's
-// schedule commands — builds a service, a runner or a worker of the module — a
-// composite literal of a module package's Service, Deliverer, Sweeper, Worker, Webhooks,
-// Scheduler, Recorder, Issuer or Hooks, or a call of agent.New. The faces take what they
-// call: httpapi.New answers 404 on the routes of a service Deps leaves nil, webapp.Routes
-// panics without one it needs. Tests build the same graph with internal/apptest.
+// §7): no shipped Go file elsewhere — a face (internal/httpapi, webapp, openaiapi, mcpserver,
+// telegram), a main of cmd/ or functions/, a service — builds a service, a runner or a
+// worker of the module (but internal/deployment's scheduler, for the operator's schedule
+// commands): a composite literal or a new() of a module package's Service, Deliverer,
+// Sweeper, Worker, Webhooks, Scheduler, Recorder, Issuer or Hooks, or a call of agent.New —
+// whatever name the file imports the package under. The faces take what they call:
+// httpapi.New answers 404 on the routes of a service Deps leaves nil, webapp.Routes panics
+// without one it needs. Tests build the same graph with internal/apptest.
 func TestOnlyAppBuildsServices(t *testing.T) {
-	built := map[string]bool{"Service": true, "Deliverer": true, "Sweeper": true, "Worker": true, "Webhooks": true,
-		"Scheduler": true, "Recorder": true, "Issuer": true, "Hooks": true}
-	internal, err := os.ReadDir("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours := map[string]bool{}
-	for _, d := range internal {
-		if d.IsDir() {
-			ours[d.Name()] = true
-		}
-	}
 	moduleGo(t, "app", false, func(fset *token.FileSet, f *ast.File) {
+		ours := moduleImports(f)
 		ast.Inspect(f, func(n ast.Node) bool {
-			var sel *ast.SelectorExpr
-			switch x := n.(type) {
-			case *ast.CompositeLit:
-				sel, _ = x.Type.(*ast.SelectorExpr)
-				if sel == nil || !built[sel.Sel.Name] {
-					return true
-				}
-			case *ast.CallExpr:
-				sel, _ = x.Fun.(*ast.SelectorExpr)
-				if sel == nil || sel.Sel.Name != "New" {
-					return true
-				}
-				if p, ok := sel.X.(*ast.Ident); !ok || p.Name != "agent" {
-					return true
-				}
-			default:
+			sel := buildsService(n)
+			if sel == nil {
 				return true
 			}
 			p, ok := sel.X.(*ast.Ident)
-			if !ok || !ours[p.Name] || p.Name == f.Name.Name {
+			if !ok || ours[p.Name] == "" {
 				return true
 			}
 			// The operator's function is the one other root: it cannot import internal/app
 			// (the runtime's whole graph) and builds the scheduler for the schedule commands.
-			if p.Name == "autonomy" && filepath.Base(filepath.Dir(fset.Position(sel.Pos()).Filename)) == "deployment" {
+			if ours[p.Name] == "internal/autonomy" && filepath.Base(filepath.Dir(fset.Position(sel.Pos()).Filename)) == "deployment" {
 				return true
 			}
-			t.Errorf("%s builds %s.%s: only internal/app builds services; take it as a dependency (docs/ARCHITECTURE.md §7)", fset.Position(sel.Pos()), p.Name, sel.Sel.Name)
+			t.Errorf("%s builds %s.%s: only internal/app builds services; take it as a dependency (docs/ARCHITECTURE.md §7)", fset.Position(sel.Pos()), ours[p.Name], sel.Sel.Name)
 			return true
 		})
 	})
+}
+
+// built are the names of the types a service, a runner or a worker of the module has.
+var built = map[string]bool{"Service": true, "Deliverer": true, "Sweeper": true, "Worker": true, "Webhooks": true,
+	"Scheduler": true, "Recorder": true, "Issuer": true, "Hooks": true}
+
+// buildsService is the qualified type or function n builds a service with — pkg.Service{…},
+// new(pkg.Service), agent.New(…) — or nil.
+func buildsService(n ast.Node) *ast.SelectorExpr {
+	switch x := n.(type) {
+	case *ast.CompositeLit:
+		if sel, _ := x.Type.(*ast.SelectorExpr); sel != nil && built[sel.Sel.Name] {
+			return sel
+		}
+	case *ast.CallExpr:
+		if id, ok := x.Fun.(*ast.Ident); ok && id.Name == "new" && len(x.Args) == 1 {
+			if sel, _ := x.Args[0].(*ast.SelectorExpr); sel != nil && built[sel.Sel.Name] {
+				return sel
+			}
+		}
+		if sel, _ := x.Fun.(*ast.SelectorExpr); sel != nil && sel.Sel.Name == "New" {
+			if p, ok := sel.X.(*ast.Ident); ok && p.Name == "agent" {
+				return sel
+			}
+		}
+	}
+	return nil
+}
+
+// moduleImports maps the names a file imports the module's packages under to their paths
+// within the module ("internal/ledger").
+func moduleImports(f *ast.File) map[string]string {
+	out := map[string]string{}
+	for _, imp := range f.Imports {
+		path := strings.Trim(imp.Path.Value, `"`)
+		if !strings.HasPrefix(path, module) {
+			continue
+		}
+		name := path[strings.LastIndexByte(path, '/')+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		out[name] = strings.TrimPrefix(path, module)
+	}
+	return out
 }
 
 // moduleGo parses every Go file of the module outside internal/<skip> — test files too when

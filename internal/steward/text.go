@@ -1,7 +1,10 @@
 package steward
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -71,3 +74,36 @@ func Visible(s string) string {
 // disguising is a character Visible shows as its code point: hidden, other than a line break
 // or a tab, which text shown on a card keeps.
 func disguising(r rune) bool { return hidden(r) && r != '\n' && r != '\t' }
+
+// ArgsSummary is a call's arguments in one readable line, as a notification, an approval button's
+// message or a household request shows them: key=value pairs in key order, strings quoted (%q
+// shows invisible characters as escapes), each value and the whole line cut short.
+func ArgsSummary(args json.RawMessage) string {
+	var m map[string]any
+	if err := json.Unmarshal(args, &m); err != nil || len(m) == 0 {
+		return cut(string(args), 200)
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		var v string
+		switch x := m[k].(type) {
+		case string:
+			v = fmt.Sprintf("%q", cut(x, 80))
+		default:
+			b, _ := json.Marshal(x)
+			v = cut(string(b), 80)
+		}
+		parts[i] = Visible(k) + "=" + v
+	}
+	return cut(strings.Join(parts, ", "), 300)
+}
+
+// cut is s cut to n characters, "…" added when it was longer.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}

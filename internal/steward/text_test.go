@@ -26,3 +26,10 @@ func TestCheckNameAndVisible(t *testing.T) {
 		t.Errorf("Visible changed ordinary text: %q", got)
 	}
 }
+
+func TestArgsSummary(t *testing.T) {
+	got := steward.ArgsSummary([]byte(`{"title":"buy milk","due":{"y":1},"n":3}`))
+	if got != `due={"y":1}, n=3, title="buy milk"` {
+		t.Errorf("ArgsSummary = %q", got)
+	}
+}

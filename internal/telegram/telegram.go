@@ -3,9 +3,13 @@
 // their Steward owner with a one-time code. A linked chat's messages become turns of one
 // conversation per chat, through the same agent.Runner every face uses; answers go back
 // formatted (MarkdownV2, channel.TelegramText), a write waiting for approval as a message
-// with Approve/Deny buttons (the one-tap links' machinery, links.Service.TurnButtons); voice
+// with Approve/Deny buttons (the one-tap links' machinery, links.Service.TurnChoices); voice
 // notes are transcribed (and answered by voice when the chat asked for it), documents and
 // photos become documents. Anyone else gets one polite refusal and nothing is stored.
+//
+// Everything Telegram is here: the bot's webhook, POST /telegram/callback (Callback), decides
+// the approval buttons of notifications (Buttons) and of the bot's answers through the one-tap
+// links' exactly-once claim, and hands every other update to Service.Receive.
 //
 // Each update of a linked chat is stored once, keyed by its update_id (Telegram retries a
 // delivery until answered; a repeated one makes no second turn) with its work item
@@ -56,9 +60,10 @@ type Documents interface {
 	Limit() int64
 }
 
-// Buttons makes the Approve/Deny buttons of a suspended turn: links.Service.TurnButtons.
-type Buttons interface {
-	TurnButtons(ctx context.Context, owner, turnID uuid.UUID) ([]channel.Button, error)
+// TurnLinks makes the Approve/Deny links of a suspended turn, for its buttons:
+// links.Service.TurnChoices.
+type TurnLinks interface {
+	TurnChoices(ctx context.Context, owner, turnID uuid.UUID) ([]links.Choice, error)
 }
 
 // Service is the deployment's bot serving linked chats.
@@ -74,7 +79,7 @@ type Service struct {
 	// Voice transcribes voice notes and speaks answers (internal/voice; without a
 	// transcriber a voice note is answered that speech is not configured).
 	Documents Documents
-	Buttons   Buttons
+	Buttons   TurnLinks
 	Voice     *voice.Service
 	// Hand runs a stored update (its work item, Kind) where this deployment runs work:
 	// work.Spine.Hand — in-process under `steward serve`, through the run queue on Lambda,
@@ -254,7 +259,7 @@ func reply(chatID int64, text string) map[string]any {
 	return m
 }
 
-// Receive handles a message update (links.Messages): a linked chat's message is stored once
+// Receive handles a message update (Callback.Messages): a linked chat's message is stored once
 // and handed on; an unlinked chat sending a valid code is linked; any other stranger gets
 // one refusal, and nothing about them is stored.
 func (s *Service) Receive(ctx context.Context, body []byte) (map[string]any, error) {
@@ -490,10 +495,11 @@ func (s *Service) answer(ctx context.Context, owner uuid.UUID, chatID int64, v s
 		if v.Awaiting != "" {
 			return s.say(ctx, chatID, "Your decision is recorded; Steward is "+v.Awaiting+".")
 		}
-		buttons, err := s.Buttons.TurnButtons(ctx, owner, v.TurnID)
+		choices, err := s.Buttons.TurnChoices(ctx, owner, v.TurnID)
 		if err != nil {
 			return err
 		}
+		buttons := buttonsOf(choices)
 		var b strings.Builder
 		if len(v.Pending) == 1 {
 			b.WriteString("Steward wants to do this and waits for your approval:\n")
@@ -501,7 +507,7 @@ func (s *Service) answer(ctx context.Context, owner uuid.UUID, chatID int64, v s
 			fmt.Fprintf(&b, "Steward wants to do these %d things and waits for your approval (the buttons decide them all):\n", len(v.Pending))
 		}
 		for _, p := range v.Pending {
-			fmt.Fprintf(&b, "• %s: %s\n", p.Tool, links.Summary(p.Args))
+			fmt.Fprintf(&b, "• %s: %s\n", p.Tool, steward.ArgsSummary(p.Args))
 		}
 		if len(buttons) == 0 {
 			b.WriteString("\nApprove or deny it in the Steward app.")
@@ -587,9 +593,9 @@ func (s *Service) say(ctx context.Context, chatID int64, text string) error {
 	return nil
 }
 
-// Decided answers a button pressed in a linked chat (links.Messages): the answer, the
+// Decided answers a button pressed in a linked chat (Callback.Messages): the answer, the
 // buttons removed once decided, and the decided turn's outcome sent to the chat.
-func (s *Service) Decided(ctx context.Context, owner uuid.UUID, b links.Pressed, v *steward.View) bool {
+func (s *Service) Decided(ctx context.Context, owner uuid.UUID, b Pressed, v *steward.View) bool {
 	err := s.Store.WithOwner(ctx, owner, func(tx *store.Tx) error {
 		_, err := tx.Telegram.Chat(ctx, b.ChatID)
 		return err

@@ -3,12 +3,10 @@ package mailtools
 import (
 	"context"
 	"fmt"
-	"strings"
-	"time"
-
-	"github.com/stewardhq/steward/internal/calendar"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/tools"
+	"strings"
+	"time"
 )
 
 // when reads a time as the tools take it, in the owner's zone loc: "today", "tomorrow", a
@@ -84,7 +82,7 @@ func (a *listEventsArgs) Check() error {
 type between struct {
 	loc      *time.Location
 	from, to time.Time
-	events   []calendar.Event
+	events   []steward.CalendarEvent
 }
 
 // window reads the events from from to to (as the tools take them) in the owner's zone.
@@ -185,7 +183,7 @@ func findFreeTimeTool(c Calendar) tools.Tool {
 					busy = append(busy, e)
 				}
 			}
-			free := calendar.FreeTime(busy, w.from, w.to, time.Duration(a.DurationMinutes)*time.Minute, a.start, a.end, w.loc, 10)
+			free := steward.FreeTime(busy, w.from, w.to, time.Duration(a.DurationMinutes)*time.Minute, a.start, a.end, w.loc, 10)
 			return map[string]any{"time_zone": w.loc.String(), "free": free}, nil
 		}), sayFindFreeTime, saidFindFreeTime)
 }
@@ -236,8 +234,8 @@ func checkEventText(title, start, end, location, description string, create bool
 }
 
 // draft reads the times in the owner's zone into a calendar draft.
-func draft(title, start, end, location, description string, loc *time.Location, now time.Time, create bool) (calendar.Draft, error) {
-	d := calendar.Draft{Title: title, Location: location, Description: description}
+func draft(title, start, end, location, description string, loc *time.Location, now time.Time, create bool) (steward.EventDraft, error) {
+	d := steward.EventDraft{Title: title, Location: location, Description: description}
 	if strings.TrimSpace(start) != "" {
 		t, day, err := when("start", start, loc, now)
 		if err != nil {
@@ -294,7 +292,7 @@ func sayCreateEvent(a createEventArgs) string {
 
 // eventOut is a calendar write's output.
 type eventOut struct {
-	Event calendar.Event `json:"event"`
+	Event steward.CalendarEvent `json:"event"`
 }
 
 // saidEvent words a write's result: "Added “Dentist” on 3 Mar 2026 09:00".

@@ -17,19 +17,16 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/stewardhq/steward/internal/calendar"
-	smail "github.com/stewardhq/steward/internal/mail"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/tools"
 )
 
 // Mail is the owner's mail account (internal/accounts.Service implements it).
 type Mail interface {
-	SearchMail(ctx context.Context, ownerID uuid.UUID, q smail.Query) ([]smail.Summary, error)
-	ReadMail(ctx context.Context, ownerID uuid.UUID, id string) (smail.Message, error)
-	MailAttachment(ctx context.Context, ownerID uuid.UUID, id, name string, max int64) (smail.File, error)
-	SendMail(ctx context.Context, ownerID uuid.UUID, out smail.Outgoing, inviteEventID string) (smail.Sent, error)
+	SearchMail(ctx context.Context, ownerID uuid.UUID, q steward.MailQuery) ([]steward.MailSummary, error)
+	ReadMail(ctx context.Context, ownerID uuid.UUID, id string) (steward.MailMessage, error)
+	MailAttachment(ctx context.Context, ownerID uuid.UUID, id, name string, max int64) (steward.MailFile, error)
+	SendMail(ctx context.Context, ownerID uuid.UUID, out steward.OutgoingMail, inviteEventID string) (steward.SentMail, error)
 	MoveMail(ctx context.Context, ownerID uuid.UUID, id, folder string) (string, error)
 	FlagMail(ctx context.Context, ownerID uuid.UUID, id, flag string) error
 }
@@ -37,9 +34,9 @@ type Mail interface {
 // Calendar is the owner's calendar account (internal/accounts.Service implements it).
 type Calendar interface {
 	Zone(ctx context.Context, ownerID uuid.UUID) (*time.Location, error)
-	Events(ctx context.Context, ownerID uuid.UUID, from, to time.Time) ([]calendar.Event, error)
-	CreateEvent(ctx context.Context, ownerID uuid.UUID, d calendar.Draft) (calendar.Event, error)
-	UpdateEvent(ctx context.Context, ownerID uuid.UUID, id, etag string, d calendar.Draft) (calendar.Event, error)
+	Events(ctx context.Context, ownerID uuid.UUID, from, to time.Time) ([]steward.CalendarEvent, error)
+	CreateEvent(ctx context.Context, ownerID uuid.UUID, d steward.EventDraft) (steward.CalendarEvent, error)
+	UpdateEvent(ctx context.Context, ownerID uuid.UUID, id, etag string, d steward.EventDraft) (steward.CalendarEvent, error)
 	DeleteEvent(ctx context.Context, ownerID uuid.UUID, id, etag string) error
 }
 
@@ -100,7 +97,7 @@ func (a *searchMailArgs) Check() error {
 		}
 		a.since = t
 	}
-	return tools.OrDefaultIn("limit", &a.Limit, smail.DefaultLimit, smail.MaxLimit)
+	return tools.OrDefaultIn("limit", &a.Limit, steward.MailDefaultLimit, steward.MailMaxLimit)
 }
 
 func searchMailTool(m Mail) tools.Tool {
@@ -109,7 +106,7 @@ func searchMailTool(m Mail) tools.Tool {
 			"each with its id for read_mail, move_mail, flag_mail and send_mail's reply_to_id.",
 		steward.KindRead,
 		func(ctx context.Context, env tools.Env, a searchMailArgs) (any, error) {
-			found, err := m.SearchMail(ctx, env.OwnerID, smail.Query{Text: a.Query, Folder: a.Folder, Since: a.since, Unread: a.Unread, Limit: a.Limit})
+			found, err := m.SearchMail(ctx, env.OwnerID, steward.MailQuery{Text: a.Query, Folder: a.Folder, Since: a.since, Unread: a.Unread, Limit: a.Limit})
 			if err != nil {
 				return nil, tools.ServiceError(ctx, "query", err)
 			}
@@ -147,7 +144,7 @@ func checkMessageID(id *string) error {
 	if err := tools.CheckLength("id", *id, 1, 300); err != nil {
 		return err
 	}
-	if _, _, err := smail.ParseID(*id); err != nil {
+	if _, _, err := steward.ParseMailID(*id); err != nil {
 		return tools.ArgErrorf("id", "%s", err.Error())
 	}
 	return nil
@@ -234,7 +231,7 @@ func sendMailTool(m Mail) tools.Tool {
 			"message; with invite_event_id it carries that event as an invitation.",
 		steward.KindWrite,
 		func(ctx context.Context, env tools.Env, a sendMailArgs) (any, error) {
-			sent, err := m.SendMail(ctx, env.OwnerID, smail.Outgoing{To: a.To, Cc: a.Cc, Subject: a.Subject, Body: a.Body, ReplyTo: a.ReplyToID}, a.InviteEventID)
+			sent, err := m.SendMail(ctx, env.OwnerID, steward.OutgoingMail{To: a.To, Cc: a.Cc, Subject: a.Subject, Body: a.Body, ReplyTo: a.ReplyToID}, a.InviteEventID)
 			if err != nil {
 				return nil, tools.ServiceError(ctx, "to", err)
 			}

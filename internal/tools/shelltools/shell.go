@@ -12,14 +12,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/stewardhq/steward/internal/shell"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/tools"
 )
 
-// Runner runs a command in an owner's sandbox (internal/shell's Sandbox).
+// Runner runs a command in an owner's sandbox (internal/shell's Sandbox implements it).
 type Runner interface {
-	Run(ctx context.Context, owner uuid.UUID, command string) (shell.Result, error)
+	Run(ctx context.Context, owner uuid.UUID, command string) (steward.CommandResult, error)
 }
 
 // maxCommand is the longest command line accepted, in bytes.
@@ -62,7 +61,7 @@ func runCommandTool(r Runner) tools.Tool {
 	return tools.Say(tools.New("run_command",
 		fmt.Sprintf("Run a shell command line in the owner's private workspace (asks the owner first, every time): "+
 			"no network, the system read-only, the workspace /work the only writable place and kept between commands; "+
-			"python3 where installed. At most %v, %d KB of output.", shell.Timeout, shell.MaxOutput>>10),
+			"python3 where installed. At most %v, %d KB of output.", steward.CommandTimeout, steward.CommandMaxOutput>>10),
 		steward.KindWrite,
 		func(ctx context.Context, env tools.Env, a runCommandArgs) (any, error) {
 			if r == nil {
@@ -78,7 +77,7 @@ func runCommandTool(r Runner) tools.Tool {
 
 func sayRunCommand(a runCommandArgs) string { return "Run the command " + tools.Quote(a.Command) }
 
-func saidRunCommand(_ runCommandArgs, o shell.Result) string {
+func saidRunCommand(_ runCommandArgs, o steward.CommandResult) string {
 	switch {
 	case o.TimedOut:
 		return "Stopped: it ran too long"

@@ -1,4 +1,4 @@
-package links
+package telegram
 
 import (
 	"context"
@@ -6,27 +6,32 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/channel"
+	"github.com/stewardhq/steward/internal/links"
 	"github.com/stewardhq/steward/internal/secret"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
 
-// Telegram decides the approval buttons of a Telegram notification (Buttons) in place: the
+// Callback decides the approval buttons of a Telegram notification (Buttons) in place: the
 // Bot API posts a pressed button's callback query to POST /telegram/callback, verified by its
 // X-Telegram-Bot-Api-Secret-Token header against STEWARD_TELEGRAM_WEBHOOK_SECRET (set with
 // setWebhook's secret_token). The button's callback_data carries the link's token, and the
-// decision goes through Service.Decide's exactly-once claim — the same code path as the link
-// page's POST. The answer (answerCallbackQuery, and editMessageReplyMarkup removing the
+// decision goes through links.Service.Press's exactly-once claim — the same code path as the
+// link page's POST. The answer (answerCallbackQuery, and editMessageReplyMarkup removing the
 // buttons) is sent after the claim's transaction, with the owner's bot through the channel
 // sender's egress guard; when no bot of the owner's can answer (a forged token names no
 // owner), the webhook's reply asks Telegram to run answerCallbackQuery itself.
-type Telegram struct {
-	Links *Service
+type Callback struct {
+	// Links decides a button's link: links.Service.
+	Links Presser
+	// Store reads the owner's channels, to answer through the owner's own bot.
+	Store *store.Store
 	// Secret is STEWARD_TELEGRAM_WEBHOOK_SECRET; empty refuses every callback (404).
 	Secret string
 	// Sealer opens the owner's Telegram channel's bot token; Sender calls the Bot API.
@@ -34,19 +39,12 @@ type Telegram struct {
 	Sender *channel.Sender
 	// Messages serves the rest of the bot's updates — the messages of linked chats, and
 	// the buttons of the answers it sent them (docs/ARCHITECTURE.md §19); nil ignores them.
-	Messages Messages
+	Messages *Service
 }
 
-// Messages is the two-way Telegram service (internal/telegram) as the callback uses it.
-type Messages interface {
-	// Receive handles an update that is not a button press; the reply, when not nil, is
-	// the webhook's answer (a Bot API method for Telegram to run).
-	Receive(ctx context.Context, body []byte) (map[string]any, error)
-	// Decided answers a button pressed in a linked chat of owner's with the deployment's bot
-	// (the answer text, the buttons removed when done) and sends the decided turn's outcome
-	// (v, nil when nothing was decided) to the chat; false when the chat is not one of its
-	// own or the bot could not answer, and the owner's channel is tried next.
-	Decided(ctx context.Context, owner uuid.UUID, b Pressed, v *steward.View) bool
+// Presser decides a one-tap link a button carries: links.Service.Press.
+type Presser interface {
+	Press(ctx context.Context, token string) (uuid.UUID, steward.Link, steward.View, error)
 }
 
 // Pressed is a button press as the callback decided it.
@@ -63,12 +61,41 @@ type Pressed struct {
 
 // The refusals of the route: no secret configured, or a wrong or missing header.
 var (
-	errTelegramOff    = steward.Errorf(steward.CodeNotFound, "Telegram callbacks are not enabled on this deployment (STEWARD_TELEGRAM_WEBHOOK_SECRET is not set)")
-	ErrTelegramSecret = steward.Errorf(steward.CodeUnauthorized, "the X-Telegram-Bot-Api-Secret-Token header is missing or wrong")
+	errCallbackOff = steward.Errorf(steward.CodeNotFound, "Telegram callbacks are not enabled on this deployment (STEWARD_TELEGRAM_WEBHOOK_SECRET is not set)")
+	ErrSecret      = steward.Errorf(steward.CodeUnauthorized, "the X-Telegram-Bot-Api-Secret-Token header is missing or wrong")
 )
 
-// update is the part of a Bot API Update a callback needs.
-type update struct {
+// callbackPrefix starts a Telegram button's callback_data: "l1:" and the link's token
+// (3+43 bytes, within the Bot API's 64).
+const callbackPrefix = "l1:"
+
+// Links are the one-tap links a notification's buttons carry: links.Issuer.Choices.
+type Links interface {
+	Choices(text string) []links.Choice
+}
+
+// Buttons makes the Telegram inline buttons of a stored notification's links for the
+// deliverer to attach to the message (delivery.Deliverer.Buttons): Approve and Deny, each
+// carrying its link's token as callback_data. Without a key there are none.
+func Buttons(l Links) func(text string) []channel.Button {
+	return func(text string) []channel.Button { return buttonsOf(l.Choices(text)) }
+}
+
+// buttonsOf are the inline buttons of links: each carries its link's token.
+func buttonsOf(cs []links.Choice) []channel.Button {
+	var out []channel.Button
+	for _, c := range cs {
+		label := "❌ Deny"
+		if c.Approve {
+			label = "✅ Approve"
+		}
+		out = append(out, channel.Button{Text: label, Data: callbackPrefix + c.Token})
+	}
+	return out
+}
+
+// callbackUpdate is the part of a Bot API Update a callback needs.
+type callbackUpdate struct {
 	UpdateID      int64 `json:"update_id"`
 	CallbackQuery *struct {
 		ID      string `json:"id"`
@@ -83,18 +110,18 @@ type update struct {
 	} `json:"callback_query"`
 }
 
-// Callback handles one webhook update. header is X-Telegram-Bot-Api-Secret-Token. The reply,
+// Handle handles one webhook update. header is X-Telegram-Bot-Api-Secret-Token. The reply,
 // when not nil, is the webhook's JSON answer (a Bot API method for Telegram to run). Only a
 // database failure is an error once the secret matched: a used, expired or forged token is
 // answered with its text and changes nothing.
-func (t *Telegram) Callback(ctx context.Context, header string, body []byte) (map[string]any, error) {
+func (t *Callback) Handle(ctx context.Context, header string, body []byte) (map[string]any, error) {
 	if t == nil || t.Secret == "" {
-		return nil, errTelegramOff
+		return nil, errCallbackOff
 	}
 	if subtle.ConstantTimeCompare([]byte(header), []byte(t.Secret)) != 1 {
-		return nil, ErrTelegramSecret
+		return nil, ErrSecret
 	}
-	var u update
+	var u callbackUpdate
 	if err := json.Unmarshal(body, &u); err != nil {
 		return nil, steward.Errorf(steward.CodeInvalid, "the body is not a Telegram update")
 	}
@@ -106,7 +133,7 @@ func (t *Telegram) Callback(ctx context.Context, header string, body []byte) (ma
 		return nil, nil // not a button press: acknowledged, nothing to do
 	}
 	token, _ := strings.CutPrefix(q.Data, callbackPrefix)
-	owner, link, view, err := t.Links.decide(ctx, token)
+	owner, link, view, err := t.Links.Press(ctx, token)
 	text, err := decisionText(link, err)
 	if text == "" {
 		return nil, err
@@ -138,14 +165,22 @@ func decisionText(link steward.Link, err error) (string, error) {
 	case err == nil:
 		return "Denied. Nothing was done.", nil
 	case readable:
-		return cut(words, 199), err
+		return clip(words, 199), err
 	}
 	return "", err
 }
 
+// clip is s cut to n characters, "…" added when it was longer.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
 // answer answers the press through the owner's own bot, and once it is decided removes the
 // buttons; false when there is no such bot or the answer failed (the webhook's reply answers).
-func (t *Telegram) answer(ctx context.Context, owner uuid.UUID, p Pressed, username string) bool {
+func (t *Callback) answer(ctx context.Context, owner uuid.UUID, p Pressed, username string) bool {
 	if t.Sender == nil || t.Sealer == nil {
 		return false
 	}
@@ -172,9 +207,9 @@ func (t *Telegram) answer(ctx context.Context, owner uuid.UUID, p Pressed, usern
 
 // bot is the owner's Telegram channel posting to the callback's chat (by id or @username),
 // its secret opened; it reads in its own transaction, closed before any Bot API call.
-func (t *Telegram) bot(ctx context.Context, owner uuid.UUID, chatID int64, username string) (channel.Target, bool, error) {
+func (t *Callback) bot(ctx context.Context, owner uuid.UUID, chatID int64, username string) (channel.Target, bool, error) {
 	var chs []store.Channel
-	err := t.Links.Store.WithOwner(ctx, owner, func(tx *store.Tx) error {
+	err := t.Store.WithOwner(ctx, owner, func(tx *store.Tx) error {
 		var err error
 		chs, err = tx.Channels.List(ctx)
 		return err
@@ -195,32 +230,4 @@ func (t *Telegram) bot(ctx context.Context, owner uuid.UUID, chatID int64, usern
 		}
 	}
 	return channel.Target{}, false, nil
-}
-
-// TurnButtons are the Approve and Deny buttons of a suspended turn's pending calls, for an
-// answer the deployment's bot sends to a linked chat (docs/ARCHITECTURE.md §19): a pair of
-// one-tap links made now, bound like a notification's to the turn, the suspension and the
-// calls' args hashes, each button carrying its link's token — the same single-use claim
-// decides them. A turn no longer suspended, or no key, has none.
-func (s *Service) TurnButtons(ctx context.Context, owner, turnID uuid.UUID) ([]channel.Button, error) {
-	if len(s.Key) == 0 {
-		return nil, nil
-	}
-	var out []channel.Button
-	err := s.Store.WithOwner(ctx, owner, func(tx *store.Tx) error {
-		turn, err := tx.Turns.Get(ctx, turnID)
-		if err != nil {
-			return err
-		}
-		if turn.Status != steward.StatusSuspended || turn.State == nil || len(turn.State.Pending) == 0 || turn.ExpiresAt == nil {
-			return nil
-		}
-		ids, _, err := s.pair(ctx, tx.Links, turn)
-		if err != nil {
-			return err
-		}
-		out = []channel.Button{{Text: "✅ Approve", Data: callbackPrefix + s.token(ids[0])}, {Text: "❌ Deny", Data: callbackPrefix + s.token(ids[1])}}
-		return nil
-	})
-	return out, err
 }

@@ -1,4 +1,4 @@
-package links_test
+package telegram_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -17,34 +18,128 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/delivery"
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/egress/egresstest"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/links"
+	"github.com/stewardhq/steward/internal/llm/demo"
+	"github.com/stewardhq/steward/internal/safety"
 	"github.com/stewardhq/steward/internal/secret"
 	"github.com/stewardhq/steward/internal/steward"
+	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/telegram"
+	"github.com/stewardhq/steward/internal/testdb"
+	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/toolstest"
 	"github.com/stewardhq/steward/internal/webapp"
 )
 
-// botAPI is a fake Telegram Bot API (TLS on 127.0.0.1, certificate for example.com): it
-// answers every method {"ok":true,"result":…} as the Bot API does and records the calls.
-type botAPI struct {
-	*egresstest.Server
-	mu    sync.Mutex
-	calls []botCall
+// The approval buttons of a Telegram notification (telegram.Buttons) and their callback
+// (telegram.Callback), over the one-tap links of internal/links.
+
+// linkEnv is a runner whose suspensions store a notification with one-tap links, on a fresh
+// database with the demo model, and an owner alice; the door is the runtime's (steward_door).
+type linkEnv struct {
+	o     testdb.Opened
+	srv   *httptest.Server
+	svc   *links.Service
+	run   *agent.Runner
+	owner store.Owner
 }
 
-type botCall struct {
+// setupLinks serves the link pages and makes the links on the runner's suspensions.
+func setupLinks(t *testing.T) *linkEnv {
+	t.Helper()
+	ctx := context.Background()
+	o := testdb.Open(t, 30)
+	reg, err := tools.NewRegistry(toolstest.Tools()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	door, err := store.OpenDoor(ctx, o.DoorURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(door.Close)
+	svc := &links.Service{Store: o.Store, Door: door,
+		Issuer: links.Issuer{TTL: 30 * time.Minute, Key: []byte("0123456789abcdef0123456789abcdef")}}
+	run := agent.New(agent.Config{Model: demo.New(), Tools: reg, Store: o.Store, Gate: &safety.Gate{}, MaxIterations: 4, SuspendTTL: time.Hour},
+		agent.Hooks{Suspended: []func(context.Context, agent.Tx, steward.Turn) (bool, error){svc.Suspended}})
+	svc.Confirmer = run
+	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: run, Store: o.Store, Auth: door, Logger: zerolog.Nop(),
+		Links: webapp.LinkPages(svc, "")}))
+	t.Cleanup(srv.Close)
+	svc.PublicURL = srv.URL
+	owner, _ := o.Owner(t, "alice")
+	return &linkEnv{o: o, srv: srv, svc: svc, run: run, owner: owner}
+}
+
+// suspend starts a turn whose create_task waits for approval and returns it with the
+// approve and deny links of its notification.
+func (e *linkEnv) suspend(t *testing.T) (turn uuid.UUID, approve, deny string) {
+	t.Helper()
+	v, err := e.run.Start(context.Background(), agent.Input{OwnerID: e.owner.ID, Message: "remind me to buy milk"}, nil)
+	if err != nil || v.Status != steward.StatusSuspended {
+		t.Fatalf("start = %+v, %v; want suspended", v, err)
+	}
+	var n []steward.Notification
+	err = e.o.Store.WithOwner(context.Background(), e.owner.ID, func(tx *store.Tx) error {
+		var err error
+		n, err = tx.Tasks.ListNotifications(context.Background(), 10)
+		return err
+	})
+	if err != nil || len(n) != 1 {
+		t.Fatalf("notifications = %+v, %v; want 1", n, err)
+	}
+	msg := e.svc.Expand(n[0].Message) // what the deliverer sends
+	if !strings.Contains(msg, `create_task: title="buy milk"`) {
+		t.Errorf("notification %q does not list the call with its arguments", msg)
+	}
+	a := regexp.MustCompile(`Approve: (\S+)`).FindStringSubmatch(msg)
+	d := regexp.MustCompile(`Deny: (\S+)`).FindStringSubmatch(msg)
+	if a == nil || d == nil || !strings.HasPrefix(a[1], e.srv.URL+"/a/") {
+		t.Fatalf("notification %q has no approve and deny links to %s/a/", msg, e.srv.URL)
+	}
+	return v.TurnID, a[1], d[1]
+}
+
+// state is alice's number of tasks and the turn's status.
+func (e *linkEnv) state(t *testing.T, turn uuid.UUID) (int, steward.Status) {
+	t.Helper()
+	var tasks []steward.Task
+	var tr steward.Turn
+	err := e.o.Store.WithOwner(context.Background(), e.owner.ID, func(tx *store.Tx) error {
+		var err error
+		if tasks, err = tx.Tasks.ListTasks(context.Background(), ""); err != nil {
+			return err
+		}
+		tr, err = tx.Turns.Get(context.Background(), turn)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(tasks), tr.Status
+}
+
+// buttonBot is a fake Telegram Bot API (TLS on 127.0.0.1, certificate for example.com): it
+// answers every method {"ok":true,"result":…} as the Bot API does and records the calls.
+type buttonBot struct {
+	*egresstest.Server
+	mu    sync.Mutex
+	calls []buttonCall
+}
+
+type buttonCall struct {
 	Method string
 	Body   map[string]any
 }
 
-const botToken = "123456789:AAbbCCddEEffGGhhIIjjKKllMMnnOOppQQ"
-
-func newBotAPI(t *testing.T) *botAPI {
-	b := &botAPI{}
+func newButtonBot(t *testing.T) *buttonBot {
+	b := &buttonBot{}
 	b.Server = egresstest.NewTLSServer(t, func(w http.ResponseWriter, r *http.Request) {
 		method, ok := strings.CutPrefix(r.URL.Path, "/bot"+botToken+"/")
 		if !ok {
@@ -55,7 +150,7 @@ func newBotAPI(t *testing.T) *botAPI {
 		var body map[string]any
 		_ = json.NewDecoder(r.Body).Decode(&body)
 		b.mu.Lock()
-		b.calls = append(b.calls, botCall{method, body})
+		b.calls = append(b.calls, buttonCall{method, body})
 		b.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		switch method {
@@ -68,7 +163,7 @@ func newBotAPI(t *testing.T) *botAPI {
 	return b
 }
 
-func (b *botAPI) called(method string) []map[string]any {
+func (b *buttonBot) called(method string) []map[string]any {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []map[string]any
@@ -80,22 +175,20 @@ func (b *botAPI) called(method string) []map[string]any {
 	return out
 }
 
-type tgEnv struct {
-	*env
-	bot     *botAPI
+type buttonEnv struct {
+	*linkEnv
+	bot     *buttonBot
 	api     *httptest.Server
 	deliver *delivery.Deliverer
 }
 
-const webhookSecret = "tg-webhook_secret-0123"
-
-// setupTelegram is setup with alice's default channel a Telegram bot on the fake Bot API,
+// setupTelegram is setupLinks with alice's default channel a Telegram bot on the fake Bot API,
 // the deliverer attaching the buttons, and the API serving POST /telegram/callback with
 // webhookSecret (or none when secret is "").
-func setupTelegram(t *testing.T, secretToken string) *tgEnv {
+func setupTelegram(t *testing.T, secretToken string) *buttonEnv {
 	t.Helper()
-	e := setup(t, false)
-	bot := newBotAPI(t)
+	e := setupLinks(t)
+	bot := newButtonBot(t)
 	sealer, err := secret.NewSealer(e.svc.Key)
 	if err != nil {
 		t.Fatal(err)
@@ -109,17 +202,17 @@ func setupTelegram(t *testing.T, secretToken string) *tgEnv {
 		t.Fatal(err)
 	}
 	d := &delivery.Deliverer{Store: e.o.Store, Guard: egress.NewGuard(opts), Sealer: sealer, Sender: sender,
-		Expand: e.svc.Expand, Buttons: e.svc.Buttons}
-	tg := &links.Telegram{Links: e.svc, Secret: secretToken, Sealer: sealer, Sender: sender}
+		Expand: e.svc.Expand, Buttons: telegram.Buttons(e.svc)}
+	tg := &telegram.Callback{Links: e.svc, Store: e.o.Store, Secret: secretToken, Sealer: sealer, Sender: sender}
 	api := httptest.NewServer(httpapi.New(httpapi.Deps{Runner: e.run, Store: e.o.Store, Logger: zerolog.Nop(),
 		Links: webapp.LinkPages(e.svc, ""), Telegram: tg}))
 	t.Cleanup(api.Close)
-	return &tgEnv{env: e, bot: bot, api: api, deliver: d}
+	return &buttonEnv{linkEnv: e, bot: bot, api: api, deliver: d}
 }
 
 // sent suspends a turn, delivers its notification and returns the turn and the callback_data
 // of the sent message's Approve and Deny buttons.
-func (e *tgEnv) sent(t *testing.T) (turn uuid.UUID, approve, deny string) {
+func (e *buttonEnv) sent(t *testing.T) (turn uuid.UUID, approve, deny string) {
 	t.Helper()
 	turn, _, _ = e.suspend(t)
 	if err := e.deliver.Flush(context.Background(), e.owner.ID); err != nil {
@@ -156,7 +249,7 @@ func (e *tgEnv) sent(t *testing.T) (turn uuid.UUID, approve, deny string) {
 }
 
 // press posts a callback query for data to /telegram/callback with the header secret.
-func (e *tgEnv) press(t *testing.T, header *string, data string) (int, map[string]any) {
+func (e *buttonEnv) press(t *testing.T, header *string, data string) (int, map[string]any) {
 	t.Helper()
 	upd := fmt.Sprintf(`{"update_id":1,"callback_query":{"id":"cq-%d","from":{"id":4242,"is_bot":false,"first_name":"Alice"},
 		"message":{"message_id":77,"date":1,"chat":{"id":4242,"type":"private"},"text":"x"},"chat_instance":"1","data":%q}}`,
