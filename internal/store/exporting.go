@@ -46,7 +46,7 @@ var ExportTables = []ExportTable{
 	{"automations/webhook_deliveries.jsonl", "webhook_deliveries", "id, webhook_id, message_id, run_id, body, received_at", "id", "bigint", "webhook deliveries received"},
 	{"rules.jsonl", "standing_rules", "id, tool, predicate, effect, source, note, created_at", "id", "uuid", "standing rules"},
 	{"caps.jsonl", "spending_caps", "id, currency, per_action_minor, window_minor, window_seconds, created_at", "id", "uuid", "spending caps"},
-	{"spending.jsonl", "spend_ledger", "id, turn_id, call_id, tool, amount_minor, currency, created_at", "id", "uuid", "money Steward spent on the owner's behalf"},
+	{"spending.jsonl", "spend_ledger", "id, turn_id, call_id, tool, amount_minor, currency, created_at", "id", "bigint", "money Steward spent on the owner's behalf"},
 	{"notifications.jsonl", "notifications", "id, title, message, turn_id, created_at, delivered_at", "id", "uuid", "notifications"},
 	{"channels.jsonl", "notification_channels", "id, name, kind, enabled, is_default, created_at", "id", "uuid",
 		"notification channels (kinds only: their URLs and tokens are secrets)"},
