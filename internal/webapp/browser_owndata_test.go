@@ -99,4 +99,3 @@ func TestBrowserDeleteConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
