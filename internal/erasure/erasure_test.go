@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
@@ -31,7 +30,7 @@ type env struct {
 
 func newEnv(t *testing.T) env {
 	t.Helper()
-	e := apptest.New(t, apptest.Options{Log: os.Stderr})
+	e := apptest.New(t, apptest.Options{})
 	o, key := e.DB.Owner(t, "alice")
 	return env{Env: e, owner: o.ID, key: key}
 }

@@ -167,7 +167,10 @@ func (t Erasure) Rename(ctx context.Context, id uuid.UUID, title string) (stewar
 	var c steward.Conversation
 	err := t.tx.QueryRow(ctx, `UPDATE conversations SET title = $3 WHERE owner_id = $1 AND id = $2
 		RETURNING id, title, created_at, updated_at`, t.ownerID, id, title).Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt)
-	return c, notFound("rename conversation "+id.String(), err)
+	if err != nil {
+		return c, notFound("rename conversation "+id.String(), err)
+	}
+	return c, nil
 }
 
 // TitleIfUntitled sets a conversation's title if it is still was: an automatic title never
