@@ -173,17 +173,6 @@ func (t Erasure) Rename(ctx context.Context, id uuid.UUID, title string) (stewar
 	return c, nil
 }
 
-// TitleIfUntitled sets a conversation's title if it is still was: an automatic title never
-// overwrites one the owner gave it meanwhile. It reports whether it did.
-func (t Erasure) TitleIfUntitled(ctx context.Context, id uuid.UUID, was, title string) (bool, error) {
-	tag, err := t.tx.Exec(ctx, `UPDATE conversations SET title = $4 WHERE owner_id = $1 AND id = $2 AND title = $3`,
-		t.ownerID, id, was, title)
-	if err != nil {
-		return false, notFound("title conversation", err)
-	}
-	return tag.RowsAffected() == 1, nil
-}
-
 // ConversationHit is a conversation a search found: where the words were found (the title,
 // or a message's text around them).
 type ConversationHit struct {

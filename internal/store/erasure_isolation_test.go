@@ -19,7 +19,7 @@ import (
 // probeErasure: through the erasure's and the export's methods, bob finds, changes and
 // deletes none of alice's rows.
 func probeErasure(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
-	covers("Erasure.FactsOf", "Erasure.DeleteConversation", "Erasure.Rename", "Erasure.TitleIfUntitled", "Erasure.SearchConversations",
+	covers("Erasure.FactsOf", "Erasure.DeleteConversation", "Erasure.Rename", "Erasure.SearchConversations",
 		"Erasure.ConversationsBetween", "Erasure.ForgetChunks", "Erasure.ForgetFacts", "Erasure.MemoryBetween", "Erasure.DocumentsBetween",
 		"Erasure.Owned", "Erasure.ForgetDocumentChunks", "Export.Page", "Export.Conversations", "Export.Messages", "Export.Ledger")
 	alices := []string{a.conv.String(), a.turn.String(), a.task.String(), a.fact.String(), a.chunk.String(), a.rule.String(), a.doc.String()}
@@ -58,9 +58,6 @@ func probeErasure(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 		refused("delete conversation", err)
 		_, err = tx.Erasure.Rename(ctx, a.conv, "x")
 		refused("rename conversation", err)
-		if ok, err := tx.Erasure.TitleIfUntitled(ctx, a.conv, "", "x"); ok || err != nil {
-			t.Errorf("title alice's conversation: %v, %v", ok, err)
-		}
 		hits, err := tx.Erasure.SearchConversations(ctx, "", 100)
 		if err != nil || !slices.ContainsFunc(hits, func(h ConversationHit) bool { return h.ID == b.conv }) ||
 			slices.ContainsFunc(hits, func(h ConversationHit) bool { return h.ID == a.conv }) {
