@@ -69,6 +69,10 @@ Commands:
                                  the owner's skills; scan runs offline for CI (steward skills help)
   trading price|account|positions|orders|caps|keys
                                  the owner's brokerage, paper first (steward trading help; docs/TRADING.md)
+  conversations list|search|rename|delete
+                                 the owner's conversations; delete takes the memory made from them
+  export [-o FILE]               the owner's data as one zip (docs/DATA.md)
+  forget --from T --to T [--yes] forget everything of a time range, counted
   memory consolidate             supersede near-duplicate memories, summarise old conversations
   ledger import FILE --account NAME
                                  import a bank statement (CSV) into the ledger
@@ -131,6 +135,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"trading":    runTrading,
 		"eval":       runEval,
 		"remote":     runRemote,
+		// The owner's own data (docs/DATA.md): cmd/steward/owndata.go.
+		"conversations": runConversations,
+		"export":        runExport,
+		"forget":        runForget,
 	}
 	command, ok := commands[cmd]
 	if !ok {

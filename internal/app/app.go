@@ -33,6 +33,8 @@ import (
 	"github.com/stewardhq/steward/internal/doctext"
 	"github.com/stewardhq/steward/internal/document"
 	"github.com/stewardhq/steward/internal/egress"
+	"github.com/stewardhq/steward/internal/erasure"
+	"github.com/stewardhq/steward/internal/export"
 	"github.com/stewardhq/steward/internal/household"
 	"github.com/stewardhq/steward/internal/httpapi"
 	"github.com/stewardhq/steward/internal/ledger"
@@ -112,6 +114,10 @@ type App struct {
 	Activity  *activity.Service
 	Undo      *undo.Service
 	Household *household.Service
+	// Erasure deletes, renames and searches conversations and forgets; Export writes the
+	// owner's data as one zip (internal/erasure, internal/export, docs/DATA.md).
+	Erasure *erasure.Service
+	Export  *export.Service
 	// Sessions is the web app's sessions and device links; Passkeys its passkeys.
 	Sessions *sessions.Service
 	Passkeys *passkeys.Service
@@ -453,6 +459,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a.Rules = &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
 	a.Activity = &activity.Service{Store: a.Store, Now: a.Now}
 	a.Undo = &undo.Service{Store: a.Store, Window: cfg.UndoWindow, Now: a.Now}
+	a.ownData()
 	a.Sessions = &sessions.Service{Store: a.Store, Door: a.Door, Now: a.Now}
 	a.Passkeys = &passkeys.Service{Store: a.Store, Door: a.Door, RPID: cfg.PasskeyRPID, Origin: cfg.PasskeyOrigin, Now: a.Now}
 	// Unknown keys at sign-in and on the API count together, per client and key prefix.
@@ -488,10 +495,12 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Undo:             a.Undo,
 		Household:        a.Household,
 		Voice:            a.Voice,
+		Erasure:          a.Erasure,
+		Export:           a.Export,
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
 			Sessions: a.Sessions, Activity: a.Activity, Passkeys: a.Passkeys,
 			PublicURL: cfg.PublicURL, Control: a.Control, Rules: a.Rules, Memory: a.Memory, Undo: a.Undo,
-			Household: a.Household, Documents: a.Documents, Skills: a.Skills, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts, Voice: a.Voice, Telegram: a.Telegram, Trading: a.Trading,
+			Household: a.Household, Erasure: a.Erasure, Export: a.Export, Documents: a.Documents, Skills: a.Skills, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts, Voice: a.Voice, Telegram: a.Telegram, Trading: a.Trading,
 			KeyFailures: keyFailures, TrustedProxyHeader: cfg.TrustedProxyHeader, Uploads: uploads}),
 		Links:    webapp.LinkPages(a.Links, cfg.TrustedProxyHeader),
 		Telegram: tgCallback,

@@ -40,6 +40,8 @@ import (
 	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/document"
+	"github.com/stewardhq/steward/internal/erasure"
+	"github.com/stewardhq/steward/internal/export"
 	"github.com/stewardhq/steward/internal/household"
 	"github.com/stewardhq/steward/internal/ledger"
 	"github.com/stewardhq/steward/internal/mcpclient"
@@ -138,6 +140,10 @@ type Deps struct {
 	Accounts *accounts.Service
 	// Skills serves /v1/skills, the owner's skills (internal/skills); nil answers 404 there.
 	Skills *skills.Service
+	// Erasure serves a conversation's rename, search and delete and POST /v1/forget; Export
+	// serves GET /v1/export (docs/DATA.md); nil answers 404 there.
+	Erasure *erasure.Service
+	Export  *export.Service
 	// Undo serves POST /v1/turns/{id}/calls/{call_id}/undo (the undo window); nil answers
 	// 404 there.
 	Undo *undo.Service
@@ -280,6 +286,7 @@ func (a *api) routesV1(r chi.Router) {
 	r.With(skillset).Post("/skills/{id}/enable", a.setSkill(true))
 	r.With(skillset).Post("/skills/{id}/disable", a.setSkill(false))
 	r.With(skillset).Post("/skills/{id}/override", a.overrideSkill)
+	a.routesOwnData(r)
 }
 
 // links hands an approval link's request to its pages, or answers 404 without them.

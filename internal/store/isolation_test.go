@@ -237,6 +237,7 @@ func TestIsolation(t *testing.T) {
 			t.Run("memory queries", func(t *testing.T) { probeMemory(t, ctx, s, a, b) })
 			t.Run("autonomy queries", func(t *testing.T) { probeAutonomy(t, ctx, s, a, b) })
 			t.Run("ledger queries", func(t *testing.T) { probeLedger(t, ctx, s, a, b) })
+			t.Run("erasure and export queries", func(t *testing.T) { probeErasure(t, ctx, s, a, b) }) // erasure_isolation_test.go
 			t.Run("writes naming alice's rows", func(t *testing.T) { probeWrites(t, ctx, s, a, b) })
 			t.Run("telegram queries", func(t *testing.T) { probeTelegram(t, ctx, s, a, b) })
 			t.Run("work queries", func(t *testing.T) { probeWork(t, ctx, s, a, b) })

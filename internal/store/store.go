@@ -299,6 +299,8 @@ type Tx struct {
 	TradeOrders   TradeOrders
 	Prices        Prices
 	Work          Work
+	Erasure       Erasure
+	Export        Export
 }
 
 func newTx(c *conn) *Tx {
@@ -307,7 +309,8 @@ func newTx(c *conn) *Tx {
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Channels: Channels{c}, Deliveries: Deliveries{c},
 		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}, Links: Links{c},
 		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}, Accounts: Accounts{c}, Voice: Voice{c}, ModelCalls: ModelCalls{c}, Skills: Skills{c}, SkillSettings: SkillSettings{c},
-		Telegram: Telegram{c}, Trading: Trading{c}, TradeOrders: TradeOrders{c}, Prices: Prices{c}, Work: Work{c}}
+		Telegram: Telegram{c}, Trading: Trading{c}, TradeOrders: TradeOrders{c}, Prices: Prices{c}, Work: Work{c},
+		Erasure: Erasure{c}, Export: Export{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.

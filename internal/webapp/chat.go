@@ -67,8 +67,11 @@ func (a *web) chatView(w http.ResponseWriter, r *http.Request, id uuid.UUID) {
 	a.write(w, r, "chat", http.StatusOK, func(p *page) {
 		p.raw(`<div class="chat-layout">`)
 		list(p)
-		p.raw(`<section class="thread" aria-label="Chat"><h1 class="sr-only">`).text(titleOf(conv)).raw(`</h1>` +
-			`<div id="log" role="log" aria-live="polite" aria-label="Conversation">`)
+		p.raw(`<section class="thread" aria-label="Chat"><h1 class="sr-only">`).text(titleOf(conv)).raw(`</h1>`)
+		if id != uuid.Nil && a.d.Erasure != nil {
+			p.raw(`<p class="thread-tools"><a href="/c/`).text(id.String()).raw(`/manage">Rename or delete</a></p>`)
+		}
+		p.raw(`<div id="log" role="log" aria-live="polite" aria-label="Conversation">`)
 		if id == uuid.Nil {
 			p.raw(`<p class="empty" id="empty">Ask Steward anything: it answers, and asks you before it changes anything.</p>`)
 		}
@@ -124,6 +127,9 @@ func (a *web) conversationList(r *http.Request, open uuid.UUID) (func(p *page), 
 	}
 	return func(p *page) {
 		p.raw(`<nav class="conversations" aria-label="Conversations"><a class="new-chat" href="/">New chat</a><h2>Conversations</h2>`)
+		if a.d.Erasure != nil {
+			searchForm(p, "")
+		}
 		if len(convs) == 0 {
 			p.raw(`<p class="meta">No conversations yet.</p>`)
 		}

@@ -316,7 +316,7 @@ func (a *web) settings(w http.ResponseWriter, r *http.Request, status int, msg s
 		}
 		p.raw(`</ul>`)
 		a.pushSection(p)
-		p.raw(`<h2>More</h2><ul class="more"><li><a href="/settings/channels">Notification channels</a></li><li><a href="/settings/mcp">MCP servers</a></li><li><a href="/settings/accounts">Mail and calendar</a></li><li><a href="/settings/telegram">Telegram</a></li></ul>`)
+		p.raw(`<h2>More</h2><ul class="more"><li><a href="/settings/channels">Notification channels</a></li><li><a href="/settings/mcp">MCP servers</a></li><li><a href="/settings/accounts">Mail and calendar</a></li><li><a href="/settings/telegram">Telegram</a></li><li><a href="/settings/data">Your data: download or forget</a></li></ul>`)
 	})
 }
 

@@ -41,6 +41,8 @@ import (
 	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/document"
+	"github.com/stewardhq/steward/internal/erasure"
+	"github.com/stewardhq/steward/internal/export"
 	"github.com/stewardhq/steward/internal/household"
 	"github.com/stewardhq/steward/internal/ledger"
 	"github.com/stewardhq/steward/internal/mcpclient"
@@ -127,6 +129,10 @@ type Deps struct {
 	// Voice is the composer's microphone and the answers' Play buttons (§18); nil, or a
 	// service without the backend, shows neither.
 	Voice *voice.Service
+	// Erasure serves a conversation's rename and delete, the chats' search and forgetting a
+	// time range; Export serves "Download my data" (owndata.go). nil: those pages are 404.
+	Erasure *erasure.Service
+	Export  *export.Service
 	// Household serves /household, the member's inbox of household approvals (the API's
 	// /v1/household/approvals uses the same service).
 	Household  *household.Service
@@ -243,6 +249,7 @@ func Routes(d Deps) func(chi.Router) {
 				r.Get("/settings/accounts", w.accountsPage)
 				r.Get("/settings/telegram", w.telegramPage)
 				r.Get(devicePath, w.devicePage)
+				w.ownDataRoutes(r) // owndata.go
 				r.Group(func(r chi.Router) {
 					r.Use(checkCSRF)
 					r.Post("/signout", w.signout)
