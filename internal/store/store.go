@@ -298,6 +298,7 @@ type Tx struct {
 	Trading       Trading
 	TradeOrders   TradeOrders
 	Prices        Prices
+	OAuth         OAuth
 }
 
 func newTx(c *conn) *Tx {
@@ -306,7 +307,7 @@ func newTx(c *conn) *Tx {
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Channels: Channels{c}, Deliveries: Deliveries{c},
 		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}, Links: Links{c},
 		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}, Accounts: Accounts{c}, Voice: Voice{c}, ModelCalls: ModelCalls{c}, Skills: Skills{c}, SkillSettings: SkillSettings{c},
-		Telegram: Telegram{c}, Trading: Trading{c}, TradeOrders: TradeOrders{c}, Prices: Prices{c}}
+		Telegram: Telegram{c}, Trading: Trading{c}, TradeOrders: TradeOrders{c}, Prices: Prices{c}, OAuth: OAuth{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.
