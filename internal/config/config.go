@@ -217,6 +217,8 @@ type Config struct {
 	// https://steward.example.com): the one-tap approval links of a suspended turn's
 	// notification point there. Empty sends no links.
 	PublicURL string
+	// OAuth is the sign-in providers for mail and calendar (STEWARD_OAUTH_*, config/oauth.go).
+	OAuth OAuth
 	// PasskeyOrigin is the web app's origin as the browser sees it, scheme://host[:port]
 	// (STEWARD_PASSKEY_ORIGIN): a passkey ceremony from any other origin is refused. Unset, it is
 	// STEWARD_PUBLIC_URL's origin, else http://localhost:PORT for the port of STEWARD_ADDR
@@ -445,6 +447,7 @@ func Load(getenv func(string) string) (Config, error) {
 	r.telegram(&c)
 	r.vapid(&c)
 	c.Trading = r.trading()
+	c.OAuth = r.oauth()
 	if c.DocumentEndpoint != "" && c.DocumentBucket == "" {
 		r.fail("STEWARD_DOCUMENT_ENDPOINT", c.DocumentEndpoint, "needs STEWARD_DOCUMENT_BUCKET, the bucket on that server")
 	}
