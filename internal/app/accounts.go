@@ -45,6 +45,11 @@ func newOAuth(cfg config.Config, st *store.Store, sealer *secret.Sealer, now ste
 			p = oauth.Provider{Name: oauth.Generic, Label: c.Label, AuthURL: c.AuthURL, TokenURL: c.TokenURL, RevokeURL: c.RevokeURL,
 				Issuer: c.Issuer, Scopes: strings.Fields(c.Scopes), IMAPURL: c.IMAPURL, SMTPURL: c.SMTPURL, SASL: c.SASL, CalDAVURL: c.CalDAVURL}
 			p.Uses = []string{"the scopes " + c.Scopes + ": your address, and your mail and calendar on the servers this deployment names"}
+			for _, sc := range p.Scopes { // what is asked beyond the sign-in itself must be granted
+				if sc != "openid" && sc != "email" && sc != "profile" && sc != "offline_access" {
+					p.Required = append(p.Required, sc)
+				}
+			}
 		}
 		p.ClientID, p.ClientSecret = c.ClientID, c.ClientSecret
 		providers[name] = p

@@ -170,8 +170,8 @@ func (s *Servers) startDovecot() error {
 // and OAUTHBEARER and asks introspectURL (RFC 7662, POST) whether a bearer token is live and
 // whose it is; the user is the token's username. Stop stops it with the others.
 func (s *Servers) StartOAuthIMAP(introspectURL string) (netip.AddrPort, error) {
-	base := filepath.Join(s.dir, "dovecot-oauth")
-	if err := os.MkdirAll(base, 0o755); err != nil {
+	base, err := os.MkdirTemp(s.dir, "dovecot-oauth-")
+	if err != nil {
 		return netip.AddrPort{}, err
 	}
 	ext := filepath.Join(base, "oauth2.conf.ext")
@@ -179,7 +179,7 @@ func (s *Servers) StartOAuthIMAP(introspectURL string) (netip.AddrPort, error) {
 		"\nusername_attribute = username\nactive_attribute = active\nactive_value = true\nforce_introspection = yes\n"), 0o644); err != nil {
 		return netip.AddrPort{}, err
 	}
-	addr, conf, err := s.runDovecot("dovecot-oauth", "xoauth2 oauthbearer", "passdb {\n  driver = oauth2\n  args = "+ext+"\n}")
+	addr, conf, err := s.runDovecot(filepath.Base(base), "xoauth2 oauthbearer", "passdb {\n  driver = oauth2\n  args = "+ext+"\n}")
 	if conf != "" {
 		s.more = append(s.more, conf)
 	}

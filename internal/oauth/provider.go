@@ -77,7 +77,17 @@ func Presets() map[string]Provider {
 // Config builds x/oauth2's configuration of p for the redirect URL.
 func (p Provider) Config(redirect string) *oauth2.Config {
 	return &oauth2.Config{ClientID: p.ClientID, ClientSecret: p.ClientSecret, RedirectURL: redirect, Scopes: p.Scopes,
-		Endpoint: oauth2.Endpoint{AuthURL: p.AuthURL, TokenURL: p.TokenURL}}
+		Endpoint: oauth2.Endpoint{AuthURL: p.AuthURL, TokenURL: p.TokenURL, AuthStyle: p.authStyle()}}
+}
+
+// authStyle is how the client authenticates at the token endpoint: in the form for Google and
+// Microsoft, HTTP Basic (RFC 6749 §2.3.1's must) for the generic provider — never x/oauth2's
+// auto-detection, which sends a failed code exchange a second time.
+func (p Provider) authStyle() oauth2.AuthStyle {
+	if p.Name == Generic {
+		return oauth2.AuthStyleInHeader
+	}
+	return oauth2.AuthStyleInParams
 }
 
 // Check says what is missing from a provider's configuration, in words.
