@@ -39,8 +39,10 @@ type Fake struct {
 	cue      Cue
 	refreshN int
 	revoked  []string
-	// hold, when set, is waited on by a refresh before it answers (to race two).
+	// hold, when set, is waited on by a refresh before it answers (to race two); held counts
+	// the refreshes waiting on it.
 	hold chan struct{}
+	held int
 }
 
 // Cue is misbehaviour the next token responses show.
@@ -101,6 +103,9 @@ func (f *Fake) Hold() (release func()) {
 	var once sync.Once
 	return func() { once.Do(func() { f.mu.Lock(); f.hold = nil; f.mu.Unlock(); close(ch) }) }
 }
+
+// Held counts the refreshes that waited on Hold.
+func (f *Fake) Held() int { f.mu.Lock(); defer f.mu.Unlock(); return f.held }
 
 // Refreshes counts the refresh grants the token endpoint answered with tokens.
 func (f *Fake) Refreshes() int { f.mu.Lock(); defer f.mu.Unlock(); return f.refreshN }
@@ -296,6 +301,9 @@ func (f *Fake) refreshGrant(w http.ResponseWriter, r *http.Request) {
 	hold := f.hold
 	f.mu.Unlock()
 	if hold != nil {
+		f.mu.Lock()
+		f.held++
+		f.mu.Unlock()
 		<-hold
 	}
 	f.mu.Lock()
