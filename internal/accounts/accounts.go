@@ -64,14 +64,14 @@ type CalendarInput struct {
 
 // View is what the owner sees of an account: never its password.
 type View struct {
-	Kind      string    `json:"kind"`
-	Username  string    `json:"username"`
-	IMAPURL   string    `json:"imap_url,omitempty"`
-	SMTPURL   string    `json:"smtp_url,omitempty"`
-	From      string    `json:"from,omitempty"`
-	CalDAVURL string    `json:"caldav_url,omitempty"`
-	Calendar  string    `json:"calendar,omitempty"`
-	TimeZone  string    `json:"timezone,omitempty"`
+	Kind      string `json:"kind"`
+	Username  string `json:"username"`
+	IMAPURL   string `json:"imap_url,omitempty"`
+	SMTPURL   string `json:"smtp_url,omitempty"`
+	From      string `json:"from,omitempty"`
+	CalDAVURL string `json:"caldav_url,omitempty"`
+	Calendar  string `json:"calendar,omitempty"`
+	TimeZone  string `json:"timezone,omitempty"`
 	// OAuth is the provider the account signs in with ("" : a password).
 	OAuth     string    `json:"oauth,omitempty"`
 	CreatedAt time.Time `json:"created_at"`

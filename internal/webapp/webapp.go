@@ -35,7 +35,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/stewardhq/steward/internal/accounts"
-	"github.com/stewardhq/steward/internal/oauth"
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/auth"
@@ -46,6 +45,7 @@ import (
 	"github.com/stewardhq/steward/internal/ledger"
 	"github.com/stewardhq/steward/internal/mcpclient"
 	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/oauth"
 	"github.com/stewardhq/steward/internal/passkeys"
 	"github.com/stewardhq/steward/internal/ratelimit"
 	"github.com/stewardhq/steward/internal/rules"

@@ -111,7 +111,11 @@ func (f *Fake) Held() int { f.mu.Lock(); defer f.mu.Unlock(); return f.held }
 func (f *Fake) Refreshes() int { f.mu.Lock(); defer f.mu.Unlock(); return f.refreshN }
 
 // Revoked lists the tokens revoked through the revocation endpoint.
-func (f *Fake) Revoked() []string { f.mu.Lock(); defer f.mu.Unlock(); return append([]string(nil), f.revoked...) }
+func (f *Fake) Revoked() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.revoked...)
+}
 
 // ExpireAccess makes every access token issued so far expired (its refresh token still works).
 func (f *Fake) ExpireAccess() {
