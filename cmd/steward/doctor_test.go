@@ -39,7 +39,7 @@ func doctorLines(t *testing.T, stdout string) map[string]string {
 		}
 		name := strings.TrimSpace(l[len(f[0]):])
 		for _, n := range []string{"database as steward_owner", "database as steward_app", "database as steward_door", "pgvector", "migrations",
-			"row-level security", "roles", "api keys", "security definer", "views", "audit log", "app role without owner", "model", "shell", "configuration"} {
+			"row-level security", "roles", "api keys", "security definer", "views", "audit log", "app role without owner", "model", "shell", "oauth", "configuration"} {
 			if strings.HasPrefix(name, n+" ") {
 				lines[n] = l
 			}
@@ -79,7 +79,7 @@ func TestDoctorGreenOnMigratedDatabase(t *testing.T) {
 		OK     bool `json:"ok"`
 		Checks []struct{ Name, Status, Detail string }
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || !report.OK || len(report.Checks) != 16 {
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || !report.OK || len(report.Checks) != 17 {
 		t.Fatalf("doctor --json = %s (%v)", r.stdout, err)
 	}
 	// gemini-3.8-flash's price depends on the date (an introductory price until 2027).

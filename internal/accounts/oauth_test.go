@@ -256,7 +256,7 @@ func (e *oauthEnv) notifications(t *testing.T) []string {
 // token (an event created and listed) — no password stored anywhere.
 func TestOAuthConnectsMailAndCalendar(t *testing.T) {
 	t.Parallel()
-	e := newOAuthEnv(t, "heidi")
+	e := newOAuthEnv(t, "ursula")
 	b := e.signIn(t)
 	settings := text(b.page(t, "/settings/accounts"))
 	for _, want := range []string{"Steward asks " + fakeLabel + " for:", "the scopes openid email offline_access mail calendar", "Connect " + fakeLabel} {
@@ -311,7 +311,7 @@ func TestOAuthConnectsMailAndCalendar(t *testing.T) {
 // expired, a code used twice, the owner denying consent.
 func TestOAuthCallbackRefusals(t *testing.T) {
 	t.Parallel()
-	e := newOAuthEnv(t, "ivan")
+	e := newOAuthEnv(t, "victor")
 	b := e.signIn(t)
 	other := e.signIn(t) // the same owner in another browser
 	consent := func(auth string) string {
@@ -368,7 +368,7 @@ func TestOAuthCallbackRefusals(t *testing.T) {
 // nothing stored.
 func TestOAuthRefusesBadAnswers(t *testing.T) {
 	t.Parallel()
-	e := newOAuthEnv(t, "judy")
+	e := newOAuthEnv(t, "walter")
 	b := e.signIn(t)
 	for _, tc := range []struct {
 		name string
@@ -403,7 +403,7 @@ func TestOAuthRefusesBadAnswers(t *testing.T) {
 // refresh at once spend the rotating refresh token once — the second waits for the first's.
 func TestOAuthRefreshes(t *testing.T) {
 	t.Parallel()
-	e := newOAuthEnv(t, "oscar")
+	e := newOAuthEnv(t, "xena")
 	b := e.signIn(t)
 	ctx := context.Background()
 	e.fake.SetCue(oauthtest.Cue{TTL: 90 * time.Second}) // inside oauth.RefreshMargin
@@ -479,7 +479,7 @@ func TestOAuthRefreshes(t *testing.T) {
 // grant and its accounts.
 func TestOAuthRevokedAndDisconnect(t *testing.T) {
 	t.Parallel()
-	e := newOAuthEnv(t, "peggy")
+	e := newOAuthEnv(t, "yara")
 	b := e.signIn(t)
 	ctx := context.Background()
 	e.connect(t, b)

@@ -35,7 +35,7 @@ import (
 var Users = map[string]string{}
 
 func init() {
-	for _, n := range []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory", "oscar", "peggy", "trent"} {
+	for _, n := range []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory", "oscar", "peggy", "trent", "ursula", "victor", "walter", "xena", "yara", "zoe"} {
 		Users[n] = n + "-secret"
 	}
 }
