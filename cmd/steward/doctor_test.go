@@ -104,7 +104,7 @@ func TestDoctorRedWhenRowLevelSecurityBroken(t *testing.T) {
 			d := testdb.New(t)
 			execAs(t, d.OwnerURL, tc.sql) // the owner role owns the tables: no superuser needed
 			r := runCLI(t, dbEnv(d), "doctor")
-			wantOneLineError(t, r, "doctor: 1 of 16 checks failed")
+			wantOneLineError(t, r, "doctor: 1 of 17 checks failed")
 			line := doctorLines(t, r.stdout)["row-level security"]
 			if !strings.HasPrefix(line, "✘ ") || !strings.Contains(line, tc.want) {
 				t.Fatalf("want a ✘ line saying %q, got %q\n%s", tc.want, line, r.stdout)
@@ -121,7 +121,7 @@ func TestDoctorRedWhenModelUnpriced(t *testing.T) {
 	env["GEMINI_API_KEY"] = "test-key"
 	env["STEWARD_FAST_MODEL"] = "gemini-9-lite"
 	r := runCLI(t, env, "doctor")
-	wantOneLineError(t, r, "doctor: 1 of 16 checks failed")
+	wantOneLineError(t, r, "doctor: 1 of 17 checks failed")
 	line := doctorLines(t, r.stdout)["model"]
 	for _, want := range []string{"✘ ", "STEWARD_FAST_MODEL=gemini-9-lite has no price", "STEWARD_MODEL_PRICES=gemini-9-lite="} {
 		if !strings.Contains(line, want) {

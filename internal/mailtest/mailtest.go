@@ -48,7 +48,8 @@ type Servers struct {
 	SMTP     netip.AddrPort
 	Sink     *Sink
 	dovecot  string   // its config file, for stopping it
-	more     []string // more Dovecots' config files (StartOAuthIMAP)
+	mu       sync.Mutex
+	more     []string // more Dovecots' config files (StartOAuthIMAP), under mu
 	radicale *exec.Cmd
 	smtp     *smtp.Server
 }
@@ -97,7 +98,10 @@ func Start() (*Servers, error) {
 
 // Stop stops every server started and removes their directory.
 func (s *Servers) Stop() {
-	for _, conf := range append([]string{s.dovecot}, s.more...) {
+	s.mu.Lock()
+	confs := append([]string{s.dovecot}, s.more...)
+	s.mu.Unlock()
+	for _, conf := range confs {
 		if dovecot, err := binary("dovecot"); err == nil && conf != "" {
 			_ = exec.Command(dovecot, "-c", conf, "stop").Run()
 		}
@@ -181,7 +185,9 @@ func (s *Servers) StartOAuthIMAP(introspectURL string) (netip.AddrPort, error) {
 	}
 	addr, conf, err := s.runDovecot(filepath.Base(base), "xoauth2 oauthbearer", "passdb {\n  driver = oauth2\n  args = "+ext+"\n}")
 	if conf != "" {
+		s.mu.Lock()
 		s.more = append(s.more, conf)
+		s.mu.Unlock()
 	}
 	return addr, err
 }

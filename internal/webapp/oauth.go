@@ -100,12 +100,16 @@ func (a *web) connectOAuth(w http.ResponseWriter, r *http.Request) {
 }
 
 // oauthBounce is where the provider sends the browser back: it carries no session cookie
-// (SameSite=Strict), so it sends the browser on within the app, keeping the query.
+// (SameSite=Strict), so it sends the browser on within the app with the callback's
+// parameters (only those), telling no page the code (no Referer).
 func (a *web) oauthBounce(w http.ResponseWriter, r *http.Request) {
-	next := oauthFinishPath
-	if r.URL.RawQuery != "" {
-		next += "?" + r.URL.RawQuery
+	q, v := r.URL.Query(), url.Values{}
+	for _, k := range []string{"state", "code", "error", "error_description"} {
+		if x := q.Get(k); x != "" && len(x) <= 4096 {
+			v.Set(k, x)
+		}
 	}
+	next := oauthFinishPath + "?" + v.Encode()
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
