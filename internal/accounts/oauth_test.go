@@ -502,6 +502,13 @@ func TestOAuthRevokedAndDisconnect(t *testing.T) {
 	if got := text(b.page(t, "/settings/accounts")); !strings.Contains(got, fakeLabel+" disconnected: reconnect") || !strings.Contains(got, "Reconnect "+fakeLabel) {
 		t.Fatalf("Settings with a revoked grant: %s", got)
 	}
+	var listed struct {
+		SignIns []oauth.View `json:"sign_ins"`
+	}
+	if status := (env{Env: e.Env, key: e.key}).api(t, "GET", "/v1/accounts", "", &listed); status != http.StatusOK || len(listed.SignIns) != 1 ||
+		listed.SignIns[0].Connected || !strings.Contains(listed.SignIns[0].Problem, "refused to renew access (invalid_grant") {
+		t.Fatalf("GET /v1/accounts with a revoked grant = %d %+v", status, listed)
+	}
 
 	e.connect(t, b)
 	if _, err := e.App.Accounts.SearchMail(ctx, e.owner, smail.Query{}); err != nil {
