@@ -47,7 +47,7 @@ type Servers struct {
 	CalDAV   netip.AddrPort
 	SMTP     netip.AddrPort
 	Sink     *Sink
-	dovecot  string   // its config file, for stopping it
+	dovecot  string // its config file, for stopping it
 	mu       sync.Mutex
 	more     []string // more Dovecots' config files (StartOAuthIMAP), under mu
 	radicale *exec.Cmd
