@@ -303,6 +303,34 @@ type NotificationChannel struct {
 	GoneAt    *time.Time
 }
 
+type OauthGrant struct {
+	OwnerID      uuid.UUID
+	Provider     string
+	Email        string
+	Scopes       string
+	AccessToken  []byte
+	RefreshToken []byte
+	ExpiresAt    time.Time
+	Status       string
+	Problem      string
+	NotifiedAt   *time.Time
+	LeaseID      uuid.NullUUID
+	LeaseUntil   *time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+type OauthState struct {
+	OwnerID   uuid.UUID
+	StateHash []byte
+	SessionID uuid.UUID
+	Provider  string
+	Verifier  []byte
+	ExpiresAt time.Time
+	UsedAt    *time.Time
+	CreatedAt time.Time
+}
+
 type Owner struct {
 	ID              uuid.UUID
 	Name            string

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/stewardhq/steward/internal/admin"
@@ -25,8 +26,9 @@ roles own nothing and cannot alter the schema; the door only reads); the app rol
 revoke API keys, and revocation is final; row-level security is enabled and forced with
 USING and WITH CHECK on every owner table; no unreviewed SECURITY DEFINER function; every view
 is security_invoker; the audit log is append-only; the app role sees no owner when none is
-set; and which models answer, at what price (a Gemini model without a price fails: see
-STEWARD_MODEL_PRICES in docs/CONFIGURATION.md). Exits 1 if any check failed (a warning is not a failure).
+set; which models answer, at what price (a Gemini model without a price fails: see
+STEWARD_MODEL_PRICES in docs/CONFIGURATION.md); and the sign-in providers for mail and
+calendar with their redirect URI. Exits 1 if any check failed (a warning is not a failure).
 `
 
 // Doctor check statuses.
@@ -89,7 +91,29 @@ func diagnose(ctx context.Context, cfg config.Config) []doctorCheck {
 			checks = append(checks, doctorCheck{c.Name, status, oneLine(c.Detail)})
 		}
 	}
-	return append(checks, shellCheck(ctx, cfg), modelCheck(cfg))
+	return append(checks, shellCheck(ctx, cfg), oauthCheck(cfg), modelCheck(cfg))
+}
+
+// oauthCheck names the sign-in providers for mail and calendar and the redirect URI to
+// register with each (docs/MAIL.md); without STEWARD_PUBLIC_URL it is a warning.
+func oauthCheck(cfg config.Config) doctorCheck {
+	var names []string
+	for _, p := range []struct {
+		name string
+		c    config.OAuthProvider
+	}{{"google", cfg.OAuth.Google}, {"microsoft", cfg.OAuth.Microsoft}, {"generic", cfg.OAuth.Generic}} {
+		if p.c.ClientID != "" {
+			names = append(names, p.name)
+		}
+	}
+	if len(names) == 0 {
+		return doctorCheck{"oauth", statusOK, "no sign-in provider (STEWARD_OAUTH_*): mail and calendar connect with passwords"}
+	}
+	if cfg.PublicURL == "" {
+		return doctorCheck{"oauth", statusWarn, strings.Join(names, ", ") + " sign-in without STEWARD_PUBLIC_URL: the redirect URI is " +
+			cfg.PasskeyOrigin + "/oauth/callback, which only a browser on this machine reaches"}
+	}
+	return doctorCheck{"oauth", statusOK, strings.Join(names, ", ") + " sign-in; the redirect URI to register is " + strings.TrimRight(cfg.PublicURL, "/") + "/oauth/callback"}
 }
 
 // shellCheck runs a command in run_command's sandbox and says which bounds apply here; with

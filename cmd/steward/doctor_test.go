@@ -39,7 +39,7 @@ func doctorLines(t *testing.T, stdout string) map[string]string {
 		}
 		name := strings.TrimSpace(l[len(f[0]):])
 		for _, n := range []string{"database as steward_owner", "database as steward_app", "database as steward_door", "pgvector", "migrations",
-			"row-level security", "roles", "api keys", "security definer", "views", "audit log", "app role without owner", "model", "shell", "configuration"} {
+			"row-level security", "roles", "api keys", "security definer", "views", "audit log", "app role without owner", "model", "shell", "oauth", "configuration"} {
 			if strings.HasPrefix(name, n+" ") {
 				lines[n] = l
 			}
@@ -79,7 +79,7 @@ func TestDoctorGreenOnMigratedDatabase(t *testing.T) {
 		OK     bool `json:"ok"`
 		Checks []struct{ Name, Status, Detail string }
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || !report.OK || len(report.Checks) != 16 {
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || !report.OK || len(report.Checks) != 17 {
 		t.Fatalf("doctor --json = %s (%v)", r.stdout, err)
 	}
 	// gemini-3.8-flash's price depends on the date (an introductory price until 2027).
@@ -104,7 +104,7 @@ func TestDoctorRedWhenRowLevelSecurityBroken(t *testing.T) {
 			d := testdb.New(t)
 			execAs(t, d.OwnerURL, tc.sql) // the owner role owns the tables: no superuser needed
 			r := runCLI(t, dbEnv(d), "doctor")
-			wantOneLineError(t, r, "doctor: 1 of 16 checks failed")
+			wantOneLineError(t, r, "doctor: 1 of 17 checks failed")
 			line := doctorLines(t, r.stdout)["row-level security"]
 			if !strings.HasPrefix(line, "✘ ") || !strings.Contains(line, tc.want) {
 				t.Fatalf("want a ✘ line saying %q, got %q\n%s", tc.want, line, r.stdout)
@@ -121,7 +121,7 @@ func TestDoctorRedWhenModelUnpriced(t *testing.T) {
 	env["GEMINI_API_KEY"] = "test-key"
 	env["STEWARD_FAST_MODEL"] = "gemini-9-lite"
 	r := runCLI(t, env, "doctor")
-	wantOneLineError(t, r, "doctor: 1 of 16 checks failed")
+	wantOneLineError(t, r, "doctor: 1 of 17 checks failed")
 	line := doctorLines(t, r.stdout)["model"]
 	for _, want := range []string{"✘ ", "STEWARD_FAST_MODEL=gemini-9-lite has no price", "STEWARD_MODEL_PRICES=gemini-9-lite="} {
 		if !strings.Contains(line, want) {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/calendar"
 	smail "github.com/stewardhq/steward/internal/mail"
+	"github.com/stewardhq/steward/internal/oauth"
 	"github.com/stewardhq/steward/internal/secret"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
@@ -37,6 +38,8 @@ type Service struct {
 	Sealer   *secret.Sealer
 	Mail     *smail.Client
 	Calendar *calendar.Client
+	// OAuth is the sign-ins with providers (nil: none on this server).
+	OAuth *oauth.Service
 	// Now is the clock (nil: the system clock).
 	Now steward.Clock
 }
@@ -61,14 +64,16 @@ type CalendarInput struct {
 
 // View is what the owner sees of an account: never its password.
 type View struct {
-	Kind      string    `json:"kind"`
-	Username  string    `json:"username"`
-	IMAPURL   string    `json:"imap_url,omitempty"`
-	SMTPURL   string    `json:"smtp_url,omitempty"`
-	From      string    `json:"from,omitempty"`
-	CalDAVURL string    `json:"caldav_url,omitempty"`
-	Calendar  string    `json:"calendar,omitempty"`
-	TimeZone  string    `json:"timezone,omitempty"`
+	Kind      string `json:"kind"`
+	Username  string `json:"username"`
+	IMAPURL   string `json:"imap_url,omitempty"`
+	SMTPURL   string `json:"smtp_url,omitempty"`
+	From      string `json:"from,omitempty"`
+	CalDAVURL string `json:"caldav_url,omitempty"`
+	Calendar  string `json:"calendar,omitempty"`
+	TimeZone  string `json:"timezone,omitempty"`
+	// OAuth is the provider the account signs in with ("" : a password).
+	OAuth     string    `json:"oauth,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
@@ -199,7 +204,7 @@ func (s *Service) create(ctx context.Context, ownerID uuid.UUID, kind string, se
 }
 
 func viewOf(r store.StoredAccount) View {
-	v := View{Kind: r.Kind, CreatedAt: r.CreatedAt}
+	v := View{Kind: r.Kind, CreatedAt: r.CreatedAt, OAuth: providerOf(r)}
 	switch r.Kind {
 	case Mail:
 		var a smail.Account
@@ -251,19 +256,17 @@ func (s *Service) Test(ctx context.Context, ownerID uuid.UUID, kind string) (Tes
 	var err error
 	switch kind {
 	case Mail:
-		var a smail.Account
-		if a, err = s.mailAccount(ctx, ownerID); err != nil {
-			return TestResult{}, err
-		}
-		if err = s.Mail.CheckLogin(ctx, a); err == nil {
-			err = s.Mail.CheckSMTP(ctx, a)
-		}
+		_, err = withMail(ctx, s, ownerID, func(a smail.Account) (struct{}, error) {
+			if err := s.Mail.CheckLogin(ctx, a); err != nil {
+				return struct{}{}, err
+			}
+			return struct{}{}, s.Mail.CheckSMTP(ctx, a)
+		})
 	case Calendar:
-		var a calendar.Account
-		if a, err = s.calendarAccount(ctx, ownerID); err != nil {
-			return TestResult{}, err
-		}
-		_, err = s.Calendar.Find(ctx, a)
+		_, err = withCalendar(ctx, s, ownerID, func(a calendar.Account) (string, error) { return s.Calendar.Find(ctx, a) })
+	}
+	if steward.ErrorCode(err) == steward.CodeNotFound {
+		return TestResult{}, err
 	}
 	res := TestResult{Kind: kind, OK: err == nil}
 	if words, ok := steward.Words(err); ok {
@@ -309,6 +312,10 @@ func (s *Service) mailAccount(ctx context.Context, ownerID uuid.UUID) (smail.Acc
 	var a smail.Account
 	pw, err := s.open(ctx, ownerID, Mail, &a)
 	a.Password = pw
+	if err == nil && a.OAuth != "" {
+		a.Password = ""
+		a.Token, err = s.token(ctx, ownerID, a.OAuth, "")
+	}
 	return a, err
 }
 
@@ -316,6 +323,10 @@ func (s *Service) calendarAccount(ctx context.Context, ownerID uuid.UUID) (calen
 	var a calendar.Account
 	pw, err := s.open(ctx, ownerID, Calendar, &a)
 	a.Password = pw
+	if err == nil && a.OAuth != "" {
+		a.Password = ""
+		a.Token, err = s.token(ctx, ownerID, a.OAuth, "")
+	}
 	return a, err
 }
 

@@ -393,6 +393,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	issuer := links.Issuer{PublicURL: cfg.PublicURL, Key: cfg.SecretKey, TTL: cfg.LinkTTL, Now: a.Now}
 	sender := newSender(cfg, owners)
 	a.Deliverer = newDeliverer(cfg, a, sender, sealer, issuer)
+	a.noticeDisconnects()
 	outcomes := autonomy.Recorder{Store: a.Store, Notifier: a.Deliverer, Now: a.Now}
 	tgCallback := &telegram.Callback{Store: a.Store, Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}
 	a.Telegram = newTelegram(cfg, a, sender)

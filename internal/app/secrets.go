@@ -46,6 +46,9 @@ func resolveSecrets(ctx context.Context, cfg config.Config, s ssmSettings) (conf
 		{"STEWARD_TELEGRAM_BOT_TOKEN", cfg.TelegramBotTokenParam, &cfg.TelegramBotToken},
 		{"STEWARD_VAPID_PRIVATE_KEY", cfg.VAPIDPrivateKeyParam, &cfg.VAPIDPrivateKey},
 		{"STEWARD_PUBLIC_URL", cfg.PublicURLParam, &publicURL},
+		{"STEWARD_OAUTH_GOOGLE_CLIENT_SECRET", cfg.OAuth.Google.ClientSecretParam, &cfg.OAuth.Google.ClientSecret},
+		{"STEWARD_OAUTH_MICROSOFT_CLIENT_SECRET", cfg.OAuth.Microsoft.ClientSecretParam, &cfg.OAuth.Microsoft.ClientSecret},
+		{"STEWARD_OAUTH_GENERIC_CLIENT_SECRET", cfg.OAuth.Generic.ClientSecretParam, &cfg.OAuth.Generic.ClientSecret},
 	}
 	var wanted []ssmSecret
 	for _, sc := range secrets {

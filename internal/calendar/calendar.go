@@ -41,6 +41,10 @@ type Account struct {
 	Password string `json:"-"`
 	TimeZone string `json:"timezone"`
 	Calendar string `json:"calendar,omitempty"`
+	// OAuth names the provider whose grant logs in (internal/oauth), "" for a password; Token
+	// is then the access token of the moment, sent as a bearer token.
+	OAuth string `json:"oauth,omitempty"`
+	Token string `json:"-"`
 }
 
 // Location is the account's time zone (UTC when unset or unknown).
@@ -104,8 +108,26 @@ func (c *Client) http(a Account) webdav.HTTPClient {
 	hc := c.Guard.Client()
 	hc.Timeout = c.timeout()
 	hc.Transport = capped{base: hc.Transport, guard: c.Guard}
+	if a.Token != "" {
+		return bearer{hc: hc, token: a.Token}
+	}
 	return webdav.HTTPClientWithBasicAuth(hc, a.Username, a.Password)
 }
+
+// bearer sends every request with the account's OAuth access token.
+type bearer struct {
+	hc    *http.Client
+	token string
+}
+
+func (b bearer) Do(req *http.Request) (*http.Response, error) {
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	return b.hc.Do(req)
+}
+
+// ErrTokenRefused marks a request the calendar server refused (401) with the account's OAuth
+// access token: the caller refreshes the token once and tries again (internal/accounts).
+var ErrTokenRefused = errors.New("the calendar server refused the access token")
 
 // capped refuses plain http to an address that is not exempt (a redirect too: the login
 // rides on every request) and limits every response body to maxResponseBytes.
@@ -151,6 +173,8 @@ func (c *Client) fail(ctx context.Context, a Account, what string, err error) er
 		return steward.Errorf(steward.CodeInvalid, "the calendar server %s is refused: %s", host, strings.TrimPrefix(msg, egress.ErrBlocked.Error()+": "))
 	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
 		return steward.Errorf(steward.CodeInvalid, "the calendar server %s did not answer within %s (%s)", host, c.timeout(), what)
+	case a.Token != "" && (strings.Contains(msg, "401") || strings.Contains(msg, "Unauthorized")):
+		return errors.Join(ErrTokenRefused, steward.Errorf(steward.CodeInvalid, "the calendar server %s refused the access token of %q", host, a.Username))
 	case strings.Contains(msg, "401") || strings.Contains(strings.ToLower(msg), "unauthenticated") || strings.Contains(msg, "Unauthorized"):
 		return steward.Errorf(steward.CodeInvalid, "the calendar server %s refused the login of %q: check the user name and password (an app password where the provider asks for one)", host, a.Username)
 	}

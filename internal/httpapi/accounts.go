@@ -59,7 +59,8 @@ func (a *api) addCalendarAccount(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, v)
 }
 
-// listAccounts lists the owner's accounts (never a password): GET /v1/accounts → {accounts}.
+// listAccounts lists the owner's accounts (never a password) and sign-ins with providers
+// (never a token; connected or not, and why): GET /v1/accounts → {accounts, sign_ins}.
 func (a *api) listAccounts(w http.ResponseWriter, r *http.Request) {
 	svc, ok := a.accountsService(w, r)
 	if !ok {
@@ -70,7 +71,12 @@ func (a *api) listAccounts(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"accounts": orEmptySlice(list)})
+	grants, err := svc.Grants(r.Context(), principal(r.Context()).OwnerID)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"accounts": orEmptySlice(list), "sign_ins": orEmptySlice(grants)})
 }
 
 // testAccount logs in to an account's servers again: POST /v1/accounts/{kind}/test →
@@ -99,4 +105,19 @@ func (a *api) removeAccount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// disconnectOAuth revokes a provider's grant and removes it with its accounts:
+// DELETE /v1/accounts/oauth/{provider} → {revoked, note?}.
+func (a *api) disconnectOAuth(w http.ResponseWriter, r *http.Request) {
+	svc, ok := a.accountsService(w, r)
+	if !ok {
+		return
+	}
+	note, err := svc.DisconnectOAuth(r.Context(), principal(r.Context()).OwnerID, chi.URLParam(r, "provider"))
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"revoked": note == "", "note": note})
 }

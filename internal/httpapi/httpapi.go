@@ -279,6 +279,7 @@ func (a *api) routesV1(r chi.Router) {
 	r.With(requireJSON).Post("/accounts/calendar", a.addCalendarAccount)
 	r.Post("/accounts/{kind}/test", a.testAccount)
 	r.Delete("/accounts/{kind}", a.removeAccount)
+	r.Delete("/accounts/oauth/{provider}", a.disconnectOAuth)
 	skillset := configured(a.d.Skills != nil, "skills are")
 	r.With(skillset).Get("/skills", a.listSkills)
 	r.With(skillset).Get("/skills/{id}", a.getSkill)

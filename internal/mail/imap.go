@@ -67,14 +67,22 @@ func (c *Client) login(ctx context.Context, a Account) (*session, error) {
 		s.close()
 		return nil, c.failure(ctx, "IMAP", e, "no greeting", err)
 	}
-	if err := cl.Login(a.Username, a.Password).Wait(); err != nil {
+	if err := c.imapLogin(cl, a, e); err != nil {
 		s.close()
 		if ctx.Err() != nil {
 			return nil, c.failure(ctx, "IMAP", e, "log in", err)
 		}
-		return nil, steward.Errorf(steward.CodeInvalid, "the IMAP server %s refused the login of %q: check the user name and password (an app password where the provider asks for one)", e.addr(), a.Username)
+		return nil, refused(a, "IMAP server "+e.addr(), "")
 	}
 	return s, nil
+}
+
+// imapLogin logs in with the password (LOGIN) or the token (AUTHENTICATE).
+func (c *Client) imapLogin(cl *imapclient.Client, a Account, e endpoint) error {
+	if a.Token == "" {
+		return cl.Login(a.Username, a.Password).Wait()
+	}
+	return cl.Authenticate(saslClient(a, e))
 }
 
 // with runs fn on a logged-in session under the client's timeout, then logs out.

@@ -32,6 +32,11 @@ type Account struct {
 	Username string `json:"username"`
 	Password string `json:"-"`
 	From     string `json:"from"`
+	// OAuth names the provider whose grant logs in (internal/oauth), "" for a password; SASL
+	// is its mechanism (xoauth2 or oauthbearer) and Token the access token of the moment.
+	OAuth string `json:"oauth,omitempty"`
+	SASL  string `json:"sasl,omitempty"`
+	Token string `json:"-"`
 }
 
 // Ports a mail server may listen on (the guard refuses others unless STEWARD_EGRESS_ALLOW

@@ -13,7 +13,6 @@ import (
 
 	"github.com/emersion/go-imap/v2"
 	gomail "github.com/emersion/go-message/mail"
-	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
 	"github.com/stewardhq/steward/internal/steward"
@@ -240,10 +239,13 @@ func (c *Client) smtpSession(ctx context.Context, a Account) (*smtp.Client, func
 		}
 	}
 	if a.Username != "" {
-		if err := cl.Auth(sasl.NewPlainClient("", a.Username, a.Password)); err != nil {
+		if err := cl.Auth(saslClient(a, e)); err != nil {
 			done()
 			if ctx.Err() != nil {
 				return nil, nil, e, c.failure(ctx, "SMTP", e, "log in", err)
+			}
+			if a.Token != "" {
+				return nil, nil, e, refused(a, "SMTP server "+e.addr(), " ("+smtpText(err)+")")
 			}
 			return nil, nil, e, steward.Errorf(steward.CodeInvalid, "the SMTP server %s refused the login of %q: check the user name and password (%s)", e.addr(), a.Username, smtpText(err))
 		}

@@ -35,7 +35,7 @@ import (
 var Users = map[string]string{}
 
 func init() {
-	for _, n := range []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory", "oscar", "peggy", "trent"} {
+	for _, n := range []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory", "oscar", "peggy", "trent", "ursula", "victor", "walter", "xena", "yara", "zoe"} {
 		Users[n] = n + "-secret"
 	}
 }
@@ -48,6 +48,8 @@ type Servers struct {
 	SMTP     netip.AddrPort
 	Sink     *Sink
 	dovecot  string // its config file, for stopping it
+	mu       sync.Mutex
+	more     []string // more Dovecots' config files (StartOAuthIMAP), under mu
 	radicale *exec.Cmd
 	smtp     *smtp.Server
 }
@@ -96,9 +98,12 @@ func Start() (*Servers, error) {
 
 // Stop stops every server started and removes their directory.
 func (s *Servers) Stop() {
-	if s.dovecot != "" {
-		if dovecot, err := binary("dovecot"); err == nil {
-			_ = exec.Command(dovecot, "-c", s.dovecot, "stop").Run()
+	s.mu.Lock()
+	confs := append([]string{s.dovecot}, s.more...)
+	s.mu.Unlock()
+	for _, conf := range confs {
+		if dovecot, err := binary("dovecot"); err == nil && conf != "" {
+			_ = exec.Command(dovecot, "-c", conf, "stop").Run()
 		}
 	}
 	if s.radicale != nil && s.radicale.Process != nil {
@@ -147,52 +152,89 @@ func waitFor(addr string, d time.Duration) error {
 // As root its processes run as Debian's dovecot and dovenull users (it refuses to log in as
 // root), else as the current user.
 func (s *Servers) startDovecot() error {
+	var passwd strings.Builder
+	for name, pw := range Users {
+		fmt.Fprintf(&passwd, "%s:{PLAIN}%s\n", name, pw)
+	}
+	if err := os.MkdirAll(filepath.Join(s.dir, "dovecot"), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(s.dir, "dovecot", "passwd"), []byte(passwd.String()), 0o644); err != nil {
+		return err
+	}
+	addr, conf, err := s.runDovecot("dovecot", "plain login", fmt.Sprintf(`passdb {
+  driver = passwd-file
+  args = scheme=PLAIN username_format=%%u %s/passwd
+}`, filepath.Join(s.dir, "dovecot")))
+	s.IMAP, s.dovecot = addr, conf
+	return err
+}
+
+// StartOAuthIMAP starts a second Dovecot whose only passdb is oauth2: it takes SASL XOAUTH2
+// and OAUTHBEARER and asks introspectURL (RFC 7662, POST) whether a bearer token is live and
+// whose it is; the user is the token's username. Stop stops it with the others.
+func (s *Servers) StartOAuthIMAP(introspectURL string) (netip.AddrPort, error) {
+	base, err := os.MkdirTemp(s.dir, "dovecot-oauth-")
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	ext := filepath.Join(base, "oauth2.conf.ext")
+	if err := os.WriteFile(ext, []byte("introspection_mode = post\nintrospection_url = "+introspectURL+
+		"\nusername_attribute = username\nactive_attribute = active\nactive_value = true\nforce_introspection = yes\n"), 0o644); err != nil {
+		return netip.AddrPort{}, err
+	}
+	addr, conf, err := s.runDovecot(filepath.Base(base), "xoauth2 oauthbearer", "passdb {\n  driver = oauth2\n  args = "+ext+"\n}")
+	if conf != "" {
+		s.mu.Lock()
+		s.more = append(s.more, conf)
+		s.mu.Unlock()
+	}
+	return addr, err
+}
+
+// runDovecot runs a Dovecot in s.dir/name with a passdb and SASL mechanisms; it returns its
+// address and configuration file (for stopping it).
+func (s *Servers) runDovecot(name, mechanisms, passdb string) (netip.AddrPort, string, error) {
+	none := netip.AddrPort{}
 	dovecot, err := binary("dovecot")
 	if err != nil {
-		return errors.New("dovecot is not installed: apt-get install dovecot-imapd (.ci/run installs it)")
+		return none, "", errors.New("dovecot is not installed: apt-get install dovecot-imapd (.ci/run installs it)")
 	}
 	if v, err := exec.Command(dovecot, "--version").Output(); err != nil || !strings.HasPrefix(string(v), "2.3.") {
-		return fmt.Errorf("mailtest writes a Dovecot 2.3 configuration (Debian bookworm's dovecot-imapd); this is Dovecot %s", strings.TrimSpace(string(v)))
+		return none, "", fmt.Errorf("mailtest writes a Dovecot 2.3 configuration (Debian bookworm's dovecot-imapd); this is Dovecot %s", strings.TrimSpace(string(v)))
 	}
 	port, err := freePort()
 	if err != nil {
-		return err
+		return none, "", err
 	}
-	base := filepath.Join(s.dir, "dovecot")
+	base := filepath.Join(s.dir, name)
 	for _, d := range []string{"run", "state", "home"} {
 		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
-			return err
+			return none, "", err
 		}
 	}
 	me, err := user.Current()
 	if err != nil {
-		return err
+		return none, "", err
 	}
 	internal, login, uid, gid := me.Username, me.Username, me.Uid, me.Gid
 	if me.Uid == "0" {
 		dv, err := user.Lookup("dovecot")
 		if err != nil {
-			return fmt.Errorf("running as root, Dovecot needs its dovecot user: %w", err)
+			return none, "", fmt.Errorf("running as root, Dovecot needs its dovecot user: %w", err)
 		}
 		internal, login, uid, gid = "dovecot", "dovenull", dv.Uid, dv.Gid
 		// Its users' mail lives under the temporary directory, which they must reach.
 		for _, d := range []string{s.dir, base} {
 			if err := os.Chmod(d, 0o755); err != nil {
-				return err
+				return none, "", err
 			}
 		}
 		n, _ := strconv.Atoi(uid)
 		g, _ := strconv.Atoi(gid)
 		if err := os.Chown(filepath.Join(base, "home"), n, g); err != nil {
-			return err
+			return none, "", err
 		}
-	}
-	var passwd strings.Builder
-	for name, pw := range Users {
-		fmt.Fprintf(&passwd, "%s:{PLAIN}%s\n", name, pw)
-	}
-	if err := os.WriteFile(filepath.Join(base, "passwd"), []byte(passwd.String()), 0o644); err != nil {
-		return err
 	}
 	conf := fmt.Sprintf(`base_dir = %[1]s/run
 state_dir = %[1]s/state
@@ -202,16 +244,13 @@ listen = 127.0.0.1
 protocols = imap
 ssl = no
 disable_plaintext_auth = no
-auth_mechanisms = plain login
+auth_mechanisms = %[7]s
 default_internal_user = %[3]s
 default_internal_group = %[3]s
 default_login_user = %[4]s
 first_valid_uid = 0
 mail_location = maildir:~/Maildir
-passdb {
-  driver = passwd-file
-  args = scheme=PLAIN username_format=%%u %[1]s/passwd
-}
+%[8]s
 userdb {
   driver = static
   args = uid=%[5]s gid=%[6]s home=%[1]s/home/%%u
@@ -244,34 +283,33 @@ service anvil {
 protocol imap {
   mail_max_userip_connections = 200
 }
-`, base, port, internal, login, uid, gid)
+`, base, port, internal, login, uid, gid, mechanisms, passdb)
 	if me.Uid != "0" {
 		conf = strings.Replace(conf, "default_internal_group = "+internal+"\n", "", 1)
 	}
-	s.dovecot = filepath.Join(base, "dovecot.conf")
-	if err := os.WriteFile(s.dovecot, []byte(conf), 0o644); err != nil {
-		return err
+	confPath := filepath.Join(base, "dovecot.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		return none, "", err
 	}
 	// Dovecot forks into the background, its children keeping the descriptors they were
 	// given: a file, not a pipe, or waiting for the command's output would never end.
 	out, err := os.Create(filepath.Join(base, "start.log"))
 	if err != nil {
-		return err
+		return none, "", err
 	}
 	defer out.Close()
-	cmd := exec.Command(dovecot, "-c", s.dovecot)
+	cmd := exec.Command(dovecot, "-c", confPath)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Run(); err != nil {
-		s.dovecot = ""
 		msg, _ := os.ReadFile(out.Name())
-		return fmt.Errorf("dovecot: %v: %s", err, msg)
+		return none, "", fmt.Errorf("dovecot: %v: %s", err, msg)
 	}
-	s.IMAP = netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
-	if err := waitFor(s.IMAP.String(), 10*time.Second); err != nil {
+	addr := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
+	if err := waitFor(addr.String(), 10*time.Second); err != nil {
 		log, _ := os.ReadFile(filepath.Join(base, "dovecot.log"))
-		return fmt.Errorf("dovecot: %v\n%s", err, log)
+		return none, confPath, fmt.Errorf("dovecot: %v\n%s", err, log)
 	}
-	return nil
+	return addr, confPath, nil
 }
 
 // startRadicale runs Radicale on a free port with htpasswd users (plain) and a calendar
@@ -414,8 +452,17 @@ func (s *Servers) Append(user, folder, raw string) (imap.UID, error) {
 // Sink is an SMTP server that keeps every message it is given, after AUTH PLAIN with a
 // test user's password.
 type Sink struct {
-	mu   sync.Mutex
-	msgs []Received
+	mu     sync.Mutex
+	msgs   []Received
+	bearer func(token string) (user string, ok bool)
+}
+
+// SetBearer lets the sink take XOAUTH2 and OAUTHBEARER logins too: check says whose a bearer
+// token is (the tests' authorization server's introspection).
+func (k *Sink) SetBearer(check func(token string) (user string, ok bool)) {
+	k.mu.Lock()
+	k.bearer = check
+	k.mu.Unlock()
 }
 
 // Received is one message the sink took.
@@ -462,9 +509,37 @@ type sinkSession struct {
 	cur  Received
 }
 
-func (x *sinkSession) AuthMechanisms() []string { return []string{sasl.Plain} }
+func (x *sinkSession) AuthMechanisms() []string {
+	return []string{sasl.Plain, sasl.OAuthBearer, "XOAUTH2"}
+}
 
-func (x *sinkSession) Auth(string) (sasl.Server, error) {
+// bearerUser is whose a token is, if the sink takes bearer tokens and this one is live.
+func (x *sinkSession) bearerUser(username, token string) error {
+	x.sink.mu.Lock()
+	check := x.sink.bearer
+	x.sink.mu.Unlock()
+	if check == nil {
+		return errors.New("bearer tokens are not taken")
+	}
+	if user, ok := check(token); ok && user == username {
+		x.user = username
+		return nil
+	}
+	return errors.New("invalid token")
+}
+
+func (x *sinkSession) Auth(mech string) (sasl.Server, error) {
+	switch mech {
+	case sasl.OAuthBearer:
+		return sasl.NewOAuthBearerServer(func(o sasl.OAuthBearerOptions) *sasl.OAuthBearerError {
+			if err := x.bearerUser(o.Username, o.Token); err != nil {
+				return &sasl.OAuthBearerError{Status: "invalid_token"}
+			}
+			return nil
+		}), nil
+	case "XOAUTH2":
+		return xoauth2Server{x}, nil
+	}
 	return sasl.NewPlainServer(func(_, username, password string) error {
 		if pw, ok := Users[username]; !ok || pw != password {
 			return errors.New("invalid credentials")
@@ -497,6 +572,24 @@ func (x *sinkSession) Data(r io.Reader) error {
 	x.sink.msgs = append(x.sink.msgs, x.cur)
 	x.sink.mu.Unlock()
 	return nil
+}
+
+// xoauth2Server takes "user=U^Aauth=Bearer T^A^A" (Google's and Microsoft's XOAUTH2).
+type xoauth2Server struct{ x *sinkSession }
+
+func (s xoauth2Server) Next(response []byte) ([]byte, bool, error) {
+	var user, token string
+	for _, f := range strings.Split(string(response), "\x01") {
+		if v, ok := strings.CutPrefix(f, "user="); ok {
+			user = v
+		} else if v, ok := strings.CutPrefix(f, "auth=Bearer "); ok {
+			token = v
+		}
+	}
+	if err := s.x.bearerUser(user, token); err != nil {
+		return nil, true, err
+	}
+	return nil, true, nil
 }
 
 func (x *sinkSession) Reset()        { x.cur = Received{} }

@@ -25,7 +25,7 @@ var ownerTables = []string{"api_keys", "audit_log", "conversations", "documents"
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
 	"standing_rules", "tasks", "tool_calls", "trading_accounts", "trading_orders", "trading_positions", "trading_prices", "turns", "approval_links", "connected_accounts", "web_sessions", "webhook_deliveries", "webhooks",
 	"household_members", "household_approvals", "owner_usage", "passkeys", "device_links", "skills", "skill_settings", "voice_calls", "model_calls",
-	"telegram_link_codes", "telegram_chats", "telegram_updates", "work"}
+	"telegram_link_codes", "telegram_chats", "telegram_updates", "work", "oauth_states", "oauth_grants"}
 
 // seeded is what seed creates for one owner.
 type seeded struct {
@@ -181,6 +181,9 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 			return err
 		}
 		if sd.order, err = seedTrading(ctx, tx, name); err != nil {
+			return err
+		}
+		if err := seedOAuth(ctx, tx, name); err != nil {
 			return err
 		}
 		sd.ledger, err = seedLedger(ctx, tx, name)
@@ -407,6 +410,7 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 
 		probeSkills(t, ctx, tx, a, none, refused)
 		probeTrading(t, ctx, tx, a, none, refused)
+		probeOAuth(t, ctx, tx, refused)
 
 		caps, err := tx.Safety.Caps(ctx)
 		none("spending_caps list", len(caps), err)
@@ -522,6 +526,7 @@ func probeStore(t *testing.T, ctx context.Context, s *Store, a, b seeded) {
 			t.Errorf("alice's link after bob: %+v, %v", l, err)
 		}
 		checkTrading(t, ctx, tx, a)
+		checkOAuth(t, ctx, tx)
 		if accts, err := tx.Accounts.List(ctx); err != nil || len(accts) != 1 || string(accts[0].Secret) != "sealed password of alice" {
 			t.Errorf("alice's accounts after bob: %+v, %v", accts, err)
 		}

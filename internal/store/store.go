@@ -301,6 +301,7 @@ type Tx struct {
 	Work          Work
 	Erasure       Erasure
 	Export        Export
+	OAuth         OAuth
 }
 
 func newTx(c *conn) *Tx {
@@ -310,7 +311,7 @@ func newTx(c *conn) *Tx {
 		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}, Links: Links{c},
 		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}, Accounts: Accounts{c}, Voice: Voice{c}, ModelCalls: ModelCalls{c}, Skills: Skills{c}, SkillSettings: SkillSettings{c},
 		Telegram: Telegram{c}, Trading: Trading{c}, TradeOrders: TradeOrders{c}, Prices: Prices{c}, Work: Work{c},
-		Erasure: Erasure{c}, Export: Export{c}}
+		Erasure: Erasure{c}, Export: Export{c}, OAuth: OAuth{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.

@@ -42,6 +42,7 @@ func (a *web) accounts(w http.ResponseWriter, r *http.Request, status int, msg s
 		a.fail(w, r, err)
 		return
 	}
+	a.oauthFormAction(w)
 	byKind := map[string]accounts.View{}
 	for _, v := range list {
 		byKind[v.Kind] = v
@@ -53,11 +54,12 @@ func (a *web) accounts(w http.ResponseWriter, r *http.Request, status int, msg s
 		}
 		p.raw(`<p class="meta">Steward reads your mail and calendar when you ask, and asks you before it sends, moves, flags or changes anything. What they contain is treated as a stranger's words.</p>`)
 		val := func(action, name, def string) { p.value(r, action, name, def) }
+		a.oauthSection(p, r, me)
 
 		p.raw(`<h2>Mail</h2>`)
 		if m, ok := byKind[accounts.Mail]; ok {
 			p.raw(`<div class="account"><p><strong>`).text(m.From).raw(`</strong><br><span class="meta">`).text(m.IMAPURL).raw(` · `).text(m.SMTPURL).
-				raw(` · `).text(m.Username).raw(` · password stored</span></p>`)
+				raw(` · `).text(m.Username).raw(` · ` + stored(m) + `</span></p>`)
 			a.accountButtons(p, me, accounts.Mail)
 			p.raw(`</div>`)
 		} else {
@@ -78,7 +80,7 @@ func (a *web) accounts(w http.ResponseWriter, r *http.Request, status int, msg s
 		p.raw(`<h2>Calendar</h2>`)
 		if c, ok := byKind[accounts.Calendar]; ok {
 			p.raw(`<div class="account"><p><strong>`).text(c.CalDAVURL).raw(`</strong><br><span class="meta">`).text(c.Username).raw(` · calendar `).text(c.Calendar).
-				raw(` · `).text(c.TimeZone).raw(` · password stored</span></p>`)
+				raw(` · `).text(c.TimeZone).raw(` · ` + stored(c) + `</span></p>`)
 			a.accountButtons(p, me, accounts.Calendar)
 			p.raw(`</div>`)
 		} else {
@@ -150,4 +152,12 @@ func (a *web) testAccount(w http.ResponseWriter, r *http.Request) {
 		f = flash{Text: "The " + res.Kind + " account does not work: " + res.Error, Error: true}
 	}
 	redirectWith(w, r, "/settings/accounts", f)
+}
+
+// stored says how an account logs in: a password, or a provider's sign-in.
+func stored(v accounts.View) string {
+	if v.OAuth != "" {
+		return "signed in with " + v.OAuth
+	}
+	return "password stored"
 }

@@ -47,6 +47,7 @@ import (
 	"github.com/stewardhq/steward/internal/ledger"
 	"github.com/stewardhq/steward/internal/mcpclient"
 	"github.com/stewardhq/steward/internal/memory"
+	"github.com/stewardhq/steward/internal/oauth"
 	"github.com/stewardhq/steward/internal/passkeys"
 	"github.com/stewardhq/steward/internal/ratelimit"
 	"github.com/stewardhq/steward/internal/rules"
@@ -219,6 +220,7 @@ func Routes(d Deps) func(chi.Router) {
 			r.Post(signinPasskeyPath+"/begin", w.beginPasskeySignin)
 			r.Post(signinPasskeyPath+"/finish", w.finishPasskeySignin)
 			r.Get("/d/{token}", device.showDevice)
+			r.Get(oauth.CallbackPath, w.oauthBounce)
 			r.Post("/d/{token}", device.useDevice)
 			r.Group(func(r chi.Router) {
 				r.Use(w.session)
@@ -247,6 +249,7 @@ func Routes(d Deps) func(chi.Router) {
 				r.Get("/settings/channels", w.channelsPage)
 				r.Get("/settings/mcp", w.mcpPage)
 				r.Get("/settings/accounts", w.accountsPage)
+				r.Get(oauthFinishPath, w.finishOAuth)
 				r.Get("/settings/telegram", w.telegramPage)
 				r.Get(devicePath, w.devicePage)
 				w.ownDataRoutes(r) // owndata.go
@@ -287,6 +290,8 @@ func Routes(d Deps) func(chi.Router) {
 					r.Post(addCalendarAction, w.addCalendarAccount)
 					r.Post("/settings/accounts/{kind}/test", w.testAccount)
 					r.Post("/settings/accounts/{kind}/remove", w.removeAccount)
+					r.Post(oauthAction+"{provider}/connect", w.connectOAuth)
+					r.Post(oauthAction+"{provider}/disconnect", w.disconnectOAuth)
 					r.Post(telegramCodeAction, w.makeTelegramCode)
 					r.Post("/settings/telegram/{chat}/unlink", w.unlinkTelegram)
 					r.Post("/settings/mcp/{name}/approve", w.approveMCPServer)
