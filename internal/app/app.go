@@ -26,6 +26,7 @@ import (
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/automation"
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/awsapi"
 	"github.com/stewardhq/steward/internal/channel"
@@ -59,6 +60,7 @@ import (
 	"github.com/stewardhq/steward/internal/sweep"
 	"github.com/stewardhq/steward/internal/telegram"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/automationtools"
 	"github.com/stewardhq/steward/internal/tools/builtin"
 	"github.com/stewardhq/steward/internal/tools/codetools"
 	"github.com/stewardhq/steward/internal/tools/doctools"
@@ -126,6 +128,9 @@ type App struct {
 	// Scheduler runs due jobs, queued webhook runs and the drains (functions/scheduler,
 	// and the ticker of `steward serve`); Webhooks receives signed deliveries.
 	Scheduler *autonomy.Scheduler
+	// Automations are the owner's reminders and automations; Due fires them (§10).
+	Automations *automation.Service
+	Due         *automation.Due
 	Webhooks  *autonomy.Webhooks
 
 	// Now is the one clock every expiry and lease is decided by (docs/ARCHITECTURE.md §9):
@@ -372,7 +377,8 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}
 	a.Accounts = newAccounts(cfg, a.Store, sealer, s.lookup, a.Now)
 	a.Trading = newTrading(cfg, a.Store, sealer, s.lookup, a.Now)
-	reg, err := newTools(ctx, cfg, hc, a.Documents, a.Accounts, a.Skills, a.Trading)
+	a.Automations = &automation.Service{Store: a.Store, Now: a.Now, Limits: automation.Limits(cfg.Automations)}
+	reg, err := newTools(ctx, cfg, hc, a.Documents, a.Accounts, a.Skills, a.Trading, automationPort{a.Automations})
 	if err != nil {
 		return nil, err
 	}
@@ -445,8 +451,9 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now, Recover: a.recoverTurn, Process: a.holder, Held: a.Door,
 		Retirer: a.Door, Retention: sweep.Retention{Audit: cfg.Retention.Audit, WebhookDeliveries: cfg.Retention.WebhookDeliveries,
 			MemoryOutbox: cfg.Retention.MemoryOutbox, JobRuns: cfg.Retention.JobRuns}}
+	a.Due = &automation.Due{Service: a.Automations, Door: a.Door, Runner: runs, Notifier: a.Deliverer}
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks, Outside: outside{a.Accounts, a.Trading},
-		Drainers: []autonomy.Drainer{a.Webhooks, a.Deliverer, drainer(a.drainMemory), drainer(a.continueStale), drainer(a.drainTelegram), sweeper}}
+		Drainers: []autonomy.Drainer{a.Due, a.Webhooks, a.Deliverer, drainer(a.drainMemory), drainer(a.continueStale), drainer(a.drainTelegram), sweeper}}
 	a.Control = &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode, Now: a.Now}
 	a.Rules = &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
 	a.Activity = &activity.Service{Store: a.Store, Now: a.Now}
@@ -535,7 +542,7 @@ func checkPool(ctx context.Context, env string, p interface {
 // tools over docs (save_document fetching through the same guard), and web_search on SearXNG
 // when STEWARD_SEARCH_URL is set, else on Gemini with Google Search grounding when a key is
 // set (without either there is no web_search).
-func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs *document.Service, acc mailtools.Accounts, sk skilltools.Skills, tr *trading.Service) (*tools.Registry, error) {
+func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs *document.Service, acc mailtools.Accounts, sk skilltools.Skills, tr *trading.Service, au automationtools.Automations) (*tools.Registry, error) {
 	client := egress.NewClient(egress.Options{AllowHTTP: true, Allow: cfg.EgressAllow})
 	fetcher := &web.Fetcher{Client: client}
 	var search webtools.Searcher
@@ -559,6 +566,7 @@ func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs *doc
 		codetools.Tools(docs),
 		shellTools(cfg),
 		tradingTools(tr),
+		automationtools.Tools(au),
 	)...)
 }
 
@@ -733,6 +741,7 @@ func (a *App) RunBackground(ctx context.Context) error {
 	a.mu.Unlock()
 	g.Go(func() error { return a.MemoryWorker.Run(gctx) })
 	g.Go(func() error { a.tick(gctx); return nil })
+	g.Go(func() error { a.fireDue(gctx); return nil })
 	// Turns the last process saved continuing as it shut down (agent.Runner.Stop) go on now.
 	g.Go(func() error {
 		if err := a.continueSaved(gctx, a.Now()); err != nil && gctx.Err() == nil {

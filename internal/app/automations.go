@@ -1,0 +1,88 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/internal/automation"
+	"github.com/stewardhq/steward/internal/tools/automationtools"
+)
+
+// automationPort is the reminders and automations toolset's port over the service.
+type automationPort struct{ s *automation.Service }
+
+var _ automationtools.Automations = automationPort{}
+
+func (p automationPort) WhenReminder(ctx context.Context, ownerID uuid.UUID, at string) (string, error) {
+	_, when, err := p.s.Resolve(ctx, ownerID, at)
+	return when, err
+}
+
+func (p automationPort) CreateReminder(ctx context.Context, ownerID uuid.UUID, text, at string, turnID uuid.UUID) (any, error) {
+	var t *uuid.UUID
+	if turnID != uuid.Nil {
+		t = &turnID
+	}
+	return p.s.CreateReminder(ctx, ownerID, text, at, t)
+}
+
+func (p automationPort) ListReminders(ctx context.Context, ownerID uuid.UUID) (any, error) {
+	return p.s.ListReminders(ctx, ownerID, false)
+}
+
+func (p automationPort) CancelReminder(ctx context.Context, ownerID, id uuid.UUID) (any, error) {
+	return p.s.CancelReminder(ctx, ownerID, id)
+}
+
+func input(a automationtools.Automation) automation.Input {
+	return automation.Input{Instruction: a.Instruction, Schedule: a.Schedule, MailFrom: a.MailFrom, MailSubject: a.MailSubject}
+}
+
+func (p automationPort) PlanAutomation(ctx context.Context, ownerID uuid.UUID, a automationtools.Automation) (string, error) {
+	_, words, err := p.s.Plan(ctx, ownerID, input(a))
+	return words, err
+}
+
+func (p automationPort) CreateAutomation(ctx context.Context, ownerID uuid.UUID, a automationtools.Automation) (any, error) {
+	return p.s.CreateAutomation(ctx, ownerID, input(a))
+}
+
+func (p automationPort) ListAutomations(ctx context.Context, ownerID uuid.UUID) (any, error) {
+	return p.s.ListAutomations(ctx, ownerID)
+}
+
+func (p automationPort) EditAutomation(ctx context.Context, ownerID, id uuid.UUID, a automationtools.Automation) (any, error) {
+	return p.s.Edit(ctx, ownerID, id, input(a))
+}
+
+func (p automationPort) SetAutomation(ctx context.Context, ownerID, id uuid.UUID, op string) (any, error) {
+	switch op {
+	case automationtools.OpPause:
+		return p.s.Pause(ctx, ownerID, id)
+	case automationtools.OpResume:
+		return p.s.Resume(ctx, ownerID, id)
+	}
+	return map[string]any{"id": id, "deleted": true}, p.s.Delete(ctx, ownerID, id)
+}
+
+// dueEvery is how often `steward serve` looks for due reminders and automation runs: a
+// reminder fires within it of its time (docs/AUTOMATIONS.md, "Firing").
+const dueEvery = 10 * time.Second
+
+// fireDue runs the due drain now and every dueEvery until ctx ends.
+func (a *App) fireDue(ctx context.Context) {
+	t := time.NewTicker(dueEvery)
+	defer t.Stop()
+	for {
+		if err := a.Due.Drain(ctx); err != nil && ctx.Err() == nil {
+			a.Logger.Warn().Err(err).Msg("firing due reminders and automations failed; retried in seconds")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
