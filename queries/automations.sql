@@ -87,7 +87,7 @@ RETURNING *;
 -- run, or its since.
 SELECT a.id, a.owner_id, a.cron, a.timezone,
     GREATEST(a.since, COALESCE((SELECT max(r.scheduled_for) FROM job_runs r
-        WHERE r.owner_id = a.owner_id AND r.job = 'automation:' || a.id::text AND r.trigger = 'schedule'), a.since))::timestamptz AS since
+        WHERE r.owner_id = a.owner_id AND r.job = 'automation:' || a.id::text), a.since))::timestamptz AS since
 FROM automations a
 WHERE a.status = 'active' AND a.kind = 'schedule'
 ORDER BY a.owner_id, a.id;

@@ -94,7 +94,10 @@ func (t *Tx) Automations() Automations { return Automations{t.conn} }
 // Timezone is the owner's IANA time zone ("UTC" until set).
 func (t Account) Timezone(ctx context.Context) (string, error) {
 	tz, err := t.q.OwnerTimezone(ctx, t.ownerID)
-	return tz, notFound("owner time zone", err)
+	if err != nil {
+		return "", notFound("owner time zone", err)
+	}
+	return tz, nil
 }
 
 // SetTimezone sets the owner's time zone (validated by the caller).
