@@ -131,7 +131,7 @@ type App struct {
 	// Automations are the owner's reminders and automations; Due fires them (§10).
 	Automations *automation.Service
 	Due         *automation.Due
-	Webhooks  *autonomy.Webhooks
+	Webhooks    *autonomy.Webhooks
 
 	// Now is the one clock every expiry and lease is decided by (docs/ARCHITECTURE.md §9):
 	// the runner, every service, the deliverer, the autonomy runner and the sweep share it.
@@ -483,6 +483,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Documents:        a.Documents,
 		Uploads:          uploads,
 		Channels:         a.Channels,
+		Automations:      a.Automations,
 		Webhooks:         a.Webhooks,
 		ProcessWebhook:   a.processWebhook,
 		OpenAI:           &openaiapi.Service{Runner: a.Runner, Conversations: a.Activity},
