@@ -629,3 +629,16 @@ type WebhookDelivery struct {
 	Body       []byte
 	ReceivedAt time.Time
 }
+
+type Work struct {
+	OwnerID    uuid.UUID
+	Kind       string
+	Key        string
+	State      string
+	Attempts   int32
+	RunAfter   time.Time
+	LeaseUntil *time.Time
+	LastError  string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}

@@ -15,6 +15,6 @@ import (
 
 func main() {
 	app.Lambda("worker", func(a *app.App) {
-		lambda.StartWithOptions(app.Invocation(a, a.HandleRunMessages), lambda.WithContext(a.Logger.WithContext(context.Background())))
+		lambda.StartWithOptions(app.Invocation(a, a.Work.HandleMessages), lambda.WithContext(a.Logger.WithContext(context.Background())))
 	})
 }

@@ -95,14 +95,17 @@ type Hooks struct {
 	// than at the scheduler's next tick (internal/app). A suspension that stored none costs no
 	// transaction more.
 	AfterSuspend func(ctx context.Context, ownerID, turnID uuid.UUID)
-	// Continue hands a turn saved as continuing to a fresh invocation (the run queue on
-	// Lambda), which calls ContinueTurn; nil means turns never stop before a deadline.
+	// Continue hands a turn saved as continuing to a fresh invocation (work.Spine.Hand: the
+	// run queue on Lambda), which calls ContinueTurn; nil means turns never stop before a
+	// deadline. The save enqueued the turn on the work spine (ContinueKind) either way, so
+	// a hand-off that fails is the spine's drain's to take.
 	Continue func(ctx context.Context, ownerID, turnID uuid.UUID) error
-	// Continued runs after a continued turn (ContinueTurn) ended in this invocation —
-	// completed, suspended, aborted or failed, not continuing again — outside any
-	// transaction, with the turn's view (internal/autonomy finishes the job run whose turn it
-	// is).
-	Continued func(ctx context.Context, ownerID uuid.UUID, v steward.View)
+	// Ended are the listeners of a continued turn (ContinueTurn) that ended in this
+	// invocation — completed, suspended, aborted or failed, not continuing again — called in
+	// order outside any transaction with the turn's view: each face that started turns
+	// subscribes its own (internal/autonomy finishes the job run whose turn it is,
+	// internal/telegram sends the answer to its chat).
+	Ended []func(ctx context.Context, ownerID uuid.UUID, v steward.View)
 	// Hold runs in a confirm's transaction before the claim (household approvals,
 	// internal/household). held commits what Hold wrote and keeps the turn suspended (the
 	// confirm returns its view, awaiting the members); otherwise story, when not nil, is

@@ -36,14 +36,17 @@ func (r *Runner) nearDeadline(ctx context.Context) bool {
 }
 
 // continueLater saves x's turn as continuing with its state, tells the client, and, after
-// the commit, hands the turn on with Continue. A failed hand-off leaves the turn continuing:
-// the scheduler's drain (ContinueStale) takes it a few minutes later.
+// the commit, hands the turn on with Continue. A failed hand-off leaves the turn continuing
+// and its work item queued: the work spine's drain takes it a few minutes later.
 func (r *Runner) continueLater(ctx context.Context, x *run) (steward.View, error) {
 	x.turn.Status, x.turn.State, x.turn.ExpiresAt = steward.StatusContinuing, x.st, nil
 	r.account(x)
 	err := r.saveEnd(ctx, x, func(ctx context.Context, tx Tx) error {
 		x.record("turn_continuing", map[string]any{"iterations": x.st.Iterations})
-		return x.save(ctx, tx)
+		if err := x.save(ctx, tx); err != nil {
+			return err
+		}
+		return enqueueContinuing(ctx, tx, x.turn.ID, r.Now.Now())
 	})
 	if err != nil {
 		return r.failUnsaved(ctx, x, fmt.Errorf("save continuing turn %s: %w", x.turn.ID, err))
@@ -61,6 +64,20 @@ func (r *Runner) continueLater(ctx context.Context, x *run) (steward.View, error
 		zerolog.Ctx(ctx).Info().Stringer("turn_id", x.turn.ID).Int("iterations", x.st.Iterations).Msg("turn continues in another invocation")
 	}
 	return v, nil
+}
+
+// ContinueKind is the work spine's kind of a turn saved continuing (internal/work): its row
+// is enqueued with the save, keyed by the turn's id, and its worker is ContinueTurn.
+const ContinueKind = "turn_continue"
+
+// enqueueContinuing puts a turn saved continuing on the work spine in its save's
+// transaction (a deferred write: no round trip of its own), so that the spine's drain
+// continues it if the hand-off is lost. A Tx without the spine (a test's) enqueues nothing.
+func enqueueContinuing(ctx context.Context, tx Tx, turnID uuid.UUID, now time.Time) error {
+	if tx.Work == nil {
+		return nil
+	}
+	return tx.Work.Enqueue(ctx, ContinueKind, turnID.String(), now)
 }
 
 // ContinueTurn claims a continuing turn (exactly once: a turn another invocation already
@@ -99,8 +116,10 @@ func (r *Runner) ContinueTurn(ctx context.Context, ownerID, turnID uuid.UUID) (s
 	}
 	zerolog.Ctx(ctx).UpdateContext(func(c zerolog.Context) zerolog.Context { return c.Stringer("turn_id", turnID) })
 	v, err := r.loop(ctx, x)
-	if err == nil && v.Status != steward.StatusContinuing && r.hooks.Continued != nil {
-		r.hooks.Continued(ctx, ownerID, v)
+	if err == nil && v.Status != steward.StatusContinuing {
+		for _, ended := range r.hooks.Ended {
+			ended(ctx, ownerID, v)
+		}
 	}
 	return v, err
 }

@@ -37,6 +37,9 @@ type Tx struct {
 	// the turn's own transaction (docs/ARCHITECTURE.md §2).
 	Memory MemoryReads
 	MCP    MCPReads
+	// Work enqueues an item on the work spine (internal/work) in this transaction: a turn
+	// saved continuing is one (Hooks.ContinueKind).
+	Work Work
 	// Try runs fn under a savepoint: when fn fails, its statements are rolled back and the
 	// transaction goes on (an optional read never fails a turn's start). Not nested.
 	Try func(ctx context.Context, fn func() error) error
@@ -60,6 +63,12 @@ type MemoryReads interface {
 type MCPReads interface {
 	Tools(ctx context.Context) ([]steward.MCPTool, error)
 	List(ctx context.Context) ([]steward.MCPServer, error)
+}
+
+// Work enqueues an item on the work spine in the caller's transaction. *store.Work
+// implements it.
+type Work interface {
+	Enqueue(ctx context.Context, kind, key string, runAfter time.Time) error
 }
 
 // Household files a suspended turn's calls for the household's approval and reads and

@@ -6,14 +6,12 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
 	"os"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/stewardhq/steward/internal/secret"
@@ -75,6 +73,7 @@ import (
 	"github.com/stewardhq/steward/internal/voice"
 	"github.com/stewardhq/steward/internal/web"
 	"github.com/stewardhq/steward/internal/webapp"
+	"github.com/stewardhq/steward/internal/work"
 )
 
 // App is one process's wiring. Build it with New, serve Handler, Close it at the end.
@@ -125,13 +124,18 @@ type App struct {
 	// Telegram is the deployment's bot serving linked chats (internal/telegram,
 	// STEWARD_TELEGRAM_BOT_TOKEN); nil without a token.
 	Telegram *telegram.Service
-	// Scheduler runs due jobs, queued webhook runs and the drains (functions/scheduler,
-	// and the ticker of `steward serve`); Webhooks receives signed deliveries.
+	// Scheduler runs due jobs and the drains (functions/scheduler, and the ticker of
+	// `steward serve`); Webhooks receives signed deliveries.
 	Scheduler *autonomy.Scheduler
+	Webhooks  *autonomy.Webhooks
 	// Automations are the owner's reminders and automations; Due fires them (§10).
 	Automations *automation.Service
 	Due         *automation.Due
-	Webhooks    *autonomy.Webhooks
+	// Work is the work spine (internal/work): every kind of asynchronous work — webhook
+	// runs, continued turns, Telegram updates, suspended turns' notifications — handed in
+	// this process under `steward serve`, to the run queue (STEWARD_RUN_QUEUE_URL) on
+	// Lambda, and drained on every tick; functions/worker is Work.HandleMessages.
+	Work *work.Spine
 
 	// Now is the one clock every expiry and lease is decided by (docs/ARCHITECTURE.md §9):
 	// the runner, every service, the deliverer, the autonomy runner and the sweep share it.
@@ -142,15 +146,6 @@ type App struct {
 	holder string
 	// ready is the background database check of a Lambda cold start; nil when New checked.
 	ready *readiness
-	// runs is the run queue (STEWARD_RUN_QUEUE_URL) accepted webhooks are sent to on
-	// Lambda; nil when unset.
-	runs *runQueue
-	// background is set while RunBackground runs: accepted webhooks are then processed in
-	// this process right after their 202, under its group (on Lambda they wait for the
-	// scheduler's drain instead).
-	mu         sync.Mutex
-	background *errgroup.Group
-	bgCtx      context.Context
 }
 
 // New builds the App for cfg: it reads the secrets named by cfg's *_SSM parameters from AWS
@@ -318,17 +313,15 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	if a.Now == nil {
 		a.Now = time.Now // the composition root picks the system clock (§9)
 	}
-	if cfg.RunQueueURL != "" {
-		if a.runs, err = newRunQueue(cfg); err != nil {
-			return nil, err
-		}
-	}
 	defer func() {
 		if err != nil {
 			a.Close()
 		}
 	}()
 	if err := a.openPools(cfg, s); err != nil {
+		return nil, err
+	}
+	if a.Work, err = newSpine(cfg, a, log); err != nil {
 		return nil, err
 	}
 	hc, err := modelHTTP(cfg, log)
@@ -401,17 +394,27 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	sender := newSender(cfg, owners)
 	a.Deliverer = newDeliverer(cfg, a, sender, sealer, issuer)
 	outcomes := autonomy.Recorder{Store: a.Store, Notifier: a.Deliverer, Now: a.Now}
+	tgCallback := &links.Telegram{Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}
+	a.Telegram = newTelegram(cfg, a, sender)
 	hooks := agent.Hooks{
 		OwnerTools: mcpServers.Tools,
 		Suspended:  []func(context.Context, agent.Tx, steward.Turn) (bool, error){householdHooks.Suspended, issuer.Suspended},
 		Hold:       householdHooks.Hold,
 		// A suspended turn's notification goes out at once, whatever started the turn.
-		AfterSuspend: a.notifySuspended,
-		// A job run whose turn continued in another invocation finishes when the turn does.
-		Continued: outcomes.Continued,
+		AfterSuspend: a.Work.Handing(delivery.FlushKind),
+		// Each face that starts turns hears how a continued one ended: a job run finishes
+		// with it, a Telegram chat gets its answer.
+		Ended: []func(context.Context, uuid.UUID, steward.View){outcomes.Continued},
 	}
-	if a.runs != nil {
-		hooks.Continue = a.sendContinue
+	if a.Telegram != nil {
+		hooks.Ended = append(hooks.Ended, a.Telegram.Ended)
+	}
+	if a.Work.Queue != nil {
+		// On Lambda a turn about to outlive its invocation continues in the worker.
+		hooks.Continue = func(ctx context.Context, ownerID, turnID uuid.UUID) error {
+			a.Work.Hand(ctx, agent.ContinueKind, ownerID, turnID.String())
+			return nil
+		}
 	}
 	a.Runner = agent.New(agent.Config{
 		Model:         model,
@@ -436,13 +439,11 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}, hooks)
 	a.Links = &links.Service{Issuer: issuer, Store: a.Store, Door: a.Door, Confirmer: a.Runner}
 	a.Household = &household.Service{Store: a.Store, Confirmer: a.Runner, Now: a.Now}
-	tgCallback := &links.Telegram{Links: a.Links, Secret: cfg.TelegramWebhookSecret, Sealer: sealer, Sender: sender}
-	if cfg.TelegramBotToken != "" {
-		// Two-way Telegram (docs/ARCHITECTURE.md §19): the deployment's bot serves the chats
-		// owners linked; their updates arrive on the same callback.
-		a.Telegram = &telegram.Service{Store: a.Store, Door: a.Door, Sender: sender, Runner: a.Runner,
-			Bot:       channel.Target{Name: "telegram bot", Kind: channel.Telegram, URL: cfg.TelegramAPIURL, Secrets: channel.Secrets{Token: cfg.TelegramBotToken}},
-			Documents: a.Documents, Buttons: a.Links, Voice: a.Voice, Hand: a.handTelegram, Now: a.Now}
+	tgCallback.Links = a.Links
+	if a.Telegram != nil {
+		// The bot starts turns and makes their buttons through the runner and the links,
+		// built after the hooks it listens with.
+		a.Telegram.Runner, a.Telegram.Buttons = a.Runner, a.Links
 		tgCallback.Messages = a.Telegram
 	}
 	a.Channels = &channel.Service{Store: a.Store, Sealer: sealer, Sender: sender, Now: a.Now}
@@ -451,9 +452,10 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now, Recover: a.recoverTurn, Process: a.holder, Held: a.Door,
 		Retirer: a.Door, Retention: sweep.Retention{Audit: cfg.Retention.Audit, WebhookDeliveries: cfg.Retention.WebhookDeliveries,
 			MemoryOutbox: cfg.Retention.MemoryOutbox, JobRuns: cfg.Retention.JobRuns}}
+	a.registerWork()
 	a.Due = &automation.Due{Service: a.Automations, Door: a.Door, Runner: runs, Notifier: a.Deliverer}
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks, Outside: outside{a.Accounts, a.Trading},
-		Drainers: []autonomy.Drainer{a.Due, a.Webhooks, a.Deliverer, drainer(a.drainMemory), drainer(a.continueStale), drainer(a.drainTelegram), sweeper}}
+		Drainers: []autonomy.Drainer{a.Due, a.Work, a.Deliverer, drainer(a.drainMemory), sweeper}}
 	a.Control = &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode, Now: a.Now}
 	a.Rules = &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
 	a.Activity = &activity.Service{Store: a.Store, Now: a.Now}
@@ -485,7 +487,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Channels:         a.Channels,
 		Automations:      a.Automations,
 		Webhooks:         a.Webhooks,
-		ProcessWebhook:   a.processWebhook,
+		ProcessWebhook:   a.Work.Handing(autonomy.WebhookKind),
 		OpenAI:           &openaiapi.Service{Runner: a.Runner, Conversations: a.Activity},
 		MCP:              &mcpserver.Server{Runner: a.Runner},
 		MCPServers:       mcpServers,
@@ -607,153 +609,18 @@ func (a *App) drainMemory(ctx context.Context) error {
 	return err
 }
 
-// processWebhook hands an accepted delivery's run on. In a long-lived server it runs the
-// turn in this process, under RunBackground's group, so shutdown waits for it. On Lambda a
-// frozen function runs nothing after its response, so the run is sent to the run queue
-// (STEWARD_RUN_QUEUE_URL) before the 202 leaves, for functions/worker to take within
-// seconds; a send that fails is logged and the run stays queued for the scheduler's drain
-// (docs/ARCHITECTURE.md §10). Without a queue (or once shutdown began) the drain takes it.
-func (a *App) processWebhook(ctx context.Context, ownerID, runID uuid.UUID) {
-	if a.processInBackground(ownerID, runID) || a.runs == nil {
-		return
-	}
-	log := zerolog.Ctx(ctx)
-	ctx, cancel := context.WithTimeout(ctx, runQueueTimeout)
-	defer cancel()
-	if err := a.runs.send(ctx, RunMessage{OwnerID: ownerID, RunID: runID}); err != nil {
-		log.Warn().Str("error", trace.Redact(err.Error())).Stringer("run_id", runID).
-			Msg("run queue send failed; the scheduler's drain will take the run")
-		return
-	}
-	log.Info().Stringer("run_id", runID).Msg("run sent to the run queue")
-}
-
-// handTelegram hands a stored Telegram update on (telegram.Service.Hand), as processWebhook
-// does a run: under `steward serve` it runs in this process under RunBackground's group,
-// after the callback's 200; on Lambda it goes to the run queue for functions/worker; with
-// neither (a Lambda without a queue, a test's handler) it runs before the callback answers.
-func (a *App) handTelegram(ctx context.Context, ownerID uuid.UUID, updateID int64) {
-	process := func(ctx context.Context) {
-		if err := a.Telegram.Process(ctx, ownerID, updateID); err != nil && ctx.Err() == nil {
-			zerolog.Ctx(ctx).Warn().Str("error", trace.Redact(err.Error())).Int64("update_id", updateID).Msg("telegram update failed")
-		}
-	}
-	a.mu.Lock()
-	if a.background != nil {
-		bg := a.Logger.WithContext(a.bgCtx)
-		a.background.Go(func() error { process(bg); return nil })
-		a.mu.Unlock()
-		return
-	}
-	a.mu.Unlock()
-	if a.runs != nil {
-		sctx, cancel := context.WithTimeout(ctx, runQueueTimeout)
-		defer cancel()
-		err := a.runs.send(sctx, RunMessage{OwnerID: ownerID, TelegramUpdate: updateID})
-		if err == nil {
-			zerolog.Ctx(ctx).Info().Int64("update_id", updateID).Msg("telegram update sent to the run queue")
-			return
-		}
-		zerolog.Ctx(ctx).Warn().Str("error", trace.Redact(err.Error())).Int64("update_id", updateID).Msg("run queue send failed; the telegram update runs now")
-	}
-	process(context.WithoutCancel(ctx))
-}
-
-// drainTelegram is the scheduler's drain of Telegram updates whose hand-off was lost (a
-// run queue message that never arrived, a server that stopped before it ran them): one
-// door-side scan finds the updates queued for over a minute, and each is taken once in its
-// owner's own transactions (one another process took meanwhile is skipped).
-func (a *App) drainTelegram(ctx context.Context) error {
-	if a.Telegram == nil {
-		return nil
-	}
-	refs, err := a.Door.ScanQueuedTelegram(ctx, a.Now().Add(-time.Minute), 20)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, u := range refs {
-		if err := a.Telegram.Process(ctx, u.OwnerID, u.UpdateID); err != nil {
-			errs = append(errs, fmt.Errorf("telegram update %d of owner %s: %w", u.UpdateID, u.OwnerID, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// processInBackground runs the turn under RunBackground's group, if it runs.
-func (a *App) processInBackground(ownerID, runID uuid.UUID) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.background == nil {
-		return false
-	}
-	ctx := a.bgCtx
-	a.background.Go(func() error {
-		if _, err := a.Webhooks.Process(ctx, ownerID, runID); err != nil && ctx.Err() == nil {
-			a.Logger.Warn().Str("error", trace.Redact(err.Error())).Stringer("run_id", runID).Msg("webhook run failed")
-		}
-		return nil
-	})
-	return true
-}
-
-// notifySuspended is agent.Hooks.AfterSuspend: once a turn's suspension committed — from chat, the
-// OpenAI face, MCP, a job, a webhook or a continued turn — the owner's due notifications (the
-// approval request links.Issuer.Suspended stored with it) are delivered now, not at the scheduler's
-// next tick. Under `steward serve` the delivery runs under RunBackground's group, after the
-// response; elsewhere (a Lambda function, which is frozen once it answered) before it, within
-// notifyTimeout. Delivery is idempotent per notification (Deliverer.Flush leases each before
-// it sends), so the tick's drain racing it never sends one twice; a failure is left to it.
-func (a *App) notifySuspended(ctx context.Context, ownerID, turnID uuid.UUID) {
-	flush := func(ctx context.Context) {
-		ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
-		defer cancel()
-		if err := a.Deliverer.Flush(ctx, ownerID); err != nil {
-			zerolog.Ctx(ctx).Warn().Str("error", trace.Redact(err.Error())).Stringer("turn_id", turnID).
-				Msg("notifying a suspended turn failed; the scheduler's drain retries")
-		}
-	}
-	a.mu.Lock()
-	if a.background != nil {
-		bg := a.bgCtx
-		a.background.Go(func() error { flush(bg); return nil })
-		a.mu.Unlock()
-		return
-	}
-	a.mu.Unlock()
-	flush(context.WithoutCancel(ctx))
-}
-
-// notifyTimeout bounds delivering a suspended turn's notification.
-const notifyTimeout = 10 * time.Second
-
-// runQueueTimeout bounds sending a run to the queue, retries included, within the webhook
-// function's 30 s.
-const runQueueTimeout = 5 * time.Second
-
 // RunBackground is the in-process side of a long-lived server (`steward serve`): the memory
-// worker, a scheduler tick every minute, and webhooks processed right after their 202, all
-// under one errgroup (docs/ARCHITECTURE.md §60). When ctx ends it stops taking new work and
-// returns only once every one of them has returned, so the pools can be closed after it.
+// worker, a scheduler tick every minute, and the work spine's Run — webhook runs, Telegram
+// updates and notifications handed in this process right after their response, and the
+// turns the last process saved continuing as it shut down — all under one errgroup
+// (docs/ARCHITECTURE.md §10). When ctx ends it stops taking new work and returns only once
+// every one of them has returned, so the pools can be closed after it.
 func (a *App) RunBackground(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(a.Logger.WithContext(ctx))
-	a.mu.Lock()
-	a.background, a.bgCtx = g, gctx
-	a.mu.Unlock()
 	g.Go(func() error { return a.MemoryWorker.Run(gctx) })
 	g.Go(func() error { a.tick(gctx); return nil })
+	g.Go(func() error { return a.Work.Run(gctx) })
 	g.Go(func() error { a.fireDue(gctx); return nil })
-	// Turns the last process saved continuing as it shut down (agent.Runner.Stop) go on now.
-	g.Go(func() error {
-		if err := a.continueSaved(gctx, a.Now()); err != nil && gctx.Err() == nil {
-			a.Logger.Warn().Str("error", trace.Redact(err.Error())).Msg("continuing the turns a shutdown saved failed; the scheduler's drain retries")
-		}
-		return nil
-	})
-	<-gctx.Done()
-	a.mu.Lock()
-	a.background, a.bgCtx = nil, nil // no goroutine joins the group once Wait may have begun
-	a.mu.Unlock()
 	return g.Wait()
 }
 

@@ -145,7 +145,7 @@ func newHarnessWith(t *testing.T, margin time.Duration, handOff func(ownerID, tu
 	var hooks agent.Hooks
 	if handOff != nil {
 		hooks.Continue = func(_ context.Context, ownerID, turnID uuid.UUID) error { return handOff(ownerID, turnID) }
-		hooks.Continued = outcomes.Continued
+		hooks.Ended = append(hooks.Ended, outcomes.Continued)
 	}
 	ag := agent.New(agent.Config{Model: h.model, Tools: reg, Store: s, Gate: &safety.Gate{}, Control: &safety.Control{}, MaxIterations: 4,
 		SuspendTTL: time.Hour, ContinueMargin: margin}, hooks)

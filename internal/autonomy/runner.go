@@ -188,7 +188,7 @@ func (r *Recorder) conclude(ctx context.Context, run store.JobRun, view steward.
 	return run, err
 }
 
-// Continued is agent.Hooks.Continued: a continued turn ended, and the run still running
+// Continued is an agent.Hooks.Ended listener: a continued turn ended, and the run still running
 // whose turn it is (if any) is finished with the turn's outcome — once: the finish is
 // conditional on the run still running, and a turn is continued by one invocation at a time.
 func (r *Recorder) Continued(ctx context.Context, ownerID uuid.UUID, view steward.View) {

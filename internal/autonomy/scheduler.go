@@ -20,14 +20,13 @@ import (
 // Directory is the reviewed cross-owner reads autonomy needs; *store.Door implements it.
 type Directory interface {
 	ScanSchedules(ctx context.Context) ([]store.ScheduleScan, error)
-	ScanQueuedRuns(ctx context.Context, before time.Time, limit int) ([]store.RunRef, error)
 	LookupWebhook(ctx context.Context, hookID string) (store.WebhookRoute, error)
 }
 
 var _ Directory = (*store.Door)(nil)
 
-// Drainer finishes background work left by other requests on a tick: webhook runs nobody
-// took, notifications not yet delivered.
+// Drainer finishes background work left by other requests on a tick: the work spine's
+// items nobody took (work.Spine), notifications not yet delivered.
 type Drainer interface {
 	Drain(ctx context.Context) error
 }

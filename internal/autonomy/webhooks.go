@@ -20,6 +20,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/work"
 )
 
 // MaxWebhookBody is the largest webhook body accepted (the HTTP layer answers 413 above it
@@ -40,8 +41,8 @@ type Webhooks struct {
 	Directory Directory
 	// Tolerance is how far a delivery's timestamp may be from now; zero means 5 minutes.
 	Tolerance time.Duration
-	// DrainAfter is how long a queued run is left to the worker that queued it before a
-	// tick's Drain takes it; zero means one minute.
+	// DrainAfter is how long a queued run is left to its hand-off before the work spine's
+	// drain takes it (Kind's Grace); zero means one minute.
 	DrainAfter time.Duration
 }
 
@@ -129,7 +130,10 @@ func (w *Webhooks) Receive(ctx context.Context, hookID string, h http.Header, bo
 		var err error
 		rc.RunID, rc.Replay, err = tx.Deliveries.Enqueue(ctx, route.ID, msgID, body, store.NewRun{
 			Job: "webhook:" + route.Source, Trigger: store.RunByWebhook, ScheduledFor: now, Now: now})
-		return err
+		if err != nil || rc.Replay {
+			return err
+		}
+		return work.Enqueue(ctx, tx, WebhookKind, route.OwnerID, rc.RunID.String(), now)
 	})
 	if err != nil {
 		return Receipt{}, fmt.Errorf("enqueue webhook delivery: %w", err)
@@ -192,22 +196,30 @@ func webhookMessage(ev store.WebhookEvent) string {
 		"\n\n" + agent.DataBlock("webhook:"+ev.Source, payload)
 }
 
-// Drain processes webhook runs still queued after DrainAfter (their worker never took them:
-// a crash, a frozen Lambda). Runs taken concurrently are skipped.
-func (w *Webhooks) Drain(ctx context.Context) error {
+// WebhookKind is the work spine's kind of a webhook's queued run (internal/work): enqueued
+// in the transaction that queues the run, keyed by the run's id.
+const WebhookKind = "webhook_run"
+
+// Kind is the webhook runs' kind on the work spine: its worker is Process (a run another
+// worker already took is done), and the drain takes a run still queued after DrainAfter
+// (its hand-off was lost: a crash, a frozen Lambda, a message dead-lettered).
+func (w *Webhooks) Kind() work.Kind {
 	after := w.DrainAfter
 	if after <= 0 {
 		after = time.Minute
 	}
-	refs, err := w.Directory.ScanQueuedRuns(ctx, w.Runner.Now.Now().Add(-after), 50)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, ref := range refs {
-		if _, err := w.Process(ctx, ref.OwnerID, ref.ID); err != nil && !errors.Is(err, store.ErrConflict) {
-			errs = append(errs, fmt.Errorf("webhook run %s: %w", ref.ID, err))
+	return work.Kind{Name: WebhookKind, Grace: after, Work: func(ctx context.Context, ownerID uuid.UUID, key string) error {
+		runID, err := uuid.Parse(key)
+		if err != nil {
+			return fmt.Errorf("webhook run key %q: %w", key, err)
 		}
-	}
-	return errors.Join(errs...)
+		run, err := w.Process(ctx, ownerID, runID)
+		if errors.Is(err, store.ErrConflict) {
+			return nil // another worker took it
+		}
+		if err == nil {
+			zerolog.Ctx(ctx).Info().Stringer("run_id", runID).Str("status", string(run.Status)).Msg("queued run processed")
+		}
+		return err
+	}}
 }

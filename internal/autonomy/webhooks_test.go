@@ -18,6 +18,7 @@ import (
 
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/work"
 )
 
 // delivery is one signed webhook request.
@@ -259,7 +260,9 @@ func TestWebhookInjectionWaitsForHuman(t *testing.T) {
 func TestWebhookKillSwitchAndDrain(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.sched.Drainers = []autonomy.Drainer{h.hooks}
+	spine := &work.Spine{Store: h.store, Door: h.door, Now: h.clock.Now}
+	spine.Register(h.hooks.Kind())
+	h.sched.Drainers = []autonomy.Drainer{spine}
 	hook, _ := h.hooks.Create(h.ctx, h.owner, "github")
 	now := time.Now()
 	h.clock.Set(now)

@@ -22,6 +22,7 @@ import (
 	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/egress"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/work"
 )
 
 // Deliverer sends stored notifications to their owner's channels (internal/channel): the
@@ -259,4 +260,23 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return strings.ToValidUTF8(s[:n], "")
+}
+
+// FlushKind is the work spine's kind (internal/work) that delivers an owner's due
+// notifications now — a suspended turn's approval request — rather than at the scheduler's
+// next tick. It keeps no row: the notifications table is its queue, each notification leased
+// before it is sent, and Drain is its own drain; the key names what asked (a turn's id).
+const FlushKind = "notify_flush"
+
+// flushTimeout bounds one owner's flush handed by the spine.
+const flushTimeout = 10 * time.Second
+
+// Kind is FlushKind on the work spine: its worker is Flush, within flushTimeout; a failure
+// is left to the tick's Drain.
+func (d *Deliverer) Kind() work.Kind {
+	return work.Kind{Name: FlushKind, Rowless: true, Work: func(ctx context.Context, ownerID uuid.UUID, _ string) error {
+		ctx, cancel := context.WithTimeout(ctx, flushTimeout)
+		defer cancel()
+		return d.Flush(ctx, ownerID)
+	}}
 }

@@ -18,11 +18,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 
-	"github.com/stewardhq/steward/internal/app"
+	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/llm/gemini/geminifake"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/testdb"
+	"github.com/stewardhq/steward/internal/work"
 )
 
 // slowGemini is a Gemini that takes callDelay per generateContent call and answers a turn
@@ -112,9 +113,9 @@ func TestTurnOutlivesTheDeadlineUnderTheLambdaEmulator(t *testing.T) {
 	if len(sent) != 1 {
 		t.Fatalf("fake SQS got %d messages after chat, want 1", len(sent))
 	}
-	var msg app.RunMessage
-	if err := json.Unmarshal([]byte(sent[0].MessageBody), &msg); err != nil || msg.OwnerID != owner.ID || msg.TurnID != v.TurnID || msg.RunID != uuid.Nil {
-		t.Fatalf("message %q (%v), want {owner_id %s, turn_id %s}", sent[0].MessageBody, err, owner.ID, v.TurnID)
+	var msg work.Message
+	if err := json.Unmarshal([]byte(sent[0].MessageBody), &msg); err != nil || msg.OwnerID != owner.ID || msg.Kind != agent.ContinueKind || msg.Key != v.TurnID.String() {
+		t.Fatalf("message %q (%v), want {owner_id %s, kind %s, key %s}", sent[0].MessageBody, err, owner.ID, agent.ContinueKind, v.TurnID)
 	}
 
 	// 2. The worker takes each message the queue got, as the event source mapping would.

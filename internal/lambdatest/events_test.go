@@ -16,9 +16,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 
-	"github.com/stewardhq/steward/internal/app"
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/deployment"
+	"github.com/stewardhq/steward/internal/work"
 )
 
 // sampleEvent reads events/<name>.json, the sample `sam local invoke` uses, into v, refusing
@@ -54,9 +54,9 @@ func TestSampleEvents(t *testing.T) {
 			for _, rec := range ev.Records {
 				dec := json.NewDecoder(strings.NewReader(rec.Body))
 				dec.DisallowUnknownFields()
-				var m app.RunMessage
-				if err := dec.Decode(&m); err != nil || m.OwnerID == uuid.Nil || m.RunID == uuid.Nil {
-					t.Errorf("events/worker.json: record body %q is not {owner_id, run_id}: %v", rec.Body, err)
+				var m work.Message
+				if err := dec.Decode(&m); err != nil || m.OwnerID == uuid.Nil || m.Kind != autonomy.WebhookKind || m.Key == "" {
+					t.Errorf("events/worker.json: record body %q is not {owner_id, kind, key}: %v", rec.Body, err)
 				}
 			}
 			if len(ev.Records) == 0 || ev.Records[0].EventSource != "aws:sqs" {

@@ -30,6 +30,7 @@ import (
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
+	"github.com/stewardhq/steward/internal/work"
 )
 
 // The role credentials the Lambda runtime would give the functions; the fake SQS checks
@@ -237,11 +238,11 @@ func TestRunQueueUnderTheLambdaEmulator(t *testing.T) {
 	if len(sent) != 1 {
 		t.Fatalf("fake SQS got %d messages, want 1", len(sent))
 	}
-	var msg app.RunMessage
+	var msg work.Message
 	dec := json.NewDecoder(strings.NewReader(sent[0].MessageBody))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&msg); err != nil || msg.OwnerID != f.owner || msg.RunID != first.RunID {
-		t.Fatalf("message body %q (%v), want {owner_id %s, run_id %s}", sent[0].MessageBody, err, f.owner, first.RunID)
+	if err := dec.Decode(&msg); err != nil || msg.OwnerID != f.owner || msg.Kind != autonomy.WebhookKind || msg.Key != first.RunID.String() {
+		t.Fatalf("message body %q (%v), want {owner_id %s, kind %s, key %s}", sent[0].MessageBody, err, f.owner, autonomy.WebhookKind, first.RunID)
 	}
 	if r := runOf(first.RunID); r.Status != store.RunQueued {
 		t.Fatalf("run %s is %s before the worker ran, want queued", r.ID, r.Status)

@@ -25,6 +25,7 @@ var deferrable = map[string]bool{
 	"InsertToolCall":   true, // the call journal's new rows
 	"InsertMessages":   true, // a completed turn's messages
 	"EnqueueIngest":    true, // the memory outbox
+	"EnqueueWork":      true, // the work spine's row of a turn saved continuing (internal/work)
 	"HouseholdFile":    true, // a suspended turn filed for its household's approval (Household.File)
 	"LockOwner":        true, // the owner's advisory lock: still taken before the next statement
 	// The call journal's conditional moves (from → to status), and a completed turn's touch

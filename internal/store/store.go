@@ -298,6 +298,7 @@ type Tx struct {
 	Trading       Trading
 	TradeOrders   TradeOrders
 	Prices        Prices
+	Work          Work
 }
 
 func newTx(c *conn) *Tx {
@@ -306,7 +307,7 @@ func newTx(c *conn) *Tx {
 		Schedules: Schedules{c}, Runs: Runs{c}, Webhooks: Webhooks{c}, Channels: Channels{c}, Deliveries: Deliveries{c},
 		Account: Account{c}, Sessions: Sessions{c}, Ledger: Ledger{c}, Documents: Documents{c}, MCPServers: MCPServers{c}, Links: Links{c},
 		Household: Household{c}, Passkeys: Passkeys{c}, DeviceLinks: DeviceLinks{c}, Accounts: Accounts{c}, Voice: Voice{c}, ModelCalls: ModelCalls{c}, Skills: Skills{c}, SkillSettings: SkillSettings{c},
-		Telegram: Telegram{c}, Trading: Trading{c}, TradeOrders: TradeOrders{c}, Prices: Prices{c}}
+		Telegram: Telegram{c}, Trading: Trading{c}, TradeOrders: TradeOrders{c}, Prices: Prices{c}, Work: Work{c}}
 }
 
 // OwnerID is the owner this transaction is confined to.
@@ -366,7 +367,7 @@ func (s *Store) WithOwnerPipelined(ctx context.Context, ownerID uuid.UUID, fn fu
 func (t *Tx) Agent() agent.Tx {
 	return agent.Tx{Turns: t.Turns, Journal: t.Journal, Conversations: t.Conversations,
 		Safety: t.Safety, Rules: t.Rules, Data: t.Tasks, Ledger: t.Ledger, Links: t.Links,
-		Household: t.Household, Memory: t.Memory, MCP: t.MCPServers, Try: t.try, Together: t.Together}
+		Household: t.Household, Memory: t.Memory, MCP: t.MCPServers, Work: t.Work, Try: t.try, Together: t.Together}
 }
 
 // The savepoint of try; sqlc-style names, so a pipelined transaction defers them

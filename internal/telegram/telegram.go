@@ -8,8 +8,9 @@
 // photos become documents. Anyone else gets one polite refusal and nothing is stored.
 //
 // Each update of a linked chat is stored once, keyed by its update_id (Telegram retries a
-// delivery until answered; a repeated one makes no second turn), then handed on (Service.Hand:
-// in-process under `steward serve`, the run queue on Lambda) and taken once by Process. Every
+// delivery until answered; a repeated one makes no second turn) with its work item
+// (internal/work, UpdateKind), then handed on (Service.Hand: in-process under `steward serve`,
+// the run queue on Lambda) and taken once by Process. Every
 // Bot API call runs outside any transaction, through the channel sender's egress guard and
 // timeout.
 package telegram
@@ -35,6 +36,7 @@ import (
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/trace"
 	"github.com/stewardhq/steward/internal/voice"
+	"github.com/stewardhq/steward/internal/work"
 )
 
 // Door finds, across owners, whose a link code or a chat is. *store.Door implements it.
@@ -74,9 +76,10 @@ type Service struct {
 	Documents Documents
 	Buttons   Buttons
 	Voice     *voice.Service
-	// Hand runs a stored update (Process) where this deployment runs work: in-process
-	// under `steward serve`, through the run queue on Lambda (internal/app).
-	Hand func(ctx context.Context, owner uuid.UUID, updateID int64)
+	// Hand runs a stored update (its work item, Kind) where this deployment runs work:
+	// work.Spine.Hand — in-process under `steward serve`, through the run queue on Lambda,
+	// else before the callback answers.
+	Hand func(ctx context.Context, kind string, owner uuid.UUID, key string)
 	// CodeTTL is a link code's life; zero means DefaultCodeTTL.
 	CodeTTL time.Duration
 	Now     steward.Clock
@@ -285,7 +288,10 @@ func (s *Service) Receive(ctx context.Context, body []byte) (map[string]any, err
 	var fresh bool
 	err = s.Store.WithOwner(ctx, owner, func(tx *store.Tx) error {
 		fresh, err = tx.Telegram.Receive(ctx, u.UpdateID, m.Chat.ID, b)
-		return err
+		if err != nil || !fresh {
+			return err
+		}
+		return work.Enqueue(ctx, tx, UpdateKind, owner, work.Key(u.UpdateID), s.Now.Now())
 	})
 	if errors.Is(err, store.ErrNotFound) || steward.ErrorCode(err) == steward.CodeInvalid {
 		return nil, nil // unlinked meanwhile, or a value Postgres refuses: nothing to do
@@ -293,7 +299,7 @@ func (s *Service) Receive(ctx context.Context, body []byte) (map[string]any, err
 	if err != nil || !fresh {
 		return nil, err
 	}
-	s.Hand(ctx, owner, u.UpdateID)
+	s.Hand(ctx, UpdateKind, owner, work.Key(u.UpdateID))
 	return nil, nil
 }
 
@@ -511,6 +517,31 @@ func (s *Service) answer(ctx context.Context, owner uuid.UUID, chatID int64, v s
 			msg = "The turn failed: " + v.Error
 		}
 		return s.say(ctx, chatID, msg)
+	}
+}
+
+// UpdateKind is the work spine's kind of a stored update (internal/work): enqueued with the
+// update, keyed by its update_id.
+const UpdateKind = "telegram_update"
+
+// Kind is the stored updates' kind on the work spine: its worker is Process (an update
+// already taken is done); with neither `steward serve` nor a run queue it runs before the
+// callback answers, and the drain takes an update whose hand-off was lost a minute later.
+func (s *Service) Kind() work.Kind {
+	return work.Kind{Name: UpdateKind, Grace: time.Minute, Inline: true, Work: func(ctx context.Context, owner uuid.UUID, key string) error {
+		updateID, err := strconv.ParseInt(key, 10, 64)
+		if err != nil {
+			return fmt.Errorf("telegram update key %q: %w", key, err)
+		}
+		return s.Process(ctx, owner, updateID)
+	}}
+}
+
+// Ended is an agent.Hooks.Ended listener: a continued turn of a linked chat's conversation
+// has its answer sent there (Continued); a failure is logged, the turn is saved either way.
+func (s *Service) Ended(ctx context.Context, owner uuid.UUID, v steward.View) {
+	if err := s.Continued(ctx, owner, v); err != nil {
+		zerolog.Ctx(ctx).Warn().Str("error", trace.Redact(err.Error())).Stringer("turn_id", v.TurnID).Msg("telegram: sending a continued turn's answer failed")
 	}
 }
 

@@ -524,8 +524,8 @@ func TestTelegramDocument(t *testing.T) {
 }
 
 // TestTelegramOnLambda: with a run queue (STEWARD_RUN_QUEUE_URL, as on Lambda) the callback
-// answers at once — no turn yet, nothing sent — and puts {"owner_id","telegram_update"} on
-// the queue; functions/worker's handler (App.HandleRunMessages) runs the turn and the answer
+// answers at once — no turn yet, nothing sent — and puts {"owner_id","kind":"telegram_update","key"}
+// on the queue; functions/worker's handler (work.Spine.HandleMessages) runs the turn and the answer
 // arrives; the message delivered again runs nothing more. A message the queue loses leaves
 // the update queued, and the scheduler's tick takes it a minute later — once, whatever the
 // late message then does.
@@ -557,7 +557,7 @@ func TestTelegramOnLambda(t *testing.T) {
 	mu.Lock()
 	queued := append([]string(nil), bodies...)
 	mu.Unlock()
-	if len(queued) != 1 || !strings.Contains(queued[0], `"owner_id":"`+e.owner.String()+`"`) || !strings.Contains(queued[0], `"telegram_update":`) {
+	if len(queued) != 1 || !strings.Contains(queued[0], `"owner_id":"`+e.owner.String()+`"`) || !strings.Contains(queued[0], `"kind":"telegram_update"`) {
 		t.Fatalf("run queue got %q, want one {owner_id, telegram_update}", queued)
 	}
 	if n := e.count(`SELECT count(*) FROM turns`); n != 0 || len(e.bot.texts()) != 0 {
@@ -565,7 +565,7 @@ func TestTelegramOnLambda(t *testing.T) {
 	}
 	ev := events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m-1", Body: queued[0]}}}
 	for range 2 { // the second is SQS delivering the message again
-		resp, err := e.HandleRunMessages(context.Background(), ev)
+		resp, err := e.Work.HandleMessages(context.Background(), ev)
 		if err != nil || len(resp.BatchItemFailures) != 0 {
 			t.Fatalf("worker: %+v, %v", resp, err)
 		}
@@ -595,7 +595,7 @@ func TestTelegramOnLambda(t *testing.T) {
 	if texts := e.bot.texts(); len(texts) != 2 {
 		t.Fatalf("messages after the tick = %q, want the drained update answered", texts)
 	}
-	if resp, err := e.HandleRunMessages(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m-2", Body: lost}}}); err != nil || len(resp.BatchItemFailures) != 0 {
+	if resp, err := e.Work.HandleMessages(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m-2", Body: lost}}}); err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("late message: %+v, %v", resp, err)
 	}
 	if texts := e.bot.texts(); len(texts) != 2 || texts[1] != `Drained and answered\.` {
@@ -716,7 +716,7 @@ func TestTelegramContinuedTurn(t *testing.T) {
 		// The worker's invocation has less time left than the margin: the turn continues.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		resp, err := e.HandleRunMessages(ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m", Body: body}}})
+		resp, err := e.Work.HandleMessages(ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m", Body: body}}})
 		if err != nil || len(resp.BatchItemFailures) != 0 {
 			t.Fatalf("worker: %+v, %v", resp, err)
 		}
