@@ -515,51 +515,6 @@ func (q *Queries) RecordAutomationOutcome(ctx context.Context, arg RecordAutomat
 	return i, err
 }
 
-const scanAutomations = `-- name: ScanAutomations :many
-SELECT a.id, a.owner_id, a.cron, a.timezone,
-    GREATEST(a.since, COALESCE((SELECT max(r.scheduled_for) FROM job_runs r
-        WHERE r.owner_id = a.owner_id AND r.job = 'automation:' || a.id::text), a.since))::timestamptz AS since
-FROM automations a
-WHERE a.status = 'active' AND a.kind = 'schedule'
-ORDER BY a.owner_id, a.id
-`
-
-type ScanAutomationsRow struct {
-	ID       uuid.UUID
-	OwnerID  uuid.UUID
-	Cron     string
-	Timezone string
-	Since    time.Time
-}
-
-// Every active scheduled automation with the time its due search starts from: its latest
-// run, or its since.
-func (q *Queries) ScanAutomations(ctx context.Context) ([]ScanAutomationsRow, error) {
-	rows, err := q.db.Query(ctx, scanAutomations)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ScanAutomationsRow{}
-	for rows.Next() {
-		var i ScanAutomationsRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.OwnerID,
-			&i.Cron,
-			&i.Timezone,
-			&i.Since,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const scanDueReminders = `-- name: ScanDueReminders :many
 SELECT id, owner_id, due_at FROM reminders
 WHERE status = 'pending' AND due_at <= $1

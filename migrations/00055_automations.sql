@@ -11,8 +11,9 @@
 -- scheduled run is a job_runs row of job 'automation:<id>' whose scheduled time is its key
 -- (job_runs_scheduled_key): two schedulers, two ticks or a retry claim one run.
 --
--- steward_door reads, through "door" policies FOR SELECT, only the columns the due scans
--- name (internal/store/door.go: ScanDueReminders, ScanAutomations).
+-- Both fire as work items (internal/work, migrations/00053_work.sql). steward_door reads,
+-- through a "door" policy FOR SELECT, only the reminders' columns the Lambda minute tick's
+-- look-ahead names (internal/store/automations.go: ScanDueReminders).
 
 -- +goose Up
 ALTER TABLE owners ADD COLUMN timezone text NOT NULL DEFAULT 'UTC' CHECK (length(timezone) BETWEEN 1 AND 64);
@@ -75,19 +76,16 @@ BEGIN
             USING (owner_id = NULLIF(current_setting('app.owner_id', true), '')::uuid)
             WITH CHECK (owner_id = NULLIF(current_setting('app.owner_id', true), '')::uuid)$p$, t);
         EXECUTE format('CREATE POLICY directory ON %I FOR SELECT TO steward_owner USING (true)', t);
-        EXECUTE format('CREATE POLICY door ON %I FOR SELECT TO steward_door USING (true)', t);
     END LOOP;
 END
 $$;
 -- +goose StatementEnd
 
 GRANT SELECT, INSERT, UPDATE, DELETE ON reminders, automations TO steward_app;
+CREATE POLICY door ON reminders FOR SELECT TO steward_door USING (true);
 GRANT SELECT (id, owner_id, due_at, status) ON reminders TO steward_door;
-GRANT SELECT (id, owner_id, kind, cron, timezone, status, since) ON automations TO steward_door;
-GRANT SELECT (job) ON job_runs TO steward_door;
 
 -- +goose Down
-REVOKE SELECT (job) ON job_runs FROM steward_door;
 DROP TABLE automations, reminders;
 REVOKE UPDATE (timezone) ON owners FROM steward_app;
 ALTER TABLE owners DROP COLUMN timezone;

@@ -82,16 +82,6 @@ UPDATE automations SET
 WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id)
 RETURNING *;
 
--- name: ScanAutomations :many
--- Every active scheduled automation with the time its due search starts from: its latest
--- run, or its since.
-SELECT a.id, a.owner_id, a.cron, a.timezone,
-    GREATEST(a.since, COALESCE((SELECT max(r.scheduled_for) FROM job_runs r
-        WHERE r.owner_id = a.owner_id AND r.job = 'automation:' || a.id::text), a.since))::timestamptz AS since
-FROM automations a
-WHERE a.status = 'active' AND a.kind = 'schedule'
-ORDER BY a.owner_id, a.id;
-
 -- name: ListAutomationRuns :many
 SELECT * FROM job_runs WHERE owner_id = sqlc.arg(owner_id) AND job = sqlc.arg(job)
 ORDER BY created_at DESC, id LIMIT sqlc.arg(max_rows);

@@ -452,10 +452,10 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now, Recover: a.recoverTurn, Process: a.holder, Held: a.Door,
 		Retirer: a.Door, Retention: sweep.Retention{Audit: cfg.Retention.Audit, WebhookDeliveries: cfg.Retention.WebhookDeliveries,
 			MemoryOutbox: cfg.Retention.MemoryOutbox, JobRuns: cfg.Retention.JobRuns}}
-	a.registerWork()
 	a.Due = &automation.Due{Service: a.Automations, Door: a.Door, Runner: runs, Notifier: a.Deliverer}
+	a.registerWork()
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks, Outside: outside{a.Accounts, a.Trading},
-		Drainers: []autonomy.Drainer{a.Due, a.Work, a.Deliverer, drainer(a.drainMemory), sweeper}}
+		Drainers: []autonomy.Drainer{a.Work, a.Deliverer, drainer(a.drainMemory), sweeper}}
 	a.Control = &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode, Now: a.Now}
 	a.Rules = &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
 	a.Activity = &activity.Service{Store: a.Store, Now: a.Now}

@@ -67,16 +67,17 @@ func (p automationPort) SetAutomation(ctx context.Context, ownerID, id uuid.UUID
 	return map[string]any{"id": id, "deleted": true}, p.s.Delete(ctx, ownerID, id)
 }
 
-// dueEvery is how often `steward serve` looks for due reminders and automation runs: a
-// reminder fires within it of its time (docs/AUTOMATIONS.md, "Firing").
+// dueEvery is how often `steward serve` drains the work spine, so a reminder or an
+// automation's run fires within it of its time (docs/AUTOMATIONS.md, "Firing"); the
+// minute tick drains it too.
 const dueEvery = 10 * time.Second
 
-// fireDue runs the due drain now and every dueEvery until ctx ends.
+// fireDue drains the work spine now and every dueEvery until ctx ends.
 func (a *App) fireDue(ctx context.Context) {
 	t := time.NewTicker(dueEvery)
 	defer t.Stop()
 	for {
-		if err := a.Due.Drain(ctx); err != nil && ctx.Err() == nil {
+		if err := a.Work.Drain(ctx); err != nil && ctx.Err() == nil {
 			a.Logger.Warn().Err(err).Msg("firing due reminders and automations failed; retried in seconds")
 		}
 		select {

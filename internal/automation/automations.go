@@ -12,6 +12,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/work"
 )
 
 // Input is an automation to create or an edit: the instruction and either a schedule (cron
@@ -111,8 +112,10 @@ func (s *Service) CreateAutomation(ctx context.Context, ownerID uuid.UUID, in In
 		if err := s.roomFor(ctx, tx); err != nil {
 			return err
 		}
-		a, err = tx.Automations().Create(ctx, n)
-		return err
+		if a, err = tx.Automations().Create(ctx, n); err != nil {
+			return err
+		}
+		return enqueueNext(ctx, tx, a, s.Now.Now())
 	})
 	if err != nil {
 		return View{}, err
@@ -222,8 +225,10 @@ func (s *Service) setStatus(ctx context.Context, ownerID, id uuid.UUID, status, 
 				return err
 			}
 		}
-		a, err = tx.Automations().SetStatus(ctx, id, status, reason, s.Now.Now())
-		return err
+		if a, err = tx.Automations().SetStatus(ctx, id, status, reason, s.Now.Now()); err != nil || status != store.AutomationActive {
+			return err
+		}
+		return enqueueNext(ctx, tx, a, s.Now.Now())
 	})
 	if err != nil {
 		return View{}, err
@@ -261,8 +266,13 @@ func (s *Service) Edit(ctx context.Context, ownerID, id uuid.UUID, in Input) (Vi
 	}
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
 		var err error
-		a, err = tx.Automations().Edit(ctx, id, n.Instruction, n.Cron, n.Words, n.Timezone, s.Now.Now())
-		return missing(id, err)
+		if a, err = tx.Automations().Edit(ctx, id, n.Instruction, n.Cron, n.Words, n.Timezone, s.Now.Now()); err != nil {
+			return missing(id, err)
+		}
+		if a.Status != store.AutomationActive {
+			return nil
+		}
+		return enqueueNext(ctx, tx, a, s.Now.Now())
 	})
 	if err != nil {
 		return View{}, err
@@ -273,4 +283,36 @@ func (s *Service) Edit(ctx context.Context, ownerID, id uuid.UUID, in Input) (Vi
 // Delete deletes an automation; its runs stay in the history.
 func (s *Service) Delete(ctx context.Context, ownerID, id uuid.UUID) error {
 	return s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error { return missing(id, tx.Automations().Delete(ctx, id)) })
+}
+
+// enqueueNext makes an active scheduled automation's next run after after a work item
+// keyed by the automation and that time (RunKey): the item, the run's claim and the worker's
+// checks make one run per scheduled time, however many times it is enqueued or taken.
+func enqueueNext(ctx context.Context, tx *store.Tx, a store.Automation, after time.Time) error {
+	if a.Kind != store.AutomationSchedule || a.Status != store.AutomationActive {
+		return nil
+	}
+	sc, err := ParseSchedule(a.Cron, a.Timezone)
+	if err != nil {
+		return err
+	}
+	next := sc.Next(after)
+	if next.IsZero() {
+		return nil
+	}
+	return work.Enqueue(ctx, tx, AutomationKind, a.OwnerID, RunKey(a.ID, next), next)
+}
+
+// RunKey is the work item key of an automation's run at at: "<id>@<RFC 3339 UTC>".
+func RunKey(id uuid.UUID, at time.Time) string { return id.String() + "@" + at.UTC().Format(time.RFC3339) }
+
+// parseRunKey reads a RunKey.
+func parseRunKey(key string) (uuid.UUID, time.Time, error) {
+	ids, ats, ok := strings.Cut(key, "@")
+	id, err := uuid.Parse(ids)
+	if err != nil || !ok {
+		return uuid.Nil, time.Time{}, fmt.Errorf("automation run key %q", key)
+	}
+	at, err := time.Parse(time.RFC3339, ats)
+	return id, at, err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/work"
 )
 
 // Due fires what is due: reminders as notifications, automations' runs as autonomous turns.
@@ -25,36 +26,94 @@ type Due struct {
 	Notifier autonomy.Notifier
 }
 
+// The work kinds of reminders and automation runs (internal/work).
+const (
+	ReminderKind   = "reminder"
+	AutomationKind = "automation_run"
+)
+
 // LateAfter is how long after its time a reminder is late: one that fires later (the system
 // was down) says so.
 const LateAfter = time.Minute
 
-// Drain fires what is due now: every pending reminder whose time has come, and every active
-// scheduled automation's latest due run (once: a run missed while the system was down
-// catches up with its latest time only). It is a scheduler drain (autonomy.Drainer) and
-// the body of `steward serve`'s due loop.
-func (s *Due) Drain(ctx context.Context) error {
-	now := s.Now.Now()
-	return errors.Join(s.fireReminders(ctx, now), s.runAutomations(ctx, now))
+// Kinds are the work kinds Due does: a reminder, keyed by its id and due at its time; an
+// automation's run, keyed by RunKey and due at its scheduled time.
+func (s *Due) Kinds() []work.Kind {
+	return []work.Kind{
+		{Name: ReminderKind, Work: s.reminderWork},
+		{Name: AutomationKind, Work: s.automationWork},
+	}
 }
 
-func (s *Due) fireReminders(ctx context.Context, now time.Time) error {
-	var errs []error
-	for range 10 { // at most 1,000 a drain
-		due, err := s.Door.ScanDueReminders(ctx, now, 100)
-		if err != nil {
-			return err
-		}
-		for _, d := range due {
-			if err := s.FireReminder(ctx, d.OwnerID, d.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-				errs = append(errs, fmt.Errorf("reminder %s: %w", d.ID, err))
-			}
-		}
-		if len(due) < 100 {
-			break
-		}
+// reminderWork fires a reminder; one no longer pending (cancelled, fired) is done.
+func (s *Due) reminderWork(ctx context.Context, ownerID uuid.UUID, key string) error {
+	id, err := uuid.Parse(key)
+	if err != nil {
+		return fmt.Errorf("reminder key %q: %w", key, err)
 	}
-	return errors.Join(errs...)
+	if err := s.FireReminder(ctx, ownerID, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// automationWork runs an automation's run for the latest of its scheduled times due since
+// the item's (a run missed while the system was down catches up once, late), then enqueues
+// its next run. An item the automation no longer stands for — deleted, paused, edited or
+// resumed since, the time no longer on its schedule — is done without a run.
+func (s *Due) automationWork(ctx context.Context, ownerID uuid.UUID, key string) error {
+	id, at, err := parseRunKey(key)
+	if err != nil {
+		return err
+	}
+	var a store.Automation
+	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		var err error
+		a, err = tx.Automations().Get(ctx, id)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	sc, err := ParseSchedule(a.Cron, a.Timezone)
+	if err != nil || a.Status != store.AutomationActive || a.Kind != store.AutomationSchedule ||
+		a.Since.After(at) || !sc.Next(at.Add(-time.Second)).Equal(at) {
+		return nil //nolint:nilerr // a stale item: the automation's own item stands
+	}
+	now := s.Now.Now()
+	if latest, ok := sc.Latest(at.Add(-time.Second), now); ok {
+		at = latest
+	}
+	if err := s.RunAutomation(ctx, ownerID, id, at); err != nil {
+		return err
+	}
+	return s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
+		a, err := tx.Automations().Get(ctx, id)
+		if err != nil {
+			return nil //nolint:nilerr // deleted meanwhile: nothing to enqueue
+		}
+		return enqueueNext(ctx, tx, a, later(at, now))
+	})
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// NextReminder is the time of the soonest pending reminder due by before, when there is
+// one: the minute tick on Lambda waits for it within its invocation (docs/AUTOMATIONS.md).
+func (s *Due) NextReminder(ctx context.Context, before time.Time) (time.Time, bool, error) {
+	due, err := s.Door.ScanDueReminders(ctx, before, 1)
+	if err != nil || len(due) == 0 {
+		return time.Time{}, false, err
+	}
+	return due[0].DueAt, true, nil
 }
 
 // FireReminder fires one due reminder: once — the reminder's conditional update to fired
@@ -96,32 +155,6 @@ func (s *Due) flush(ctx context.Context, ownerID uuid.UUID) {
 	if err := s.Notifier.Flush(ctx, ownerID); err != nil {
 		zerolog.Ctx(ctx).Warn().Err(err).Msg("notification delivery failed; the next tick retries")
 	}
-}
-
-func (s *Due) runAutomations(ctx context.Context, now time.Time) error {
-	if s.Runner == nil {
-		return nil
-	}
-	scans, err := s.Door.ScanAutomations(ctx)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, sc := range scans {
-		sched, err := ParseSchedule(sc.Cron, sc.Timezone)
-		if err != nil {
-			zerolog.Ctx(ctx).Error().Err(err).Stringer("automation_id", sc.ID).Msg("stored schedule does not parse; skipped")
-			continue
-		}
-		at, ok := sched.Latest(sc.Since, now)
-		if !ok {
-			continue
-		}
-		if err := s.RunAutomation(ctx, sc.OwnerID, sc.ID, at); err != nil {
-			errs = append(errs, fmt.Errorf("automation %s at %s: %w", sc.ID, at.Format(time.RFC3339), err))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // RunAutomation runs an automation's run scheduled for at, once per (automation, at): the

@@ -17,6 +17,7 @@ import (
 	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/work"
 )
 
 // Limits are the owner's bounds; each names its knob in its error (docs/CONFIGURATION.md).
@@ -43,10 +44,9 @@ type Service struct {
 	Now    steward.Clock
 }
 
-// Door is the cross-owner scans of what is due; *store.Door implements it.
+// Door is the cross-owner read of the soonest reminders; *store.Door implements it.
 type Door interface {
 	ScanDueReminders(ctx context.Context, before time.Time, limit int) ([]store.DueReminder, error)
-	ScanAutomations(ctx context.Context) ([]store.AutomationScan, error)
 }
 
 var _ Door = (*store.Door)(nil)
@@ -152,8 +152,11 @@ func (s *Service) CreateReminder(ctx context.Context, ownerID uuid.UUID, text, a
 		if max := s.limits().MaxReminders; n >= max {
 			return steward.Errorf(steward.CodeInvalid, "you have %d pending reminders, the most allowed (STEWARD_REMINDERS_MAX); cancel one first", max)
 		}
-		r, err = tx.Reminders().Create(ctx, store.NewReminder{Text: text, DueAt: due, Timezone: loc.String(), SourceTurnID: turnID})
-		return err
+		if r, err = tx.Reminders().Create(ctx, store.NewReminder{Text: text, DueAt: due, Timezone: loc.String(), SourceTurnID: turnID}); err != nil {
+			return err
+		}
+		// Its firing is a work item due at its time, in the same commit (internal/work).
+		return work.Enqueue(ctx, tx, ReminderKind, ownerID, r.ID.String(), due)
 	})
 	return viewReminder(r), err
 }

@@ -85,7 +85,7 @@ func (e *env) notifications(t *testing.T) []string {
 
 func (e *env) drain(t *testing.T) {
 	t.Helper()
-	if err := e.Due.Drain(e.ctx); err != nil {
+	if err := e.Work.Drain(e.ctx); err != nil {
 		t.Fatal(err)
 	}
 }

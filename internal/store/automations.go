@@ -276,7 +276,8 @@ type DueReminder struct {
 }
 
 // ScanDueReminders lists up to limit pending reminders due by before, soonest first
-// (reminders.door).
+// (reminders.door): the Lambda minute tick waits within its invocation for one due before
+// the next tick.
 func (d *Door) ScanDueReminders(ctx context.Context, before time.Time, limit int) ([]DueReminder, error) {
 	rows, err := db.New(d.conn()).ScanDueReminders(ctx, db.ScanDueRemindersParams{Before: before, MaxRows: int32(limit)})
 	if err != nil {
@@ -285,28 +286,6 @@ func (d *Door) ScanDueReminders(ctx context.Context, before time.Time, limit int
 	out := make([]DueReminder, len(rows))
 	for i, r := range rows {
 		out[i] = DueReminder(r)
-	}
-	return out, nil
-}
-
-// AutomationScan is an active scheduled automation seen by the due scan, with Since, where
-// its search for due times starts.
-type AutomationScan struct {
-	ID, OwnerID    uuid.UUID
-	Cron, Timezone string
-	Since          time.Time
-}
-
-// ScanAutomations lists every owner's active scheduled automations (automations.door,
-// job_runs.door).
-func (d *Door) ScanAutomations(ctx context.Context) ([]AutomationScan, error) {
-	rows, err := db.New(d.conn()).ScanAutomations(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("scan automations: %w", err)
-	}
-	out := make([]AutomationScan, len(rows))
-	for i, r := range rows {
-		out[i] = AutomationScan(r)
 	}
 	return out, nil
 }
