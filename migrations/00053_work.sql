@@ -56,6 +56,8 @@ CREATE POLICY owner_isolation ON work
 GRANT SELECT, INSERT, UPDATE, DELETE ON work TO steward_app;
 GRANT SELECT (owner_id, kind, key, state, run_after, lease_until) ON work TO steward_door;
 CREATE POLICY door ON work FOR SELECT TO steward_door USING (true);
+-- The admin CLI's door (steward_owner) reads it too, as it does job_runs and turns.
+CREATE POLICY directory ON work FOR SELECT TO steward_owner USING (true);
 
 -- +goose Down
 DROP TABLE work;

@@ -1,8 +1,9 @@
 // Command worker is the Lambda the run queue (SQS, STEWARD_RUN_QUEUE_URL) invokes: each
-// record is {"owner_id","run_id"}, a webhook's queued run the webhook function sent after
-// its transaction committed, taken within seconds instead of at the scheduler's next tick
-// (which still drains what a lost message left). Records that fail are reported back
-// (ReportBatchItemFailures), so only they are retried, then dead-lettered.
+// record is {"owner_id","kind","key"}, one item of the work spine (internal/work) — a
+// webhook's queued run, a turn that continues past its invocation, a Telegram update — handed
+// on after its transaction committed, taken within seconds instead of at the scheduler's next
+// tick (whose drain still takes what a lost message left). Records that fail are reported
+// back (ReportBatchItemFailures), so only they are retried, then dead-lettered.
 package main
 
 import (

@@ -419,3 +419,33 @@ func moduleGo(t *testing.T, skip string, tests bool, visit func(*token.FileSet, 
 		t.Fatalf("read %d Go files; the check reads nothing", checked)
 	}
 }
+
+// TestOneWorkSpine: asynchronous work goes through the work spine (internal/work,
+// docs/ARCHITECTURE.md §10): only internal/app builds the run queue (awsapi.NewQueue), and
+// hands it to the spine; no other shipped package holds an awsapi.Queue to send on, and the
+// bespoke message union (RunMessage) and hand-offs are gone for good.
+func TestOneWorkSpine(t *testing.T) {
+	moduleGo(t, "awsapi", false, func(fset *token.FileSet, f *ast.File) {
+		path := filepath.ToSlash(fset.Position(f.Pos()).Filename)
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				x, ok := n.X.(*ast.Ident)
+				if !ok || x.Name != "awsapi" {
+					return true
+				}
+				if n.Sel.Name == "Queue" && !strings.Contains(path, "/internal/work/") {
+					t.Errorf("%s: holds an awsapi.Queue; hand work to the work spine (work.Spine.Hand) instead", fset.Position(n.Pos()))
+				}
+				if n.Sel.Name == "NewQueue" && !strings.Contains(path, "/internal/app/") {
+					t.Errorf("%s: builds the run queue outside internal/app; only the work spine sends to it", fset.Position(n.Pos()))
+				}
+			case *ast.Ident:
+				if n.Name == "RunMessage" || n.Name == "processInBackground" || n.Name == "handTelegram" || n.Name == "telegramContinued" {
+					t.Errorf("%s: %s is a bespoke hand-off; use the work spine (internal/work)", fset.Position(n.Pos()), n.Name)
+				}
+			}
+			return true
+		})
+	})
+}

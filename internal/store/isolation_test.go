@@ -25,7 +25,7 @@ var ownerTables = []string{"api_keys", "audit_log", "conversations", "documents"
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
 	"standing_rules", "tasks", "tool_calls", "trading_accounts", "trading_orders", "trading_positions", "trading_prices", "turns", "approval_links", "connected_accounts", "web_sessions", "webhook_deliveries", "webhooks",
 	"household_members", "household_approvals", "owner_usage", "passkeys", "device_links", "skills", "skill_settings", "voice_calls", "model_calls",
-	"telegram_link_codes", "telegram_chats", "telegram_updates"}
+	"telegram_link_codes", "telegram_chats", "telegram_updates", "work"}
 
 // seeded is what seed creates for one owner.
 type seeded struct {
@@ -171,6 +171,9 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 		if err := seedTelegram(ctx, tx, name, conv.ID); err != nil {
 			return err
 		}
+		if err := seedWork(ctx, tx, name); err != nil {
+			return err
+		}
 		if sd.auto, err = seedAutonomy(ctx, tx, name); err != nil {
 			return err
 		}
@@ -236,6 +239,7 @@ func TestIsolation(t *testing.T) {
 			t.Run("ledger queries", func(t *testing.T) { probeLedger(t, ctx, s, a, b) })
 			t.Run("writes naming alice's rows", func(t *testing.T) { probeWrites(t, ctx, s, a, b) })
 			t.Run("telegram queries", func(t *testing.T) { probeTelegram(t, ctx, s, a, b) })
+			t.Run("work queries", func(t *testing.T) { probeWork(t, ctx, s, a, b) })
 			if pass.rls {
 				t.Run("row-level security", func(t *testing.T) { probeRLS(t, ctx, s, a, b) })
 			}

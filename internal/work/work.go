@@ -185,7 +185,7 @@ func (s *Spine) Do(ctx context.Context, kind string, ownerID uuid.UUID, key stri
 	if k.Rowless {
 		return s.work(ctx, k, ownerID, key)
 	}
-	now := s.Now()
+	now := s.Now.Now()
 	var claim store.WorkClaim
 	var claimed bool
 	err = s.Store.WithOwner(ctx, ownerID, func(tx *store.Tx) error {
@@ -228,7 +228,7 @@ func (s *Spine) settle(ctx context.Context, k Kind, ownerID uuid.UUID, key strin
 			return err
 		}
 		failed := c.Attempts >= k.maxAttempts()
-		after := s.Now().Add(backoff(c.Attempts))
+		after := s.Now.Now().Add(backoff(c.Attempts))
 		msg := trace.Redact(werr.Error())
 		ev := log.Warn()
 		if failed {
@@ -252,7 +252,7 @@ func (s *Spine) Drain(ctx context.Context) error {
 
 // drain is Drain; now takes every queued item due at its run_after, without its grace.
 func (s *Spine) drain(ctx context.Context, now bool) error {
-	at := s.Now()
+	at := s.Now.Now()
 	due := map[string]time.Time{}
 	s.mu.Lock()
 	for name, k := range s.kinds {
