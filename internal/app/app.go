@@ -455,7 +455,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	a.Due = &automation.Due{Service: a.Automations, Door: a.Door, Runner: runs, Notifier: a.Deliverer}
 	a.registerWork()
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks, Outside: outside{a.Accounts, a.Trading},
-		Drainers: []autonomy.Drainer{a.Work, a.Deliverer, drainer(a.drainMemory), sweeper}}
+		Due: a.dueTick, Drainers: []autonomy.Drainer{a.Work, a.Deliverer, drainer(a.drainMemory), sweeper}}
 	a.Control = &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode, Now: a.Now}
 	a.Rules = &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
 	a.Activity = &activity.Service{Store: a.Store, Now: a.Now}

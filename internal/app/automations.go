@@ -87,3 +87,33 @@ func (a *App) fireDue(ctx context.Context) {
 		}
 	}
 }
+
+// dueAhead is how far past now the one-minute tick on Lambda looks for a reminder to wait
+// for within its invocation: the next tick takes what falls due after it.
+const dueAhead = 55 * time.Second
+
+// dueTick is the scheduler's {"due":true} event, EventBridge's one-minute tick on Lambda
+// (docs/ARCHITECTURE.md §10): it drains the work spine, then waits for each reminder due
+// before the next tick and drains again at its time, so a reminder fires within seconds of
+// it, not within a minute.
+func (a *App) dueTick(ctx context.Context) error {
+	end := a.Now().Add(dueAhead)
+	for range 20 {
+		if err := a.Work.Drain(ctx); err != nil {
+			return err
+		}
+		next, ok, err := a.Due.NextReminder(ctx, end)
+		if err != nil || !ok {
+			return err
+		}
+		wait := time.Until(next) // the wall clock: this sleeps for real
+		if wait > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(wait):
+			}
+		}
+	}
+	return nil
+}

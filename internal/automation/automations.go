@@ -304,7 +304,9 @@ func enqueueNext(ctx context.Context, tx *store.Tx, a store.Automation, after ti
 }
 
 // RunKey is the work item key of an automation's run at at: "<id>@<RFC 3339 UTC>".
-func RunKey(id uuid.UUID, at time.Time) string { return id.String() + "@" + at.UTC().Format(time.RFC3339) }
+func RunKey(id uuid.UUID, at time.Time) string {
+	return id.String() + "@" + at.UTC().Format(time.RFC3339)
+}
 
 // parseRunKey reads a RunKey.
 func parseRunKey(key string) (uuid.UUID, time.Time, error) {

@@ -102,7 +102,7 @@ func TestScheduleAcrossDST(t *testing.T) {
 		day        time.Time // the switch day, midnight local
 		want       string    // the run's local time that day
 	}{
-		{"Europe/Berlin", "30 2 * * *", time.Date(2026, 3, 29, 0, 0, 0, 0, time.UTC), "03:00"}, // 02:30 does not exist
+		{"Europe/Berlin", "30 2 * * *", time.Date(2026, 3, 29, 0, 0, 0, 0, time.UTC), "03:00"},  // 02:30 does not exist
 		{"Europe/Berlin", "30 2 * * *", time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC), "02:30"}, // 02:30 happens twice
 		{"Europe/Berlin", "30 7 * * *", time.Date(2026, 3, 29, 0, 0, 0, 0, time.UTC), "07:30"},
 		{"America/New_York", "30 2 * * *", time.Date(2026, 3, 8, 0, 0, 0, 0, time.UTC), "03:00"},

@@ -121,7 +121,9 @@ func createReminderTool(svc Automations) tools.Tool {
 }
 
 // argOr is tools.ServiceError on field: an invalid input is an ArgError the model corrects.
-func argOr(ctx context.Context, field string, err error) error { return tools.ServiceError(ctx, field, err) }
+func argOr(ctx context.Context, field string, err error) error {
+	return tools.ServiceError(ctx, field, err)
+}
 
 type noArgs struct{}
 
