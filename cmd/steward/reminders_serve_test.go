@@ -3,10 +3,10 @@ package main
 import (
 	"encoding/json"
 	"encoding/pem"
-	"os"
-	"path/filepath"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"

@@ -499,7 +499,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
 			Sessions: a.Sessions, Activity: a.Activity, Passkeys: a.Passkeys,
 			PublicURL: cfg.PublicURL, Control: a.Control, Rules: a.Rules, Memory: a.Memory, Undo: a.Undo,
-			Household: a.Household, Documents: a.Documents, Skills: a.Skills, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts, Voice: a.Voice, Telegram: a.Telegram, Trading: a.Trading,
+			Household: a.Household, Documents: a.Documents, Skills: a.Skills, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts, Voice: a.Voice, Telegram: a.Telegram, Trading: a.Trading, Automations: a.Automations,
 			KeyFailures: keyFailures, TrustedProxyHeader: cfg.TrustedProxyHeader, Uploads: uploads}),
 		Links:    webapp.LinkPages(a.Links, cfg.TrustedProxyHeader),
 		Telegram: tgCallback,
