@@ -202,7 +202,7 @@ func (a *automationArgs) Check() error {
 }
 
 func (a automationArgs) automation() Automation {
-	return Automation{Instruction: a.Instruction, Schedule: a.Schedule, MailFrom: a.MailFrom, MailSubject: a.MailSubject}
+	return Automation(a)
 }
 
 func sayWhen(a automationArgs) string {
