@@ -1082,42 +1082,6 @@ func (q *Queries) ScanChannelOwners(ctx context.Context) ([]uuid.UUID, error) {
 	return items, nil
 }
 
-const scanQueuedRuns = `-- name: ScanQueuedRuns :many
-SELECT id, owner_id FROM job_runs
-WHERE status = 'queued' AND created_at <= $1
-ORDER BY created_at LIMIT $2
-`
-
-type ScanQueuedRunsParams struct {
-	Before  time.Time
-	MaxRows int32
-}
-
-type ScanQueuedRunsRow struct {
-	ID      uuid.UUID
-	OwnerID uuid.UUID
-}
-
-func (q *Queries) ScanQueuedRuns(ctx context.Context, arg ScanQueuedRunsParams) ([]ScanQueuedRunsRow, error) {
-	rows, err := q.db.Query(ctx, scanQueuedRuns, arg.Before, arg.MaxRows)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ScanQueuedRunsRow{}
-	for rows.Next() {
-		var i ScanQueuedRunsRow
-		if err := rows.Scan(&i.ID, &i.OwnerID); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const scanSchedules = `-- name: ScanSchedules :many
 SELECT s.id, s.owner_id, s.job, s.cron, s.timezone, s.payload, s.created_at,
     COALESCE((SELECT max(r.scheduled_for) FROM job_runs r WHERE r.schedule_id = s.id), s.created_at)::timestamptz AS since

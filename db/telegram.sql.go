@@ -166,44 +166,6 @@ func (q *Queries) ReceiveTelegramUpdate(ctx context.Context, arg ReceiveTelegram
 	return result.RowsAffected(), nil
 }
 
-const scanQueuedTelegramUpdates = `-- name: ScanQueuedTelegramUpdates :many
-SELECT owner_id, update_id FROM telegram_updates
-WHERE status = 'queued' AND created_at < $1::timestamptz
-ORDER BY created_at, update_id LIMIT $2
-`
-
-type ScanQueuedTelegramUpdatesParams struct {
-	Before  time.Time
-	MaxRows int32
-}
-
-type ScanQueuedTelegramUpdatesRow struct {
-	OwnerID  uuid.UUID
-	UpdateID int64
-}
-
-// Cross-owner (the Door): updates still queued since before — their hand-off was lost (a
-// run queue message that never arrived, a process that stopped first), oldest first.
-func (q *Queries) ScanQueuedTelegramUpdates(ctx context.Context, arg ScanQueuedTelegramUpdatesParams) ([]ScanQueuedTelegramUpdatesRow, error) {
-	rows, err := q.db.Query(ctx, scanQueuedTelegramUpdates, arg.Before, arg.MaxRows)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ScanQueuedTelegramUpdatesRow{}
-	for rows.Next() {
-		var i ScanQueuedTelegramUpdatesRow
-		if err := rows.Scan(&i.OwnerID, &i.UpdateID); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const setTelegramConversation = `-- name: SetTelegramConversation :execrows
 UPDATE telegram_chats SET conversation_id = $1
 WHERE owner_id = $2 AND chat_id = $3

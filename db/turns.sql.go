@@ -675,45 +675,6 @@ func (q *Queries) SaveTurn(ctx context.Context, arg SaveTurnParams) (int64, erro
 	return result.RowsAffected(), nil
 }
 
-const scanContinuingTurns = `-- name: ScanContinuingTurns :many
-SELECT id, owner_id FROM turns WHERE status = 'continuing'
-    AND updated_at < $1::timestamptz
-ORDER BY updated_at, id LIMIT $2
-`
-
-type ScanContinuingTurnsParams struct {
-	Before  time.Time
-	MaxRows int32
-}
-
-type ScanContinuingTurnsRow struct {
-	ID      uuid.UUID
-	OwnerID uuid.UUID
-}
-
-// Cross-owner (the Door, turns.door): continuing turns last saved before before, oldest
-// first — their continuation message was lost or failed. Each is continued in its owner's
-// own transaction, through the exactly-once claim.
-func (q *Queries) ScanContinuingTurns(ctx context.Context, arg ScanContinuingTurnsParams) ([]ScanContinuingTurnsRow, error) {
-	rows, err := q.db.Query(ctx, scanContinuingTurns, arg.Before, arg.MaxRows)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ScanContinuingTurnsRow{}
-	for rows.Next() {
-		var i ScanContinuingTurnsRow
-		if err := rows.Scan(&i.ID, &i.OwnerID); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const scanHeldTurns = `-- name: ScanHeldTurns :many
 SELECT DISTINCT owner_id, holder FROM turns WHERE status IN ('running', 'resuming')
     AND lease_until >= $1::timestamptz AND starts_with(holder, $2::text)

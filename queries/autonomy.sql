@@ -188,11 +188,6 @@ FROM schedules s
 WHERE s.enabled
 ORDER BY s.owner_id, s.job;
 
--- name: ScanQueuedRuns :many
-SELECT id, owner_id FROM job_runs
-WHERE status = 'queued' AND created_at <= sqlc.arg(before)
-ORDER BY created_at LIMIT sqlc.arg(max_rows);
-
 -- name: LookupWebhook :one
 SELECT id, owner_id, hook_id, source, secret, revoked_at FROM webhooks WHERE hook_id = sqlc.arg(hook_id);
 

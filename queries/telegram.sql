@@ -45,11 +45,3 @@ ON CONFLICT (owner_id, update_id) DO NOTHING;
 UPDATE telegram_updates SET status = 'taken'
 WHERE owner_id = sqlc.arg(owner_id) AND update_id = sqlc.arg(update_id) AND status = 'queued'
 RETURNING chat_id, message;
-
-
--- name: ScanQueuedTelegramUpdates :many
--- Cross-owner (the Door): updates still queued since before — their hand-off was lost (a
--- run queue message that never arrived, a process that stopped first), oldest first.
-SELECT owner_id, update_id FROM telegram_updates
-WHERE status = 'queued' AND created_at < sqlc.arg(before)::timestamptz
-ORDER BY created_at, update_id LIMIT sqlc.arg(max_rows);

@@ -114,14 +114,6 @@ WHERE owner_id = sqlc.arg(owner_id) AND id = sqlc.arg(id) AND status = 'continui
     AND cancel_requested_at IS NULL
 RETURNING *;
 
--- name: ScanContinuingTurns :many
--- Cross-owner (the Door, turns.door): continuing turns last saved before before, oldest
--- first — their continuation message was lost or failed. Each is continued in its owner's
--- own transaction, through the exactly-once claim.
-SELECT id, owner_id FROM turns WHERE status = 'continuing'
-    AND updated_at < sqlc.arg(before)::timestamptz
-ORDER BY updated_at, id LIMIT sqlc.arg(max_rows);
-
 -- name: ScanSweepOwners :many
 -- Cross-owner (the Door: turns.door, job_runs.door, household_approvals.door): the owners the
 -- sweep has work for — a suspended turn or a pending household vote past its expiry, a turn

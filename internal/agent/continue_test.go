@@ -117,8 +117,8 @@ func TestContinueTurnOnce(t *testing.T) {
 }
 
 // TestLostContinuationIsDrained: a turn whose hand-off failed stays continuing; the
-// scheduler's drain finds it across owners (Door.ScanContinuingTurns) once it waited long
-// enough, and continuing it finishes it.
+// work spine's drain finds its item across owners (Door.ScanDueWork), enqueued with the
+// continuing save, once it waited long enough, and continuing it finishes it.
 func TestLostContinuationIsDrained(t *testing.T) {
 	t.Parallel()
 	model := threeCalls()
@@ -129,14 +129,21 @@ func TestLostContinuationIsDrained(t *testing.T) {
 	if err != nil || v.Status != steward.StatusContinuing {
 		t.Fatalf("start: %s, %v; want continuing although the hand-off failed", v.Status, err)
 	}
-	if refs, err := h.door.ScanContinuingTurns(h.ctx, time.Now().Add(-time.Minute), 10); err != nil || len(refs) != 0 {
-		t.Fatalf("scan for a fresh continuing turn: %+v, %v; want it left alone", refs, err)
+	scan := func(due time.Time) []store.WorkRef {
+		refs, err := h.door.ScanDueWork(h.ctx, map[string]time.Time{agent.ContinueKind: due}, time.Now(), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return refs
 	}
-	refs, err := h.door.ScanContinuingTurns(h.ctx, time.Now().Add(time.Second), 10)
-	if err != nil || len(refs) != 1 || refs[0] != (store.TurnRef{ID: v.TurnID, OwnerID: h.owner}) {
-		t.Fatalf("scan: %+v, %v; want the turn", refs, err)
+	if refs := scan(time.Now().Add(-time.Minute)); len(refs) != 0 {
+		t.Fatalf("scan for a fresh continuing turn: %+v; want it left alone", refs)
 	}
-	if _, err := h.runner.ContinueTurn(h.ctx, refs[0].OwnerID, refs[0].ID); err != nil {
+	refs := scan(time.Now().Add(time.Second))
+	if len(refs) != 1 || refs[0] != (store.WorkRef{OwnerID: h.owner, Kind: agent.ContinueKind, Key: v.TurnID.String()}) {
+		t.Fatalf("scan: %+v; want the turn", refs)
+	}
+	if _, err := h.runner.ContinueTurn(h.ctx, refs[0].OwnerID, v.TurnID); err != nil {
 		t.Fatal(err)
 	}
 	var turn steward.Turn

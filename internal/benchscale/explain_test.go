@@ -34,7 +34,7 @@ var hotPath = []string{
 }
 
 // doorPath are the cross-owner statements of the background drains, run as steward_door.
-var doorPath = []string{"DueIngests", "ScanContinuingTurns", "ScanSweepOwners"}
+var doorPath = []string{"DueIngests", "ScanDueWork", "ScanSweepOwners"}
 
 // TestHotPathIsIndexed: every hot-path statement can be served by an index on every table
 // that holds owners' rows (docs/PERFORMANCE.md "At scale"). Over a generated database

@@ -210,9 +210,9 @@ func TestAutonomyDoor(t *testing.T) {
 			t.Errorf("schedule %s: since %s, want its last run's time %s", sc.Job, sc.Since, seedTime)
 		}
 	}
-	queued, err := door.ScanQueuedRuns(ctx, time.Now().Add(time.Minute), 10)
+	queued, err := door.ScanDueWork(ctx, map[string]time.Time{"isolation_probe": time.Now()}, time.Now(), 10)
 	if err != nil || len(queued) != 2 {
-		t.Fatalf("scan queued runs: %v, %v; want both owners' webhook runs", queued, err)
+		t.Fatalf("scan due work: %v, %v; want both owners' items", queued, err)
 	}
 	owners, err := door.ScanChannelOwners(ctx)
 	if err != nil || len(owners) != 2 {

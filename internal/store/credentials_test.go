@@ -114,8 +114,8 @@ func TestDoorRoleReadsAcrossOwnersAndNothingMore(t *testing.T) {
 	if scans, err := door.ScanSchedules(ctx); err != nil || len(scans) != 2 || !scans[0].Since.Equal(seedTime) || !scans[1].Since.Equal(seedTime) {
 		t.Errorf("ScanSchedules = %+v, %v; want both owners' schedules, since their claimed runs", scans, err)
 	}
-	if runs, err := door.ScanQueuedRuns(ctx, time.Now().Add(time.Minute), 10); err != nil || len(runs) != 2 {
-		t.Errorf("ScanQueuedRuns = %+v, %v; want both owners' queued webhook runs", runs, err)
+	if items, err := door.ScanDueWork(ctx, map[string]time.Time{"isolation_probe": time.Now()}, time.Now(), 10); err != nil || len(items) != 2 {
+		t.Errorf("ScanDueWork = %+v, %v; want both owners' work items", items, err)
 	}
 	if route, err := door.LookupWebhook(ctx, b.auto.webhook.HookID); err != nil || route.OwnerID != b.owner.ID || route.Secret != b.auto.secret {
 		t.Errorf("LookupWebhook = %+v, %v; want bob's hook and its secret", route.Webhook, err)
@@ -123,7 +123,7 @@ func TestDoorRoleReadsAcrossOwnersAndNothingMore(t *testing.T) {
 	if ids, err := door.ScanChannelOwners(ctx); err != nil || len(ids) != 2 {
 		t.Errorf("ScanChannelOwners = %v, %v; want both owners", ids, err)
 	}
-	// The sweep's and the continuation drain's scans: alice's turn continuing, bob's
+	// The sweep's scan: alice's turn continuing (not the sweep's: the work spine's), bob's
 	// suspended past its expiry.
 	super := testdb.Connect(t, o.SuperURL)
 	if _, err := super.Exec(ctx, `UPDATE turns SET status = 'continuing', updated_at = now() - interval '1 hour' WHERE owner_id = $1`, a.owner.ID); err != nil {
@@ -131,9 +131,6 @@ func TestDoorRoleReadsAcrossOwnersAndNothingMore(t *testing.T) {
 	}
 	if _, err := super.Exec(ctx, `UPDATE turns SET status = 'suspended', expires_at = now() - interval '1 minute' WHERE owner_id = $1`, b.owner.ID); err != nil {
 		t.Fatal(err)
-	}
-	if refs, err := door.ScanContinuingTurns(ctx, time.Now(), 10); err != nil || len(refs) != 1 || refs[0].OwnerID != a.owner.ID {
-		t.Errorf("ScanContinuingTurns = %+v, %v; want alice's continuing turn", refs, err)
 	}
 	if ids, err := door.ScanSweepOwners(ctx, time.Now(), time.Now().Add(-time.Hour)); err != nil || len(ids) != 1 || ids[0] != b.owner.ID {
 		t.Errorf("ScanSweepOwners = %v, %v; want bob alone", ids, err)

@@ -323,47 +323,6 @@ func (d *Door) ScanSchedules(ctx context.Context) ([]ScheduleScan, error) {
 	return out, nil
 }
 
-// RunRef names one owner's run.
-type RunRef struct {
-	ID      uuid.UUID
-	OwnerID uuid.UUID
-}
-
-// ScanQueuedRuns lists up to limit webhook runs still queued since before (runs whose
-// in-process worker never took them), oldest first (job_runs.directory).
-func (d *Door) ScanQueuedRuns(ctx context.Context, before time.Time, limit int) ([]RunRef, error) {
-	rows, err := db.New(d.conn()).ScanQueuedRuns(ctx, db.ScanQueuedRunsParams{Before: before, MaxRows: int32(limit)})
-	if err != nil {
-		return nil, fmt.Errorf("scan queued runs: %w", err)
-	}
-	out := make([]RunRef, len(rows))
-	for i, r := range rows {
-		out[i] = RunRef(r)
-	}
-	return out, nil
-}
-
-// TurnRef names one owner's turn.
-type TurnRef struct {
-	ID      uuid.UUID
-	OwnerID uuid.UUID
-}
-
-// ScanContinuingTurns lists up to limit turns still continuing since before (their
-// continuation message was lost or failed), oldest first (turns.door). Each is continued in
-// its owner's own transaction.
-func (d *Door) ScanContinuingTurns(ctx context.Context, before time.Time, limit int) ([]TurnRef, error) {
-	rows, err := db.New(d.conn()).ScanContinuingTurns(ctx, db.ScanContinuingTurnsParams{Before: before, MaxRows: int32(limit)})
-	if err != nil {
-		return nil, fmt.Errorf("scan continuing turns: %w", err)
-	}
-	out := make([]TurnRef, len(rows))
-	for i, r := range rows {
-		out[i] = TurnRef(r)
-	}
-	return out, nil
-}
-
 // ScanSweepOwners lists the owners the sweep has work for at now (turns.door, job_runs.door,
 // household_approvals.door): a suspended turn or pending household vote past its expiry, a
 // turn or job run running since before staleBefore. Every other owner is left alone.

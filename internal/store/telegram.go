@@ -140,23 +140,3 @@ func (d *Door) LookupTelegramChat(ctx context.Context, chatID int64) (uuid.UUID,
 	}
 	return id, nil
 }
-
-// TelegramRef names a stored Telegram update.
-type TelegramRef struct {
-	OwnerID  uuid.UUID
-	UpdateID int64
-}
-
-// ScanQueuedTelegram lists up to limit updates still queued since before, across owners,
-// oldest first: the scheduler's drain takes each in its owner's own transaction.
-func (d *Door) ScanQueuedTelegram(ctx context.Context, before time.Time, limit int) ([]TelegramRef, error) {
-	rows, err := db.New(d.conn()).ScanQueuedTelegramUpdates(ctx, db.ScanQueuedTelegramUpdatesParams{Before: before, MaxRows: int32(limit)})
-	if err != nil {
-		return nil, fmt.Errorf("scan queued telegram updates: %w", err)
-	}
-	out := make([]TelegramRef, len(rows))
-	for i, r := range rows {
-		out[i] = TelegramRef(r)
-	}
-	return out, nil
-}

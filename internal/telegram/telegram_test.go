@@ -728,7 +728,7 @@ func TestTelegramContinuedTurn(t *testing.T) {
 	mu.Lock()
 	queued := append([]string(nil), bodies...)
 	mu.Unlock()
-	if len(queued) != 2 || !strings.Contains(queued[1], `"turn_id"`) {
+	if len(queued) != 2 || !strings.Contains(queued[1], `"kind":"turn_continue"`) {
 		t.Fatalf("run queue = %q, want the turn continuing", queued)
 	}
 	if texts := e.bot.texts(); len(texts) != 1 || !strings.Contains(texts[0], "Still working") {

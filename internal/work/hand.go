@@ -43,12 +43,12 @@ func (s *Spine) Hand(ctx context.Context, kind string, ownerID uuid.UUID, key st
 		return
 	}
 	if s.Queue != nil && !k.Rowless {
-		if err := s.send(ctx, Message{OwnerID: ownerID, Kind: k.Name, Key: key}); err == nil {
+		err := s.send(ctx, Message{OwnerID: ownerID, Kind: k.Name, Key: key})
+		if err == nil {
 			log.Info().Msg("work item sent to the run queue")
 			return
-		} else {
-			log.Warn().Str("error", trace.Redact(err.Error())).Bool("inline", k.Inline).Msg("run queue send failed")
 		}
+		log.Warn().Str("error", trace.Redact(err.Error())).Bool("inline", k.Inline).Msg("run queue send failed")
 	}
 	if !k.Inline && !k.Rowless {
 		return // the drain takes it after its grace
@@ -97,6 +97,9 @@ func (s *Spine) Run(ctx context.Context) error {
 	if s.runCtx != nil {
 		s.mu.Unlock()
 		return errors.New("work: Run is already running")
+	}
+	if zerolog.Ctx(ctx).GetLevel() == zerolog.Disabled {
+		ctx = s.Logger.WithContext(ctx) // the items it runs log to the process's log
 	}
 	s.runCtx = ctx
 	s.running.Add(1)
