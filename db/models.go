@@ -46,6 +46,25 @@ type AuditLog struct {
 	CreatedAt time.Time
 }
 
+type Automation struct {
+	ID           uuid.UUID
+	OwnerID      uuid.UUID
+	Instruction  string
+	Kind         string
+	Cron         string
+	Words        string
+	Timezone     string
+	MailFrom     string
+	MailSubject  string
+	HookID       string
+	Status       string
+	PausedReason string
+	Failures     int32
+	Since        time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
 type ConnectedAccount struct {
 	OwnerID   uuid.UUID
 	Kind      string
@@ -340,6 +359,7 @@ type Owner struct {
 	KillReason      string
 	DailyMessages   int32
 	DailyCostMicros int64
+	Timezone        string
 }
 
 type OwnerUsage struct {
@@ -370,6 +390,19 @@ type PasskeyChallenge struct {
 	Session   []byte
 	CreatedAt time.Time
 	ExpiresAt time.Time
+}
+
+type Reminder struct {
+	ID           uuid.UUID
+	OwnerID      uuid.UUID
+	Text         string
+	DueAt        time.Time
+	Timezone     string
+	Status       string
+	SourceTurnID uuid.NullUUID
+	FiredAt      *time.Time
+	Late         bool
+	CreatedAt    time.Time
 }
 
 type Schedule struct {

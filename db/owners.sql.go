@@ -56,7 +56,7 @@ func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (Cre
 }
 
 const createOwner = `-- name: CreateOwner :one
-INSERT INTO owners (name) VALUES ($1) RETURNING id, name, mode, created_at, killed_at, kill_reason, daily_messages, daily_cost_micros
+INSERT INTO owners (name) VALUES ($1) RETURNING id, name, mode, created_at, killed_at, kill_reason, daily_messages, daily_cost_micros, timezone
 `
 
 func (q *Queries) CreateOwner(ctx context.Context, name string) (Owner, error) {
@@ -71,12 +71,13 @@ func (q *Queries) CreateOwner(ctx context.Context, name string) (Owner, error) {
 		&i.KillReason,
 		&i.DailyMessages,
 		&i.DailyCostMicros,
+		&i.Timezone,
 	)
 	return i, err
 }
 
 const getOwner = `-- name: GetOwner :one
-SELECT id, name, mode, created_at, killed_at, kill_reason, daily_messages, daily_cost_micros FROM owners WHERE id = $1
+SELECT id, name, mode, created_at, killed_at, kill_reason, daily_messages, daily_cost_micros, timezone FROM owners WHERE id = $1
 `
 
 func (q *Queries) GetOwner(ctx context.Context, id uuid.UUID) (Owner, error) {
@@ -91,6 +92,7 @@ func (q *Queries) GetOwner(ctx context.Context, id uuid.UUID) (Owner, error) {
 		&i.KillReason,
 		&i.DailyMessages,
 		&i.DailyCostMicros,
+		&i.Timezone,
 	)
 	return i, err
 }
@@ -139,7 +141,7 @@ func (q *Queries) ListAPIKeys(ctx context.Context, ownerID uuid.UUID) ([]ListAPI
 }
 
 const listOwners = `-- name: ListOwners :many
-SELECT id, name, mode, created_at, killed_at, kill_reason, daily_messages, daily_cost_micros FROM owners ORDER BY created_at, id
+SELECT id, name, mode, created_at, killed_at, kill_reason, daily_messages, daily_cost_micros, timezone FROM owners ORDER BY created_at, id
 `
 
 func (q *Queries) ListOwners(ctx context.Context) ([]Owner, error) {
@@ -160,6 +162,7 @@ func (q *Queries) ListOwners(ctx context.Context) ([]Owner, error) {
 			&i.KillReason,
 			&i.DailyMessages,
 			&i.DailyCostMicros,
+			&i.Timezone,
 		); err != nil {
 			return nil, err
 		}

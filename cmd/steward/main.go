@@ -57,6 +57,8 @@ Commands:
   control stop|resume|status     the kill switch, for the deployment or one owner (--owner)
   control cap USD                the deployment's daily cost cap across every owner
   jobs list|add|remove|run NAME  scheduled jobs (morning-briefing, weekly-review, inbox-scan)
+  automations list|add|pause|resume|rm|zone  the owner's automations (docs/AUTOMATIONS.md)
+  reminders list|add|cancel  the owner's reminders
   webhooks add --source NAME     an incoming signed webhook (secret shown once)
   channels add|list|remove|test  notification channels (ntfy, telegram, slack, email, webhook, webpush)
   telegram link|list|unlink      link a Telegram chat to the deployment's bot (docs/TELEGRAM.md)
@@ -113,28 +115,30 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return vapidKeys(e)
 	}
 	commands := map[string]func(context.Context, env, config.Config, []string) error{
-		"migrate":    runMigrate,
-		"owners":     runOwners,
-		"households": runHouseholds,
-		"keys":       runKeys,
-		"doctor":     runDoctor,
-		"serve":      runServe,
-		"chat":       runChat,
-		"speak":      runSpeak,
-		"control":    runControl,
-		"jobs":       runJobs,
-		"webhooks":   runWebhooks,
-		"memory":     runMemory,
-		"ledger":     runLedger,
-		"channels":   runChannels,
-		"telegram":   runTelegram,
-		"mcp":        runMCP,
-		"accounts":   runAccounts,
-		"rules":      runRules,
-		"skills":     runSkills,
-		"trading":    runTrading,
-		"eval":       runEval,
-		"remote":     runRemote,
+		"migrate":     runMigrate,
+		"owners":      runOwners,
+		"households":  runHouseholds,
+		"keys":        runKeys,
+		"doctor":      runDoctor,
+		"serve":       runServe,
+		"chat":        runChat,
+		"speak":       runSpeak,
+		"control":     runControl,
+		"jobs":        runJobs,
+		"automations": runAutomations,
+		"reminders":   runReminders,
+		"webhooks":    runWebhooks,
+		"memory":      runMemory,
+		"ledger":      runLedger,
+		"channels":    runChannels,
+		"telegram":    runTelegram,
+		"mcp":         runMCP,
+		"accounts":    runAccounts,
+		"rules":       runRules,
+		"skills":      runSkills,
+		"trading":     runTrading,
+		"eval":        runEval,
+		"remote":      runRemote,
 		// The owner's own data (docs/DATA.md): cmd/steward/owndata.go.
 		"conversations": runConversations,
 		"export":        runExport,

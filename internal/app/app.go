@@ -24,6 +24,7 @@ import (
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/automation"
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/awsapi"
 	"github.com/stewardhq/steward/internal/channel"
@@ -59,6 +60,7 @@ import (
 	"github.com/stewardhq/steward/internal/sweep"
 	"github.com/stewardhq/steward/internal/telegram"
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/automationtools"
 	"github.com/stewardhq/steward/internal/tools/builtin"
 	"github.com/stewardhq/steward/internal/tools/codetools"
 	"github.com/stewardhq/steward/internal/tools/doctools"
@@ -132,6 +134,9 @@ type App struct {
 	// `steward serve`); Webhooks receives signed deliveries.
 	Scheduler *autonomy.Scheduler
 	Webhooks  *autonomy.Webhooks
+	// Automations are the owner's reminders and automations; Due fires them (§10).
+	Automations *automation.Service
+	Due         *automation.Due
 	// Work is the work spine (internal/work): every kind of asynchronous work — webhook
 	// runs, continued turns, Telegram updates, suspended turns' notifications — handed in
 	// this process under `steward serve`, to the run queue (STEWARD_RUN_QUEUE_URL) on
@@ -371,7 +376,8 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	}
 	a.Accounts = newAccounts(cfg, a.Store, sealer, s.lookup, a.Now)
 	a.Trading = newTrading(cfg, a.Store, sealer, s.lookup, a.Now)
-	reg, err := newTools(ctx, cfg, hc, a.Documents, a.Accounts, a.Skills, a.Trading)
+	a.Automations = &automation.Service{Store: a.Store, Now: a.Now, Limits: automation.Limits(cfg.Automations)}
+	reg, err := newTools(ctx, cfg, hc, a.Documents, a.Accounts, a.Skills, a.Trading, automationPort{a.Automations})
 	if err != nil {
 		return nil, err
 	}
@@ -453,9 +459,10 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 	sweeper := &sweep.Sweeper{Store: a.Store, Owners: a.Door, Now: a.Now, Recover: a.recoverTurn, Process: a.holder, Held: a.Door,
 		Retirer: a.Door, Retention: sweep.Retention{Audit: cfg.Retention.Audit, WebhookDeliveries: cfg.Retention.WebhookDeliveries,
 			MemoryOutbox: cfg.Retention.MemoryOutbox, JobRuns: cfg.Retention.JobRuns}}
+	a.Due = &automation.Due{Service: a.Automations, Door: a.Door, Runner: runs, Notifier: a.Deliverer}
 	a.registerWork()
 	a.Scheduler = &autonomy.Scheduler{Runner: runs, Directory: a.Door, Webhooks: a.Webhooks, Outside: outside{a.Accounts, a.Trading},
-		Drainers: []autonomy.Drainer{a.Work, a.Deliverer, drainer(a.drainMemory), sweeper}}
+		Due: a.dueTick, Drainers: []autonomy.Drainer{a.Work, a.Deliverer, drainer(a.drainMemory), sweeper}}
 	a.Control = &control.Service{Store: a.Store, AllowAutoMode: cfg.AllowAutoMode, Now: a.Now}
 	a.Rules = &rules.Service{Store: a.Store, Tools: a.Runner.Tools}
 	a.Activity = &activity.Service{Store: a.Store, Now: a.Now}
@@ -486,6 +493,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Documents:        a.Documents,
 		Uploads:          uploads,
 		Channels:         a.Channels,
+		Automations:      a.Automations,
 		Webhooks:         a.Webhooks,
 		ProcessWebhook:   a.Work.Handing(autonomy.WebhookKind),
 		OpenAI:           &openaiapi.Service{Runner: a.Runner, Conversations: a.Activity},
@@ -501,7 +509,7 @@ func build(ctx context.Context, cfg config.Config, s settings) (_ *App, err erro
 		Web: webapp.Routes(webapp.Deps{Runner: a.Runner, Store: a.Store, Door: a.Door, Logger: log,
 			Sessions: a.Sessions, Activity: a.Activity, Passkeys: a.Passkeys,
 			PublicURL: cfg.PublicURL, Control: a.Control, Rules: a.Rules, Memory: a.Memory, Undo: a.Undo,
-			Household: a.Household, Erasure: a.Erasure, Export: a.Export, Documents: a.Documents, Skills: a.Skills, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts, Voice: a.Voice, Telegram: a.Telegram, Trading: a.Trading,
+			Household: a.Household, Erasure: a.Erasure, Export: a.Export, Documents: a.Documents, Skills: a.Skills, Ledger: a.Ledger, Channels: a.Channels, MCPServers: mcpServers, Accounts: a.Accounts, Voice: a.Voice, Telegram: a.Telegram, Trading: a.Trading, Automations: a.Automations,
 			KeyFailures: keyFailures, TrustedProxyHeader: cfg.TrustedProxyHeader, Uploads: uploads}),
 		Links:    webapp.LinkPages(a.Links, cfg.TrustedProxyHeader),
 		Telegram: tgCallback,
@@ -547,7 +555,7 @@ func checkPool(ctx context.Context, env string, p interface {
 // tools over docs (save_document fetching through the same guard), and web_search on SearXNG
 // when STEWARD_SEARCH_URL is set, else on Gemini with Google Search grounding when a key is
 // set (without either there is no web_search).
-func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs *document.Service, acc mailtools.Accounts, sk skilltools.Skills, tr *trading.Service) (*tools.Registry, error) {
+func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs *document.Service, acc mailtools.Accounts, sk skilltools.Skills, tr *trading.Service, au automationtools.Automations) (*tools.Registry, error) {
 	client := egress.NewClient(egress.Options{AllowHTTP: true, Allow: cfg.EgressAllow})
 	fetcher := &web.Fetcher{Client: client}
 	var search webtools.Searcher
@@ -571,6 +579,7 @@ func newTools(ctx context.Context, cfg config.Config, hc *http.Client, docs *doc
 		codetools.Tools(docs),
 		shellTools(cfg),
 		tradingTools(tr),
+		automationtools.Tools(au),
 	)...)
 }
 
@@ -621,6 +630,7 @@ func (a *App) RunBackground(ctx context.Context) error {
 	g.Go(func() error { return a.MemoryWorker.Run(gctx) })
 	g.Go(func() error { a.tick(gctx); return nil })
 	g.Go(func() error { return a.Work.Run(gctx) })
+	g.Go(func() error { a.fireDue(gctx); return nil })
 	return g.Wait()
 }
 

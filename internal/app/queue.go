@@ -37,6 +37,9 @@ func (a *App) registerWork() {
 	a.Work.Register(a.Webhooks.Kind())
 	a.Work.Register(a.Deliverer.Kind())
 	a.Work.Register(work.Kind{Name: agent.ContinueKind, Grace: continueAfter, Work: a.continueTurn})
+	for _, k := range a.Due.Kinds() {
+		a.Work.Register(k) // reminders and automation runs, due at their times (docs/AUTOMATIONS.md)
+	}
 	if a.Telegram != nil {
 		a.Work.Register(a.Telegram.Kind())
 	}

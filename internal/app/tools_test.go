@@ -35,7 +35,7 @@ func TestNewToolsWeb(t *testing.T) {
 		{"searxng", config.Config{SearchURL: "https://searx.example.org"}, true},
 		{"gemini", config.Config{GeminiAPIKey: "k", FastModel: "gemini-fast"}, true},
 	} {
-		reg, err := newTools(context.Background(), tc.cfg, nil, nil, nil, nil, nil)
+		reg, err := newTools(context.Background(), tc.cfg, nil, nil, nil, nil, nil, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -56,7 +56,7 @@ func TestEveryRegisteredToolHasSummary(t *testing.T) {
 	t.Parallel()
 	// Trading on: its tools are registered too.
 	reg, err := newTools(context.Background(), config.Config{SearchURL: "https://searx.example.org"}, nil, nil, nil, nil,
-		&trading.Service{Config: trading.Config{Mode: trading.Paper}})
+		&trading.Service{Config: trading.Config{Mode: trading.Paper}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestEveryRegisteredToolHasSummary(t *testing.T) {
 func TestEveryRegisteredToolIsDocumented(t *testing.T) {
 	t.Parallel()
 	reg, err := newTools(context.Background(), config.Config{SearchURL: "https://searx.example.org"}, nil, nil, nil, nil,
-		&trading.Service{Config: trading.Config{Mode: trading.Paper}})
+		&trading.Service{Config: trading.Config{Mode: trading.Paper}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestWebFetchResultIsData(t *testing.T) {
 	}))
 	defer page.Close()
 	allow := netip.MustParseAddrPort(page.Listener.Addr().String())
-	reg, err := newTools(context.Background(), config.Config{EgressAllow: []netip.AddrPort{allow}}, nil, nil, nil, nil, nil)
+	reg, err := newTools(context.Background(), config.Config{EgressAllow: []netip.AddrPort{allow}}, nil, nil, nil, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/stewardhq/steward/internal/steward"
 
@@ -248,4 +249,16 @@ func triggerOf(runTrigger string) steward.Trigger {
 		return steward.TriggerCLI
 	}
 	return steward.TriggerSchedule
+}
+
+// RunInstruction claims the run of job scheduled for at — once: a second claim of the same
+// (owner, job, time), by another scheduler, tick or retry, returns claimed false — and runs
+// message as its autonomous turn (an owner's automation, internal/automation).
+func (r *Runner) RunInstruction(ctx context.Context, ownerID uuid.UUID, job string, at time.Time, message string) (store.JobRun, bool, error) {
+	run, claimed, err := r.claim(ctx, ownerID, store.NewRun{Job: job, Trigger: store.RunBySchedule, ScheduledFor: at})
+	if err != nil || !claimed || run.Status != store.RunRunning {
+		return run, claimed, err
+	}
+	run, err = r.execute(ctx, run, steward.TriggerSchedule, "", func(context.Context, *store.Tx) (string, error) { return message, nil })
+	return run, true, err
 }

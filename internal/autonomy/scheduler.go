@@ -47,6 +47,9 @@ type Scheduler struct {
 	// Webhooks processes {"owner_id","run_id"} events (a webhook function handing its queued
 	// run to the scheduler function asynchronously); nil refuses them.
 	Webhooks *Webhooks
+	// Due does a {"due":true} event, the one-minute tick of work due at a time (reminders,
+	// automation runs); nil refuses them.
+	Due func(ctx context.Context) error
 }
 
 // Event is the scheduler's input: the EventBridge Scheduler payload, or the in-process
@@ -62,6 +65,8 @@ type Event struct {
 	// ScheduledFor is a direct run's idempotency key; it defaults to ScheduledTime.
 	ScheduledFor *time.Time `json:"scheduled_for,omitempty"`
 	RunID        uuid.UUID  `json:"run_id,omitzero"`
+	// Due is the one-minute tick of work due at a time (Scheduler.Due).
+	Due bool `json:"due,omitempty"`
 }
 
 // Report is what a tick did.
@@ -83,6 +88,12 @@ func (s *Scheduler) Handle(ctx context.Context, ev Event) (Report, error) {
 	now := ev.ScheduledTime
 	if now.IsZero() {
 		now = s.Runner.Now.Now()
+	}
+	if ev.Due {
+		if s.Due == nil {
+			return Report{}, steward.Errorf(steward.CodeInvalid, "this scheduler does not do due work")
+		}
+		return Report{}, s.Due(ctx)
 	}
 	if ev.Job == "" && ev.RunID == uuid.Nil {
 		return s.Tick(ctx, now)

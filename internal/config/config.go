@@ -3,7 +3,7 @@
 //
 // Config is composed of one struct per area, each in its own file with its reader and its
 // checks: Database, Server, LLM (the language models), Voice, Memory, Turns, Egress,
-// Documents, Sandbox (run_command), Web, Keys, Telegram, Push, Trading, Retention, AWS and OAuth.
+// Documents, Sandbox (run_command), Web, Keys, Telegram, Push, Trading, Retention, AWS, OAuth and Automations.
 // The areas are embedded, so a setting is read as cfg.TelegramBotToken wherever it lives;
 // Load reads every area and returns every problem at once, each naming its variable.
 package config
@@ -37,6 +37,8 @@ type Config struct {
 	// …Param settings) are read with: the variables the Lambda runtime sets for the
 	// function's role (AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN).
 	AWS AWS
+	// Automations are the owner's limits on reminders and automations (docs/AUTOMATIONS.md).
+	Automations AutomationLimits
 	// OAuth is the sign-in providers for mail and calendar (STEWARD_OAUTH_*, config/oauth.go).
 	OAuth OAuth
 }
@@ -63,6 +65,7 @@ func Load(getenv func(string) string) (Config, error) {
 	c.Retention = r.retention()
 	c.AWS = r.aws()
 	c.OAuth = r.oauth()
+	c.Automations = r.automations()
 	return c, errors.Join(r.errs...)
 }
 

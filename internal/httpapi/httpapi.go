@@ -36,6 +36,7 @@ import (
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/automation"
 	"github.com/stewardhq/steward/internal/autonomy"
 	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/control"
@@ -104,6 +105,9 @@ type Deps struct {
 	Uploads *upload.Gate
 	// Channels serves /v1/channels (notification channels); nil answers 404 there.
 	Channels *channel.Service
+	// Automations serves /v1/reminders, /v1/automations and /v1/timezone; nil answers 404
+	// there.
+	Automations *automation.Service
 	// Ledger imports bank statements and reports (/v1/ledger/import, /v1/ledger/report); nil answers 404 there.
 	Ledger *ledger.Service
 	// Webhooks receives POST /webhooks/{hook_id}; nil answers 404 there.
@@ -254,6 +258,7 @@ func (a *api) routesV1(r chi.Router) {
 	r.With(ruleset).Delete("/rules/{id}", a.deleteRule)
 	r.With(activities).Get("/notifications", a.notifications)
 	r.With(activities).Get("/notifications/deliveries", a.deliveries)
+	a.automationRoutes(r)
 	r.Get("/channels", a.channels)
 	r.With(requireJSON).Post("/channels", a.addChannel)
 	r.Delete("/channels/{name}", a.removeChannel)

@@ -164,6 +164,8 @@ func TestUnconfiguredServicesAnswer404(t *testing.T) {
 		{method: "GET", path: "/v1/household/approvals"},
 		{method: "POST", path: "/v1/turns/" + id + "/calls/c1/undo"},
 		{method: "GET", path: "/v1/accounts"},
+		{method: "GET", path: "/v1/reminders"},
+		{method: "POST", path: "/v1/automations", body: `{"instruction":"x","schedule":"every day at 9"}`},
 		{method: "POST", path: "/v1/voice/transcribe", body: "RIFF"},
 		{method: "POST", path: "/v1/voice/speak", body: `{"text":"hi"}`},
 		{method: "POST", path: "/v1/chat", body: `{"message":"hi","speak":true}`},

@@ -31,6 +31,12 @@ var notProbed = map[string]string{
 	"Agent":            "the same transaction as the agent's ports; no query of its own",
 	"Together":         "runs the caller's statements, in this transaction; no query of its own",
 	"Safety.LockOwner": "locks the owners row of the transaction's own owner; takes no id",
+	// The reminders' and automations' repositories and the owner's zone: every method is
+	// run against another owner's rows by TestAutomationsIsolation.
+	"Reminders":           "TestAutomationsIsolation (automations_isolation_test.go)",
+	"Automations":         "TestAutomationsIsolation (automations_isolation_test.go)",
+	"Account.Timezone":    "reads the transaction's own owner row; takes no id",
+	"Account.SetTimezone": "writes the transaction's own owner row; takes no id",
 }
 
 // checkEveryMethodProbed fails the suite when an exported method of a *Tx repository (from

@@ -25,7 +25,7 @@ var ownerTables = []string{"api_keys", "audit_log", "conversations", "documents"
 	"memory_outbox", "messages", "notification_channels", "notifications", "schedules", "spend_ledger", "spending_caps",
 	"standing_rules", "tasks", "tool_calls", "trading_accounts", "trading_orders", "trading_positions", "trading_prices", "turns", "approval_links", "connected_accounts", "web_sessions", "webhook_deliveries", "webhooks",
 	"household_members", "household_approvals", "owner_usage", "passkeys", "device_links", "skills", "skill_settings", "voice_calls", "model_calls",
-	"telegram_link_codes", "telegram_chats", "telegram_updates", "work", "oauth_states", "oauth_grants"}
+	"telegram_link_codes", "telegram_chats", "telegram_updates", "work", "oauth_states", "oauth_grants", "reminders", "automations"}
 
 // seeded is what seed creates for one owner.
 type seeded struct {
@@ -166,6 +166,9 @@ func seed(t *testing.T, ctx context.Context, s *Store, door *Door, name string) 
 			return err
 		}
 		if err := tx.ModelCalls.Record(ctx, "consolidate", "gemini-fast", steward.Usage{InputTokens: 100}, 5); err != nil {
+			return err
+		}
+		if err := seedAutomations(ctx, tx, name); err != nil {
 			return err
 		}
 		if err := seedTelegram(ctx, tx, name, conv.ID); err != nil {

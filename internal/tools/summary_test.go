@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stewardhq/steward/internal/tools"
+	"github.com/stewardhq/steward/internal/tools/automationtools"
 	"github.com/stewardhq/steward/internal/tools/builtin"
 	"github.com/stewardhq/steward/internal/tools/codetools"
 	"github.com/stewardhq/steward/internal/tools/doctools"
@@ -22,7 +23,7 @@ import (
 // documents', the skills' and trading's (their dependencies are not needed to word a call).
 func everyTool() []tools.Tool {
 	return slices.Concat(builtin.Tools(), ledgertools.Tools(), []tools.Tool{webtools.Fetch(nil), webtools.Search(nil)},
-		doctools.Tools(nil, nil), mailtools.Tools(nil, nil), skilltools.Tools(nil), codetools.Tools(nil), shelltools.Tools(nil, false), tradingtools.Tools(nil, false))
+		doctools.Tools(nil, nil), mailtools.Tools(nil, nil), skilltools.Tools(nil), codetools.Tools(nil), shelltools.Tools(nil, false), tradingtools.Tools(nil, false), automationtools.Tools(nil))
 }
 
 // TestEveryToolHasSummary: a tool added without its one-line summaries fails here (and in

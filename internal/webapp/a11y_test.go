@@ -173,7 +173,7 @@ func TestAccessibility(t *testing.T) {
 	src := axeSource(t)
 	e := newA11yEnv(t)
 	pages := []string{"/", "/c/" + e.history, "/c/" + e.markdown, "/c/" + e.pending, "/c/" + e.decided, "/conversations", "/approvals", "/turns/" + e.story,
-		"/money", "/documents", "/documents/" + e.docID, "/skills", "/skills/builtin:meeting-notes", "/settings", "/settings/channels", "/settings/accounts", "/settings/telegram", "/memory", "/activity", "/household", "/trading", "/no/such/page",
+		"/money", "/documents", "/documents/" + e.docID, "/skills", "/skills/builtin:meeting-notes", "/settings", "/settings/channels", "/settings/accounts", "/settings/telegram", "/memory", "/activity", "/household", "/trading", "/automations", "/no/such/page",
 		"/c/" + e.history + "/manage", "/conversations/search?q=time", "/settings/data"}
 	// The documentation's screenshots (docs/WEBAPP.md), taken before axe opens the disclosures.
 	shots := map[string]string{"/c/" + e.decided: "chat", "/conversations": "conversations", "/approvals": "approvals",

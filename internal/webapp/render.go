@@ -36,7 +36,7 @@ func (p *page) hidden(csrf string) *page {
 
 var nav = []struct{ page, href, label string }{{"chat", "/", "Chat"}, {"conversations", "/conversations", "Chats"}, {"approvals", "/approvals", "Approvals"},
 	{"household", "/household", "Household"}, {"activity", "/activity", "Activity"}, {"memory", "/memory", "Memory"}, {"money", "/money", "Money"},
-	{"documents", "/documents", "Documents"}, {"skills", "/skills", "Skills"}, {"settings", "/settings", "Settings"}}
+	{"documents", "/documents", "Documents"}, {"skills", "/skills", "Skills"}, {"automations", "/automations", "Automations"}, {"settings", "/settings", "Settings"}}
 
 // badge is the approvals link's count of writes waiting (app.js keeps it current from
 // /approvals/count); hidden at zero. id is its element id ("" for none).

@@ -38,6 +38,7 @@ import (
 	"github.com/stewardhq/steward/internal/activity"
 	"github.com/stewardhq/steward/internal/agent"
 	"github.com/stewardhq/steward/internal/auth"
+	"github.com/stewardhq/steward/internal/automation"
 	"github.com/stewardhq/steward/internal/channel"
 	"github.com/stewardhq/steward/internal/control"
 	"github.com/stewardhq/steward/internal/document"
@@ -122,6 +123,8 @@ type Deps struct {
 	MCPServers *mcpclient.Service
 	// Trading serves /trading (docs/TRADING.md); nil leaves the page saying trading is off.
 	Trading *trading.Service
+	// Automations serves the Automations page; nil answers 404 there.
+	Automations *automation.Service
 	// Accounts serves /settings/accounts; nil leaves the page saying accounts are off.
 	Accounts *accounts.Service
 	// Telegram serves /settings/telegram (link codes, linked chats); nil leaves the page
@@ -246,6 +249,7 @@ func Routes(d Deps) func(chi.Router) {
 				r.Post("/skills/upload", w.uploadSkill)
 				r.Get("/money", w.moneyPage)
 				r.Get("/trading", w.tradingPage)
+				r.Get("/automations", w.automationsPage)
 				r.Get("/settings/channels", w.channelsPage)
 				r.Get("/settings/mcp", w.mcpPage)
 				r.Get("/settings/accounts", w.accountsPage)
@@ -281,6 +285,10 @@ func Routes(d Deps) func(chi.Router) {
 					r.Post("/skills/{id}/delete", w.deleteSkill)
 					r.Post("/money/import", w.importStatement)
 					r.Post("/settings/channels", w.addChannel)
+					r.Post("/automations/{id}/pause", w.setAutomation("pause"))
+					r.Post("/automations/{id}/resume", w.setAutomation("resume"))
+					r.Post("/automations/{id}/delete", w.setAutomation("delete"))
+					r.Post("/automations/reminders/{id}/cancel", w.setAutomation("cancel"))
 					r.Post("/settings/channels/{name}/remove", w.removeChannel)
 					r.Post("/settings/channels/{name}/test", w.testChannel)
 					r.Post("/settings/channels/{name}/default", w.defaultChannel)

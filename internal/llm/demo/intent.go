@@ -8,7 +8,7 @@ import (
 
 // helpText is the reply to anything the demo does not understand.
 const helpText = "I am the offline demo model (no GEMINI_API_KEY is set), so I only understand a few phrasings: " +
-	"“remind me to …”, “add a task …”, “remember that …”, “what time is it”, “list my tasks”, " +
+	"“remind me at 17:00 to …”, “remind me in 20 minutes to …”, “every weekday at 7:30 tell me …”, “list my reminders”, “remind me to …” (a task), “add a task …”, “remember that …”, “what time is it”, “list my tasks”, " +
 	"“how much did I spend on … [this month | last month | this year | in March]”, “any new mail”, " +
 	"“what's on my calendar today”, “send … to someone@example.com”, " +
 	"“use the meeting notes skill on this: …”, “find a skill for …”, " +
@@ -66,6 +66,9 @@ func parse(msg string, now time.Time) (intent, bool) {
 			args = append(args, a)
 		}
 		return intent{tool: "ledger_report", args: args}, true
+	}
+	if in, ok := parseReminder(s); ok {
+		return in, true
 	}
 	if in, ok := parseMail(s); ok {
 		return in, true

@@ -38,6 +38,9 @@ func summariseOne(r steward.ToolResult, out any, args map[string]any) string {
 	if answer, ok := tradingAnswer(r.Name, out); ok {
 		return answer
 	}
+	if answer, ok := reminderAnswer(r.Name, out, value); ok {
+		return answer
+	}
 	switch r.Name {
 	case "create_task":
 		return fmt.Sprintf("Done — I added the task “%s”.", value("title"))
@@ -78,6 +81,10 @@ func action(tool string, value func(string) string) string {
 		return fmt.Sprintf("add the task “%s”", value("title"))
 	case tool == "remember" && value("content") != "":
 		return fmt.Sprintf("remember that %s", value("content"))
+	case tool == "create_reminder" && value("text") != "":
+		return fmt.Sprintf("set the reminder “%s”", value("text"))
+	case tool == "create_automation" && value("instruction") != "":
+		return fmt.Sprintf("create the automation “%s”", value("instruction"))
 	case tool == "send_mail" && value("subject") != "":
 		return fmt.Sprintf("send “%s”", value("subject"))
 	case tool == "place_order" && value("symbol") != "":
