@@ -333,4 +333,8 @@ func backdateRun(t *testing.T, f *autonomyFixture, id uuid.UUID, d time.Duration
 	if _, err := conn.Exec(f.ctx, `UPDATE job_runs SET created_at = created_at - make_interval(secs => $2) WHERE id = $1`, id, d.Seconds()); err != nil {
 		t.Fatal(err)
 	}
+	// The run's work item (internal/work) is what the drain reads: due d earlier too.
+	if _, err := conn.Exec(f.ctx, `UPDATE work SET run_after = run_after - make_interval(secs => $2) WHERE kind = 'webhook_run' AND key = $1::text`, id.String(), d.Seconds()); err != nil {
+		t.Fatal(err)
+	}
 }
