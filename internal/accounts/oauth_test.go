@@ -20,10 +20,10 @@ import (
 
 	"github.com/stewardhq/steward/internal/accounts"
 	"github.com/stewardhq/steward/internal/apptest"
-	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/mailtest"
 	"github.com/stewardhq/steward/internal/oauth"
 	"github.com/stewardhq/steward/internal/oauth/oauthtest"
+	"github.com/stewardhq/steward/internal/steward"
 	"github.com/stewardhq/steward/internal/store"
 )
 
