@@ -38,9 +38,12 @@ WHERE owner_id = sqlc.arg(owner_id) AND kind = sqlc.arg(kind) AND key = sqlc.arg
 -- name: ScanDueWork :many
 -- Cross-owner (the Door, work.door): the items due — queued past their kind's due time
 -- (run_after, plus the kind's grace for its hand-off) — and the running ones whose lease
--- lapsed at now, oldest first. Each is claimed in its owner's own transaction.
+-- lapsed at now, oldest first. Each is claimed in its owner's own transaction. latest is the
+-- latest of the due times: the bound the partial index work_queued serves (the per-kind due
+-- time depends on the row, which no index can).
+-- A kind this process does not serve has no due time (NULL): never due here.
 SELECT owner_id, kind, key FROM work
-WHERE kind = ANY(sqlc.arg(kinds)::text[])
-    AND ((state = 'queued' AND run_after <= (sqlc.arg(due)::timestamptz[])[array_position(sqlc.arg(kinds)::text[], kind)])
-      OR (state = 'running' AND lease_until <= sqlc.arg(now)::timestamptz))
+WHERE (state = 'queued' AND run_after <= sqlc.arg(latest)::timestamptz
+        AND run_after <= (sqlc.arg(due)::timestamptz[])[array_position(sqlc.arg(kinds)::text[], kind)])
+    OR (state = 'running' AND lease_until <= sqlc.arg(now)::timestamptz AND kind = ANY(sqlc.arg(kinds)::text[]))
 ORDER BY run_after, owner_id, key LIMIT sqlc.arg(max_rows);

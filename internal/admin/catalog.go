@@ -25,13 +25,17 @@ var (
 	DirectoryPolicies = []string{"owners.directory", "api_keys.directory", "turns.directory", "memory_outbox.directory",
 		"schedules.directory", "job_runs.directory", "webhooks.directory", "notification_channels.directory",
 		"household_members.directory", "household_approvals.directory",
+		// the work spine (§10) and the owners' reminders and automations, read by the admin CLI
+		"work.directory", "reminders.directory", "automations.directory",
 		// retention's deletes across owners, inside the door-only retire_* functions (§21)
 		"audit_log.retention", "audit_log.retention_delete", "webhook_deliveries.retention", "webhook_deliveries.retention_delete",
 		"memory_outbox.retention_delete", "job_runs.retention_delete"}
 	DoorPolicies = []string{"owners.door", "api_keys.door", "turns.door", "memory_outbox.door",
 		"schedules.door", "job_runs.door", "webhooks.door", "notification_channels.door", "web_sessions.door", "approval_links.door", "passkeys.door", "device_links.door", "household_approvals.door", "voice_calls.door", "model_calls.door",
 		// Two-way Telegram (docs/ARCHITECTURE.md §19): a code's and a chat's owner, the updates left queued.
-		"telegram_link_codes.door", "telegram_chats.door", "telegram_updates.door"}
+		"telegram_link_codes.door", "telegram_chats.door", "telegram_updates.door",
+		// The work spine's one scan (§10); the Lambda tick's look for reminders due before the next.
+		"work.door", "reminders.door"}
 )
 
 // SecurityDefinerAllowlist lists the reviewed SECURITY DEFINER functions: the household

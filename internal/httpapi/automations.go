@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
@@ -59,7 +60,15 @@ func (a *api) setTimezone(w http.ResponseWriter, r *http.Request) {
 // GET /v1/reminders → {"reminders": [...]}.
 func (a *api) reminders(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	list, err := a.d.Automations.ListReminders(ctx, principal(ctx).OwnerID, r.URL.Query().Get("all") == "true")
+	all := false
+	if s := r.URL.Query().Get("all"); s != "" {
+		var err error
+		if all, err = strconv.ParseBool(s); err != nil {
+			fail(w, r, errorf(http.StatusBadRequest, steward.CodeInvalid, "all must be true or false"))
+			return
+		}
+	}
+	list, err := a.d.Automations.ListReminders(ctx, principal(ctx).OwnerID, all)
 	if err != nil {
 		fail(w, r, err)
 		return

@@ -59,6 +59,13 @@ func TestRemindersAndAutomationsAPI(t *testing.T) {
 	if code, out := call("DELETE", "/v1/reminders/"+r["id"].(string), ""); code != 409 {
 		t.Fatalf("cancel twice: %d %v", code, out)
 	}
+	// The cancelled one is listed with ?all (any boolean spelling); a word that is not one is refused.
+	if code, out := call("GET", "/v1/reminders?all=1", ""); code != 200 || len(out["reminders"].([]any)) != 1 {
+		t.Fatalf("list all: %d %v", code, out)
+	}
+	if code, out := call("GET", "/v1/reminders?all=maybe", ""); code != 400 || !strings.Contains(errMessage(out), "all must be true or false") {
+		t.Fatalf("list all=maybe: %d %v", code, out)
+	}
 	code, a := call("POST", "/v1/automations", `{"instruction":"tell me my first meeting and the weather","schedule":"every weekday at 7:30"}`)
 	if code != 201 || a["cron"] != "30 7 * * 1-5" || len(a["next_text"].([]any)) != 3 || a["next_text"].([]any)[0] != "Wed 9 Dec 2026 07:30 CET (06:30 UTC)" {
 		t.Fatalf("automation: %d %v", code, a)

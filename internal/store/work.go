@@ -104,10 +104,14 @@ type WorkRef struct {
 // in its owner's own transaction.
 func (d *Door) ScanDueWork(ctx context.Context, due map[string]time.Time, now time.Time, limit int) ([]WorkRef, error) {
 	kinds, times := make([]string, 0, len(due)), make([]time.Time, 0, len(due))
+	var latest time.Time
 	for k, t := range due {
 		kinds, times = append(kinds, k), append(times, t)
+		if t.After(latest) {
+			latest = t
+		}
 	}
-	rows, err := db.New(d.conn()).ScanDueWork(ctx, db.ScanDueWorkParams{Kinds: kinds, Due: times, Now: now, MaxRows: int32(limit)})
+	rows, err := db.New(d.conn()).ScanDueWork(ctx, db.ScanDueWorkParams{Kinds: kinds, Due: times, Latest: latest, Now: now, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("scan due work: %w", err)
 	}

@@ -18,7 +18,7 @@ import (
 // to the provider (the page's form-action allows the providers' origins); the provider sends
 // the browser back to /oauth/callback, a cross-site navigation that carries no SameSite=Strict
 // session cookie, so that page only sends the browser on, same-site, to
-// /oauth/callback/finish, where the session is known and accounts.FinishOAuth checks that the
+// /oauth/callback/finish, where the session is known and accounts.Service.FinishOAuth checks that the
 // state is this session's. A grant the provider refused shows "Google disconnected: reconnect".
 
 const (
