@@ -25,6 +25,7 @@ var untestedAllowed = map[string]string{
 	"mailtest":                "test support: real Dovecot, Radicale and an SMTP sink on loopback",
 	"skillpack/skillpacktest": "test support: skill archives, hostile ones included",
 	"testdb":                  "test support: a real PostgreSQL database per test, cloned from a template",
+	"oauth/oauthtest":         "test support: a fake OAuth 2.0 provider (authorize, token with PKCE, refresh, revoke) and a bearer CalDAV proxy",
 	"tools/toolstest":         "test support: the tools' in-memory Data and an Env with a fixed clock",
 	"voice/voicefake":         "test support: fakes of the Gemini and OpenAI speech APIs",
 }
