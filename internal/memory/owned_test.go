@@ -46,8 +46,17 @@ func TestOwnersItemsTakenTogether(t *testing.T) {
 	if d.Done != 6 || d.Retry+d.Failed+d.Skipped != 0 {
 		t.Errorf("drain = %+v, want the 6 repeats done", d)
 	}
-	if c.RoundTrips != 5 {
-		t.Errorf("draining 6 known exchanges took %d round trips (%d new connections), want 5\n%s", c.RoundTrips, c.Connections, trace.String())
+	// A connection that has not run a drain yet prepares its statements first (the pool may
+	// hand this drain the other connection than the warm-up's): those round trips are the
+	// connection's, once, not the items'.
+	var prepares int64
+	for _, line := range strings.Split(trace.String()[t0:], "\n") {
+		if _, rest, ok := strings.Cut(line, ": "); ok && strings.HasPrefix(rest, "prepare ") {
+			prepares++
+		}
+	}
+	if c.RoundTrips-prepares != 5 {
+		t.Errorf("draining 6 known exchanges took %d round trips (%d of them prepares, %d new connections), want 5 besides prepares\n%s", c.RoundTrips, prepares, c.Connections, trace.String())
 	}
 	// Each item reads the owner's unembedded facts: one statement answers all six.
 	if drain := trace.String()[t0:]; strings.Count(drain, "UnembeddedFacts")-strings.Count(drain, "prepare UnembeddedFacts") != 1 {
