@@ -30,6 +30,8 @@ func TestBrowserRunCodeShowsCodeAndOutput(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#log details.chip[open] pre.code`)),
 		browsertest.Into(&code, chromedp.Text(chromedp.CSS(`#log details.chip pre.code`))),
 		browsertest.Into(&returned, chromedp.Text(chromedp.CSS(`#log details.chip pre.code.output`))),
+		// The story's link comes with the turn's end, after its answer has streamed.
+		chromedp.WaitReady(chromedp.CSS(`a[href^="/turns/"]`)),
 		browsertest.Into(&href, chromedp.Evaluate[string](`(document.querySelector('a[href^="/turns/"]') || {}).getAttribute ? document.querySelector('a[href^="/turns/"]').getAttribute("href") : ""`)),
 	)
 	if err != nil {
