@@ -23,7 +23,6 @@ var untestedAllowed = map[string]string{
 	"egress/egresstest":       "test support: a counting loopback server and a resolver of the tests' names",
 	"llm/gemini/geminifake":   "test support: a fake of the Gemini REST API (also cmd/benchcycle's model)",
 	"mailtest":                "test support: real Dovecot, Radicale and an SMTP sink on loopback",
-	"oauth/oauthtest":         "test support: a fake OAuth 2.0 authorization server with PKCE, rotation and revocation",
 	"skillpack/skillpacktest": "test support: skill archives, hostile ones included",
 	"testdb":                  "test support: a real PostgreSQL database per test, cloned from a template",
 	"oauth/oauthtest":         "test support: a fake OAuth 2.0 provider (authorize, token with PKCE, refresh, revoke) and a bearer CalDAV proxy",
